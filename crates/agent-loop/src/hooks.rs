@@ -1,0 +1,49 @@
+//! Hooks around every tool call and model request. Policy (permissions,
+//! external hook commands) is installed here by the runtime; the loop only
+//! calls them.
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tern_protocol::{Message, ToolCall};
+
+use crate::ToolCallResult;
+
+/// What `before_tool_call` decided.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeToolCall {
+    /// Run the call, with rewritten arguments if given.
+    Continue {
+        /// Replacement arguments (re-validated against the schema).
+        input: Option<Value>,
+    },
+    /// Do not run it; the reason becomes the error result the model sees.
+    Block {
+        /// Why, worded for the model.
+        reason: String,
+    },
+}
+
+/// Optional callbacks. Every method has a do-nothing default.
+pub trait Hooks: Send + Sync {
+    /// Before a validated call runs.
+    fn before_tool_call<'a>(&'a self, _call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
+        Box::pin(async { BeforeToolCall::Continue { input: None } })
+    }
+
+    /// After a call finished; may rewrite the result.
+    fn after_tool_call<'a>(&'a self, _call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
+        Box::pin(async move { result })
+    }
+
+    /// Before each model request, on the copy of the conversation that is
+    /// sent (the history itself is not changed).
+    fn transform_context<'a>(&'a self, _messages: &'a mut Vec<Message>) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// Hooks that do nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+
+impl Hooks for NoHooks {}

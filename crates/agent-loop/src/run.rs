@@ -1,0 +1,254 @@
+//! The turn loop.
+
+use std::sync::Arc;
+
+use tern_llm::{Completion, LlmError, ModelRequest, Provider, StreamDelta};
+use tern_protocol::{
+    AgentEvent, AgentStopReason, ContentBlock, Message, Role, StopReason, ToolCall, Usage, UsageTotals,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Hooks, RuntimeTool, ToolCallResult, execute_batch};
+
+/// Receives every event of a run.
+pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
+
+/// Per-run settings.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    /// Model name.
+    pub model: String,
+    /// System prompt.
+    pub system: String,
+    /// Output-token limit per response.
+    pub max_tokens: u64,
+    /// Most model requests in one run (`None` = no limit).
+    pub max_turns: Option<u32>,
+    /// Extended-thinking budget, if enabled.
+    pub thinking_budget: Option<u64>,
+}
+
+impl LoopConfig {
+    /// Defaults: 8192 output tokens, no turn limit, no thinking.
+    pub fn new(model: impl Into<String>, system: impl Into<String>) -> Self {
+        Self { model: model.into(), system: system.into(), max_tokens: 8192, max_turns: None, thinking_budget: None }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    /// Why it stopped.
+    pub stop_reason: AgentStopReason,
+    /// Model requests made.
+    pub turns: u32,
+    /// Usage summed over responses.
+    pub usage: UsageTotals,
+    /// Usage of each response, in order (for pricing).
+    pub responses: Vec<Usage>,
+    /// The text of the last assistant message.
+    pub final_text: String,
+    /// The fatal error, if any.
+    pub error: Option<String>,
+}
+
+/// The loop with its provider, tools and hooks.
+pub struct AgentLoop {
+    provider: Arc<dyn Provider>,
+    tools: Vec<RuntimeTool>,
+    hooks: Arc<dyn Hooks>,
+    config: LoopConfig,
+}
+
+impl AgentLoop {
+    /// Assemble a loop.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: Vec<RuntimeTool>,
+        hooks: Arc<dyn Hooks>,
+        config: LoopConfig,
+    ) -> Self {
+        Self { provider, tools, hooks, config }
+    }
+
+    /// The tools offered to the model, in order.
+    pub fn tools(&self) -> &[RuntimeTool] {
+        &self.tools
+    }
+
+    /// Run until the model answers without tools, the turn limit, an error or
+    /// cancellation. `history` ends with the user's message and grows with
+    /// every assistant message and tool result, so it is always resumable.
+    pub async fn run(&self, history: &mut Vec<Message>, events: &EventSink, cancel: &CancellationToken) -> RunOutcome {
+        let mut outcome = RunOutcome {
+            stop_reason: AgentStopReason::Completed,
+            turns: 0,
+            usage: UsageTotals::default(),
+            responses: Vec::new(),
+            final_text: String::new(),
+            error: None,
+        };
+        loop {
+            if cancel.is_cancelled() {
+                return self.end(outcome, AgentStopReason::Aborted, events);
+            }
+            if self.config.max_turns.is_some_and(|max| outcome.turns >= max) {
+                let msg =
+                    format!("stopped after {} turns (--max-turns); the model still wanted to continue", outcome.turns);
+                outcome.error = Some(msg.clone());
+                events(AgentEvent::Error { message: msg });
+                return self.end(outcome, AgentStopReason::MaxTurns, events);
+            }
+            outcome.turns += 1;
+            let turn = outcome.turns;
+            events(AgentEvent::TurnStart { turn });
+            let completion = match self.request(history, events, cancel).await {
+                Ok(c) => c,
+                Err(LlmError::Cancelled) => {
+                    events(AgentEvent::TurnEnd { turn });
+                    return self.end(outcome, AgentStopReason::Aborted, events);
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    outcome.error = Some(msg.clone());
+                    events(AgentEvent::Error { message: msg });
+                    events(AgentEvent::TurnEnd { turn });
+                    return self.end(outcome, AgentStopReason::Error, events);
+                }
+            };
+            outcome.usage.add(&completion.usage);
+            outcome.responses.push(completion.usage);
+            let notice = cut_reply_notice(&completion);
+            let (message, calls, failed) =
+                split_calls(completion.message, completion.stop_reason.as_ref(), &completion.incomplete_tool_calls);
+            outcome.final_text = message.text();
+            events(AgentEvent::AssistantMessage {
+                message: message.clone(),
+                stop_reason: completion.stop_reason.clone(),
+                usage: completion.usage,
+                model: completion.model.clone(),
+            });
+            history.push(message);
+            if let Some(notice) = notice {
+                events(AgentEvent::Notice { message: notice.clone() });
+                history.push(Message::user_text(notice));
+                events(AgentEvent::TurnEnd { turn });
+                continue;
+            }
+            if calls.is_empty() && failed.is_empty() {
+                events(AgentEvent::TurnEnd { turn });
+                return self.end(outcome, AgentStopReason::Completed, events);
+            }
+            let mut results = execute_batch(&self.tools, &calls, self.hooks.as_ref(), events, cancel).await;
+            let mut ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+            for (id, result) in failed {
+                ids.push(id);
+                results.push(result);
+            }
+            let content = ids
+                .into_iter()
+                .zip(results)
+                .map(|(tool_use_id, r)| ContentBlock::ToolResult {
+                    tool_use_id,
+                    content: r.content,
+                    is_error: r.is_error,
+                })
+                .collect();
+            history.push(Message { role: Role::User, content });
+            events(AgentEvent::TurnEnd { turn });
+        }
+    }
+
+    async fn request(
+        &self,
+        history: &[Message],
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Completion, LlmError> {
+        let mut messages = history.to_vec();
+        self.hooks.transform_context(&mut messages).await;
+        let req = ModelRequest {
+            model: self.config.model.clone(),
+            system: self.config.system.clone(),
+            messages,
+            tools: self.tools.iter().map(|t| t.definition.clone()).collect(),
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
+        };
+        let sink_events = events.clone();
+        let sink = move |d: StreamDelta| match d {
+            StreamDelta::Text(text) => sink_events(AgentEvent::TextDelta { text }),
+            StreamDelta::Thinking(text) => sink_events(AgentEvent::ThinkingDelta { text }),
+            StreamDelta::Retry(info) => sink_events(AgentEvent::Retry(info)),
+            StreamDelta::ToolCallStart { .. } => {}
+        };
+        self.provider.stream(&req, &sink, cancel).await
+    }
+
+    fn end(&self, mut outcome: RunOutcome, reason: AgentStopReason, events: &EventSink) -> RunOutcome {
+        outcome.stop_reason = reason;
+        events(AgentEvent::AgentEnd { stop_reason: reason });
+        outcome
+    }
+}
+
+/// Decide which calls run. A reply that stopped on the output limit or
+/// without a stop reason runs none (its arguments may be cut); its calls are
+/// removed from the message and a notice follows. In a complete reply, a
+/// call whose arguments were not JSON stays in the message with `{}` and
+/// gets an error result instead of running.
+fn split_calls(
+    mut message: Message,
+    stop: Option<&StopReason>,
+    incomplete: &[tern_llm::IncompleteToolCall],
+) -> (Message, Vec<ToolCall>, Vec<(String, ToolCallResult)>) {
+    if !stop.is_some_and(StopReason::allows_tool_execution) {
+        message.content.retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
+        if message.content.is_empty() {
+            message.content.push(ContentBlock::Text { text: "[reply cut off before any content]".into() });
+        }
+        return (message, Vec::new(), Vec::new());
+    }
+    let mut failed = Vec::new();
+    for c in incomplete {
+        message.content.push(ContentBlock::ToolUse {
+            id: c.id.clone(),
+            name: c.name.clone(),
+            input: serde_json::Value::Object(Default::default()),
+        });
+        let preview: String = c.raw_arguments.chars().take(300).collect();
+        failed.push((
+            c.id.clone(),
+            ToolCallResult::error(format!(
+                "The arguments of this `{}` call were not valid JSON, so nothing was run. Received: {preview}\nCall the tool again with a single JSON object that matches its schema.",
+                c.name
+            )),
+        ));
+    }
+    let calls = message.tool_calls();
+    (message, calls, failed)
+}
+
+/// The message for the model when its reply was cut, if it was.
+fn cut_reply_notice(c: &Completion) -> Option<String> {
+    let allowed = c.stop_reason.as_ref().is_some_and(StopReason::allows_tool_execution);
+    if allowed {
+        return None;
+    }
+    let mut names: Vec<String> = c.message.tool_calls().iter().map(|t| format!("`{}`", t.name)).collect();
+    names.extend(c.incomplete_tool_calls.iter().map(|t| format!("`{}` (arguments incomplete)", t.name)));
+    let why = match &c.stop_reason {
+        Some(StopReason::MaxTokens) => "it reached the output-token limit",
+        _ => "the response ended without a stop reason",
+    };
+    if names.is_empty() {
+        // Text only: nothing to re-run. A cut answer still ends the run
+        // unless it hit the limit, where the model is asked to go on.
+        return matches!(c.stop_reason, Some(StopReason::MaxTokens))
+            .then(|| format!("[tern] Your previous reply was cut off because {why}. Continue where you stopped."));
+    }
+    Some(format!(
+        "[tern] Your previous reply was cut off because {why}, so its tool calls were not run: {}. Issue them again; keep each call's arguments small (for a large file, write it in parts).",
+        names.join(", ")
+    ))
+}

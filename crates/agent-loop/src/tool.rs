@@ -1,0 +1,135 @@
+//! The tool contract: a definition the model sees, an implementation that
+//! executes, and where the tool came from.
+
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent, ToolSource};
+use tokio_util::sync::CancellationToken;
+
+/// Receives partial output of a running tool (e.g. bash lines).
+pub type UpdateSink = Arc<dyn Fn(String) + Send + Sync>;
+
+/// Facts about the call being executed.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The provider's call id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool_name: String,
+}
+
+/// A successful result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOutput {
+    /// What the model gets.
+    pub content: Vec<ToolResultContent>,
+    /// Structured details for front ends (exit code, paths, diff, ...).
+    pub details: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A text result without details.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { content: vec![ToolResultContent::text(text)], details: None }
+    }
+}
+
+/// A failure, worded as an instruction to the model: what failed, why, and
+/// what to try next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    /// The message for the model.
+    pub message: String,
+    /// Structured details for front ends.
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with only a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self { message: message.into(), details: None }
+    }
+}
+
+impl<E: std::fmt::Display> From<E> for ToolError {
+    fn from(e: E) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
+/// The executing side of a tool.
+pub trait Tool: Send + Sync {
+    /// Normalise raw model input before validation (e.g. accept a string
+    /// where a number is expected). Default: unchanged.
+    fn prepare_arguments(&self, input: Value) -> Value {
+        input
+    }
+
+    /// Run the call. Stream partial output through `updates`; stop promptly
+    /// when `cancel` fires.
+    fn execute<'a>(
+        &'a self,
+        ctx: ToolContext,
+        input: Value,
+        cancel: CancellationToken,
+        updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// Definition + implementation + source: a tool as the loop holds it.
+#[derive(Clone)]
+pub struct RuntimeTool {
+    /// What the model sees.
+    pub definition: ToolDefinition,
+    /// What runs.
+    pub implementation: Arc<dyn Tool>,
+    /// Where it came from.
+    pub source: ToolSource,
+    validator: Arc<OnceLock<Result<jsonschema::Validator, String>>>,
+}
+
+impl std::fmt::Debug for RuntimeTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeTool").field("name", &self.definition.name).field("source", &self.source).finish()
+    }
+}
+
+impl RuntimeTool {
+    /// Bundle a tool.
+    pub fn new(definition: ToolDefinition, implementation: Arc<dyn Tool>, source: ToolSource) -> Self {
+        Self { definition, implementation, source, validator: Arc::new(OnceLock::new()) }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    /// Its scheduling mode.
+    pub fn mode(&self) -> ExecutionMode {
+        self.definition.execution_mode
+    }
+
+    /// Check arguments against the input schema (compiled once, on first use).
+    /// The error lists every violation with its JSON pointer.
+    pub fn validate(&self, input: &Value) -> Result<(), String> {
+        let validator = self
+            .validator
+            .get_or_init(|| jsonschema::validator_for(&self.definition.input_schema).map_err(|e| e.to_string()));
+        let validator = match validator {
+            Ok(v) => v,
+            // A broken schema is the tool author's fault; do not block the call on it.
+            Err(_) => return Ok(()),
+        };
+        let problems: Vec<String> = validator
+            .iter_errors(input)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() { format!("- {e}") } else { format!("- at `{at}`: {e}") }
+            })
+            .collect();
+        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+    }
+}

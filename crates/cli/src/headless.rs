@@ -1,0 +1,176 @@
+//! Headless print mode: run one prompt, print the result in the chosen
+//! format, exit with a code CI can trust. Results go to stdout, diagnostics
+//! to stderr.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Value, json};
+use tern_agent_loop::EventSink;
+use tern_protocol::{AgentEvent, AgentStopReason, ToolResultContent};
+use tern_runtime::{RunReport, Runtime};
+use tokio_util::sync::CancellationToken;
+
+use crate::{OutputFormat, exit};
+
+/// Print-mode settings.
+pub struct Options {
+    /// Output format.
+    pub format: OutputFormat,
+    /// Progress on stderr.
+    pub verbose: bool,
+}
+
+/// Run and return the exit code.
+pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -> u8 {
+    let runtime = match Runtime::new(overrides) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    for w in runtime.warnings() {
+        eprintln!("tern: warning: {w}");
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: cannot start the async runtime: {e}");
+            return exit::FAILED;
+        }
+    };
+    rt.block_on(async move {
+        let cancel = CancellationToken::new();
+        let interrupted = Arc::new(AtomicBool::new(false));
+        spawn_signal_watch(cancel.clone(), interrupted.clone());
+        if options.format == OutputFormat::StreamJson {
+            let tools: Vec<&str> = runtime.tools().iter().map(|t| t.name()).collect();
+            print_line(&json!({
+                "type": "system", "subtype": "init", "session_id": runtime.session().id(),
+                "model": runtime.model(), "provider": runtime.provider_name(),
+                "cwd": runtime.workspace().display().to_string(), "tools": tools,
+            }));
+        }
+        let events = event_sink(options.format, options.verbose);
+        let report = runtime.run_prompt(prompt, &events, &cancel).await;
+        let result = result_object(&report, runtime.session().id());
+        match options.format {
+            OutputFormat::Text => {
+                if report.outcome.stop_reason == AgentStopReason::Completed {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{}", report.outcome.final_text.trim_end());
+                    let _ = out.flush();
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson => print_line(&result),
+        }
+        match report.outcome.stop_reason {
+            AgentStopReason::Completed => exit::SUCCESS,
+            AgentStopReason::Aborted => {
+                eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
+                exit::INTERRUPTED
+            }
+            AgentStopReason::MaxTurns | AgentStopReason::Error => {
+                if let Some(e) = &report.outcome.error {
+                    eprintln!("tern: error: {e}");
+                }
+                exit::FAILED
+            }
+        }
+    })
+}
+
+/// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
+/// signal exits at once.
+fn spawn_signal_watch(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        return;
+    };
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            if interrupted.swap(true, Ordering::SeqCst) {
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+            cancel.cancel();
+        }
+    });
+}
+
+fn print_line(v: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{v}");
+    let _ = out.flush();
+}
+
+fn event_sink(format: OutputFormat, verbose: bool) -> EventSink {
+    Arc::new(move |e: AgentEvent| {
+        if format == OutputFormat::StreamJson
+            && let Ok(v) = serde_json::to_value(&e)
+        {
+            print_line(&v);
+        }
+        if verbose {
+            progress(&e);
+        }
+    })
+}
+
+/// One-line progress on stderr for `--verbose`.
+fn progress(e: &AgentEvent) {
+    let line = match e {
+        AgentEvent::TurnStart { turn } => format!("turn {turn}"),
+        AgentEvent::Retry(r) => format!("retry {}/{} in {} ms: {}", r.attempt, r.max_attempts, r.delay_ms, r.error),
+        AgentEvent::ToolCallStart { name, input, .. } => {
+            let args = input.to_string();
+            let short: String = args.chars().take(160).collect();
+            format!("→ {name} {short}")
+        }
+        AgentEvent::ToolExecutionEnd { name, is_error, duration_ms, content, .. } => {
+            let first = content
+                .iter()
+                .find_map(|c| match c {
+                    ToolResultContent::Text { text } => text.lines().last().map(str::to_string),
+                    ToolResultContent::Image { .. } => None,
+                })
+                .unwrap_or_default();
+            format!("{} {name} ({duration_ms} ms) {first}", if *is_error { "✗" } else { "✓" })
+        }
+        AgentEvent::Notice { message } => format!("notice: {message}"),
+        AgentEvent::Error { message } => format!("error: {message}"),
+        _ => return,
+    };
+    eprintln!("tern: {line}");
+}
+
+fn result_object(report: &RunReport, session_id: &str) -> Value {
+    let o = &report.outcome;
+    let (subtype, is_error) = match o.stop_reason {
+        AgentStopReason::Completed => ("success", false),
+        AgentStopReason::MaxTurns => ("error_max_turns", true),
+        AgentStopReason::Error => ("error_during_execution", true),
+        AgentStopReason::Aborted => ("interrupted", true),
+    };
+    let mut v = json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": is_error,
+        "result": o.final_text,
+        "num_turns": o.turns,
+        "duration_ms": report.duration_ms,
+        "usage": o.usage,
+        "total_cost_usd": report.cost_usd,
+        "session_id": session_id,
+        "stop_reason": o.stop_reason,
+    });
+    if let Some(e) = &o.error {
+        v["error"] = json!(e);
+    }
+    v
+}

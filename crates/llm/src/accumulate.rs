@@ -1,0 +1,93 @@
+//! What every wire format's accumulator produces, and the common trait.
+
+use serde_json::Value;
+use tern_protocol::{Message, StopReason, Usage};
+
+use crate::LlmError;
+
+/// A piece of a response, forwarded to listeners as it arrives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamDelta {
+    /// Assistant text.
+    Text(String),
+    /// Reasoning text.
+    Thinking(String),
+    /// A tool call began (its arguments stream afterwards).
+    ToolCallStart {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// The request is retried; see [`tern_protocol::RetryInfo`].
+    Retry(tern_protocol::RetryInfo),
+}
+
+/// A tool call whose arguments did not arrive as valid JSON (usually cut by
+/// the output-token limit). It is never executed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncompleteToolCall {
+    /// Call id.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// The argument text as received.
+    pub raw_arguments: String,
+}
+
+/// A finished response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The assistant message, holding only complete tool calls.
+    pub message: Message,
+    /// Why it stopped; `None` when the stream ended without saying.
+    pub stop_reason: Option<StopReason>,
+    /// Token usage (zeros when the provider sent none).
+    pub usage: Usage,
+    /// The model as the provider named it.
+    pub model: String,
+    /// Tool calls whose arguments were not valid JSON.
+    pub incomplete_tool_calls: Vec<IncompleteToolCall>,
+}
+
+/// Turns one wire format's SSE events into deltas and a final [`Completion`].
+pub trait Accumulator: Send {
+    /// Feed one SSE event (`event:` name, possibly empty, and its `data:`).
+    fn on_event(&mut self, event: &str, data: &str) -> Result<Vec<StreamDelta>, LlmError>;
+    /// Whether the terminal event has been seen.
+    fn is_done(&self) -> bool;
+    /// Build the completion. `Err(LlmError::Incomplete)` when the stream ended
+    /// before anything that counts as an end.
+    fn finish(self: Box<Self>) -> Result<Completion, LlmError>;
+}
+
+/// Parse accumulated tool arguments: empty means `{}`; anything else must be
+/// a JSON object.
+pub(crate) fn parse_arguments(raw: &str) -> Option<Value> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Some(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(v @ Value::Object(_)) => Some(v),
+        _ => None,
+    }
+}
+
+/// Parse an event's JSON data or fail with a message naming the provider.
+pub(crate) fn parse_json(provider: &str, data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data).map_err(|e| LlmError::Malformed {
+        provider: provider.to_string(),
+        detail: format!("{e} in chunk {}", crate::error::preview(data)),
+    })
+}
+
+/// Read a u64 at a JSON pointer, if present.
+pub(crate) fn u64_at(v: &Value, pointer: &str) -> Option<u64> {
+    v.pointer(pointer).and_then(Value::as_u64)
+}
+
+/// Read a string at a JSON pointer, if present.
+pub(crate) fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
+    v.pointer(pointer).and_then(Value::as_str)
+}

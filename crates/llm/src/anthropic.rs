@@ -1,0 +1,250 @@
+//! Anthropic Messages API: request body and stream accumulator.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
+
+use crate::accumulate::{parse_arguments, parse_json, str_at, u64_at};
+use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest, StreamDelta};
+
+const PROVIDER: &str = "anthropic";
+
+/// The JSON body of a streaming `POST /v1/messages`.
+pub fn request_body(req: &ModelRequest) -> Value {
+    let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
+    // Prompt caching: mark the end of the conversation so the next turn reads
+    // everything before it from cache.
+    if let Some(last) = messages.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut())
+        && !matches!(last["type"].as_str(), Some("thinking" | "redacted_thinking"))
+    {
+        last["cache_control"] = json!({"type": "ephemeral"});
+    }
+    let mut body = json!({
+        "model": req.model,
+        "max_tokens": req.max_tokens,
+        "messages": messages,
+        "stream": true,
+    });
+    if !req.system.is_empty() {
+        body["system"] = json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]);
+    }
+    if !req.tools.is_empty() {
+        let mut tools: Vec<Value> = req
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+            .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = json!({"type": "ephemeral"});
+        }
+        body["tools"] = Value::Array(tools);
+    }
+    if let Some(budget) = req.thinking_budget {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
+    body
+}
+
+fn message_json(m: &Message) -> Value {
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    let content: Vec<Value> = m.content.iter().filter_map(block_json).collect();
+    json!({"role": role, "content": content})
+}
+
+fn block_json(b: &ContentBlock) -> Option<Value> {
+    Some(match b {
+        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        // Thinking without a signature cannot be verified by the API: drop it.
+        ContentBlock::Thinking { thinking, signature } => {
+            json!({"type": "thinking", "thinking": thinking, "signature": signature.as_ref()?})
+        }
+        ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
+        ContentBlock::Image { source } => image_json(source),
+        ContentBlock::ToolUse { id, name, input } => {
+            json!({"type": "tool_use", "id": id, "name": name, "input": input})
+        }
+        ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+            let content: Vec<Value> = content
+                .iter()
+                .map(|c| match c {
+                    ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
+                    ToolResultContent::Image { source } => image_json(source),
+                })
+                .collect();
+            json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error})
+        }
+    })
+}
+
+fn image_json(source: &tern_protocol::ImageSource) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": source.media_type, "data": source.data}})
+}
+
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    Thinking { text: String, signature: String },
+    Redacted(String),
+    Tool { id: String, name: String, json: String },
+    Ignored,
+}
+
+/// Accumulates one Anthropic message stream.
+#[derive(Debug, Default)]
+pub struct AnthropicAccumulator {
+    blocks: BTreeMap<u64, Block>,
+    usage: Usage,
+    model: String,
+    stop_reason: Option<StopReason>,
+    started: bool,
+    done: bool,
+}
+
+impl AnthropicAccumulator {
+    /// A fresh accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read_usage(&mut self, u: &Value) {
+        if let Some(n) = u64_at(u, "/input_tokens") {
+            self.usage.input_tokens = n;
+        }
+        if let Some(n) = u64_at(u, "/output_tokens") {
+            self.usage.output_tokens = n;
+        }
+        if let Some(n) = u64_at(u, "/cache_read_input_tokens") {
+            self.usage.cache_read_tokens = n;
+        }
+        if let Some(n) = u64_at(u, "/cache_creation_input_tokens") {
+            self.usage.cache_write_tokens = n;
+        }
+    }
+}
+
+impl Accumulator for AnthropicAccumulator {
+    fn on_event(&mut self, _event: &str, data: &str) -> Result<Vec<StreamDelta>, LlmError> {
+        let v = parse_json(PROVIDER, data)?;
+        let mut out = Vec::new();
+        // The `type` inside the data is authoritative; the SSE event name repeats it.
+        match v["type"].as_str().unwrap_or_default() {
+            "message_start" => {
+                self.started = true;
+                self.model = str_at(&v, "/message/model").unwrap_or_default().to_string();
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.read_usage(u);
+                }
+            }
+            "content_block_start" => {
+                let index = u64_at(&v, "/index").unwrap_or(0);
+                let b = &v["content_block"];
+                let block = match b["type"].as_str().unwrap_or_default() {
+                    "text" => {
+                        let text = b["text"].as_str().unwrap_or_default().to_string();
+                        if !text.is_empty() {
+                            out.push(StreamDelta::Text(text.clone()));
+                        }
+                        Block::Text(text)
+                    }
+                    "thinking" => Block::Thinking {
+                        text: b["thinking"].as_str().unwrap_or_default().to_string(),
+                        signature: b["signature"].as_str().unwrap_or_default().to_string(),
+                    },
+                    "redacted_thinking" => Block::Redacted(b["data"].as_str().unwrap_or_default().to_string()),
+                    "tool_use" => {
+                        let id = b["id"].as_str().unwrap_or_default().to_string();
+                        let name = b["name"].as_str().unwrap_or_default().to_string();
+                        out.push(StreamDelta::ToolCallStart { id: id.clone(), name: name.clone() });
+                        Block::Tool { id, name, json: String::new() }
+                    }
+                    _ => Block::Ignored,
+                };
+                self.blocks.insert(index, block);
+            }
+            "content_block_delta" => {
+                let index = u64_at(&v, "/index").unwrap_or(0);
+                let d = &v["delta"];
+                match (self.blocks.get_mut(&index), d["type"].as_str().unwrap_or_default()) {
+                    (Some(Block::Text(t)), "text_delta") => {
+                        let s = d["text"].as_str().unwrap_or_default();
+                        t.push_str(s);
+                        out.push(StreamDelta::Text(s.to_string()));
+                    }
+                    (Some(Block::Thinking { text, .. }), "thinking_delta") => {
+                        let s = d["thinking"].as_str().unwrap_or_default();
+                        text.push_str(s);
+                        out.push(StreamDelta::Thinking(s.to_string()));
+                    }
+                    (Some(Block::Thinking { signature, .. }), "signature_delta") => {
+                        signature.push_str(d["signature"].as_str().unwrap_or_default());
+                    }
+                    (Some(Block::Tool { json, .. }), "input_json_delta") => {
+                        json.push_str(d["partial_json"].as_str().unwrap_or_default());
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = str_at(&v, "/delta/stop_reason") {
+                    self.stop_reason = Some(StopReason::from_anthropic(r));
+                }
+                if let Some(u) = v.get("usage") {
+                    self.read_usage(u);
+                }
+            }
+            "message_stop" => self.done = true,
+            "error" => {
+                let kind = str_at(&v, "/error/type").unwrap_or("error").to_string();
+                let message = str_at(&v, "/error/message").unwrap_or("unknown error").to_string();
+                let retryable =
+                    matches!(kind.as_str(), "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error");
+                return Err(LlmError::Stream { provider: PROVIDER.into(), kind, message, retryable });
+            }
+            // ping, content_block_stop and event types added later: nothing to do.
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(self: Box<Self>) -> Result<Completion, LlmError> {
+        let this = *self;
+        if !this.started {
+            return Err(LlmError::Incomplete { provider: PROVIDER.into(), detail: "no message_start".into() });
+        }
+        if !this.done && this.stop_reason.is_none() {
+            return Err(LlmError::Incomplete { provider: PROVIDER.into(), detail: "no message_stop".into() });
+        }
+        let mut content = Vec::new();
+        let mut incomplete = Vec::new();
+        for block in this.blocks.into_values() {
+            match block {
+                Block::Text(text) if !text.is_empty() => content.push(ContentBlock::Text { text }),
+                Block::Thinking { text, signature } => content.push(ContentBlock::Thinking {
+                    thinking: text,
+                    signature: (!signature.is_empty()).then_some(signature),
+                }),
+                Block::Redacted(data) => content.push(ContentBlock::RedactedThinking { data }),
+                Block::Tool { id, name, json } => match parse_arguments(&json) {
+                    Some(input) => content.push(ContentBlock::ToolUse { id, name, input }),
+                    None => incomplete.push(IncompleteToolCall { id, name, raw_arguments: json }),
+                },
+                _ => {}
+            }
+        }
+        Ok(Completion {
+            message: Message { role: Role::Assistant, content },
+            stop_reason: this.stop_reason,
+            usage: this.usage,
+            model: this.model,
+            incomplete_tool_calls: incomplete,
+        })
+    }
+}

@@ -1,0 +1,330 @@
+//! The HTTP side: one provider value per configured API, streaming requests
+//! with retries and cancellation around the pure accumulators.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tern_protocol::{Message, RetryInfo, ToolDefinition};
+use tokio_util::sync::CancellationToken;
+
+use crate::anthropic::AnthropicAccumulator;
+use crate::openai_chat::ChatAccumulator;
+use crate::openai_responses::ResponsesAccumulator;
+use crate::retry::parse_retry_after;
+use crate::sse::SseParser;
+use crate::{Accumulator, Completion, LlmError, RetryPolicy, StreamDelta};
+
+/// Which wire format to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic Messages (`{base}/v1/messages`).
+    Anthropic,
+    /// OpenAI Chat Completions (`{base}/chat/completions`, base ends in `/v1`).
+    OpenAiChat,
+    /// OpenAI Responses (`{base}/responses`).
+    OpenAiResponses,
+}
+
+impl Api {
+    /// Provider name used in messages.
+    pub fn provider_name(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAiChat => "openai",
+            Self::OpenAiResponses => "openai-responses",
+        }
+    }
+
+    /// The environment variable that holds the key.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::OpenAiChat | Self::OpenAiResponses => "OPENAI_API_KEY",
+        }
+    }
+
+    /// The official base URL.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::OpenAiChat | Self::OpenAiResponses => "https://api.openai.com/v1",
+        }
+    }
+
+    fn endpoint(self, base: &str) -> String {
+        let base = base.trim_end_matches('/');
+        match self {
+            // The Anthropic SDK convention: the base is the host; accept a
+            // base that already ends in /v1 too.
+            Self::Anthropic if base.ends_with("/v1") => format!("{base}/messages"),
+            Self::Anthropic => format!("{base}/v1/messages"),
+            Self::OpenAiChat => format!("{base}/chat/completions"),
+            Self::OpenAiResponses => format!("{base}/responses"),
+        }
+    }
+}
+
+/// How to reach one provider.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// Wire format.
+    pub api: Api,
+    /// Base URL following the official SDK's convention.
+    pub base_url: String,
+    /// API key (may be empty for local servers that need none).
+    pub api_key: String,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Extra headers (e.g. OpenRouter's `HTTP-Referer`).
+    pub headers: Vec<(String, String)>,
+}
+
+impl ProviderConfig {
+    /// Config with the default retry policy and no extra headers.
+    pub fn new(api: Api, base_url: impl Into<String>, api_key: impl Into<String>) -> Self {
+        Self {
+            api,
+            base_url: base_url.into(),
+            api_key: api_key.into(),
+            retry: RetryPolicy::default(),
+            headers: Vec::new(),
+        }
+    }
+}
+
+/// One model request.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// Model name.
+    pub model: String,
+    /// System prompt.
+    pub system: String,
+    /// Conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools offered, in order.
+    pub tools: Vec<ToolDefinition>,
+    /// Output-token limit.
+    pub max_tokens: u64,
+    /// Extended-thinking budget (Anthropic), if enabled.
+    pub thinking_budget: Option<u64>,
+}
+
+impl ModelRequest {
+    /// A request with no tools and a 8192-token output limit.
+    pub fn new(model: impl Into<String>, system: impl Into<String>, messages: Vec<Message>) -> Self {
+        Self {
+            model: model.into(),
+            system: system.into(),
+            messages,
+            tools: Vec::new(),
+            max_tokens: 8192,
+            thinking_budget: None,
+        }
+    }
+}
+
+/// Anything that turns a request into a streamed completion.
+pub trait Provider: Send + Sync {
+    /// Stream one response, calling `sink` for every delta (and retry), and
+    /// return the completed message.
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: &'a (dyn Fn(StreamDelta) + Send + Sync),
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>>;
+}
+
+/// A provider over real HTTP.
+pub struct HttpProvider {
+    config: ProviderConfig,
+    client: reqwest::Client,
+    endpoint: String,
+}
+
+impl HttpProvider {
+    /// Build the HTTP client. Installs the ring crypto provider for rustls if
+    /// none is installed yet.
+    pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
+        let endpoint = config.api.endpoint(&config.base_url);
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            return Err(LlmError::Setup(format!(
+                "base URL `{}` must start with http:// or https:// (e.g. http://127.0.0.1:8080)",
+                config.base_url
+            )));
+        }
+        // Ignore the error: it only means a provider is already installed.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .read_timeout(Duration::from_secs(300))
+            .build()
+            .map_err(|e| LlmError::Setup(format!("could not build the HTTP client: {e}")))?;
+        Ok(Self { config, client, endpoint })
+    }
+
+    fn body(&self, req: &ModelRequest) -> Value {
+        match self.config.api {
+            Api::Anthropic => crate::anthropic::request_body(req),
+            Api::OpenAiChat => {
+                let field = if self.config.base_url.contains("api.openai.com") {
+                    "max_completion_tokens"
+                } else {
+                    "max_tokens"
+                };
+                crate::openai_chat::request_body(req, field)
+            }
+            Api::OpenAiResponses => crate::openai_responses::request_body(req),
+        }
+    }
+
+    fn accumulator(&self) -> Box<dyn Accumulator> {
+        match self.config.api {
+            Api::Anthropic => Box::new(AnthropicAccumulator::new()),
+            Api::OpenAiChat => Box::new(ChatAccumulator::new()),
+            Api::OpenAiResponses => Box::new(ResponsesAccumulator::new()),
+        }
+    }
+
+    async fn attempt(
+        &self,
+        req: &ModelRequest,
+        body: &[u8],
+        sink: &(dyn Fn(StreamDelta) + Send + Sync),
+        streamed: &mut bool,
+    ) -> Result<Completion, LlmError> {
+        let provider = self.config.api.provider_name();
+        let mut rb = self
+            .client
+            .post(&self.endpoint)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream");
+        match self.config.api {
+            Api::Anthropic => {
+                rb = rb.header("anthropic-version", "2023-06-01");
+                if !self.config.api_key.is_empty() {
+                    rb = rb.header("x-api-key", &self.config.api_key);
+                }
+            }
+            Api::OpenAiChat | Api::OpenAiResponses => {
+                if !self.config.api_key.is_empty() {
+                    rb = rb.bearer_auth(&self.config.api_key);
+                }
+            }
+        }
+        for (k, v) in &self.config.headers {
+            rb = rb.header(k, v);
+        }
+        let resp = rb.body(body.to_vec()).send().await.map_err(|e| LlmError::Connect {
+            provider: provider.into(),
+            url: self.endpoint.clone(),
+            detail: error_chain(&e),
+        })?;
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            let headers = resp.headers().clone();
+            let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+            let retry_after_ms = parse_retry_after(header("retry-after"), header("retry-after-ms"));
+            let text = resp.text().await.unwrap_or_default();
+            return Err(LlmError::Http {
+                provider: provider.into(),
+                model: req.model.clone(),
+                status,
+                message: error_message(&text),
+                hint: crate::error::status_hint(status, self.config.api.key_env()),
+                retry_after_ms,
+            });
+        }
+        let mut acc = self.accumulator();
+        let mut parser = SseParser::new();
+        let mut bytes = resp.bytes_stream();
+        while let Some(chunk) = bytes.next().await {
+            let chunk =
+                chunk.map_err(|e| LlmError::Incomplete { provider: provider.into(), detail: error_chain(&e) })?;
+            for ev in parser.feed(&chunk) {
+                for d in acc.on_event(&ev.event, &ev.data)? {
+                    *streamed = true;
+                    sink(d);
+                }
+            }
+            if acc.is_done() {
+                break;
+            }
+        }
+        for ev in parser.finish() {
+            for d in acc.on_event(&ev.event, &ev.data)? {
+                *streamed = true;
+                sink(d);
+            }
+        }
+        acc.finish()
+    }
+}
+
+impl Provider for HttpProvider {
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: &'a (dyn Fn(StreamDelta) + Send + Sync),
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+        Box::pin(async move {
+            let body = serde_json::to_vec(&self.body(req)).map_err(|e| LlmError::Setup(e.to_string()))?;
+            let policy = self.config.retry;
+            let mut attempt = 1;
+            loop {
+                let mut streamed = false;
+                let result = tokio::select! {
+                    r = self.attempt(req, &body, sink, &mut streamed) => r,
+                    () = cancel.cancelled() => return Err(LlmError::Cancelled),
+                };
+                let err = match result {
+                    Ok(c) => return Ok(c),
+                    Err(e) => e,
+                };
+                if !err.is_retryable() || attempt >= policy.max_attempts {
+                    return Err(err);
+                }
+                attempt += 1;
+                let delay = policy.delay(attempt, err.retry_after_ms(), fastrand::f64());
+                sink(StreamDelta::Retry(RetryInfo {
+                    attempt,
+                    max_attempts: policy.max_attempts,
+                    delay_ms: delay.as_millis() as u64,
+                    error: err.to_string(),
+                    discard_partial: streamed,
+                }));
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    () = cancel.cancelled() => return Err(LlmError::Cancelled),
+                }
+            }
+        })
+    }
+}
+
+/// The provider's own error message from a JSON error body, else the text.
+fn error_message(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let msg =
+            v.pointer("/error/message").or_else(|| v.get("message")).or_else(|| v.get("error")).and_then(Value::as_str);
+        if let Some(m) = msg {
+            return m.to_string();
+        }
+    }
+    let t = body.trim();
+    if t.is_empty() { "(empty body)".into() } else { crate::error::preview(t).trim_matches('`').to_string() }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        src = inner.source();
+    }
+    s
+}

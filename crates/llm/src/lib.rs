@@ -1,0 +1,39 @@
+//! LLM provider clients, normalised into one stream.
+//!
+//! Three wire formats are spoken over streaming HTTP (SSE): Anthropic
+//! Messages, OpenAI Chat Completions (which also serves Ollama, llama.cpp,
+//! vLLM, OpenRouter, MiniMax and other compatible servers through a base URL)
+//! and OpenAI Responses. Each format has a pure *accumulator* that turns SSE
+//! events into [`StreamDelta`]s and, at the end, one [`Completion`]; the
+//! [`HttpProvider`] drives requests, retries and cancellation around them.
+//!
+//! This crate never runs tools and never decides policy: it turns a
+//! [`ModelRequest`] into a completed assistant message or an [`LlmError`]
+//! that says what to check.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), tern_llm::LlmError> {
+//! use tern_llm::{Api, HttpProvider, ModelRequest, ProviderConfig, Provider};
+//! let provider = HttpProvider::new(ProviderConfig::new(Api::Anthropic, "http://127.0.0.1:9999", "key"))?;
+//! let req = ModelRequest::new("claude-sonnet-4-5", "You are terse.", vec![tern_protocol::Message::user_text("hi")]);
+//! let cancel = tokio_util::sync::CancellationToken::new();
+//! let done = provider.stream(&req, &|delta| println!("{delta:?}"), &cancel).await?;
+//! println!("{}", done.message.text());
+//! # Ok(()) }
+//! ```
+
+mod accumulate;
+pub mod anthropic;
+mod client;
+mod error;
+mod models;
+pub mod openai_chat;
+pub mod openai_responses;
+mod retry;
+pub mod sse;
+
+pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
+pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig};
+pub use error::LlmError;
+pub use models::{ModelInfo, ModelTable};
+pub use retry::{RetryPolicy, is_retryable_status};

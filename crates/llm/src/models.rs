@@ -1,0 +1,185 @@
+//! The model table: context window, output limit, image input and prices.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use tern_protocol::Usage;
+
+const BUNDLED: &str = include_str!("../../../assets/models.toml");
+
+/// What tern knows about one model.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ModelInfo {
+    /// The provider that serves it, when known.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Maximum output tokens per response.
+    pub max_output: u64,
+    /// Whether it accepts image input.
+    #[serde(default)]
+    pub image_input: bool,
+    /// USD per million fresh input tokens.
+    #[serde(default)]
+    pub input_per_mtok: f64,
+    /// USD per million output tokens.
+    #[serde(default)]
+    pub output_per_mtok: f64,
+    /// USD per million cached input tokens read.
+    #[serde(default)]
+    pub cache_read_per_mtok: Option<f64>,
+    /// USD per million input tokens written to cache.
+    #[serde(default)]
+    pub cache_write_per_mtok: Option<f64>,
+}
+
+impl ModelInfo {
+    /// The cost in USD of one response's usage.
+    pub fn cost_usd(&self, u: &Usage) -> f64 {
+        let per = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        per(u.input_tokens, self.input_per_mtok)
+            + per(u.output_tokens, self.output_per_mtok)
+            + per(u.cache_read_tokens, self.cache_read_per_mtok.unwrap_or(self.input_per_mtok))
+            + per(u.cache_write_tokens, self.cache_write_per_mtok.unwrap_or(self.input_per_mtok))
+    }
+}
+
+/// Partial entry from config: every key optional, layered over the table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelOverride {
+    provider: Option<String>,
+    context_window: Option<u64>,
+    max_output: Option<u64>,
+    image_input: Option<bool>,
+    input_per_mtok: Option<f64>,
+    output_per_mtok: Option<f64>,
+    cache_read_per_mtok: Option<f64>,
+    cache_write_per_mtok: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct TableFile {
+    default: ModelInfo,
+    models: BTreeMap<String, ModelInfo>,
+}
+
+/// The bundled table plus config overrides.
+#[derive(Debug, Clone)]
+pub struct ModelTable {
+    default: ModelInfo,
+    models: BTreeMap<String, ModelInfo>,
+}
+
+impl ModelTable {
+    /// The table shipped in `assets/models.toml`.
+    pub fn bundled() -> Self {
+        match toml::from_str::<TableFile>(BUNDLED) {
+            Ok(t) => Self { default: t.default, models: t.models },
+            // The bundled file is tested; an empty table still works with defaults.
+            Err(_) => Self { default: fallback(), models: BTreeMap::new() },
+        }
+    }
+
+    /// Apply config overrides (`[models."NAME"]`); a new name adds a model.
+    pub fn with_overrides(mut self, overrides: &BTreeMap<String, toml::Value>) -> Result<Self, String> {
+        for (name, value) in overrides {
+            let o: ModelOverride =
+                value.clone().try_into().map_err(|e| format!("[models.\"{name}\"] in config: {e}"))?;
+            let base = self.lookup(name).map(|(_, m)| m.clone()).unwrap_or_else(|| self.default.clone());
+            let m = ModelInfo {
+                provider: o.provider.or(base.provider),
+                context_window: o.context_window.unwrap_or(base.context_window),
+                max_output: o.max_output.unwrap_or(base.max_output),
+                image_input: o.image_input.unwrap_or(base.image_input),
+                input_per_mtok: o.input_per_mtok.unwrap_or(base.input_per_mtok),
+                output_per_mtok: o.output_per_mtok.unwrap_or(base.output_per_mtok),
+                cache_read_per_mtok: o.cache_read_per_mtok.or(base.cache_read_per_mtok),
+                cache_write_per_mtok: o.cache_write_per_mtok.or(base.cache_write_per_mtok),
+            };
+            self.models.insert(name.clone(), m);
+        }
+        Ok(self)
+    }
+
+    fn lookup(&self, name: &str) -> Option<(&str, &ModelInfo)> {
+        if let Some((k, m)) = self.models.get_key_value(name) {
+            return Some((k, m));
+        }
+        self.models
+            .iter()
+            .filter(|(k, _)| name.starts_with(k.as_str()))
+            .max_by_key(|(k, _)| k.len())
+            .map(|(k, m)| (k.as_str(), m))
+    }
+
+    /// The model's info, and whether it was known (false: safe defaults).
+    pub fn get(&self, name: &str) -> (ModelInfo, bool) {
+        match self.lookup(name) {
+            Some((_, m)) => (m.clone(), true),
+            None => (self.default.clone(), false),
+        }
+    }
+}
+
+fn fallback() -> ModelInfo {
+    ModelInfo {
+        provider: None,
+        context_window: 128_000,
+        max_output: 8192,
+        image_input: false,
+        input_per_mtok: 0.0,
+        output_per_mtok: 0.0,
+        cache_read_per_mtok: None,
+        cache_write_per_mtok: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_table_parses_and_matches_prefixes() {
+        let t: TableFile = toml::from_str(BUNDLED).unwrap();
+        assert!(t.models.len() >= 10);
+        let table = ModelTable::bundled();
+        let (m, known) = table.get("claude-sonnet-4-5-20250929");
+        assert!(known);
+        assert_eq!(m.context_window, 200_000);
+        assert_eq!(m.input_per_mtok, 3.0);
+        // `claude-sonnet-4-5…` must not fall back to the shorter `claude-sonnet-4` row.
+        assert_eq!(table.lookup("claude-sonnet-4-5-x").unwrap().0, "claude-sonnet-4-5");
+        let (d, known) = table.get("some-local-model");
+        assert!(!known);
+        assert_eq!(d.max_output, 8192);
+    }
+
+    #[test]
+    fn cost_counts_cache_at_its_own_price() {
+        let (m, _) = ModelTable::bundled().get("claude-sonnet-4-5");
+        let u = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 1_000_000,
+            cache_read_tokens: 1_000_000,
+            cache_write_tokens: 0,
+        };
+        assert!((m.cost_usd(&u) - 18.3).abs() < 1e-9);
+    }
+
+    #[test]
+    fn overrides_layer_and_reject_unknown_keys() {
+        let mut o = BTreeMap::new();
+        o.insert("my-llama".to_string(), toml::Value::Table(toml::from_str("context_window = 32768").unwrap()));
+        let t = ModelTable::bundled().with_overrides(&o).unwrap();
+        let (m, known) = t.get("my-llama");
+        assert!(known);
+        assert_eq!(m.context_window, 32768);
+        assert_eq!(m.max_output, 8192);
+        let mut bad = BTreeMap::new();
+        bad.insert("x".to_string(), toml::Value::Table(toml::from_str("context = 1").unwrap()));
+        let err = ModelTable::bundled().with_overrides(&bad).unwrap_err();
+        assert!(err.contains("[models.\"x\"]"), "{err}");
+    }
+}

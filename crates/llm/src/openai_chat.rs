@@ -1,0 +1,249 @@
+//! OpenAI Chat Completions (and compatible servers): request body and stream
+//! accumulator, tolerant of the quirks listed in the wire-fixtures README.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
+
+use crate::accumulate::{parse_arguments, parse_json, u64_at};
+use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest, StreamDelta};
+
+const PROVIDER: &str = "openai";
+
+/// The JSON body of a streaming `POST {base}/chat/completions`.
+/// `max_tokens_field` is `max_completion_tokens` for OpenAI itself and
+/// `max_tokens` for compatible servers, most of which know only that one.
+pub fn request_body(req: &ModelRequest, max_tokens_field: &str) -> Value {
+    let mut messages = Vec::new();
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for m in &req.messages {
+        push_message(m, &mut messages);
+    }
+    let mut body = json!({
+        "model": req.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    body[max_tokens_field] = json!(req.max_tokens);
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
+            .collect();
+    }
+    body
+}
+
+fn image_url(source: &tern_protocol::ImageSource) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", source.media_type, source.data)}})
+}
+
+fn push_message(m: &Message, out: &mut Vec<Value>) {
+    match m.role {
+        Role::Assistant => {
+            let text = m.text();
+            let calls: Vec<Value> = m
+                .tool_calls()
+                .into_iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.input.to_string()}}))
+                .collect();
+            let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+            if !calls.is_empty() {
+                msg["tool_calls"] = Value::Array(calls);
+            }
+            out.push(msg);
+        }
+        Role::User => {
+            // Tool results become `tool` messages, which must directly follow
+            // the assistant's calls; images they carry go in a user message after.
+            let mut parts = Vec::new();
+            let mut result_images = Vec::new();
+            for b in &m.content {
+                match b {
+                    ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                        let mut text = String::new();
+                        for c in content {
+                            match c {
+                                ToolResultContent::Text { text: t } => text.push_str(t),
+                                ToolResultContent::Image { source } => result_images.push(image_url(source)),
+                            }
+                        }
+                        if *is_error && !text.starts_with("Error") {
+                            text = format!("Error: {text}");
+                        }
+                        out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
+                    }
+                    ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+                    ContentBlock::Image { source } => parts.push(image_url(source)),
+                    _ => {}
+                }
+            }
+            parts.extend(result_images);
+            if parts.len() == 1 && parts[0]["type"] == "text" {
+                out.push(json!({"role": "user", "content": parts[0]["text"]}));
+            } else if !parts.is_empty() {
+                out.push(json!({"role": "user", "content": parts}));
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct ToolAcc {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates one Chat Completions stream.
+#[derive(Debug, Default)]
+pub struct ChatAccumulator {
+    text: String,
+    reasoning: String,
+    tools: BTreeMap<u64, ToolAcc>,
+    finish: Option<String>,
+    usage: Option<Usage>,
+    model: String,
+    chunks: usize,
+    done: bool,
+}
+
+impl ChatAccumulator {
+    /// A fresh accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn read_usage(u: &Value) -> Usage {
+    let prompt = u64_at(u, "/prompt_tokens").unwrap_or(0);
+    let cached = u64_at(u, "/prompt_tokens_details/cached_tokens")
+        .or_else(|| u64_at(u, "/prompt_cache_hit_tokens"))
+        .unwrap_or(0)
+        .min(prompt);
+    Usage {
+        input_tokens: prompt - cached,
+        output_tokens: u64_at(u, "/completion_tokens").unwrap_or(0),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
+impl Accumulator for ChatAccumulator {
+    fn on_event(&mut self, _event: &str, data: &str) -> Result<Vec<StreamDelta>, LlmError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        let v = parse_json(PROVIDER, data)?;
+        self.chunks += 1;
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            let kind = err["type"]
+                .as_str()
+                .map(str::to_string)
+                .or_else(|| err["code"].as_str().map(str::to_string))
+                .or_else(|| err["code"].as_u64().map(|c| c.to_string()))
+                .unwrap_or_else(|| "error".into());
+            let message = err["message"].as_str().unwrap_or("unknown error").to_string();
+            let code = err["code"].as_u64();
+            let retryable = matches!(kind.as_str(), "server_error" | "overloaded_error" | "rate_limit_exceeded")
+                || code.is_some_and(|c| u16::try_from(c).is_ok_and(crate::is_retryable_status));
+            return Err(LlmError::Stream { provider: PROVIDER.into(), kind, message, retryable });
+        }
+        if let Some(m) = v["model"].as_str().filter(|m| !m.is_empty()) {
+            self.model = m.to_string();
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            self.usage = Some(read_usage(u));
+        }
+        let mut out = Vec::new();
+        let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
+            return Ok(out);
+        };
+        let delta = &choice["delta"];
+        // DeepSeek/llama.cpp: reasoning_content; OpenRouter/Ollama: reasoning
+        // (OpenRouter repeats it in reasoning_details: use one of them only).
+        let reasoning = delta["reasoning_content"].as_str().or_else(|| delta["reasoning"].as_str());
+        if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
+            self.reasoning.push_str(r);
+            out.push(StreamDelta::Thinking(r.to_string()));
+        }
+        if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            self.text.push_str(t);
+            out.push(StreamDelta::Text(t.to_string()));
+        }
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            for (pos, call) in calls.iter().enumerate() {
+                let index = call["index"].as_u64().unwrap_or(pos as u64);
+                let acc = self.tools.entry(index).or_default();
+                // Qwen re-sends `"id": ""` on every delta: never overwrite a known id.
+                if let Some(id) = call["id"].as_str().filter(|s| !s.is_empty()) {
+                    acc.id = id.to_string();
+                }
+                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                    let first = acc.name.is_empty();
+                    acc.name = name.to_string();
+                    if first {
+                        out.push(StreamDelta::ToolCallStart { id: acc.id.clone(), name: acc.name.clone() });
+                    }
+                }
+                if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    acc.arguments.push_str(args);
+                }
+            }
+        }
+        if let Some(f) = choice["finish_reason"].as_str() {
+            self.finish = Some(f.to_string());
+        }
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(self: Box<Self>) -> Result<Completion, LlmError> {
+        let this = *self;
+        if !this.done && this.finish.is_none() {
+            return Err(LlmError::Incomplete {
+                provider: PROVIDER.into(),
+                detail: format!("no finish_reason and no [DONE] after {} chunks", this.chunks),
+            });
+        }
+        let mut content = Vec::new();
+        if !this.reasoning.is_empty() {
+            content.push(ContentBlock::Thinking { thinking: this.reasoning, signature: None });
+        }
+        if !this.text.is_empty() {
+            content.push(ContentBlock::Text { text: this.text });
+        }
+        let mut incomplete = Vec::new();
+        let has_tools = !this.tools.is_empty();
+        for (index, t) in this.tools {
+            let id = if t.id.is_empty() { format!("call_{index}") } else { t.id };
+            match parse_arguments(&t.arguments) {
+                Some(input) => content.push(ContentBlock::ToolUse { id, name: t.name, input }),
+                None => incomplete.push(IncompleteToolCall { id, name: t.name, raw_arguments: t.arguments }),
+            }
+        }
+        // `[DONE]` without a finish_reason (Snowflake) is a normal stop, unless
+        // tool calls are pending: then we cannot know they were complete.
+        let stop_reason = match this.finish {
+            Some(f) => Some(StopReason::from_openai(&f)),
+            None if !has_tools => Some(StopReason::EndTurn),
+            None => None,
+        };
+        Ok(Completion {
+            message: Message { role: Role::Assistant, content },
+            stop_reason,
+            usage: this.usage.unwrap_or_default(),
+            model: this.model,
+            incomplete_tool_calls: incomplete,
+        })
+    }
+}

@@ -1,0 +1,228 @@
+//! OpenAI Responses API: request body and stream accumulator.
+//!
+//! Function calls stream keyed by `item_id` (`fc_…`); the result must
+//! reference `call_id` (`call_…`), which we keep as the tool call's id.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
+
+use crate::accumulate::{parse_arguments, parse_json, str_at, u64_at};
+use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest, StreamDelta};
+
+const PROVIDER: &str = "openai-responses";
+
+/// The JSON body of a streaming `POST {base}/responses` (stateless: `store: false`).
+pub fn request_body(req: &ModelRequest) -> Value {
+    let mut input = Vec::new();
+    for m in &req.messages {
+        for b in &m.content {
+            match (m.role, b) {
+                (Role::User, ContentBlock::Text { text }) => {
+                    input.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}))
+                }
+                (Role::User, ContentBlock::Image { source }) => input.push(json!({"role": "user", "content": [
+                    {"type": "input_image", "image_url": format!("data:{};base64,{}", source.media_type, source.data)}
+                ]})),
+                (Role::Assistant, ContentBlock::Text { text }) => {
+                    input.push(json!({"role": "assistant", "content": [{"type": "output_text", "text": text}]}))
+                }
+                (_, ContentBlock::ToolUse { id, name, input: args }) => input
+                    .push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": args.to_string()})),
+                (_, ContentBlock::ToolResult { tool_use_id, content, .. }) => {
+                    let text: String = content
+                        .iter()
+                        .map(|c| match c {
+                            ToolResultContent::Text { text } => text.as_str(),
+                            ToolResultContent::Image { .. } => "[image omitted]",
+                        })
+                        .collect();
+                    input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": text}));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut body = json!({
+        "model": req.model,
+        "input": input,
+        "stream": true,
+        "store": false,
+        "max_output_tokens": req.max_tokens,
+    });
+    if !req.system.is_empty() {
+        body["instructions"] = json!(req.system);
+    }
+    if !req.tools.is_empty() {
+        body["tools"] = req
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema}))
+            .collect();
+    }
+    body
+}
+
+#[derive(Debug, Default)]
+struct Call {
+    call_id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates one Responses stream.
+#[derive(Debug, Default)]
+pub struct ResponsesAccumulator {
+    text: String,
+    reasoning: String,
+    calls: BTreeMap<u64, Call>,
+    item_to_output: BTreeMap<String, u64>,
+    usage: Usage,
+    model: String,
+    status: Option<String>,
+    incomplete_reason: Option<String>,
+}
+
+impl ResponsesAccumulator {
+    /// A fresh accumulator.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn call_for(&mut self, v: &Value) -> Option<&mut Call> {
+        let index = u64_at(v, "/output_index")
+            .or_else(|| str_at(v, "/item_id").and_then(|id| self.item_to_output.get(id).copied()))?;
+        self.calls.get_mut(&index)
+    }
+}
+
+impl Accumulator for ResponsesAccumulator {
+    fn on_event(&mut self, event: &str, data: &str) -> Result<Vec<StreamDelta>, LlmError> {
+        let v = parse_json(PROVIDER, data)?;
+        let kind = v["type"].as_str().unwrap_or(event);
+        let mut out = Vec::new();
+        match kind {
+            "response.created" | "response.in_progress" => {
+                if let Some(m) = str_at(&v, "/response/model") {
+                    self.model = m.to_string();
+                }
+            }
+            "response.output_text.delta" => {
+                let d = v["delta"].as_str().unwrap_or_default();
+                self.text.push_str(d);
+                out.push(StreamDelta::Text(d.to_string()));
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let d = v["delta"].as_str().unwrap_or_default();
+                self.reasoning.push_str(d);
+                out.push(StreamDelta::Thinking(d.to_string()));
+            }
+            "response.output_item.added"
+                if v.pointer("/item/type").and_then(Value::as_str) == Some("function_call") =>
+            {
+                let index = u64_at(&v, "/output_index").unwrap_or(self.calls.len() as u64);
+                let item = &v["item"];
+                let call = Call {
+                    call_id: item["call_id"].as_str().unwrap_or_default().to_string(),
+                    name: item["name"].as_str().unwrap_or_default().to_string(),
+                    arguments: item["arguments"].as_str().unwrap_or_default().to_string(),
+                };
+                if let Some(id) = item["id"].as_str() {
+                    self.item_to_output.insert(id.to_string(), index);
+                }
+                out.push(StreamDelta::ToolCallStart { id: call.call_id.clone(), name: call.name.clone() });
+                self.calls.insert(index, call);
+            }
+            "response.function_call_arguments.delta" => {
+                let d = v["delta"].as_str().unwrap_or_default().to_string();
+                if let Some(c) = self.call_for(&v) {
+                    c.arguments.push_str(&d);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(args) = v["arguments"].as_str().map(str::to_string)
+                    && let Some(c) = self.call_for(&v)
+                {
+                    c.arguments = args;
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                let r = &v["response"];
+                self.status = r["status"].as_str().map(str::to_string).or_else(|| Some("completed".into()));
+                self.incomplete_reason = str_at(r, "/incomplete_details/reason").map(str::to_string);
+                if let Some(m) = r["model"].as_str() {
+                    self.model = m.to_string();
+                }
+                if let Some(u) = r.get("usage").filter(|u| u.is_object()) {
+                    let input = u64_at(u, "/input_tokens").unwrap_or(0);
+                    let cached = u64_at(u, "/input_tokens_details/cached_tokens").unwrap_or(0).min(input);
+                    self.usage = Usage {
+                        input_tokens: input - cached,
+                        output_tokens: u64_at(u, "/output_tokens").unwrap_or(0),
+                        cache_read_tokens: cached,
+                        cache_write_tokens: 0,
+                    };
+                }
+                if kind == "response.failed" {
+                    let kind = str_at(r, "/error/code").unwrap_or("failed").to_string();
+                    let message = str_at(r, "/error/message").unwrap_or("the response failed").to_string();
+                    let retryable = kind == "server_error" || kind == "rate_limit_exceeded";
+                    return Err(LlmError::Stream { provider: PROVIDER.into(), kind, message, retryable });
+                }
+            }
+            "error" => {
+                let kind = v["code"].as_str().or_else(|| str_at(&v, "/error/type")).unwrap_or("error").to_string();
+                let message = v["message"]
+                    .as_str()
+                    .or_else(|| str_at(&v, "/error/message"))
+                    .unwrap_or("unknown error")
+                    .to_string();
+                let retryable = kind == "server_error" || kind == "rate_limit_exceeded";
+                return Err(LlmError::Stream { provider: PROVIDER.into(), kind, message, retryable });
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.status.is_some()
+    }
+
+    fn finish(self: Box<Self>) -> Result<Completion, LlmError> {
+        let this = *self;
+        let Some(status) = this.status else {
+            return Err(LlmError::Incomplete { provider: PROVIDER.into(), detail: "no response.completed".into() });
+        };
+        let mut content = Vec::new();
+        if !this.reasoning.is_empty() {
+            content.push(ContentBlock::Thinking { thinking: this.reasoning, signature: None });
+        }
+        if !this.text.is_empty() {
+            content.push(ContentBlock::Text { text: this.text });
+        }
+        let mut incomplete = Vec::new();
+        let has_calls = !this.calls.is_empty();
+        for c in this.calls.into_values() {
+            match parse_arguments(&c.arguments) {
+                Some(input) => content.push(ContentBlock::ToolUse { id: c.call_id, name: c.name, input }),
+                None => incomplete.push(IncompleteToolCall { id: c.call_id, name: c.name, raw_arguments: c.arguments }),
+            }
+        }
+        let stop_reason = match (status.as_str(), this.incomplete_reason.as_deref()) {
+            ("incomplete", Some("max_output_tokens")) => StopReason::MaxTokens,
+            ("incomplete", Some("content_filter")) => StopReason::Refusal,
+            ("incomplete", other) => StopReason::Other(other.unwrap_or("incomplete").to_string()),
+            _ if has_calls => StopReason::ToolUse,
+            _ => StopReason::EndTurn,
+        };
+        Ok(Completion {
+            message: Message { role: Role::Assistant, content },
+            stop_reason: Some(stop_reason),
+            usage: this.usage,
+            model: this.model,
+            incomplete_tool_calls: incomplete,
+        })
+    }
+}

@@ -1,0 +1,132 @@
+//! The JSON script a mock server plays: one entry per model turn.
+//!
+//! ```json
+//! {"turns": [
+//!   {"text": "Let me look.", "tool_calls": [{"name": "read", "arguments": {"path": "README.md"}}]},
+//!   {"faults": [{"status": 429, "retry_after": "0"}], "text": "Done."}
+//! ]}
+//! ```
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A whole script.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// Model name reported in responses (default: the requested model).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Delay between streamed events, for demos (default 0).
+    #[serde(default)]
+    pub chunk_delay_ms: u64,
+    /// The turns, in order; turn N answers a conversation that already has N
+    /// assistant replies.
+    pub turns: Vec<Turn>,
+}
+
+/// One assistant reply, plus faults to inject before it.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Turn {
+    /// Reasoning to stream first.
+    #[serde(default)]
+    pub thinking: Option<String>,
+    /// Assistant text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Tool calls.
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptToolCall>,
+    /// Override the stop reason (`end_turn`, `tool_use`, `max_tokens`, or
+    /// `none` to send no stop reason at all).
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// Override usage; default is derived from sizes.
+    #[serde(default)]
+    pub usage: Option<ScriptUsage>,
+    /// Faults for successive attempts at this turn: attempt 1 gets
+    /// `faults[0]`, attempt 2 `faults[1]`, …; once they run out, the turn is
+    /// served normally (unless the last fault has `repeat`).
+    #[serde(default)]
+    pub faults: Vec<Fault>,
+}
+
+/// A tool call in a script.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptToolCall {
+    /// Tool name.
+    pub name: String,
+    /// Arguments as JSON (ignored when `raw_arguments` is set).
+    #[serde(default)]
+    pub arguments: Value,
+    /// Arguments as raw text, to send something that is not JSON.
+    #[serde(default)]
+    pub raw_arguments: Option<String>,
+    /// Call id (default derived from turn and position).
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+/// Usage numbers to report.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptUsage {
+    /// Input tokens.
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Cache reads.
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+}
+
+/// Something to go wrong on one attempt.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fault {
+    /// Answer with this HTTP status and an error body.
+    #[serde(default)]
+    pub status: Option<u16>,
+    /// Error message in the body.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// `retry-after` header value.
+    #[serde(default)]
+    pub retry_after: Option<String>,
+    /// Wait this long before the first byte (then serve normally unless
+    /// another field of this fault applies).
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
+    /// Close the stream after this many SSE events.
+    #[serde(default)]
+    pub cut_after_events: Option<usize>,
+    /// Send a chunk that is not JSON after this many events.
+    #[serde(default)]
+    pub malformed_after_events: Option<usize>,
+    /// Send an in-stream error event (Anthropic `overloaded_error`, OpenAI
+    /// `server_error`) after this many events, then end the stream.
+    #[serde(default)]
+    pub stream_error_after_events: Option<usize>,
+    /// Apply this fault to every later attempt too.
+    #[serde(default)]
+    pub repeat: bool,
+}
+
+impl Script {
+    /// Parse a script, with a message that names what is wrong.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        serde_json::from_str(text).map_err(|e| format!("invalid mock script: {e}"))
+    }
+}
+
+impl Turn {
+    /// The fault for a 1-based attempt, if any.
+    pub fn fault_for(&self, attempt: usize) -> Option<&Fault> {
+        match self.faults.get(attempt.saturating_sub(1)) {
+            Some(f) => Some(f),
+            None => self.faults.last().filter(|f| f.repeat),
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! tern's shared vocabulary: conversation messages and their content blocks,
+//! tool definitions and calls, token usage, and the [`AgentEvent`] stream that
+//! the TUI, headless output and the session log all consume.
+//!
+//! This crate holds plain data with serde derives and nothing else: no I/O, no
+//! provider wire formats (those live in `tern-llm`), no policy.
+//!
+//! ```
+//! use tern_protocol::{ContentBlock, Message};
+//! let m = Message::user_text("hello");
+//! assert_eq!(m.text(), "hello");
+//! assert!(matches!(m.content[0], ContentBlock::Text { .. }));
+//! ```
+
+mod event;
+mod message;
+mod tool;
+mod usage;
+
+pub use event::{AgentEvent, AgentStopReason, RetryInfo};
+pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
+pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolSource};
+pub use usage::{Usage, UsageTotals};

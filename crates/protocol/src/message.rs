@@ -1,0 +1,192 @@
+//! Conversation messages in a provider-neutral shape (close to Anthropic's,
+//! which is the richest of the wire formats we speak).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The person, or tool results sent back on their behalf.
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Author.
+    pub role: Role,
+    /// Ordered content blocks.
+    pub content: Vec<ContentBlock>,
+}
+
+/// Base64 image data with its media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageSource {
+    /// e.g. `image/png`.
+    pub media_type: String,
+    /// Base64 (standard alphabet, padded).
+    pub data: String,
+}
+
+/// What a tool result carries back to the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToolResultContent {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image for models that accept images.
+    Image {
+        /// The image.
+        source: ImageSource,
+    },
+}
+
+/// One block of a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Text from the person or the model.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// The model's visible reasoning; the signature must be sent back verbatim.
+    Thinking {
+        /// Reasoning text.
+        thinking: String,
+        /// Provider signature (Anthropic), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Encrypted reasoning that must be sent back verbatim and in order.
+    RedactedThinking {
+        /// Opaque data.
+        data: String,
+    },
+    /// An image attached by the person.
+    Image {
+        /// The image.
+        source: ImageSource,
+    },
+    /// A tool call made by the model.
+    ToolUse {
+        /// Provider's call id (`toolu_…`, `call_…`).
+        id: String,
+        /// Tool name.
+        name: String,
+        /// Parsed JSON arguments.
+        input: Value,
+    },
+    /// The result of a tool call, sent back in a user message.
+    ToolResult {
+        /// The call this answers.
+        tool_use_id: String,
+        /// Result blocks.
+        content: Vec<ToolResultContent>,
+        /// Whether the tool failed.
+        #[serde(default)]
+        is_error: bool,
+    },
+}
+
+impl Message {
+    /// A user message with one text block.
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self { role: Role::User, content: vec![ContentBlock::Text { text: text.into() }] }
+    }
+
+    /// An assistant message with one text block.
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Self { role: Role::Assistant, content: vec![ContentBlock::Text { text: text.into() }] }
+    }
+
+    /// All text blocks joined (no separator), ignoring other blocks.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The tool calls in this message, in order.
+    pub fn tool_calls(&self) -> Vec<crate::ToolCall> {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, input } => {
+                    Some(crate::ToolCall { id: id.clone(), name: name.clone(), input: input.clone() })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl ToolResultContent {
+    /// A text result block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+}
+
+/// Why the model stopped producing output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants tools run.
+    ToolUse,
+    /// It hit the output-token limit; the last tool call may be cut.
+    MaxTokens,
+    /// A stop sequence matched.
+    StopSequence,
+    /// The provider refused (content filter, refusal).
+    Refusal,
+    /// The model paused a long turn and may be resumed.
+    PauseTurn,
+    /// A reason we do not know, kept verbatim.
+    Other(String),
+}
+
+impl StopReason {
+    /// Map Anthropic's `stop_reason`.
+    pub fn from_anthropic(s: &str) -> Self {
+        match s {
+            "end_turn" => Self::EndTurn,
+            "tool_use" => Self::ToolUse,
+            "max_tokens" | "model_context_window_exceeded" => Self::MaxTokens,
+            "stop_sequence" => Self::StopSequence,
+            "refusal" => Self::Refusal,
+            "pause_turn" => Self::PauseTurn,
+            other => Self::Other(other.to_string()),
+        }
+    }
+
+    /// Map OpenAI's `finish_reason`.
+    pub fn from_openai(s: &str) -> Self {
+        match s {
+            "stop" => Self::EndTurn,
+            "tool_calls" | "function_call" => Self::ToolUse,
+            "length" => Self::MaxTokens,
+            "content_filter" => Self::Refusal,
+            other => Self::Other(other.to_string()),
+        }
+    }
+
+    /// Whether tool calls of a reply that stopped this way may be executed:
+    /// only complete replies; a cut reply's last arguments may be truncated.
+    pub fn allows_tool_execution(&self) -> bool {
+        !matches!(self, Self::MaxTokens)
+    }
+}

@@ -1,0 +1,68 @@
+//! Tool definitions (what the model sees) and tool calls (what it asks for).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Whether a tool may run concurrently with others of the same batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionMode {
+    /// Safe to run at the same time as other parallel tools (read-only work).
+    Parallel,
+    /// Must run alone, in call order. The default for a tool that declares nothing.
+    #[default]
+    Sequential,
+}
+
+/// What the model is told about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    /// Unique name (`read`, `bash`, `mcp__server__tool`).
+    pub name: String,
+    /// Description written for the model.
+    pub description: String,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// One line for the system prompt's "Available tools" list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+    /// Batch scheduling mode; absent means sequential.
+    #[serde(default)]
+    pub execution_mode: ExecutionMode,
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolSource {
+    /// Built into tern.
+    Builtin,
+    /// An MCP server that ships with tern.
+    BuiltinMcp {
+        /// Server name.
+        server: String,
+    },
+    /// An MCP server from the user's or project's configuration.
+    ConfiguredMcp {
+        /// Server name.
+        server: String,
+    },
+    /// Registered by an extension.
+    Extension {
+        /// Extension id.
+        id: String,
+    },
+    /// Supplied by an embedding program through the SDK.
+    Sdk,
+}
+
+/// One tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider's call id.
+    pub id: String,
+    /// Tool name as the model wrote it.
+    pub name: String,
+    /// Arguments as parsed JSON.
+    pub input: Value,
+}

@@ -1,0 +1,203 @@
+//! Configuration: TOML files (user, then project `.tern/config.toml`), then
+//! command-line overrides. Every key is optional; defaults live here.
+//!
+//! ```toml
+//! provider = "anthropic"          # anthropic | openai | openai-responses
+//! model = "claude-sonnet-4-5"
+//! max_turns = 50
+//! max_tokens = 16000              # output tokens per response (default: the model's, capped at 32000)
+//! append_system_prompt = "Prefer small commits."
+//!
+//! [providers.anthropic]
+//! api_key_env = "MY_ANTHROPIC_KEY" # or api_key = "…"
+//! base_url = "https://api.anthropic.com"
+//!
+//! [providers.openai]
+//! base_url = "http://127.0.0.1:11434/v1"   # any OpenAI-compatible server
+//! api = "chat"                             # chat | responses
+//!
+//! [retry]
+//! max_attempts = 4
+//! base_delay_ms = 500
+//!
+//! [models."my-local-model"]
+//! context_window = 32768
+//! max_output = 4096
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::RuntimeError;
+
+/// One config file's content.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Provider name.
+    pub provider: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// Turn limit.
+    pub max_turns: Option<u32>,
+    /// Output-token limit per response.
+    pub max_tokens: Option<u64>,
+    /// Extended thinking budget (Anthropic).
+    pub thinking_budget: Option<u64>,
+    /// Extra text after the system prompt.
+    pub append_system_prompt: Option<String>,
+    /// Per-provider settings.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSection>,
+    /// Model table overrides.
+    #[serde(default)]
+    pub models: BTreeMap<String, toml::Value>,
+    /// Retry settings.
+    #[serde(default)]
+    pub retry: RetrySection,
+}
+
+/// `[providers.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderSection {
+    /// The key itself (prefer `api_key_env`).
+    pub api_key: Option<String>,
+    /// The variable holding the key.
+    pub api_key_env: Option<String>,
+    /// Base URL (SDK convention).
+    pub base_url: Option<String>,
+    /// For OpenAI: `chat` or `responses`.
+    pub api: Option<String>,
+    /// Extra HTTP headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// `[retry]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySection {
+    /// Attempts in all.
+    pub max_attempts: Option<u32>,
+    /// First backoff in ms.
+    pub base_delay_ms: Option<u64>,
+    /// Longest wait in ms.
+    pub max_delay_ms: Option<u64>,
+}
+
+impl FileConfig {
+    /// Read and parse one file; a missing file is an empty config.
+    pub fn load(path: &Path) -> Result<Self, RuntimeError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(RuntimeError::Config(format!("cannot read {}: {e}", path.display()))),
+        };
+        toml::from_str(&text).map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))
+    }
+
+    /// Layer `other` over `self`: its values win, maps merge by key.
+    pub fn merge(mut self, other: FileConfig) -> Self {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
+        }
+        take!(provider, model, max_turns, max_tokens, thinking_budget, append_system_prompt);
+        for (name, p) in other.providers {
+            let base = self.providers.remove(&name).unwrap_or_default();
+            let mut headers = base.headers;
+            headers.extend(p.headers);
+            self.providers.insert(
+                name,
+                ProviderSection {
+                    api_key: p.api_key.or(base.api_key),
+                    api_key_env: p.api_key_env.or(base.api_key_env),
+                    base_url: p.base_url.or(base.base_url),
+                    api: p.api.or(base.api),
+                    headers,
+                },
+            );
+        }
+        self.models.extend(other.models);
+        let r = other.retry;
+        self.retry = RetrySection {
+            max_attempts: r.max_attempts.or(self.retry.max_attempts),
+            base_delay_ms: r.base_delay_ms.or(self.retry.base_delay_ms),
+            max_delay_ms: r.max_delay_ms.or(self.retry.max_delay_ms),
+        };
+        self
+    }
+}
+
+/// Where tern keeps its files.
+#[derive(Debug, Clone)]
+pub struct TernPaths {
+    /// Holds `config.toml` and the user's `AGENTS.md`.
+    pub config_dir: PathBuf,
+    /// Holds `sessions/` and `logs/`.
+    pub data_dir: PathBuf,
+}
+
+impl TernPaths {
+    /// `TERN_HOME` when set (everything under it), else the platform dirs.
+    pub fn discover() -> Result<Self, RuntimeError> {
+        if let Some(home) = std::env::var_os("TERN_HOME").filter(|h| !h.is_empty()) {
+            let home = PathBuf::from(home);
+            return Ok(Self { config_dir: home.clone(), data_dir: home });
+        }
+        let dirs = directories::ProjectDirs::from("", "", "tern").ok_or_else(|| {
+            RuntimeError::Config("cannot find a home directory for config and data; set TERN_HOME".into())
+        })?;
+        Ok(Self { config_dir: dirs.config_dir().to_path_buf(), data_dir: dirs.data_dir().to_path_buf() })
+    }
+
+    /// The user config file.
+    pub fn user_config(&self) -> PathBuf {
+        self.config_dir.join("config.toml")
+    }
+
+    /// The sessions directory.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.data_dir.join("sessions")
+    }
+}
+
+/// The project config file for a workspace.
+pub fn project_config(workspace: &Path) -> PathBuf {
+    workspace.join(".tern").join("config.toml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_layers_win_and_maps_merge() {
+        let user: FileConfig = toml::from_str(
+            "model = \"a\"\nmax_turns = 3\n[providers.openai]\nbase_url = \"http://x/v1\"\napi_key_env = \"K\"\n[retry]\nmax_attempts = 2",
+        )
+        .unwrap();
+        let project: FileConfig =
+            toml::from_str("model = \"b\"\n[providers.openai]\nbase_url = \"http://y/v1\"\n[retry]\nbase_delay_ms = 1")
+                .unwrap();
+        let c = user.merge(project);
+        assert_eq!(c.model.as_deref(), Some("b"));
+        assert_eq!(c.max_turns, Some(3));
+        let p = &c.providers["openai"];
+        assert_eq!(p.base_url.as_deref(), Some("http://y/v1"));
+        assert_eq!(p.api_key_env.as_deref(), Some("K"));
+        assert_eq!((c.retry.max_attempts, c.retry.base_delay_ms), (Some(2), Some(1)));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config.toml");
+        std::fs::write(&f, "modle = \"x\"\n").unwrap();
+        let err = FileConfig::load(&f).unwrap_err().to_string();
+        assert!(err.contains("config.toml") && err.contains("modle"), "{err}");
+        assert!(FileConfig::load(&dir.path().join("missing.toml")).is_ok());
+    }
+}

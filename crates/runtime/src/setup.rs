@@ -1,0 +1,110 @@
+//! Choosing the provider, model, base URL and key from flags, config and
+//! environment, following each official SDK's conventions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tern_llm::{Api, HttpProvider, LlmError, ModelInfo, ModelTable, Provider, ProviderConfig, RetryPolicy};
+
+use crate::{FileConfig, Overrides, RuntimeError};
+
+/// The provider a session talks to.
+#[derive(Clone)]
+pub struct ResolvedProvider {
+    /// `anthropic`, `openai` or `openai-responses`.
+    pub name: String,
+    /// The model.
+    pub model: String,
+    /// The base URL in use.
+    pub base_url: String,
+    /// The client.
+    pub client: Arc<dyn Provider>,
+}
+
+/// Default model per provider.
+fn default_model(api: Api) -> &'static str {
+    match api {
+        Api::Anthropic => "claude-sonnet-4-5",
+        Api::OpenAiChat | Api::OpenAiResponses => "gpt-5",
+    }
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// Resolve everything about the provider; `warnings` collects what a person
+/// should know (e.g. an unknown model).
+pub fn resolve(
+    config: &FileConfig,
+    overrides: &Overrides,
+    warnings: &mut Vec<String>,
+) -> Result<(ResolvedProvider, ModelInfo), RuntimeError> {
+    let name = overrides.provider.clone().or_else(|| config.provider.clone()).unwrap_or_else(|| {
+        // No choice made: use the provider whose key is present.
+        if env_nonempty("ANTHROPIC_API_KEY").is_none() && env_nonempty("OPENAI_API_KEY").is_some() {
+            "openai".into()
+        } else {
+            "anthropic".into()
+        }
+    });
+    let section = config.providers.get(&name).cloned().unwrap_or_default();
+    let api = match (name.as_str(), section.api.as_deref()) {
+        ("anthropic", _) => Api::Anthropic,
+        ("openai", None | Some("chat")) => Api::OpenAiChat,
+        ("openai", Some("responses")) | ("openai-responses", _) => Api::OpenAiResponses,
+        ("openai", Some(other)) => {
+            return Err(RuntimeError::Config(format!(
+                "[providers.openai] api = \"{other}\" is not known; use \"chat\" or \"responses\""
+            )));
+        }
+        (other, _) => {
+            return Err(RuntimeError::Config(format!(
+                "unknown provider `{other}`; use anthropic, openai or openai-responses (OpenAI-compatible servers use openai with --base-url)"
+            )));
+        }
+    };
+    let env_base = match api {
+        Api::Anthropic => "ANTHROPIC_BASE_URL",
+        Api::OpenAiChat | Api::OpenAiResponses => "OPENAI_BASE_URL",
+    };
+    let base_url = overrides
+        .base_url
+        .clone()
+        .or_else(|| section.base_url.clone())
+        .or_else(|| env_nonempty(env_base))
+        .unwrap_or_else(|| api.default_base_url().to_string());
+    let key_env = section.api_key_env.clone().unwrap_or_else(|| api.key_env().to_string());
+    let api_key = section.api_key.clone().or_else(|| env_nonempty(&key_env));
+    let official = base_url.trim_end_matches('/') == api.default_base_url();
+    let api_key = match api_key {
+        Some(k) => k,
+        // A local or self-hosted server may need no key; the official API does.
+        None if !official => String::new(),
+        None => return Err(LlmError::MissingKey { provider: name, env_var: key_env }.into()),
+    };
+    let model = overrides.model.clone().or_else(|| config.model.clone()).unwrap_or_else(|| default_model(api).into());
+    let table = ModelTable::bundled().with_overrides(&config.models).map_err(RuntimeError::Config)?;
+    let (info, known) = table.get(&model);
+    if !known {
+        warnings.push(format!(
+            "model `{model}` is not in the model table; assuming a {}-token context and {} output tokens with no price (add [models.\"{model}\"] to config to set them)",
+            info.context_window, info.max_output
+        ));
+    }
+    let defaults = RetryPolicy::default();
+    let retry = RetryPolicy {
+        max_attempts: config.retry.max_attempts.unwrap_or(defaults.max_attempts).max(1),
+        base_delay: config.retry.base_delay_ms.map(Duration::from_millis).unwrap_or(defaults.base_delay),
+        max_delay: config.retry.max_delay_ms.map(Duration::from_millis).unwrap_or(defaults.max_delay),
+    };
+    let provider_config = ProviderConfig {
+        api,
+        base_url: base_url.clone(),
+        api_key,
+        retry,
+        headers: section.headers.clone().into_iter().collect(),
+    };
+    let client: Arc<dyn Provider> = Arc::new(HttpProvider::new(provider_config)?);
+    Ok((ResolvedProvider { name, model, base_url, client }, info))
+}

@@ -1,0 +1,322 @@
+//! `bash {command, timeout?, description?}`: run a command in the workspace,
+//! stream its output, keep the tail, and never leave a process behind.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ToolEnv;
+use crate::output_tail::{OutputTail, human_bytes};
+use crate::process_group::{reap_leftovers, terminate_group};
+
+/// Default timeout (2 minutes).
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Largest timeout a call may ask for (10 minutes).
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Lines of output kept for the model.
+pub const MAX_LINES: usize = 2000;
+/// Bytes of output kept for the model.
+pub const MAX_BYTES: usize = 50 * 1024;
+/// After the command exits, how long we keep reading pipes held open by
+/// background children before we stop waiting.
+const DRAIN_BOUND: Duration = Duration::from_millis(300);
+
+/// The tool's definition.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "bash".into(),
+        description: format!(
+            "Run a shell command with `bash -c` in the workspace root and return its combined stdout and stderr with the exit code.\n\
+             - Each call is a fresh shell: `cd` and variables do not carry over; chain dependent steps with `&&`.\n\
+             - Output keeps the LAST {MAX_LINES} lines or {} KB, whichever is less; when cut, the full output is saved to a file named in the result (search it with grep, read it in ranges).\n\
+             - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}. On timeout the whole process group is killed.\n\
+             - Background processes (`cmd &`) are killed when the command ends; there is no interactive input (stdin is empty).\n\
+             - Prefer the read tool to `cat`/`head`/`tail` for files.",
+            MAX_BYTES / 1024
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command to run."},
+                "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds (default 120000, max 600000)."},
+                "description": {"type": "string", "description": "What the command does, in 5-10 words, for the person watching."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+        snippet: Some("bash: run a shell command in the workspace (output tail kept, timeout, exit code)".into()),
+        execution_mode: ExecutionMode::Sequential,
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    command: String,
+    timeout: Option<u64>,
+}
+
+/// The bash tool.
+pub struct BashTool {
+    env: Arc<ToolEnv>,
+}
+
+impl BashTool {
+    /// A bash tool running in `env.workspace`.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+enum Ending {
+    Exited(Option<i32>, Option<i32>),
+    TimedOut,
+    Cancelled,
+}
+
+impl Tool for BashTool {
+    fn prepare_arguments(&self, mut input: Value) -> Value {
+        // Models sometimes send the timeout as a string.
+        if let Some(t) = input.get("timeout").and_then(Value::as_str).and_then(|s| s.trim().parse::<u64>().ok()) {
+            input["timeout"] = json!(t);
+        }
+        input
+    }
+
+    fn execute<'a>(
+        &'a self,
+        ctx: ToolContext,
+        input: Value,
+        cancel: CancellationToken,
+        updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("bash: {e}")))?;
+            if args.command.trim().is_empty() {
+                return Err(ToolError::new("bash: `command` is empty; pass the command to run."));
+            }
+            let requested = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+            let timeout_ms = requested.clamp(1, MAX_TIMEOUT_MS);
+            let spill = self.env.output_dir.join(format!("bash-{}.log", sanitize(&ctx.call_id)));
+            run(&self.env, &args.command, Duration::from_millis(timeout_ms), spill, &cancel, &updates).await.map(
+                |mut out| {
+                    if requested > MAX_TIMEOUT_MS
+                        && let Some(ToolResultContent::Text { text }) = out.content.first_mut()
+                    {
+                        text.push_str(&format!("\n[timeout capped at {} s]", MAX_TIMEOUT_MS / 1000));
+                    }
+                    out
+                },
+            )
+        })
+    }
+}
+
+fn sanitize(id: &str) -> String {
+    let s: String =
+        id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    if s.is_empty() { format!("{}", std::process::id()) } else { s }
+}
+
+async fn run(
+    env: &ToolEnv,
+    command: &str,
+    timeout: Duration,
+    spill: std::path::PathBuf,
+    cancel: &CancellationToken,
+    updates: &UpdateSink,
+) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&env.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("TERN", "1");
+    if let Some(path) = &env.path_prepend {
+        cmd.env("PATH", path);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::new(format!("bash: could not start `bash`: {e}. Is bash installed and on PATH?")))?;
+    let Some(pgid) = child.id() else {
+        return Err(ToolError::new("bash: the process exited before it could be tracked"));
+    };
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    if let Some(out) = child.stdout.take() {
+        tokio::spawn(pump(out, tx.clone()));
+    }
+    if let Some(err) = child.stderr.take() {
+        tokio::spawn(pump(err, tx.clone()));
+    }
+    drop(tx);
+    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, spill);
+    let mut decoder = Utf8Carry::default();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pipes_open = true;
+    let ending = loop {
+        tokio::select! {
+            chunk = rx.recv(), if pipes_open => match chunk {
+                Some(c) => {
+                    tail.push(&c);
+                    let text = decoder.decode(&c);
+                    if !text.is_empty() { updates(text); }
+                }
+                None => pipes_open = false,
+            },
+            status = child.wait() => {
+                let status = status.map_err(|e| ToolError::new(format!("bash: waiting for the command failed: {e}")))?;
+                use std::os::unix::process::ExitStatusExt;
+                break Ending::Exited(status.code(), status.signal());
+            }
+            () = tokio::time::sleep_until(deadline) => break Ending::TimedOut,
+            () = cancel.cancelled() => break Ending::Cancelled,
+        }
+    };
+    match ending {
+        Ending::Exited(..) => {
+            // Read what is still buffered; a background child may hold the
+            // pipe open forever, so stop after a short bound.
+            let drain_deadline = tokio::time::Instant::now() + DRAIN_BOUND;
+            while pipes_open {
+                tokio::select! {
+                    chunk = rx.recv() => match chunk {
+                        Some(c) => { tail.push(&c); let t = decoder.decode(&c); if !t.is_empty() { updates(t); } }
+                        None => pipes_open = false,
+                    },
+                    () = tokio::time::sleep_until(drain_deadline) => break,
+                }
+            }
+            reap_leftovers(pgid).await;
+        }
+        Ending::TimedOut | Ending::Cancelled => {
+            terminate_group(&mut child, pgid).await;
+            while let Ok(c) = rx.try_recv() {
+                tail.push(&c);
+            }
+        }
+    }
+    let view = tail.finish();
+    let elapsed = started.elapsed();
+    let mut text = String::new();
+    if view.truncated {
+        text.push_str(&format!(
+            "[Output truncated: showing the last {} of {} lines ({} of {}).",
+            view.shown_lines,
+            view.total_lines,
+            human_bytes(view.text.len() as u64),
+            human_bytes(view.total_bytes)
+        ));
+        match (&view.full_output, &view.spill_error) {
+            (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
+            (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
+            (None, None) => text.push_str("]\n"),
+        }
+    }
+    if view.text.is_empty() {
+        text.push_str("(no output)");
+    } else {
+        text.push_str(&view.text);
+    }
+    let (status_line, exit_code, is_error) = match ending {
+        Ending::Exited(Some(code), _) => (format!("[Exit code: {code}]"), Some(code), code != 0),
+        Ending::Exited(None, sig) => (format!("[Killed by signal {}]", sig.unwrap_or(0)), None, true),
+        Ending::TimedOut => (
+            format!(
+                "[Timed out after {}; the command and its child processes were killed. Pass a larger `timeout` (max {} s) or run less at once.]",
+                fmt_duration(timeout),
+                MAX_TIMEOUT_MS / 1000
+            ),
+            None,
+            true,
+        ),
+        Ending::Cancelled => {
+            ("[Interrupted by the user; the command and its child processes were killed.]".to_string(), None, true)
+        }
+    };
+    text.push('\n');
+    text.push_str(&status_line);
+    let details = json!({
+        "exit_code": exit_code,
+        "duration_ms": elapsed.as_millis() as u64,
+        "total_lines": view.total_lines,
+        "total_bytes": view.total_bytes,
+        "truncated": view.truncated,
+        "full_output": view.full_output.as_ref().map(|p| p.display().to_string()),
+        "timed_out": matches!(ending, Ending::TimedOut),
+        "interrupted": matches!(ending, Ending::Cancelled),
+    });
+    if is_error {
+        Err(ToolError { message: text, details: Some(details) })
+    } else {
+        Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+    }
+}
+
+fn fmt_duration(d: Duration) -> String {
+    if d.as_millis().is_multiple_of(1000) { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
+}
+
+async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, tx: mpsc::Sender<Vec<u8>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if tx.send(buf[..n].to_vec()).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Decodes a byte stream as UTF-8 across chunk boundaries.
+#[derive(Default)]
+struct Utf8Carry {
+    pending: Vec<u8>,
+}
+
+impl Utf8Carry {
+    fn decode(&mut self, chunk: &[u8]) -> String {
+        self.pending.extend_from_slice(chunk);
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => self.pending.len(),
+        };
+        let out = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
+        self.pending.drain(..valid);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_carry_joins_split_chars() {
+        let mut d = Utf8Carry::default();
+        let bytes = "é中".as_bytes();
+        let mut s = String::new();
+        for b in bytes {
+            s.push_str(&d.decode(&[*b]));
+        }
+        assert_eq!(s, "é中");
+        assert_eq!(d.decode(&[0xff, b'a']), "\u{fffd}a");
+    }
+}

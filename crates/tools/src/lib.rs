@@ -1,0 +1,64 @@
+//! tern's built-in tools. Each tool's complexity is in what happens around
+//! the work: telling the model what it did not see (truncation notices that
+//! say how to go on), and keeping processes and files under control (process
+//! groups killed, reads recorded for the write guards).
+//!
+//! Tools never decide permissions; the policy is installed as loop hooks.
+//!
+//! ```no_run
+//! let env = std::sync::Arc::new(tern_tools::ToolEnv::new("/path/to/repo", "/tmp/tool-outputs"));
+//! let tools = tern_tools::builtin_tools(env);
+//! assert_eq!(tools[0].name(), "read");
+//! ```
+
+pub mod bash;
+mod ledger;
+mod output_tail;
+mod paths;
+pub mod process_group;
+pub mod read;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tern_agent_loop::RuntimeTool;
+use tern_protocol::ToolSource;
+
+pub use ledger::{FileStamp, ReadLedger};
+pub use output_tail::{OutputTail, TailView, human_bytes};
+pub use paths::{display_path, resolve_path};
+
+/// What the tools share: the workspace, where big outputs go, and the
+/// record of what was read.
+#[derive(Debug)]
+pub struct ToolEnv {
+    /// The workspace root; relative paths resolve against it.
+    pub workspace: PathBuf,
+    /// Where full outputs of truncated commands are saved.
+    pub output_dir: PathBuf,
+    /// Files read in this session (for the edit/write guards).
+    pub reads: ReadLedger,
+    /// A PATH value for tool subprocesses, when it differs from ours.
+    pub path_prepend: Option<OsString>,
+}
+
+impl ToolEnv {
+    /// An environment rooted at `workspace`, saving outputs in `output_dir`.
+    pub fn new(workspace: impl Into<PathBuf>, output_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            workspace: workspace.into(),
+            output_dir: output_dir.into(),
+            reads: ReadLedger::default(),
+            path_prepend: None,
+        }
+    }
+}
+
+/// The built-in tools in their fixed order.
+pub fn builtin_tools(env: Arc<ToolEnv>) -> Vec<RuntimeTool> {
+    vec![
+        RuntimeTool::new(read::definition(), Arc::new(read::ReadTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(bash::definition(), Arc::new(bash::BashTool::new(env)), ToolSource::Builtin),
+    ]
+}

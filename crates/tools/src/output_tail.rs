@@ -1,0 +1,222 @@
+//! Keeps the tail of a command's output (failures are at the end) within a
+//! line and byte limit, and spills the full output to a file once it no
+//! longer fits, so the model can be told where to find the rest.
+//!
+//! Memory stays bounded by about twice the byte limit whatever the output.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Collects output; see the module docs.
+pub struct OutputTail {
+    max_lines: usize,
+    max_bytes: usize,
+    tail: Vec<u8>,
+    /// Everything, while it still fits under the limits.
+    head: Vec<u8>,
+    total_bytes: u64,
+    total_newlines: u64,
+    last_byte: Option<u8>,
+    spill_path: PathBuf,
+    spill: Option<Result<File, String>>,
+}
+
+/// The final view of the output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TailView {
+    /// The kept text (complete lines, valid UTF-8).
+    pub text: String,
+    /// Lines in the kept text.
+    pub shown_lines: u64,
+    /// Lines in the whole output.
+    pub total_lines: u64,
+    /// Bytes in the whole output.
+    pub total_bytes: u64,
+    /// Whether something was left out.
+    pub truncated: bool,
+    /// Where the full output is, when it was saved.
+    pub full_output: Option<PathBuf>,
+    /// Why the full output could not be saved.
+    pub spill_error: Option<String>,
+}
+
+impl OutputTail {
+    /// Keep the last `max_lines` lines / `max_bytes` bytes; spill to `spill_path`.
+    pub fn new(max_lines: usize, max_bytes: usize, spill_path: PathBuf) -> Self {
+        Self {
+            max_lines,
+            max_bytes,
+            tail: Vec::new(),
+            head: Vec::new(),
+            total_bytes: 0,
+            total_newlines: 0,
+            last_byte: None,
+            spill_path,
+            spill: None,
+        }
+    }
+
+    fn over_limits(&self) -> bool {
+        self.total_bytes > self.max_bytes as u64 || self.total_newlines > self.max_lines as u64
+    }
+
+    /// Append a chunk.
+    pub fn push(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.total_bytes += chunk.len() as u64;
+        self.total_newlines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        self.last_byte = chunk.last().copied();
+        match &mut self.spill {
+            Some(Ok(f)) => {
+                if let Err(e) = f.write_all(chunk) {
+                    self.spill = Some(Err(e.to_string()));
+                }
+            }
+            Some(Err(_)) => {}
+            None => {
+                self.head.extend_from_slice(chunk);
+                if self.over_limits() {
+                    self.start_spill();
+                }
+            }
+        }
+        self.tail.extend_from_slice(chunk);
+        if self.tail.len() > 2 * self.max_bytes {
+            let cut = self.tail.len() - self.max_bytes;
+            self.tail.drain(..cut);
+        }
+    }
+
+    fn start_spill(&mut self) {
+        let head = std::mem::take(&mut self.head);
+        let opened = (|| -> Result<File, String> {
+            if let Some(dir) = self.spill_path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+            let mut f = File::create(&self.spill_path).map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
+            f.write_all(&head).map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
+            Ok(f)
+        })();
+        self.spill = Some(opened);
+    }
+
+    /// The lines to show, and the facts for the truncation notice.
+    pub fn finish(mut self) -> TailView {
+        if let Some(Ok(f)) = &mut self.spill {
+            let _ = f.flush();
+        }
+        let total_lines = self.total_newlines + u64::from(self.last_byte.is_some_and(|b| b != b'\n'));
+        let truncated = self.over_limits();
+        let mut kept: &[u8] = &self.tail;
+        if kept.len() > self.max_bytes {
+            kept = &kept[kept.len() - self.max_bytes..];
+            // Start at a line boundary when one is near.
+            if let Some(nl) = memchr::memchr(b'\n', kept) {
+                kept = &kept[nl + 1..];
+            }
+        }
+        let body = kept.strip_suffix(b"\n").unwrap_or(kept);
+        let lines: Vec<&[u8]> = if body.is_empty() { Vec::new() } else { body.split(|b| *b == b'\n').collect() };
+        let start = lines.len().saturating_sub(self.max_lines);
+        let text = lines[start..].iter().map(|l| String::from_utf8_lossy(l)).collect::<Vec<_>>().join("\n");
+        let (full_output, spill_error) = match self.spill {
+            Some(Ok(_)) => (Some(self.spill_path), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
+        TailView {
+            text,
+            shown_lines: (lines.len() - start) as u64,
+            total_lines,
+            total_bytes: self.total_bytes,
+            truncated,
+            full_output,
+            spill_error,
+        }
+    }
+}
+
+/// Human size: `512 B`, `50.0 KB`, `1.2 MB`.
+pub fn human_bytes(n: u64) -> String {
+    const K: f64 = 1024.0;
+    let f = n as f64;
+    if f < K {
+        format!("{n} B")
+    } else if f < K * K {
+        format!("{:.1} KB", f / K)
+    } else if f < K * K * K {
+        format!("{:.1} MB", f / K / K)
+    } else {
+        format!("{:.2} GB", f / K / K / K)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_output_is_kept_whole_and_not_spilled() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = OutputTail::new(2000, 50 * 1024, dir.path().join("out.log"));
+        t.push(b"a\nb");
+        t.push(b"\nc\n");
+        let v = t.finish();
+        assert_eq!(v.text, "a\nb\nc");
+        assert_eq!((v.shown_lines, v.total_lines, v.truncated), (3, 3, false));
+        assert!(v.full_output.is_none());
+        assert!(!dir.path().join("out.log").exists());
+    }
+
+    #[test]
+    fn line_limit_keeps_tail_and_spills_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/out.log");
+        let mut t = OutputTail::new(3, 1 << 20, path.clone());
+        let all: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+        for chunk in all.as_bytes().chunks(3) {
+            t.push(chunk);
+        }
+        let v = t.finish();
+        assert_eq!(v.text, "line 8\nline 9\nline 10");
+        assert_eq!((v.shown_lines, v.total_lines, v.truncated), (3, 10, true));
+        assert_eq!(v.full_output.as_deref(), Some(path.as_path()));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), all);
+    }
+
+    #[test]
+    fn byte_limit_bounds_memory_and_starts_at_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = OutputTail::new(100_000, 100, dir.path().join("o"));
+        for i in 0..10_000 {
+            t.push(format!("{i:08}\n").as_bytes());
+            assert!(t.tail.len() <= 200 + 9);
+            assert!(t.head.len() <= 100 + 9);
+        }
+        let v = t.finish();
+        assert!(v.text.len() <= 100);
+        assert!(v.text.ends_with("00009999"));
+        assert!(v.text.split('\n').all(|l| l.len() == 8), "{}", v.text);
+        assert_eq!(v.total_lines, 10_000);
+    }
+
+    #[test]
+    fn spill_failure_is_reported() {
+        let mut t = OutputTail::new(1, 1000, PathBuf::from("/proc/definitely/not/here.log"));
+        t.push(b"a\nb\nc\n");
+        let v = t.finish();
+        assert!(v.truncated);
+        assert!(v.full_output.is_none());
+        assert!(v.spill_error.is_some());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(human_bytes(10), "10 B");
+        assert_eq!(human_bytes(51200), "50.0 KB");
+        assert_eq!(human_bytes(1_258_291), "1.2 MB");
+    }
+}

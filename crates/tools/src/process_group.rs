@@ -1,0 +1,57 @@
+//! All child-process cleanup in one place: a command runs as the leader of
+//! its own process group, and stopping it means signalling the whole group
+//! (TERM, a grace period, then KILL) so nothing it started is left behind.
+
+use std::time::Duration;
+
+use tokio::process::Child;
+
+/// How long a group gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_millis(1500);
+
+/// Send `signal` to every process in group `pgid`. Returns false when the
+/// group no longer exists.
+pub fn signal_group(pgid: u32, signal: i32) -> bool {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return false };
+    if pgid <= 1 {
+        // Never signal our own group (0) or init's.
+        return false;
+    }
+    // SAFETY: killpg only sends a signal; a stale pgid yields ESRCH.
+    unsafe { libc::killpg(pgid, signal) == 0 }
+}
+
+/// Whether any process of the group is still alive (zombies included).
+pub fn group_alive(pgid: u32) -> bool {
+    signal_group(pgid, 0)
+}
+
+/// Stop the group led by `child`: TERM to the group, wait for the leader up
+/// to the grace period, then KILL whatever of the group remains, and reap
+/// the leader. Safe to call when everything already exited.
+pub async fn terminate_group(child: &mut Child, pgid: u32) {
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = tokio::time::Instant::now() + KILL_GRACE;
+    let _ = tokio::time::timeout_at(deadline, child.wait()).await;
+    // Members other than the leader are reparented when it exits; give them
+    // the rest of the grace period, polling the group.
+    while group_alive(pgid) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    signal_group(pgid, libc::SIGKILL);
+    let _ = child.wait().await;
+}
+
+/// Kill the rest of a group whose leader already exited (background jobs
+/// that outlived the command).
+pub async fn reap_leftovers(pgid: u32) {
+    if !group_alive(pgid) {
+        return;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = tokio::time::Instant::now() + KILL_GRACE;
+    while group_alive(pgid) && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    signal_group(pgid, libc::SIGKILL);
+}

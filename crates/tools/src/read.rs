@@ -1,0 +1,359 @@
+//! `read {path, offset?, limit?}`: numbered lines of a text file, bounded by
+//! lines and bytes, streamed so that a huge file is never loaded whole.
+
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tokio_util::sync::CancellationToken;
+
+use crate::{FileStamp, ToolEnv, display_path, human_bytes, resolve_path};
+
+/// Lines returned by default.
+pub const DEFAULT_LIMIT: usize = 2000;
+/// Bytes of numbered text returned at most.
+pub const MAX_BYTES: usize = 50 * 1024;
+/// Characters kept of one line.
+pub const MAX_LINE_CHARS: usize = 2000;
+
+/// The tool's definition.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "read".into(),
+        description: format!(
+            "Read a text file. Returns numbered lines (`number<TAB>text`).\n\
+             - `path`: relative to the workspace root, or absolute; `~` is your home.\n\
+             - Returns at most {DEFAULT_LIMIT} lines or {} KB, whichever comes first; lines over {MAX_LINE_CHARS} characters are cut with a marker. When more remains, the result ends with the `offset` to continue from.\n\
+             - `offset` is the 1-based line to start at; `limit` the number of lines. Read large files in ranges; find the range with grep first.\n\
+             - Binary files are refused. Reading a file is required before editing or overwriting it.",
+            MAX_BYTES / 1024
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to read."},
+                "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start from."},
+                "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read (default 2000)."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+        snippet: Some("read: numbered lines of a file, with offset/limit for large files".into()),
+        execution_mode: ExecutionMode::Parallel,
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    offset: Option<usize>,
+    limit: Option<usize>,
+}
+
+/// The read tool.
+pub struct ReadTool {
+    env: Arc<ToolEnv>,
+}
+
+impl ReadTool {
+    /// A read tool for `env`.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+impl Tool for ReadTool {
+    fn prepare_arguments(&self, mut input: Value) -> Value {
+        // Accept numbers sent as strings, and `file_path` (another agents' name).
+        for key in ["offset", "limit"] {
+            if let Some(n) = input.get(key).and_then(Value::as_str).and_then(|s| s.trim().parse::<u64>().ok()) {
+                input[key] = json!(n);
+            }
+        }
+        if let Some(obj) = input.as_object_mut()
+            && !obj.contains_key("path")
+            && let Some(p) = obj.remove("file_path")
+        {
+            obj.insert("path".into(), p);
+        }
+        input
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let env = self.env.clone();
+        Box::pin(async move {
+            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("read: {e}")))?;
+            tokio::task::spawn_blocking(move || read_file(&env, &args))
+                .await
+                .map_err(|e| ToolError::new(format!("read: internal error: {e}")))?
+        })
+    }
+}
+
+fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
+    let path = resolve_path(&env.workspace, &args.path);
+    let shown = display_path(&env.workspace, &path);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::new(format!(
+                "File not found: {shown}. Check the path (relative paths start at the workspace root {}); list the directory with bash `ls` to find it.",
+                env.workspace.display()
+            )));
+        }
+        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::new(format!("{shown} is a directory, not a file. List it with bash `ls {shown}`.")));
+    }
+    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let file = std::fs::File::open(&canonical).map_err(|e| ToolError::new(format!("Cannot open {shown}: {e}")))?;
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let head = reader.fill_buf().map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    if let Some(kind) = binary_kind(head) {
+        return Err(ToolError::new(format!(
+            "{shown} is a binary file ({kind}, {}); read shows text only. Inspect it with bash (e.g. `file {shown}`, `xxd {shown} | head`).",
+            human_bytes(meta.len())
+        )));
+    }
+    let offset = args.offset.unwrap_or(1).max(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let window = read_window(reader, offset, limit, MAX_BYTES, MAX_LINE_CHARS)
+        .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    env.reads.record(&canonical, FileStamp::of(&meta));
+    let details = json!({
+        "path": shown,
+        "start_line": offset,
+        "end_line": window.last_line,
+        "total_lines": window.total_lines,
+        "truncated": window.more_after,
+    });
+    if window.total_lines == 0 {
+        return Ok(ToolOutput {
+            content: vec![ToolResultContent::text(format!("({shown} is empty)"))],
+            details: Some(details),
+        });
+    }
+    if offset > window.total_lines {
+        return Err(ToolError::new(format!(
+            "offset {offset} is past the end of {shown}, which has {} lines. Use an offset from 1 to {}.",
+            window.total_lines, window.total_lines
+        )));
+    }
+    let mut text = window.text;
+    if window.more_after {
+        let why = if window.stopped_by_bytes { format!(" ({} KB limit)", MAX_BYTES / 1024) } else { String::new() };
+        text.push_str(&format!(
+            "\n[Showing lines {offset}-{} of {}{why}. Use offset={} to continue.]",
+            window.last_line,
+            window.total_lines,
+            window.last_line + 1
+        ));
+    }
+    Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+}
+
+/// What part of a file was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    /// Numbered lines, joined with `\n`.
+    pub text: String,
+    /// Last line included (0 when none).
+    pub last_line: usize,
+    /// Lines in the whole file.
+    pub total_lines: usize,
+    /// Whether lines after `last_line` exist.
+    pub more_after: bool,
+    /// Whether the byte limit (not the line limit) ended the window.
+    pub stopped_by_bytes: bool,
+}
+
+/// Stream `reader` once: number lines `offset..offset+limit`, stop adding at
+/// `max_bytes`, cut lines over `max_line_chars`, and count every line. Memory
+/// is bounded by the window, whatever the file or line size.
+pub fn read_window<R: Read>(
+    mut reader: BufReader<R>,
+    offset: usize,
+    limit: usize,
+    max_bytes: usize,
+    max_line_chars: usize,
+) -> std::io::Result<Window> {
+    // UTF-8 needs at most 4 bytes a char: keep enough bytes for the cut.
+    let keep_bytes = max_line_chars * 4;
+    let end = offset.saturating_add(limit);
+    let mut text = String::new();
+    let mut line_no = 0usize; // lines completed so far
+    let mut cur: Vec<u8> = Vec::new();
+    let mut cur_len = 0usize;
+    let mut last_line = 0usize;
+    let mut stopped_by_bytes = false;
+    let mut accepting = true;
+    let emit = |line_no: usize, cur: &mut Vec<u8>, cur_len: usize, text: &mut String| -> bool {
+        let line = format_line(line_no, cur, cur_len, max_line_chars);
+        if !text.is_empty() && text.len() + 1 + line.len() > max_bytes {
+            return false;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&line);
+        true
+    };
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len();
+        let mut pos = 0;
+        while pos < n {
+            let in_window = accepting && line_no + 1 >= offset && line_no + 1 < end;
+            match memchr::memchr(b'\n', &buf[pos..]) {
+                Some(i) => {
+                    if in_window {
+                        let seg = &buf[pos..pos + i];
+                        let room = keep_bytes.saturating_sub(cur.len());
+                        cur.extend_from_slice(&seg[..seg.len().min(room)]);
+                        cur_len += seg.len();
+                    }
+                    line_no += 1;
+                    if in_window {
+                        if emit(line_no, &mut cur, cur_len, &mut text) {
+                            last_line = line_no;
+                        } else {
+                            accepting = false;
+                            stopped_by_bytes = true;
+                        }
+                    }
+                    cur.clear();
+                    cur_len = 0;
+                    pos += i + 1;
+                }
+                None => {
+                    if in_window {
+                        let seg = &buf[pos..];
+                        let room = keep_bytes.saturating_sub(cur.len());
+                        cur.extend_from_slice(&seg[..seg.len().min(room)]);
+                    }
+                    cur_len += n - pos;
+                    pos = n;
+                }
+            }
+        }
+        reader.consume(n);
+    }
+    if cur_len > 0 {
+        let in_window = accepting && line_no + 1 >= offset && line_no + 1 < end;
+        line_no += 1;
+        if in_window {
+            if emit(line_no, &mut cur, cur_len, &mut text) {
+                last_line = line_no;
+            } else {
+                stopped_by_bytes = true;
+            }
+        }
+    }
+    Ok(Window {
+        text,
+        last_line,
+        total_lines: line_no,
+        more_after: last_line < line_no && last_line > 0,
+        stopped_by_bytes,
+    })
+}
+
+fn format_line(n: usize, bytes: &[u8], full_len: usize, max_chars: usize) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let s = String::from_utf8_lossy(bytes);
+    let mut out = format!("{n:>6}\t");
+    let mut chars = s.chars();
+    let kept: String = chars.by_ref().take(max_chars).collect();
+    out.push_str(&kept);
+    if chars.next().is_some() || full_len > bytes.len() + 1 {
+        out.push_str(&format!(" … [line cut at {max_chars} chars; {} in all]", human_bytes(full_len as u64)));
+    }
+    out
+}
+
+/// Why a file's first bytes look binary, if they do.
+fn binary_kind(head: &[u8]) -> Option<&'static str> {
+    let sig: &[(&[u8], &str)] = &[
+        (b"\x89PNG", "PNG image"),
+        (b"\xff\xd8\xff", "JPEG image"),
+        (b"GIF8", "GIF image"),
+        (b"%PDF", "PDF document"),
+        (b"\x7fELF", "ELF executable"),
+        (b"PK\x03\x04", "zip archive"),
+        (b"\x1f\x8b", "gzip data"),
+    ];
+    for (magic, kind) in sig {
+        if head.starts_with(magic) {
+            return Some(kind);
+        }
+    }
+    if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        return Some("WebP image");
+    }
+    let probe = &head[..head.len().min(8192)];
+    probe.contains(&0).then_some("contains NUL bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(content: &str, offset: usize, limit: usize, max_bytes: usize) -> Window {
+        // A tiny buffer exercises lines split across reads.
+        read_window(BufReader::with_capacity(3, content.as_bytes()), offset, limit, max_bytes, 10).unwrap()
+    }
+
+    #[test]
+    fn numbers_lines_and_counts_all() {
+        let w = window("a\nb\nc\nd\n", 2, 2, 1000);
+        assert_eq!(w.text, "     2\tb\n     3\tc");
+        assert_eq!((w.last_line, w.total_lines, w.more_after), (3, 4, true));
+    }
+
+    #[test]
+    fn last_line_without_newline_counts() {
+        let w = window("a\nb", 1, 10, 1000);
+        assert_eq!(w.text, "     1\ta\n     2\tb");
+        assert_eq!((w.total_lines, w.more_after), (2, false));
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_marker() {
+        let long = "x".repeat(50);
+        let w = window(&format!("{long}\nshort\n"), 1, 10, 1000);
+        assert!(w.text.starts_with("     1\txxxxxxxxxx … [line cut at 10 chars; 50 B in all]"), "{}", w.text);
+        assert!(w.text.ends_with("     2\tshort"));
+    }
+
+    #[test]
+    fn byte_limit_stops_early() {
+        let content: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let w = window(&content, 1, 1000, 40);
+        assert!(w.stopped_by_bytes);
+        assert_eq!(w.last_line, 2);
+        assert_eq!(w.total_lines, 100);
+    }
+
+    #[test]
+    fn crlf_is_hidden_and_binary_detected() {
+        let w = window("a\r\nb\r\n", 1, 10, 1000);
+        assert_eq!(w.text, "     1\ta\n     2\tb");
+        assert_eq!(binary_kind(b"\x89PNG\r\n"), Some("PNG image"));
+        assert_eq!(binary_kind(b"abc\0def"), Some("contains NUL bytes"));
+        assert_eq!(binary_kind("héllo".as_bytes()), None);
+    }
+}
