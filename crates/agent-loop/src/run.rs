@@ -209,6 +209,9 @@ fn split_calls(
         }
         return (message, Vec::new(), Vec::new());
     }
+    // Only the complete calls run; the failed ones join the message after
+    // (every tool_use needs its result) and answer with an error.
+    let calls = message.tool_calls();
     let mut failed = Vec::new();
     for c in incomplete {
         message.content.push(ContentBlock::ToolUse {
@@ -225,7 +228,6 @@ fn split_calls(
             )),
         ));
     }
-    let calls = message.tool_calls();
     (message, calls, failed)
 }
 

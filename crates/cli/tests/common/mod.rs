@@ -1,0 +1,163 @@
+//! Shared fixtures for tests that run the real `tern` binary against
+//! `tern-mock-llm` over HTTP on 127.0.0.1, with TERN_HOME in a temp dir.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::Value;
+use tern_mock_llm::{MockServer, Script};
+
+/// Which wire format the binary speaks to the mock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+pub const BOTH: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
+
+pub struct Harness {
+    pub workspace: tempfile::TempDir,
+    pub home: tempfile::TempDir,
+    pub server: MockServer,
+    pub wire: Wire,
+}
+
+impl Harness {
+    pub async fn new(wire: Wire, script: &str) -> Self {
+        let script = Script::from_json(script).unwrap();
+        let server = MockServer::start(script, None).await.unwrap();
+        let home = tempfile::tempdir().unwrap();
+        // Fast retries in tests; the policy itself is unit-tested.
+        std::fs::write(home.path().join("config.toml"), "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n").unwrap();
+        Self { workspace: tempfile::tempdir().unwrap(), home, server, wire }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.workspace.path().join(rel)
+    }
+
+    /// A `tern` command aimed at the mock, with a clean environment.
+    pub fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"));
+        for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"] {
+            cmd.env_remove(var);
+        }
+        cmd.env("TERN_HOME", self.home.path()).current_dir(self.workspace.path());
+        match self.wire {
+            Wire::Anthropic => {
+                cmd.env("ANTHROPIC_API_KEY", "test-key")
+                    .args(["--provider", "anthropic", "--base-url"])
+                    .arg(self.server.url());
+            }
+            Wire::OpenAi => {
+                cmd.env("OPENAI_API_KEY", "test-key")
+                    .args(["--provider", "openai", "--base-url"])
+                    .arg(self.server.openai_url());
+            }
+        }
+        cmd.args(["--model", "mock"]).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.kill_on_drop(true);
+        cmd
+    }
+
+    pub async fn run(&self, args: &[&str]) -> Output {
+        let out = self.command(args).output().await.unwrap();
+        Output {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Bodies of the requests the mock received, in order.
+    pub fn bodies(&self) -> Vec<Value> {
+        self.server.requests().into_iter().map(|r| r.body).collect()
+    }
+
+    /// The text of every tool result in a request body, in either wire format.
+    pub fn tool_results(&self, body: &Value) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        for m in body["messages"].as_array().into_iter().flatten() {
+            match self.wire {
+                Wire::Anthropic => {
+                    for b in m["content"].as_array().into_iter().flatten() {
+                        if b["type"] == "tool_result" {
+                            let text: String = b["content"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .filter_map(|c| c["text"].as_str())
+                                .collect();
+                            out.push((text, b["is_error"].as_bool().unwrap_or(false)));
+                        }
+                    }
+                }
+                Wire::OpenAi => {
+                    if m["role"] == "tool" {
+                        let text = m["content"].as_str().unwrap_or_default().to_string();
+                        let is_error = text.starts_with("Error");
+                        out.push((text, is_error));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[derive(Debug)]
+pub struct Output {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// stdout parsed as JSON lines; panics (test failure) on a bad line.
+    pub fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+            .collect()
+    }
+
+    pub fn events_of_type(&self, ty: &str) -> Vec<Value> {
+        self.json_lines().into_iter().filter(|v| v["type"] == ty).collect()
+    }
+}
+
+/// Pids of processes whose command line contains `needle`.
+pub fn processes_matching(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let cmd = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmd.contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Wait (bounded) until no process matches `needle`; returns the survivors.
+pub async fn wait_gone(needle: &str) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let left = processes_matching(needle);
+        if left.is_empty() || std::time::Instant::now() > deadline {
+            return left;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+pub fn write(path: &Path, text: &str) {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}

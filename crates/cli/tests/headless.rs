@@ -1,0 +1,390 @@
+//! The real `tern -p` binary against `tern-mock-llm`, in both wire formats.
+
+mod common;
+
+use common::{BOTH, Harness, Wire, wait_gone, write};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+fn script(v: serde_json::Value) -> String {
+    v.to_string()
+}
+
+#[tokio::test]
+async fn tool_call_runs_and_its_output_reaches_the_next_request() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            &script(json!({"turns": [
+                {"text": "Reading.", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}},
+                                                      {"name": "bash", "arguments": {"command": "echo from-bash-$((40+2))"}}]},
+                {"text": "The notes say hello."}
+            ]})),
+        )
+        .await;
+        write(&h.path("notes.txt"), "hello\nworld\n");
+        let out = h.run(&["-p", "what do the notes say?"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} stderr: {}", out.stderr);
+        assert_eq!(out.stdout, "The notes say hello.\n");
+        let bodies = h.bodies();
+        assert_eq!(bodies.len(), 2, "{wire:?}");
+        let results = h.tool_results(&bodies[1]);
+        assert_eq!(results.len(), 2, "{wire:?}");
+        assert_eq!(results[0], ("     1\thello\n     2\tworld".to_string(), false), "{wire:?}");
+        assert!(results[1].0.contains("from-bash-42\n[Exit code: 0]"), "{wire:?}: {:?}", results[1]);
+        // The first request offers the tools and the system prompt names them.
+        let first = &bodies[0];
+        let tools: Vec<String> = first["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string())
+            .collect();
+        assert_eq!(tools, vec!["read", "bash"], "{wire:?}");
+        assert_eq!(first["stream"], true);
+    }
+}
+
+#[tokio::test]
+async fn requests_follow_each_wire_protocol() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    assert_eq!(h.run(&["-p", "hi"]).await.code, Some(0));
+    let r = &h.server.requests()[0];
+    assert_eq!(r.path, "/v1/messages");
+    assert_eq!(r.headers.get("x-api-key").map(String::as_str), Some("test-key"));
+    assert_eq!(r.headers.get("anthropic-version").map(String::as_str), Some("2023-06-01"));
+    assert!(r.body["max_tokens"].as_u64().unwrap() > 0);
+    assert!(r.body["system"][0]["text"].as_str().unwrap().contains("# Available tools"));
+    assert_eq!(
+        r.body["messages"],
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}])
+    );
+
+    let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"ok"}]}"#).await;
+    assert_eq!(h.run(&["-p", "hi"]).await.code, Some(0));
+    let r = &h.server.requests()[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.headers.get("authorization").map(String::as_str), Some("Bearer test-key"));
+    assert_eq!(r.body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(r.body["messages"][0]["role"], "system");
+    assert_eq!(r.body["messages"][1], json!({"role": "user", "content": "hi"}));
+}
+
+#[tokio::test]
+async fn malformed_tool_arguments_get_an_error_result_and_the_run_continues() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            &script(json!({"turns": [
+                {"tool_calls": [{"name": "read", "raw_arguments": "{\"path\": \"a.txt\""}]},
+                {"tool_calls": [{"name": "read", "arguments": {"path": 42}}]},
+                {"text": "recovered"}
+            ]})),
+        )
+        .await;
+        let out = h.run(&["-p", "go"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
+        assert_eq!(out.stdout, "recovered\n");
+        let bodies = h.bodies();
+        let first = h.tool_results(&bodies[1]);
+        assert_eq!(first.len(), 1);
+        assert!(first[0].1, "{wire:?} must be an error: {:?}", first[0]);
+        assert!(first[0].0.contains("not valid JSON"), "{wire:?}: {}", first[0].0);
+        let second = h.tool_results(&bodies[2]);
+        assert!(second[1].1 && second[1].0.contains("Invalid arguments for tool `read`"), "{wire:?}: {:?}", second[1]);
+        assert!(second[1].0.contains("/path"), "names the field: {}", second[1].0);
+    }
+}
+
+#[tokio::test]
+async fn rate_limit_is_retried_with_a_retry_event() {
+    for wire in BOTH {
+        let h = Harness::new(wire, r#"{"turns":[{"faults":[{"status":429,"retry_after":"0"}],"text":"after retry"}]}"#)
+            .await;
+        let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
+        let retries = out.events_of_type("retry");
+        assert_eq!(retries.len(), 1, "{wire:?}");
+        assert_eq!(retries[0]["attempt"], 2);
+        assert!(retries[0]["error"].as_str().unwrap().contains("429"));
+        assert_eq!(out.events_of_type("result")[0]["result"], "after retry");
+        assert_eq!(h.server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn unauthorized_fails_at_once_with_exit_1_and_a_clear_message() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            r#"{"turns":[{"faults":[{"status":401,"message":"invalid x-api-key","repeat":true}]}]}"#,
+        )
+        .await;
+        let out = h.run(&["-p", "hi"]).await;
+        assert_eq!(out.code, Some(1), "{wire:?}");
+        assert_eq!(out.stdout, "");
+        assert!(out.stderr.contains("HTTP 401"), "{}", out.stderr);
+        assert!(out.stderr.contains("invalid x-api-key"), "{}", out.stderr);
+        assert!(out.stderr.contains("check the API key"), "{}", out.stderr);
+        assert_eq!(h.server.requests().len(), 1, "401 is not retried");
+    }
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_retried_and_a_persistent_one_fails_cleanly() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            r#"{"turns":[{"faults":[{"cut_after_events":3}],"text":"a long enough answer to be split"}]}"#,
+        )
+        .await;
+        let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
+        let retry = &out.events_of_type("retry")[0];
+        assert!(retry["error"].as_str().unwrap().contains("ended before"), "{retry}");
+        assert_eq!(out.events_of_type("result")[0]["result"], "a long enough answer to be split");
+
+        let h =
+            Harness::new(wire, r#"{"turns":[{"faults":[{"cut_after_events":2,"repeat":true}],"text":"never whole"}]}"#)
+                .await;
+        let out = h.run(&["-p", "hi", "--output-format", "json"]).await;
+        assert_eq!(out.code, Some(1), "{wire:?}");
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+        let result = &out.json_lines()[0];
+        assert_eq!(result["is_error"], true);
+        assert_eq!(result["subtype"], "error_during_execution");
+        assert!(result["error"].as_str().unwrap().contains("ended before"), "{result}");
+        assert_eq!(h.server.requests().len(), 4, "default policy: 4 attempts");
+    }
+}
+
+#[tokio::test]
+async fn malformed_chunks_and_stream_errors_are_retried() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            r#"{"turns":[{"faults":[{"malformed_after_events":2},{"stream_error_after_events":3}],"text":"third time lucky"}]}"#,
+        )
+        .await;
+        let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
+        assert_eq!(out.events_of_type("retry").len(), 2);
+        assert_eq!(out.events_of_type("result")[0]["result"], "third time lucky");
+    }
+}
+
+#[tokio::test]
+async fn max_turns_is_honoured() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            r#"{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"true"}}]},{"tool_calls":[{"name":"bash","arguments":{"command":"true"}}]},{"text":"done"}]}"#,
+        )
+        .await;
+        let out = h.run(&["-p", "hi", "--max-turns", "2", "--output-format", "json"]).await;
+        assert_eq!(out.code, Some(1), "{wire:?}");
+        let r = &out.json_lines()[0];
+        assert_eq!(r["subtype"], "error_max_turns");
+        assert_eq!(r["num_turns"], 2);
+        assert_eq!(h.server.requests().len(), 2);
+        assert!(out.stderr.contains("--max-turns"), "{}", out.stderr);
+    }
+}
+
+#[tokio::test]
+async fn stream_json_is_one_object_per_line_from_init_to_result() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        r#"{"turns":[{"thinking":"hmm","text":"Let me check.","tool_calls":[{"name":"bash","arguments":{"command":"echo out"}}]},{"text":"Done."}]}"#,
+    )
+    .await;
+    let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let lines = out.json_lines();
+    assert_eq!(lines[0]["type"], "system");
+    assert_eq!(lines[0]["subtype"], "init");
+    assert_eq!(lines[0]["tools"], json!(["read", "bash"]));
+    assert_eq!(lines[0]["model"], "mock");
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    let mut kinds = types.clone();
+    kinds.dedup();
+    assert_eq!(
+        kinds,
+        vec![
+            "system",
+            "turn_start",
+            "thinking_delta",
+            "text_delta",
+            "assistant_message",
+            "tool_call_start",
+            "tool_execution_update",
+            "tool_execution_end",
+            "turn_end",
+            "turn_start",
+            "text_delta",
+            "assistant_message",
+            "turn_end",
+            "agent_end",
+            "result"
+        ]
+    );
+    let result = lines.last().unwrap();
+    for key in
+        ["result", "is_error", "num_turns", "duration_ms", "usage", "total_cost_usd", "session_id", "stop_reason"]
+    {
+        assert!(result.get(key).is_some(), "result lacks {key}: {result}");
+    }
+    assert_eq!(result["num_turns"], 2);
+    assert_eq!(result["stop_reason"], "completed");
+    assert_eq!(result["session_id"], lines[0]["session_id"]);
+    // The session log exists and holds the conversation.
+    let log = h.home.path().join("sessions").join(format!("{}.jsonl", result["session_id"].as_str().unwrap()));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.lines().any(|l| l.contains("\"tool_execution_end\"")), "{text}");
+}
+
+#[tokio::test]
+async fn json_output_is_one_result_object() {
+    let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"fine","usage":{"input_tokens":100,"output_tokens":7}}]}"#)
+        .await;
+    let out = h.run(&["-p", "hi", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0));
+    let lines = out.json_lines();
+    assert_eq!(lines.len(), 1);
+    let r = &lines[0];
+    assert_eq!(r["type"], "result");
+    assert_eq!(r["result"], "fine");
+    assert_eq!(r["is_error"], false);
+    assert_eq!(
+        r["usage"],
+        json!({"input_tokens": 100, "output_tokens": 7, "cache_read_tokens": 0, "cache_write_tokens": 0})
+    );
+}
+
+#[tokio::test]
+async fn prompt_from_stdin_and_usage_errors() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"piped ok"}]}"#).await;
+    let mut cmd = h.command(&["-p"]);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"prompt from a pipe").await.unwrap();
+    }
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "piped ok\n");
+    let body = &h.bodies()[0];
+    assert_eq!(body["messages"][0]["content"][0]["text"], "prompt from a pipe");
+
+    // Empty stdin (not a terminal): a usage error, not a hang.
+    let out = h.run(&["-p"]).await;
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("prompt is empty"), "{}", out.stderr);
+
+    // Bad flag value.
+    let out = h.run(&["-p", "x", "--output-format", "yaml"]).await;
+    assert_eq!(out.code, Some(2));
+}
+
+#[tokio::test]
+async fn missing_key_is_a_one_line_error_naming_the_variable() {
+    let home = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"))
+        .args(["-p", "hi", "--provider", "anthropic"])
+        .env("TERN_HOME", home.path())
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
+
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"))
+        .args(["-p", "hi", "--provider", "openai"])
+        .env("TERN_HOME", home.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_API_KEY"));
+}
+
+#[tokio::test]
+async fn bad_config_is_a_usage_error_naming_the_file() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"x"}]}"#).await;
+    write(&h.path(".tern/config.toml"), "max_turns = \"many\"\n");
+    let out = h.run(&["-p", "hi"]).await;
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains(".tern/config.toml"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn bash_timeout_leaves_no_process_behind() {
+    for wire in BOTH {
+        let marker = if wire == Wire::Anthropic { "4091.5" } else { "4092.5" };
+        let cmd = format!("sleep {marker} & sleep {marker}; echo never");
+        let h = Harness::new(
+            wire,
+            &script(json!({"turns": [
+                {"tool_calls": [{"name": "bash", "arguments": {"command": cmd, "timeout": 300}}]},
+                {"text": "it timed out"}
+            ]})),
+        )
+        .await;
+        let out = h.run(&["-p", "run it"]).await;
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let results = h.tool_results(&h.bodies()[1]);
+        assert!(results[0].0.contains("Timed out after 300 ms"), "{:?}", results[0]);
+        assert!(!results[0].0.contains("never"));
+        assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new());
+    }
+}
+
+#[tokio::test]
+async fn sigint_cancels_the_run_kills_tools_and_exits_130() {
+    use tokio::io::AsyncBufReadExt;
+    let marker = "4093.5";
+    let h = Harness::new(
+        Wire::Anthropic,
+        &script(json!({"turns": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": format!("echo started; sleep {marker} & sleep {marker}")}}]},
+            {"text": "unreachable"}
+        ]})),
+    )
+    .await;
+    let mut child = h.command(&["-p", "go", "--output-format", "stream-json"]).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let mut seen = Vec::new();
+    // Wait until the command has visibly started, then interrupt.
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let started = v["type"] == "tool_execution_update" && v["text"].as_str().unwrap_or("").contains("started");
+        seen.push(v);
+        if started {
+            break;
+        }
+    }
+    let pid = child.id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    while let Some(line) = lines.next_line().await.unwrap() {
+        seen.push(serde_json::from_str(&line).unwrap());
+    }
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let end = seen.iter().find(|v| v["type"] == "tool_execution_end").expect("tool end event");
+    assert!(end["content"][0]["text"].as_str().unwrap().contains("Interrupted"), "{end}");
+    let result = seen.last().unwrap();
+    assert_eq!(result["type"], "result");
+    assert_eq!(result["subtype"], "interrupted");
+    assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new());
+    assert_eq!(h.server.requests().len(), 1, "no request after the interrupt");
+}
