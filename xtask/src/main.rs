@@ -1,1 +1,109 @@
-fn main() {}
+//! `cargo xtask <demo|bench|ci>`: developer tasks.
+//!
+//! - `demo`: start the bundled mock model and run `tern -p` in the current
+//!   directory, showing a real bash + read round trip offline.
+//! - `bench`: measure startup, a two-turn headless run and per-turn harness
+//!   overhead of the release binary, each next to a baseline measured in the
+//!   same run.
+//! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
+
+mod bench;
+mod measure;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("demo") => demo(),
+        Some("bench") => bench::run(),
+        Some("ci") => ci(),
+        _ => {
+            eprintln!("usage: cargo xtask <demo|bench|ci>");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The workspace root (xtask's parent directory).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// `cargo build` the given packages in the given profile.
+pub fn cargo_build(release: bool, packages: &[&str]) -> anyhow::Result<PathBuf> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root()).arg("build").arg("--quiet");
+    if release {
+        cmd.arg("--release");
+    }
+    for p in packages {
+        cmd.args(["-p", p]);
+    }
+    let status = cmd.status().context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build failed");
+    }
+    Ok(root().join("target").join(if release { "release" } else { "debug" }))
+}
+
+fn demo() -> anyhow::Result<()> {
+    let bin = cargo_build(false, &["tern-cli"])?.join("tern");
+    let script_text = std::fs::read_to_string(root().join("assets/demo/script.json"))?;
+    let script = tern_mock_llm::Script::from_json(&script_text).map_err(anyhow::Error::msg)?;
+    let home = std::env::temp_dir().join(format!("tern-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&home)?;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let code = rt.block_on(async {
+        let server = tern_mock_llm::MockServer::start(script, None).await?;
+        eprintln!("demo: mock model listening on {} (Anthropic wire format)\n", server.url());
+        let prompt = "Give me a quick tour of this directory.";
+        eprintln!("$ tern -p \"{prompt}\" --verbose\n");
+        let status = tokio::process::Command::new(&bin)
+            .args(["-p", prompt, "--verbose", "--model", "mock", "--provider", "anthropic", "--base-url"])
+            .arg(server.url())
+            .env("ANTHROPIC_API_KEY", "demo-key-not-needed-by-the-mock")
+            .env("TERN_HOME", &home)
+            .status()
+            .await?;
+        anyhow::Ok(status.code().unwrap_or(1))
+    })?;
+    let _ = std::fs::remove_dir_all(&home);
+    std::process::exit(code);
+}
+
+/// fmt, clippy, doctests, then every other test with cargo-nextest (or
+/// `cargo test` where nextest is not installed), so that the test runner's
+/// own summary line is the last thing printed.
+fn ci() -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let has_nextest = Command::new(&cargo)
+        .args(["nextest", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let tests: &[&str] = if has_nextest {
+        &["nextest", "run", "--workspace", "--no-fail-fast"]
+    } else {
+        &["test", "--workspace", "--all-targets", "--no-fail-fast"]
+    };
+    let steps: [&[&str]; 4] = [
+        &["fmt", "--all", "--check"],
+        &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &["test", "--workspace", "--doc"],
+        tests,
+    ];
+    for args in steps {
+        eprintln!("ci: cargo {}", args.join(" "));
+        let status = Command::new(&cargo).current_dir(root()).args(args).status()?;
+        if !status.success() {
+            eprintln!("ci: `cargo {}` failed", args.join(" "));
+            std::process::exit(status.code().unwrap_or(1));
+        }
+    }
+    Ok(())
+}

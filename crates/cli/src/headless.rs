@@ -122,31 +122,44 @@ fn event_sink(format: OutputFormat, verbose: bool) -> EventSink {
     })
 }
 
-/// One-line progress on stderr for `--verbose`.
+/// Progress on stderr for `--verbose`: turns, the model's words between
+/// tool calls, each call and the head of its result.
 fn progress(e: &AgentEvent) {
-    let line = match e {
-        AgentEvent::TurnStart { turn } => format!("turn {turn}"),
+    let text = match e {
+        AgentEvent::TurnStart { turn } => format!("── turn {turn}"),
         AgentEvent::Retry(r) => format!("retry {}/{} in {} ms: {}", r.attempt, r.max_attempts, r.delay_ms, r.error),
+        AgentEvent::AssistantMessage { message, .. } if !message.tool_calls().is_empty() => {
+            let said = message.text();
+            if said.trim().is_empty() {
+                return;
+            }
+            format!("assistant: {}", said.trim())
+        }
         AgentEvent::ToolCallStart { name, input, .. } => {
             let args = input.to_string();
             let short: String = args.chars().take(160).collect();
             format!("→ {name} {short}")
         }
         AgentEvent::ToolExecutionEnd { name, is_error, duration_ms, content, .. } => {
-            let first = content
+            let body: String = content
                 .iter()
-                .find_map(|c| match c {
-                    ToolResultContent::Text { text } => text.lines().last().map(str::to_string),
+                .filter_map(|c| match c {
+                    ToolResultContent::Text { text } => Some(text.as_str()),
                     ToolResultContent::Image { .. } => None,
                 })
-                .unwrap_or_default();
-            format!("{} {name} ({duration_ms} ms) {first}", if *is_error { "✗" } else { "✓" })
+                .collect();
+            let lines: Vec<&str> = body.lines().collect();
+            let mut shown: Vec<String> = lines.iter().take(8).map(|l| format!("  │ {l}")).collect();
+            if lines.len() > 8 {
+                shown.push(format!("  │ … {} more lines", lines.len() - 8));
+            }
+            format!("{} {name} ({duration_ms} ms)\n{}", if *is_error { "✗" } else { "✓" }, shown.join("\n"))
         }
         AgentEvent::Notice { message } => format!("notice: {message}"),
         AgentEvent::Error { message } => format!("error: {message}"),
         _ => return,
     };
-    eprintln!("tern: {line}");
+    eprintln!("{text}");
 }
 
 fn result_object(report: &RunReport, session_id: &str) -> Value {

@@ -1,5 +1,7 @@
 //! The real `tern -p` binary against `tern-mock-llm`, in both wire formats.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::{BOTH, Harness, Wire, wait_gone, write};

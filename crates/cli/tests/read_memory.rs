@@ -1,6 +1,8 @@
 //! Reading from the middle of a large file through the real binary stays
 //! within a small memory bound (peak RSS of the tern process, from wait4).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use std::io::Write;

@@ -67,7 +67,8 @@ pub enum AgentEvent {
         /// Model that answered, as the provider named it.
         model: String,
     },
-    /// A tool call is about to run (after validation and hooks).
+    /// A tool call was received; emitted for every call, before validation
+    /// and hooks, with the arguments as the model sent them.
     ToolCallStart {
         /// Call id.
         id: String,

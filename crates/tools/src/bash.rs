@@ -135,13 +135,22 @@ async fn run(
     updates: &UpdateSink,
 ) -> Result<ToolOutput, ToolError> {
     let started = Instant::now();
+    // One pipe for both stdout and stderr, as `2>&1` would do: the output
+    // keeps the order it was written in, and it is one byte stream, so a
+    // character split across reads is never cut by the other stream's bytes.
+    let (reader, writer) =
+        std::io::pipe().map_err(|e| ToolError::new(format!("bash: could not create the output pipe: {e}")))?;
+    let writer_err =
+        writer.try_clone().map_err(|e| ToolError::new(format!("bash: could not create the output pipe: {e}")))?;
+    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
+        .map_err(|e| ToolError::new(format!("bash: could not read the output pipe: {e}")))?;
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg("-c")
         .arg(command)
         .current_dir(&env.workspace)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(writer)
+        .stderr(writer_err)
         .process_group(0)
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
@@ -152,17 +161,14 @@ async fn run(
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::new(format!("bash: could not start `bash`: {e}. Is bash installed and on PATH?")))?;
+    // The command holds our copies of the write end; close them, or the pipe
+    // never reaches end-of-file.
+    drop(cmd);
     let Some(pgid) = child.id() else {
         return Err(ToolError::new("bash: the process exited before it could be tracked"));
     };
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
-    if let Some(out) = child.stdout.take() {
-        tokio::spawn(pump(out, tx.clone()));
-    }
-    if let Some(err) = child.stderr.take() {
-        tokio::spawn(pump(err, tx.clone()));
-    }
-    drop(tx);
+    tokio::spawn(pump(reader, tx));
     let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, spill);
     let mut decoder = Utf8Carry::default();
     let deadline = tokio::time::Instant::now() + timeout;

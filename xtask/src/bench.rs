@@ -1,0 +1,166 @@
+//! `cargo xtask bench`: every figure next to a baseline measured in the same
+//! run, on the release binary.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::Value;
+
+use crate::measure::{self, Sample, Stats};
+
+const STARTUP_RUNS: usize = 40;
+const HEADLESS_RUNS: usize = 20;
+
+struct Row {
+    what: String,
+    ours: String,
+    baseline: String,
+    target: String,
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn mb(kb: u64) -> String {
+    format!("{:.1} MB", kb as f64 / 1024.0)
+}
+
+fn ratio(a: Duration, b: Duration) -> String {
+    if b.is_zero() { "-".into() } else { format!("{:.2}×", a.as_secs_f64() / b.as_secs_f64()) }
+}
+
+fn repeat(n: usize, mut f: impl FnMut() -> anyhow::Result<Sample>) -> anyhow::Result<Vec<Sample>> {
+    (0..n).map(|_| f()).collect()
+}
+
+pub fn run() -> anyhow::Result<()> {
+    eprintln!("bench: building release binaries…");
+    let dir = crate::cargo_build(true, &["tern-cli"])?;
+    let tern = dir.join("tern");
+    let mut rows = Vec::new();
+
+    // 1. Startup: `tern --version` against the process-spawn floor (`true`).
+    let ours = measure::stats(&repeat(STARTUP_RUNS, || measure::run(Command::new(&tern).arg("--version")))?);
+    let floor = measure::stats(&repeat(STARTUP_RUNS, || measure::run(&mut Command::new("true")))?);
+    let git = measure::stats(&repeat(STARTUP_RUNS, || measure::run(Command::new("git").arg("--version")))?);
+    rows.push(Row {
+        what: "`tern --version` wall (median)".into(),
+        ours: ms(ours.median),
+        baseline: format!("`true` {} · `git --version` {}", ms(floor.median), ms(git.median)),
+        target: "≤ 5 ms".into(),
+    });
+    rows.push(Row {
+        what: "`tern --version` peak RSS".into(),
+        ours: mb(ours.max_rss_kb),
+        baseline: format!("`true` {} · `git --version` {}", mb(floor.max_rss_kb), mb(git.max_rss_kb)),
+        target: "≤ 8 MB".into(),
+    });
+
+    // 2. A two-turn headless run against the mock, and per-turn overhead.
+    let (run_stats, overhead, curl) = headless(&tern)?;
+    rows.push(Row {
+        what: "two-turn `tern -p` vs mock, wall (median)".into(),
+        ours: ms(run_stats.median),
+        baseline: format!("same 2 requests by `curl`: {} ({})", ms(curl.median), ratio(run_stats.median, curl.median)),
+        target: "≤ 60 ms".into(),
+    });
+    rows.push(Row {
+        what: "two-turn `tern -p` peak RSS".into(),
+        ours: mb(run_stats.max_rss_kb),
+        baseline: format!("`curl` {}", mb(curl.max_rss_kb)),
+        target: "≤ 25 MB".into(),
+    });
+    rows.push(Row {
+        what: "harness overhead per turn (median)".into(),
+        ours: ms(overhead),
+        baseline: "end of response 1 → start of request 2, minus tool time".into(),
+        target: "≤ 5 ms".into(),
+    });
+
+    println!("\n| measurement | tern | baseline (same run) | target |");
+    println!("|---|---|---|---|");
+    for r in rows {
+        println!("| {} | {} | {} | {} |", r.what, r.ours, r.baseline, r.target);
+    }
+    println!(
+        "\n{} startup runs, {} headless runs; machine: {} cores, {}",
+        STARTUP_RUNS,
+        HEADLESS_RUNS,
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        std::env::consts::ARCH
+    );
+    Ok(())
+}
+
+/// Run the two-turn conversation `HEADLESS_RUNS` times; return the run
+/// stats, the median overhead between turns, and the curl baseline.
+fn headless(tern: &Path) -> anyhow::Result<(Stats, Duration, Stats)> {
+    let script = tern_mock_llm::Script::from_json(
+        r#"{"turns":[
+            {"text":"Let me read it.","tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}]},
+            {"text":"It says hello."}
+        ]}"#,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
+    let work = tempdir("bench-work")?;
+    let home = tempdir("bench-home")?;
+    std::fs::write(work.join("notes.txt"), "hello\n")?;
+    let mut samples = Vec::new();
+    let mut overheads = Vec::new();
+    for _ in 0..HEADLESS_RUNS {
+        let before = server.requests().len();
+        let sample = measure::run(
+            Command::new(tern)
+                .args(["-p", "what do the notes say?", "--output-format", "stream-json", "--model", "mock"])
+                .args(["--provider", "anthropic", "--base-url"])
+                .arg(server.url())
+                .env("ANTHROPIC_API_KEY", "bench")
+                .env("TERN_HOME", &home)
+                .current_dir(&work),
+        )?;
+        let reqs = server.requests();
+        let [first, second] = [&reqs[before], &reqs[before + 1]];
+        let gap = second.received.duration_since(first.finished.context("first response never finished")?);
+        let tool_ms: u64 = sample
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "tool_execution_end")
+            .filter_map(|v| v["duration_ms"].as_u64())
+            .sum();
+        overheads.push(gap.saturating_sub(Duration::from_millis(tool_ms)));
+        samples.push(sample);
+    }
+    // Baseline: the same two request bodies sent by curl, one after the other.
+    let bodies: Vec<Value> = server.requests().iter().take(2).map(|r| r.body.clone()).collect();
+    let mut curl_samples = Vec::new();
+    for (i, b) in bodies.iter().enumerate() {
+        std::fs::write(work.join(format!("body{i}.json")), b.to_string())?;
+    }
+    let url = format!("{}/v1/messages", server.url());
+    for _ in 0..HEADLESS_RUNS {
+        curl_samples.push(measure::run(
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "curl -s -o /dev/null -H 'content-type: application/json' --data-binary @body0.json {url} && \
+                     curl -s -o /dev/null -H 'content-type: application/json' --data-binary @body1.json {url}"
+                ))
+                .current_dir(&work),
+        )?);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
+    Ok((measure::stats(&samples), measure::median(overheads), measure::stats(&curl_samples)))
+}
+
+fn tempdir(name: &str) -> anyhow::Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!("tern-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
