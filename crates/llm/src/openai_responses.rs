@@ -30,7 +30,7 @@ pub fn request_body(req: &ModelRequest) -> Value {
                 }
                 (_, ContentBlock::ToolUse { id, name, input: args }) => input
                     .push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": args.to_string()})),
-                (_, ContentBlock::ToolResult { tool_use_id, content, .. }) => {
+                (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
                     let text: String = content
                         .iter()
                         .map(|c| match c {
@@ -38,6 +38,8 @@ pub fn request_body(req: &ModelRequest) -> Value {
                             ToolResultContent::Image { .. } => "[image omitted]",
                         })
                         .collect();
+                    // The format has no error flag: say it in the text, as for Chat.
+                    let text = if *is_error && !text.starts_with("Error") { format!("Error: {text}") } else { text };
                     input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": text}));
                 }
                 _ => {}

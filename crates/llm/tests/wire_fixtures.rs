@@ -924,7 +924,7 @@ fn openai_responses_request_body() {
                 {"role": "user", "content": [{"type": "input_text", "text": "List the files."}]},
                 {"role": "assistant", "content": [{"type": "output_text", "text": "Listing them."}]},
                 {"type": "function_call", "call_id": "toolu_01A", "name": "ls", "arguments": "{\"path\":\"src\"}"},
-                {"type": "function_call_output", "call_id": "toolu_01A", "output": "no such directory: src"},
+                {"type": "function_call_output", "call_id": "toolu_01A", "output": "Error: no such directory: src"},
             ],
             "tools": [{
                 "type": "function",

@@ -21,9 +21,44 @@ pub fn signal_group(pgid: u32, signal: i32) -> bool {
     unsafe { libc::killpg(pgid, signal) == 0 }
 }
 
-/// Whether any process of the group is still alive (zombies included).
+/// Whether any process of the group is still running. On Linux, zombies do
+/// not count: where nothing reaps orphans (a container without an init),
+/// they would otherwise hold every kill for the full grace period.
 pub fn group_alive(pgid: u32) -> bool {
-    signal_group(pgid, 0)
+    if !signal_group(pgid, 0) {
+        return false;
+    }
+    match std::fs::read_dir("/proc") {
+        Ok(entries) => entries.flatten().any(|e| {
+            e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                && std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| running_in_group(&stat, pgid))
+        }),
+        Err(_) => true,
+    }
+}
+
+/// Parse `/proc/PID/stat`: `pid (comm) state ppid pgrp …`. The command name
+/// may hold spaces and parentheses, so fields are read after the last `)`.
+fn running_in_group(stat: &str, pgid: u32) -> bool {
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { return false };
+    let mut fields = rest.split_whitespace();
+    let state = fields.next();
+    let pgrp = fields.nth(1).and_then(|f| f.parse::<u32>().ok());
+    pgrp == Some(pgid) && !matches!(state, Some("Z" | "X"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_parsing_skips_zombies_and_odd_names() {
+        assert!(running_in_group("123 (sleep) S 1 777 777 0 -1", 777));
+        assert!(running_in_group("123 (a (b) c) R 1 777 777 0", 777));
+        assert!(!running_in_group("123 (sleep) Z 1 777 777 0", 777));
+        assert!(!running_in_group("123 (sleep) S 1 778 778 0", 777));
+        assert!(!running_in_group("garbage", 777));
+    }
 }
 
 /// Stop the group led by `child`: TERM to the group, wait for the leader up
