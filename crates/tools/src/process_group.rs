@@ -47,20 +47,6 @@ fn running_in_group(stat: &str, pgid: u32) -> bool {
     pgrp == Some(pgid) && !matches!(state, Some("Z" | "X"))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stat_parsing_skips_zombies_and_odd_names() {
-        assert!(running_in_group("123 (sleep) S 1 777 777 0 -1", 777));
-        assert!(running_in_group("123 (a (b) c) R 1 777 777 0", 777));
-        assert!(!running_in_group("123 (sleep) Z 1 777 777 0", 777));
-        assert!(!running_in_group("123 (sleep) S 1 778 778 0", 777));
-        assert!(!running_in_group("garbage", 777));
-    }
-}
-
 /// Stop the group led by `child`: TERM to the group, wait for the leader up
 /// to the grace period, then KILL whatever of the group remains, and reap
 /// the leader. Safe to call when everything already exited.
@@ -89,4 +75,18 @@ pub async fn reap_leftovers(pgid: u32) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     signal_group(pgid, libc::SIGKILL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_parsing_skips_zombies_and_odd_names() {
+        assert!(running_in_group("123 (sleep) S 1 777 777 0 -1", 777));
+        assert!(running_in_group("123 (a (b) c) R 1 777 777 0", 777));
+        assert!(!running_in_group("123 (sleep) Z 1 777 777 0", 777));
+        assert!(!running_in_group("123 (sleep) S 1 778 778 0", 777));
+        assert!(!running_in_group("garbage", 777));
+    }
 }
