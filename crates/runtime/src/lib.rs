@@ -111,7 +111,8 @@ impl Runtime {
             json!({"cwd": workspace.display().to_string(), "provider": provider.name, "model": provider.model,
                    "version": env!("CARGO_PKG_VERSION")}),
         )?;
-        let env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
+        let mut env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
+        env.image_input = model_info.image_input;
         let tools = tern_tools::builtin_tools(Arc::new(env));
         Ok(Self {
             workspace,

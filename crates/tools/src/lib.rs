@@ -41,6 +41,8 @@ pub struct ToolEnv {
     pub reads: ReadLedger,
     /// A PATH value for tool subprocesses, when it differs from ours.
     pub path_prepend: Option<OsString>,
+    /// Whether the model accepts image input (read sends images when true).
+    pub image_input: bool,
 }
 
 impl ToolEnv {
