@@ -53,6 +53,7 @@ impl ToolEnv {
             output_dir: output_dir.into(),
             reads: ReadLedger::default(),
             path_prepend: None,
+            image_input: false,
         }
     }
 }
