@@ -13,14 +13,19 @@ use crate::measure::{self, Sample, Stats};
 const STARTUP_RUNS: usize = 40;
 const HEADLESS_RUNS: usize = 20;
 
-struct Row {
-    what: String,
-    ours: String,
-    baseline: String,
-    target: String,
+/// One line of the results table.
+pub struct Row {
+    /// What was measured.
+    pub what: String,
+    /// Our figure.
+    pub ours: String,
+    /// The baseline measured in the same run.
+    pub baseline: String,
+    /// The figure we aim for.
+    pub target: String,
 }
 
-fn ms(d: Duration) -> String {
+pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
@@ -28,7 +33,7 @@ fn mb(kb: u64) -> String {
     format!("{:.1} MB", kb as f64 / 1024.0)
 }
 
-fn ratio(a: Duration, b: Duration) -> String {
+pub fn ratio(a: Duration, b: Duration) -> String {
     if b.is_zero() { "-".into() } else { format!("{:.2}×", a.as_secs_f64() / b.as_secs_f64()) }
 }
 
@@ -79,6 +84,10 @@ pub fn run() -> anyhow::Result<()> {
         baseline: "end of response 1 → start of request 2, minus tool time".into(),
         target: "≤ 5 ms".into(),
     });
+
+    // 3. Search tools against ripgrep on a large real tree.
+    rows.extend(crate::bench_search::rows()?);
+    rows.extend(crate::bench_tools::rows(&tern)?);
 
     println!("\n| measurement | tern | baseline (same run) | target |");
     println!("|---|---|---|---|");

@@ -8,6 +8,8 @@
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
+mod bench_search;
+mod bench_tools;
 mod measure;
 
 use std::path::{Path, PathBuf};
@@ -52,10 +54,14 @@ pub fn cargo_build(release: bool, packages: &[&str]) -> anyhow::Result<PathBuf> 
 
 fn demo() -> anyhow::Result<()> {
     let bin = cargo_build(false, &["tern-cli"])?.join("tern");
-    let script_text = std::fs::read_to_string(root().join("assets/demo/script.json"))?;
-    let script = tern_mock_llm::Script::from_json(&script_text).map_err(anyhow::Error::msg)?;
     let home = std::env::temp_dir().join(format!("tern-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&home)?;
+    let scratch = home.join("scratch");
+    std::fs::create_dir_all(&scratch)?;
+    std::fs::write(scratch.join("greet.py"), "def greet(name):\n    return \"Hello\"\n")?;
+    // The edit goes to a scratch file outside the current directory.
+    let script_text = std::fs::read_to_string(root().join("assets/demo/script.json"))?
+        .replace("{{SCRATCH}}", &scratch.display().to_string());
+    let script = tern_mock_llm::Script::from_json(&script_text).map_err(anyhow::Error::msg)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let code = rt.block_on(async {
         let server = tern_mock_llm::MockServer::start(script, None).await?;

@@ -23,10 +23,12 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<Sample> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
     let start = Instant::now();
     let mut child = cmd.spawn().with_context(|| format!("spawning {cmd:?}"))?;
-    let mut stdout = String::new();
+    // Bytes, then lossy: a command may print file contents that are not UTF-8.
+    let mut raw = Vec::new();
     if let Some(mut out) = child.stdout.take() {
-        out.read_to_string(&mut stdout)?;
+        out.read_to_end(&mut raw)?;
     }
+    let stdout = String::from_utf8_lossy(&raw).into_owned();
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: wait4 on our own child with a zeroed rusage out-parameter.

@@ -149,9 +149,9 @@ fn progress(e: &AgentEvent) {
                 })
                 .collect();
             let lines: Vec<&str> = body.lines().collect();
-            let mut shown: Vec<String> = lines.iter().take(8).map(|l| format!("  │ {l}")).collect();
-            if lines.len() > 8 {
-                shown.push(format!("  │ … {} more lines", lines.len() - 8));
+            let mut shown: Vec<String> = lines.iter().take(12).map(|l| format!("  │ {l}")).collect();
+            if lines.len() > 12 {
+                shown.push(format!("  │ … {} more lines", lines.len() - 12));
             }
             format!("{} {name} ({duration_ms} ms)\n{}", if *is_error { "✗" } else { "✓" }, shown.join("\n"))
         }

@@ -69,8 +69,20 @@ fn push_message(m: &Message, out: &mut Vec<Value>) {
                         let mut text = String::new();
                         for c in content {
                             match c {
-                                ToolResultContent::Text { text: t } => text.push_str(t),
-                                ToolResultContent::Image { source } => result_images.push(image_url(source)),
+                                ToolResultContent::Text { text: t } => {
+                                    if !text.is_empty() {
+                                        text.push('\n');
+                                    }
+                                    text.push_str(t)
+                                }
+                                ToolResultContent::Image { source } => {
+                                    // Tool messages cannot carry images: they follow in a
+                                    // user message, each labelled with its call.
+                                    result_images.push(
+                                        json!({"type": "text", "text": format!("Image from tool call {tool_use_id}:")}),
+                                    );
+                                    result_images.push(image_url(source))
+                                }
                             }
                         }
                         if *is_error && !text.starts_with("Error") {

@@ -33,14 +33,31 @@ pub fn request_body(req: &ModelRequest) -> Value {
                 (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
                     let text: String = content
                         .iter()
-                        .map(|c| match c {
-                            ToolResultContent::Text { text } => text.as_str(),
-                            ToolResultContent::Image { .. } => "[image omitted]",
+                        .filter_map(|c| match c {
+                            ToolResultContent::Text { text } => Some(text.as_str()),
+                            ToolResultContent::Image { .. } => None,
                         })
-                        .collect();
+                        .collect::<Vec<_>>()
+                        .join("\n");
                     // The format has no error flag: say it in the text, as for Chat.
                     let text = if *is_error && !text.starts_with("Error") { format!("Error: {text}") } else { text };
-                    input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": text}));
+                    let images: Vec<Value> = content
+                        .iter()
+                        .filter_map(|c| match c {
+                            ToolResultContent::Image { source } => Some(json!({"type": "input_image",
+                                "image_url": format!("data:{};base64,{}", source.media_type, source.data)})),
+                            ToolResultContent::Text { .. } => None,
+                        })
+                        .collect();
+                    // Images travel as content parts of the output itself.
+                    let output = if images.is_empty() {
+                        Value::String(text)
+                    } else {
+                        let mut parts = vec![json!({"type": "input_text", "text": text})];
+                        parts.extend(images);
+                        Value::Array(parts)
+                    };
+                    input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": output}));
                 }
                 _ => {}
             }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Message, StopReason, ToolResultContent, Usage};
+use crate::{Message, StopReason, TodoItem, ToolResultContent, Usage};
 
 /// A provider request is being retried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -99,6 +99,11 @@ pub enum AgentEvent {
         details: Option<Value>,
         /// Wall time of the execution.
         duration_ms: u64,
+    },
+    /// The todo list changed (after a successful `todo_write`).
+    TodoUpdate {
+        /// The whole list, in order.
+        todos: Vec<TodoItem>,
     },
     /// The loop told the model something on its own (e.g. a cut reply).
     Notice {

@@ -14,10 +14,12 @@
 
 mod event;
 mod message;
+mod todo;
 mod tool;
 mod usage;
 
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
+pub use todo::{TodoItem, TodoStatus};
 pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolSource};
 pub use usage::{Usage, UsageTotals};

@@ -185,13 +185,31 @@ impl Runtime {
         let session = self.session.clone();
         let outer = events.clone();
         let sink: EventSink = Arc::new(move |e| {
+            let todos = todo_update(&e);
             session.record(&e);
             outer(e);
+            if let Some(todos) = todos {
+                session.record(&todos);
+                outer(todos);
+            }
         });
         self.session.append(&json!({"type": "user_message", "message": Message::user_text(prompt)}));
         let mut history = vec![Message::user_text(prompt)];
         let outcome = agent.run(&mut history, &sink, cancel).await;
         let cost_usd = outcome.responses.iter().map(|u| self.model_info.cost_usd(u)).sum();
         RunReport { outcome, cost_usd, duration_ms: started.elapsed().as_millis() as u64 }
+    }
+}
+
+/// A successful `todo_write` becomes a `todo_update` event carrying the list.
+fn todo_update(e: &tern_protocol::AgentEvent) -> Option<tern_protocol::AgentEvent> {
+    match e {
+        tern_protocol::AgentEvent::ToolExecutionEnd { name, is_error: false, details: Some(d), .. }
+            if name == "todo_write" =>
+        {
+            let todos = serde_json::from_value(d.get("todos")?.clone()).ok()?;
+            Some(tern_protocol::AgentEvent::TodoUpdate { todos })
+        }
+        _ => None,
     }
 }

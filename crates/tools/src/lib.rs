@@ -12,11 +12,23 @@
 //! ```
 
 pub mod bash;
+mod diff;
+pub mod edit;
+mod edit_match;
+mod file_guard;
+pub mod glob;
+pub mod grep;
+mod grep_page;
+mod image;
 mod ledger;
+pub mod ls;
 mod output_tail;
 mod paths;
 pub mod process_group;
 pub mod read;
+mod search_walk;
+pub mod todo;
+pub mod write;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -25,6 +37,8 @@ use std::sync::Arc;
 use tern_agent_loop::RuntimeTool;
 use tern_protocol::ToolSource;
 
+pub use diff::{DiffLine, Hunk};
+pub use file_guard::FileLocks;
 pub use ledger::{FileStamp, ReadLedger};
 pub use output_tail::{OutputTail, TailView, human_bytes};
 pub use paths::{display_path, resolve_path};
@@ -43,6 +57,8 @@ pub struct ToolEnv {
     pub path_prepend: Option<OsString>,
     /// Whether the model accepts image input (read sends images when true).
     pub image_input: bool,
+    /// Per-file locks for write and edit.
+    pub file_locks: FileLocks,
 }
 
 impl ToolEnv {
@@ -54,6 +70,7 @@ impl ToolEnv {
             reads: ReadLedger::default(),
             path_prepend: None,
             image_input: false,
+            file_locks: FileLocks::default(),
         }
     }
 }
@@ -62,6 +79,12 @@ impl ToolEnv {
 pub fn builtin_tools(env: Arc<ToolEnv>) -> Vec<RuntimeTool> {
     vec![
         RuntimeTool::new(read::definition(), Arc::new(read::ReadTool::new(env.clone())), ToolSource::Builtin),
-        RuntimeTool::new(bash::definition(), Arc::new(bash::BashTool::new(env)), ToolSource::Builtin),
+        RuntimeTool::new(write::definition(), Arc::new(write::WriteTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(edit::definition(), Arc::new(edit::EditTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(bash::definition(), Arc::new(bash::BashTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(grep::definition(), Arc::new(grep::GrepTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(glob::definition(), Arc::new(glob::GlobTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(ls::definition(), Arc::new(ls::LsTool::new(env.clone())), ToolSource::Builtin),
+        RuntimeTool::new(todo::definition(), Arc::new(todo::TodoTool::new()), ToolSource::Builtin),
     ]
 }

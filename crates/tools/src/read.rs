@@ -1,16 +1,23 @@
 //! `read {path, offset?, limit?}`: numbered lines of a text file, bounded by
-//! lines and bytes, streamed so that a huge file is never loaded whole.
+//! lines and bytes, streamed so that a huge file is never loaded whole; or an
+//! image (PNG, JPEG, GIF, WebP) for models that accept images.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 use std::sync::Arc;
 
+use base64::Engine;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tern_protocol::{ExecutionMode, ImageSource, ToolDefinition, ToolResultContent};
 use tokio_util::sync::CancellationToken;
 
+use crate::image::{
+    FittedImage, Frames, ImageFitError, ImageKind, ImageLimits, MAX_FILE_BYTES, fit_image, header_dimensions,
+};
 use crate::{FileStamp, ToolEnv, display_path, human_bytes, resolve_path};
 
 /// Lines returned by default.
@@ -25,12 +32,14 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "read".into(),
         description: format!(
-            "Read a text file. Returns numbered lines (`number<TAB>text`).\n\
+            "Read a file. Text comes back as numbered lines (`number<TAB>text`).\n\
              - `path`: relative to the workspace root, or absolute; `~` is your home.\n\
              - Returns at most {DEFAULT_LIMIT} lines or {} KB, whichever comes first; lines over {MAX_LINE_CHARS} characters are cut with a marker. When more remains, the result ends with the `offset` to continue from.\n\
              - `offset` is the 1-based line to start at; `limit` the number of lines. Read large files in ranges; find the range with grep first.\n\
-             - Binary files are refused. Reading a file is required before editing or overwriting it.",
-            MAX_BYTES / 1024
+             - Images (PNG, JPEG, GIF, WebP) come back as images when the model accepts them, scaled down to at most {} px a side; other binary files are refused.\n\
+             - Reading a file is required before editing or overwriting it.",
+            MAX_BYTES / 1024,
+            ImageLimits::default().max_side
         ),
         input_schema: json!({
             "type": "object",
@@ -42,7 +51,7 @@ pub fn definition() -> ToolDefinition {
             "required": ["path"],
             "additionalProperties": false
         }),
-        snippet: Some("read: numbered lines of a file, with offset/limit for large files".into()),
+        snippet: Some("read: numbered lines of a file, with offset/limit for large files; images as images".into()),
         execution_mode: ExecutionMode::Parallel,
     }
 }
@@ -120,6 +129,9 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
     let file = std::fs::File::open(&canonical).map_err(|e| ToolError::new(format!("Cannot open {shown}: {e}")))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    if let Some(kind) = ImageKind::sniff(head) {
+        return read_image(env, reader, kind, &canonical, &meta, &shown);
+    }
     if let Some(kind) = binary_kind(head) {
         return Err(ToolError::new(format!(
             "{shown} is a binary file ({kind}, {}); read shows text only. Inspect it with bash (e.g. `file {shown}`, `xxd {shown} | head`).",
@@ -161,6 +173,96 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
         ));
     }
     Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+}
+
+/// An image file: sent as an image when the model accepts images, otherwise
+/// described from its header. Both count as read for the write/edit guards:
+/// the model knows what the file is, and a guard demanding a read that never
+/// counts would leave it no way forward.
+fn read_image(
+    env: &ToolEnv,
+    reader: BufReader<File>,
+    kind: ImageKind,
+    canonical: &Path,
+    meta: &std::fs::Metadata,
+    shown: &str,
+) -> Result<ToolOutput, ToolError> {
+    let size = meta.len();
+    let image_error = |e: ImageFitError| {
+        let hint = match e {
+            ImageFitError::Corrupt { .. } => format!(" Inspect it with bash (e.g. `file {shown}`)."),
+            _ => String::new(),
+        };
+        ToolError::new(format!("Cannot read image {shown}: {e}.{hint}"))
+    };
+    if !env.image_input {
+        let (width, height) = header_dimensions(reader, kind).map_err(image_error)?;
+        env.reads.record(canonical, FileStamp::of(meta));
+        let text = format!(
+            "{shown} is an image ({}, {width}x{height}, {}). The current model does not accept image input, so read cannot show its pixels. If its content matters, ask the user what it shows or inspect it with tools in bash.",
+            kind.name(),
+            human_bytes(size)
+        );
+        let details = json!({"path": shown, "image": {"format": kind.name(), "width": width, "height": height, "bytes": size, "sent": false}});
+        return Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) });
+    }
+    let too_big = || {
+        ToolError::new(format!(
+            "{shown} is a {} image of {}; read loads images up to {}. Make a smaller copy with bash (e.g. ImageMagick `convert {shown} -resize 2000x2000 small.png`, or Python's PIL) and read that.",
+            kind.name(),
+            human_bytes(size),
+            human_bytes(MAX_FILE_BYTES)
+        ))
+    };
+    if size > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // `take` bounds the read even if the file grew since `metadata`.
+    reader
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    let fitted = fit_image(bytes, kind, &ImageLimits::default()).map_err(image_error)?;
+    env.reads.record(canonical, FileStamp::of(meta));
+    let details = json!({"path": shown, "image": {
+        "format": kind.name(), "width": fitted.width, "height": fitted.height, "bytes": size, "sent": true,
+        "media_type": fitted.kind.media_type(), "sent_width": fitted.sent_width, "sent_height": fitted.sent_height,
+        "sent_bytes": fitted.data.len(),
+    }});
+    let source = ImageSource {
+        media_type: fitted.kind.media_type().into(),
+        data: base64::engine::general_purpose::STANDARD.encode(&fitted.data),
+    };
+    Ok(ToolOutput {
+        content: vec![
+            ToolResultContent::text(image_caption(shown, kind, size, &fitted)),
+            ToolResultContent::Image { source },
+        ],
+        details: Some(details),
+    })
+}
+
+/// `Image: shot.png (PNG, 3000x1000, 1.2 MB), scaled to 2000x667.`
+fn image_caption(shown: &str, kind: ImageKind, size: u64, fitted: &FittedImage) -> String {
+    let mut text =
+        format!("Image: {shown} ({}, {}x{}, {})", kind.name(), fitted.width, fitted.height, human_bytes(size));
+    match fitted.frames {
+        Frames::Still => {}
+        Frames::Animated { count: Some(n) } => text.push_str(&format!(", animated ({n} frames): first frame shown")),
+        Frames::Animated { count: None } => text.push_str(", animated: first frame shown"),
+    }
+    if fitted.scaled() {
+        text.push_str(&format!(", scaled to {}x{}", fitted.sent_width, fitted.sent_height));
+    }
+    if fitted.kind != kind {
+        text.push_str(&format!(", sent as {}", fitted.kind.name()));
+    }
+    text.push('.');
+    text
 }
 
 /// What part of a file was read.
@@ -285,12 +387,10 @@ fn format_line(n: usize, bytes: &[u8], full_len: usize, max_chars: usize) -> Str
     out
 }
 
-/// Why a file's first bytes look binary, if they do.
+/// Why a file's first bytes look binary, if they do (images are recognised
+/// before this, by `ImageKind::sniff`).
 fn binary_kind(head: &[u8]) -> Option<&'static str> {
     let sig: &[(&[u8], &str)] = &[
-        (b"\x89PNG", "PNG image"),
-        (b"\xff\xd8\xff", "JPEG image"),
-        (b"GIF8", "GIF image"),
         (b"%PDF", "PDF document"),
         (b"\x7fELF", "ELF executable"),
         (b"PK\x03\x04", "zip archive"),
@@ -300,9 +400,6 @@ fn binary_kind(head: &[u8]) -> Option<&'static str> {
         if head.starts_with(magic) {
             return Some(kind);
         }
-    }
-    if head.len() >= 12 && &head[..4] == b"RIFF" && &head[8..12] == b"WEBP" {
-        return Some("WebP image");
     }
     let probe = &head[..head.len().min(8192)];
     probe.contains(&0).then_some("contains NUL bytes")
@@ -352,7 +449,7 @@ mod tests {
     fn crlf_is_hidden_and_binary_detected() {
         let w = window("a\r\nb\r\n", 1, 10, 1000);
         assert_eq!(w.text, "     1\ta\n     2\tb");
-        assert_eq!(binary_kind(b"\x89PNG\r\n"), Some("PNG image"));
+        assert_eq!(binary_kind(b"%PDF-1.7"), Some("PDF document"));
         assert_eq!(binary_kind(b"abc\0def"), Some("contains NUL bytes"));
         assert_eq!(binary_kind("héllo".as_bytes()), None);
     }

@@ -1,0 +1,96 @@
+//! End to end: the model reads, searches and edits through the real binary,
+//! and the files on disk are right.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{BOTH, Harness, Wire, write};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+#[tokio::test]
+async fn the_model_reads_greps_edits_and_the_file_on_disk_is_right() {
+    for wire in BOTH {
+        let h = Harness::new(
+            wire,
+            &json!({"turns": [
+                {"text": "Let me find it.", "tool_calls": [
+                    {"name": "grep", "arguments": {"pattern": "fn greet", "output_mode": "content"}},
+                    {"name": "read", "arguments": {"path": "src/lib.rs"}}
+                ]},
+                {"tool_calls": [{"name": "edit", "arguments": {
+                    "path": "src/lib.rs", "old_string": "\"Hello\"", "new_string": "\"Hello, world\""}}]},
+                {"tool_calls": [{"name": "write", "arguments": {"path": "notes/CHANGES.md", "content": "- greet says world\n"}}]},
+                {"text": "Done: greet now says hello to the world."}
+            ]})
+            .to_string(),
+        )
+        .await;
+        write(&h.path("src/lib.rs"), "pub fn greet() -> &'static str {\n    \"Hello\"\n}\n");
+        let out = h.run(&["-p", "make greet say hello world", "--output-format", "stream-json"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
+        assert_eq!(
+            std::fs::read_to_string(h.path("src/lib.rs")).unwrap(),
+            "pub fn greet() -> &'static str {\n    \"Hello, world\"\n}\n"
+        );
+        assert_eq!(std::fs::read_to_string(h.path("notes/CHANGES.md")).unwrap(), "- greet says world\n");
+        let bodies = h.bodies();
+        let first = h.tool_results(&bodies[1]);
+        assert_eq!(first[0], ("src/lib.rs:1:pub fn greet() -> &'static str {".to_string(), false), "{wire:?}");
+        let edit = h.tool_results(&bodies[2]).pop().unwrap();
+        assert!(!edit.1, "{wire:?}: {}", edit.0);
+        assert!(edit.0.contains("-    \"Hello\"\n+    \"Hello, world\""), "{wire:?}: {}", edit.0);
+        let ends = out.events_of_type("tool_execution_end");
+        let edit_end = ends.iter().find(|e| e["name"] == "edit").unwrap();
+        assert_eq!(edit_end["details"]["replacements"], 1);
+    }
+}
+
+#[tokio::test]
+async fn an_edit_without_a_read_is_refused_and_the_model_recovers() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "edit", "arguments": {"path": "a.txt", "old_string": "x", "new_string": "y"}}]},
+            {"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+            {"tool_calls": [{"name": "edit", "arguments": {"path": "a.txt", "old_string": "x", "new_string": "y"}}]},
+            {"text": "ok"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    write(&h.path("a.txt"), "x\n");
+    let out = h.run(&["-p", "change x to y"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let refused = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(refused.1 && refused.0.starts_with("Read a.txt before you edit it"), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "y\n");
+}
+
+#[tokio::test]
+async fn todo_write_emits_a_todo_update_event() {
+    let h = Harness::new(
+        Wire::OpenAi,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "todo_write", "arguments": {"todos": [
+                {"content": "Write the test", "status": "in_progress", "active_form": "Writing the test"},
+                {"content": "Fix the bug", "status": "pending", "active_form": "Fixing the bug"}
+            ]}}]},
+            {"text": "planned"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    let out = h.run(&["-p", "plan it", "--output-format", "stream-json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let updates = out.events_of_type("todo_update");
+    assert_eq!(updates.len(), 1);
+    assert_eq!(
+        updates[0]["todos"],
+        json!([
+            {"content": "Write the test", "status": "in_progress", "active_form": "Writing the test"},
+            {"content": "Fix the bug", "status": "pending", "active_form": "Fixing the bug"}
+        ])
+    );
+}

@@ -1,0 +1,231 @@
+//! `edit {path, old_string, new_string, replace_all?}` and the multi-edit
+//! form `{path, edits: [{old_string, new_string, replace_all?}]}`: exact
+//! replacements applied in order, all or nothing, keeping line endings and
+//! a BOM, guarded by read-first and unchanged-since checks.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tokio_util::sync::CancellationToken;
+
+use crate::ToolEnv;
+use crate::diff::{DiffSummary, diff_summary};
+use crate::edit_match::apply_edit;
+use crate::file_guard::{check_fresh, record_written, resolve_target, write_atomic};
+
+/// The tool's definition.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "edit".into(),
+        description: "Replace exact text in a file you have read.\n\
+             - `old_string` must match the file exactly (whitespace included) and only once, unless `replace_all` is true. Include enough surrounding lines to make it unique.\n\
+             - Several changes to one file: pass `edits: [{old_string, new_string, replace_all?}]` instead; they apply in order, and if any fails nothing is written.\n\
+             - Line endings (LF/CRLF) and a BOM are kept; write old/new text with plain newlines.\n\
+             - If the exact text is not found, a match that differs only in indentation, trailing spaces or typographic quotes is used when it is unique (the result says so); otherwise the error shows the most similar lines.\n\
+             - The file must have been read in this session and not changed since. Prefer edit to rewriting whole files with write."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to edit."},
+                "old_string": {"type": "string", "description": "Exact text to replace."},
+                "new_string": {"type": "string", "description": "Replacement text."},
+                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+                "edits": {
+                    "type": "array",
+                    "minItems": 1,
+                    "description": "Several replacements, applied in order, all or nothing (instead of old_string/new_string).",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "old_string": {"type": "string"},
+                            "new_string": {"type": "string"},
+                            "replace_all": {"type": "boolean"}
+                        },
+                        "required": ["old_string", "new_string"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+        snippet: Some("edit: replace exact text in a file (single or multi-edit, all or nothing), with a diff".into()),
+        execution_mode: ExecutionMode::Sequential,
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct OneEdit {
+    old_string: String,
+    new_string: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    old_string: Option<String>,
+    new_string: Option<String>,
+    #[serde(default)]
+    replace_all: bool,
+    edits: Option<Vec<OneEdit>>,
+}
+
+impl Args {
+    fn edits(self) -> Result<(String, Vec<OneEdit>), ToolError> {
+        match (self.edits, self.old_string, self.new_string) {
+            (Some(edits), None, None) => Ok((self.path, edits)),
+            (None, Some(old_string), Some(new_string)) => {
+                Ok((self.path, vec![OneEdit { old_string, new_string, replace_all: self.replace_all }]))
+            }
+            (Some(_), _, _) => Err(ToolError::new(
+                "edit: pass either `edits` or `old_string` + `new_string`, not both. Put every change in `edits`.",
+            )),
+            _ => Err(ToolError::new("edit: pass `old_string` and `new_string` (or an `edits` list).")),
+        }
+    }
+}
+
+/// The edit tool.
+pub struct EditTool {
+    env: Arc<ToolEnv>,
+}
+
+impl EditTool {
+    /// An edit tool for `env`.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+impl Tool for EditTool {
+    fn prepare_arguments(&self, mut input: Value) -> Value {
+        if let Some(obj) = input.as_object_mut()
+            && !obj.contains_key("path")
+            && let Some(p) = obj.remove("file_path")
+        {
+            obj.insert("path".into(), p);
+        }
+        input
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("edit: {e}")))?;
+            let (path, edits) = args.edits()?;
+            let target = resolve_target(&self.env, &path);
+            let _lock = self.env.file_locks.lock(&target.real).await;
+            let env = self.env.clone();
+            tokio::task::spawn_blocking(move || edit_file(&env, &target, &edits))
+                .await
+                .map_err(|e| ToolError::new(format!("edit: internal error: {e}")))?
+        })
+    }
+}
+
+/// How the file's text is stored on disk.
+struct Encoding {
+    bom: bool,
+    crlf: bool,
+}
+
+fn decode(bytes: Vec<u8>, shown: &str) -> Result<(String, Encoding), ToolError> {
+    let bom = bytes.starts_with(b"\xEF\xBB\xBF");
+    let body = if bom { bytes[3..].to_vec() } else { bytes };
+    let text = String::from_utf8(body).map_err(|e| {
+        ToolError::new(format!(
+            "{shown} is not UTF-8 text (invalid byte at offset {}); edit only changes UTF-8 files. Convert it first (e.g. with iconv via bash) or change it with bash.",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    // CRLF only when every line ends that way; mixed files are edited as they are.
+    let lf = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let crlf = lf > 0 && text.matches("\r\n").count() == lf;
+    let text = if crlf { text.replace("\r\n", "\n") } else { text };
+    Ok((text, Encoding { bom, crlf }))
+}
+
+fn encode(text: &str, enc: &Encoding) -> Vec<u8> {
+    let body = if enc.crlf { text.replace('\n', "\r\n") } else { text.to_string() };
+    let mut out = Vec::with_capacity(body.len() + 3);
+    if enc.bom {
+        out.extend_from_slice(b"\xEF\xBB\xBF");
+    }
+    out.extend_from_slice(body.as_bytes());
+    out
+}
+
+fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit]) -> Result<ToolOutput, ToolError> {
+    let shown = &target.shown;
+    let meta = match std::fs::metadata(&target.real) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::new(format!("{shown} does not exist. To create a file, use write.")));
+        }
+        Err(e) => return Err(ToolError::new(format!("Cannot edit {shown}: {e}"))),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::new(format!("{shown} is a directory, not a file.")));
+    }
+    check_fresh(env, target, &meta, "edit")?;
+    let bytes = std::fs::read(&target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    let (original, enc) = decode(bytes, shown)?;
+    let mut text = original.clone();
+    let mut replacements = 0;
+    let mut fallback = false;
+    for (i, e) in edits.iter().enumerate() {
+        let old = e.old_string.replace("\r\n", "\n");
+        let new = e.new_string.replace("\r\n", "\n");
+        match apply_edit(&text, &old, &new, e.replace_all, shown) {
+            Ok(a) => {
+                text = a.content;
+                replacements += a.replacements;
+                fallback |= a.fallback;
+            }
+            Err(err) if edits.len() > 1 => {
+                return Err(ToolError::new(format!(
+                    "Edit {} of {} failed, so no change was written to {shown}: {}",
+                    i + 1,
+                    edits.len(),
+                    err.0
+                )));
+            }
+            Err(err) => return Err(ToolError::new(err.0)),
+        }
+    }
+    write_atomic(&target.real, &encode(&text, &enc))
+        .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
+    record_written(env, &target.real);
+    let DiffSummary { unified, hunks, added, removed } = diff_summary(&original, &text, shown);
+    let mut msg = format!(
+        "Edited {shown}: {replacements} replacement{} (+{added} −{removed} lines).",
+        if replacements == 1 { "" } else { "s" }
+    );
+    if fallback {
+        msg.push_str(" Note: the exact text was not found; a unique match differing only in whitespace or quotes was used — check the diff.");
+    }
+    for n in &target.notes {
+        msg.push_str(&format!(" Note: {n}."));
+    }
+    msg.push('\n');
+    msg.push_str(&crate::diff::bounded(&unified));
+    Ok(ToolOutput {
+        content: vec![ToolResultContent::text(msg)],
+        details: Some(json!({
+            "path": shown, "replacements": replacements, "fallback": fallback,
+            "added": added, "removed": removed, "diff": unified, "hunks": hunks,
+        })),
+    })
+}

@@ -1,0 +1,178 @@
+//! What write and edit check before they change a file, and how they change
+//! it: the target resolved through symlinks, the read-first and
+//! unchanged-since guards, a per-file lock, and atomic replacement (temp file
+//! in the same directory, then rename) that keeps the file's permissions.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tern_agent_loop::ToolError;
+
+use crate::{FileStamp, ToolEnv, display_path, human_bytes, resolve_path};
+
+/// A path from the model, resolved.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The real path (symlinks resolved) that will be read and written.
+    pub real: PathBuf,
+    /// How the model should see it (workspace-relative when inside).
+    pub shown: String,
+    /// Notes worth telling the model: a symlink, a path outside the workspace.
+    pub notes: Vec<String>,
+}
+
+/// Resolve `raw` against the workspace and through symlinks (of the file, or
+/// of its nearest existing ancestor when it does not exist yet).
+pub fn resolve_target(env: &ToolEnv, raw: &str) -> Target {
+    let lexical = resolve_path(&env.workspace, raw);
+    let real = real_path(&lexical);
+    let workspace = std::fs::canonicalize(&env.workspace).unwrap_or_else(|_| env.workspace.clone());
+    let mut notes = Vec::new();
+    if real != lexical {
+        notes.push(format!(
+            "{} is a symlink (or under one); the real file is {}",
+            display_path(&env.workspace, &lexical),
+            real.display()
+        ));
+    }
+    if !real.starts_with(&workspace) {
+        notes.push(format!("{} is outside the workspace ({})", real.display(), workspace.display()));
+    }
+    let shown = display_path(&workspace, &real);
+    Target { real, shown, notes }
+}
+
+fn real_path(lexical: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(lexical) {
+        return p;
+    }
+    // Not there yet: resolve the nearest existing ancestor, keep the rest.
+    let mut rest = Vec::new();
+    let mut cur = lexical.to_path_buf();
+    while let Some(name) = cur.file_name().map(|n| n.to_os_string()) {
+        rest.push(name);
+        if !cur.pop() {
+            break;
+        }
+        if let Ok(base) = std::fs::canonicalize(&cur) {
+            return rest.iter().rev().fold(base, |p, n| p.join(n));
+        }
+    }
+    lexical.to_path_buf()
+}
+
+/// Refuse to change an existing file the model has not read, or one that
+/// changed on disk since it was read. `verb` is "overwrite" or "edit".
+pub fn check_fresh(env: &ToolEnv, target: &Target, meta: &std::fs::Metadata, verb: &str) -> Result<(), ToolError> {
+    let Some(seen) = env.reads.get(&target.real) else {
+        return Err(ToolError::new(format!(
+            "Read {} before you {verb} it: call read on it first, so that you change what is really there.",
+            target.shown
+        )));
+    };
+    let now = FileStamp::of(meta);
+    if seen != now {
+        let what = if seen.size != now.size {
+            format!("its size went from {} to {}", human_bytes(seen.size), human_bytes(now.size))
+        } else {
+            "its modification time changed".to_string()
+        };
+        return Err(ToolError::new(format!(
+            "{} changed on disk since you read it ({what}); something else modified it. Read it again, then redo the change on its current content.",
+            target.shown
+        )));
+    }
+    Ok(())
+}
+
+/// Per-file locks, so two changes of one file never interleave.
+#[derive(Debug, Default)]
+pub struct FileLocks {
+    inner: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl FileLocks {
+    /// Wait for exclusive use of `path`.
+    pub async fn lock(&self, path: &Path) -> tokio::sync::OwnedMutexGuard<()> {
+        let m = match self.inner.lock() {
+            Ok(mut map) => map.entry(path.to_path_buf()).or_default().clone(),
+            Err(_) => Arc::new(tokio::sync::Mutex::new(())),
+        };
+        m.lock_owned().await
+    }
+}
+
+/// Replace `path` with `bytes` atomically: write a temp file in the same
+/// directory, give it the old file's permissions, flush it to disk, rename it
+/// over. The original is untouched if anything fails.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tern-{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
+    let result = (|| {
+        let mut f = std::fs::File::options().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            f.set_permissions(meta.permissions())?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Record the file's new stamp after a change, so the next change of the
+/// same file needs no fresh read.
+pub fn record_written(env: &ToolEnv, path: &Path) {
+    if let Ok(meta) = std::fs::metadata(path) {
+        env.reads.record(path, FileStamp::of(&meta));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_keeps_permissions_and_leaves_no_temp() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.sh");
+        std::fs::write(&p, "old").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o755);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn failed_atomic_write_leaves_the_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing_dir = dir.path().join("nope/file.txt");
+        assert!(write_atomic(&missing_dir, b"x").is_err());
+    }
+
+    #[test]
+    fn targets_resolve_symlinks_and_flag_outside_paths() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), ws.path().join("link.txt")).unwrap();
+        let env = ToolEnv::new(std::fs::canonicalize(ws.path()).unwrap(), ws.path().join(".out"));
+        let t = resolve_target(&env, "link.txt");
+        assert_eq!(t.real, std::fs::canonicalize(outside.path().join("secret.txt")).unwrap());
+        assert_eq!(t.notes.len(), 2, "{:?}", t.notes);
+        assert!(t.notes[0].contains("symlink"));
+        assert!(t.notes[1].contains("outside the workspace"));
+        let t = resolve_target(&env, "new/dir/file.rs");
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
+        assert_eq!(t.shown, "new/dir/file.rs");
+    }
+}

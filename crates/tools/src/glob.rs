@@ -1,0 +1,215 @@
+//! `glob {pattern, path?}`: find files by name. `ignore` walks the tree in
+//! parallel (honouring .gitignore, .ignore and hidden files), `globset`
+//! matches each path relative to the search root, and the result lists the
+//! most recently modified files first, because those are usually the ones a
+//! task is about.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use futures::future::BoxFuture;
+use ignore::WalkState;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tokio_util::sync::CancellationToken;
+
+use crate::search_walk::{Hidden, PathKind, existing_path, glob_set, place, walker};
+use crate::{ToolEnv, display_path};
+
+/// Paths returned at most.
+pub const MAX_RESULTS: usize = 1000;
+
+/// The tool's definition.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "glob".into(),
+        description: format!(
+            "Find files by name with a glob pattern. Returns paths, most recently modified first.\n\
+             - `pattern`: e.g. `**/*.rs`, `src/**/test_*.py`, `*.{{json,toml}}`. Without `/` it matches file names at any depth; with `/` it matches the path relative to `path`.\n\
+             - `path`: the directory to search (default the workspace root).\n\
+             - Gitignored and hidden files are skipped; name a hidden directory in the pattern (`.github/**/*.yml`) to include it.\n\
+             - At most {MAX_RESULTS} paths; when cut, narrow the pattern or the path.\n\
+             - To search file contents use grep; to see a directory's layout use ls."
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob to match file paths against."},
+                "path": {"type": "string", "description": "Directory to search (default: workspace root)."}
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        }),
+        snippet: Some("glob: find files by name pattern, newest first".into()),
+        execution_mode: ExecutionMode::Parallel,
+    }
+}
+
+/// The tool's arguments.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GlobArgs {
+    /// The glob.
+    pub pattern: String,
+    /// Directory to search.
+    pub path: Option<String>,
+}
+
+/// The glob tool.
+pub struct GlobTool {
+    env: Arc<ToolEnv>,
+}
+
+impl GlobTool {
+    /// A glob tool searching `env.workspace`.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+impl Tool for GlobTool {
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        let env = self.env.clone();
+        Box::pin(async move {
+            let args: GlobArgs = serde_json::from_value(input).map_err(|e| ToolError::new(format!("glob: {e}")))?;
+            tokio::task::spawn_blocking(move || search(&env.workspace, &args, MAX_RESULTS, &cancel))
+                .await
+                .map_err(|e| ToolError::new(format!("glob: internal error: {e}")))?
+        })
+    }
+}
+
+/// Run one search synchronously, listing at most `max_results` paths (the
+/// tool passes [`MAX_RESULTS`]; a benchmark may pass `usize::MAX`).
+pub fn search(
+    workspace: &Path,
+    args: &GlobArgs,
+    max_results: usize,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let (root, shown_root, kind) = existing_path("glob", workspace, args.path.as_deref())?;
+    if kind == PathKind::File {
+        return Err(ToolError::new(format!(
+            "glob: {shown_root} is a file; `path` must be a directory to search in. \
+             Pass its directory as `path`, or read the file directly."
+        )));
+    }
+    let pattern = relative_pattern(&root, &args.pattern)?;
+    let set = glob_set([pattern.as_str()]).map_err(|e| {
+        ToolError::new(format!("glob: {e}. Patterns look like `**/*.rs`, `src/*.{{ts,tsx}}` or `docs/**/README.md`."))
+    })?;
+    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+    walker(&root, Hidden::for_patterns([pattern.as_str()])).build_parallel().run(|| {
+        let (set, root, found) = (&set, &root, &found);
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else { return WalkState::Continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            if set.is_match(rel) {
+                let mtime = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
+                if let Ok(mut f) = found.lock() {
+                    f.push((mtime, entry.into_path()));
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    if cancel.is_cancelled() {
+        return Err(ToolError::new("glob: interrupted by the user before the search finished."));
+    }
+    let mut found = found.into_inner().map_err(|_| ToolError::new("glob: internal error: a search thread panicked"))?;
+    let total = found.len();
+    if total == 0 {
+        return Ok(ToolOutput {
+            content: vec![ToolResultContent::text(format!(
+                "No files match `{}` in {}. Gitignored and hidden files are not searched; \
+                 try a broader pattern (e.g. `**/*name*`) or another path.",
+                args.pattern,
+                place(&shown_root)
+            ))],
+            details: Some(json!({"path": shown_root, "total": 0, "shown": 0})),
+        });
+    }
+    newest_first(&mut found);
+    found.truncate(max_results);
+    let lines: Vec<String> = found.iter().map(|(_, p)| display_path(workspace, p)).collect();
+    let mut text = lines.join("\n");
+    if total > found.len() {
+        text.push_str(&format!(
+            "\n[Showing the {} most recently modified of {total} matching files. \
+             Narrow the search with a more specific pattern or path.]",
+            found.len()
+        ));
+    }
+    Ok(ToolOutput {
+        content: vec![ToolResultContent::text(text)],
+        details: Some(
+            json!({"path": shown_root, "total": total, "shown": found.len(), "truncated": total > found.len()}),
+        ),
+    })
+}
+
+/// The pattern relative to the search root: an absolute pattern inside the
+/// root has the root stripped; one outside it is an error.
+fn relative_pattern(root: &Path, pattern: &str) -> Result<String, ToolError> {
+    let p = pattern.trim();
+    if p.is_empty() {
+        return Err(ToolError::new("glob: `pattern` is empty; pass a glob such as `**/*.rs`."));
+    }
+    if Path::new(p).is_absolute() {
+        let root_str = root.to_string_lossy();
+        let root_str = root_str.trim_end_matches('/');
+        return match p.strip_prefix(root_str).and_then(|rest| rest.strip_prefix('/')) {
+            Some(rest) if !rest.is_empty() => Ok(rest.to_string()),
+            _ => Err(ToolError::new(format!(
+                "glob: the pattern `{p}` is an absolute path outside the search directory {}. \
+                 Pass the directory to search as `path` and a relative pattern (e.g. `**/*.rs`).",
+                root.display()
+            ))),
+        };
+    }
+    Ok(p.to_string())
+}
+
+/// Most recently modified first; ties (and equal mtimes) by path.
+fn newest_first(found: &mut [(SystemTime, PathBuf)]) {
+    found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn newest_first_then_by_path() {
+        let t = |s| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        let mut v = vec![(t(1), PathBuf::from("b")), (t(5), PathBuf::from("z")), (t(1), PathBuf::from("a"))];
+        newest_first(&mut v);
+        let order: Vec<_> = v.iter().map(|(_, p)| p.display().to_string()).collect();
+        assert_eq!(order, ["z", "a", "b"]);
+    }
+
+    #[test]
+    fn absolute_patterns_become_relative_to_the_root() {
+        let root = Path::new("/repo");
+        assert_eq!(relative_pattern(root, "/repo/src/*.rs").unwrap(), "src/*.rs");
+        assert_eq!(relative_pattern(root, " **/*.rs ").unwrap(), "**/*.rs");
+        assert!(relative_pattern(root, "/elsewhere/*.rs").unwrap_err().message.contains("outside"));
+        assert!(relative_pattern(root, "/repository/*.rs").is_err());
+        assert!(relative_pattern(root, "  ").unwrap_err().message.contains("empty"));
+    }
+}

@@ -1,0 +1,146 @@
+//! What grep, glob and ls share about walking a tree: the ignore rules
+//! ripgrep applies (.gitignore, .ignore, hidden files, never `.git`), the
+//! glob rule "a pattern without `/` matches at any depth", and the errors
+//! for a path that is missing or of the wrong kind.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use ignore::WalkBuilder;
+use tern_agent_loop::ToolError;
+
+use crate::{display_path, resolve_path};
+
+/// Whether hidden entries (names starting with `.`) are walked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hidden {
+    /// Skip them, as ripgrep does by default.
+    Skip,
+    /// Walk them (a pattern named a hidden directory); `.git` is still skipped.
+    Include,
+}
+
+impl Hidden {
+    /// `Include` when any pattern names a hidden path segment (`.github/**`,
+    /// `**/.env`), so that asking for hidden files finds them.
+    pub fn for_patterns<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Self {
+        let names_hidden = patterns
+            .into_iter()
+            .any(|p| p.trim_start_matches('!').split('/').any(|seg| seg.starts_with('.') && seg != "." && seg != ".."));
+        if names_hidden { Hidden::Include } else { Hidden::Skip }
+    }
+}
+
+/// A walker over `root` with ripgrep's default filters: .gitignore (inside
+/// a git repository), .ignore, global git excludes, and hidden entries per
+/// `hidden`. `.git` directories are never entered.
+pub fn walker(root: &Path, hidden: Hidden) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder.hidden(hidden == Hidden::Skip);
+    if hidden == Hidden::Include {
+        builder.filter_entry(|e| !(e.depth() > 0 && e.file_name() == ".git"));
+    }
+    builder
+}
+
+/// The glob as matched against paths relative to the search root: a
+/// pattern without `/` matches a name at any depth (`*.rs` → `**/*.rs`), as
+/// in .gitignore and `rg -g`; a leading `./` or `/` anchors at the root.
+pub fn anchored_glob(pattern: &str) -> String {
+    let p = pattern.trim();
+    if let Some(rest) = p.strip_prefix("./") {
+        rest.to_string()
+    } else if let Some(rest) = p.strip_prefix('/') {
+        rest.to_string()
+    } else if p.contains('/') {
+        p.to_string()
+    } else {
+        format!("**/{p}")
+    }
+}
+
+/// Compile patterns (see [`anchored_glob`]) into one set where `*` does not
+/// cross `/`. The error names the pattern and says what is wrong with it.
+pub fn glob_set<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<GlobSet, String> {
+    let mut set = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = GlobBuilder::new(&anchored_glob(p))
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("invalid glob `{p}`: {}", e.kind()))?;
+        set.add(glob);
+    }
+    set.build().map_err(|e| e.to_string())
+}
+
+/// What a path from the model turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    /// A regular file (or anything that is not a directory).
+    File,
+    /// A directory.
+    Dir,
+}
+
+/// Resolve `raw` (default: the workspace root) and check that it exists.
+/// Returns the absolute path, how to show it, and its kind; a missing path is
+/// an error telling the model how to find the right one.
+pub fn existing_path(
+    tool: &str,
+    workspace: &Path,
+    raw: Option<&str>,
+) -> Result<(PathBuf, String, PathKind), ToolError> {
+    let raw = raw.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
+    let path = resolve_path(workspace, raw);
+    let shown = display_path(workspace, &path);
+    match std::fs::metadata(&path) {
+        Ok(m) => Ok((path, shown, if m.is_dir() { PathKind::Dir } else { PathKind::File })),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::new(format!(
+            "{tool}: path not found: {shown}. Relative paths start at the workspace root {}; \
+             use ls to see what is there, or glob to find a file by name.",
+            workspace.display()
+        ))),
+        Err(e) => Err(ToolError::new(format!("{tool}: cannot access {shown}: {e}"))),
+    }
+}
+
+/// How to name a searched path in a sentence: the root reads better as
+/// words than as `.`.
+pub fn place(shown: &str) -> &str {
+    if shown == "." { "the workspace root" } else { shown }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_without_slash_match_at_any_depth() {
+        assert_eq!(anchored_glob("*.rs"), "**/*.rs");
+        assert_eq!(anchored_glob("src/*.rs"), "src/*.rs");
+        assert_eq!(anchored_glob("./Cargo.toml"), "Cargo.toml");
+        assert_eq!(anchored_glob("/Cargo.toml"), "Cargo.toml");
+        let set = glob_set(["*.rs"]).unwrap();
+        assert!(set.is_match("a/b/c.rs"));
+        assert!(set.is_match("c.rs"));
+        let set = glob_set(["src/*.rs"]).unwrap();
+        assert!(set.is_match("src/lib.rs"));
+        assert!(!set.is_match("src/a/lib.rs"));
+        assert!(!set.is_match("x/src/lib.rs"));
+    }
+
+    #[test]
+    fn bad_glob_names_the_pattern() {
+        let err = glob_set(["a[b"]).unwrap_err();
+        assert!(err.starts_with("invalid glob `a[b`"), "{err}");
+    }
+
+    #[test]
+    fn hidden_segments_turn_hidden_walking_on() {
+        assert_eq!(Hidden::for_patterns([".github/**/*.yml"]), Hidden::Include);
+        assert_eq!(Hidden::for_patterns(["**/.env"]), Hidden::Include);
+        assert_eq!(Hidden::for_patterns(["!.git/**"]), Hidden::Include);
+        assert_eq!(Hidden::for_patterns(["./src/*.rs", "../x/*.rs"]), Hidden::Skip);
+        assert_eq!(Hidden::for_patterns(["*.rs"]), Hidden::Skip);
+    }
+}

@@ -1,0 +1,141 @@
+//! `write {path, content}`: create or overwrite a file atomically, keeping
+//! its permissions; overwriting needs a fresh read of the file.
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tokio_util::sync::CancellationToken;
+
+use crate::diff::diff_summary;
+use crate::file_guard::{Target, check_fresh, record_written, resolve_target, write_atomic};
+use crate::{ToolEnv, human_bytes};
+
+/// The tool's definition.
+pub fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "write".into(),
+        description: "Create a file, or replace a whole file, with `content`.\n\
+             - Parent directories are created. The write is atomic and keeps the file's permissions.\n\
+             - To overwrite an existing file you must have read it in this session, and it must not have changed since.\n\
+             - To change part of a file, use edit instead: it is safer and shows a diff."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File to write (relative to the workspace root, or absolute)."},
+                "content": {"type": "string", "description": "The complete new content."}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        }),
+        snippet: Some("write: create or overwrite a whole file (atomic; read it first to overwrite)".into()),
+        execution_mode: ExecutionMode::Sequential,
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+/// The write tool.
+pub struct WriteTool {
+    env: Arc<ToolEnv>,
+}
+
+impl WriteTool {
+    /// A write tool for `env`.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+impl Tool for WriteTool {
+    fn prepare_arguments(&self, mut input: Value) -> Value {
+        if let Some(obj) = input.as_object_mut()
+            && !obj.contains_key("path")
+            && let Some(p) = obj.remove("file_path")
+        {
+            obj.insert("path".into(), p);
+        }
+        input
+    }
+
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("write: {e}")))?;
+            let target = resolve_target(&self.env, &args.path);
+            let _lock = self.env.file_locks.lock(&target.real).await;
+            let env = self.env.clone();
+            tokio::task::spawn_blocking(move || write_file(&env, &target, &args.content))
+                .await
+                .map_err(|e| ToolError::new(format!("write: internal error: {e}")))?
+        })
+    }
+}
+
+fn count_lines(s: &str) -> usize {
+    if s.is_empty() { 0 } else { s.lines().count() }
+}
+
+fn lines_word(n: usize) -> String {
+    if n == 1 { "1 line".into() } else { format!("{n} lines") }
+}
+
+fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
+    let shown = &target.shown;
+    let previous = match std::fs::metadata(&target.real) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::new(format!("{shown} is a directory; give a file path inside it.")));
+        }
+        Ok(meta) => {
+            check_fresh(env, target, &meta, "overwrite")?;
+            // Kept for the diff; a non-UTF-8 original only gets a size note.
+            Some(std::fs::read(&target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ToolError::new(format!("Cannot write {shown}: {e}"))),
+    };
+    if let Some(dir) = target.real.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ToolError::new(format!("Cannot create the directory {}: {e}", dir.display())))?;
+    }
+    write_atomic(&target.real, content.as_bytes())
+        .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
+    record_written(env, &target.real);
+    let lines = count_lines(content);
+    let size = human_bytes(content.len() as u64);
+    let mut details = json!({"path": shown, "created": previous.is_none(), "lines": lines, "bytes": content.len()});
+    let mut msg = match &previous {
+        None => format!("Created {shown} ({}, {size}).", lines_word(lines)),
+        Some(old) => {
+            let old_text = String::from_utf8_lossy(old);
+            let d = diff_summary(&old_text, content, shown);
+            details["diff"] = json!(d.unified);
+            details["hunks"] = json!(d.hunks);
+            format!(
+                "Overwrote {shown} ({}, {size}; was {}, {}; +{} −{} lines).",
+                lines_word(lines),
+                lines_word(count_lines(&old_text)),
+                human_bytes(old.len() as u64),
+                d.added,
+                d.removed
+            )
+        }
+    };
+    for n in &target.notes {
+        msg.push_str(&format!(" Note: {n}."));
+    }
+    Ok(ToolOutput { content: vec![ToolResultContent::text(msg)], details: Some(details) })
+}

@@ -1,0 +1,153 @@
+//! Tool benchmarks through the real binary: peak RSS of `tern -p` while the
+//! model reads the middle of a 1 GB file, runs a command that prints 1 GB,
+//! and edits a 50 MB file — each next to a plain Unix command doing the same
+//! work in the same run.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::bench::Row;
+use crate::measure::{self, Sample};
+
+const GIB: u64 = 1 << 30;
+
+/// Run tern once against a one-tool script; return the sample and the
+/// tool's own duration from its `tool_execution_end` event.
+fn tern_with_tool(tern: &Path, work: &Path, home: &Path, call: Value) -> anyhow::Result<(Sample, Duration, String)> {
+    let script =
+        tern_mock_llm::Script::from_json(&json!({"turns": [{"tool_calls": [call]}, {"text": "done"}]}).to_string())
+            .map_err(anyhow::Error::msg)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
+    let sample = measure::run(
+        Command::new(tern)
+            .args(["-p", "bench", "--output-format", "stream-json", "--model", "mock", "--provider", "anthropic"])
+            .arg("--base-url")
+            .arg(server.url())
+            .env("ANTHROPIC_API_KEY", "bench")
+            .env("TERN_HOME", home)
+            .current_dir(work),
+    )?;
+    let end = sample
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "tool_execution_end")
+        .unwrap_or(Value::Null);
+    let tool = Duration::from_millis(end["duration_ms"].as_u64().unwrap_or(0));
+    let first_text = end["content"][0]["text"].as_str().unwrap_or_default().chars().take(120).collect();
+    Ok((sample, tool, first_text))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn mb(kb: u64) -> String {
+    format!("{:.1} MB", kb as f64 / 1024.0)
+}
+
+/// Make a file of `lines` numbered lines of ~100 bytes, once.
+fn ensure_lines_file(path: &Path, lines: u64) -> anyhow::Result<()> {
+    if path.exists() {
+        return Ok(());
+    }
+    use std::io::Write;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    for i in 0..lines {
+        writeln!(
+            w,
+            "{i:012} the quick brown fox jumps over the lazy dog; the five boxing wizards jump quickly ......"
+        )?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
+    let data = crate::root().join("target/bench-data");
+    std::fs::create_dir_all(&data)?;
+    let home = data.join("home");
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home)?;
+    let mut rows = Vec::new();
+
+    // read: 2000 lines from the middle of a 1 GB file.
+    let lines = GIB / 100;
+    eprintln!("bench: preparing a 1 GB file…");
+    ensure_lines_file(&data.join("big.txt"), lines)?;
+    let mid = lines / 2;
+    let (s, tool, _) = tern_with_tool(
+        tern,
+        &data,
+        &home,
+        json!({"name": "read", "arguments": {"path": "big.txt", "offset": mid, "limit": 2000}}),
+    )?;
+    let sed = measure::run(
+        Command::new("sed").arg("-n").arg(format!("{mid},{}p;{}q", mid + 1999, mid + 1999)).arg(data.join("big.txt")),
+    )?;
+    rows.push(Row {
+        what: "read 2000 lines from the middle of a 1 GB file: tern peak RSS".into(),
+        ours: format!("{} (tool {})", mb(s.max_rss_kb), ms(tool)),
+        baseline: format!("`sed -n` {} ({}; stops at the range, no line count)", mb(sed.max_rss_kb), ms(sed.wall)),
+        target: "≤ 20 MB".into(),
+    });
+
+    // bash: a command printing 1 GB.
+    let cmd = "yes 'a line of output that is about sixty bytes long ..........' | head -c 1073741824";
+    let (s, tool, _) =
+        tern_with_tool(tern, &data, &home, json!({"name": "bash", "arguments": {"command": cmd, "timeout": 600000}}))?;
+    let plain = measure::run(Command::new("bash").arg("-c").arg(format!("{cmd} > /dev/null")))?;
+    let gbps = |d: Duration| if d.is_zero() { 0.0 } else { 1.0 / d.as_secs_f64() };
+    rows.push(Row {
+        what: "bash streaming 1 GB of output: tern peak RSS, throughput".into(),
+        ours: format!("{} · {:.2} GB/s ({})", mb(s.max_rss_kb), gbps(tool), ms(tool)),
+        baseline: format!("same command > /dev/null: {:.2} GB/s ({})", gbps(plain.wall), ms(plain.wall)),
+        target: "≤ 50 MB".into(),
+    });
+
+    // edit: one replacement in a 50 MB file (read first, as the guard requires).
+    let edit_file = data.join("edit.txt");
+    ensure_lines_file(&edit_file, 50 * 1024 * 1024 / 100)?;
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "edit.txt", "limit": 1}}]},
+        {"tool_calls": [{"name": "edit", "arguments": {"path": "edit.txt", "old_string": "000000262144 the quick", "new_string": "000000262144 THE QUICK"}}]},
+        {"text": "done"}
+    ]});
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = rt.block_on(tern_mock_llm::MockServer::start(
+        tern_mock_llm::Script::from_json(&script.to_string()).map_err(anyhow::Error::msg)?,
+        None,
+    ))?;
+    let s = measure::run(
+        Command::new(tern)
+            .args(["-p", "bench", "--output-format", "stream-json", "--model", "mock", "--provider", "anthropic"])
+            .arg("--base-url")
+            .arg(server.url())
+            .env("ANTHROPIC_API_KEY", "bench")
+            .env("TERN_HOME", &home)
+            .current_dir(&data),
+    )?;
+    let edit_ms = s
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "tool_execution_end" && v["name"] == "edit")
+        .find_map(|v| v["duration_ms"].as_u64())
+        .unwrap_or(0);
+    // Undo, so every run edits the same bytes.
+    let sed = measure::run(
+        Command::new("sed").args(["-i", "s/000000262144 THE QUICK/000000262144 the quick/"]).arg(&edit_file),
+    )?;
+    rows.push(Row {
+        what: "edit one line of a 50 MB file: tool time, tern peak RSS".into(),
+        ours: format!("{} · {}", ms(Duration::from_millis(edit_ms)), mb(s.max_rss_kb)),
+        baseline: format!("`sed -i` {} · {}", ms(sed.wall), mb(sed.max_rss_kb)),
+        target: "reported".into(),
+    });
+    let _ = std::fs::remove_dir_all(&home);
+    Ok(rows)
+}
