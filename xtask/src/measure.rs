@@ -1,10 +1,17 @@
 //! Running a command once and measuring its wall time and peak RSS.
 
-use std::io::Read;
+use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+
+/// Most stdout bytes kept per run.
+const MAX_KEPT: usize = 16 << 20;
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
 
 /// One measured run.
 #[derive(Debug, Clone)]
@@ -23,10 +30,20 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<Sample> {
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
     let start = Instant::now();
     let mut child = cmd.spawn().with_context(|| format!("spawning {cmd:?}"))?;
-    // Bytes, then lossy: a command may print file contents that are not UTF-8.
+    // Line by line, dropping streamed tool output (`tool_execution_update`
+    // events can carry gigabytes) so that this process stays small: a child's
+    // peak RSS counts what it shared with us before exec. Bytes, then lossy:
+    // a command may print file contents that are not UTF-8.
     let mut raw = Vec::new();
-    if let Some(mut out) = child.stdout.take() {
-        out.read_to_end(&mut raw)?;
+    if let Some(out) = child.stdout.take() {
+        let mut reader = std::io::BufReader::new(out);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line)? > 0 {
+            if !contains(&line, b"\"type\":\"tool_execution_update\"") && raw.len() < MAX_KEPT {
+                raw.extend_from_slice(&line);
+            }
+            line.clear();
+        }
     }
     let stdout = String::from_utf8_lossy(&raw).into_owned();
     let pid = child.id() as libc::pid_t;

@@ -99,7 +99,7 @@ impl Tool for BashTool {
         updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("bash: {e}")))?;
+            let args: Args = crate::tool_args::parse("bash", input)?;
             if args.command.trim().is_empty() {
                 return Err(ToolError::new("bash: `command` is empty; pass the command to run."));
             }

@@ -44,21 +44,29 @@ pub struct DiffSummary {
     pub removed: usize,
 }
 
-/// Diff `old` against `new` for the file shown as `name`.
+/// Lines of context around each change.
+const CONTEXT: usize = 3;
+
+/// Diff `old` against `new` for the file shown as `name`. The common
+/// prefix and suffix are cut off first (keeping the context lines), so the
+/// cost follows the size of the change, not of the file.
 pub fn diff_summary(old: &str, new: &str, name: &str) -> DiffSummary {
-    let diff = TextDiff::from_lines(old, new);
-    // git-style a/ b/ prefixes only for workspace-relative paths.
-    let (a, b) = if name.starts_with('/') {
-        (name.to_string(), name.to_string())
-    } else {
-        (format!("a/{name}"), format!("b/{name}"))
-    };
-    let unified = diff.unified_diff().context_radius(3).header(&a, &b).to_string();
+    let (skip, old_mid, new_mid) = trim_common(old, new);
+    let diff = TextDiff::from_lines(old_mid, new_mid);
     let mut hunks = Vec::new();
     let (mut added, mut removed) = (0, 0);
-    for group in diff.grouped_ops(3) {
+    let mut unified = String::new();
+    // git-style a/ b/ prefixes only for workspace-relative paths.
+    if name.starts_with('/') {
+        unified.push_str(&format!("--- {name}\n+++ {name}\n"));
+    } else {
+        unified.push_str(&format!("--- a/{name}\n+++ b/{name}\n"));
+    }
+    for group in diff.grouped_ops(CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
         let mut lines = Vec::new();
-        let (mut old_start, mut new_start) = (None, None);
         for op in &group {
             for change in diff.iter_changes(op) {
                 let tag = match change.tag() {
@@ -72,16 +80,69 @@ pub fn diff_summary(old: &str, new: &str, name: &str) -> DiffSummary {
                     }
                     ChangeTag::Equal => ' ',
                 };
-                let old = change.old_index().map(|i| i + 1);
-                let new = change.new_index().map(|i| i + 1);
-                old_start = old_start.or(old);
-                new_start = new_start.or(new);
-                lines.push(DiffLine { tag, old, new, text: change.value().trim_end_matches(['\n', '\r']).to_string() });
+                lines.push(DiffLine {
+                    tag,
+                    old: change.old_index().map(|i| i + 1 + skip),
+                    new: change.new_index().map(|i| i + 1 + skip),
+                    text: change.value().trim_end_matches(['\n', '\r']).to_string(),
+                });
             }
         }
-        hunks.push(Hunk { old_start: old_start.unwrap_or(0), new_start: new_start.unwrap_or(0), lines });
+        let start = |r: &std::ops::Range<usize>| if r.is_empty() { r.start + skip } else { r.start + skip + 1 };
+        unified.push_str(&format!(
+            "@@ -{},{} +{},{} @@\n",
+            start(&old_range),
+            old_range.len(),
+            start(&new_range),
+            new_range.len()
+        ));
+        for l in &lines {
+            unified.push(l.tag);
+            unified.push_str(&l.text);
+            unified.push('\n');
+        }
+        hunks.push(Hunk { old_start: start(&old_range), new_start: start(&new_range), lines });
+    }
+    if hunks.is_empty() {
+        unified.clear();
     }
     DiffSummary { unified, hunks, added, removed }
+}
+
+/// Cut the common prefix and suffix down to whole lines, keeping
+/// [`CONTEXT`] lines of each. Returns the lines skipped at the start and the
+/// two middles.
+fn trim_common<'a>(old: &'a str, new: &'a str) -> (usize, &'a str, &'a str) {
+    let (ob, nb) = (old.as_bytes(), new.as_bytes());
+    let prefix = ob.iter().zip(nb).take_while(|(a, b)| a == b).count();
+    // Start of the line holding the first difference, then CONTEXT lines up.
+    let mut start = ob[..prefix].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    for _ in 0..CONTEXT {
+        if start == 0 {
+            break;
+        }
+        start = ob[..start - 1].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    }
+    let max_suffix = (ob.len() - start).min(nb.len() - start);
+    let suffix = ob.iter().rev().zip(nb.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    // The suffix must begin at a line start; then keep CONTEXT lines of it.
+    let mut old_end = ob.len() - suffix;
+    if old_end > start && ob[old_end - 1] != b'\n' {
+        old_end = ob[old_end..].iter().position(|b| *b == b'\n').map_or(ob.len(), |i| old_end + i + 1);
+    }
+    for _ in 0..CONTEXT {
+        if old_end >= ob.len() {
+            break;
+        }
+        old_end = ob[old_end..].iter().position(|b| *b == b'\n').map_or(ob.len(), |i| old_end + i + 1);
+    }
+    let new_end = nb.len() - (ob.len() - old_end);
+    let skip = memchr::memchr_iter(b'\n', &ob[..start]).count();
+    // Boundaries sit just after a newline (or at the ends), so they are char boundaries.
+    match (old.get(start..old_end), new.get(start..new_end)) {
+        (Some(o), Some(n)) => (skip, o, n),
+        _ => (0, old, new),
+    }
 }
 
 /// The diff cut to [`MAX_DIFF_BYTES`] at a line boundary, with a notice.
@@ -111,6 +172,24 @@ mod tests {
         let tags: String = d.hunks[0].lines.iter().map(|l| l.tag).collect();
         assert_eq!(tags, " -+ +");
         assert_eq!(d.hunks[0].lines[2], DiffLine { tag: '+', old: None, new: Some(2), text: "B".into() });
+    }
+
+    #[test]
+    fn trimming_keeps_line_numbers_and_context() {
+        let old: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 500\n", "line five hundred\n");
+        let d = diff_summary(&old, &new, "big.txt");
+        assert_eq!(
+            d.unified,
+            "--- a/big.txt\n+++ b/big.txt\n@@ -497,7 +497,7 @@\n line 497\n line 498\n line 499\n-line 500\n+line five hundred\n line 501\n line 502\n line 503\n"
+        );
+        let d = diff_summary("a\n", "a\nb\n", "f");
+        assert_eq!(d.unified, "--- a/f\n+++ b/f\n@@ -1,1 +1,2 @@\n a\n+b\n");
+        let d = diff_summary("", "x\n", "f");
+        assert_eq!(d.unified, "--- a/f\n+++ b/f\n@@ -0,0 +1,1 @@\n+x\n");
+        assert_eq!(diff_summary("same\n", "same\n", "f").unified, "");
+        let d = diff_summary("é1\né2\n", "é1\néX\n", "f");
+        assert_eq!(d.hunks[0].lines.iter().map(|l| l.tag).collect::<String>(), " -+");
     }
 
     #[test]

@@ -106,12 +106,7 @@ impl EditTool {
 
 impl Tool for EditTool {
     fn prepare_arguments(&self, mut input: Value) -> Value {
-        if let Some(obj) = input.as_object_mut()
-            && !obj.contains_key("path")
-            && let Some(p) = obj.remove("file_path")
-        {
-            obj.insert("path".into(), p);
-        }
+        crate::tool_args::alias(&mut input, "file_path", "path");
         input
     }
 
@@ -123,7 +118,7 @@ impl Tool for EditTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("edit: {e}")))?;
+            let args: Args = crate::tool_args::parse("edit", input)?;
             let (path, edits) = args.edits()?;
             let target = resolve_target(&self.env, &path);
             let _lock = self.env.file_locks.lock(&target.real).await;

@@ -79,7 +79,7 @@ impl Tool for GlobTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         Box::pin(async move {
-            let args: GlobArgs = serde_json::from_value(input).map_err(|e| ToolError::new(format!("glob: {e}")))?;
+            let args: GlobArgs = crate::tool_args::parse("glob", input)?;
             tokio::task::spawn_blocking(move || search(&env.workspace, &args, MAX_RESULTS, &cancel))
                 .await
                 .map_err(|e| ToolError::new(format!("glob: internal error: {e}")))?

@@ -139,16 +139,8 @@ impl GrepTool {
 impl Tool for GrepTool {
     fn prepare_arguments(&self, mut input: Value) -> Value {
         // Models send numbers and booleans as strings now and then.
-        for key in ["-A", "-B", "-C", "head_limit", "offset"] {
-            if let Some(n) = input.get(key).and_then(Value::as_str).and_then(|s| s.trim().parse::<u64>().ok()) {
-                input[key] = json!(n);
-            }
-        }
-        for key in ["-i", "-n", "multiline"] {
-            if let Some(b) = input.get(key).and_then(Value::as_str).and_then(|s| s.trim().parse::<bool>().ok()) {
-                input[key] = json!(b);
-            }
-        }
+        crate::tool_args::numbers_from_strings(&mut input, &["-A", "-B", "-C", "head_limit", "offset"]);
+        crate::tool_args::bools_from_strings(&mut input, &["-i", "-n", "multiline"]);
         input
     }
 
@@ -161,7 +153,7 @@ impl Tool for GrepTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         Box::pin(async move {
-            let args: GrepArgs = serde_json::from_value(input).map_err(|e| ToolError::new(format!("grep: {e}")))?;
+            let args: GrepArgs = crate::tool_args::parse("grep", input)?;
             tokio::task::spawn_blocking(move || search(&env.workspace, &args, MAX_BYTES, &cancel))
                 .await
                 .map_err(|e| ToolError::new(format!("grep: internal error: {e}")))?

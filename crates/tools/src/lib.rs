@@ -28,6 +28,7 @@ pub mod process_group;
 pub mod read;
 mod search_walk;
 pub mod todo;
+mod tool_args;
 pub mod write;
 
 use std::ffi::OsString;

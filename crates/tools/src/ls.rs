@@ -92,7 +92,7 @@ impl Tool for LsTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         Box::pin(async move {
-            let args: LsArgs = serde_json::from_value(input).map_err(|e| ToolError::new(format!("ls: {e}")))?;
+            let args: LsArgs = crate::tool_args::parse("ls", input)?;
             tokio::task::spawn_blocking(move || list(&env.workspace, &args, MAX_ENTRIES, &cancel))
                 .await
                 .map_err(|e| ToolError::new(format!("ls: internal error: {e}")))?

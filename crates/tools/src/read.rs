@@ -78,17 +78,8 @@ impl ReadTool {
 impl Tool for ReadTool {
     fn prepare_arguments(&self, mut input: Value) -> Value {
         // Accept numbers sent as strings, and `file_path` (another agents' name).
-        for key in ["offset", "limit"] {
-            if let Some(n) = input.get(key).and_then(Value::as_str).and_then(|s| s.trim().parse::<u64>().ok()) {
-                input[key] = json!(n);
-            }
-        }
-        if let Some(obj) = input.as_object_mut()
-            && !obj.contains_key("path")
-            && let Some(p) = obj.remove("file_path")
-        {
-            obj.insert("path".into(), p);
-        }
+        crate::tool_args::numbers_from_strings(&mut input, &["offset", "limit"]);
+        crate::tool_args::alias(&mut input, "file_path", "path");
         input
     }
 
@@ -101,7 +92,7 @@ impl Tool for ReadTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         Box::pin(async move {
-            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("read: {e}")))?;
+            let args: Args = crate::tool_args::parse("read", input)?;
             tokio::task::spawn_blocking(move || read_file(&env, &args))
                 .await
                 .map_err(|e| ToolError::new(format!("read: internal error: {e}")))?

@@ -134,7 +134,7 @@ impl Tool for TodoTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("todo_write: {e}")))?;
+            let args: Args = crate::tool_args::parse("todo_write", input)?;
             validate(&args.todos).map_err(|e| ToolError::new(format!("todo_write: {e} The list was not changed.")))?;
             let text = render(&args.todos);
             if let Ok(mut l) = self.list.lock() {

@@ -57,12 +57,7 @@ impl WriteTool {
 
 impl Tool for WriteTool {
     fn prepare_arguments(&self, mut input: Value) -> Value {
-        if let Some(obj) = input.as_object_mut()
-            && !obj.contains_key("path")
-            && let Some(p) = obj.remove("file_path")
-        {
-            obj.insert("path".into(), p);
-        }
+        crate::tool_args::alias(&mut input, "file_path", "path");
         input
     }
 
@@ -74,7 +69,7 @@ impl Tool for WriteTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let args: Args = serde_json::from_value(input).map_err(|e| ToolError::new(format!("write: {e}")))?;
+            let args: Args = crate::tool_args::parse("write", input)?;
             let target = resolve_target(&self.env, &args.path);
             let _lock = self.env.file_locks.lock(&target.real).await;
             let env = self.env.clone();
