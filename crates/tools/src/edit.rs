@@ -123,9 +123,7 @@ impl Tool for EditTool {
             let target = resolve_target(&self.env, &path);
             let _lock = self.env.file_locks.lock(&target.real).await;
             let env = self.env.clone();
-            tokio::task::spawn_blocking(move || edit_file(&env, &target, &edits))
-                .await
-                .map_err(|e| ToolError::new(format!("edit: internal error: {e}")))?
+            crate::tool_args::blocking("edit", move || edit_file(&env, &target, &edits)).await
         })
     }
 }
@@ -153,12 +151,16 @@ fn decode(bytes: Vec<u8>, shown: &str) -> Result<(String, Encoding), ToolError> 
 }
 
 fn encode(text: &str, enc: &Encoding) -> Vec<u8> {
-    let body = if enc.crlf { text.replace('\n', "\r\n") } else { text.to_string() };
-    let mut out = Vec::with_capacity(body.len() + 3);
+    let mut out = Vec::with_capacity(text.len() + 3);
     if enc.bom {
         out.extend_from_slice(b"\xEF\xBB\xBF");
     }
-    out.extend_from_slice(body.as_bytes());
+    if enc.crlf {
+        out.extend_from_slice(text.replace('\n', "\r\n").as_bytes());
+    } else {
+        // No intermediate copy: for a large file that is one copy fewer.
+        out.extend_from_slice(text.as_bytes());
+    }
     out
 }
 

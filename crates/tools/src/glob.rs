@@ -80,9 +80,7 @@ impl Tool for GlobTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: GlobArgs = crate::tool_args::parse("glob", input)?;
-            tokio::task::spawn_blocking(move || search(&env.workspace, &args, MAX_RESULTS, &cancel))
-                .await
-                .map_err(|e| ToolError::new(format!("glob: internal error: {e}")))?
+            crate::tool_args::blocking("glob", move || search(&env.workspace, &args, MAX_RESULTS, &cancel)).await
         })
     }
 }

@@ -154,9 +154,7 @@ impl Tool for GrepTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: GrepArgs = crate::tool_args::parse("grep", input)?;
-            tokio::task::spawn_blocking(move || search(&env.workspace, &args, MAX_BYTES, &cancel))
-                .await
-                .map_err(|e| ToolError::new(format!("grep: internal error: {e}")))?
+            crate::tool_args::blocking("grep", move || search(&env.workspace, &args, MAX_BYTES, &cancel)).await
         })
     }
 }

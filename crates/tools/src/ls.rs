@@ -93,9 +93,7 @@ impl Tool for LsTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: LsArgs = crate::tool_args::parse("ls", input)?;
-            tokio::task::spawn_blocking(move || list(&env.workspace, &args, MAX_ENTRIES, &cancel))
-                .await
-                .map_err(|e| ToolError::new(format!("ls: internal error: {e}")))?
+            crate::tool_args::blocking("ls", move || list(&env.workspace, &args, MAX_ENTRIES, &cancel)).await
         })
     }
 }

@@ -93,9 +93,7 @@ impl Tool for ReadTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: Args = crate::tool_args::parse("read", input)?;
-            tokio::task::spawn_blocking(move || read_file(&env, &args))
-                .await
-                .map_err(|e| ToolError::new(format!("read: internal error: {e}")))?
+            crate::tool_args::blocking("read", move || read_file(&env, &args)).await
         })
     }
 }

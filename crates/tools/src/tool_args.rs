@@ -5,7 +5,7 @@
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tern_agent_loop::ToolError;
+use tern_agent_loop::{ToolError, ToolOutput};
 
 /// Turn `"5"` into `5` for the given keys.
 pub fn numbers_from_strings(input: &mut Value, keys: &[&str]) {
@@ -38,6 +38,15 @@ pub fn alias(input: &mut Value, from: &str, to: &str) {
 /// Deserialize validated arguments; a failure names the tool.
 pub fn parse<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, ToolError> {
     serde_json::from_value(input).map_err(|e| ToolError::new(format!("{tool}: {e}")))
+}
+
+/// Run a tool's file-system work on the blocking pool; a panic or
+/// cancellation of that task becomes an error naming the tool.
+pub async fn blocking<F>(tool: &str, work: F) -> Result<ToolOutput, ToolError>
+where
+    F: FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::new(format!("{tool}: internal error: {e}")))?
 }
 
 #[cfg(test)]

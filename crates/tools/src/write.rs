@@ -73,9 +73,7 @@ impl Tool for WriteTool {
             let target = resolve_target(&self.env, &args.path);
             let _lock = self.env.file_locks.lock(&target.real).await;
             let env = self.env.clone();
-            tokio::task::spawn_blocking(move || write_file(&env, &target, &args.content))
-                .await
-                .map_err(|e| ToolError::new(format!("write: internal error: {e}")))?
+            crate::tool_args::blocking("write", move || write_file(&env, &target, &args.content)).await
         })
     }
 }
