@@ -43,7 +43,7 @@ fn repeat(n: usize, mut f: impl FnMut() -> anyhow::Result<Sample>) -> anyhow::Re
 
 pub fn run() -> anyhow::Result<()> {
     eprintln!("bench: building release binaries…");
-    let dir = crate::cargo_build(true, &["tern-cli"])?;
+    let dir = crate::cargo_build(true, &["tern-cli", "tern-test-mcp"])?;
     let tern = dir.join("tern");
     let mut rows = Vec::new();
 
@@ -88,6 +88,7 @@ pub fn run() -> anyhow::Result<()> {
     // 3. Search tools against ripgrep on a large real tree.
     rows.extend(crate::bench_search::rows()?);
     rows.extend(crate::bench_tools::rows(&tern)?);
+    rows.extend(crate::bench_mcp::rows(&tern, &dir.join("tern-test-mcp"))?);
 
     println!("\n| measurement | tern | baseline (same run) | target |");
     println!("|---|---|---|---|");

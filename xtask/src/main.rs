@@ -8,6 +8,7 @@
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
+mod bench_mcp;
 mod bench_search;
 mod bench_tools;
 mod measure;
@@ -84,8 +85,32 @@ fn demo() -> anyhow::Result<()> {
 /// fmt, clippy, doctests, then every other test with cargo-nextest (or
 /// `cargo test` where nextest is not installed), so that the test runner's
 /// own summary line is the last thing printed.
+/// Install the reference MCP servers the tests talk to (pinned in
+/// support/mcp-servers/package-lock.json) unless they are already there.
+fn install_mcp_servers() -> anyhow::Result<()> {
+    let dir = root().join("support").join("mcp-servers");
+    let marker = dir.join("node_modules").join(".package-lock.json");
+    let lock = dir.join("package-lock.json");
+    let fresh = match (std::fs::metadata(&marker).and_then(|m| m.modified()), std::fs::metadata(&lock)?.modified()) {
+        (Ok(installed), Ok(locked)) => installed >= locked,
+        _ => false,
+    };
+    if fresh {
+        return Ok(());
+    }
+    eprintln!("ci: npm ci --prefix support/mcp-servers");
+    let status = Command::new("npm")
+        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir)
+        .status()
+        .map_err(|e| anyhow::anyhow!("cannot run npm (install Node.js 20+): {e}"))?;
+    anyhow::ensure!(status.success(), "`npm ci --prefix support/mcp-servers` failed");
+    Ok(())
+}
+
 fn ci() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    install_mcp_servers()?;
     let has_nextest = Command::new(&cargo)
         .args(["nextest", "--version"])
         .stdout(std::process::Stdio::null())

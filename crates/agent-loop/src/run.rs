@@ -52,10 +52,25 @@ pub struct RunOutcome {
     pub error: Option<String>,
 }
 
+/// Supplies the tools of each request. The runtime's catalog implements it
+/// so the list can change between turns (tools activated by a search, an MCP
+/// server's list changing); a fixed `Vec<RuntimeTool>` is the simple case.
+pub trait TurnTools: Send + Sync {
+    /// The tools for the next request, in order. The calls of that request's
+    /// reply are resolved against the same list.
+    fn tools_for_turn(&self) -> Vec<RuntimeTool>;
+}
+
+impl TurnTools for Vec<RuntimeTool> {
+    fn tools_for_turn(&self) -> Vec<RuntimeTool> {
+        self.clone()
+    }
+}
+
 /// The loop with its provider, tools and hooks.
 pub struct AgentLoop {
     provider: Arc<dyn Provider>,
-    tools: Vec<RuntimeTool>,
+    tools: Arc<dyn TurnTools>,
     hooks: Arc<dyn Hooks>,
     config: LoopConfig,
 }
@@ -68,12 +83,22 @@ impl AgentLoop {
         hooks: Arc<dyn Hooks>,
         config: LoopConfig,
     ) -> Self {
+        Self { provider, tools: Arc::new(tools), hooks, config }
+    }
+
+    /// Assemble a loop whose tool list is asked for before every request.
+    pub fn with_turn_tools(
+        provider: Arc<dyn Provider>,
+        tools: Arc<dyn TurnTools>,
+        hooks: Arc<dyn Hooks>,
+        config: LoopConfig,
+    ) -> Self {
         Self { provider, tools, hooks, config }
     }
 
-    /// The tools offered to the model, in order.
-    pub fn tools(&self) -> &[RuntimeTool] {
-        &self.tools
+    /// The tools the next request would carry, in order.
+    pub fn tools(&self) -> Vec<RuntimeTool> {
+        self.tools.tools_for_turn()
     }
 
     /// Run until the model answers without tools, the turn limit, an error or
@@ -102,7 +127,8 @@ impl AgentLoop {
             outcome.turns += 1;
             let turn = outcome.turns;
             events(AgentEvent::TurnStart { turn });
-            let completion = match self.request(history, events, cancel).await {
+            let tools = self.tools.tools_for_turn();
+            let completion = match self.request(history, &tools, events, cancel).await {
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => {
                     events(AgentEvent::TurnEnd { turn });
@@ -139,7 +165,7 @@ impl AgentLoop {
                 events(AgentEvent::TurnEnd { turn });
                 return self.end(outcome, AgentStopReason::Completed, events);
             }
-            let mut results = execute_batch(&self.tools, &calls, self.hooks.as_ref(), events, cancel).await;
+            let mut results = execute_batch(&tools, &calls, self.hooks.as_ref(), events, cancel).await;
             let mut ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
             for (id, result) in failed {
                 ids.push(id);
@@ -162,6 +188,7 @@ impl AgentLoop {
     async fn request(
         &self,
         history: &[Message],
+        tools: &[RuntimeTool],
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<Completion, LlmError> {
@@ -171,7 +198,7 @@ impl AgentLoop {
             model: self.config.model.clone(),
             system: self.config.system.clone(),
             messages,
-            tools: self.tools.iter().map(|t| t.definition.clone()).collect(),
+            tools: tools.iter().map(|t| t.definition.clone()).collect(),
             max_tokens: self.config.max_tokens,
             thinking_budget: self.config.thinking_budget,
         };

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::{Value, json};
 use tern_agent_loop::EventSink;
 use tern_protocol::{AgentEvent, AgentStopReason, ToolResultContent};
-use tern_runtime::{RunReport, Runtime};
+use tern_runtime::RunReport;
 use tokio_util::sync::CancellationToken;
 
 use crate::{OutputFormat, exit};
@@ -24,33 +24,23 @@ pub struct Options {
 
 /// Run and return the exit code.
 pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -> u8 {
-    let runtime = match Runtime::new(overrides) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("tern: {e}");
-            return exit::USAGE;
-        }
-    };
-    for w in runtime.warnings() {
-        eprintln!("tern: warning: {w}");
-    }
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tern: cannot start the async runtime: {e}");
-            return exit::FAILED;
-        }
-    };
-    rt.block_on(async move {
+    crate::with_runtime(overrides, async move |runtime| {
         let cancel = CancellationToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));
         spawn_signal_watch(cancel.clone(), interrupted.clone());
+        for s in runtime.mcp_servers() {
+            if s.state == "failed" {
+                eprintln!("tern: warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default());
+            }
+        }
         if options.format == OutputFormat::StreamJson {
-            let tools: Vec<&str> = runtime.tools().iter().map(|t| t.name()).collect();
+            let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
+            let servers: Vec<Value> =
+                runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
             print_line(&json!({
                 "type": "system", "subtype": "init", "session_id": runtime.session().id(),
                 "model": runtime.model(), "provider": runtime.provider_name(),
-                "cwd": runtime.workspace().display().to_string(), "tools": tools,
+                "cwd": runtime.workspace().display().to_string(), "tools": tools, "mcp_servers": servers,
             }));
         }
         let events = event_sink(options.format, options.verbose);

@@ -1,13 +1,15 @@
-//! The `tern` binary. Headless print mode (`tern -p`) lives here; the
-//! interactive TUI arrives with its own crate.
+//! The `tern` binary. Headless print mode (`tern -p`) and the inspection
+//! subcommands (`tern tools`, `tern mcp list`) live here; the interactive
+//! TUI arrives with its own crate.
 
 mod headless;
+mod inspect;
 
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Exit codes, documented in README.md.
 pub mod exit {
@@ -35,6 +37,9 @@ pub enum OutputFormat {
 #[derive(Debug, Parser)]
 #[command(name = "tern", version, about = "A terminal coding agent", long_about = None)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+
     /// Run one prompt headless and print the result (prompt from the argument, or from stdin when piped).
     #[arg(short = 'p', long = "print")]
     print: bool,
@@ -46,18 +51,6 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     output_format: OutputFormat,
 
-    /// Provider: anthropic, openai (also OpenAI-compatible servers) or openai-responses.
-    #[arg(long)]
-    provider: Option<String>,
-
-    /// Model name.
-    #[arg(long)]
-    model: Option<String>,
-
-    /// Base URL (Anthropic: http://host:port; OpenAI: http://host:port/v1).
-    #[arg(long)]
-    base_url: Option<String>,
-
     /// Stop after this many model turns.
     #[arg(long)]
     max_turns: Option<u32>,
@@ -66,17 +59,113 @@ struct Cli {
     #[arg(long)]
     append_system_prompt: Option<String>,
 
-    /// Work in this directory instead of the current one.
-    #[arg(long)]
-    cwd: Option<PathBuf>,
-
     /// Print progress (tool calls, retries) on stderr.
     #[arg(short, long)]
     verbose: bool,
+
+    #[command(flatten)]
+    common: Common,
+}
+
+/// Options shared by runs and the inspection subcommands.
+#[derive(Debug, Clone, Args)]
+struct Common {
+    /// Provider: anthropic, openai (also OpenAI-compatible servers) or openai-responses.
+    #[arg(long, global = true)]
+    provider: Option<String>,
+
+    /// Model name.
+    #[arg(long, global = true)]
+    model: Option<String>,
+
+    /// Base URL (Anthropic: http://host:port; OpenAI: http://host:port/v1).
+    #[arg(long, global = true)]
+    base_url: Option<String>,
+
+    /// Work in this directory instead of the current one.
+    #[arg(long, global = true)]
+    cwd: Option<PathBuf>,
+
+    /// Tools never offered to the model (names, comma- or space-separated; repeatable).
+    #[arg(long = "disallowed-tools", alias = "disallowedTools", global = true, num_args = 1.., value_delimiter = ',')]
+    disallowed_tools: Vec<String>,
+
+    /// More MCP servers from a JSON file in the `.mcp.json` format (repeatable).
+    #[arg(long = "mcp-config", global = true)]
+    mcp_config: Vec<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the tools the next request would carry, in order, with sizes.
+    Tools(ToolsArgs),
+    /// MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+/// `tern tools`.
+#[derive(Debug, Args)]
+struct ToolsArgs {
+    /// Also list every tool removed, with the layer and reason, and the disclosure decision.
+    #[arg(long)]
+    explain: bool,
+    /// See the catalog as this agent profile (.tern/agents/NAME.md) would.
+    #[arg(long)]
+    agent: Option<String>,
+    /// See the catalog as a subagent of this role would: explore, worker or verifier.
+    #[arg(long)]
+    role: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `tern mcp ...`.
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Each configured server, its state and its tool count.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+impl Common {
+    fn overrides(&self) -> tern_runtime::Overrides {
+        tern_runtime::Overrides {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            cwd: self.cwd.clone(),
+            disallowed_tools: self
+                .disallowed_tools
+                .iter()
+                .flat_map(|s| s.split_whitespace())
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            mcp_config: self.mcp_config.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Tools(args)) => {
+            let mut overrides = cli.common.overrides();
+            overrides.agent = args.agent;
+            overrides.role = args.role;
+            return ExitCode::from(inspect::tools(overrides, args.explain, args.json));
+        }
+        Some(Command::Mcp(McpCommand::List { json })) => {
+            return ExitCode::from(inspect::mcp_list(cli.common.overrides(), json));
+        }
+        None => {}
+    }
     if !cli.print {
         eprintln!(
             "tern: the interactive TUI is not available in this build yet; run a prompt headless with `tern -p \"...\"` (see `tern --help`)"
@@ -91,15 +180,41 @@ fn main() -> ExitCode {
         }
     };
     let overrides = tern_runtime::Overrides {
-        provider: cli.provider.clone(),
-        model: cli.model.clone(),
-        base_url: cli.base_url.clone(),
         max_turns: cli.max_turns,
         append_system_prompt: cli.append_system_prompt.clone(),
-        cwd: cli.cwd.clone(),
+        front_end: Some(tern_catalog::FrontEnd::Headless),
+        ..cli.common.overrides()
     };
     let options = headless::Options { format: cli.output_format, verbose: cli.verbose };
     ExitCode::from(headless::run(&prompt, overrides, options))
+}
+
+/// Start the async runtime, set up tern's [`tern_runtime::Runtime`] (config,
+/// provider, MCP servers), run `f`, then stop the MCP servers. Setup errors
+/// are usage errors.
+fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&tern_runtime::Runtime) -> u8) -> u8 {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: cannot start the async runtime: {e}");
+            return exit::FAILED;
+        }
+    };
+    rt.block_on(async move {
+        let runtime = match tern_runtime::Runtime::new(overrides).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("tern: {e}");
+                return exit::USAGE;
+            }
+        };
+        for w in runtime.warnings() {
+            eprintln!("tern: warning: {w}");
+        }
+        let code = f(&runtime).await;
+        runtime.shutdown().await;
+        code
+    })
 }
 
 /// The prompt from the argument, else from stdin when it is not a terminal.

@@ -23,6 +23,21 @@
 //! [models."my-local-model"]
 //! context_window = 32768
 //! max_output = 4096
+//!
+//! exclude_tools = ["ls"]                   # never offer these tools
+//!
+//! [tool_disclosure]                        # deferred MCP disclosure (docs/catalog.md)
+//! enabled = true
+//! threshold_pct = 0.15
+//!
+//! [mcp]
+//! denied_servers = ["untrusted"]
+//!
+//! [mcp_servers.github]                     # docs/mcp.md
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-github"]
+//! env = { GITHUB_TOKEN = "${GITHUB_TOKEN}" }
+//! tool_timeout_sec = 60
 //! ```
 
 use std::collections::BTreeMap;
@@ -57,6 +72,75 @@ pub struct FileConfig {
     /// Retry settings.
     #[serde(default)]
     pub retry: RetrySection,
+    /// Tools never offered (names; compared after NFKC + lowercase).
+    #[serde(default)]
+    pub exclude_tools: Vec<String>,
+    /// Deferred MCP disclosure settings.
+    #[serde(default)]
+    pub tool_disclosure: DisclosureSection,
+    /// Which MCP servers may start.
+    #[serde(default)]
+    pub mcp: McpSection,
+    /// MCP servers by name.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerSection>,
+}
+
+/// `[tool_disclosure]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DisclosureSection {
+    /// Defer large MCP tool sets behind `tool_search` (default true).
+    pub enabled: Option<bool>,
+    /// Models that may defer (`*` globs); default every model with tools.
+    pub eligible_models: Option<Vec<String>>,
+    /// Fewest deferrable tools that make deferral worth it (default 1).
+    pub min_defer_count: Option<usize>,
+    /// Share of the context window the MCP tools must exceed (default 0.15).
+    pub threshold_pct: Option<f64>,
+}
+
+/// `[mcp]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSection {
+    /// When set, only these servers start.
+    pub allowed_servers: Option<Vec<String>>,
+    /// These servers never start.
+    #[serde(default)]
+    pub denied_servers: Vec<String>,
+}
+
+/// `[mcp_servers.NAME]`: a stdio server (`command`) or a streamable HTTP
+/// server (`url`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerSection {
+    /// Program to start (stdio).
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Extra environment for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Its working directory (default: the workspace).
+    pub cwd: Option<PathBuf>,
+    /// Streamable HTTP endpoint.
+    pub url: Option<String>,
+    /// HTTP headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Variable holding a bearer token for `url`.
+    pub bearer_token_env: Option<String>,
+    /// `false` keeps it configured but not started.
+    pub enabled: Option<bool>,
+    /// Seconds a tool call may take (default 60).
+    pub tool_timeout_sec: Option<f64>,
+    /// Seconds to start and list tools (default 30).
+    pub startup_timeout_sec: Option<f64>,
+    /// Keep this server's tools inline even when others are deferred.
+    pub always_load: Option<bool>,
 }
 
 /// `[providers.NAME]`.
@@ -127,6 +211,20 @@ impl FileConfig {
             base_delay_ms: r.base_delay_ms.or(self.retry.base_delay_ms),
             max_delay_ms: r.max_delay_ms.or(self.retry.max_delay_ms),
         };
+        self.exclude_tools.extend(other.exclude_tools);
+        let d = other.tool_disclosure;
+        self.tool_disclosure = DisclosureSection {
+            enabled: d.enabled.or(self.tool_disclosure.enabled),
+            eligible_models: d.eligible_models.or(self.tool_disclosure.eligible_models.take()),
+            min_defer_count: d.min_defer_count.or(self.tool_disclosure.min_defer_count),
+            threshold_pct: d.threshold_pct.or(self.tool_disclosure.threshold_pct),
+        };
+        if other.mcp.allowed_servers.is_some() {
+            self.mcp.allowed_servers = other.mcp.allowed_servers;
+        }
+        self.mcp.denied_servers.extend(other.mcp.denied_servers);
+        // A server defined again replaces the earlier definition as a whole.
+        self.mcp_servers.extend(other.mcp_servers);
         self
     }
 }
@@ -161,6 +259,11 @@ impl TernPaths {
     /// The sessions directory.
     pub fn sessions_dir(&self) -> PathBuf {
         self.data_dir.join("sessions")
+    }
+
+    /// tern's log file (MCP servers' stderr goes here).
+    pub fn log_file(&self) -> PathBuf {
+        self.data_dir.join("logs").join("tern.log")
     }
 }
 

@@ -5,17 +5,20 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), tern_runtime::RuntimeError> {
-//! let rt = tern_runtime::Runtime::new(tern_runtime::Overrides::default())?;
+//! let rt = tern_runtime::Runtime::new(tern_runtime::Overrides::default()).await?;
 //! let events: tern_agent_loop::EventSink = std::sync::Arc::new(|_| {});
 //! let report = rt.run_prompt("list the files", &events, &Default::default()).await;
 //! println!("{}", report.outcome.final_text);
 //! # Ok(()) }
 //! ```
 
+pub mod agents;
 pub mod config;
+pub mod mcp_config;
 pub mod prompt;
 mod session;
 mod setup;
+mod turn_catalog;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,13 +26,21 @@ use std::time::Instant;
 
 use serde_json::json;
 use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, NoHooks, RunOutcome, RuntimeTool};
+use tern_catalog::{
+    AgentFacts, AgentKind, Assembly, CatalogConfig, DisclosureConfig, FrontEnd, ModelFacts, PlatformFacts, Registry,
+    SubagentRole, TurnFacts,
+};
 use tern_llm::ModelInfo;
-use tern_protocol::Message;
+use tern_mcp::{McpManager, ServerState, ServerStatus};
+use tern_protocol::{ContentBlock, Message};
 use tokio_util::sync::CancellationToken;
 
+pub use agents::AgentProfile;
 pub use config::{FileConfig, TernPaths};
+pub use mcp_config::ConfiguredServer;
 pub use session::Session;
 pub use setup::ResolvedProvider;
+pub use turn_catalog::TurnCatalog;
 
 /// Errors that stop tern before or outside a run. All are usage/config
 /// problems (exit code 2) except `Io`.
@@ -61,6 +72,20 @@ pub struct Overrides {
     pub append_system_prompt: Option<String>,
     /// `--cwd` (default: the current directory).
     pub cwd: Option<PathBuf>,
+    /// `--disallowed-tools`: tool names never offered.
+    pub disallowed_tools: Vec<String>,
+    /// `--mcp-config FILE` (repeatable): more MCP servers, `.mcp.json` format.
+    pub mcp_config: Vec<PathBuf>,
+    /// `--agent NAME`: narrow the catalog by an agent profile.
+    pub agent: Option<String>,
+    /// `--role ROLE`: see the catalog as a subagent of this role would.
+    pub role: Option<String>,
+    /// Which front end runs (TUI, headless).
+    pub front_end: Option<FrontEnd>,
+    /// Do not start MCP servers (the session runs with built-in tools only).
+    pub no_mcp: bool,
+    /// Inspect only: open no session log (`tern tools`, `tern mcp list`).
+    pub ephemeral: bool,
 }
 
 /// What a run produced, with cost and timing.
@@ -80,7 +105,9 @@ pub struct Runtime {
     paths: TernPaths,
     provider: ResolvedProvider,
     model_info: ModelInfo,
-    tools: Vec<RuntimeTool>,
+    catalog: Arc<TurnCatalog>,
+    mcp: Option<Arc<McpManager>>,
+    servers: Vec<ConfiguredServer>,
     session: Arc<Session>,
     config: FileConfig,
     overrides: Overrides,
@@ -88,9 +115,10 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Load config (user, project, flags), set up the provider and tools,
-    /// and open a new session log.
-    pub fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
+    /// Load config (user, project, flags), set up the provider, start the
+    /// MCP servers (all at once), assemble the catalog, and open a new
+    /// session log.
+    pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
         let cwd = match &overrides.cwd {
             Some(c) => c.clone(),
             None => std::env::current_dir()
@@ -102,24 +130,62 @@ impl Runtime {
             return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
         }
         let paths = TernPaths::discover()?;
-        let config =
-            FileConfig::load(&paths.user_config())?.merge(FileConfig::load(&config::project_config(&workspace))?);
+        let user = FileConfig::load(&paths.user_config())?;
+        let project = FileConfig::load(&config::project_config(&workspace))?;
+        let config = user.clone().merge(project.clone());
         let mut warnings = Vec::new();
         let (provider, model_info) = setup::resolve(&config, &overrides, &mut warnings)?;
-        let session = Session::create(
-            &paths.sessions_dir(),
-            json!({"cwd": workspace.display().to_string(), "provider": provider.name, "model": provider.model,
-                   "version": env!("CARGO_PKG_VERSION")}),
-        )?;
+        let servers = mcp_config::configured_servers(
+            &user,
+            &project,
+            &paths.user_config(),
+            &workspace,
+            &overrides.mcp_config,
+            &config,
+        )
+        .map_err(RuntimeError::Config)?;
+        let agent = match &overrides.agent {
+            Some(name) => Some(agents::load_agent(name, &workspace, &paths.config_dir).map_err(RuntimeError::Config)?),
+            None => None,
+        };
+        let startable: Vec<tern_mcp::ServerConfig> = if overrides.no_mcp {
+            Vec::new()
+        } else {
+            servers.iter().filter(|s| s.denied.is_none()).filter_map(|s| s.config.clone().ok()).collect()
+        };
+        let mcp = if startable.is_empty() {
+            None
+        } else {
+            if let Some(dir) = paths.log_file().parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            Some(McpManager::start(startable, Some(paths.log_file())).await)
+        };
+        let session = if overrides.ephemeral {
+            Session::ephemeral(&paths.sessions_dir())
+        } else {
+            Session::create(
+                &paths.sessions_dir(),
+                json!({"cwd": workspace.display().to_string(), "provider": provider.name, "model": provider.model,
+                       "version": env!("CARGO_PKG_VERSION")}),
+            )?
+        };
         let mut env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
-        let tools = tern_tools::builtin_tools(Arc::new(env));
+        let registry = Registry::new(tern_tools::builtin_tools(Arc::new(env)))
+            .map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
+        warnings.extend(registry.warnings().iter().cloned());
+        let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
+        let facts = turn_facts(&config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
+        let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone()));
         Ok(Self {
             workspace,
             paths,
             provider,
             model_info,
-            tools,
+            catalog,
+            mcp,
+            servers,
             session: Arc::new(session),
             config,
             overrides,
@@ -152,14 +218,71 @@ impl Runtime {
         &self.session
     }
 
-    /// The tools offered, in order.
-    pub fn tools(&self) -> &[RuntimeTool] {
-        &self.tools
+    /// The tools the next request carries, in order.
+    pub fn tools(&self) -> Vec<RuntimeTool> {
+        self.catalog.assemble().tools
+    }
+
+    /// The catalog with every decision (what `tern tools --explain` shows).
+    pub fn assemble_catalog(&self) -> Assembly {
+        self.catalog.assemble()
+    }
+
+    /// The per-turn catalog.
+    pub fn catalog(&self) -> &Arc<TurnCatalog> {
+        &self.catalog
+    }
+
+    /// Every configured MCP server with its state: connected, failed (and
+    /// why), disabled or denied.
+    pub fn mcp_servers(&self) -> Vec<McpServerReport> {
+        let live = self.mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
+        self.servers
+            .iter()
+            .map(|s| {
+                let status = live.iter().find(|l| l.name == s.name);
+                let (state, detail) = match (&s.config, &s.denied, status) {
+                    (Err(e), _, _) => ("failed".to_string(), Some(e.clone())),
+                    (_, Some(why), _) => ("denied".to_string(), Some(why.clone())),
+                    (Ok(c), None, _) if !c.enabled => ("disabled".to_string(), None),
+                    (Ok(_), None, Some(st)) => match &st.state {
+                        ServerState::Connected => ("connected".to_string(), None),
+                        ServerState::Failed(e) => ("failed".to_string(), Some(e.clone())),
+                        ServerState::Disabled => ("disabled".to_string(), None),
+                    },
+                    (Ok(_), None, None) if self.overrides.no_mcp => ("not started".to_string(), None),
+                    (Ok(_), None, None) => ("not started".to_string(), None),
+                };
+                McpServerReport {
+                    name: s.name.clone(),
+                    origin: s.origin.clone(),
+                    state,
+                    detail,
+                    tool_count: status.map_or(0, |st| st.tool_count),
+                    transport: status.map(|st| st.transport.clone()).unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// Stop every MCP server.
+    pub async fn shutdown(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.shutdown().await;
+        }
     }
 
     /// The system prompt for this session.
     pub fn system_prompt(&self) -> String {
-        let defs: Vec<_> = self.tools.iter().map(|t| t.definition.clone()).collect();
+        // Built-in tools only: MCP servers and disclosure never change the
+        // system prompt (prompt caching); MCP tools speak for themselves.
+        let defs: Vec<_> = self
+            .tools()
+            .iter()
+            .filter(|t| t.source == tern_protocol::ToolSource::Builtin)
+            .filter(|t| !matches!(t.name(), "tool_search" | "mcp_invoke"))
+            .map(|t| t.definition.clone())
+            .collect();
         let append = [self.config.append_system_prompt.clone(), self.overrides.append_system_prompt.clone()];
         prompt::system_prompt(&prompt::PromptInputs {
             workspace: &self.workspace,
@@ -181,7 +304,13 @@ impl Runtime {
             max_turns: self.overrides.max_turns.or(self.config.max_turns),
             thinking_budget: self.config.thinking_budget,
         };
-        let agent = AgentLoop::new(self.provider.client.clone(), self.tools.clone(), Arc::new(NoHooks), loop_config);
+        let first = self.catalog.assemble();
+        let agent = AgentLoop::with_turn_tools(
+            self.provider.client.clone(),
+            self.catalog.clone(),
+            Arc::new(NoHooks),
+            loop_config,
+        );
         let session = self.session.clone();
         let outer = events.clone();
         let sink: EventSink = Arc::new(move |e| {
@@ -193,12 +322,92 @@ impl Runtime {
                 outer(todos);
             }
         });
-        self.session.append(&json!({"type": "user_message", "message": Message::user_text(prompt)}));
-        let mut history = vec![Message::user_text(prompt)];
+        let mut message = Message::user_text(prompt);
+        if let Some(notice) = first.deferred_notice() {
+            message.content.insert(0, ContentBlock::Text { text: notice });
+        }
+        self.session.append(&json!({"type": "user_message", "message": message}));
+        let mut history = vec![message];
         let outcome = agent.run(&mut history, &sink, cancel).await;
         let cost_usd = outcome.responses.iter().map(|u| self.model_info.cost_usd(u)).sum();
         RunReport { outcome, cost_usd, duration_ms: started.elapsed().as_millis() as u64 }
     }
+}
+
+/// One MCP server as `tern mcp list` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct McpServerReport {
+    /// Server name.
+    pub name: String,
+    /// The file that configured it.
+    pub origin: String,
+    /// connected, failed, disabled, denied, not started.
+    pub state: String,
+    /// Why it failed or is denied.
+    pub detail: Option<String>,
+    /// Tools it offers.
+    pub tool_count: usize,
+    /// How it is reached.
+    pub transport: String,
+}
+
+/// The facts the catalog decides on, from config, flags and the model.
+fn turn_facts(
+    config: &FileConfig,
+    overrides: &Overrides,
+    model: &str,
+    info: &ModelInfo,
+    agent: Option<&AgentProfile>,
+    statuses: &[ServerStatus],
+) -> Result<TurnFacts, RuntimeError> {
+    let role_name = overrides.role.clone().or_else(|| agent.and_then(|a| a.role.clone()));
+    let role = match role_name.as_deref().map(|r| r.trim().to_ascii_lowercase()) {
+        None => None,
+        Some(r) if r == "explore" => Some(SubagentRole::Explore),
+        Some(r) if r == "worker" => Some(SubagentRole::Worker),
+        Some(r) if r == "verifier" => Some(SubagentRole::Verifier),
+        Some(r) => {
+            return Err(RuntimeError::Config(format!("unknown role `{r}`: use explore, worker or verifier")));
+        }
+    };
+    let kind = if overrides.role.is_some() { AgentKind::Subagent } else { AgentKind::Main { authoritative: true } };
+    let mut excluded = config.exclude_tools.clone();
+    excluded.extend(overrides.disallowed_tools.iter().cloned());
+    let d = &config.tool_disclosure;
+    let mut unavailable = std::collections::BTreeMap::new();
+    if !std::path::Path::new("/bin/sh").exists() && cfg!(unix) {
+        unavailable.insert("bash".to_string(), "no /bin/sh on this system".to_string());
+    }
+    Ok(TurnFacts {
+        model: ModelFacts {
+            name: model.to_string(),
+            context_window: info.context_window,
+            supports_tools: true,
+            image_input: info.image_input,
+        },
+        front_end: overrides.front_end.unwrap_or(FrontEnd::Headless),
+        agent: AgentFacts {
+            name: agent.map(|a| a.name.clone()),
+            kind,
+            role,
+            tools: agent.map(|a| a.tools.clone()).unwrap_or_default(),
+            disallowed_tools: agent.map(|a| a.disallowed_tools.clone()).unwrap_or_default(),
+        },
+        platform: PlatformFacts { os: std::env::consts::OS.to_string(), unavailable },
+        config: CatalogConfig {
+            excluded,
+            mcp_allow: agent.and_then(|a| a.mcp_servers.clone()),
+            mcp_deny: Vec::new(),
+            always_load_servers: TurnCatalog::always_load(statuses),
+            disclosure: DisclosureConfig {
+                enabled: d.enabled.unwrap_or(true),
+                eligible_models: d.eligible_models.clone(),
+                min_defer_count: d.min_defer_count.unwrap_or(1),
+                threshold_pct: d.threshold_pct.unwrap_or(0.15),
+            },
+        },
+        activated: Vec::new(),
+    })
 }
 
 /// A successful `todo_write` becomes a `todo_update` event carrying the list.

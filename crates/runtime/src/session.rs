@@ -43,6 +43,12 @@ impl Session {
         Ok(s)
     }
 
+    /// A session that writes nothing (for `tern tools`, `tern mcp list`).
+    pub fn ephemeral(sessions_dir: &Path) -> Self {
+        let id = new_session_id();
+        Self { path: sessions_dir.join(format!("{id}.jsonl")), dir: sessions_dir.join(&id), id, file: Mutex::new(None) }
+    }
+
     /// The session id.
     pub fn id(&self) -> &str {
         &self.id

@@ -79,8 +79,9 @@ pub fn resolve(
     let official = base_url.trim_end_matches('/') == api.default_base_url();
     let api_key = match api_key {
         Some(k) => k,
-        // A local or self-hosted server may need no key; the official API does.
-        None if !official => String::new(),
+        // A local or self-hosted server may need no key; the official API
+        // does, unless nothing will be sent (inspection commands).
+        None if !official || overrides.ephemeral => String::new(),
         None => return Err(LlmError::MissingKey { provider: name, env_var: key_env }.into()),
     };
     let model = overrides.model.clone().or_else(|| config.model.clone()).unwrap_or_else(|| default_model(api).into());

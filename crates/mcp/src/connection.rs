@@ -1,0 +1,179 @@
+//! Opening one MCP session: spawn or connect, `initialize`, and the client
+//! side's answers to what the server may send us.
+
+use std::{collections::HashMap, sync::Arc};
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::{
+    ClientHandler, ServiceError, ServiceExt,
+    model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion},
+    service::{ClientInitializeError, NotificationContext, RoleClient, RunningService},
+    transport::{
+        StreamableHttpClientTransport,
+        async_rw::AsyncRwTransport,
+        streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError},
+    },
+};
+
+use crate::{config::Transport, server_log::ServerLog, server_process::ServerProcess};
+
+/// Called when the server says its tool list changed.
+pub type ListChanged = Arc<dyn Fn() + Send + Sync>;
+
+/// Our side of the session: who we are, and what to do on notifications.
+pub struct ClientEvents {
+    on_tools_changed: ListChanged,
+}
+
+impl ClientHandler for ClientEvents {
+    fn get_info(&self) -> ClientConfig {
+        // The newest revision that still has an `initialize` handshake: every
+        // server released so far understands it or negotiates down from it.
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("tern", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // Never wait for the re-list here: it is a request on this same session.
+        (self.on_tools_changed)();
+    }
+}
+
+/// A live session, plus the process behind it for stdio servers.
+pub struct Connection {
+    /// The rmcp client; dropping it closes the session.
+    pub client: RunningService<RoleClient, ClientEvents>,
+    /// The stdio child, killed when this is dropped.
+    pub process: Option<ServerProcess>,
+}
+
+/// Start (stdio) or reach (HTTP) the server and run `initialize`.
+pub async fn connect(
+    server: &str,
+    transport: &Transport,
+    log: &ServerLog,
+    on_tools_changed: ListChanged,
+) -> Result<Connection, String> {
+    let events = ClientEvents { on_tools_changed };
+    match transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let spawned = crate::server_process::spawn(server, command, args, env, cwd.as_ref(), log)?;
+            let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin);
+            match events.serve(transport).await {
+                Ok(client) => Ok(Connection { client, process: Some(spawned.process) }),
+                Err(e) => {
+                    let exit = spawned.process.exit_status_within(crate::server_process::EXIT_STATUS_WAIT).await;
+                    Err(match exit {
+                        Some(exit) => format!("the server {exit} before finishing `initialize`{}", log.hint()),
+                        None => format!("`initialize` failed: {}", init_error_text(&e)),
+                    })
+                }
+            }
+        }
+        Transport::Http { url, headers, bearer_token_env } => {
+            let config = http_config(url, headers, bearer_token_env.as_deref())?;
+            // reqwest is built without a default TLS provider; tern-llm installs
+            // the same one, and a second install is a harmless no-op.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let http = reqwest::Client::builder()
+                // Idle pooled connections stall on delayed ACKs when a body was not read to the end.
+                .pool_max_idle_per_host(0)
+                // A redirected POST would lose its JSON-RPC body or leak headers to another host.
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| format!("could not build the HTTP client: {e}"))?;
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            let client =
+                events.serve(transport).await.map_err(|e| format!("`initialize` failed: {}", init_error_text(&e)))?;
+            Ok(Connection { client, process: None })
+        }
+    }
+}
+
+fn http_config(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    bearer_token_env: Option<&str>,
+) -> Result<StreamableHttpClientTransportConfig, String> {
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("header name `{name}` is not a valid HTTP header name"))?;
+        let value =
+            HeaderValue::from_str(value).map_err(|_| format!("the value of header `{name}` is not valid in HTTP"))?;
+        custom.insert(header, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    if let Some(var) = bearer_token_env {
+        match std::env::var(var) {
+            Ok(token) if !token.trim().is_empty() => config = config.auth_header(token.trim().to_string()),
+            _ => {
+                return Err(format!(
+                    "bearer_token_env names `{var}`, which is not set or empty; export it with the server's token \
+                     before starting tern"
+                ));
+            }
+        }
+    }
+    Ok(config)
+}
+
+fn init_error_text(e: &ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::ConnectionClosed(_) => "the server closed the connection".to_string(),
+        ClientInitializeError::JsonRpcError(error) => format!("the server answered with an error: {}", error.message),
+        // The wrapper's own message names rmcp's transport types; the cause is what helps.
+        ClientInitializeError::TransportError { error, context } => {
+            let cause = match error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                // rmcp does not link reqwest's error as the source; unwrap it by hand.
+                Some(StreamableHttpError::Client(e)) => cause_text(e),
+                _ => cause_text(&*error.error),
+            };
+            format!("{cause} (during: {context})")
+        }
+        other => {
+            let text = other.to_string();
+            // Some variants print whole JSON-RPC messages; keep the status line short.
+            if text.len() > 300 { format!("{}…", text.chars().take(300).collect::<String>()) } else { text }
+        }
+    }
+}
+
+/// The outermost message and, when there is one, the root cause:
+/// `error sending request for url (…): Connection refused (os error 111)`.
+fn cause_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let first = error.to_string();
+    let mut root = error;
+    while let Some(source) = root.source() {
+        root = source;
+    }
+    let last = root.to_string();
+    if first.contains(&last) { first } else { format!("{first}: {last}") }
+}
+
+/// Whether a request failed because the session is gone (process exited,
+/// pipe closed, HTTP connection lost) rather than because of the request.
+pub fn is_disconnect(e: &ServiceError) -> bool {
+    matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn http_config_checks_headers_and_token() {
+        let headers = BTreeMap::from([("X-Team".to_string(), "tern".to_string())]);
+        let config = http_config("http://127.0.0.1:1/mcp", &headers, None).unwrap();
+        assert_eq!(config.custom_headers.len(), 1);
+        assert_eq!(config.auth_header, None);
+
+        let bad = BTreeMap::from([("bad header".to_string(), "v".to_string())]);
+        assert!(http_config("http://x", &bad, None).unwrap_err().contains("`bad header`"));
+
+        let err = http_config("http://x", &BTreeMap::new(), Some("TERN_MCP_TEST_SURELY_UNSET")).unwrap_err();
+        assert!(err.contains("TERN_MCP_TEST_SURELY_UNSET"), "{err}");
+    }
+}

@@ -1,0 +1,106 @@
+//! [`McpManager`]: every configured server, started together, and their
+//! tools as one list.
+
+use std::{path::PathBuf, sync::Arc};
+
+use tokio::sync::watch;
+
+use crate::{
+    config::ServerConfig,
+    naming,
+    server::Server,
+    server_log::ServerLog,
+    tool::{self, McpTool},
+};
+
+/// Where a server stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    /// Session open; tools listed.
+    Connected,
+    /// Not usable, with the reason (start failure, crash, shut down).
+    Failed(String),
+    /// Disabled in the configuration; never started.
+    Disabled,
+}
+
+/// One line of `/mcp`-style status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// Configured name.
+    pub name: String,
+    /// Current state.
+    pub state: ServerState,
+    /// Tools it last listed (kept while it is down).
+    pub tool_count: usize,
+    /// From the configuration, for the tool catalog.
+    pub always_load: bool,
+    /// `stdio: cmd args` or `http: url`.
+    pub transport: String,
+    /// Restarts after crashes so far this session.
+    pub restarts: u32,
+}
+
+/// The MCP client side of tern: owns every server session.
+pub struct McpManager {
+    servers: Vec<Arc<Server>>,
+    generation: Arc<watch::Sender<u64>>,
+}
+
+impl McpManager {
+    /// Start every enabled server concurrently (never one after another); a
+    /// server that fails to start (spawn error, initialize timeout, protocol
+    /// error) is recorded as Failed with a clear message and the rest work.
+    /// Never returns an error as a whole. Server stderr is appended to
+    /// `stderr_log` (each line prefixed `[server-name] `) — never to tern's
+    /// own stderr/screen; if None, discarded.
+    pub async fn start(servers: Vec<ServerConfig>, stderr_log: Option<PathBuf>) -> Arc<McpManager> {
+        let log = ServerLog::open(stderr_log.as_deref());
+        let generation = Arc::new(watch::Sender::new(0));
+        let servers: Vec<Arc<Server>> =
+            servers.into_iter().map(|config| Arc::new(Server::new(config, log.clone(), generation.clone()))).collect();
+        futures::future::join_all(servers.iter().map(|server| server.start())).await;
+        Arc::new(McpManager { servers, generation })
+    }
+
+    /// Every configured server, in configuration order.
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.servers.iter().map(|s| s.status()).collect()
+    }
+
+    /// Current tools of all connected servers as RuntimeTools, sorted by final name.
+    /// A crashed server's tools stay listed so the model can retry them (the
+    /// call restarts the server). Names are `mcp__<server>__<tool>`, sanitised
+    /// and made unique by [`naming::assign_names`].
+    pub fn tools(&self) -> Vec<McpTool> {
+        let listed: Vec<(&Arc<Server>, rmcp::model::Tool)> = self
+            .servers
+            .iter()
+            .flat_map(|server| server.listed_tools().unwrap_or_default().into_iter().map(move |t| (server, t)))
+            .collect();
+        let pairs: Vec<(&str, &str)> = listed.iter().map(|(s, t)| (s.config.name.as_str(), t.name.as_ref())).collect();
+        let names = naming::assign_names(&pairs);
+        let mut tools: Vec<McpTool> =
+            listed.iter().zip(names).map(|((server, def), name)| tool::build(server, def, name)).collect();
+        tools.sort_by(|a, b| a.tool.name().cmp(b.tool.name()));
+        tools
+    }
+
+    /// Bumped whenever any server's tool list changed (notifications/tools/list_changed → re-list).
+    pub fn generation(&self) -> u64 {
+        *self.generation.borrow()
+    }
+
+    /// Wait until the generation differs from `seen`; returns the new one.
+    /// Front ends use it to refresh their tool list without polling.
+    pub async fn generation_changed(&self, seen: u64) -> u64 {
+        let mut rx = self.generation.subscribe();
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        rx.wait_for(|g| *g != seen).await.map(|g| *g).unwrap_or(seen)
+    }
+
+    /// Kill/close every server (stdio children are killed; also when the manager is dropped — kill_on_drop).
+    pub async fn shutdown(&self) {
+        futures::future::join_all(self.servers.iter().map(|s| s.shutdown())).await;
+    }
+}

@@ -1,0 +1,284 @@
+//! Where MCP servers come from: `[mcp_servers.NAME]` in the user and project
+//! config, a project `.mcp.json` (the format Claude Code uses), and
+//! `--mcp-config FILE`. Later sources replace a server of the same name:
+//! user config, then `.mcp.json`, then `.tern/config.toml`, then each
+//! `--mcp-config` in order.
+//!
+//! `${VAR}` and `${VAR:-default}` are expanded in commands, arguments,
+//! environment values, URLs and headers of every source.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use tern_mcp::{ServerConfig, Transport};
+
+use crate::config::{FileConfig, McpServerSection};
+
+/// A configured server: ready to start, or wrong with the reason.
+#[derive(Debug, Clone)]
+pub struct ConfiguredServer {
+    /// Server name.
+    pub name: String,
+    /// Which file defined it.
+    pub origin: String,
+    /// The start settings, or what is wrong.
+    pub config: Result<ServerConfig, String>,
+    /// Denied by `[mcp] allowed_servers` / `denied_servers`.
+    pub denied: Option<String>,
+}
+
+/// `.mcp.json` / `--mcp-config`: `{"mcpServers": {"name": {...}}}`.
+#[derive(Debug, Deserialize)]
+struct McpJson {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: BTreeMap<String, McpJsonServer>,
+}
+
+#[derive(Debug, Deserialize)]
+struct McpJsonServer {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+/// Read a Claude Code style JSON server file.
+pub fn load_mcp_json(path: &Path) -> Result<Vec<(String, McpServerSection)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let parsed: McpJson = serde_json::from_str(&text).map_err(|e| {
+        format!("{}: {e} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})", path.display())
+    })?;
+    let mut out = Vec::new();
+    for (name, s) in parsed.mcp_servers {
+        let section = McpServerSection {
+            command: s.command,
+            args: s.args,
+            env: s.env,
+            cwd: s.cwd,
+            url: s.url,
+            headers: s.headers,
+            ..Default::default()
+        };
+        match s.kind.as_deref() {
+            None | Some("stdio") | Some("http") | Some("streamable-http") | Some("streamable_http") => {}
+            Some("sse") => {
+                return Err(format!(
+                    "{}: server `{name}` uses the legacy SSE transport, which tern does not speak; \
+                     point `url` at the server's streamable HTTP endpoint and set \"type\": \"http\"",
+                    path.display()
+                ));
+            }
+            Some(other) => {
+                return Err(format!(
+                    "{}: server `{name}` has unknown type `{other}` (use \"stdio\" or \"http\")",
+                    path.display()
+                ));
+            }
+        }
+        out.push((name, section));
+    }
+    Ok(out)
+}
+
+/// Every configured server, in name order, with the origin that won.
+pub fn configured_servers(
+    user: &FileConfig,
+    project: &FileConfig,
+    user_file: &Path,
+    workspace: &Path,
+    extra_files: &[PathBuf],
+    merged: &FileConfig,
+) -> Result<Vec<ConfiguredServer>, String> {
+    let mut sections: BTreeMap<String, (String, McpServerSection)> = BTreeMap::new();
+    for (name, s) in &user.mcp_servers {
+        sections.insert(name.clone(), (user_file.display().to_string(), s.clone()));
+    }
+    let mcp_json = workspace.join(".mcp.json");
+    if mcp_json.is_file() {
+        for (name, s) in load_mcp_json(&mcp_json)? {
+            sections.insert(name, (mcp_json.display().to_string(), s));
+        }
+    }
+    let project_file = crate::config::project_config(workspace);
+    for (name, s) in &project.mcp_servers {
+        sections.insert(name.clone(), (project_file.display().to_string(), s.clone()));
+    }
+    for file in extra_files {
+        for (name, s) in load_mcp_json(file)? {
+            sections.insert(name, (file.display().to_string(), s));
+        }
+    }
+    Ok(sections
+        .into_iter()
+        .map(|(name, (origin, section))| {
+            let denied = if merged.mcp.denied_servers.iter().any(|d| d == &name) {
+                Some("listed in [mcp] denied_servers".to_string())
+            } else if merged.mcp.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == &name)) {
+                Some("not in [mcp] allowed_servers".to_string())
+            } else {
+                None
+            };
+            let config = server_config(&name, &section, workspace, &|v| std::env::var(v).ok())
+                .map_err(|e| format!("{origin}: server `{name}`: {e}"));
+            ConfiguredServer { name, origin, config, denied }
+        })
+        .collect())
+}
+
+/// Turn one section into start settings.
+pub fn server_config(
+    name: &str,
+    s: &McpServerSection,
+    workspace: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig, String> {
+    let x = |v: &str| expand(v, var);
+    let transport = match (&s.command, &s.url) {
+        (Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err("`command` is empty".into());
+            }
+            let env = s.env.iter().map(|(k, v)| Ok((k.clone(), x(v)?))).collect::<Result<_, String>>()?;
+            let cwd = match &s.cwd {
+                Some(c) if c.is_relative() => Some(workspace.join(c)),
+                Some(c) => Some(c.clone()),
+                None => Some(workspace.to_path_buf()),
+            };
+            Transport::Stdio {
+                command: x(command)?,
+                args: s.args.iter().map(|a| x(a)).collect::<Result<_, _>>()?,
+                env,
+                cwd,
+            }
+        }
+        (None, Some(url)) => Transport::Http {
+            url: x(url)?,
+            headers: s.headers.iter().map(|(k, v)| Ok((k.clone(), x(v)?))).collect::<Result<_, String>>()?,
+            bearer_token_env: s.bearer_token_env.clone(),
+        },
+        (Some(_), Some(_)) => return Err("set either `command` (stdio) or `url` (HTTP), not both".into()),
+        (None, None) => return Err("set `command` for a stdio server or `url` for an HTTP server".into()),
+    };
+    let secs = |v: Option<f64>, default: f64, key: &str| -> Result<Duration, String> {
+        let v = v.unwrap_or(default);
+        if v.is_finite() && v > 0.0 && v < 86_400.0 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(format!("`{key}` must be a number of seconds above 0, got {v}"))
+        }
+    };
+    Ok(ServerConfig {
+        name: name.to_string(),
+        transport,
+        enabled: s.enabled.unwrap_or(true),
+        startup_timeout: secs(s.startup_timeout_sec, 30.0, "startup_timeout_sec")?,
+        tool_timeout: secs(s.tool_timeout_sec, 60.0, "tool_timeout_sec")?,
+        always_load: s.always_load.unwrap_or(false),
+    })
+}
+
+/// Expand `${VAR}` and `${VAR:-default}`; `$$` stays literal `$`.
+fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("unclosed `${{` in `{s}`"));
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match (var(name), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => {
+                return Err(format!(
+                    "environment variable `{name}` is not set (used as `${{{name}}}`; \
+                     set it or write `${{{name}:-default}}`)"
+                ));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(v: &str) -> Option<String> {
+        match v {
+            "TOKEN" => Some("t0k".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn expands_variables_with_defaults_and_reports_missing_ones() {
+        assert_eq!(expand("a ${TOKEN} b", &vars).unwrap(), "a t0k b");
+        assert_eq!(expand("${NOPE:-x y}", &vars).unwrap(), "x y");
+        assert_eq!(expand("plain $HOME", &vars).unwrap(), "plain $HOME");
+        let err = expand("${NOPE}", &vars).unwrap_err();
+        assert!(err.contains("NOPE") && err.contains("not set"), "{err}");
+        assert!(expand("${OPEN", &vars).is_err());
+    }
+
+    #[test]
+    fn reads_claude_code_mcp_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".mcp.json");
+        std::fs::write(
+            &f,
+            r#"{"mcpServers": {
+                "fs": {"command": "npx", "args": ["-y", "server-filesystem", "."], "env": {"K": "${TOKEN}"}},
+                "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"X": "1"}}
+            }}"#,
+        )
+        .unwrap();
+        let servers = load_mcp_json(&f).unwrap();
+        assert_eq!(servers.len(), 2);
+        let fs = server_config("fs", &servers[0].1, dir.path(), &vars).unwrap();
+        match fs.transport {
+            Transport::Stdio { command, args, env, cwd } => {
+                assert_eq!(command, "npx");
+                assert_eq!(args.len(), 3);
+                assert_eq!(env["K"], "t0k");
+                assert_eq!(cwd.as_deref(), Some(dir.path()));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(fs.tool_timeout, Duration::from_secs(60));
+        let remote = server_config("remote", &servers[1].1, dir.path(), &vars).unwrap();
+        assert!(matches!(remote.transport, Transport::Http { .. }));
+    }
+
+    #[test]
+    fn wrong_sections_say_what_to_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let both = McpServerSection { command: Some("x".into()), url: Some("http://y".into()), ..Default::default() };
+        assert!(server_config("s", &both, dir.path(), &vars).unwrap_err().contains("either"));
+        let none = McpServerSection::default();
+        assert!(server_config("s", &none, dir.path(), &vars).unwrap_err().contains("command"));
+        let bad_timeout =
+            McpServerSection { command: Some("x".into()), tool_timeout_sec: Some(-1.0), ..Default::default() };
+        assert!(server_config("s", &bad_timeout, dir.path(), &vars).unwrap_err().contains("tool_timeout_sec"));
+        let f = dir.path().join("sse.json");
+        std::fs::write(&f, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#).unwrap();
+        assert!(load_mcp_json(&f).unwrap_err().contains("streamable HTTP"));
+    }
+}

@@ -1,0 +1,75 @@
+//! The catalog as a run sees it: the registry, the facts of this session, the
+//! MCP manager, and the disclosure tools' state. Before every request the
+//! loop asks it for the tools ([`TurnTools`]); it refreshes MCP tools when a
+//! server's list changed, then assembles.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tern_agent_loop::{RuntimeTool, TurnTools};
+use tern_catalog::{Assembly, DisclosureTools, Registry, TurnFacts};
+use tern_mcp::McpManager;
+
+/// Registry + facts + MCP, assembled per turn.
+pub struct TurnCatalog {
+    registry: Mutex<Registry>,
+    facts: TurnFacts,
+    disclosure: DisclosureTools,
+    mcp: Option<Arc<McpManager>>,
+    mcp_generation: Mutex<Option<u64>>,
+}
+
+impl TurnCatalog {
+    /// A catalog over `registry` with these facts.
+    pub fn new(registry: Registry, facts: TurnFacts, mcp: Option<Arc<McpManager>>) -> Self {
+        let catalog = Self {
+            registry: Mutex::new(registry),
+            facts,
+            disclosure: DisclosureTools::new(),
+            mcp,
+            mcp_generation: Mutex::new(None),
+        };
+        catalog.refresh_mcp();
+        catalog
+    }
+
+    /// The facts every assembly starts from.
+    pub fn facts(&self) -> &TurnFacts {
+        &self.facts
+    }
+
+    /// Take the MCP servers' current tools into the registry if they changed.
+    fn refresh_mcp(&self) {
+        let Some(mcp) = &self.mcp else { return };
+        let generation = mcp.generation();
+        let mut seen = self.mcp_generation.lock().unwrap_or_else(PoisonError::into_inner);
+        if *seen == Some(generation) {
+            return;
+        }
+        *seen = Some(generation);
+        let tools = mcp.tools().into_iter().map(|t| (t.tool, t.read_only)).collect();
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner).set_mcp_tools(tools);
+    }
+
+    /// The catalog for the next request, with every decision.
+    pub fn assemble(&self) -> Assembly {
+        self.refresh_mcp();
+        let mut facts = self.facts.clone();
+        facts.activated = self.disclosure.state.activated();
+        let registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        let assembly = tern_catalog::assemble(&registry, &facts, &self.disclosure);
+        self.disclosure.state.set_deferred(assembly.deferred.clone());
+        assembly
+    }
+
+    /// Servers whose tools stay inline whatever the disclosure decides.
+    pub fn always_load(statuses: &[tern_mcp::ServerStatus]) -> BTreeSet<String> {
+        statuses.iter().filter(|s| s.always_load).map(|s| s.name.clone()).collect()
+    }
+}
+
+impl TurnTools for TurnCatalog {
+    fn tools_for_turn(&self) -> Vec<RuntimeTool> {
+        self.assemble().tools
+    }
+}
