@@ -59,6 +59,13 @@ pub trait TurnTools: Send + Sync {
     /// The tools for the next request, in order. The calls of that request's
     /// reply are resolved against the same list.
     fn tools_for_turn(&self) -> Vec<RuntimeTool>;
+
+    /// Tools that are not offered but may still be called by exact name in
+    /// this turn (e.g. deferred MCP tools the model learnt the name of).
+    /// Their calls are validated and hooked like any other.
+    fn callable_unlisted(&self) -> Vec<RuntimeTool> {
+        Vec::new()
+    }
 }
 
 impl TurnTools for Vec<RuntimeTool> {
@@ -165,7 +172,13 @@ impl AgentLoop {
                 events(AgentEvent::TurnEnd { turn });
                 return self.end(outcome, AgentStopReason::Completed, events);
             }
-            let mut results = execute_batch(&tools, &calls, self.hooks.as_ref(), events, cancel).await;
+            let mut callable = tools;
+            let offered: std::collections::HashSet<String> = callable.iter().map(|t| t.name().to_string()).collect();
+            let unlisted = self.tools.callable_unlisted();
+            if calls.iter().any(|c| !offered.contains(&c.name)) {
+                callable.extend(unlisted.into_iter().filter(|t| !offered.contains(t.name())));
+            }
+            let mut results = execute_batch(&callable, &calls, self.hooks.as_ref(), events, cancel).await;
             let mut ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
             for (id, result) in failed {
                 ids.push(id);

@@ -115,6 +115,29 @@ async fn deferred_tools_are_searched_activated_and_called() {
 }
 
 #[tokio::test]
+async fn a_deferred_tool_called_by_its_exact_name_still_runs() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__big__tool_42", "arguments": {"value": "direct"}},
+                            {"name": "mcp__big__tool_43", "arguments": {"wrong": 1}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    add_config(&h, SMALL_MODEL);
+    add_config(&h, &server_section("big", &["--tools", "200"], ""));
+    let out = h.run(&["-p", "call it"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(!tool_names(&h.bodies()[0]).iter().any(|n| n.starts_with("mcp__")), "the tools were deferred");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert_eq!(results[0], ("tool_42 ok: value=direct".to_string(), false));
+    // Validated against the real schema like any call.
+    assert!(results[1].1 && results[1].0.contains("value"), "{:?}", results[1]);
+}
+
+#[tokio::test]
 async fn first_request_stays_small_with_200_deferred_tools() {
     let script = json!({"turns": [{"text": "ok"}]}).to_string();
     let base = Harness::new(Wire::Anthropic, &script).await;

@@ -72,4 +72,11 @@ impl TurnTools for TurnCatalog {
     fn tools_for_turn(&self) -> Vec<RuntimeTool> {
         self.assemble().tools
     }
+
+    /// Deferred MCP tools stay callable by their exact name: a model that
+    /// read the name in the deferred notice or a search result and calls it
+    /// directly gets it run (validated against its real schema).
+    fn callable_unlisted(&self) -> Vec<RuntimeTool> {
+        self.disclosure.state.deferred()
+    }
 }

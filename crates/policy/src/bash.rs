@@ -1,0 +1,1 @@
+//! The bash command classifier (see issue 5).

@@ -1,0 +1,1 @@
+//! Hook commands (see issue 5).
