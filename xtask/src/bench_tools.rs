@@ -33,6 +33,7 @@ fn tern_with_tool(
     let sample = measure::run(
         Command::new(tern)
             .args(["-p", "bench", "--output-format", format, "--model", "mock", "--provider", "anthropic"])
+            .args(["--permission-mode", "bypass"])
             .arg("--base-url")
             .arg(server.url())
             .env("ANTHROPIC_API_KEY", "bench")
@@ -144,6 +145,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     let s = measure::run(
         Command::new(tern)
             .args(["-p", "bench", "--output-format", "stream-json", "--model", "mock", "--provider", "anthropic"])
+            .args(["--permission-mode", "bypass"])
             .arg("--base-url")
             .arg(server.url())
             .env("ANTHROPIC_API_KEY", "bench")

@@ -56,7 +56,8 @@ pub fn cargo_build(release: bool, packages: &[&str]) -> anyhow::Result<PathBuf> 
 fn demo() -> anyhow::Result<()> {
     let bin = cargo_build(false, &["tern-cli"])?.join("tern");
     let home = std::env::temp_dir().join(format!("tern-demo-{}", std::process::id()));
-    let scratch = home.join("scratch");
+    // Not under TERN_HOME: tern's own config dir is a protected path.
+    let scratch = std::env::temp_dir().join(format!("tern-demo-scratch-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
     std::fs::write(scratch.join("greet.py"), "def greet(name):\n    return \"Hello\"\n")?;
     // The edit goes to a scratch file outside the current directory.
@@ -68,10 +69,14 @@ fn demo() -> anyhow::Result<()> {
         let server = tern_mock_llm::MockServer::start(script, None).await?;
         eprintln!("demo: mock model listening on {} (Anthropic wire format)\n", server.url());
         let prompt = "Give me a quick tour of this directory.";
-        eprintln!("$ tern -p \"{prompt}\" --verbose\n");
+        // Headless runs refuse what they would ask about: allow the scratch
+        // directory explicitly, as a script would.
+        let allowed = format!("read({0}/**) edit({0}/**)", scratch.display());
+        eprintln!("$ tern -p \"{prompt}\" --verbose --allowed-tools '{allowed}'\n");
         let status = tokio::process::Command::new(&bin)
             .args(["-p", prompt, "--verbose", "--model", "mock", "--provider", "anthropic", "--base-url"])
             .arg(server.url())
+            .args(["--allowed-tools", &allowed])
             .env("ANTHROPIC_API_KEY", "demo-key-not-needed-by-the-mock")
             .env("TERN_HOME", &home)
             .status()
@@ -79,12 +84,10 @@ fn demo() -> anyhow::Result<()> {
         anyhow::Ok(status.code().unwrap_or(1))
     })?;
     let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&scratch);
     std::process::exit(code);
 }
 
-/// fmt, clippy, doctests, then every other test with cargo-nextest (or
-/// `cargo test` where nextest is not installed), so that the test runner's
-/// own summary line is the last thing printed.
 /// Install the reference MCP servers the tests talk to (pinned in
 /// support/mcp-servers/package-lock.json) unless they are already there.
 fn install_mcp_servers() -> anyhow::Result<()> {
@@ -108,6 +111,9 @@ fn install_mcp_servers() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// fmt, clippy, doctests, then every other test with cargo-nextest (or
+/// `cargo test` where nextest is not installed), so that the test runner's
+/// own summary line is the last thing printed.
 fn ci() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     install_mcp_servers()?;

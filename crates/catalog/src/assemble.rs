@@ -245,6 +245,9 @@ impl<'a> Filters<'a> {
     }
 
     fn role_cap(&self, entry: &Entry) -> Option<String> {
+        if self.facts.agent.plan_mode && entry.meta.writes {
+            return Some("plan mode is read-only: no changes until the plan is approved".to_string());
+        }
         match self.facts.agent.role? {
             role @ (SubagentRole::Explore | SubagentRole::Verifier) if entry.meta.writes => {
                 Some(format!("role `{role}` is read-only"))

@@ -134,6 +134,9 @@ pub struct AgentFacts {
     pub tools: Vec<String>,
     /// Remove these tools (names or `prefix*` patterns).
     pub disallowed_tools: Vec<String>,
+    /// The session is in plan mode: every writing tool leaves the list
+    /// (the permission policy refuses writes as well).
+    pub plan_mode: bool,
 }
 
 /// What this machine can run.

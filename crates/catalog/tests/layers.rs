@@ -279,6 +279,19 @@ fn layer_7_role_caps() {
 }
 
 #[test]
+fn plan_mode_removes_every_writing_tool() {
+    let mut f = facts();
+    f.agent.plan_mode = true;
+    let a = run(&f);
+    let reason = "plan mode is read-only: no changes until the plan is approved".to_string();
+    assert_eq!(removal(&a, "write"), Some((Layer::RoleCap, reason.clone())));
+    assert_eq!(removal(&a, "edit"), Some((Layer::RoleCap, reason.clone())));
+    assert_eq!(removal(&a, "mcp__slack__post"), Some((Layer::RoleCap, reason)));
+    assert!(names(&a).contains(&"read".to_string()) && names(&a).contains(&"bash".to_string()));
+    assert!(names(&a).contains(&"mcp__github__list_issues".to_string()), "read-only MCP tools stay");
+}
+
+#[test]
 fn layer_8_model_capability() {
     let mut r = Registry::new(builtins()).unwrap();
     let helper = ToolMeta { helper_for: Some(Capability::ImageInput), ..ToolMeta::READ_ONLY };

@@ -24,52 +24,59 @@ pub struct Options {
 
 /// Run and return the exit code.
 pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -> u8 {
-    crate::with_runtime(overrides, async move |runtime| {
-        let cancel = CancellationToken::new();
-        let interrupted = Arc::new(AtomicBool::new(false));
-        spawn_signal_watch(cancel.clone(), interrupted.clone());
-        for s in runtime.mcp_servers() {
-            if s.state == "failed" {
-                eprintln!("tern: warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default());
-            }
-        }
-        if options.format == OutputFormat::StreamJson {
-            let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
-            let servers: Vec<Value> =
-                runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
-            print_line(&json!({
-                "type": "system", "subtype": "init", "session_id": runtime.session().id(),
-                "model": runtime.model(), "provider": runtime.provider_name(),
-                "cwd": runtime.workspace().display().to_string(), "tools": tools, "mcp_servers": servers,
-            }));
-        }
-        let events = event_sink(options.format, options.verbose);
-        let report = runtime.run_prompt(prompt, &events, &cancel).await;
-        let result = result_object(&report, runtime.session().id());
-        match options.format {
-            OutputFormat::Text => {
-                if report.outcome.stop_reason == AgentStopReason::Completed {
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{}", report.outcome.final_text.trim_end());
-                    let _ = out.flush();
+    crate::with_runtime_mut(
+        overrides,
+        |runtime| runtime.set_permission_prompt(Arc::new(Refuse)),
+        async move |runtime| {
+            let cancel = CancellationToken::new();
+            let interrupted = Arc::new(AtomicBool::new(false));
+            spawn_signal_watch(cancel.clone(), interrupted.clone());
+            for s in runtime.mcp_servers() {
+                if s.state == "failed" {
+                    eprintln!("tern: warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default());
                 }
             }
-            OutputFormat::Json | OutputFormat::StreamJson => print_line(&result),
-        }
-        match report.outcome.stop_reason {
-            AgentStopReason::Completed => exit::SUCCESS,
-            AgentStopReason::Aborted => {
-                eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
-                exit::INTERRUPTED
+            if options.format == OutputFormat::StreamJson {
+                let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
+                let servers: Vec<Value> =
+                    runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
+                print_line(&json!({
+                    "type": "system", "subtype": "init", "session_id": runtime.session().id(),
+                    "model": runtime.model(), "provider": runtime.provider_name(),
+                    "cwd": runtime.workspace().display().to_string(), "tools": tools, "mcp_servers": servers,
+                }));
             }
-            AgentStopReason::MaxTurns | AgentStopReason::Error => {
-                if let Some(e) = &report.outcome.error {
-                    eprintln!("tern: error: {e}");
+            let events = event_sink(options.format, options.verbose);
+            let report = runtime.run_prompt(prompt, &events, &cancel).await;
+            for n in &report.notices {
+                eprintln!("tern: {n}");
+            }
+            let result = result_object(&report, runtime.session().id());
+            match options.format {
+                OutputFormat::Text => {
+                    if report.outcome.stop_reason == AgentStopReason::Completed {
+                        let mut out = std::io::stdout().lock();
+                        let _ = writeln!(out, "{}", report.outcome.final_text.trim_end());
+                        let _ = out.flush();
+                    }
                 }
-                exit::FAILED
+                OutputFormat::Json | OutputFormat::StreamJson => print_line(&result),
             }
-        }
-    })
+            match report.outcome.stop_reason {
+                AgentStopReason::Completed => exit::SUCCESS,
+                AgentStopReason::Aborted => {
+                    eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
+                    exit::INTERRUPTED
+                }
+                AgentStopReason::MaxTurns | AgentStopReason::Error => {
+                    if let Some(e) = &report.outcome.error {
+                        eprintln!("tern: error: {e}");
+                    }
+                    exit::FAILED
+                }
+            }
+        },
+    )
 }
 
 /// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
@@ -175,5 +182,27 @@ fn result_object(report: &RunReport, session_id: &str) -> Value {
     if let Some(e) = &o.error {
         v["error"] = json!(e);
     }
+    v["permission_denials"] = json!(report.permission_denials);
     v
+}
+
+/// Headless answer to every permission question: no — nobody is there to
+/// answer. Says on stderr what was refused and what would allow it.
+struct Refuse;
+
+impl tern_runtime::PermissionPrompt for Refuse {
+    fn ask(
+        &self,
+        request: tern_runtime::PermissionRequest,
+    ) -> futures::future::BoxFuture<'_, tern_runtime::PermissionAnswer> {
+        let key = ["command", "path", "url"].iter().find_map(|k| request.input.get(*k).and_then(|v| v.as_str()));
+        let args = key.map(str::to_string).unwrap_or_else(|| request.input.to_string());
+        let mut short: String = args.chars().take(120).collect();
+        if short.len() < args.len() {
+            short.push('…');
+        }
+        let hint = request.decision.how_to_allow().map(|h| format!("; {h}")).unwrap_or_default();
+        eprintln!("tern: denied {} `{short}` — {}{hint}", request.tool, request.decision.reason);
+        Box::pin(async { tern_runtime::PermissionAnswer::Deny { feedback: None } })
+    }
 }

@@ -71,3 +71,126 @@ pub fn mcp_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
         if servers.iter().any(|s| s.state == "failed") { exit::FAILED } else { exit::SUCCESS }
     })
 }
+
+/// The tool input a `tool(argument)` call stands for.
+fn call_input(tool: &str, arg: Option<&str>) -> serde_json::Value {
+    let Some(arg) = arg else { return json!({}) };
+    match tool {
+        "bash" => json!({"command": arg}),
+        "grep" => json!({"pattern": ".", "path": arg}),
+        "glob" => json!({"pattern": "*", "path": arg}),
+        "read" | "write" | "edit" | "ls" | "notebook_edit" => json!({"path": arg}),
+        "web_fetch" => json!({"url": arg}),
+        _ => json!({"argument": arg}),
+    }
+}
+
+/// `tern permissions check 'tool(argument)'`: the decision a run would make.
+pub fn permissions_check(mut overrides: tern_runtime::Overrides, call: &str, input: Option<&str>, as_json: bool) -> u8 {
+    overrides.no_mcp = true;
+    let call = call.trim();
+    let (tool, arg) = match call.find('(') {
+        Some(open) => match call[open + 1..].strip_suffix(')') {
+            Some(inner) => (call[..open].trim().to_string(), Some(inner.to_string())),
+            None => {
+                eprintln!("tern: `{call}`: the argument must end with `)`, as in `bash(git status)`");
+                return exit::USAGE;
+            }
+        },
+        None => (call.to_string(), None),
+    };
+    let tool = match tool.to_lowercase().as_str() {
+        "multiedit" => "edit".to_string(),
+        "webfetch" => "web_fetch".to_string(),
+        t if matches!(t, "bash" | "read" | "write" | "edit" | "grep" | "glob" | "ls") => t.to_string(),
+        _ => tool,
+    };
+    let input = match input {
+        Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(v) if v.is_object() => v,
+            Ok(_) | Err(_) => {
+                eprintln!("tern: --input must be a JSON object, e.g. '{{\"command\": \"ls\"}}'");
+                return exit::USAGE;
+            }
+        },
+        None => call_input(&tool, arg.as_deref()),
+    };
+    with_runtime(overrides, async |runtime| {
+        let policy = runtime.policy();
+        let decision = policy.decide(&tool, &input);
+        if as_json {
+            let v = json!({"tool": tool, "input": input, "mode": policy.mode(), "decision": decision,
+                           "how_to_allow": decision.how_to_allow()});
+            print(&format!("{v:#}\n"));
+            return exit::SUCCESS;
+        }
+        let by = match &decision.decided_by {
+            tern_runtime::DecidedBy::Rule { rule, list, source } => format!("{list} rule `{rule}` ({source})"),
+            tern_runtime::DecidedBy::Mode { mode } => format!("mode {mode}"),
+            tern_runtime::DecidedBy::Tier { tier } => format!("tier {tier}"),
+            tern_runtime::DecidedBy::Classifier { class } => {
+                format!("bash classifier ({})", serde_json::to_value(class).unwrap_or_default().as_str().unwrap_or("?"))
+            }
+            tern_runtime::DecidedBy::ProtectedPath { path } => format!("protected path {path}"),
+        };
+        let verdict = match decision.verdict {
+            tern_runtime::Verdict::Allow => "allow",
+            tern_runtime::Verdict::Ask => "ask (refused in headless mode)",
+            tern_runtime::Verdict::Deny => "deny",
+        };
+        let mut text = format!(
+            "call:       {tool} {input}\nmode:       {}\ndecision:   {verdict}\nreason:     {}\ndecided by: {by}\n",
+            policy.mode(),
+            decision.reason
+        );
+        if decision.verdict != tern_runtime::Verdict::Allow
+            && let Some(how) = decision.how_to_allow()
+        {
+            text.push_str(&format!("to allow:   {}\n", how.trim_start_matches("allow it with ")));
+        }
+        if let Some(bash) = &decision.bash {
+            text.push_str("bash parts:\n");
+            for (i, p) in bash.parts.iter().enumerate() {
+                let class = serde_json::to_value(p.class).unwrap_or_default();
+                text.push_str(&format!(
+                    "  {}. {:<40} {:<10} {}\n",
+                    i + 1,
+                    p.text,
+                    class.as_str().unwrap_or("?"),
+                    p.reason
+                ));
+            }
+            if !bash.write_paths.is_empty() {
+                text.push_str(&format!("  writes: {}\n", bash.write_paths.join(", ")));
+            }
+        }
+        print(&text);
+        exit::SUCCESS
+    })
+}
+
+/// `tern permissions list`: every rule with its source, and the mode.
+pub fn permissions_list(mut overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
+    overrides.no_mcp = true;
+    with_runtime(overrides, async |runtime| {
+        let policy = runtime.policy();
+        let rules = policy.rules();
+        if as_json {
+            print(&format!("{:#}\n", json!({"mode": policy.mode(), "rules": rules})));
+            return exit::SUCCESS;
+        }
+        let mut text = format!("mode: {}\n", policy.mode());
+        if rules.is_empty() {
+            text.push_str("no rules (add [permissions] allow/ask/deny to config, or --allowed-tools)\n");
+        }
+        for kind in
+            [tern_policy::rules::RuleKind::Deny, tern_policy::rules::RuleKind::Ask, tern_policy::rules::RuleKind::Allow]
+        {
+            for r in rules.iter().filter(|r| r.kind == kind) {
+                text.push_str(&format!("{:<6} {:<40} {}\n", kind.to_string(), r.text, r.source));
+            }
+        }
+        print(&text);
+        exit::SUCCESS
+    })
+}

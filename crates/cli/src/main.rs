@@ -86,9 +86,18 @@ struct Common {
     #[arg(long, global = true)]
     cwd: Option<PathBuf>,
 
-    /// Tools never offered to the model (names, comma- or space-separated; repeatable).
-    #[arg(long = "disallowed-tools", alias = "disallowedTools", global = true, num_args = 1.., value_delimiter = ',')]
+    /// Deny rules, comma- or space-separated (repeatable): a bare name (`ls`) also removes the tool from the
+    /// catalog; a pattern (`bash(rm:*)`) refuses matching calls.
+    #[arg(long = "disallowed-tools", alias = "disallowedTools", global = true, num_args = 1..)]
     disallowed_tools: Vec<String>,
+
+    /// Allow rules, comma- or space-separated (repeatable), e.g. `bash(npm run test:*)` `edit(src/**)` `mcp__github__*`.
+    #[arg(long = "allowed-tools", alias = "allowedTools", global = true, num_args = 1..)]
+    allowed_tools: Vec<String>,
+
+    /// Permission mode: default, accept-edits, plan or bypass.
+    #[arg(long = "permission-mode", global = true)]
+    permission_mode: Option<String>,
 
     /// More MCP servers from a JSON file in the `.mcp.json` format (repeatable).
     #[arg(long = "mcp-config", global = true)]
@@ -102,6 +111,32 @@ enum Command {
     /// MCP servers.
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Permissions.
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+}
+
+/// `tern permissions ...`.
+#[derive(Debug, Subcommand)]
+enum PermissionsCommand {
+    /// Decide a call as a run would, and say why: `tern permissions check 'bash(rm -rf build)'`.
+    Check {
+        /// The call: `tool(argument)`, e.g. `bash(git push --force)`, `edit(src/main.rs)`, `read(~/.ssh/id_rsa)`,
+        /// `web_fetch(https://docs.rs)`, `mcp__github__create_issue`; or `tool` with --input JSON.
+        call: String,
+        /// The full tool input as JSON (instead of the argument in parentheses).
+        #[arg(long)]
+        input: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every rule with its source, and the mode.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `tern tools`.
@@ -142,10 +177,10 @@ impl Common {
             disallowed_tools: self
                 .disallowed_tools
                 .iter()
-                .flat_map(|s| s.split_whitespace())
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
+                .flat_map(|s| tern_policy::rules::split_rule_list(s))
                 .collect(),
+            allowed_tools: self.allowed_tools.iter().flat_map(|s| tern_policy::rules::split_rule_list(s)).collect(),
+            permission_mode: self.permission_mode.clone(),
             mcp_config: self.mcp_config.clone(),
             ..Default::default()
         }
@@ -163,6 +198,12 @@ fn main() -> ExitCode {
         }
         Some(Command::Mcp(McpCommand::List { json })) => {
             return ExitCode::from(inspect::mcp_list(cli.common.overrides(), json));
+        }
+        Some(Command::Permissions(PermissionsCommand::Check { call, input, json })) => {
+            return ExitCode::from(inspect::permissions_check(cli.common.overrides(), &call, input.as_deref(), json));
+        }
+        Some(Command::Permissions(PermissionsCommand::List { json })) => {
+            return ExitCode::from(inspect::permissions_list(cli.common.overrides(), json));
         }
         None => {}
     }
@@ -193,6 +234,15 @@ fn main() -> ExitCode {
 /// provider, MCP servers), run `f`, then stop the MCP servers. Setup errors
 /// are usage errors.
 fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&tern_runtime::Runtime) -> u8) -> u8 {
+    with_runtime_mut(overrides, |_| {}, f)
+}
+
+/// [`with_runtime`], with a chance to set the runtime up before `f`.
+fn with_runtime_mut(
+    overrides: tern_runtime::Overrides,
+    setup: impl FnOnce(&mut tern_runtime::Runtime),
+    f: impl AsyncFnOnce(&tern_runtime::Runtime) -> u8,
+) -> u8 {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -201,7 +251,7 @@ fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&tern_ru
         }
     };
     rt.block_on(async move {
-        let runtime = match tern_runtime::Runtime::new(overrides).await {
+        let mut runtime = match tern_runtime::Runtime::new(overrides).await {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tern: {e}");
@@ -211,6 +261,7 @@ fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&tern_ru
         for w in runtime.warnings() {
             eprintln!("tern: warning: {w}");
         }
+        setup(&mut runtime);
         let code = f(&runtime).await;
         runtime.shutdown().await;
         code

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{BOTH, Harness, Wire, wait_gone, write};
+use common::{BOTH, Harness, Wire, tool_names, wait_gone, write};
 use serde_json::{Value, json};
 
 /// The test server, built into the same target dir as `tern`.
@@ -48,15 +48,6 @@ fn server_section(name: &str, args: &[&str], extra: &str) -> String {
 
 /// A small context window so 200 generated tools cross the 15% threshold.
 const SMALL_MODEL: &str = "\n[models.mock]\ncontext_window = 16000\nmax_output = 4096\n";
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string())
-        .collect()
-}
 
 fn tools_bytes(body: &Value) -> usize {
     body["tools"].to_string().len()
@@ -333,4 +324,36 @@ async fn reference_servers_from_npm_work_end_to_end() {
     assert_eq!(results.len(), 2, "{results:?}");
     assert!(results[0].0.contains("hello from tern") && !results[0].1, "{:?}", results[0]);
     assert!(results[1].0.contains("filesystem server content") && !results[1].1, "{:?}", results[1]);
+}
+
+#[tokio::test]
+async fn mcp_tools_need_an_allow_rule_even_through_mcp_invoke() {
+    let turns = json!({"turns": [
+        {"tool_calls": [{"name": "mcp__small__echo", "arguments": {"text": "direct"}},
+                        {"name": "mcp_invoke", "arguments": {"tool": "mcp__small__echo", "arguments": {"text": "wrapped"}}}]},
+        {"text": "done"}
+    ]})
+    .to_string();
+    // No rule: both refused (mcp_invoke is judged as the tool it invokes).
+    let mut h = Harness::new(Wire::Anthropic, &turns).await;
+    h.mode = None;
+    add_config(&h, &server_section("small", &["--tools", "1"], ""));
+    add_config(&h, "\n[tool_disclosure]\nthreshold_pct = 0.0\n");
+    let out = h.run(&["-p", "echo", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let result: Value = serde_json::from_str(out.stdout.lines().last().unwrap()).unwrap();
+    let denied: Vec<&str> =
+        result["permission_denials"].as_array().unwrap().iter().map(|d| d["tool_name"].as_str().unwrap()).collect();
+    assert_eq!(denied, ["mcp__small__echo", "mcp_invoke"]);
+    assert!(out.stderr.contains("--allowed-tools 'mcp__small__echo'"), "{}", out.stderr);
+
+    // A server-wide allow rule lets both through.
+    let mut h = Harness::new(Wire::Anthropic, &turns).await;
+    h.mode = None;
+    add_config(&h, &server_section("small", &["--tools", "1"], ""));
+    add_config(&h, "\n[tool_disclosure]\nthreshold_pct = 0.0\n");
+    let out = h.run(&["-p", "echo", "--allowed-tools", "mcp__small"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert_eq!(results, [("direct".to_string(), false), ("wrapped".to_string(), false)]);
 }

@@ -1,1 +1,709 @@
-//! Engine.
+//! The decision: given the mode, the rules and a call, allow, ask or deny —
+//! and say which rule, mode, tier or classifier verdict decided.
+//!
+//! In order:
+//! 1. a matching **deny** rule refuses the call, in every mode;
+//! 2. a write to a **protected path** (`.git/` internals, tern's config and
+//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`) is
+//!    asked, in every mode;
+//! 3. a matching **ask** rule asks (not in `bypass`);
+//! 4. `bypass` allows everything else;
+//! 5. `plan` refuses every call that could change something;
+//! 6. the **tiers**: always allowed (todo_write, tool_search, skill,
+//!    ask_user); read-only work inside the workspace (read, grep, glob, ls,
+//!    read-only bash); edits inside the workspace (asked in `default`,
+//!    allowed in `accept-edits`); everything else — other bash, writes
+//!    outside the workspace, MCP and extension tools — asked unless an
+//!    **allow** rule covers it. A dangerous bash command needs an allow rule
+//!    with a pattern: a bare `bash` rule does not cover it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{PoisonError, RwLock};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::bash::{BashAnalysis, BashClass, BashPart, classify};
+use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
+
+/// The permission mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Ask for edits and anything risky.
+    Default,
+    /// Edits inside the workspace run without asking.
+    AcceptEdits,
+    /// Read-only: nothing that changes files runs.
+    Plan,
+    /// Nothing is asked; deny rules and protected paths still hold.
+    Bypass,
+}
+
+impl Mode {
+    /// The name used in flags and config.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Default => "default",
+            Mode::AcceptEdits => "accept-edits",
+            Mode::Plan => "plan",
+            Mode::Bypass => "bypass",
+        }
+    }
+
+    /// The next mode when cycling (Shift+Tab): default → accept-edits → plan → default.
+    /// `bypass` is only entered from the command line or config.
+    pub fn next(self) -> Mode {
+        match self {
+            Mode::Default => Mode::AcceptEdits,
+            Mode::AcceptEdits => Mode::Plan,
+            Mode::Plan | Mode::Bypass => Mode::Default,
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "default" => Ok(Mode::Default),
+            "accept-edits" | "acceptedits" => Ok(Mode::AcceptEdits),
+            "plan" => Ok(Mode::Plan),
+            "bypass" | "bypasspermissions" | "bypass-permissions" => Ok(Mode::Bypass),
+            other => Err(format!("unknown permission mode `{other}`: use default, accept-edits, plan or bypass")),
+        }
+    }
+}
+
+/// Run, ask, or refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Run it.
+    Allow,
+    /// Ask the person (refused in headless mode).
+    Ask,
+    /// Refuse it.
+    Deny,
+}
+
+/// What produced a decision.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// A rule from config, a flag, or the session.
+    Rule {
+        /// The rule as written.
+        rule: String,
+        /// Its list.
+        list: RuleKind,
+        /// Where it came from.
+        source: String,
+    },
+    /// The permission mode.
+    Mode {
+        /// Which.
+        mode: Mode,
+    },
+    /// A built-in tier.
+    Tier {
+        /// Which tier.
+        tier: String,
+    },
+    /// The bash classifier's verdict.
+    Classifier {
+        /// The worst class found.
+        class: BashClass,
+    },
+    /// A protected path.
+    ProtectedPath {
+        /// The path.
+        path: String,
+    },
+}
+
+/// A decision with its reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    /// Run, ask or refuse.
+    pub verdict: Verdict,
+    /// Why, worded for the person and the model.
+    pub reason: String,
+    /// What produced it.
+    pub decided_by: DecidedBy,
+    /// A rule that would allow this call (for "don't ask again" and hints).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+    /// A mode that would allow it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowing_mode: Option<Mode>,
+    /// The bash analysis, for bash calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bash: Option<BashAnalysis>,
+}
+
+impl Decision {
+    fn new(verdict: Verdict, reason: impl Into<String>, decided_by: DecidedBy) -> Self {
+        Self { verdict, reason: reason.into(), decided_by, suggestion: None, allowing_mode: None, bash: None }
+    }
+
+    fn by_rule(verdict: Verdict, rule: &Rule, reason: impl Into<String>) -> Self {
+        Self::new(
+            verdict,
+            reason,
+            DecidedBy::Rule { rule: rule.text.clone(), list: rule.kind, source: rule.source.clone() },
+        )
+    }
+
+    fn suggest(mut self, rule: Option<String>, mode: Option<Mode>) -> Self {
+        self.suggestion = rule;
+        self.allowing_mode = mode;
+        self
+    }
+
+    /// How to allow it without a prompt, for stderr in headless mode.
+    pub fn how_to_allow(&self) -> Option<String> {
+        let mut ways = Vec::new();
+        if let Some(rule) = &self.suggestion {
+            ways.push(format!("--allowed-tools '{rule}'"));
+        }
+        if let Some(mode) = self.allowing_mode {
+            ways.push(format!("--permission-mode {mode}"));
+        }
+        if ways.is_empty() { None } else { Some(format!("allow it with {}", ways.join(" or "))) }
+    }
+}
+
+/// How the policy sorts tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Category {
+    Always,
+    Read,
+    Edit,
+    Bash,
+    WebFetch,
+    Other,
+}
+
+fn category(tool: &str) -> Category {
+    match tool {
+        "todo_write" | "tool_search" | "skill" | "ask_user" => Category::Always,
+        "read" | "grep" | "glob" | "ls" => Category::Read,
+        "write" | "edit" | "notebook_edit" => Category::Edit,
+        "bash" => Category::Bash,
+        "web_fetch" => Category::WebFetch,
+        _ => Category::Other,
+    }
+}
+
+/// What the policy is built from.
+#[derive(Debug, Clone)]
+pub struct PolicySetup {
+    /// The starting mode.
+    pub mode: Mode,
+    /// Every rule (user config, project config, flags).
+    pub rules: Vec<Rule>,
+    /// Workspace and home.
+    pub ctx: RuleContext,
+    /// More protected paths (tern's user config dir).
+    pub protected: Vec<PathBuf>,
+    /// More directories readable without asking (the session's saved tool outputs).
+    pub readable: Vec<PathBuf>,
+}
+
+/// The policy of one session. Session rules ("allow always") and the mode
+/// can change while it runs.
+#[derive(Debug)]
+pub struct Policy {
+    ctx: RuleContext,
+    rules: RwLock<Vec<Rule>>,
+    mode: RwLock<Mode>,
+    protected: Vec<PathBuf>,
+    readable: Vec<PathBuf>,
+}
+
+impl Policy {
+    /// A policy from its setup.
+    pub fn new(setup: PolicySetup) -> Self {
+        Self {
+            ctx: setup.ctx,
+            rules: RwLock::new(setup.rules),
+            mode: RwLock::new(setup.mode),
+            protected: setup.protected,
+            readable: setup.readable,
+        }
+    }
+
+    /// Workspace and home.
+    pub fn context(&self) -> &RuleContext {
+        &self.ctx
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> Mode {
+        *self.mode.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Change the mode.
+    pub fn set_mode(&self, mode: Mode) {
+        *self.mode.write().unwrap_or_else(PoisonError::into_inner) = mode;
+    }
+
+    /// Add a rule for the rest of the session ("allow always").
+    pub fn add_rule(&self, rule: Rule) {
+        let mut rules = self.rules.write().unwrap_or_else(PoisonError::into_inner);
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+
+    /// Every rule, in the order given.
+    pub fn rules(&self) -> Vec<Rule> {
+        self.rules.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Decide one call.
+    pub fn decide(&self, tool: &str, input: &Value) -> Decision {
+        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        let mode = self.mode();
+        let call = Call::new(tool, input, &self.ctx);
+        let list = |kind: RuleKind| rules.iter().filter(move |r| r.kind == kind);
+
+        // 1. deny rules, in every mode.
+        for rule in list(RuleKind::Deny) {
+            if let Some(what) = call.covered_by(rule, false) {
+                return self.with_bash(
+                    Decision::by_rule(Verdict::Deny, rule, format!("{what} is denied by rule `{}`", rule.text)),
+                    &call,
+                );
+            }
+        }
+        // 2. protected paths, for writes, in every mode.
+        if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
+            let d = Decision::new(
+                Verdict::Ask,
+                format!(
+                    "{} would write {}, a protected path (git internals, tern's config and hooks, shell startup \
+                     files, ~/.ssh): always asked",
+                    call.tool,
+                    path.display()
+                ),
+                DecidedBy::ProtectedPath { path: path.display().to_string() },
+            );
+            return self.with_bash(d, &call);
+        }
+        // 3. ask rules.
+        if mode != Mode::Bypass {
+            for rule in list(RuleKind::Ask) {
+                if let Some(what) = call.covered_by(rule, false) {
+                    let d = Decision::by_rule(Verdict::Ask, rule, format!("{what} is asked by rule `{}`", rule.text));
+                    return self.with_bash(d, &call);
+                }
+            }
+        }
+        // 4. bypass.
+        if mode == Mode::Bypass {
+            let d = Decision::new(Verdict::Allow, "bypass mode allows it", DecidedBy::Mode { mode });
+            return self.with_bash(d, &call);
+        }
+        let allow_rule = || list(RuleKind::Allow).find(|r| call.covered_by(r, true).is_some());
+        // 5. plan mode refuses changes.
+        if mode == Mode::Plan
+            && call.may_change_things()
+            && !(call.category == Category::Other && allow_rule().is_some())
+        {
+            let d = Decision::new(
+                Verdict::Deny,
+                format!(
+                    "plan mode: {} could change files or state; nothing changes until the plan is approved",
+                    call.describe()
+                ),
+                DecidedBy::Mode { mode },
+            );
+            return self.with_bash(d, &call);
+        }
+        // 6. tiers.
+        let d = match call.category {
+            Category::Always => Decision::new(
+                Verdict::Allow,
+                format!("{} is always allowed", call.tool),
+                DecidedBy::Tier { tier: "always_allowed".into() },
+            ),
+            Category::Read => {
+                let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
+                if path.starts_with(&self.ctx.workspace) || self.readable.iter().any(|r| path.starts_with(r)) {
+                    Decision::new(
+                        Verdict::Allow,
+                        format!("{} reads inside the workspace", call.tool),
+                        DecidedBy::Tier { tier: "read_only".into() },
+                    )
+                } else if let Some(rule) = allow_rule() {
+                    Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text))
+                } else {
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{} reads {}, outside the workspace", call.tool, path.display()),
+                        DecidedBy::Tier { tier: "outside_workspace".into() },
+                    )
+                    .suggest(Some(format!("read({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
+                }
+            }
+            Category::Edit => {
+                let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
+                let inside = path.starts_with(&self.ctx.workspace);
+                if let Some(rule) = allow_rule() {
+                    Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text))
+                } else if inside && mode == Mode::AcceptEdits {
+                    Decision::new(
+                        Verdict::Allow,
+                        "accept-edits mode allows edits in the workspace",
+                        DecidedBy::Mode { mode },
+                    )
+                } else if inside {
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{} changes {}", call.tool, self.show(&path)),
+                        DecidedBy::Tier { tier: "edit".into() },
+                    )
+                    .suggest(Some(format!("edit({})", dir_pattern(&path, &self.ctx))), Some(Mode::AcceptEdits))
+                } else {
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{} writes {}, outside the workspace", call.tool, path.display()),
+                        DecidedBy::Tier { tier: "outside_workspace".into() },
+                    )
+                    .suggest(Some(format!("edit({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
+                }
+            }
+            Category::Bash => self.decide_bash(&call, &rules),
+            Category::WebFetch | Category::Other => match allow_rule() {
+                Some(rule) => Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text)),
+                None => {
+                    let suggestion = match (&call.category, &call.host) {
+                        (Category::WebFetch, Some(host)) => format!("{}(domain:{host})", call.tool),
+                        _ => call.tool.clone(),
+                    };
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{} needs permission (no allow rule covers it)", call.tool),
+                        DecidedBy::Tier { tier: "needs_rule".into() },
+                    )
+                    .suggest(Some(suggestion), Some(Mode::Bypass))
+                }
+            },
+        };
+        self.with_bash(d, &call)
+    }
+
+    fn decide_bash(&self, call: &Call, rules: &[Rule]) -> Decision {
+        let Some(analysis) = &call.bash else {
+            return Decision::new(
+                Verdict::Ask,
+                "bash without a command",
+                DecidedBy::Tier { tier: "needs_rule".into() },
+            );
+        };
+        if analysis.class == BashClass::ReadOnly {
+            return Decision::new(
+                Verdict::Allow,
+                format!("read-only command ({})", analysis.reason),
+                DecidedBy::Classifier { class: BashClass::ReadOnly },
+            );
+        }
+        // Every part that is not read-only needs an allow rule; a dangerous
+        // part needs one with a pattern.
+        let mut used: Option<&Rule> = None;
+        let mut uncovered: Vec<&BashPart> = Vec::new();
+        for part in analysis.parts.iter().filter(|p| p.class != BashClass::ReadOnly) {
+            let canonical = canonical_text(part);
+            let rule = rules.iter().filter(|r| r.kind == RuleKind::Allow).find(|r| {
+                r.names_tool("bash")
+                    && (r.has_pattern() || part.class != BashClass::Dangerous)
+                    && r.matches_command(&canonical, &canonical)
+            });
+            match rule {
+                Some(r) => used = used.or(Some(r)),
+                None => uncovered.push(part),
+            }
+        }
+        if uncovered.is_empty()
+            && let Some(rule) = used
+        {
+            return Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text));
+        }
+        let worst = uncovered.iter().max_by_key(|p| severity(p.class)).copied();
+        let (class, why) = match worst {
+            Some(p) => (p.class, p.reason.clone()),
+            None => (analysis.class, analysis.reason.clone()),
+        };
+        let label = match class {
+            BashClass::Dangerous => "dangerous command",
+            BashClass::Unknown => "command tern cannot judge",
+            _ => "command that changes things",
+        };
+        let suggestion = worst.map(suggest_bash_rule);
+        Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
+            .suggest(suggestion, Some(Mode::Bypass))
+    }
+
+    fn with_bash(&self, mut d: Decision, call: &Call) -> Decision {
+        d.bash = call.bash.clone();
+        d
+    }
+
+    fn show(&self, path: &Path) -> String {
+        path.strip_prefix(&self.ctx.workspace).map(|p| p.display().to_string()).unwrap_or(path.display().to_string())
+    }
+
+    /// Writes here are always asked.
+    pub fn is_protected(&self, path: &Path) -> bool {
+        let ws = &self.ctx.workspace;
+        if let Ok(rel) = path.strip_prefix(ws) {
+            let first = rel.components().next().map(|c| c.as_os_str().to_string_lossy().to_string());
+            if matches!(first.as_deref(), Some(".tern") | Some(".mcp.json")) {
+                return true;
+            }
+        }
+        if path.components().any(|c| c.as_os_str() == ".git") {
+            return true;
+        }
+        if let Some(home) = &self.ctx.home
+            && let Ok(rel) = path.strip_prefix(home)
+        {
+            const HOME_PROTECTED: &[&str] = &[
+                ".ssh",
+                ".bashrc",
+                ".bash_profile",
+                ".bash_login",
+                ".bash_logout",
+                ".profile",
+                ".zshrc",
+                ".zprofile",
+                ".zshenv",
+                ".zlogin",
+                ".config/fish",
+                ".gitconfig",
+                ".config/git",
+                ".inputrc",
+            ];
+            if HOME_PROTECTED.iter().any(|p| rel.starts_with(p)) {
+                return true;
+            }
+        }
+        self.protected.iter().any(|p| path.starts_with(p))
+    }
+}
+
+fn severity(c: BashClass) -> u8 {
+    match c {
+        BashClass::ReadOnly => 0,
+        BashClass::Write => 1,
+        BashClass::Unknown => 2,
+        BashClass::Dangerous => 3,
+    }
+}
+
+/// The part as the program and its arguments, quotes and wrappers removed.
+fn canonical_text(part: &BashPart) -> String {
+    if part.program.is_empty() {
+        return part.text.clone();
+    }
+    std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+}
+
+/// A rule that would allow this part next time: the exact command when it
+/// is dangerous, else its leading words (up to 3, stopping at the first
+/// flag or path) as a prefix.
+fn suggest_bash_rule(part: &BashPart) -> String {
+    let canonical = canonical_text(part);
+    if part.class == BashClass::Dangerous || part.program.is_empty() {
+        return format!("bash({canonical})");
+    }
+    let mut words = vec![part.program.clone()];
+    for a in &part.argv {
+        if words.len() >= 3 || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'']) {
+            break;
+        }
+        words.push(a.clone());
+    }
+    format!("bash({}:*)", words.join(" "))
+}
+
+/// `dir/**` for the directory holding `path` (relative when in the workspace).
+fn dir_pattern(path: &Path, ctx: &RuleContext) -> String {
+    let dir = path.parent().unwrap_or(path);
+    if let Ok(rel) = path.strip_prefix(&ctx.workspace) {
+        let mut comps = rel.components();
+        return match (comps.next(), comps.next()) {
+            (Some(first), Some(_)) => format!("{}/**", first.as_os_str().to_string_lossy()),
+            (Some(only), None) => only.as_os_str().to_string_lossy().to_string(),
+            _ => "**".into(),
+        };
+    }
+    if let Some(home) = &ctx.home
+        && let Ok(rel) = dir.strip_prefix(home)
+    {
+        return format!("~/{}/**", rel.display());
+    }
+    format!("{}/**", dir.display())
+}
+
+/// One call, with what the rules look at.
+struct Call {
+    tool: String,
+    category: Category,
+    path: Option<PathBuf>,
+    host: Option<String>,
+    bash: Option<BashAnalysis>,
+    ctx: RuleContext,
+}
+
+impl Call {
+    fn new(tool: &str, input: &Value, ctx: &RuleContext) -> Self {
+        let category = category(tool);
+        let str_arg = |k: &str| input.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
+        let path = match category {
+            Category::Read | Category::Edit => {
+                Some(resolve_path(str_arg("path").or(str_arg("file_path")).unwrap_or("."), ctx))
+            }
+            _ => None,
+        };
+        let host = match category {
+            Category::WebFetch => str_arg("url").and_then(host_of),
+            _ => None,
+        };
+        let bash = match category {
+            Category::Bash => str_arg("command").map(classify),
+            _ => None,
+        };
+        Self { tool: tool.to_string(), category, path, host, bash, ctx: ctx.clone() }
+    }
+
+    fn describe(&self) -> String {
+        match (&self.bash, &self.path) {
+            (Some(b), _) => {
+                let text: String = b.parts.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join("; ");
+                let short: String = text.chars().take(80).collect();
+                format!("bash `{short}`")
+            }
+            (None, Some(p)) => format!("{} {}", self.tool, p.display()),
+            _ => format!("`{}`", self.tool),
+        }
+    }
+
+    fn may_change_things(&self) -> bool {
+        match self.category {
+            Category::Always | Category::Read | Category::WebFetch => false,
+            Category::Edit | Category::Other => true,
+            Category::Bash => self.bash.as_ref().is_none_or(|b| b.class != BashClass::ReadOnly),
+        }
+    }
+
+    /// Files this call writes (edit tools' path; bash redirections and targets).
+    fn written_paths(&self) -> Vec<PathBuf> {
+        match (self.category, &self.path, &self.bash) {
+            (Category::Edit, Some(p), _) => vec![p.clone()],
+            (Category::Bash, _, Some(b)) => b.write_paths.iter().map(|w| resolve_path(w, &self.ctx)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// If `rule` covers this call, what it covers ("bash `rm -rf x`").
+    /// `for_allow` demands that an allow rule cover the whole call (bash is
+    /// handled part by part in `decide_bash`).
+    fn covered_by(&self, rule: &Rule, for_allow: bool) -> Option<String> {
+        match self.category {
+            Category::Bash => {
+                if for_allow {
+                    return None;
+                }
+                let b = self.bash.as_ref()?;
+                if rule.names_tool("bash") {
+                    if let Some(part) = b.parts.iter().find(|p| rule.matches_command(&canonical_text(p), &p.text)) {
+                        return Some(format!("bash `{}`", part.text));
+                    }
+                    return None;
+                }
+                // Path rules apply to what a command reads or writes.
+                match path_rule_family(rule.tool()) {
+                    Some("edit") => b
+                        .write_paths
+                        .iter()
+                        .map(|w| resolve_path(w, &self.ctx))
+                        .find(|p| rule.matches_path("edit", p))
+                        .map(|p| format!("bash writing {}", p.display())),
+                    Some("read") => b
+                        .parts
+                        .iter()
+                        .flat_map(|part| part.argv.iter())
+                        .filter(|a| looks_like_path(a))
+                        .map(|a| resolve_path(a, &self.ctx))
+                        .find(|p| rule.matches_path("read", p))
+                        .map(|p| format!("bash reading {}", p.display())),
+                    _ => None,
+                }
+            }
+            Category::Read | Category::Edit => {
+                let p = self.path.as_ref()?;
+                rule.matches_path(&self.tool, p).then(|| format!("{} {}", self.tool, p.display()))
+            }
+            Category::WebFetch => match &self.host {
+                Some(h) => rule.matches_domain(&self.tool, h).then(|| format!("{} {h}", self.tool)),
+                None => rule.matches_plain(&self.tool).then(|| self.tool.clone()),
+            },
+            Category::Always | Category::Other => rule.matches_plain(&self.tool).then(|| format!("`{}`", self.tool)),
+        }
+    }
+}
+
+fn looks_like_path(a: &str) -> bool {
+    !a.starts_with('-') && (a.contains('/') || a.starts_with('~') || a.starts_with('.'))
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.split(':').next()?.trim();
+    if host.is_empty() { None } else { Some(host.to_lowercase()) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_and_cycle() {
+        assert_eq!("acceptEdits".parse::<Mode>().unwrap(), Mode::AcceptEdits);
+        assert_eq!("bypassPermissions".parse::<Mode>().unwrap(), Mode::Bypass);
+        assert!("yolo".parse::<Mode>().unwrap_err().contains("accept-edits"));
+        assert_eq!(Mode::Default.next().next().next(), Mode::Default);
+    }
+
+    #[test]
+    fn hosts_come_out_of_urls() {
+        assert_eq!(host_of("https://user@Docs.rs:443/x?y").as_deref(), Some("docs.rs"));
+        assert_eq!(host_of("docs.rs/a").as_deref(), Some("docs.rs"));
+    }
+
+    #[test]
+    fn bash_suggestions_are_prefixes_or_exact() {
+        let part = |text: &str, class| BashPart {
+            text: text.into(),
+            program: text.split(' ').next().unwrap().into(),
+            argv: text.split(' ').skip(1).map(String::from).collect(),
+            class,
+            reason: String::new(),
+        };
+        assert_eq!(suggest_bash_rule(&part("npm run test --watch", BashClass::Write)), "bash(npm run test:*)");
+        assert_eq!(suggest_bash_rule(&part("cargo build", BashClass::Write)), "bash(cargo build:*)");
+        assert_eq!(suggest_bash_rule(&part("rm -rf build", BashClass::Dangerous)), "bash(rm -rf build)");
+        assert_eq!(suggest_bash_rule(&part("touch a/b.txt", BashClass::Write)), "bash(touch:*)");
+    }
+}

@@ -1,1 +1,494 @@
-//! Rules.
+//! Permission rules: `allow`, `ask` and `deny` lists of `tool` or
+//! `tool(pattern)`.
+//!
+//! | rule | matches |
+//! |---|---|
+//! | `bash` | every bash call |
+//! | `bash(git status)` | a command part that is exactly `git status` |
+//! | `bash(npm run test:*)` | a part starting with the words `npm run test` |
+//! | `bash(git * --force)` | `*` matches anything within a part |
+//! | `edit(src/**)` | edits and writes of files under `src/` in the workspace |
+//! | `read(~/.ssh/**)` | reads (also grep, glob, ls) under `~/.ssh` |
+//! | `web_fetch(domain:docs.rs)` | fetches from docs.rs and its subdomains |
+//! | `mcp__github__*`, `mcp__github` | every tool of the `github` MCP server |
+//!
+//! Tool names are compared in lowercase, and Claude Code's names (`Bash`,
+//! `Edit`, `MultiEdit`, `WebFetch`, ...) mean the same tools. Paths are
+//! relative to the workspace unless they start with `/` or `~/`; a path
+//! without a wildcard also covers everything below it. A pattern on a tool
+//! that takes none is an error, never a rule that silently matches nothing.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{Glob, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+/// Which list a rule is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleKind {
+    /// Run without asking.
+    Allow,
+    /// Always ask.
+    Ask,
+    /// Never run.
+    Deny,
+}
+
+impl std::fmt::Display for RuleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        })
+    }
+}
+
+/// What a rule's pattern applies to.
+#[derive(Debug, Clone)]
+enum Pattern {
+    /// No pattern: every call of the tool.
+    Any,
+    /// A bash command part: exact words, or a prefix (`:*`), or a glob.
+    Command(CommandPattern),
+    /// A file path glob (absolute).
+    Path { glob: GlobMatcher, literal: Option<PathBuf> },
+    /// A web host and its subdomains.
+    Domain(String),
+}
+
+#[derive(Debug, Clone)]
+enum CommandPattern {
+    Exact(String),
+    Prefix(String),
+    Glob(GlobMatcher),
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rule {
+    /// allow, ask or deny.
+    pub kind: RuleKind,
+    /// The rule as written, e.g. `bash(npm run test:*)`.
+    pub text: String,
+    /// Where it came from: a config file path, a flag, `session`.
+    pub source: String,
+    /// The tool-name pattern, lowercase (`bash`, `mcp__github__*`).
+    #[serde(skip)]
+    tool: String,
+    #[serde(skip)]
+    tool_glob: Option<GlobMatcher>,
+    #[serde(skip)]
+    pattern: Pattern,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.text == other.text && self.source == other.source
+    }
+}
+
+/// Tools whose rules take a path pattern, and the rule name covering them.
+pub fn path_rule_family(tool: &str) -> Option<&'static str> {
+    match tool {
+        "read" | "grep" | "glob" | "ls" => Some("read"),
+        "edit" | "write" | "notebook_edit" => Some("edit"),
+        _ => None,
+    }
+}
+
+/// Claude Code's tool names mean tern's.
+fn canonical_tool(name: &str) -> String {
+    let lower = name.trim().to_lowercase();
+    match lower.as_str() {
+        "multiedit" | "multi_edit" => "edit".into(),
+        "notebookedit" => "notebook_edit".into(),
+        "webfetch" => "web_fetch".into(),
+        "websearch" => "web_search".into(),
+        "todowrite" => "todo_write".into(),
+        "toolsearch" => "tool_search".into(),
+        "askuserquestion" => "ask_user".into(),
+        _ => lower,
+    }
+}
+
+/// Where paths in rules are anchored.
+#[derive(Debug, Clone)]
+pub struct RuleContext {
+    /// The workspace root (canonical).
+    pub workspace: PathBuf,
+    /// The user's home, for `~/`.
+    pub home: Option<PathBuf>,
+}
+
+impl Rule {
+    /// Parse `tool` or `tool(pattern)`.
+    pub fn parse(text: &str, kind: RuleKind, source: &str, ctx: &RuleContext) -> Result<Rule, String> {
+        let trimmed = text.trim();
+        let (name, spec) = match trimmed.find('(') {
+            Some(open) => {
+                let Some(inner) = trimmed[open + 1..].strip_suffix(')') else {
+                    return Err(format!("rule `{trimmed}`: a pattern must end with `)`, as in `bash(git status)`"));
+                };
+                (&trimmed[..open], Some(inner.trim()))
+            }
+            None => (trimmed, None),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*')) {
+            return Err(format!(
+                "rule `{trimmed}`: `{name}` is not a tool name (letters, digits, `_`, `-`, `*`; e.g. `bash`, `mcp__github__*`)"
+            ));
+        }
+        let tool = canonical_tool(name);
+        let tool_glob = if tool.contains('*') {
+            Some(Glob::new(&tool).map_err(|e| format!("rule `{trimmed}`: bad tool pattern: {e}"))?.compile_matcher())
+        } else {
+            None
+        };
+        let pattern = match spec {
+            None => Pattern::Any,
+            Some("") => return Err(format!("rule `{trimmed}`: empty pattern; write `{name}` to cover every call")),
+            Some("*") | Some("**") => Pattern::Any,
+            Some(spec) => match tool.as_str() {
+                "bash" => Pattern::Command(command_pattern(spec).map_err(|e| format!("rule `{trimmed}`: {e}"))?),
+                t if path_rule_family(t).is_some() => {
+                    let (glob, literal) = path_pattern(spec, ctx).map_err(|e| format!("rule `{trimmed}`: {e}"))?;
+                    Pattern::Path { glob, literal }
+                }
+                "web_fetch" => match spec.strip_prefix("domain:") {
+                    Some(d) if !d.trim().is_empty() => {
+                        Pattern::Domain(d.trim().trim_start_matches("*.").to_lowercase())
+                    }
+                    _ => {
+                        return Err(format!(
+                            "rule `{trimmed}`: web_fetch takes `domain:HOST`, e.g. `web_fetch(domain:docs.rs)`"
+                        ));
+                    }
+                },
+                _ => {
+                    return Err(format!(
+                        "rule `{trimmed}`: `{tool}` takes no argument pattern (only bash, read/edit/write/grep/glob/ls and \
+                         web_fetch do); write `{name}` to cover every call"
+                    ));
+                }
+            },
+        };
+        Ok(Rule { kind, text: trimmed.to_string(), source: source.to_string(), tool, tool_glob, pattern })
+    }
+
+    /// The tool-name pattern this rule is about.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Whether it has an argument pattern.
+    pub fn has_pattern(&self) -> bool {
+        !matches!(self.pattern, Pattern::Any)
+    }
+
+    /// Does the rule name this tool? `edit` rules cover `write`, `read`
+    /// rules cover grep/glob/ls, and `mcp__server` covers the server's tools.
+    pub fn names_tool(&self, tool: &str) -> bool {
+        let tool = tool.to_lowercase();
+        if let Some(g) = &self.tool_glob {
+            return g.is_match(&tool);
+        }
+        if self.tool == tool {
+            return true;
+        }
+        if let Some(server) = self.tool.strip_prefix("mcp__")
+            && !server.contains("__")
+            && tool
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.strip_prefix(server))
+                .is_some_and(|r| r.starts_with("__"))
+        {
+            return true;
+        }
+        match path_rule_family(&tool) {
+            Some(family) => self.tool == family,
+            None => false,
+        }
+    }
+
+    /// A tool with no pattern-able argument: does the rule cover the call?
+    pub fn matches_plain(&self, tool: &str) -> bool {
+        self.names_tool(tool) && matches!(self.pattern, Pattern::Any)
+    }
+
+    /// Does the rule cover this bash command part (canonical or raw text)?
+    pub fn matches_command(&self, canonical: &str, raw: &str) -> bool {
+        if !self.names_tool("bash") {
+            return false;
+        }
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Command(p) => command_matches(p, canonical) || command_matches(p, raw),
+            _ => false,
+        }
+    }
+
+    /// Does the rule cover a path of this tool (`path` absolute, normalised)?
+    pub fn matches_path(&self, tool: &str, path: &Path) -> bool {
+        if !self.names_tool(tool) {
+            return false;
+        }
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Path { glob, literal } => {
+                glob.is_match(path) || literal.as_ref().is_some_and(|dir| path.starts_with(dir))
+            }
+            _ => false,
+        }
+    }
+
+    /// Does the rule cover a fetch from this host?
+    pub fn matches_domain(&self, tool: &str, host: &str) -> bool {
+        if !self.names_tool(tool) {
+            return false;
+        }
+        let host = host.to_lowercase();
+        match &self.pattern {
+            Pattern::Any => true,
+            Pattern::Domain(d) => host == *d || host.ends_with(&format!(".{d}")),
+            _ => false,
+        }
+    }
+}
+
+fn squash_spaces(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn command_pattern(spec: &str) -> Result<CommandPattern, String> {
+    if let Some(prefix) = spec.strip_suffix(":*") {
+        let prefix = squash_spaces(prefix);
+        if prefix.is_empty() {
+            return Err("`:*` needs a command before it, e.g. `npm run test:*`".into());
+        }
+        return Ok(CommandPattern::Prefix(prefix));
+    }
+    let spec = squash_spaces(spec);
+    if spec.contains('*') {
+        let glob = globset::GlobBuilder::new(&spec)
+            .literal_separator(false)
+            .backslash_escape(false)
+            .build()
+            .map_err(|e| format!("bad pattern: {e}"))?;
+        return Ok(CommandPattern::Glob(glob.compile_matcher()));
+    }
+    Ok(CommandPattern::Exact(spec))
+}
+
+fn command_matches(p: &CommandPattern, command: &str) -> bool {
+    let command = squash_spaces(command);
+    match p {
+        CommandPattern::Exact(e) => command == *e,
+        CommandPattern::Prefix(prefix) => {
+            command == *prefix || command.strip_prefix(prefix.as_str()).is_some_and(|rest| rest.starts_with(' '))
+        }
+        CommandPattern::Glob(g) => g.is_match(&command),
+    }
+}
+
+fn path_pattern(spec: &str, ctx: &RuleContext) -> Result<(GlobMatcher, Option<PathBuf>), String> {
+    let anchored = anchor(spec, ctx).ok_or("`~` needs a home directory, and none is known")?;
+    let text = anchored.to_string_lossy().to_string();
+    // `dir/**` also covers `dir` itself (grepping a directory reads what is in it).
+    if let Some(dir) = text.strip_suffix("/**")
+        && !dir.contains(['*', '?', '[', '{'])
+    {
+        let glob = Glob::new(&text).map_err(|e| format!("bad path pattern: {e}"))?.compile_matcher();
+        return Ok((glob, Some(PathBuf::from(dir))));
+    }
+    let has_glob = text.contains(['*', '?', '[', '{']);
+    let glob = globset::GlobBuilder::new(&text)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| format!("bad path pattern: {e}"))?
+        .compile_matcher();
+    Ok((glob, if has_glob { None } else { Some(anchored) }))
+}
+
+/// A rule's path made absolute: `~/x` under home, `/x` as is, else under the workspace.
+fn anchor(spec: &str, ctx: &RuleContext) -> Option<PathBuf> {
+    let spec = spec.trim();
+    let path = if spec == "~" {
+        ctx.home.clone()?
+    } else if let Some(rest) = spec.strip_prefix("~/") {
+        ctx.home.as_ref()?.join(rest)
+    } else if let Some(rest) = spec.strip_prefix("//") {
+        PathBuf::from("/").join(rest)
+    } else if spec.starts_with('/') {
+        PathBuf::from(spec)
+    } else {
+        ctx.workspace.join(spec.strip_prefix("./").unwrap_or(spec))
+    };
+    Some(normalize(&path))
+}
+
+/// Remove `.` and `..` components without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// A tool's path argument as an absolute path: relative to the workspace,
+/// `~` expanded, `..` resolved, and symlinks in the part that exists
+/// followed (so a link inside the workspace to `~/.ssh` counts as `~/.ssh`).
+pub fn resolve_path(arg: &str, ctx: &RuleContext) -> PathBuf {
+    let arg = arg.trim();
+    let raw = if arg == "~" {
+        ctx.home.clone().unwrap_or_else(|| PathBuf::from(arg))
+    } else if let (Some(rest), Some(home)) = (arg.strip_prefix("~/"), &ctx.home) {
+        home.join(rest)
+    } else if Path::new(arg).is_absolute() {
+        PathBuf::from(arg)
+    } else {
+        ctx.workspace.join(arg)
+    };
+    let lexical = normalize(&raw);
+    // Follow symlinks in the longest existing ancestor.
+    let mut existing = lexical.clone();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.file_name().map(|n| n.to_os_string()), existing.parent().map(Path::to_path_buf)) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return lexical,
+        }
+    }
+}
+
+/// Split a `--allowed-tools` value into rules: commas and spaces separate,
+/// except inside parentheses (`bash(git log:*) edit` is two rules).
+pub fn split_rule_list(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                cur.push(c);
+            }
+            ',' | ' ' | '\t' | '\n' if depth == 0 => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> RuleContext {
+        RuleContext { workspace: PathBuf::from("/ws"), home: Some(PathBuf::from("/home/u")) }
+    }
+
+    fn rule(text: &str) -> Rule {
+        Rule::parse(text, RuleKind::Allow, "test", &ctx()).unwrap()
+    }
+
+    #[test]
+    fn command_patterns() {
+        assert!(rule("bash(git status)").matches_command("git status", "git  status"));
+        assert!(!rule("bash(git status)").matches_command("git status --short", ""));
+        let p = rule("bash(npm run test:*)");
+        assert!(p.matches_command("npm run test", ""));
+        assert!(p.matches_command("npm run test -- --watch", ""));
+        assert!(!p.matches_command("npm run testing", ""));
+        assert!(rule("Bash(git * --force)").matches_command("git push --force", ""));
+        assert!(rule("bash").matches_command("anything at all", ""));
+        assert!(!rule("edit").matches_command("ls", ""));
+    }
+
+    #[test]
+    fn path_patterns_are_anchored() {
+        let r = rule("edit(src/**)");
+        assert!(r.matches_path("edit", Path::new("/ws/src/a/b.rs")));
+        assert!(r.matches_path("write", Path::new("/ws/src/x.rs")), "edit rules cover write");
+        assert!(!r.matches_path("edit", Path::new("/ws/tests/x.rs")));
+        assert!(!r.matches_path("read", Path::new("/ws/src/x.rs")));
+        let ssh = rule("read(~/.ssh/**)");
+        assert!(ssh.matches_path("read", Path::new("/home/u/.ssh/id_rsa")));
+        assert!(ssh.matches_path("grep", Path::new("/home/u/.ssh/config")), "read rules cover grep");
+        let dir = rule("read(/etc)");
+        assert!(dir.matches_path("read", Path::new("/etc/passwd")), "a plain directory covers what is below");
+        assert!(!dir.matches_path("read", Path::new("/etcetera")));
+        assert!(rule("edit(*.md)").matches_path("edit", Path::new("/ws/README.md")));
+        assert!(!rule("edit(*.md)").matches_path("edit", Path::new("/ws/docs/a.md")), "* stays in one directory");
+    }
+
+    #[test]
+    fn tool_names_and_servers() {
+        assert!(rule("mcp__github__*").names_tool("mcp__github__create_issue"));
+        assert!(rule("mcp__github").names_tool("mcp__github__create_issue"));
+        assert!(!rule("mcp__github").names_tool("mcp__githubx__a"));
+        assert!(rule("MultiEdit").names_tool("edit"));
+        assert!(rule("web_fetch(domain:docs.rs)").matches_domain("web_fetch", "api.docs.rs"));
+        assert!(!rule("web_fetch(domain:docs.rs)").matches_domain("web_fetch", "evildocs.rs"));
+    }
+
+    #[test]
+    fn bad_rules_say_what_to_write() {
+        let err = |t: &str| Rule::parse(t, RuleKind::Deny, "x", &ctx()).unwrap_err();
+        assert!(err("bash(git status").contains("end with `)`"));
+        assert!(err("todo_write(x)").contains("takes no argument pattern"));
+        assert!(err("bash()").contains("empty pattern"));
+        assert!(err("web_fetch(docs.rs)").contains("domain:"));
+        assert!(err("bad name(x)").contains("not a tool name"));
+    }
+
+    #[test]
+    fn rule_lists_split_outside_parentheses() {
+        assert_eq!(
+            split_rule_list("bash(git log:*) edit,read(src/a b.rs)"),
+            ["bash(git log:*)", "edit", "read(src/a b.rs)"]
+        );
+    }
+
+    #[test]
+    fn paths_resolve_lexically_and_through_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let target = ws.join("secret");
+        std::fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&target, ws.join("link")).unwrap();
+        let c = RuleContext { workspace: ws.clone(), home: None };
+        assert_eq!(resolve_path("a/../b.txt", &c), ws.join("b.txt"));
+        assert_eq!(resolve_path("link/new/file", &c), target.join("new/file"));
+    }
+}

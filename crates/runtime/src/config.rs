@@ -33,6 +33,15 @@
 //! [mcp]
 //! denied_servers = ["untrusted"]
 //!
+//! [permissions]                            # docs/permissions.md
+//! mode = "default"                         # default | accept-edits | plan | bypass
+//! allow = ["bash(npm run test:*)", "edit(src/**)"]
+//! deny = ["read(~/.ssh/**)"]
+//!
+//! [[hooks.pre_tool_use]]
+//! matcher = "bash"
+//! command = "python3 .tern/hooks/check.py"
+//!
 //! [mcp_servers.github]                     # docs/mcp.md
 //! command = "npx"
 //! args = ["-y", "@modelcontextprotocol/server-github"]
@@ -84,6 +93,29 @@ pub struct FileConfig {
     /// MCP servers by name.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, McpServerSection>,
+    /// Permission mode and rules.
+    #[serde(default)]
+    pub permissions: PermissionsSection,
+    /// Hook commands.
+    #[serde(default)]
+    pub hooks: tern_policy::hooks::HooksConfig,
+}
+
+/// `[permissions]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsSection {
+    /// default, accept-edits, plan or bypass.
+    pub mode: Option<String>,
+    /// Rules that run without asking.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules that always ask.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Rules that never run.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// `[tool_disclosure]`.
@@ -225,6 +257,15 @@ impl FileConfig {
         self.mcp.denied_servers.extend(other.mcp.denied_servers);
         // A server defined again replaces the earlier definition as a whole.
         self.mcp_servers.extend(other.mcp_servers);
+        // Rules keep their own files (see permissions::build_policy); the
+        // merged lists are for display only.
+        if other.permissions.mode.is_some() {
+            self.permissions.mode = other.permissions.mode;
+        }
+        self.permissions.allow.extend(other.permissions.allow);
+        self.permissions.ask.extend(other.permissions.ask);
+        self.permissions.deny.extend(other.permissions.deny);
+        self.hooks = std::mem::take(&mut self.hooks).merge(other.hooks);
         self
     }
 }

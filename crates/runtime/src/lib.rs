@@ -15,6 +15,7 @@
 pub mod agents;
 pub mod config;
 pub mod mcp_config;
+pub mod permissions;
 pub mod prompt;
 mod session;
 mod setup;
@@ -25,21 +26,26 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::json;
-use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, NoHooks, RunOutcome, RuntimeTool};
+use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, RunOutcome, RuntimeTool};
 use tern_catalog::{
     AgentFacts, AgentKind, Assembly, CatalogConfig, DisclosureConfig, FrontEnd, ModelFacts, PlatformFacts, Registry,
     SubagentRole, TurnFacts,
 };
 use tern_llm::ModelInfo;
 use tern_mcp::{McpManager, ServerState, ServerStatus};
+use tern_policy::hooks::{HookEvent, HookRunner};
 use tern_protocol::{ContentBlock, Message};
 use tokio_util::sync::CancellationToken;
 
 pub use agents::AgentProfile;
 pub use config::{FileConfig, TernPaths};
 pub use mcp_config::ConfiguredServer;
+pub use permissions::{
+    PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll,
+};
 pub use session::Session;
 pub use setup::ResolvedProvider;
+pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 pub use turn_catalog::TurnCatalog;
 
 /// Errors that stop tern before or outside a run. All are usage/config
@@ -86,6 +92,10 @@ pub struct Overrides {
     pub no_mcp: bool,
     /// Inspect only: open no session log (`tern tools`, `tern mcp list`).
     pub ephemeral: bool,
+    /// `--permission-mode`.
+    pub permission_mode: Option<String>,
+    /// `--allowed-tools` rules.
+    pub allowed_tools: Vec<String>,
 }
 
 /// What a run produced, with cost and timing.
@@ -97,6 +107,10 @@ pub struct RunReport {
     pub cost_usd: f64,
     /// Wall time of the run.
     pub duration_ms: u64,
+    /// Calls refused by permissions (rules, mode, or a question nobody answered yes).
+    pub permission_denials: Vec<PermissionDenial>,
+    /// Things the person should know (a hook warning, a rule saved).
+    pub notices: Vec<String>,
 }
 
 /// A configured runtime for one session.
@@ -112,6 +126,10 @@ pub struct Runtime {
     config: FileConfig,
     overrides: Overrides,
     warnings: Vec<String>,
+    policy: Arc<Policy>,
+    hook_runner: Option<Arc<HookRunner>>,
+    prompt: Arc<dyn PermissionPrompt>,
+    started_session: std::sync::atomic::AtomicBool,
 }
 
 impl Runtime {
@@ -172,12 +190,44 @@ impl Runtime {
         };
         let mut env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+        let ctx = tern_policy::rules::RuleContext { workspace: workspace.clone(), home };
+        let mut protected = vec![paths.config_dir.clone()];
+        if let Ok(c) = std::fs::canonicalize(&paths.config_dir) {
+            protected.push(c);
+        }
+        let flags = PermissionFlags {
+            mode: overrides.permission_mode.clone(),
+            allowed_tools: overrides.allowed_tools.clone(),
+            disallowed_tools: overrides.disallowed_tools.clone(),
+        };
+        let readable = vec![session.tool_outputs_dir()];
+        let (user_file, project_file) = (paths.user_config(), config::project_config(&workspace));
+        let layers = permissions::ConfigLayers {
+            user: &user,
+            user_file: &user_file,
+            project: &project,
+            project_file: &project_file,
+        };
+        let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, &mut warnings)
+            .map_err(RuntimeError::Config)?;
+        let policy = Arc::new(policy);
+        config.hooks.validate().map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?;
+        let hook_runner = if config.hooks.is_empty() {
+            None
+        } else {
+            Some(Arc::new(
+                HookRunner::new(config.hooks.clone(), workspace.clone())
+                    .map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?,
+            ))
+        };
         let registry = Registry::new(tern_tools::builtin_tools(Arc::new(env)))
             .map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         warnings.extend(registry.warnings().iter().cloned());
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
-        let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone()));
+        let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
         Ok(Self {
             workspace,
             paths,
@@ -190,7 +240,22 @@ impl Runtime {
             config,
             overrides,
             warnings,
+            policy,
+            hook_runner,
+            prompt: Arc::new(RefuseAll),
+            started_session: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Where permission questions go (the TUI's prompt). Headless mode
+    /// keeps the default, which refuses.
+    pub fn set_permission_prompt(&mut self, prompt: Arc<dyn PermissionPrompt>) {
+        self.prompt = prompt;
+    }
+
+    /// The permission policy (mode, rules, decisions).
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
     }
 
     /// Warnings found while setting up (unknown model, ...).
@@ -305,12 +370,18 @@ impl Runtime {
             thinking_budget: self.config.thinking_budget,
         };
         let first = self.catalog.assemble();
-        let agent = AgentLoop::with_turn_tools(
-            self.provider.client.clone(),
-            self.catalog.clone(),
-            Arc::new(NoHooks),
-            loop_config,
-        );
+        let hooks = Arc::new(permissions::PolicyHooks {
+            policy: self.policy.clone(),
+            hooks: self.hook_runner.clone(),
+            prompt: self.prompt.clone(),
+            denials: Default::default(),
+            notices: Default::default(),
+            project_config: config::project_config(&self.workspace),
+            session_id: self.session.id().to_string(),
+            workspace: self.workspace.clone(),
+        });
+        let agent =
+            AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), loop_config);
         let session = self.session.clone();
         let outer = events.clone();
         let sink: EventSink = Arc::new(move |e| {
@@ -323,14 +394,87 @@ impl Runtime {
             }
         });
         let mut message = Message::user_text(prompt);
+        let mut context = Vec::new();
+        if !self.started_session.swap(true, std::sync::atomic::Ordering::SeqCst)
+            && let Some(o) = hooks.run_hooks(HookEvent::SessionStart, None, json!({"source": "startup"})).await
+        {
+            context.extend(o.additional_context);
+        }
+        if let Some(o) = hooks.run_hooks(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt})).await {
+            if let Some(reason) = o.blocked {
+                let msg = format!("the prompt was blocked by a user_prompt_submit hook: {reason}");
+                sink(tern_protocol::AgentEvent::Error { message: msg.clone() });
+                let outcome = RunOutcome {
+                    stop_reason: tern_protocol::AgentStopReason::Error,
+                    turns: 0,
+                    usage: Default::default(),
+                    responses: Vec::new(),
+                    final_text: String::new(),
+                    error: Some(msg),
+                };
+                return RunReport {
+                    outcome,
+                    cost_usd: 0.0,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    permission_denials: Vec::new(),
+                    notices: hooks.take_notices(),
+                };
+            }
+            context.extend(o.additional_context);
+        }
         if let Some(notice) = first.deferred_notice() {
             message.content.insert(0, ContentBlock::Text { text: notice });
         }
+        for c in context {
+            message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
+        }
         self.session.append(&json!({"type": "user_message", "message": message}));
         let mut history = vec![message];
-        let outcome = agent.run(&mut history, &sink, cancel).await;
+        let mut outcome = agent.run(&mut history, &sink, cancel).await;
+        // A stop hook may send the model back to work (bounded).
+        for _ in 0..MAX_STOP_HOOK_CONTINUATIONS {
+            if outcome.stop_reason != tern_protocol::AgentStopReason::Completed {
+                break;
+            }
+            let extra = json!({"last_assistant_message": outcome.final_text, "stop_hook_active": true});
+            let Some(reason) = hooks.run_hooks(HookEvent::Stop, None, extra).await.and_then(|o| o.blocked) else {
+                break;
+            };
+            let text = format!("[stop hook] Do not stop yet: {reason}");
+            sink(tern_protocol::AgentEvent::Notice { message: text.clone() });
+            self.session.append(&json!({"type": "user_message", "message": Message::user_text(&text)}));
+            history.push(Message::user_text(text));
+            let more = agent.run(&mut history, &sink, cancel).await;
+            outcome = merge_outcomes(outcome, more);
+        }
         let cost_usd = outcome.responses.iter().map(|u| self.model_info.cost_usd(u)).sum();
-        RunReport { outcome, cost_usd, duration_ms: started.elapsed().as_millis() as u64 }
+        RunReport {
+            outcome,
+            cost_usd,
+            duration_ms: started.elapsed().as_millis() as u64,
+            permission_denials: hooks.take_denials(),
+            notices: hooks.take_notices(),
+        }
+    }
+}
+
+/// How many times a stop hook may send the model back to work in one run.
+const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
+
+fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome {
+    let mut usage = first.usage;
+    for u in &more.responses {
+        usage.add(u);
+    }
+    let mut responses = first.responses;
+    responses.extend(more.responses);
+    RunOutcome {
+        stop_reason: more.stop_reason,
+        turns: first.turns + more.turns,
+        usage,
+        responses,
+        final_text: more.final_text,
+        error: more.error,
     }
 }
 
@@ -392,6 +536,7 @@ fn turn_facts(
             role,
             tools: agent.map(|a| a.tools.clone()).unwrap_or_default(),
             disallowed_tools: agent.map(|a| a.disallowed_tools.clone()).unwrap_or_default(),
+            plan_mode: false,
         },
         platform: PlatformFacts { os: std::env::consts::OS.to_string(), unavailable },
         config: CatalogConfig {

@@ -17,17 +17,24 @@ pub struct TurnCatalog {
     disclosure: DisclosureTools,
     mcp: Option<Arc<McpManager>>,
     mcp_generation: Mutex<Option<u64>>,
+    policy: Arc<tern_policy::engine::Policy>,
 }
 
 impl TurnCatalog {
     /// A catalog over `registry` with these facts.
-    pub fn new(registry: Registry, facts: TurnFacts, mcp: Option<Arc<McpManager>>) -> Self {
+    pub fn new(
+        registry: Registry,
+        facts: TurnFacts,
+        mcp: Option<Arc<McpManager>>,
+        policy: Arc<tern_policy::engine::Policy>,
+    ) -> Self {
         let catalog = Self {
             registry: Mutex::new(registry),
             facts,
             disclosure: DisclosureTools::new(),
             mcp,
             mcp_generation: Mutex::new(None),
+            policy,
         };
         catalog.refresh_mcp();
         catalog
@@ -56,6 +63,8 @@ impl TurnCatalog {
         self.refresh_mcp();
         let mut facts = self.facts.clone();
         facts.activated = self.disclosure.state.activated();
+        // Plan mode can start or end between turns (Shift+Tab in the TUI).
+        facts.agent.plan_mode = self.policy.mode() == tern_policy::engine::Mode::Plan;
         let registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
         let assembly = tern_catalog::assemble(&registry, &facts, &self.disclosure);
         self.disclosure.state.set_deferred(assembly.deferred.clone());

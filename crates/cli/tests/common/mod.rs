@@ -23,6 +23,9 @@ pub struct Harness {
     pub home: tempfile::TempDir,
     pub server: MockServer,
     pub wire: Wire,
+    /// `--permission-mode` passed to every run: `bypass` for tests about
+    /// tools, `None` for tests about permissions (the default mode).
+    pub mode: Option<&'static str>,
 }
 
 impl Harness {
@@ -32,7 +35,7 @@ impl Harness {
         let home = tempfile::tempdir().unwrap();
         // Fast retries in tests; the policy itself is unit-tested.
         std::fs::write(home.path().join("config.toml"), "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n").unwrap();
-        Self { workspace: tempfile::tempdir().unwrap(), home, server, wire }
+        Self { workspace: tempfile::tempdir().unwrap(), home, server, wire, mode: Some("bypass") }
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -57,6 +60,9 @@ impl Harness {
                     .args(["--provider", "openai", "--base-url"])
                     .arg(self.server.openai_url());
             }
+        }
+        if let Some(mode) = self.mode {
+            cmd.args(["--permission-mode", mode]);
         }
         cmd.args(["--model", "mock"]).args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         cmd.kill_on_drop(true);
@@ -160,4 +166,14 @@ pub fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(p).unwrap();
     }
     std::fs::write(path, text).unwrap();
+}
+
+/// The tool names of a request body, in either wire format.
+pub fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string())
+        .collect()
 }

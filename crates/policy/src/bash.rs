@@ -1,1 +1,0 @@
-//! The bash command classifier (see issue 5).

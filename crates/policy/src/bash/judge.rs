@@ -1,0 +1,227 @@
+//! Judges one simple command by its program and arguments: the entry point
+//! that sends a command to the rules for wrappers and shells ([`super::runners`]),
+//! git ([`super::git`]), reading programs ([`super::readers`]), changing
+//! programs ([`super::changers`]) or toolchains ([`super::toolchains`]).
+
+use super::word::Word;
+use super::{BashAnalysis, BashClass, BashPart, changers, git, readers, redirect, runners, toolchains};
+
+/// One program about to run.
+pub(super) struct Invocation<'a> {
+    /// The program as written once quotes and backslashes are removed (`/bin/rm`, `rm`).
+    pub name: &'a str,
+    pub args: &'a [Word],
+    /// Where its standard input comes from.
+    pub stdin: &'a Stdin,
+    /// How deep this command sits.
+    pub depth: Depth,
+}
+
+/// How deep a command sits: in shell strings (`bash -c '...'`) and in tree
+/// levels walked, counted across strings so the stack stays bounded.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Depth {
+    pub strings: usize,
+    pub levels: usize,
+}
+
+impl Depth {
+    /// One shell string further in.
+    pub fn nested(self) -> Self {
+        Depth { strings: self.strings + 1, ..self }
+    }
+}
+
+/// Where a command's standard input comes from, as far as a shell reading code from it cares.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) enum Stdin {
+    /// Nothing the command line says.
+    #[default]
+    Inherited,
+    /// A pipe from the stage before; `download` when a stage before it is a downloader.
+    Pipe { download: bool },
+    /// `< file` or `< <(...)`.
+    File { download: bool },
+    /// A here-document or here-string; `text` when its content is static.
+    Script { text: Option<String>, download: bool },
+}
+
+impl Stdin {
+    pub fn download(&self) -> bool {
+        match self {
+            Stdin::Inherited => false,
+            Stdin::Pipe { download } | Stdin::File { download } | Stdin::Script { download, .. } => *download,
+        }
+    }
+}
+
+/// How one simple command was judged.
+#[derive(Debug, Clone)]
+pub(super) struct Verdict {
+    pub class: BashClass,
+    pub reason: String,
+    /// The program that really runs (after wrappers); `None` until [`judge`] fills it in.
+    pub program: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub writes: Vec<String>,
+    /// Parts judged inside a string this command runs (`bash -c`, `eval`).
+    pub nested: Vec<BashPart>,
+}
+
+impl Verdict {
+    pub fn new(class: BashClass, reason: impl Into<String>) -> Self {
+        Verdict { class, reason: reason.into(), program: None, argv: None, writes: Vec::new(), nested: Vec::new() }
+    }
+
+    pub fn read_only(reason: impl Into<String>) -> Self {
+        Self::new(BashClass::ReadOnly, reason)
+    }
+
+    pub fn write(reason: impl Into<String>) -> Self {
+        Self::new(BashClass::Write, reason)
+    }
+
+    pub fn dangerous(reason: impl Into<String>) -> Self {
+        Self::new(BashClass::Dangerous, reason)
+    }
+
+    pub fn unknown(reason: impl Into<String>) -> Self {
+        Self::new(BashClass::Unknown, reason)
+    }
+
+    pub fn program(mut self, program: String) -> Self {
+        self.program = Some(program);
+        self
+    }
+
+    pub fn argv(mut self, argv: Vec<String>) -> Self {
+        self.argv = Some(argv);
+        self
+    }
+
+    pub fn writing(mut self, paths: impl IntoIterator<Item = String>) -> Self {
+        self.writes.extend(paths);
+        self
+    }
+
+    /// Keeps the parts and written paths of a string this command runs.
+    pub fn with_nested(mut self, analysis: BashAnalysis) -> Self {
+        self.writes.extend(analysis.write_paths);
+        self.nested.extend(analysis.parts);
+        self
+    }
+
+    /// Makes the verdict at least as bad as `class`, taking the reason when it gets worse.
+    pub fn raise(&mut self, class: BashClass, reason: impl Into<String>) {
+        if class.severity() > self.class.severity() {
+            self.class = class;
+            self.reason = reason.into();
+        }
+    }
+
+    pub fn raised(mut self, class: BashClass, reason: impl Into<String>) -> Self {
+        self.raise(class, reason);
+        self
+    }
+}
+
+/// Judges one program run with its arguments.
+pub(super) fn judge(inv: &Invocation) -> Verdict {
+    let base = inv.name.rsplit('/').next().unwrap_or(inv.name).to_ascii_lowercase();
+    let program = base.strip_suffix(".exe").unwrap_or(&base).to_owned();
+    let mut verdict = if program.is_empty() {
+        Verdict::unknown(format!("`{}` is not a program name", inv.name))
+    } else {
+        dispatch(&program, inv)
+    };
+    if verdict.program.is_none() {
+        verdict.program = Some(program.clone());
+        verdict.argv = Some(inv.args.iter().map(|w| w.text().to_owned()).collect());
+    }
+    if verdict.class == BashClass::ReadOnly && inv.name.contains('/') && !in_system_dir(inv.name) {
+        verdict.raise(BashClass::Write, format!("runs {}, a program from a path, not the system {program}", inv.name));
+    }
+    if let Some(device) = verdict.writes.iter().find(|path| redirect::is_disk_device(path)) {
+        let reason = format!("writes straight to the device {device}");
+        verdict.raise(BashClass::Dangerous, reason);
+    }
+    verdict
+}
+
+fn dispatch(program: &str, inv: &Invocation) -> Verdict {
+    match program {
+        "sudo" | "doas" | "su" | "pkexec" | "run0" | "gosu" | "su-exec" | "runuser" | "sudoedit" => {
+            Verdict::dangerous(format!("{program} runs a command as another user (root)"))
+        }
+        "git" => git::judge(inv.args),
+        _ => runners::judge(program, inv)
+            .or_else(|| readers::judge(program, inv.args, inv.depth))
+            .or_else(|| changers::judge(program, inv.args))
+            .or_else(|| toolchains::judge(program, inv.args))
+            .unwrap_or_else(|| Verdict::write(format!("{} is not known to be read-only", inv.name))),
+    }
+}
+
+/// Judges the program at `args[at]` with the arguments after it, for wrappers
+/// like `timeout 5 rm x`; `None` when there is no program there.
+pub(super) fn run_rest(inv: &Invocation, at: usize, who: &str, stdin: &Stdin) -> Option<Verdict> {
+    let first = inv.args.get(at)?;
+    let rest = inv.args.get(at + 1..).unwrap_or_default();
+    Some(match first.fixed() {
+        None => Verdict::unknown(format!("{who} runs a program computed at run time ({})", first.source))
+            .program(String::new())
+            .argv(rest.iter().map(|w| w.text().to_owned()).collect()),
+        Some(name) => judge(&Invocation { name, args: rest, stdin, depth: inv.depth }),
+    })
+}
+
+/// Programs that fetch from the network: piping them into a shell runs downloaded code.
+pub(super) fn is_downloader(program: &str) -> bool {
+    matches!(program, "curl" | "wget" | "fetch" | "http" | "https" | "xh" | "xhs" | "aria2c" | "lwp-request" | "get")
+}
+
+fn in_system_dir(path: &str) -> bool {
+    const DIRS: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"];
+    DIRS.iter().any(|dir| path.strip_prefix(dir).is_some_and(|rest| !rest.is_empty() && !rest.contains('/')))
+}
+
+/// Why setting `name` to `value` for a command (or the rest of the shell) could make it run another program.
+pub(super) fn risky_variable(name: &str, value: &Word) -> Option<String> {
+    const PAGERS: &[&str] =
+        &["PAGER", "GIT_PAGER", "MANPAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL", "GIT_EDITOR", "GIT_SEQUENCE_EDITOR"];
+    const RUNS: &[&str] = &[
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_PROXY_COMMAND",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "PATH",
+        "IFS",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "RIPGREP_CONFIG_PATH",
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+    ];
+    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_"];
+    if PAGERS.contains(&name) {
+        let harmless = value.fixed().is_some_and(|v| {
+            matches!(v.split_whitespace().next(), None | Some("cat" | "less" | "more"))
+                && !v.contains(['$', '`', ';', '|', '&'])
+        });
+        return (!harmless).then(|| format!("{name}={} names a program to run", value.text()));
+    }
+    if RUNS.contains(&name) || PREFIXES.iter().any(|prefix| name.starts_with(prefix)) {
+        return Some(format!("{name}=... changes which programs run"));
+    }
+    None
+}

@@ -1,0 +1,120 @@
+//! What a redirection does: read a file, write one, or only shuffle descriptors.
+
+use super::BashClass;
+use super::word::Word;
+
+/// The effect of an output redirection (or of a program writing a file) on a command's class.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Effect {
+    pub class: BashClass,
+    pub reason: String,
+    /// The file written, for the path rules; `None` when nothing is written.
+    pub path: Option<String>,
+}
+
+/// One `file_redirect`, judged.
+pub(super) enum FileRedirect {
+    /// `< file`: the command reads it as its input.
+    Input { download: bool },
+    /// `> file` and friends.
+    Output(Effect),
+    /// `2>&1`, `>&-`, `> /dev/null`.
+    Harmless,
+}
+
+/// Judges a file redirection by its operator (`>`, `>>`, `&>`, `>&`, `<`, ...) and destination.
+pub(super) fn file(operator: &str, destination: Option<&Word>) -> FileRedirect {
+    match operator {
+        "<" => match destination.and_then(Word::fixed) {
+            // bash opens a connection for these names itself.
+            Some(path) if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") => {
+                FileRedirect::Output(Effect {
+                    class: BashClass::Write,
+                    reason: format!("connects to the network ({path})"),
+                    path: None,
+                })
+            }
+            _ => FileRedirect::Input { download: destination.is_some_and(|w| w.downloads) },
+        },
+        "<&" | "<&-" | ">&-" => FileRedirect::Harmless,
+        ">&" => match destination.and_then(Word::fixed) {
+            Some(target) if target == "-" || target.chars().all(|c| c.is_ascii_digit()) => FileRedirect::Harmless,
+            _ => output(destination),
+        },
+        ">" | ">>" | "&>" | "&>>" | ">|" => output(destination),
+        other => FileRedirect::Output(Effect {
+            class: BashClass::Unknown,
+            reason: format!("uses the redirection `{other}`, which is not judged"),
+            path: None,
+        }),
+    }
+}
+
+fn output(destination: Option<&Word>) -> FileRedirect {
+    let Some(word) = destination else {
+        return FileRedirect::Output(Effect {
+            class: BashClass::Unknown,
+            reason: "redirects output to an unknown place".to_owned(),
+            path: None,
+        });
+    };
+    match write_effect(word, "redirection") {
+        Some(effect) => FileRedirect::Output(effect),
+        None => FileRedirect::Harmless,
+    }
+}
+
+/// The effect of writing to `word`; `None` for `/dev/null` and the terminal streams.
+pub(super) fn write_effect(word: &Word, how: &str) -> Option<Effect> {
+    let Some(path) = word.fixed() else {
+        return Some(Effect {
+            class: BashClass::Unknown,
+            reason: format!("writes to a file named at run time ({}, {how})", word.source),
+            path: Some(word.source.clone()),
+        });
+    };
+    if is_harmless_target(path) {
+        return None;
+    }
+    if is_disk_device(path) {
+        return Some(Effect {
+            class: BashClass::Dangerous,
+            reason: format!("writes straight to the device {path} ({how})"),
+            path: Some(path.to_owned()),
+        });
+    }
+    Some(Effect {
+        class: BashClass::Write,
+        reason: format!("writes to file {path} ({how})"),
+        path: Some(path.to_owned()),
+    })
+}
+
+/// Targets that take output without keeping it anywhere.
+pub(super) fn is_harmless_target(path: &str) -> bool {
+    matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/fd/1" | "/dev/fd/2")
+}
+
+/// Block devices and memory: writing there destroys file systems or the running system.
+pub(super) fn is_disk_device(path: &str) -> bool {
+    const DEVICES: &[&str] = &[
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "disk", "rdisk", "dm-", "md", "mapper/", "loop", "mem", "kmem",
+        "port", "zram", "sr", "bcache", "root",
+    ];
+    path.strip_prefix("/dev/").is_some_and(|name| DEVICES.iter().any(|device| name.starts_with(device)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_and_harmless_targets() {
+        assert!(is_disk_device("/dev/sda1"));
+        assert!(is_disk_device("/dev/nvme0n1"));
+        assert!(is_disk_device("/dev/mem"));
+        assert!(!is_disk_device("/dev/null"));
+        assert!(!is_disk_device("/tmp/sda"));
+        assert!(is_harmless_target("/dev/null"));
+    }
+}

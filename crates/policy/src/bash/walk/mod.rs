@@ -1,0 +1,407 @@
+//! Walks a tree-sitter-bash tree, finds every simple command (also inside
+//! substitutions, here-documents and compound statements), judges each one
+//! and applies redirections to the commands they belong to.
+
+use tree_sitter::Node;
+
+mod redirections;
+
+use super::judge::{self, Depth, Invocation, Stdin, Verdict};
+use super::word::{self, Word, text_of};
+use super::{BashClass, BashPart};
+
+/// How deep the walk follows the tree before giving up (and judging Unknown).
+const MAX_RECURSION: usize = 120;
+
+/// Builtins that evaluate their arguments as arithmetic or variable names
+/// (with array subscripts), where a quoted `$(...)` runs: `let 'a[$(id)]'`.
+#[rustfmt::skip]
+const EVALUATES_NAMES: &[&str] = &[
+    "let", "test", "[", "[[", "declare", "typeset", "local", "export", "readonly", "unset", "printf", "read", "mapfile", "readarray", "wait", "shift", "exit", "return",
+];
+
+const HIDDEN_CODE: &str = "a quoted `$(...)` here runs when bash evaluates it as arithmetic or a subscript";
+
+/// A part found, with its substitution level: a redirection applies only to
+/// parts on its own level, not to commands inside `$(...)`.
+struct Found {
+    part: BashPart,
+    level: usize,
+}
+
+/// What the walk found.
+pub(super) struct Outcome {
+    pub parts: Vec<BashPart>,
+    pub writes: Vec<String>,
+    pub too_deep: bool,
+}
+
+/// The walk over one command line.
+pub(super) struct Walker<'s> {
+    src: &'s str,
+    depth: Depth,
+    found: Vec<Found>,
+    writes: Vec<String>,
+    stdin: Stdin,
+    level: usize,
+    recursion: usize,
+    too_deep: bool,
+    functions: Vec<String>,
+    /// The node a redirection applies to, and where its parts start once walked.
+    target: Option<(usize, Option<usize>)>,
+}
+
+impl<'s> Walker<'s> {
+    /// A walker over `src`, which sits `depth` deep.
+    pub fn new(src: &'s str, depth: Depth) -> Self {
+        Walker {
+            src,
+            depth,
+            found: Vec::new(),
+            writes: Vec::new(),
+            stdin: Stdin::Inherited,
+            level: 0,
+            recursion: depth.levels,
+            too_deep: false,
+            functions: Vec::new(),
+            target: None,
+        }
+    }
+
+    pub fn finish(self) -> Outcome {
+        Outcome {
+            parts: self.found.into_iter().map(|f| f.part).collect(),
+            writes: self.writes,
+            too_deep: self.too_deep,
+        }
+    }
+
+    pub fn walk(&mut self, node: Node) {
+        if self.recursion >= MAX_RECURSION {
+            self.too_deep = true;
+            return;
+        }
+        self.recursion += 1;
+        if let Some((id, start @ None)) = &mut self.target
+            && *id == node.id()
+        {
+            *start = Some(self.found.len());
+        }
+        match node.kind() {
+            "command" => self.command(node),
+            "redirected_statement" => self.redirected(node),
+            "pipeline" => {
+                self.stages(node, None);
+            }
+            "list" => self.list(node),
+            "function_definition" => self.function(node),
+            "variable_assignment" => self.assignments(node, &[node]),
+            "variable_assignments" => {
+                let mut cursor = node.walk();
+                let assigns: Vec<Node> = node.named_children(&mut cursor).collect();
+                self.assignments(node, &assigns);
+            }
+            "declaration_command" => self.declaration(node),
+            "unset_command" => self.builtin(node, "unset", "unset only changes the shell's variables"),
+            "test_command" => {
+                let name = if text_of(node, self.src).starts_with("[[") { "[[" } else { "[" };
+                self.builtin(node, name, "a test only reads")
+            }
+            "command_substitution" | "process_substitution" => self.substitution(node),
+            "arithmetic_expansion" | "c_style_for_statement" => {
+                self.arithmetic_guard(node);
+                self.children(node);
+            }
+            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
+                self.arithmetic_guard(node);
+                self.children(node);
+            }
+            "file_redirect" | "herestring_redirect" | "heredoc_redirect" => self.stray_redirect(node),
+            _ => self.children(node),
+        }
+        self.recursion -= 1;
+    }
+
+    /// `a && b || c` nests to the left; walk the chain without recursing into it.
+    fn list(&mut self, node: Node) {
+        let mut groups: Vec<Vec<Node>> = Vec::new();
+        let mut current = node;
+        loop {
+            let mut cursor = current.walk();
+            let children: Vec<Node> = current.named_children(&mut cursor).collect();
+            match children.split_first() {
+                Some((first, rest)) if first.kind() == "list" => {
+                    groups.push(rest.to_vec());
+                    current = *first;
+                }
+                _ => {
+                    groups.push(children);
+                    break;
+                }
+            }
+        }
+        for group in groups.iter().rev() {
+            for child in group {
+                self.walk(*child);
+            }
+        }
+    }
+
+    fn children(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            self.walk(child);
+        }
+    }
+
+    /// Resolves a word and judges the commands substituted inside it.
+    fn word(&mut self, node: Node) -> Word {
+        if !node.is_named() {
+            return Word::literal(&text_of(node, self.src));
+        }
+        let mut resolved = word::resolve(node, self.src);
+        let start = self.found.len();
+        self.walk(node);
+        resolved.downloads = self.downloads_since(start);
+        resolved
+    }
+
+    fn downloads_since(&self, start: usize) -> bool {
+        self.found.get(start..).unwrap_or_default().iter().any(|f| judge::is_downloader(&f.part.program))
+    }
+
+    /// Adds a part to fill in once its words are judged, so parts stay in source order.
+    fn reserve(&mut self, node: Node) -> usize {
+        self.found.push(Found {
+            part: BashPart {
+                text: text_of(node, self.src),
+                program: String::new(),
+                argv: Vec::new(),
+                class: BashClass::ReadOnly,
+                reason: String::new(),
+            },
+            level: self.level,
+        });
+        self.found.len() - 1
+    }
+
+    fn fill(&mut self, slot: usize, verdict: Verdict, args: &[Word]) {
+        self.writes.extend(verdict.writes);
+        if let Some(found) = self.found.get_mut(slot) {
+            found.part.class = verdict.class;
+            found.part.reason = verdict.reason;
+            found.part.program = verdict.program.unwrap_or_default();
+            found.part.argv = verdict.argv.unwrap_or_else(|| args.iter().map(|w| w.text().to_owned()).collect());
+        }
+        let level = self.level + 1;
+        self.found.extend(verdict.nested.into_iter().map(|part| Found { part, level }));
+    }
+
+    fn command(&mut self, node: Node) {
+        let slot = self.reserve(node);
+        let mut risky = None;
+        let mut name = None;
+        let mut args = Vec::new();
+        let mut redirects = Vec::new();
+        let mut cursor = node.walk();
+        let mut at_child = cursor.goto_first_child();
+        while at_child {
+            let child = cursor.node();
+            match (cursor.field_name(), child.kind()) {
+                (Some("name"), _) => {
+                    let mut inner = child.walk();
+                    let target = child.named_children(&mut inner).next().unwrap_or(child);
+                    name = Some(self.word(target));
+                }
+                (Some("argument"), _) => args.push(self.word(child)),
+                (Some("redirect"), _) => redirects.push(child),
+                (_, "variable_assignment") => {
+                    let reason = self.assignment(child);
+                    risky = risky.or(reason);
+                }
+                _ if child.is_named() => self.walk(child),
+                _ => {}
+            }
+            at_child = cursor.goto_next_sibling();
+        }
+        let prepared = self.prepare_redirects(&redirects);
+        let stdin = prepared.stdin.clone().unwrap_or_else(|| self.stdin.clone());
+        let mut verdict = match &name {
+            None => Verdict::read_only("only sets variables"),
+            Some(word) => match word.fixed() {
+                None if word.value.is_some() => {
+                    Verdict::unknown(format!("program name is a pattern expanded at run time ({})", word.source))
+                        .program(String::new())
+                }
+                None => Verdict::unknown(format!("program name is computed at run time ({})", word.source))
+                    .program(String::new()),
+                Some(program) if self.functions.iter().any(|f| f == program) => {
+                    Verdict::unknown(format!("calls the function {program} defined in this command"))
+                        .program(program.to_owned())
+                }
+                Some(program) => {
+                    let depth = Depth { levels: self.recursion, ..self.depth };
+                    judge::judge(&Invocation { name: program, args: &args, stdin: &stdin, depth })
+                }
+            },
+        };
+        if let Some(reason) = risky {
+            verdict.raise(BashClass::Unknown, reason);
+        }
+        let program = verdict.program.as_deref().unwrap_or_default();
+        if EVALUATES_NAMES.contains(&program) && args.iter().any(|w| w.literal_code) {
+            verdict.raise(BashClass::Unknown, HIDDEN_CODE);
+        }
+        for effect in &prepared.effects {
+            verdict.raise(effect.class, effect.reason.clone());
+            verdict.writes.extend(effect.path.clone());
+        }
+        self.fill(slot, verdict, &args);
+        self.finish_redirects(prepared, slot);
+    }
+
+    /// Judges `NAME=value` (walking the value); returns why the variable is risky, if it is.
+    fn assignment(&mut self, node: Node) -> Option<String> {
+        let name = node.child_by_field_name("name").map(|n| text_of(n, self.src)).unwrap_or_default();
+        let value = match node.child_by_field_name("value") {
+            Some(value) => self.word(value),
+            None => Word::literal(""),
+        };
+        if value.literal_code {
+            return Some(format!("{name}= holds quoted shell code, which bash runs if the value is evaluated"));
+        }
+        judge::risky_variable(&name, &value)
+    }
+
+    fn assignments(&mut self, node: Node, assigns: &[Node]) {
+        let slot = self.reserve(node);
+        let mut risky = None;
+        for assign in assigns {
+            let reason = self.assignment(*assign);
+            risky = risky.or(reason);
+        }
+        let verdict = match risky {
+            Some(reason) => Verdict::unknown(reason),
+            None => Verdict::read_only("only sets a shell variable"),
+        };
+        self.fill(slot, verdict.program(String::new()).argv(Vec::new()), &[]);
+    }
+
+    /// `export`, `local`, `declare`, `readonly`, `typeset`.
+    fn declaration(&mut self, node: Node) {
+        let slot = self.reserve(node);
+        let keyword = node.child(0).map(|n| text_of(n, self.src)).unwrap_or_default();
+        let mut risky = None;
+        let mut args = Vec::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.kind() == "variable_assignment" {
+                let reason = self.assignment(child);
+                risky = risky.or(reason);
+                args.push(Word::literal(&text_of(child, self.src)));
+            } else {
+                args.push(self.word(child));
+            }
+        }
+        let verdict = match risky {
+            Some(reason) => Verdict::unknown(reason),
+            None if args.iter().any(|w| w.literal_code) => Verdict::unknown(HIDDEN_CODE),
+            None => Verdict::read_only(format!("{keyword} only changes the shell's variables")),
+        };
+        self.fill(slot, verdict.program(keyword), &args);
+    }
+
+    fn builtin(&mut self, node: Node, name: &str, reason: &str) {
+        let slot = self.reserve(node);
+        let mut cursor = node.walk();
+        let args: Vec<Word> = node.named_children(&mut cursor).map(|child| self.word(child)).collect();
+        let verdict = if self.hides_code(node) { Verdict::unknown(HIDDEN_CODE) } else { Verdict::read_only(reason) };
+        self.fill(slot, verdict.program(name.to_owned()), &args);
+    }
+
+    /// `(( ))`, `$(( ))` and `for ((;;))` evaluate arithmetic, where a quoted `$(...)` in a subscript runs.
+    fn arithmetic_guard(&mut self, node: Node) {
+        if self.hides_code(node) {
+            let slot = self.reserve(node);
+            self.fill(slot, Verdict::unknown(HIDDEN_CODE).program(String::new()), &[]);
+        }
+    }
+
+    /// Whether a quoted or escaped word anywhere under `node` holds `$(` or a backtick.
+    fn hides_code(&self, node: Node) -> bool {
+        let mut cursor = node.walk();
+        loop {
+            let current = cursor.node();
+            let is_word =
+                matches!(current.kind(), "raw_string" | "string" | "ansi_c_string" | "word" | "concatenation");
+            if is_word && word::resolve(current, self.src).literal_code {
+                return true;
+            }
+            if !is_word && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node() == node {
+                    return false;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return false;
+                }
+            }
+        }
+    }
+
+    fn function(&mut self, node: Node) {
+        let slot = self.reserve(node);
+        let name = node.child_by_field_name("name").map(|n| word::resolve(n, self.src).text().to_owned());
+        let name = name.unwrap_or_default();
+        self.functions.push(name.clone());
+        let start = self.found.len();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if Some(child) != node.child_by_field_name("name") {
+                self.walk(child);
+            }
+        }
+        let calls_itself = self.found.get(start..).unwrap_or_default().iter().any(|f| f.part.program == name);
+        let verdict = if calls_itself {
+            Verdict::dangerous(format!("the function {name} calls itself (a fork bomb pattern)"))
+        } else {
+            Verdict::unknown(format!("defines the function {name}, which can hide any command"))
+        };
+        self.fill(slot, verdict.program(name), &[]);
+    }
+
+    fn substitution(&mut self, node: Node) {
+        let saved = std::mem::take(&mut self.stdin);
+        self.level += 1;
+        self.children(node);
+        self.level -= 1;
+        self.stdin = saved;
+    }
+
+    /// Walks pipeline stages; each stage after the first reads the one before.
+    /// `piped` is whether the first stage is itself fed by a download (for
+    /// stages after a here-document). Returns where the last stage's parts start.
+    fn stages(&mut self, node: Node, piped: Option<bool>) -> usize {
+        let saved = self.stdin.clone();
+        let mut download = piped.unwrap_or(false);
+        let mut fed = piped.is_some();
+        let mut last = self.found.len();
+        let mut cursor = node.walk();
+        for stage in node.named_children(&mut cursor) {
+            if fed {
+                self.stdin = Stdin::Pipe { download };
+            }
+            last = self.found.len();
+            self.walk(stage);
+            download |= self.downloads_since(last);
+            fed = true;
+        }
+        self.stdin = saved;
+        last
+    }
+}

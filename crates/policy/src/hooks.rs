@@ -1,1 +1,0 @@
-//! Hook commands (see issue 5).

@@ -1,0 +1,204 @@
+//! What one finished hook said: its exit code and stdout read as a
+//! [`HookReply`], or a failure message naming the hook. Pure: no I/O.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::process::{Finished, Termination};
+use super::{HookDecision, HookEvent};
+
+/// How much of a hook's stderr or stdout is quoted in a failure message.
+const QUOTE_CHARS: usize = 400;
+
+/// What one hook asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct HookReply {
+    pub decision: Option<HookDecision>,
+    pub reason: Option<String>,
+    /// Replacement tool input (pre_tool_use only; always an object).
+    pub updated_input: Option<Value>,
+    pub additional_context: Option<String>,
+    /// Parts of the reply that were ignored, as warnings naming the hook.
+    pub notes: Vec<String>,
+}
+
+/// The JSON a hook prints on stdout. Unknown fields are ignored so hooks can
+/// carry their own data.
+#[derive(Debug, Deserialize)]
+struct RawReply {
+    decision: Option<String>,
+    reason: Option<String>,
+    updated_input: Option<Value>,
+    additional_context: Option<String>,
+}
+
+/// Read a finished hook of `event`. `Err` is a failure message that names
+/// the hook (`hook `x` exited 1: ...`); whether it blocks is the caller's call.
+pub(crate) fn interpret(event: HookEvent, command: &str, finished: &Finished) -> Result<HookReply, String> {
+    let hook = format!("hook `{}`", short_command(command));
+    match &finished.termination {
+        Termination::Code(0) => parse_stdout(event, &hook, finished),
+        Termination::Code(2) => {
+            let stderr = finished.stderr.text();
+            let reason = match stderr.trim() {
+                "" => "hook exited 2".to_string(),
+                text => text.to_string(),
+            };
+            Ok(HookReply { decision: Some(HookDecision::Deny), reason: Some(reason), ..HookReply::default() })
+        }
+        Termination::Code(code) => Err(match quote(&finished.stderr.text()) {
+            Some(head) => format!("{hook} exited {code}: {head}"),
+            None => format!("{hook} exited {code}"),
+        }),
+        Termination::Signal(signal) => Err(format!("{hook} was killed by signal {signal}")),
+        Termination::TimedOut(after) => Err(format!("{hook} timed out after {} s", after.as_secs_f64())),
+        Termination::Cancelled => Err(format!("{hook} was cancelled")),
+        Termination::SpawnFailed(e) => Err(format!("{hook} could not start: {e}")),
+        Termination::WaitFailed(e) => Err(format!("{hook} failed: {e}")),
+    }
+}
+
+fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<HookReply, String> {
+    let stdout = finished.stdout.text();
+    let text = stdout.trim();
+    if text.is_empty() {
+        return Ok(HookReply::default());
+    }
+    let cut = if finished.stdout.truncated { " (output cut at 64 KiB)" } else { "" };
+    let invalid = |what: &str| {
+        format!(
+            "{hook} printed {what}{cut}: {}; print nothing, or one JSON object such as {{\"decision\": \"deny\", \"reason\": \"...\"}}",
+            quote(text).unwrap_or_default()
+        )
+    };
+    let value: Value = serde_json::from_str(text).map_err(|_| invalid("invalid JSON"))?;
+    if !value.is_object() {
+        return Err(invalid("JSON that is not an object"));
+    }
+    let raw: RawReply = serde_json::from_value(value).map_err(|e| format!("{hook} printed an invalid reply: {e}"))?;
+
+    let mut reply =
+        HookReply { reason: raw.reason, additional_context: raw.additional_context, ..HookReply::default() };
+    reply.decision =
+        match raw.decision.as_deref() {
+            None => None,
+            Some(word) => Some(parse_decision(word).ok_or_else(|| {
+                format!("{hook} printed unknown decision `{word}`; use \"allow\", \"deny\" or \"ask\"")
+            })?),
+        };
+    match raw.updated_input {
+        None => {}
+        Some(_) if event != HookEvent::PreToolUse => {
+            reply.notes.push(format!("{hook}: updated_input is only used by pre_tool_use hooks; ignored"));
+        }
+        Some(input) if input.is_object() => reply.updated_input = Some(input),
+        Some(_) => return Err(format!("{hook} printed an updated_input that is not a JSON object")),
+    }
+    Ok(reply)
+}
+
+fn parse_decision(word: &str) -> Option<HookDecision> {
+    match word {
+        "allow" | "approve" => Some(HookDecision::Allow),
+        "deny" | "block" => Some(HookDecision::Deny),
+        "ask" => Some(HookDecision::Ask),
+        _ => None,
+    }
+}
+
+/// The command as named in messages: its first line, at most 80 characters.
+pub(crate) fn short_command(command: &str) -> String {
+    let line = command.trim().lines().next().unwrap_or_default();
+    let short: String = line.chars().take(80).collect();
+    if short.len() < command.trim().len() { format!("{short}…") } else { short }
+}
+
+/// The head of `text` for a message, or None when it is blank.
+fn quote(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let head: String = text.chars().take(QUOTE_CHARS).collect();
+    Some(if head.len() < text.len() { format!("{head}…") } else { head })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::process::Captured;
+    use super::*;
+
+    fn finished(termination: Termination, stdout: &str, stderr: &str) -> Finished {
+        let captured = |s: &str| Captured { bytes: s.as_bytes().to_vec(), truncated: false };
+        Finished { termination, stdout: captured(stdout), stderr: captured(stderr), duration: Duration::ZERO }
+    }
+
+    fn pre(termination: Termination, stdout: &str, stderr: &str) -> Result<HookReply, String> {
+        interpret(HookEvent::PreToolUse, "check", &finished(termination, stdout, stderr))
+    }
+
+    #[test]
+    fn blank_stdout_is_no_decision() {
+        assert_eq!(pre(Termination::Code(0), " \n", "noise"), Ok(HookReply::default()));
+    }
+
+    #[test]
+    fn decisions_and_their_aliases() {
+        for (word, decision) in [
+            ("allow", HookDecision::Allow),
+            ("approve", HookDecision::Allow),
+            ("deny", HookDecision::Deny),
+            ("block", HookDecision::Deny),
+            ("ask", HookDecision::Ask),
+        ] {
+            let reply = pre(Termination::Code(0), &format!(r#"{{"decision":"{word}","extra":1}}"#), "").unwrap();
+            assert_eq!(reply.decision, Some(decision), "{word}");
+        }
+        let err = pre(Termination::Code(0), r#"{"decision":"defer"}"#, "").unwrap_err();
+        assert_eq!(err, r#"hook `check` printed unknown decision `defer`; use "allow", "deny" or "ask""#);
+    }
+
+    #[test]
+    fn exit_two_denies_with_stderr() {
+        let reply = pre(Termination::Code(2), r#"{"decision":"allow"}"#, " no way \n").unwrap();
+        assert_eq!(reply.decision, Some(HookDecision::Deny));
+        assert_eq!(reply.reason.as_deref(), Some("no way"));
+        assert_eq!(pre(Termination::Code(2), "", "").unwrap().reason.as_deref(), Some("hook exited 2"));
+    }
+
+    #[test]
+    fn failures_name_the_hook() {
+        assert_eq!(pre(Termination::Code(1), "", "boom\n"), Err("hook `check` exited 1: boom".to_string()));
+        assert_eq!(pre(Termination::Code(3), "", ""), Err("hook `check` exited 3".to_string()));
+        assert_eq!(
+            pre(Termination::TimedOut(Duration::from_secs(30)), "", ""),
+            Err("hook `check` timed out after 30 s".to_string())
+        );
+        let garbage = pre(Termination::Code(0), "hello", "").unwrap_err();
+        assert!(garbage.starts_with("hook `check` printed invalid JSON: hello;"), "{garbage}");
+        let array = pre(Termination::Code(0), "[1]", "").unwrap_err();
+        assert!(array.starts_with("hook `check` printed JSON that is not an object: [1]"), "{array}");
+        let typed = pre(Termination::Code(0), r#"{"reason": 3}"#, "").unwrap_err();
+        assert!(typed.starts_with("hook `check` printed an invalid reply: "), "{typed}");
+    }
+
+    #[test]
+    fn updated_input_must_be_an_object_and_is_for_pre_tool_use_only() {
+        let stdout = r#"{"updated_input":{"command":"ls"}}"#;
+        let reply = pre(Termination::Code(0), stdout, "").unwrap();
+        assert_eq!(reply.updated_input, Some(serde_json::json!({"command": "ls"})));
+        assert!(pre(Termination::Code(0), r#"{"updated_input":"ls"}"#, "").is_err());
+        let post = interpret(HookEvent::PostToolUse, "fmt", &finished(Termination::Code(0), stdout, "")).unwrap();
+        assert_eq!(post.updated_input, None);
+        assert_eq!(post.notes, ["hook `fmt`: updated_input is only used by pre_tool_use hooks; ignored"]);
+    }
+
+    #[test]
+    fn long_commands_are_shortened() {
+        assert_eq!(short_command("  a\nb"), "a…");
+        assert_eq!(short_command(&"x".repeat(100)), format!("{}…", "x".repeat(80)));
+        assert_eq!(short_command("ok"), "ok");
+    }
+}

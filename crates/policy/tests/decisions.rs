@@ -1,0 +1,228 @@
+//! The decision engine: precedence of deny, ask and allow across modes,
+//! tiers, path rules, protected paths and plan mode.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tern_policy::engine::{DecidedBy, Mode, Policy, PolicySetup, Verdict};
+use tern_policy::rules::{Rule, RuleContext, RuleKind};
+
+const MODES: [Mode; 4] = [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::Bypass];
+
+fn ctx() -> RuleContext {
+    RuleContext { workspace: PathBuf::from("/nonexistent-ws"), home: Some(PathBuf::from("/nonexistent-home")) }
+}
+
+fn policy(mode: Mode, rules: &[(RuleKind, &str)]) -> Policy {
+    let rules = rules.iter().map(|(k, t)| Rule::parse(t, *k, "test", &ctx()).unwrap()).collect();
+    Policy::new(PolicySetup {
+        mode,
+        rules,
+        ctx: ctx(),
+        protected: vec![PathBuf::from("/nonexistent-home/.config/tern")],
+        readable: vec![PathBuf::from("/nonexistent-data/sessions/s1/tool-outputs")],
+    })
+}
+
+fn verdict(p: &Policy, tool: &str, input: Value) -> Verdict {
+    p.decide(tool, &input).verdict
+}
+
+use RuleKind::{Allow, Ask, Deny};
+use Verdict as V;
+
+#[test]
+fn deny_beats_ask_beats_allow_in_any_order_and_every_mode() {
+    let edit = json!({"path": "src/main.rs"});
+    let orders: [&[(RuleKind, &str)]; 3] = [
+        &[(Allow, "edit(src/**)"), (Ask, "edit(src/main.rs)"), (Deny, "edit")],
+        &[(Deny, "edit(src/main.rs)"), (Allow, "edit"), (Ask, "edit")],
+        &[(Ask, "edit(**)"), (Deny, "edit(src/*.rs)"), (Allow, "edit(src/main.rs)")],
+    ];
+    for mode in MODES {
+        for rules in orders {
+            let d = policy(mode, rules).decide("edit", &edit);
+            assert_eq!(d.verdict, V::Deny, "{mode} {rules:?}");
+            assert!(matches!(d.decided_by, DecidedBy::Rule { list: Deny, .. }), "{d:?}");
+        }
+        // ask beats allow, except that bypass never asks.
+        let p = policy(mode, &[(Allow, "edit(src/**)"), (Ask, "edit(src/main.rs)")]);
+        let expected = if mode == Mode::Bypass { V::Allow } else { V::Ask };
+        assert_eq!(verdict(&p, "edit", edit.clone()), expected, "{mode}");
+    }
+}
+
+#[test]
+fn tiers_by_mode() {
+    // (tool, input, [default, accept-edits, plan, bypass])
+    let cases: Vec<(&str, Value, [V; 4])> = vec![
+        ("todo_write", json!({"todos": []}), [V::Allow, V::Allow, V::Allow, V::Allow]),
+        ("tool_search", json!({"query": "x"}), [V::Allow, V::Allow, V::Allow, V::Allow]),
+        ("read", json!({"path": "src/lib.rs"}), [V::Allow, V::Allow, V::Allow, V::Allow]),
+        ("grep", json!({"pattern": "x"}), [V::Allow, V::Allow, V::Allow, V::Allow]),
+        ("read", json!({"path": "/etc/passwd"}), [V::Ask, V::Ask, V::Ask, V::Allow]),
+        ("edit", json!({"path": "src/lib.rs"}), [V::Ask, V::Allow, V::Deny, V::Allow]),
+        ("write", json!({"path": "new.txt"}), [V::Ask, V::Allow, V::Deny, V::Allow]),
+        ("write", json!({"path": "/tmp/x.txt"}), [V::Ask, V::Ask, V::Deny, V::Allow]),
+        ("mcp__github__create_issue", json!({}), [V::Ask, V::Ask, V::Deny, V::Allow]),
+        ("some_extension_tool", json!({}), [V::Ask, V::Ask, V::Deny, V::Allow]),
+        ("web_fetch", json!({"url": "https://docs.rs/x"}), [V::Ask, V::Ask, V::Ask, V::Allow]),
+    ];
+    for (tool, input, expected) in cases {
+        for (mode, want) in MODES.iter().zip(expected) {
+            assert_eq!(verdict(&policy(*mode, &[]), tool, input.clone()), want, "{tool} {input} in {mode}");
+        }
+    }
+}
+
+#[test]
+fn saved_tool_outputs_are_readable() {
+    let p = policy(Mode::Default, &[]);
+    let input = json!({"path": "/nonexistent-data/sessions/s1/tool-outputs/bash-1.txt"});
+    assert_eq!(verdict(&p, "read", input), V::Allow);
+}
+
+#[test]
+fn allow_rules_cover_their_tools_and_paths_only() {
+    let p = policy(
+        Mode::Default,
+        &[
+            (Allow, "edit(src/**)"),
+            (Allow, "read(/opt/data/**)"),
+            (Allow, "mcp__github__*"),
+            (Allow, "web_fetch(domain:docs.rs)"),
+        ],
+    );
+    assert_eq!(verdict(&p, "edit", json!({"path": "src/a/b.rs"})), V::Allow);
+    assert_eq!(verdict(&p, "write", json!({"path": "src/new.rs"})), V::Allow, "edit rules cover write");
+    assert_eq!(verdict(&p, "edit", json!({"path": "tests/a.rs"})), V::Ask);
+    assert_eq!(verdict(&p, "read", json!({"path": "/opt/data/x.csv"})), V::Allow);
+    assert_eq!(verdict(&p, "grep", json!({"pattern": "x", "path": "/opt/data"})), V::Allow);
+    assert_eq!(verdict(&p, "read", json!({"path": "/opt/other"})), V::Ask);
+    assert_eq!(verdict(&p, "mcp__github__create_issue", json!({})), V::Allow);
+    assert_eq!(verdict(&p, "mcp__jira__create", json!({})), V::Ask);
+    assert_eq!(verdict(&p, "web_fetch", json!({"url": "https://api.docs.rs/a"})), V::Allow);
+    assert_eq!(verdict(&p, "web_fetch", json!({"url": "https://example.com"})), V::Ask);
+    // `..` cannot climb out of an allowed directory.
+    assert_eq!(verdict(&p, "edit", json!({"path": "src/../Cargo.toml"})), V::Ask);
+}
+
+#[test]
+fn path_deny_rules_hold_in_bypass() {
+    let p = policy(Mode::Bypass, &[(Deny, "read(~/.ssh/**)"), (Deny, "edit(secrets/**)")]);
+    assert_eq!(verdict(&p, "read", json!({"path": "~/.ssh/id_rsa"})), V::Deny);
+    assert_eq!(verdict(&p, "grep", json!({"pattern": "k", "path": "~/.ssh"})), V::Deny, "the directory itself");
+    assert_eq!(verdict(&p, "grep", json!({"pattern": "k", "path": "~/.ssh/config"})), V::Deny);
+    assert_eq!(verdict(&p, "write", json!({"path": "secrets/key.pem"})), V::Deny);
+    assert_eq!(verdict(&p, "read", json!({"path": "secrets/key.pem"})), V::Allow, "edit rules do not cover read");
+}
+
+#[test]
+fn protected_paths_are_asked_in_every_mode_even_with_allow_rules() {
+    for mode in [Mode::Default, Mode::AcceptEdits, Mode::Bypass] {
+        let p = policy(mode, &[(Allow, "edit"), (Allow, "write")]);
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "sub/.git/HEAD",
+            ".tern/config.toml",
+            ".mcp.json",
+            "~/.bashrc",
+            "~/.zshrc",
+            "~/.ssh/authorized_keys",
+            "~/.gitconfig",
+            "/nonexistent-home/.config/tern/config.toml",
+        ] {
+            let d = p.decide("write", &json!({"path": path}));
+            assert_eq!(d.verdict, V::Ask, "{path} in {mode}");
+            assert!(matches!(d.decided_by, DecidedBy::ProtectedPath { .. }), "{d:?}");
+        }
+        assert_eq!(verdict(&p, "write", json!({"path": ".gitignore"})), V::Allow, "{mode}");
+        assert_eq!(verdict(&p, "read", json!({"path": ".git/config"})), V::Allow, "reads are fine");
+    }
+    // A deny rule still wins over the protected-path question.
+    let p = policy(Mode::Default, &[(Deny, "edit(.git/**)")]);
+    assert_eq!(verdict(&p, "edit", json!({"path": ".git/config"})), V::Deny);
+}
+
+#[test]
+fn plan_mode_refuses_changes_with_the_reason() {
+    let p = policy(Mode::Plan, &[(Allow, "edit")]);
+    let d = p.decide("edit", &json!({"path": "src/lib.rs"}));
+    assert_eq!(d.verdict, V::Deny);
+    assert!(d.reason.contains("plan mode"), "{}", d.reason);
+    assert_eq!(d.decided_by, DecidedBy::Mode { mode: Mode::Plan });
+    assert_eq!(verdict(&p, "read", json!({"path": "src/lib.rs"})), V::Allow);
+    // Switching modes takes effect at once.
+    p.set_mode(Mode::AcceptEdits);
+    assert_eq!(verdict(&p, "edit", json!({"path": "src/lib.rs"})), V::Allow);
+}
+
+#[test]
+fn session_rules_match_the_next_identical_call() {
+    let p = policy(Mode::Default, &[]);
+    let d = p.decide("edit", &json!({"path": "src/lib.rs"}));
+    assert_eq!(d.verdict, V::Ask);
+    assert_eq!(d.suggestion.as_deref(), Some("edit(src/**)"));
+    assert_eq!(d.allowing_mode, Some(Mode::AcceptEdits));
+    p.add_rule(Rule::parse(d.suggestion.as_deref().unwrap(), Allow, "session", p.context()).unwrap());
+    let again = p.decide("edit", &json!({"path": "src/lib.rs"}));
+    assert_eq!(again.verdict, V::Allow);
+    assert!(matches!(again.decided_by, DecidedBy::Rule { ref source, .. } if source == "session"), "{again:?}");
+    let mcp = p.decide("mcp__x__y", &json!({}));
+    assert_eq!(mcp.suggestion.as_deref(), Some("mcp__x__y"));
+    assert!(mcp.how_to_allow().unwrap().contains("--allowed-tools 'mcp__x__y'"));
+}
+
+#[test]
+fn bash_read_only_runs_writes_and_dangers_are_asked() {
+    for mode in [Mode::Default, Mode::AcceptEdits] {
+        let p = policy(mode, &[]);
+        assert_eq!(verdict(&p, "bash", json!({"command": "git status && ls -la"})), V::Allow, "{mode}");
+        assert_eq!(verdict(&p, "bash", json!({"command": "cargo build"})), V::Ask, "{mode}");
+        assert_eq!(verdict(&p, "bash", json!({"command": "rm -rf build"})), V::Ask, "{mode}");
+        assert_eq!(verdict(&p, "bash", json!({"command": "ls )("})), V::Ask, "{mode}: unparsable");
+    }
+    let plan = policy(Mode::Plan, &[]);
+    assert_eq!(verdict(&plan, "bash", json!({"command": "git log --oneline"})), V::Allow);
+    assert_eq!(verdict(&plan, "bash", json!({"command": "touch x"})), V::Deny);
+    let bypass = policy(Mode::Bypass, &[]);
+    assert_eq!(verdict(&bypass, "bash", json!({"command": "rm -rf build"})), V::Allow);
+}
+
+#[test]
+fn bash_allow_rules_must_cover_every_part_and_danger_needs_a_pattern() {
+    let p = policy(Mode::Default, &[(Allow, "bash(npm run test:*)"), (Allow, "bash(git add:*)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "npm run test -- --watch"})), V::Allow);
+    assert_eq!(verdict(&p, "bash", json!({"command": "git add . && npm run test"})), V::Allow);
+    assert_eq!(verdict(&p, "bash", json!({"command": "npm run test && git push"})), V::Ask, "git push is not covered");
+    assert_eq!(verdict(&p, "bash", json!({"command": "npm run testing"})), V::Ask, "prefix stops at a word");
+    let bare = policy(Mode::Default, &[(Allow, "bash")]);
+    assert_eq!(verdict(&bare, "bash", json!({"command": "cargo build"})), V::Allow);
+    assert_eq!(verdict(&bare, "bash", json!({"command": "rm -rf build"})), V::Ask, "bare bash does not cover danger");
+    let exact = policy(Mode::Default, &[(Allow, "bash(rm -rf build)")]);
+    assert_eq!(verdict(&exact, "bash", json!({"command": "rm -rf build"})), V::Allow);
+    assert_eq!(verdict(&exact, "bash", json!({"command": "rm -rf /"})), V::Ask);
+}
+
+#[test]
+fn bash_deny_rules_see_through_quoting_and_compounds() {
+    let p = policy(Mode::Bypass, &[(Deny, "bash(rm:*)"), (Deny, "read(~/.ssh/**)"), (Deny, "edit(secrets/**)")]);
+    for cmd in ["rm -rf build", "ls && rm x", "\\rm x", "r''m x", "\"rm\" x", "echo $(rm x)", "true; (rm x)"] {
+        assert_eq!(verdict(&p, "bash", json!({"command": cmd})), V::Deny, "{cmd}");
+    }
+    assert_eq!(verdict(&p, "bash", json!({"command": "cat ~/.ssh/id_rsa"})), V::Deny, "read rules see bash paths");
+    assert_eq!(verdict(&p, "bash", json!({"command": "echo x > secrets/a"})), V::Deny, "edit rules see redirections");
+    assert_eq!(verdict(&p, "bash", json!({"command": "ls -la"})), V::Allow);
+}
+
+#[test]
+fn bash_writes_to_protected_paths_are_asked() {
+    let p = policy(Mode::Bypass, &[(Allow, "bash")]);
+    let d = p.decide("bash", &json!({"command": "echo 'alias x=y' >> ~/.bashrc"}));
+    assert_eq!(d.verdict, V::Ask, "{d:?}");
+    assert!(matches!(d.decided_by, DecidedBy::ProtectedPath { .. }));
+}

@@ -1,0 +1,413 @@
+//! The permission policy and hook commands, installed in the loop's hooks.
+//!
+//! Before every call: `pre_tool_use` hooks (which may block, rewrite the
+//! input, or decide), then the policy (deny rules, protected paths, ask
+//! rules, mode, tiers). A call the policy would ask about goes to the front
+//! end's [`PermissionPrompt`]; headless mode answers every question "no", so
+//! the call is refused and recorded as a permission denial. After every
+//! call: `post_tool_use` hooks, whose feedback is added to the result.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tern_agent_loop::{BeforeToolCall, Hooks, ToolCallResult};
+use tern_policy::engine::{Decision, Mode, Policy, PolicySetup, Verdict};
+use tern_policy::hooks::{HookDecision, HookEvent, HookOutcome, HookRunner};
+use tern_policy::rules::{Rule, RuleContext, RuleKind, split_rule_list};
+use tern_protocol::{ToolCall, ToolResultContent};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::FileConfig;
+
+/// A question for the person: may this call run?
+#[derive(Debug, Clone)]
+pub struct PermissionRequest {
+    /// The provider's call id.
+    pub call_id: String,
+    /// The tool (for `mcp_invoke`, the tool it invokes).
+    pub tool: String,
+    /// Its arguments.
+    pub input: Value,
+    /// Why the policy asks, and the rule that would allow it.
+    pub decision: Decision,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermissionAnswer {
+    /// Run it this once.
+    Allow,
+    /// Run it, and add `rule` for the rest of the session (and to the
+    /// project config when `save`).
+    AllowAlways {
+        /// The rule to add, e.g. `bash(npm run test:*)`.
+        rule: String,
+        /// Also write it to `.tern/config.toml`.
+        save: bool,
+    },
+    /// Do not run it; `feedback` tells the model what to do instead.
+    Deny {
+        /// What to do instead.
+        feedback: Option<String>,
+    },
+}
+
+/// Where questions go: the TUI shows a prompt; headless mode refuses.
+pub trait PermissionPrompt: Send + Sync {
+    /// Ask; the turn waits for the answer.
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer>;
+}
+
+/// Answers every question "no" (headless mode without a front end).
+#[derive(Debug, Default)]
+pub struct RefuseAll;
+
+impl PermissionPrompt for RefuseAll {
+    fn ask(&self, _request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer> {
+        Box::pin(async { PermissionAnswer::Deny { feedback: None } })
+    }
+}
+
+/// A call that did not run because of permissions, as the result JSON lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PermissionDenial {
+    /// The tool.
+    pub tool_name: String,
+    /// The provider's call id.
+    pub tool_use_id: String,
+    /// Its arguments.
+    pub tool_input: Value,
+    /// Why.
+    pub reason: String,
+    /// What would have allowed it (`--allowed-tools '…'`, a mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub how_to_allow: Option<String>,
+}
+
+/// The user and project config, each with its file.
+pub struct ConfigLayers<'a> {
+    /// The user config.
+    pub user: &'a FileConfig,
+    /// Its file.
+    pub user_file: &'a Path,
+    /// The project config.
+    pub project: &'a FileConfig,
+    /// Its file.
+    pub project_file: &'a Path,
+}
+
+/// Build the policy from config files and flags. Rules keep the file or
+/// flag they came from, so every decision can name it.
+pub fn build_policy(
+    layers: ConfigLayers<'_>,
+    flags: &PermissionFlags,
+    ctx: RuleContext,
+    protected: Vec<PathBuf>,
+    readable: Vec<PathBuf>,
+    warnings: &mut Vec<String>,
+) -> Result<Policy, String> {
+    let ConfigLayers { user, user_file, project, project_file } = layers;
+    let mut rules = Vec::new();
+    let mut add = |texts: &[String], kind: RuleKind, source: &str| -> Result<(), String> {
+        for text in texts.iter().flat_map(|t| split_rule_list(t)) {
+            rules.push(Rule::parse(&text, kind, source, &ctx).map_err(|e| format!("{source}: {e}"))?);
+        }
+        Ok(())
+    };
+    for (cfg, file) in [(user, user_file), (project, project_file)] {
+        let source = file.display().to_string();
+        add(&cfg.permissions.allow, RuleKind::Allow, &source)?;
+        add(&cfg.permissions.ask, RuleKind::Ask, &source)?;
+        add(&cfg.permissions.deny, RuleKind::Deny, &source)?;
+    }
+    add(&flags.allowed_tools, RuleKind::Allow, "--allowed-tools")?;
+    add(&flags.disallowed_tools, RuleKind::Deny, "--disallowed-tools")?;
+    let parse_mode = |s: &str, origin: &str| s.parse::<Mode>().map_err(|e| format!("{origin}: {e}"));
+    let mut mode = Mode::Default;
+    if let Some(m) = &user.permissions.mode {
+        mode = parse_mode(m, &user_file.display().to_string())?;
+    }
+    if let Some(m) = &project.permissions.mode {
+        let m = parse_mode(m, &project_file.display().to_string())?;
+        if m == Mode::Bypass {
+            // A repository must not switch off its own reader's protection.
+            warnings.push(format!(
+                "{}: `mode = \"bypass\"` is ignored in a project config; use --permission-mode bypass or the user config",
+                project_file.display()
+            ));
+        } else {
+            mode = m;
+        }
+    }
+    if let Some(m) = &flags.mode {
+        mode = parse_mode(m, "--permission-mode")?;
+    }
+    Ok(Policy::new(PolicySetup { mode, rules, ctx, protected, readable }))
+}
+
+/// Permission settings from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct PermissionFlags {
+    /// `--permission-mode`.
+    pub mode: Option<String>,
+    /// `--allowed-tools` rules.
+    pub allowed_tools: Vec<String>,
+    /// `--disallowed-tools` rules (bare names also leave the catalog).
+    pub disallowed_tools: Vec<String>,
+}
+
+/// Append `rule` to `[permissions] allow` in a TOML config file, keeping
+/// everything else (comments, order) as it is; written atomically.
+pub fn save_allow_rule(file: &Path, rule: &str) -> Result<(), String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e| format!("{} is not valid TOML, so the rule was not saved: {e}", file.display()))?;
+    let permissions = doc
+        .entry("permissions")
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .ok_or_else(|| format!("{}: `permissions` is not a table", file.display()))?;
+    let allow = permissions
+        .entry("allow")
+        .or_insert(toml_edit::value(toml_edit::Array::new()))
+        .as_array_mut()
+        .ok_or_else(|| format!("{}: `permissions.allow` is not a list", file.display()))?;
+    if allow.iter().any(|v| v.as_str() == Some(rule)) {
+        return Ok(());
+    }
+    allow.push(rule);
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let tmp = file.with_extension(format!("toml.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, doc.to_string()).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, file).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", file.display())
+    })
+}
+
+/// Policy + hooks + prompt, as the loop's [`Hooks`].
+pub struct PolicyHooks {
+    pub(crate) policy: Arc<Policy>,
+    pub(crate) hooks: Option<Arc<HookRunner>>,
+    pub(crate) prompt: Arc<dyn PermissionPrompt>,
+    pub(crate) denials: Mutex<Vec<PermissionDenial>>,
+    pub(crate) notices: Mutex<Vec<String>>,
+    pub(crate) project_config: PathBuf,
+    pub(crate) session_id: String,
+    pub(crate) workspace: PathBuf,
+}
+
+impl PolicyHooks {
+    /// Denials so far, taken.
+    pub fn take_denials(&self) -> Vec<PermissionDenial> {
+        std::mem::take(&mut *self.denials.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Notices for the person (a rule saved, a hook warning), taken.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notices.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn notice(&self, text: String) {
+        self.notices.lock().unwrap_or_else(PoisonError::into_inner).push(text);
+    }
+
+    /// Refuse a call: `reason` is recorded, `for_model` is the tool result.
+    fn deny(
+        &self,
+        call: &ToolCall,
+        input: &Value,
+        reason: String,
+        for_model: String,
+        how: Option<String>,
+    ) -> BeforeToolCall {
+        self.denials.lock().unwrap_or_else(PoisonError::into_inner).push(PermissionDenial {
+            tool_name: call.name.clone(),
+            tool_use_id: call.id.clone(),
+            tool_input: input.clone(),
+            reason,
+            how_to_allow: how,
+        });
+        BeforeToolCall::Block { reason: for_model }
+    }
+
+    /// The payload every hook gets.
+    pub(crate) fn payload(&self, extra: Value) -> Value {
+        let mut v = json!({
+            "session_id": self.session_id,
+            "cwd": self.workspace.display().to_string(),
+            "permission_mode": self.policy.mode().as_str(),
+        });
+        if let (Some(obj), Value::Object(more)) = (v.as_object_mut(), extra) {
+            obj.extend(more);
+        }
+        v
+    }
+
+    /// Run `event` hooks if any are configured.
+    pub(crate) async fn run_hooks(&self, event: HookEvent, tool: Option<&str>, extra: Value) -> Option<HookOutcome> {
+        let runner = self.hooks.as_ref()?;
+        if !runner.has(event, tool) {
+            return None;
+        }
+        let outcome = runner.run(event, tool, self.payload(extra), &CancellationToken::new()).await;
+        for w in &outcome.warnings {
+            self.notice(format!("hook warning: {w}"));
+        }
+        Some(outcome)
+    }
+
+    async fn before(&self, call: &ToolCall) -> BeforeToolCall {
+        let mut input = call.input.clone();
+        let mut hook_decision = None;
+        if let Some(outcome) = self
+            .run_hooks(
+                HookEvent::PreToolUse,
+                Some(&call.name),
+                json!({"tool_name": call.name, "tool_input": input, "tool_use_id": call.id}),
+            )
+            .await
+        {
+            if let Some(reason) = outcome.blocked {
+                let text = format!("Blocked by a pre_tool_use hook: {reason}");
+                return self.deny(call, &input, text.clone(), text, None);
+            }
+            if let Some(updated) = outcome.updated_input {
+                input = updated;
+            }
+            hook_decision = outcome.decision;
+        }
+        let rewritten = input != call.input;
+        // `mcp_invoke` runs another tool: rule on that one.
+        let (tool, tool_input) = match (call.name.as_str(), input.get("tool").and_then(Value::as_str)) {
+            ("mcp_invoke", Some(inner)) => (inner.to_string(), input.get("arguments").cloned().unwrap_or(json!({}))),
+            _ => (call.name.clone(), input.clone()),
+        };
+        let decision = self.policy.decide(&tool, &tool_input);
+        let verdict = match (decision.verdict, hook_decision) {
+            (Verdict::Deny, _) => Verdict::Deny,
+            (_, Some(HookDecision::Deny)) => {
+                let text = "Denied by a pre_tool_use hook".to_string();
+                return self.deny(call, &input, text.clone(), text, None);
+            }
+            (Verdict::Ask, Some(HookDecision::Allow)) if !is_protected(&decision) => Verdict::Allow,
+            (Verdict::Allow, Some(HookDecision::Ask)) => Verdict::Ask,
+            (v, _) => v,
+        };
+        let cont = BeforeToolCall::Continue { input: rewritten.then_some(input.clone()) };
+        match verdict {
+            Verdict::Allow => cont,
+            Verdict::Deny => {
+                let text = format!("Permission denied: {}.", decision.reason);
+                self.deny(call, &input, decision.reason.clone(), text, None)
+            }
+            Verdict::Ask => {
+                let how = decision.how_to_allow();
+                let request =
+                    PermissionRequest { call_id: call.id.clone(), tool: tool.clone(), input: tool_input, decision };
+                let reason = request.decision.reason.clone();
+                match self.prompt.ask(request).await {
+                    PermissionAnswer::Allow => cont,
+                    PermissionAnswer::AllowAlways { rule, save } => {
+                        match Rule::parse(&rule, RuleKind::Allow, "session", self.policy.context()) {
+                            Ok(r) => self.policy.add_rule(r),
+                            Err(e) => self.notice(format!("rule not added: {e}")),
+                        }
+                        if save {
+                            match save_allow_rule(&self.project_config, &rule) {
+                                Ok(()) => self.notice(format!("saved `{rule}` to {}", self.project_config.display())),
+                                Err(e) => self.notice(format!("rule not saved: {e}")),
+                            }
+                        }
+                        cont
+                    }
+                    PermissionAnswer::Deny { feedback } => {
+                        let text = match feedback.clone().filter(|f| !f.trim().is_empty()) {
+                            Some(f) => format!("The user did not allow this call ({reason}). They said: {f}"),
+                            None => format!(
+                                "Permission denied: {reason}. Nobody approved it; do not retry the same call — \
+                                 try another way, or finish and tell the user what needs their permission{}.",
+                                how.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
+                            ),
+                        };
+                        let recorded = match feedback.filter(|f| !f.trim().is_empty()) {
+                            Some(f) => format!("{reason}; the user said: {f}"),
+                            None => reason.clone(),
+                        };
+                        self.deny(call, &input, recorded, text, how)
+                    }
+                }
+            }
+        }
+    }
+
+    async fn after(&self, call: &ToolCall, mut result: ToolCallResult) -> ToolCallResult {
+        let response: String = result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image { .. } => None,
+            })
+            .collect();
+        let extra = json!({"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id,
+                           "tool_response": {"content": response, "is_error": result.is_error}});
+        if let Some(outcome) = self.run_hooks(HookEvent::PostToolUse, Some(&call.name), extra).await {
+            let mut notes = Vec::new();
+            if let Some(reason) = outcome.blocked {
+                notes.push(format!("[post_tool_use hook] {reason}"));
+            }
+            notes.extend(outcome.additional_context.into_iter().map(|c| format!("[post_tool_use hook] {c}")));
+            if !notes.is_empty() {
+                result.content.push(ToolResultContent::text(notes.join("\n")));
+            }
+        }
+        result
+    }
+}
+
+fn is_protected(d: &Decision) -> bool {
+    matches!(d.decided_by, tern_policy::engine::DecidedBy::ProtectedPath { .. })
+}
+
+impl Hooks for PolicyHooks {
+    fn before_tool_call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
+        Box::pin(self.before(call))
+    }
+
+    fn after_tool_call<'a>(&'a self, call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
+        Box::pin(self.after(call, result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saving_a_rule_keeps_comments_and_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".tern/config.toml");
+        save_allow_rule(&f, "bash(npm test:*)").unwrap();
+        assert!(std::fs::read_to_string(&f).unwrap().contains("bash(npm test:*)"));
+        std::fs::write(&f, "# my settings\nmodel = \"x\"\n\n[permissions]\nallow = [\"edit\"] # edits ok\n").unwrap();
+        save_allow_rule(&f, "bash(npm test:*)").unwrap();
+        save_allow_rule(&f, "bash(npm test:*)").unwrap();
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(text.starts_with("# my settings\nmodel = \"x\"\n"), "{text}");
+        let parsed: FileConfig = toml::from_str(&text).unwrap();
+        assert_eq!(parsed.permissions.allow, ["edit", "bash(npm test:*)"]);
+        std::fs::write(&f, "permissions = 3\n").unwrap();
+        assert!(save_allow_rule(&f, "edit").unwrap_err().contains("not a table"));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "permissions = 3\n", "nothing lost on error");
+    }
+}

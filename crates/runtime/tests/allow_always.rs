@@ -1,0 +1,67 @@
+//! "Allow always": the answer becomes a session rule at once, is saved to the
+//! project config, and the next identical call — in this session and the
+//! next — runs without a question. One test in this file: it sets
+//! TERN_HOME for the process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::future::BoxFuture;
+use tern_runtime::{Overrides, PermissionAnswer, PermissionPrompt, PermissionRequest, Runtime};
+
+/// Answers "yes, and don't ask again" with the suggested rule, and counts.
+struct AllowAlways {
+    asked: AtomicUsize,
+}
+
+impl PermissionPrompt for AllowAlways {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer> {
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        let rule = request.decision.suggestion.clone().expect("a suggestion");
+        Box::pin(async move { PermissionAnswer::AllowAlways { rule, save: true } })
+    }
+}
+
+#[tokio::test]
+async fn an_allow_always_answer_sticks_and_is_saved() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // SAFETY: the only test in this binary; set before any thread reads it.
+    unsafe { std::env::set_var("TERN_HOME", home.path()) };
+    let touch = r#"{"name": "bash", "arguments": {"command": "touch made.txt"}}"#;
+    let script =
+        format!(r#"{{"turns": [{{"tool_calls": [{touch}]}}, {{"tool_calls": [{touch}]}}, {{"text": "done"}}]}}"#);
+    let server =
+        tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script).unwrap(), None).await.unwrap();
+    let overrides = || Overrides {
+        provider: Some("anthropic".into()),
+        base_url: Some(server.url()),
+        model: Some("mock".into()),
+        cwd: Some(work.path().to_path_buf()),
+        ..Default::default()
+    };
+    let prompt = Arc::new(AllowAlways { asked: AtomicUsize::new(0) });
+    let events: tern_agent_loop::EventSink = Arc::new(|_| {});
+
+    let mut rt = Runtime::new(overrides()).await.unwrap();
+    rt.set_permission_prompt(prompt.clone());
+    let report = rt.run_prompt("touch it twice", &events, &Default::default()).await;
+    assert_eq!(report.outcome.final_text, "done");
+    assert!(report.permission_denials.is_empty(), "{:?}", report.permission_denials);
+    assert_eq!(prompt.asked.load(Ordering::SeqCst), 1, "the second identical call matched the session rule");
+    assert!(work.path().join("made.txt").exists());
+    let saved = std::fs::read_to_string(work.path().join(".tern/config.toml")).unwrap();
+    assert!(saved.contains("bash(touch:*)"), "{saved}");
+    assert!(report.notices.iter().any(|n| n.contains("saved `bash(touch:*)`")), "{:?}", report.notices);
+
+    // A new session in the same project reads the saved rule: no question
+    // (the mock replays the same conversation: two touches).
+    let mut rt = Runtime::new(overrides()).await.unwrap();
+    rt.set_permission_prompt(prompt.clone());
+    let report = rt.run_prompt("touch it again", &events, &Default::default()).await;
+    assert_eq!(report.outcome.final_text, "done");
+    assert!(report.permission_denials.is_empty());
+    assert_eq!(prompt.asked.load(Ordering::SeqCst), 1, "the saved rule matched in the next session");
+}
