@@ -1,0 +1,7 @@
+//! tern's interactive front end: a transcript of cells rendered at any
+//! width, a composer, a permission prompt, a todo panel and a status line,
+//! on ratatui + crossterm. It consumes the same event stream as headless
+//! mode and does no work `tern -p` does not also do: the runtime runs the
+//! turns, the TUI shows them and answers questions.
+
+pub mod theme;
