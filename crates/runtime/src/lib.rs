@@ -130,6 +130,8 @@ pub struct Runtime {
     hook_runner: Option<Arc<HookRunner>>,
     prompt: Arc<dyn PermissionPrompt>,
     started_session: std::sync::atomic::AtomicBool,
+    /// The conversation so far: each prompt continues it (`/clear` empties it).
+    history: tokio::sync::Mutex<Vec<Message>>,
 }
 
 impl Runtime {
@@ -244,6 +246,7 @@ impl Runtime {
             hook_runner,
             prompt: Arc::new(RefuseAll),
             started_session: std::sync::atomic::AtomicBool::new(false),
+            history: tokio::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -256,6 +259,23 @@ impl Runtime {
     /// The permission policy (mode, rules, decisions).
     pub fn policy(&self) -> &Arc<Policy> {
         &self.policy
+    }
+
+    /// The model's context window and prices.
+    pub fn model_info(&self) -> &ModelInfo {
+        &self.model_info
+    }
+
+    /// Estimated cost of one response.
+    pub fn cost_of(&self, usage: &tern_protocol::Usage) -> f64 {
+        self.model_info.cost_usd(usage)
+    }
+
+    /// Forget the conversation (the next prompt starts afresh; the session
+    /// log keeps everything).
+    pub async fn clear_history(&self) {
+        self.history.lock().await.clear();
+        self.session.append(&json!({"type": "history_cleared"}));
     }
 
     /// Warnings found while setting up (unknown model, ...).
@@ -422,14 +442,18 @@ impl Runtime {
             }
             context.extend(o.additional_context);
         }
-        if let Some(notice) = first.deferred_notice() {
+        let mut history = self.history.lock().await;
+        // The deferred-tools notice belongs to the start of the conversation.
+        if history.is_empty()
+            && let Some(notice) = first.deferred_notice()
+        {
             message.content.insert(0, ContentBlock::Text { text: notice });
         }
         for c in context {
             message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
         }
         self.session.append(&json!({"type": "user_message", "message": message}));
-        let mut history = vec![message];
+        history.push(message);
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
         // A stop hook may send the model back to work (bounded).
         for _ in 0..MAX_STOP_HOOK_CONTINUATIONS {

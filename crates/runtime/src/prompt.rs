@@ -58,6 +58,17 @@ fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or_default()
 }
 
+/// The current branch (or short detached commit), from `.git/HEAD`.
+pub fn git_branch(workspace: &Path) -> Option<String> {
+    let root = git_root(workspace)?;
+    let head = std::fs::read_to_string(root.join(".git").join("HEAD")).ok()?;
+    let head = head.trim();
+    Some(match head.strip_prefix("ref: refs/heads/") {
+        Some(branch) => branch.to_string(),
+        None => head[..head.len().min(8)].to_string(),
+    })
+}
+
 /// Branch (or detached commit) read from `.git/HEAD` without running git.
 fn git_summary(workspace: &Path) -> Option<String> {
     let root = git_root(workspace)?;
