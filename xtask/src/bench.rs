@@ -89,6 +89,7 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_search::rows()?);
     rows.extend(crate::bench_tools::rows(&tern)?);
     rows.extend(crate::bench_mcp::rows(&tern, &dir.join("tern-test-mcp"))?);
+    rows.extend(crate::bench_tui::rows(&tern)?);
 
     println!("\n| measurement | tern | baseline (same run) | target |");
     println!("|---|---|---|---|");

@@ -11,6 +11,7 @@ mod bench;
 mod bench_mcp;
 mod bench_search;
 mod bench_tools;
+mod bench_tui;
 mod measure;
 
 use std::path::{Path, PathBuf};

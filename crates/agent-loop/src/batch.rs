@@ -62,7 +62,9 @@ async fn run_call(
 ) -> ToolCallResult {
     let started = Instant::now();
     events(AgentEvent::ToolCallStart { id: call.id.clone(), name: call.name.clone(), input: call.input.clone() });
-    let (result, final_call) = prepare_and_execute(tools, call, hooks, events, cancel).await;
+    let (result, final_call, ran_at) = prepare_and_execute(tools, call, hooks, events, cancel).await;
+    // The tool's own time: waiting for a permission answer does not count.
+    let started = ran_at.unwrap_or(started);
     let result = hooks.after_tool_call(&final_call, result).await;
     events(AgentEvent::ToolExecutionEnd {
         id: call.id.clone(),
@@ -81,7 +83,7 @@ async fn prepare_and_execute(
     hooks: &dyn Hooks,
     events: &EventSink,
     cancel: &CancellationToken,
-) -> (ToolCallResult, ToolCall) {
+) -> (ToolCallResult, ToolCall, Option<Instant>) {
     let Some(tool) = tools.iter().find(|t| t.name() == call.name) else {
         let names: Vec<&str> = tools.iter().map(RuntimeTool::name).collect();
         let msg = format!(
@@ -89,26 +91,30 @@ async fn prepare_and_execute(
             call.name,
             if names.is_empty() { "(none)".to_string() } else { names.join(", ") }
         );
-        return (ToolCallResult::error(msg), call.clone());
+        return (ToolCallResult::error(msg), call.clone(), None);
     };
     if cancel.is_cancelled() {
-        return (ToolCallResult::error("Interrupted before this tool call ran."), call.clone());
+        return (ToolCallResult::error("Interrupted before this tool call ran."), call.clone(), None);
     }
     let mut call = call.clone();
     call.input = tool.implementation.prepare_arguments(call.input);
     if let Err(problems) = tool.validate(&call.input) {
-        return (invalid_arguments(tool, &problems), call);
+        return (invalid_arguments(tool, &problems), call, None);
     }
     match hooks.before_tool_call(&call).await {
-        BeforeToolCall::Block { reason } => return (ToolCallResult::error(reason), call),
+        BeforeToolCall::Block { reason } => return (ToolCallResult::error(reason), call, None),
         BeforeToolCall::Continue { input: Some(new_input) } => {
             call.input = new_input;
             if let Err(problems) = tool.validate(&call.input) {
-                return (invalid_arguments(tool, &problems), call);
+                return (invalid_arguments(tool, &problems), call, None);
             }
         }
         BeforeToolCall::Continue { input: None } => {}
     }
+    if cancel.is_cancelled() {
+        return (ToolCallResult::error("Interrupted before this tool call ran."), call, None);
+    }
+    let ran_at = Instant::now();
     let ctx = ToolContext { call_id: call.id.clone(), tool_name: call.name.clone() };
     let id = call.id.clone();
     let sink = events.clone();
@@ -120,7 +126,7 @@ async fn prepare_and_execute(
             ToolCallResult { content: vec![ToolResultContent::text(e.message)], is_error: true, details: e.details }
         }
     };
-    (result, call)
+    (result, call, Some(ran_at))
 }
 
 fn invalid_arguments(tool: &RuntimeTool, problems: &str) -> ToolCallResult {

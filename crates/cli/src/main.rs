@@ -208,10 +208,20 @@ fn main() -> ExitCode {
         None => {}
     }
     if !cli.print {
-        eprintln!(
-            "tern: the interactive TUI is not available in this build yet; run a prompt headless with `tern -p \"...\"` (see `tern --help`)"
-        );
-        return ExitCode::from(exit::USAGE);
+        if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+            eprintln!(
+                "tern: the interactive TUI needs a terminal on stdin and stdout; run a prompt headless with `tern -p \"...\"` (see `tern --help`)"
+            );
+            return ExitCode::from(exit::USAGE);
+        }
+        let overrides = tern_runtime::Overrides {
+            max_turns: cli.max_turns,
+            append_system_prompt: cli.append_system_prompt.clone(),
+            front_end: Some(tern_catalog::FrontEnd::Tui),
+            ..cli.common.overrides()
+        };
+        let initial = cli.prompt.clone();
+        return ExitCode::from(tui(overrides, initial));
     }
     let prompt = match read_prompt(cli.prompt.clone()) {
         Ok(p) => p,
@@ -265,6 +275,34 @@ fn with_runtime_mut(
         let code = f(&runtime).await;
         runtime.shutdown().await;
         code
+    })
+}
+
+/// The interactive front end. Setup problems are printed before the screen
+/// is taken over.
+fn tui(overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: cannot start the async runtime: {e}");
+            return exit::FAILED;
+        }
+    };
+    rt.block_on(async move {
+        let runtime = match tern_runtime::Runtime::new(overrides).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("tern: {e}");
+                return exit::USAGE;
+            }
+        };
+        match tern_tui::run(runtime, initial).await {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("tern: terminal error: {e}");
+                exit::FAILED
+            }
+        }
     })
 }
 

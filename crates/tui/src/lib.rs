@@ -4,4 +4,13 @@
 //! mode and does no work `tern -p` does not also do: the runtime runs the
 //! turns, the TUI shows them and answers questions.
 
+pub mod app;
+pub mod markdown;
+pub mod sanitize;
+pub mod terminal;
 pub mod theme;
+pub mod transcript;
+pub mod widgets;
+pub mod wrap;
+
+pub use terminal::run;

@@ -1,0 +1,144 @@
+//! The real `tern` TUI in a pseudo-terminal against the mock model, the
+//! screen parsed with vt100: type a prompt, see streamed text and a bash
+//! cell's output, answer the permission prompt, interrupt a long command
+//! (no process left), quit with the terminal restored.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Harness, Wire, wait_gone};
+use serde_json::json;
+
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Screen {
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Wait (bounded) until the screen shows `needle`.
+    fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.text().contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("`{needle}` never appeared; the screen:\n{}", self.text());
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn type_text(&mut self, text: &str) {
+        // Key by key, as a person types (a burst would arrive as one paste-like read).
+        for b in text.bytes() {
+            self.send(&[b]);
+        }
+    }
+}
+
+fn start(h: &Harness) -> Screen {
+    let pty = portable_pty::native_pty_system();
+    let pair = pty.openpty(portable_pty::PtySize { rows: 40, cols: 100, pixel_width: 0, pixel_height: 0 }).unwrap();
+    let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
+    cmd.args(["--provider", "anthropic", "--base-url", &h.server.url(), "--model", "mock"]);
+    cmd.env("TERN_HOME", h.home.path());
+    cmd.env("ANTHROPIC_API_KEY", "test-key");
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("NO_COLOR");
+    cmd.cwd(h.workspace.path());
+    let child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let writer = pair.master.take_writer().unwrap();
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(40.try_into().unwrap(), 100.try_into().unwrap(), 0)));
+    let raw = Arc::new(Mutex::new(Vec::new()));
+    let (p, r) = (parser.clone(), raw.clone());
+    std::thread::spawn(move || {
+        let _master = pair.master;
+        let mut buf = [0u8; 16384];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            p.lock().unwrap().process(&buf[..n]);
+            r.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    Screen { parser, raw, writer, child }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_in_a_real_terminal() {
+    let mut h = Harness::new(
+        Wire::Anthropic,
+        &json!({"chunk_delay_ms": 5, "turns": [
+            {"text": "Hello from the mock model.", "tool_calls": [
+                {"name": "bash", "arguments": {"command": "printf 'alpha\\nbeta\\ngamma\\n'"}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "touch made-by-tern.txt"}}]},
+            {"text": "Made the file."},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 31; echo never"}}]},
+            {"text": "unused"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    h.mode = None;
+    // The screen is polled with short blocking sleeps; the mock serves from
+    // the other worker thread.
+    let mut s = start(&h);
+
+    s.wait_for("Ask tern");
+    s.type_text("hello tern\r");
+    s.wait_for("Hello from the mock model.");
+    s.wait_for("gamma");
+    // The write is asked about in the bottom pane.
+    s.wait_for("touch made-by-tern.txt");
+    s.wait_for("don't ask again");
+    s.send(b"1");
+    s.wait_for("Made the file.");
+    assert!(h.path("made-by-tern.txt").exists());
+
+    // A long command, interrupted with Esc: nothing is left running.
+    s.type_text("run the long one\r");
+    s.wait_for("sleep 31");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while common::processes_matching("sleep 31").is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.send(b"\x1b");
+    s.wait_for("interrupted");
+    assert!(wait_gone("sleep 31").await.is_empty(), "the interrupted command is still running");
+
+    // Ctrl+C twice on an empty composer quits, restoring the terminal.
+    s.send(b"\x03");
+    s.wait_for("Ctrl+C again to quit");
+    s.send(b"\x03");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    let raw = s.raw.lock().unwrap().clone();
+    let raw = String::from_utf8_lossy(&raw);
+    assert!(raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"), "alternate screen entered and left");
+    assert!(raw.contains("\x1b[?2004l"), "bracketed paste switched off");
+}

@@ -1,0 +1,107 @@
+//! Frame-time benchmark for `cargo xtask bench` (built in release): a
+//! 10,000-cell transcript while a bash cell streams 100,000 lines, drawn into
+//! an off-screen buffer after every chunk, as the TUI would at its frame cap.
+//! Prints one JSON object: frame times (median, p99, max) with the streaming
+//! transcript and with an empty one (the baseline), and resident memory
+//! before and after streaming.
+
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use serde_json::json;
+use tern_protocol::AgentEvent;
+use tern_tui::theme::Theme;
+use tern_tui::transcript::{ScrollState, Transcript};
+
+fn rss_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(mut v: Vec<Duration>, p: f64) -> f64 {
+    v.sort();
+    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let area = Rect::new(0, 0, 120, 50);
+    let theme = Theme::default();
+    let now = Instant::now();
+
+    // Baseline: the same frames over an empty transcript.
+    let mut empty = Transcript::new();
+    let mut scroll = ScrollState { offset: 0 };
+    let mut base = Vec::new();
+    for _ in 0..500 {
+        let mut buf = Buffer::empty(area);
+        let t = Instant::now();
+        empty.render(area, &mut buf, &mut scroll, &theme, now);
+        base.push(t.elapsed());
+    }
+
+    // 10,000 cells: prompts, markdown answers, finished tool calls.
+    let mut tr = Transcript::new();
+    for i in 0..2_500u32 {
+        tr.apply(&AgentEvent::TextDelta {
+            text: format!("## Step {i}\n\nI looked at `src/lib.rs` and found **{i}** issues:\n\n- first\n- second\n\n```rust\nfn f{i}() -> u32 {{ {i} }}\n```\n"),
+        });
+        let id = format!("t{i}");
+        tr.apply(&AgentEvent::ToolCallStart {
+            id: id.clone(),
+            name: "bash".into(),
+            input: json!({"command": format!("cargo test {i}")}),
+        });
+        tr.apply(&AgentEvent::ToolExecutionUpdate { id: id.clone(), text: "running 3 tests\ntest a ... ok\n".into() });
+        tr.apply(&AgentEvent::ToolExecutionEnd {
+            id,
+            name: "bash".into(),
+            content: vec![tern_protocol::ToolResultContent::text("test result: ok")],
+            is_error: false,
+            details: Some(json!({"exit_code": 0})),
+            duration_ms: 12,
+        });
+        tr.apply(&AgentEvent::Notice { message: format!("note {i}") });
+    }
+    let cells = tr.len();
+    let _ = tr.height(area.width);
+    let before_kb = rss_kb("VmRSS:");
+
+    // A bash cell streaming 100,000 lines, 100 lines per chunk, a frame per chunk.
+    tr.apply(&AgentEvent::ToolCallStart {
+        id: "s".into(),
+        name: "bash".into(),
+        input: json!({"command": "seq 100000"}),
+    });
+    let mut frames = Vec::new();
+    let mut line = 0u64;
+    while line < 100_000 {
+        let mut chunk = String::new();
+        for _ in 0..100 {
+            line += 1;
+            chunk.push_str(&format!("output line {line} of the long running command\n"));
+        }
+        tr.apply(&AgentEvent::ToolExecutionUpdate { id: "s".into(), text: chunk });
+        let mut buf = Buffer::empty(area);
+        let t = Instant::now();
+        tr.render(area, &mut buf, &mut scroll, &theme, now + Duration::from_millis(line));
+        frames.push(t.elapsed());
+    }
+    let after_kb = rss_kb("VmRSS:");
+    let peak_kb = rss_kb("VmHWM:");
+    let out = json!({
+        "cells": cells,
+        "frames": frames.len(),
+        "frame_ms": {"median": percentile(frames.clone(), 0.5), "p99": percentile(frames.clone(), 0.99), "max": percentile(frames, 1.0)},
+        "empty_frame_ms": {"median": percentile(base.clone(), 0.5), "p99": percentile(base, 0.99)},
+        "rss_kb": {"before_stream": before_kb, "after_stream": after_kb, "peak": peak_kb},
+        "area": [area.width, area.height],
+    });
+    println!("{out}");
+}

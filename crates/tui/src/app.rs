@@ -1,0 +1,582 @@
+//! The application state: the transcript, the composer, the permission
+//! prompt, the todo panel and the status line, and how keys and agent events
+//! change them. No I/O happens here: [`crate::terminal`] owns the terminal,
+//! the runtime and the shell processes, and feeds this state.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use tern_protocol::{AgentEvent, TodoItem, Usage};
+use tern_runtime::{PermissionAnswer, PermissionRequest};
+use tokio::sync::oneshot;
+
+use crate::theme::Theme;
+use crate::transcript::{CellKind, NoticeLevel, ScrollState, Transcript};
+use crate::widgets::composer::{Composer, ComposerAction, SlashCommand};
+use crate::widgets::permission::{PermissionChoice, PermissionPane};
+use crate::widgets::status::{StatusInfo, render_status};
+use crate::widgets::todo::{render_todos, todo_height};
+
+/// The slash commands, as `/help` lists them.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("help", "keys and commands"),
+    ("model", "the model in use and its context window"),
+    ("mode", "show or set the permission mode: /mode accept-edits"),
+    ("tools", "the tool catalog of the next request, with every removal and why"),
+    ("mcp", "MCP servers, their state and tool counts"),
+    ("todos", "show or hide the todo panel"),
+    ("clear", "start a new conversation (the session log keeps everything)"),
+    ("cost", "tokens and estimated cost so far"),
+    ("quit", "leave tern"),
+];
+
+/// Keys, as `/help` lists them.
+pub const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send (queued while a turn runs)"),
+    ("Shift+Enter, Alt+Enter, Ctrl+J, \\ Enter", "new line"),
+    ("Up / Down", "move between lines; history on the first / last line"),
+    ("Esc", "interrupt the turn (kills running tools); close a popup"),
+    ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
+    ("Ctrl+D", "quit (empty composer)"),
+    ("Shift+Tab", "cycle permission mode: default → accept-edits → plan"),
+    ("Ctrl+T", "show or hide thinking"),
+    ("Ctrl+O", "expand or collapse the last tool cell (Alt+Up/Down select another)"),
+    ("PageUp / PageDown, mouse wheel", "scroll the transcript"),
+    ("Ctrl+End", "jump to the bottom"),
+    ("Ctrl+F, or / while scrolled up", "search the transcript; Enter / n next, N previous, Esc done"),
+    ("@", "complete a file path"),
+    ("!cmd", "run a shell command in a pseudo-terminal"),
+    ("/", "commands"),
+];
+
+/// What the app asks its driver to do.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    /// Nothing.
+    None,
+    /// Start a turn with this prompt.
+    Run(String),
+    /// Run a shell command (`!cmd`).
+    Shell(String),
+    /// Cancel the running turn and any shell command.
+    Interrupt,
+    /// A slash command that needs the runtime (`/tools`, `/mcp`, `/clear`, `/mode X`).
+    Slash(String, String),
+    /// Leave.
+    Quit,
+}
+
+/// A permission question on screen, with where the answer goes.
+pub struct PendingPermission {
+    /// The pane.
+    pub pane: PermissionPane,
+    /// The suggested rule ("don't ask again").
+    pub suggestion: Option<String>,
+    /// The answer's channel.
+    pub reply: Option<oneshot::Sender<PermissionAnswer>>,
+}
+
+/// Transcript search.
+#[derive(Debug, Default)]
+pub struct Search {
+    /// What is being searched for.
+    pub query: String,
+    /// Still typing the query.
+    pub editing: bool,
+}
+
+/// Everything on screen.
+pub struct App {
+    /// The cells.
+    pub transcript: Transcript,
+    /// Where the transcript is scrolled.
+    pub scroll: ScrollState,
+    /// The input.
+    pub composer: Composer,
+    /// The todo list from the last `todo_write`.
+    pub todos: Vec<TodoItem>,
+    /// Whether the todo panel shows.
+    pub show_todos: bool,
+    /// A question waiting for an answer.
+    pub permission: Option<PendingPermission>,
+    /// Prompts typed while a turn ran.
+    pub queue: VecDeque<String>,
+    /// A turn is running since then.
+    pub busy_since: Option<Instant>,
+    /// What the agent is doing right now ("Thinking", "Running bash").
+    pub activity: String,
+    /// When Ctrl+C was pressed on an empty composer.
+    pub quit_armed: Option<Instant>,
+    /// Transcript search.
+    pub search: Option<Search>,
+    /// Styles.
+    pub theme: Theme,
+    /// Status line facts.
+    pub model: String,
+    /// Permission mode name.
+    pub mode: String,
+    /// Workspace shown in the status line.
+    pub cwd: String,
+    /// Git branch.
+    pub branch: Option<String>,
+    /// Context window of the model.
+    pub context_window: u64,
+    /// Prompt tokens of the last response (how full the context is).
+    pub last_prompt_tokens: u64,
+    /// Tokens in, over the session.
+    pub tokens_in: u64,
+    /// Tokens out, over the session.
+    pub tokens_out: u64,
+    /// Estimated cost so far.
+    pub cost_usd: f64,
+    /// Width of the last draw (for search).
+    pub last_width: u16,
+    /// Rows of the transcript area at the last draw (for paging).
+    pub last_rows: u16,
+    /// Set when the app should leave.
+    pub quit: bool,
+}
+
+fn key_is(key: &KeyEvent, code: KeyCode, mods: KeyModifiers) -> bool {
+    key.code == code && key.modifiers == mods
+}
+
+impl App {
+    /// A fresh screen.
+    pub fn new(
+        theme: Theme,
+        model: String,
+        mode: String,
+        cwd: String,
+        branch: Option<String>,
+        context_window: u64,
+    ) -> Self {
+        let commands = COMMANDS.iter().map(|(name, description)| SlashCommand { name, description }).collect();
+        Self {
+            transcript: Transcript::new(),
+            scroll: ScrollState { offset: 0 },
+            composer: Composer::new(commands, Vec::new()),
+            todos: Vec::new(),
+            show_todos: true,
+            permission: None,
+            queue: VecDeque::new(),
+            busy_since: None,
+            activity: String::new(),
+            quit_armed: None,
+            search: None,
+            theme,
+            model,
+            mode,
+            cwd,
+            branch,
+            context_window,
+            last_prompt_tokens: 0,
+            tokens_in: 0,
+            tokens_out: 0,
+            cost_usd: 0.0,
+            last_width: 80,
+            last_rows: 20,
+            quit: false,
+        }
+    }
+
+    /// A turn is running.
+    pub fn busy(&self) -> bool {
+        self.busy_since.is_some()
+    }
+
+    /// Add a notice cell.
+    pub fn notice(&mut self, text: impl Into<String>, level: NoticeLevel) {
+        self.transcript.push(CellKind::Notice { text: text.into(), level });
+        self.scroll.offset = 0;
+    }
+
+    /// The turn started.
+    pub fn turn_started(&mut self, prompt: &str, now: Instant) {
+        self.transcript.push(CellKind::User { text: prompt.to_string() });
+        self.busy_since = Some(now);
+        self.activity = "Thinking".into();
+        self.scroll.offset = 0;
+    }
+
+    /// The turn ended: returns the next queued prompt, if any.
+    pub fn turn_finished(&mut self) -> Option<String> {
+        self.busy_since = None;
+        self.activity.clear();
+        self.queue.pop_front()
+    }
+
+    /// Fold in an agent event (cost needs the runtime: passed in).
+    pub fn on_agent_event(&mut self, event: &AgentEvent, cost: impl Fn(&Usage) -> f64) {
+        match event {
+            AgentEvent::AssistantMessage { usage, .. } => {
+                self.last_prompt_tokens = usage.prompt_tokens() + usage.output_tokens;
+                self.tokens_in += usage.prompt_tokens();
+                self.tokens_out += usage.output_tokens;
+                self.cost_usd += cost(usage);
+            }
+            AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
+            AgentEvent::ToolCallStart { name, .. } => self.activity = format!("Running {name}"),
+            AgentEvent::TurnStart { .. } | AgentEvent::ToolExecutionEnd { .. } => self.activity = "Thinking".into(),
+            AgentEvent::TextDelta { .. } => self.activity = "Writing".into(),
+            _ => {}
+        }
+        self.transcript.apply(event);
+    }
+
+    /// A permission question arrived.
+    pub fn ask(&mut self, request: PermissionRequest, reply: oneshot::Sender<PermissionAnswer>) {
+        let suggestion = request.decision.suggestion.clone();
+        self.permission =
+            Some(PendingPermission { pane: PermissionPane::new(&request), suggestion, reply: Some(reply) });
+        self.scroll.offset = 0;
+    }
+
+    /// Mouse: the wheel scrolls.
+    pub fn on_mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollUp => self.scroll.offset = self.scroll.offset.saturating_add(3),
+            MouseEventKind::ScrollDown => self.scroll.offset = self.scroll.offset.saturating_sub(3),
+            _ => {}
+        }
+    }
+
+    /// Bracketed paste.
+    pub fn on_paste(&mut self, text: &str) {
+        if let Some(search) = self.search.as_mut().filter(|s| s.editing) {
+            search.query.push_str(text.lines().next().unwrap_or_default());
+        } else if self.permission.is_none() {
+            self.composer.handle_paste(text);
+        }
+    }
+
+    /// A key; returns what the driver should do.
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Command {
+        if key.kind == KeyEventKind::Release {
+            return Command::None;
+        }
+        // The permission prompt takes every key while it shows.
+        if let Some(p) = self.permission.as_mut() {
+            if key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL) {
+                self.answer(PermissionAnswer::Deny { feedback: None });
+                return Command::Interrupt;
+            }
+            if let Some(choice) = p.pane.handle_key(key) {
+                let answer = match choice {
+                    PermissionChoice::Yes => PermissionAnswer::Allow,
+                    PermissionChoice::YesAlways => match p.suggestion.clone() {
+                        Some(rule) => PermissionAnswer::AllowAlways { rule, save: true },
+                        None => PermissionAnswer::Allow,
+                    },
+                    PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
+                };
+                self.answer(answer);
+            }
+            return Command::None;
+        }
+        if self.search.is_some() {
+            return self.on_search_key(key);
+        }
+        let ctrl = KeyModifiers::CONTROL;
+        if key_is(&key, KeyCode::Char('c'), ctrl) {
+            if self.busy() {
+                return Command::Interrupt;
+            }
+            if !self.composer.is_empty() {
+                self.composer.clear();
+                return Command::None;
+            }
+            if self.quit_armed.is_some_and(|t| now.duration_since(t) < Duration::from_secs(2)) {
+                self.quit = true;
+                return Command::Quit;
+            }
+            self.quit_armed = Some(now);
+            return Command::None;
+        }
+        self.quit_armed = None;
+        if key_is(&key, KeyCode::Char('d'), ctrl) && self.composer.is_empty() {
+            self.quit = true;
+            return Command::Quit;
+        }
+        if key_is(&key, KeyCode::Char('t'), ctrl) {
+            let show = !self.transcript.show_thinking();
+            self.transcript.set_show_thinking(show);
+            return Command::None;
+        }
+        if key_is(&key, KeyCode::Char('o'), ctrl) {
+            if self.transcript.selected().is_none() {
+                self.transcript.select_last_tool();
+            }
+            self.transcript.toggle_selected();
+            return Command::None;
+        }
+        if key_is(&key, KeyCode::Up, KeyModifiers::ALT) {
+            self.transcript.select_prev_tool();
+            return Command::None;
+        }
+        if key_is(&key, KeyCode::Down, KeyModifiers::ALT) {
+            self.transcript.select_next_tool();
+            return Command::None;
+        }
+        if key_is(&key, KeyCode::Char('f'), ctrl)
+            || (key.code == KeyCode::Char('/') && self.scroll.offset > 0 && self.composer.is_empty())
+        {
+            self.search = Some(Search { query: String::new(), editing: true });
+            return Command::None;
+        }
+        if key.code == KeyCode::BackTab {
+            return Command::Slash("mode".into(), "next".into());
+        }
+        let page = usize::from(self.last_rows.saturating_sub(2)).max(1);
+        match key.code {
+            KeyCode::PageUp => {
+                self.scroll.offset = self.scroll.offset.saturating_add(page);
+                return Command::None;
+            }
+            KeyCode::PageDown => {
+                self.scroll.offset = self.scroll.offset.saturating_sub(page);
+                return Command::None;
+            }
+            KeyCode::End if key.modifiers.contains(ctrl) => {
+                self.scroll.offset = 0;
+                return Command::None;
+            }
+            _ => {}
+        }
+        if key.code == KeyCode::Esc && self.busy() && self.composer.popup().is_none() {
+            return Command::Interrupt;
+        }
+        match self.composer.handle_key(key) {
+            ComposerAction::Submit(text) => self.submit(text),
+            ComposerAction::Interrupt if self.busy() => Command::Interrupt,
+            _ => Command::None,
+        }
+    }
+
+    fn answer(&mut self, answer: PermissionAnswer) {
+        if let Some(mut p) = self.permission.take()
+            && let Some(reply) = p.reply.take()
+        {
+            let _ = reply.send(answer);
+        }
+    }
+
+    /// Enter in the composer.
+    pub fn submit(&mut self, text: String) -> Command {
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Command::None;
+        }
+        self.composer.push_history(text.clone());
+        self.composer.clear();
+        self.scroll.offset = 0;
+        if let Some(rest) = trimmed.strip_prefix('!') {
+            let cmd = rest.trim().to_string();
+            if cmd.is_empty() {
+                self.notice("`!` runs a shell command: `!git status`", NoticeLevel::Info);
+                return Command::None;
+            }
+            return Command::Shell(cmd);
+        }
+        if let Some(rest) = trimmed.strip_prefix('/') {
+            let (name, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            return self.slash(name, arg.trim());
+        }
+        if self.busy() {
+            self.queue.push_back(text);
+            return Command::None;
+        }
+        Command::Run(text)
+    }
+
+    fn slash(&mut self, name: &str, arg: &str) -> Command {
+        match name {
+            "help" => {
+                let mut text = String::from("Keys\n");
+                for (k, what) in KEYS {
+                    text.push_str(&format!("  {k:<42} {what}\n"));
+                }
+                text.push_str("Commands\n");
+                for (c, what) in COMMANDS {
+                    text.push_str(&format!("  /{c:<41} {what}\n"));
+                }
+                self.notice(text.trim_end().to_string(), NoticeLevel::Info);
+                Command::None
+            }
+            "model" => {
+                let text = format!(
+                    "model {} · context window {} tokens (choose another with `tern --model NAME`)",
+                    self.model, self.context_window
+                );
+                self.notice(text, NoticeLevel::Info);
+                Command::None
+            }
+            "cost" => {
+                let text = format!(
+                    "tokens in {} · out {} · estimated ${:.4} · context {}%",
+                    self.tokens_in,
+                    self.tokens_out,
+                    self.cost_usd,
+                    self.context_pct().unwrap_or(0)
+                );
+                self.notice(text, NoticeLevel::Info);
+                Command::None
+            }
+            "todos" => {
+                self.show_todos = !self.show_todos;
+                Command::None
+            }
+            "quit" | "exit" => {
+                self.quit = true;
+                Command::Quit
+            }
+            "tools" | "mcp" | "clear" | "mode" => {
+                if name == "clear" && self.busy() {
+                    self.notice("a turn is running: interrupt it (Esc) before /clear", NoticeLevel::Warning);
+                    return Command::None;
+                }
+                Command::Slash(name.to_string(), arg.to_string())
+            }
+            other => {
+                self.notice(format!("unknown command /{other} — /help lists them"), NoticeLevel::Warning);
+                Command::None
+            }
+        }
+    }
+
+    fn on_search_key(&mut self, key: KeyEvent) -> Command {
+        let Some(search) = self.search.as_mut() else { return Command::None };
+        let width = self.last_width;
+        match key.code {
+            KeyCode::Esc => self.search = None,
+            KeyCode::Enter if search.editing => {
+                search.editing = false;
+                let q = search.query.clone();
+                self.jump(&q, false, width);
+            }
+            KeyCode::Enter | KeyCode::Char('n') if !search.editing => {
+                let q = search.query.clone();
+                self.jump(&q, false, width);
+            }
+            KeyCode::Char('N') if !search.editing => {
+                let q = search.query.clone();
+                self.jump(&q, true, width);
+            }
+            KeyCode::Backspace if search.editing => {
+                search.query.pop();
+            }
+            KeyCode::Char(c) if search.editing && !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                search.query.push(c);
+            }
+            _ if !search.editing => {
+                // Any other key leaves search mode and is handled normally.
+                self.search = None;
+                self.transcript.set_highlight(None);
+                return self.on_key(key, Instant::now());
+            }
+            _ => {}
+        }
+        let highlight = self.search.as_ref().map(|s| s.query.clone()).filter(|q| !q.is_empty());
+        self.transcript.set_highlight(highlight);
+        Command::None
+    }
+
+    fn jump(&mut self, query: &str, backwards: bool, width: u16) {
+        if query.is_empty() {
+            return;
+        }
+        match self.transcript.find(query, width, self.scroll.offset, backwards) {
+            Some(offset) => self.scroll.offset = offset,
+            None => self.notice(format!("no match for `{query}`"), NoticeLevel::Info),
+        }
+    }
+
+    fn context_pct(&self) -> Option<u8> {
+        (self.context_window > 0 && self.last_prompt_tokens > 0)
+            .then(|| ((self.last_prompt_tokens * 100) / self.context_window).min(100) as u8)
+    }
+
+    /// Draw everything into `buf` (one frame); returns the cursor position.
+    pub fn draw(&mut self, area: Rect, buf: &mut Buffer, now: Instant) -> Option<(u16, u16)> {
+        if area.height < 4 || area.width < 10 {
+            Line::from("tern: the terminal is too small").render(area, buf);
+            return None;
+        }
+        let theme = self.theme;
+        let status_h = 1u16;
+        let todo_h = if self.show_todos { todo_height(&self.todos, area.width) } else { 0 };
+        let max_bottom = area.height.saturating_sub(status_h + 3);
+        let bottom_h = match &self.permission {
+            Some(p) => p.pane.desired_height(area.width),
+            None if self.search.is_some() => 1,
+            None => self.composer.desired_height(area.width),
+        }
+        .min(max_bottom);
+        let todo_h = todo_h.min(max_bottom.saturating_sub(bottom_h) / 2);
+        let transcript_h = area.height - status_h - bottom_h - todo_h;
+        let transcript_area = Rect { height: transcript_h, ..area };
+        let todo_area = Rect { y: area.y + transcript_h, height: todo_h, ..area };
+        let bottom_area = Rect { y: todo_area.y + todo_h, height: bottom_h, ..area };
+        let status_area = Rect { y: bottom_area.y + bottom_h, height: status_h, ..area };
+        self.last_width = area.width;
+        self.last_rows = transcript_h;
+        self.transcript.render(transcript_area, buf, &mut self.scroll, &theme, now);
+        if todo_h > 0 {
+            render_todos(&self.todos, todo_area, buf, &theme);
+        }
+        let mut cursor = None;
+        match (&self.permission, &self.search) {
+            (Some(p), _) => p.pane.render(bottom_area, buf, &theme),
+            (None, Some(search)) => {
+                let hint =
+                    if search.editing { "  (Enter to search, Esc to stop)" } else { "  (n next · N previous · Esc)" };
+                Line::from(vec![
+                    Span::styled("search: ", theme.accent()),
+                    Span::raw(search.query.clone()),
+                    Span::styled(hint, theme.dim()),
+                ])
+                .render(bottom_area, buf);
+                if search.editing {
+                    let x = bottom_area.x + 8 + unicode_width::UnicodeWidthStr::width(search.query.as_str()) as u16;
+                    cursor = Some((x.min(bottom_area.right().saturating_sub(1)), bottom_area.y));
+                }
+            }
+            (None, None) => {
+                cursor = self.composer.render(bottom_area, buf, &theme);
+                if let Some(popup) = self.composer.popup() {
+                    let h = popup.height().min(transcript_h);
+                    let popup_area = Rect { y: bottom_area.y.saturating_sub(h), height: h, ..area };
+                    ratatui::widgets::Clear.render(popup_area, buf);
+                    popup.render(popup_area, buf, &theme);
+                }
+            }
+        }
+        let hint = if self.quit_armed.is_some() {
+            Some("Ctrl+C again to quit".to_string())
+        } else if self.scroll.offset > 0 {
+            Some("scrolled up · Ctrl+End to follow".to_string())
+        } else {
+            None
+        };
+        let info = StatusInfo {
+            model: self.model.clone(),
+            mode: self.mode.clone(),
+            context_pct: self.context_pct(),
+            tokens_in: self.tokens_in,
+            tokens_out: self.tokens_out,
+            cost_usd: self.cost_usd,
+            cwd: self.cwd.clone(),
+            branch: self.branch.clone(),
+            busy: self.busy_since.map(|t| (self.activity.clone(), t)),
+            queued: self.queue.len(),
+            hint,
+        };
+        render_status(&info, status_area, buf, &theme, now);
+        cursor
+    }
+}

@@ -1,0 +1,459 @@
+//! The driver: owns the terminal, runs turns on the shared runtime, answers
+//! permission questions through the app, runs `!cmd` in a pseudo-terminal,
+//! and redraws — coalesced, at most 120 frames a second, each frame inside a
+//! synchronized update so the screen never shows half a frame.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event, EventStream,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
+    enable_raw_mode,
+};
+use crossterm::{execute, queue};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tern_agent_loop::EventSink;
+use tern_protocol::AgentEvent;
+use tern_runtime::{Mode, PermissionAnswer, PermissionPrompt, PermissionRequest, RunReport, Runtime};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::app::{App, Command};
+use crate::theme::Theme;
+use crate::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell};
+
+/// The shortest time between two frames (120 fps).
+const FRAME: Duration = Duration::from_micros(8_333);
+
+/// What reaches the loop besides terminal input.
+enum Msg {
+    Agent(AgentEvent),
+    Done(Box<RunReport>),
+    Ask(Box<PermissionRequest>, oneshot::Sender<PermissionAnswer>),
+    ShellOutput(usize, String),
+    ShellDone(usize, Option<i32>, u64),
+}
+
+/// Sends permission questions to the screen and waits for the answer.
+struct TuiPrompt {
+    tx: mpsc::UnboundedSender<Msg>,
+}
+
+impl PermissionPrompt for TuiPrompt {
+    fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer> {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.tx.send(Msg::Ask(Box::new(request), reply)).is_ok();
+        Box::pin(async move {
+            if !sent {
+                return PermissionAnswer::Deny { feedback: None };
+            }
+            answer.await.unwrap_or(PermissionAnswer::Deny { feedback: None })
+        })
+    }
+}
+
+/// Restores the terminal however the TUI ends (return, error, panic).
+struct TerminalGuard {
+    enhanced_keys: bool,
+}
+
+impl TerminalGuard {
+    fn enter() -> std::io::Result<Self> {
+        enable_raw_mode()?;
+        let mut out = std::io::stdout();
+        execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableMouseCapture)?;
+        // Shift+Enter is only distinguishable where the terminal reports it
+        // (kitty keyboard protocol). Asking the terminal first can stall for
+        // seconds where nothing answers, so push the flags unconditionally:
+        // terminals without the protocol ignore the sequence.
+        let enhanced_keys = execute!(
+            out,
+            PushKeyboardEnhancementFlags(
+                KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES | KeyboardEnhancementFlags::REPORT_ALTERNATE_KEYS
+            )
+        )
+        .is_ok();
+        Ok(Self { enhanced_keys })
+    }
+}
+
+fn restore(enhanced_keys: bool) {
+    let mut out = std::io::stdout();
+    if enhanced_keys {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(out, DisableMouseCapture, DisableBracketedPaste, LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = disable_raw_mode();
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore(self.enhanced_keys);
+    }
+}
+
+/// A running `!cmd`.
+struct ShellJob {
+    cell: usize,
+    killer: Box<dyn portable_pty::ChildKiller + Send + Sync>,
+}
+
+/// Run the TUI until the person quits. `initial` is submitted at once.
+pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Result<u8> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
+    let runtime = Arc::new(runtime);
+    let theme = Theme::from_env();
+    let workspace = runtime.workspace().to_path_buf();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let cwd = match home.as_deref().and_then(|h| workspace.strip_prefix(h).ok()) {
+        Some(rel) => format!("~/{}", rel.display()),
+        None => workspace.display().to_string(),
+    };
+    let mut app = App::new(
+        theme,
+        runtime.model().to_string(),
+        runtime.policy().mode().to_string(),
+        cwd,
+        tern_runtime::prompt::git_branch(&workspace),
+        runtime.model_info().context_window,
+    );
+    for w in runtime.warnings() {
+        app.notice(format!("warning: {w}"), NoticeLevel::Warning);
+    }
+    for s in runtime.mcp_servers().iter().filter(|s| s.state == "failed") {
+        app.notice(
+            format!("MCP server `{}` failed: {}", s.name, s.detail.clone().unwrap_or_default()),
+            NoticeLevel::Warning,
+        );
+    }
+    // @ completion over the workspace's files, loaded off the UI thread.
+    let files = tokio::task::spawn_blocking({
+        let root = workspace.clone();
+        move || crate::widgets::composer::file_index(&root, 50_000)
+    });
+
+    let prev_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore(true);
+        prev_hook(info);
+    }));
+    let guard = TerminalGuard::enter()?;
+    // The alternate screen starts empty; `Terminal::clear` would ask the
+    // terminal for the cursor position, which not every terminal answers.
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+
+    let mut input = EventStream::new();
+    let mut cancel: Option<CancellationToken> = None;
+    let shell: Arc<Mutex<Option<ShellJob>>> = Arc::new(Mutex::new(None));
+    let mut files = Some(files);
+    let mut dirty = true;
+    let mut last_frame = Instant::now() - FRAME;
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+
+    let start_turn = |prompt: String, app: &mut App, cancel: &mut Option<CancellationToken>| {
+        let token = CancellationToken::new();
+        *cancel = Some(token.clone());
+        app.turn_started(&prompt, Instant::now());
+        let rt = runtime.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let events_tx = tx.clone();
+            let events: EventSink = Arc::new(move |e| {
+                let _ = events_tx.send(Msg::Agent(e));
+            });
+            let report = rt.run_prompt(&prompt, &events, &token).await;
+            let _ = tx.send(Msg::Done(Box::new(report)));
+        });
+    };
+    if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
+        start_turn(prompt, &mut app, &mut cancel);
+    }
+
+    loop {
+        // Wait for something, then take everything already waiting before drawing.
+        let deadline = if dirty { Some(last_frame + FRAME) } else { None };
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => { handle_input(ev, &mut app, &runtime, &tx, &mut cancel, &shell, &start_turn); dirty = true; }
+                Some(Err(_)) | None => break,
+            },
+            Some(msg) = rx.recv() => { handle_msg(msg, &mut app, &runtime, &shell, &mut cancel, &start_turn); dirty = true; }
+            _ = tick.tick(), if app.busy() || shell_running(&shell) => { dirty = true; }
+            _ = sleep_until(deadline), if deadline.is_some() => {}
+            Ok(list) = async {
+                match files.as_mut() {
+                    Some(f) => f.await,
+                    None => std::future::pending().await,
+                }
+            }, if files.is_some() => {
+                app.composer.set_files(list);
+                files = None;
+            }
+        }
+        while let Ok(msg) = rx.try_recv() {
+            handle_msg(msg, &mut app, &runtime, &shell, &mut cancel, &start_turn);
+            dirty = true;
+        }
+        if app.quit {
+            break;
+        }
+        if dirty && last_frame.elapsed() >= FRAME {
+            draw(&mut terminal, &mut app)?;
+            last_frame = Instant::now();
+            dirty = false;
+        }
+    }
+    if let Some(token) = cancel.take() {
+        token.cancel();
+    }
+    kill_shell(&shell);
+    runtime.shutdown().await;
+    drop(terminal);
+    drop(guard);
+    Ok(0)
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(d) = deadline {
+        tokio::time::sleep_until(tokio::time::Instant::from_std(d)).await;
+    }
+}
+
+fn draw(terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>, app: &mut App) -> std::io::Result<()> {
+    queue!(terminal.backend_mut(), BeginSynchronizedUpdate)?;
+    let mut cursor = None;
+    terminal.draw(|f| {
+        let area = f.area();
+        cursor = app.draw(area, f.buffer_mut(), Instant::now());
+        if let Some((x, y)) = cursor {
+            f.set_cursor_position((x, y));
+        }
+    })?;
+    queue!(terminal.backend_mut(), EndSynchronizedUpdate)?;
+    terminal.backend_mut().flush()
+}
+
+fn shell_running(shell: &Arc<Mutex<Option<ShellJob>>>) -> bool {
+    shell.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+}
+
+fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
+    if let Some(mut job) = shell.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        let _ = job.killer.kill();
+    }
+}
+
+type StartTurn<'a> = dyn Fn(String, &mut App, &mut Option<CancellationToken>) + 'a;
+
+fn handle_input(
+    ev: Event,
+    app: &mut App,
+    runtime: &Arc<Runtime>,
+    tx: &mpsc::UnboundedSender<Msg>,
+    cancel: &mut Option<CancellationToken>,
+    shell: &Arc<Mutex<Option<ShellJob>>>,
+    start_turn: &StartTurn<'_>,
+) {
+    let command = match ev {
+        Event::Key(key) => app.on_key(key, Instant::now()),
+        Event::Paste(text) => {
+            app.on_paste(&text);
+            Command::None
+        }
+        Event::Mouse(m) => {
+            app.on_mouse(m);
+            Command::None
+        }
+        _ => Command::None, // resize: the next draw reflows
+    };
+    match command {
+        Command::None => {}
+        Command::Quit => app.quit = true,
+        Command::Run(prompt) => start_turn(prompt, app, cancel),
+        Command::Interrupt => {
+            if let Some(token) = cancel.as_ref() {
+                token.cancel();
+                app.activity = "Interrupting".into();
+            }
+            kill_shell(shell);
+        }
+        Command::Shell(cmd) => start_shell(cmd, app, tx, shell),
+        Command::Slash(name, arg) => slash(&name, &arg, app, runtime),
+    }
+}
+
+fn handle_msg(
+    msg: Msg,
+    app: &mut App,
+    runtime: &Arc<Runtime>,
+    shell: &Arc<Mutex<Option<ShellJob>>>,
+    cancel: &mut Option<CancellationToken>,
+    start_turn: &StartTurn<'_>,
+) {
+    match msg {
+        Msg::Agent(e) => app.on_agent_event(&e, |u| runtime.cost_of(u)),
+        Msg::Ask(request, reply) => app.ask(*request, reply),
+        Msg::Done(report) => {
+            *cancel = None;
+            // A question still on screen belongs to the ended turn.
+            app.permission = None;
+            if report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted {
+                app.notice("interrupted", NoticeLevel::Warning);
+            }
+            for n in &report.notices {
+                app.notice(n.clone(), NoticeLevel::Info);
+            }
+            if let Some(next) = app.turn_finished() {
+                start_turn(next, app, cancel);
+            }
+        }
+        Msg::ShellOutput(cell, chunk) => {
+            if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
+                s.tail.push(&chunk);
+            }
+        }
+        Msg::ShellDone(cell, code, ms) => {
+            if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
+                s.exit_code = code;
+                s.duration_ms = Some(ms);
+            }
+            let mut job = shell.lock().unwrap_or_else(PoisonError::into_inner);
+            if job.as_ref().is_some_and(|j| j.cell == cell) {
+                *job = None;
+            }
+        }
+    }
+}
+
+fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
+    match name {
+        "tools" => {
+            let text = runtime.assemble_catalog().render_text(true);
+            app.notice(text.trim_end().to_string(), NoticeLevel::Info);
+        }
+        "mcp" => {
+            let servers = runtime.mcp_servers();
+            let text = if servers.is_empty() {
+                "No MCP servers configured ([mcp_servers.NAME] in config, .mcp.json, or --mcp-config).".to_string()
+            } else {
+                servers
+                    .iter()
+                    .map(|s| {
+                        let detail = s.detail.clone().unwrap_or_else(|| s.transport.clone());
+                        format!("{}  {}  {} tools  {detail}", s.name, s.state, s.tool_count)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            app.notice(text, NoticeLevel::Info);
+        }
+        "clear" => {
+            let rt = runtime.clone();
+            tokio::spawn(async move { rt.clear_history().await });
+            app.transcript.clear();
+            app.todos.clear();
+            app.last_prompt_tokens = 0;
+            app.notice("new conversation", NoticeLevel::Info);
+        }
+        "mode" => {
+            let policy = runtime.policy();
+            let next = match arg {
+                "" => {
+                    app.notice(
+                        format!(
+                            "permission mode: {} (Shift+Tab cycles; /mode default|accept-edits|plan)",
+                            policy.mode()
+                        ),
+                        NoticeLevel::Info,
+                    );
+                    return;
+                }
+                "next" => policy.mode().next(),
+                other => match other.parse::<Mode>() {
+                    Ok(Mode::Bypass) if policy.mode() != Mode::Bypass => {
+                        app.notice(
+                            "bypass can only be chosen at start: --permission-mode bypass",
+                            NoticeLevel::Warning,
+                        );
+                        return;
+                    }
+                    Ok(m) => m,
+                    Err(e) => {
+                        app.notice(e, NoticeLevel::Warning);
+                        return;
+                    }
+                },
+            };
+            policy.set_mode(next);
+            app.mode = next.to_string();
+        }
+        _ => {}
+    }
+}
+
+/// `!cmd`: run it with `bash -c` in a pseudo-terminal in the workspace and
+/// stream its output into a shell cell.
+fn start_shell(cmd: String, app: &mut App, tx: &mpsc::UnboundedSender<Msg>, shell: &Arc<Mutex<Option<ShellJob>>>) {
+    if shell_running(shell) {
+        app.notice("a shell command is already running (Esc stops it)", NoticeLevel::Warning);
+        return;
+    }
+    let cell = app.transcript.push(CellKind::Shell(ShellCell {
+        command: cmd.clone(),
+        tail: OutputTail::new(500),
+        started: Instant::now(),
+        exit_code: None,
+        duration_ms: None,
+        expanded: false,
+    }));
+    let pty = portable_pty::native_pty_system();
+    let size = portable_pty::PtySize { rows: 24, cols: app.last_width.max(20), pixel_width: 0, pixel_height: 0 };
+    let spawned = pty.openpty(size).map_err(|e| e.to_string()).and_then(|pair| {
+        let mut builder = portable_pty::CommandBuilder::new("bash");
+        builder.args(["-c", &cmd]);
+        builder.env("TERM", "dumb");
+        if let Ok(dir) = std::env::current_dir() {
+            builder.cwd(dir);
+        }
+        let child = pair.slave.spawn_command(builder).map_err(|e| e.to_string())?;
+        let reader = pair.master.try_clone_reader().map_err(|e| e.to_string())?;
+        Ok((child, reader, pair.master))
+    });
+    let (mut child, mut reader, master) = match spawned {
+        Ok(parts) => parts,
+        Err(e) => {
+            app.notice(format!("could not start `{cmd}`: {e}"), NoticeLevel::Error);
+            return;
+        }
+    };
+    *shell.lock().unwrap_or_else(PoisonError::into_inner) = Some(ShellJob { cell, killer: child.clone_killer() });
+    let started = Instant::now();
+    let out_tx = tx.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let _ = out_tx.send(Msg::ShellOutput(cell, String::from_utf8_lossy(&buf[..n]).into_owned()));
+                }
+            }
+        }
+    });
+    let done_tx = tx.clone();
+    std::thread::spawn(move || {
+        let code = child.wait().ok().map(|s| s.exit_code() as i32);
+        drop(master);
+        let _ = done_tx.send(Msg::ShellDone(cell, code, started.elapsed().as_millis() as u64));
+    });
+}

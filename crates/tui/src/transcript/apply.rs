@@ -1,0 +1,216 @@
+//! Folding the agent's event stream into cells.
+
+use std::time::{Duration, Instant};
+
+use tern_protocol::{AgentEvent, ContentBlock, Message, RetryInfo, ToolResultContent};
+
+use super::Transcript;
+use super::cell::{CellKind, FinishedTool, NoticeLevel, ToolCell};
+use super::tool_view::bash_output_from_result;
+
+/// The cells the response being received streams into. A response may
+/// interleave reasoning and text, so each kind can have several cells.
+#[derive(Debug, Default)]
+pub(super) struct Stream {
+    text: Vec<usize>,
+    thinking: Vec<usize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Streamed {
+    Text,
+    Thinking,
+}
+
+impl Transcript {
+    /// Fold one agent event in: text and reasoning deltas grow the streaming
+    /// Assistant / Thinking cell (creating it), the complete message ends the
+    /// streaming (its text replaces the streamed text if they differ), tool
+    /// events create, feed and finish Tool cells, notices, errors and retries
+    /// add Notice cells. Todo updates and the rest are for the app.
+    pub fn apply(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::TextDelta { text } => self.delta(Streamed::Text, text),
+            AgentEvent::ThinkingDelta { text } => self.delta(Streamed::Thinking, text),
+            AgentEvent::Retry(info) => self.retry(info),
+            AgentEvent::AssistantMessage { message, .. } => self.finish_message(message),
+            AgentEvent::ToolCallStart { id, name, input } => {
+                let i =
+                    self.push(CellKind::Tool(ToolCell::new(id.clone(), name.clone(), input.clone(), Instant::now())));
+                self.tools.insert(id.clone(), i);
+            }
+            AgentEvent::ToolExecutionUpdate { id, text } => {
+                if let Some(&i) = self.tools.get(id)
+                    && let Some(CellKind::Tool(t)) = self.cell_mut(i)
+                {
+                    t.tail.push(text);
+                }
+            }
+            AgentEvent::ToolExecutionEnd { id, name, content, is_error, details, duration_ms } => {
+                let text = result_text(content);
+                let i = match self.tools.get(id) {
+                    Some(&i) => i,
+                    None => {
+                        let now = Instant::now();
+                        let started = now.checked_sub(Duration::from_millis(*duration_ms)).unwrap_or(now);
+                        let cell = ToolCell::new(id.clone(), name.clone(), serde_json::Value::Null, started);
+                        let i = self.push(CellKind::Tool(cell));
+                        self.tools.insert(id.clone(), i);
+                        i
+                    }
+                };
+                if let Some(CellKind::Tool(t)) = self.cell_mut(i) {
+                    if t.name == "bash" && t.tail.is_empty() {
+                        t.tail.push(&bash_output_from_result(&text));
+                    }
+                    t.finished = Some(FinishedTool {
+                        is_error: *is_error,
+                        text,
+                        details: details.clone(),
+                        duration_ms: *duration_ms,
+                    });
+                }
+            }
+            AgentEvent::Notice { message } => {
+                self.push(CellKind::Notice { text: message.clone(), level: NoticeLevel::Info });
+            }
+            AgentEvent::Error { message } => {
+                self.end_stream();
+                self.push(CellKind::Notice { text: message.clone(), level: NoticeLevel::Error });
+            }
+            AgentEvent::TurnStart { .. } | AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => {
+                self.end_stream()
+            }
+            AgentEvent::TodoUpdate { .. } => {}
+        }
+    }
+
+    fn delta(&mut self, kind: Streamed, text: &str) {
+        let cells = match kind {
+            Streamed::Text => &self.stream.text,
+            Streamed::Thinking => &self.stream.thinking,
+        };
+        // Only the last cell of the transcript grows; anything after it (a
+        // tool call, a notice) starts a new one.
+        let last = self.entries.len().checked_sub(1);
+        if let Some(i) = cells.last().copied().filter(|&i| Some(i) == last) {
+            match self.cell_mut(i) {
+                Some(CellKind::Assistant { markdown, .. }) => markdown.push_str(text),
+                Some(CellKind::Thinking { text: t, .. }) => t.push_str(text),
+                _ => {}
+            }
+            return;
+        }
+        self.stop_streaming();
+        let (cell, list) = match kind {
+            Streamed::Text => (CellKind::Assistant { markdown: text.to_string(), streaming: true }, Streamed::Text),
+            Streamed::Thinking => (CellKind::Thinking { text: text.to_string(), streaming: true }, Streamed::Thinking),
+        };
+        let i = self.push(cell);
+        match list {
+            Streamed::Text => self.stream.text.push(i),
+            Streamed::Thinking => self.stream.thinking.push(i),
+        }
+    }
+
+    fn retry(&mut self, info: &RetryInfo) {
+        if info.discard_partial {
+            // What streamed will be sent again: drop it.
+            for i in self.stream.text.iter().chain(&self.stream.thinking).copied().collect::<Vec<_>>() {
+                match self.cell_mut(i) {
+                    Some(CellKind::Assistant { markdown, streaming }) => {
+                        markdown.clear();
+                        *streaming = false;
+                    }
+                    Some(CellKind::Thinking { text, streaming }) => {
+                        text.clear();
+                        *streaming = false;
+                    }
+                    _ => {}
+                }
+            }
+            self.stream = Stream::default();
+        } else {
+            self.end_stream();
+        }
+        let text = format!(
+            "retrying in {} ms (attempt {}/{}): {}",
+            info.delay_ms, info.attempt, info.max_attempts, info.error
+        );
+        self.push(CellKind::Notice { text, level: NoticeLevel::Warning });
+    }
+
+    fn finish_message(&mut self, message: &Message) {
+        let text = message.text();
+        let thinking: Vec<&str> = message
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
+                _ => None,
+            })
+            .collect();
+        let thinking = thinking.join("\n\n");
+        if self.stream.text.is_empty() && self.stream.thinking.is_empty() && !thinking.trim().is_empty() {
+            self.push(CellKind::Thinking { text: thinking, streaming: false });
+        }
+        match self.stream.text.as_slice() {
+            [] if !text.trim().is_empty() => {
+                self.push(CellKind::Assistant { markdown: text, streaming: false });
+            }
+            &[i] if !text.trim().is_empty() => {
+                let same = matches!(self.cell(i), Some(CellKind::Assistant { markdown, .. }) if *markdown == text);
+                if !same && let Some(CellKind::Assistant { markdown, .. }) = self.cell_mut(i) {
+                    *markdown = text;
+                }
+            }
+            _ => {}
+        }
+        self.end_stream();
+    }
+
+    /// The response is complete: its cells stop streaming.
+    fn end_stream(&mut self) {
+        self.stop_streaming();
+        self.stream = Stream::default();
+    }
+
+    /// Mark the cells streamed so far as complete (the response may go on
+    /// in new cells).
+    fn stop_streaming(&mut self) {
+        let cells: Vec<usize> = self.stream.text.iter().chain(&self.stream.thinking).copied().collect();
+        for i in cells {
+            let streaming = match self.cell(i) {
+                Some(CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. }) => *streaming,
+                _ => false,
+            };
+            if streaming
+                && let Some(CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. }) =
+                    self.cell_mut(i)
+            {
+                *streaming = false;
+            }
+        }
+    }
+}
+
+/// The text of a tool result, capped at [`FinishedTool::MAX_TEXT`] bytes.
+fn result_text(content: &[ToolResultContent]) -> String {
+    let parts: Vec<&str> = content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => text.as_str(),
+            ToolResultContent::Image { .. } => "[image]",
+        })
+        .collect();
+    let mut text = parts.join("\n");
+    if text.len() > FinishedTool::MAX_TEXT {
+        let mut end = FinishedTool::MAX_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}

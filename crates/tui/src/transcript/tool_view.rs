@@ -1,0 +1,489 @@
+//! How tool and shell cells look: a one-line header (status mark, tool name,
+//! its key argument, dim timing and counts), then a body that depends on the
+//! tool — a live output tail for bash, a diff for edits, nothing for reads
+//! and searches (their header says what they found) until expanded.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::cell::{Ctx, FinishedTool, ShellCell, ToolCell};
+use super::diff_view;
+use super::output_tail::OutputTail;
+use super::units::{bytes, count, duration_ms, elapsed};
+use crate::sanitize;
+use crate::wrap::{self, Break};
+
+/// Output lines shown under a running command.
+const RUNNING_LINES: usize = 5;
+/// Output lines shown under a finished command.
+const FINISHED_LINES: usize = 3;
+/// ... and under one that failed (the error is usually at the end).
+const FAILED_LINES: usize = 5;
+/// Diff rows shown before Ctrl+O.
+const DIFF_ROWS: usize = 20;
+/// Lines of an error message shown before Ctrl+O.
+const ERROR_LINES: usize = 5;
+/// Lines of another tool's result shown before Ctrl+O.
+const RESULT_LINES: usize = 3;
+/// Rows of a created file's content kept for display.
+const MAX_CREATED_ROWS: usize = 2000;
+
+/// The tools we know how to summarise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bash,
+    Read,
+    Write,
+    Edit,
+    Ls,
+    Grep,
+    Glob,
+    Todo,
+    Other,
+}
+
+impl Kind {
+    fn of(name: &str) -> Self {
+        match name {
+            "bash" => Kind::Bash,
+            "read" => Kind::Read,
+            "write" => Kind::Write,
+            "edit" => Kind::Edit,
+            "ls" => Kind::Ls,
+            "grep" => Kind::Grep,
+            "glob" => Kind::Glob,
+            "todo_write" => Kind::Todo,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// How a command ended, for the summary line.
+struct CommandEnd {
+    exit_code: Option<i32>,
+    /// Why there is no exit code (timed out, interrupted, killed).
+    cause: Option<&'static str>,
+    failed: bool,
+    duration_ms: u64,
+    total_lines: u64,
+    full_output: Option<String>,
+}
+
+pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    let theme = ctx.theme;
+    let kind = Kind::of(&cell.name);
+    let failed = cell.finished.as_ref().is_some_and(|f| f.is_error);
+    let mut info = Vec::new();
+    match &cell.finished {
+        None => {
+            info.push(elapsed(ctx.now.saturating_duration_since(cell.started)));
+            if kind == Kind::Bash && !cell.tail.is_empty() {
+                info.push(bytes(cell.tail.total_bytes()));
+            }
+        }
+        Some(f) => {
+            if let Some(s) = summary(kind, cell, f) {
+                info.push(s);
+            }
+            if kind != Kind::Bash {
+                info.push(duration_ms(f.duration_ms));
+            }
+        }
+    }
+    let mut name_style = theme.accent();
+    if ctx.selected {
+        name_style = name_style.patch(theme.selected());
+    }
+    let mut out = vec![header(
+        mark(cell.finished.is_some(), failed, ctx),
+        Span::styled(cell.name.clone(), name_style),
+        key_arg(kind, &cell.input, ctx),
+        &info,
+        cell.finished.is_none(),
+        ctx,
+    )];
+    let Some(f) = &cell.finished else {
+        out.extend(command_body(&cell.tail, None, cell.expanded, ctx));
+        return out;
+    };
+    match kind {
+        Kind::Bash => {
+            let end = bash_end(f, &cell.tail);
+            out.extend(command_body(&cell.tail, Some(&end), cell.expanded, ctx));
+        }
+        _ if f.is_error => out.extend(text_body(&f.text, ERROR_LINES, cell.expanded, theme.error(), ctx)),
+        Kind::Edit | Kind::Write => out.extend(change_body(kind, cell, f, ctx)),
+        Kind::Read | Kind::Grep | Kind::Glob | Kind::Ls => {
+            if cell.expanded {
+                out.extend(text_body(&f.text, usize::MAX, true, theme.text(), ctx));
+            }
+        }
+        Kind::Todo => {}
+        Kind::Other => out.extend(text_body(&f.text, RESULT_LINES, cell.expanded, theme.dim(), ctx)),
+    }
+    out
+}
+
+pub(crate) fn render_shell(cell: &ShellCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    let theme = ctx.theme;
+    let finished = cell.duration_ms.is_some();
+    let failed = finished && cell.exit_code != Some(0);
+    let mut info = Vec::new();
+    if !finished {
+        info.push(elapsed(ctx.now.saturating_duration_since(cell.started)));
+        if !cell.tail.is_empty() {
+            info.push(bytes(cell.tail.total_bytes()));
+        }
+    }
+    let mut bang = theme.user();
+    if ctx.selected {
+        bang = bang.patch(theme.selected());
+    }
+    let command = one_line(&cell.command);
+    let head =
+        header(mark(finished, failed, ctx), Span::styled("!", bang), vec![Span::raw(command)], &info, !finished, ctx);
+    let end = cell.duration_ms.map(|duration_ms| CommandEnd {
+        exit_code: cell.exit_code,
+        cause: cell.exit_code.is_none().then_some("killed"),
+        failed,
+        duration_ms,
+        total_lines: cell.tail.total_lines(),
+        full_output: None,
+    });
+    let mut out = vec![head];
+    out.extend(command_body(&cell.tail, end.as_ref(), cell.expanded, ctx));
+    out
+}
+
+fn mark(finished: bool, failed: bool, ctx: &Ctx<'_>) -> Span<'static> {
+    match (finished, failed) {
+        (false, _) => Span::styled("⋯", ctx.theme.accent()),
+        (true, false) => Span::styled("✓", ctx.theme.success()),
+        (true, true) => Span::styled("✗", ctx.theme.error()),
+    }
+}
+
+/// `mark name arg · info`, cut to the width. The argument keeps at least a
+/// third of the row (or all of itself): trailing info items give way first,
+/// except the first one of a running call (its clock).
+fn header(
+    mark: Span<'static>,
+    name: Span<'static>,
+    arg: Vec<Span<'static>>,
+    info: &[String],
+    live: bool,
+    ctx: &Ctx<'_>,
+) -> Line<'static> {
+    let fixed = wrap::width(&mark.content) + 1 + wrap::width(&name.content);
+    let arg_width: usize = arg.iter().map(|s| wrap::width(&s.content)).sum();
+    let mut spans = vec![mark, Span::raw(" "), name];
+    if !arg.is_empty() {
+        spans.push(Span::raw(" "));
+        spans.extend(arg);
+    }
+    let info_text = |k: usize| info[..k].iter().map(|i| format!(" · {i}")).collect::<String>();
+    let min_arg = arg_width.min(ctx.width / 3);
+    let fits = |k: usize| {
+        let room = ctx.width.saturating_sub(fixed + 1 + wrap::width(&info_text(k)));
+        room >= min_arg
+    };
+    let floor = usize::from(live && !info.is_empty());
+    let kept = (floor..=info.len()).rev().find(|&k| fits(k)).unwrap_or(floor);
+    let info = info_text(kept);
+    let info_width = wrap::width(&info);
+    let head_width: usize = spans.iter().map(|s| wrap::width(&s.content)).sum();
+    let mut line = if head_width + info_width > ctx.width {
+        wrap::truncate(&spans, ctx.width.saturating_sub(info_width).max(fixed))
+    } else {
+        Line::from(spans)
+    };
+    if !info.is_empty() {
+        line.spans.push(Span::styled(info, ctx.theme.dim()));
+    }
+    line
+}
+
+/// The first line of `text`, cleaned, and how many lines follow it.
+fn first_line(text: &str) -> (String, usize) {
+    let clean = sanitize::clean(text);
+    let mut lines = clean.trim().lines();
+    let first = lines.next().unwrap_or("").to_string();
+    (first, lines.count())
+}
+
+/// The first line of `text`, cleaned.
+fn one_line(text: &str) -> String {
+    first_line(text).0
+}
+
+fn key_arg(kind: Kind, input: &Value, ctx: &Ctx<'_>) -> Vec<Span<'static>> {
+    let dim = ctx.theme.dim();
+    let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
+    match kind {
+        Kind::Bash => {
+            let (first, more) = first_line(input.get("command").and_then(Value::as_str).unwrap_or(""));
+            let mut spans = vec![Span::raw(first)];
+            if more > 0 {
+                spans.push(Span::styled(format!(" (+{})", count(more as u64, "line", "lines")), dim));
+            }
+            spans
+        }
+        Kind::Read => {
+            let mut spans = vec![Span::raw(s("path").unwrap_or_default())];
+            let offset = input.get("offset").and_then(Value::as_u64);
+            let limit = input.get("limit").and_then(Value::as_u64);
+            match (offset, limit) {
+                (Some(o), Some(l)) => spans.push(Span::styled(format!(" lines {o}-{}", o + l.saturating_sub(1)), dim)),
+                (Some(o), None) => spans.push(Span::styled(format!(" from line {o}"), dim)),
+                (None, Some(l)) => spans.push(Span::styled(format!(" first {l} lines"), dim)),
+                (None, None) => {}
+            }
+            spans
+        }
+        Kind::Write | Kind::Edit => vec![Span::raw(s("path").unwrap_or_default())],
+        Kind::Ls => vec![Span::raw(s("path").unwrap_or_else(|| ".".into()))],
+        Kind::Grep | Kind::Glob => {
+            let mut spans = vec![Span::raw(s("pattern").unwrap_or_default())];
+            if let Some(p) = s("path") {
+                spans.push(Span::styled(format!(" in {p}"), dim));
+            }
+            if let Some(g) = s("glob") {
+                spans.push(Span::styled(format!(" {g}"), dim));
+            }
+            if let Some(t) = s("type") {
+                spans.push(Span::styled(format!(" type {t}"), dim));
+            }
+            spans
+        }
+        Kind::Todo => {
+            let n = input.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
+            vec![Span::raw(count(n as u64, "item", "items"))]
+        }
+        Kind::Other => vec![Span::raw(compact_args(input))],
+    }
+}
+
+/// `key: value, key: value` for a tool we know nothing about.
+fn compact_args(input: &Value) -> String {
+    let Some(obj) = input.as_object() else {
+        return if input.is_null() { String::new() } else { one_line(&input.to_string()) };
+    };
+    let parts: Vec<String> = obj
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::String(s) => one_line(s),
+                other => one_line(&other.to_string()),
+            };
+            let v = if v.chars().count() > 60 { format!("{}…", v.chars().take(59).collect::<String>()) } else { v };
+            format!("{k}: {v}")
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// What a finished tool found or did, for its header.
+fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
+    if f.is_error {
+        return None;
+    }
+    let d = f.details.as_ref();
+    let num = |k: &str| d.and_then(|d| d.get(k)).and_then(Value::as_u64);
+    match kind {
+        Kind::Read => {
+            if let Some(img) = d.and_then(|d| d.get("image")) {
+                let format = img.get("format").and_then(Value::as_str).unwrap_or("image");
+                let (w, h) = (img.get("width").and_then(Value::as_u64), img.get("height").and_then(Value::as_u64));
+                return Some(match (w, h) {
+                    (Some(w), Some(h)) => format!("{format} image {w}×{h}"),
+                    _ => format!("{format} image"),
+                });
+            }
+            let total = num("total_lines")?;
+            if total == 0 {
+                return Some("empty file".into());
+            }
+            let (start, end) = (num("start_line").unwrap_or(1), num("end_line").unwrap_or(total));
+            if start <= 1 && end >= total {
+                Some(format!("read {}", count(total, "line", "lines")))
+            } else {
+                Some(format!("read lines {start}-{end} of {total}"))
+            }
+        }
+        Kind::Grep => {
+            let total = num("total")?;
+            let files = num("files").unwrap_or(total);
+            let mode = cell.input.get("output_mode").and_then(Value::as_str).unwrap_or("files_with_matches");
+            Some(if total == 0 {
+                "no matches".into()
+            } else if mode == "content" {
+                format!("{} in {}", count(total, "match", "matches"), count(files, "file", "files"))
+            } else {
+                count(files, "file", "files")
+            })
+        }
+        Kind::Glob => {
+            let total = num("total")?;
+            Some(if total == 0 { "no files".into() } else { count(total, "file", "files") })
+        }
+        Kind::Ls => num("total").map(|n| count(n, "entry", "entries")),
+        Kind::Edit => {
+            let (added, removed) = (num("added")?, num("removed").unwrap_or(0));
+            Some(format!("+{added} −{removed}"))
+        }
+        Kind::Write => {
+            let lines = num("lines").unwrap_or(0);
+            if d.and_then(|d| d.get("created")).and_then(Value::as_bool) == Some(true) {
+                Some(format!("created · {}", count(lines, "line", "lines")))
+            } else {
+                let (a, r) = d.and_then(|d| d.get("diff")).and_then(Value::as_str).map_or((0, 0), added_removed);
+                Some(format!("+{a} −{r}"))
+            }
+        }
+        Kind::Bash | Kind::Todo | Kind::Other => None,
+    }
+}
+
+fn added_removed(diff: &str) -> (usize, usize) {
+    let body = diff.lines().filter(|l| !l.starts_with("+++") && !l.starts_with("---"));
+    body.fold((0, 0), |(a, r), l| match l.chars().next() {
+        Some('+') => (a + 1, r),
+        Some('-') => (a, r + 1),
+        _ => (a, r),
+    })
+}
+
+fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
+    let d = f.details.as_ref();
+    let flag = |k: &str| d.and_then(|d| d.get(k)).and_then(Value::as_bool) == Some(true);
+    let exit_code = d.and_then(|d| d.get("exit_code")).and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
+    let cause = if exit_code.is_some() {
+        None
+    } else if flag("timed_out") {
+        Some("timed out")
+    } else if flag("interrupted") {
+        Some("interrupted")
+    } else if f.is_error {
+        Some("killed")
+    } else {
+        None
+    };
+    CommandEnd {
+        exit_code,
+        cause,
+        failed: f.is_error || exit_code.is_some_and(|c| c != 0),
+        duration_ms: f.duration_ms,
+        total_lines: d.and_then(|d| d.get("total_lines")).and_then(Value::as_u64).unwrap_or_else(|| tail.total_lines()),
+        full_output: d.and_then(|d| d.get("full_output")).and_then(Value::as_str).map(str::to_string),
+    }
+}
+
+/// A command's output: the live tail while it runs; a summary line and the
+/// last lines once it has finished; everything kept when expanded.
+fn command_body(tail: &OutputTail, end: Option<&CommandEnd>, expanded: bool, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    let theme = ctx.theme;
+    let lines: Vec<&str> = tail.lines().collect();
+    let mut out = Vec::new();
+    let total = end.map_or_else(|| tail.total_lines(), |e| e.total_lines.max(lines.len() as u64));
+    if let Some(end) = end {
+        let (status, style) = match (end.exit_code, end.cause) {
+            (Some(code), _) => (format!("exit {code}"), if end.failed { theme.error() } else { theme.dim() }),
+            (None, Some(cause)) => (cause.to_string(), theme.error()),
+            (None, None) => ("done".to_string(), theme.dim()),
+        };
+        let lines_note = if total == 0 { "no output".to_string() } else { count(total, "line", "lines") };
+        out.push(Line::from(vec![
+            Span::raw("  "),
+            Span::styled(status, style),
+            Span::styled(format!(" · {} · {lines_note}", duration_ms(end.duration_ms)), theme.dim()),
+        ]));
+    }
+    if expanded {
+        let dropped = total.saturating_sub(lines.len() as u64);
+        if dropped > 0 {
+            let mut note = format!("(first {} not kept", count(dropped, "line", "lines"));
+            match end.and_then(|e| e.full_output.as_deref()) {
+                Some(path) => note.push_str(&format!("; full output in {path})")),
+                None => note.push(')'),
+            }
+            out.push(wrap::truncate(&[Span::raw("  "), Span::styled(note, theme.dim())], ctx.width));
+        }
+        let rest = Line::from(Span::styled("↪ ", theme.dim()));
+        for line in &lines {
+            let spans = [Span::styled(line.to_string(), theme.text())];
+            out.extend(wrap::wrap(&spans, ctx.width, &Line::from("  "), &rest, Break::Anywhere));
+        }
+        return out;
+    }
+    let keep = match end {
+        None => RUNNING_LINES,
+        Some(e) if e.failed => FAILED_LINES,
+        Some(_) => FINISHED_LINES,
+    };
+    let start = lines.len().saturating_sub(keep);
+    if end.is_none() && total > keep as u64 {
+        let more = count(total - keep.min(lines.len()) as u64, "more line", "more lines");
+        out.push(Line::from(Span::styled(format!("  … {more}"), theme.dim())));
+    }
+    out.extend(lines[start..].iter().map(|l| cut_row(l, theme.dim(), ctx)));
+    out
+}
+
+/// One output row, indented, cut to the width.
+fn cut_row(text: &str, style: Style, ctx: &Ctx<'_>) -> Line<'static> {
+    wrap::truncate(&[Span::raw("  "), Span::styled(text.to_string(), style)], ctx.width)
+}
+
+/// A text result: its first `max` lines (wrapped), or all when expanded.
+fn text_body(text: &str, max: usize, expanded: bool, style: Style, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    let clean = sanitize::clean(text);
+    let lines: Vec<&str> = clean.trim_end().lines().collect();
+    let shown = if expanded { lines.len() } else { max.min(lines.len()) };
+    let indent = Line::from("  ");
+    let mut out = Vec::new();
+    for line in &lines[..shown] {
+        let spans = [Span::styled(line.to_string(), style)];
+        out.extend(wrap::wrap(&spans, ctx.width, &indent, &indent, Break::Words));
+    }
+    if shown < lines.len() {
+        let more = count((lines.len() - shown) as u64, "more line", "more lines");
+        out.push(Line::from(Span::styled(format!("  … {more} (Ctrl+O)"), ctx.theme.dim())));
+    }
+    out
+}
+
+/// The diff of an edit or write.
+fn change_body(kind: Kind, cell: &ToolCell, f: &FinishedTool, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    let rows = f.details.as_ref().and_then(diff_view::from_details).or_else(|| {
+        let content = cell.input.get("content").and_then(Value::as_str)?;
+        (kind == Kind::Write).then(|| diff_view::added(content, MAX_CREATED_ROWS))
+    });
+    let Some(rows) = rows else { return Vec::new() };
+    let total = rows.len();
+    let limit = if cell.expanded { None } else { Some(DIFF_ROWS) };
+    diff_view::render(&rows, limit, total, ctx)
+}
+
+/// The output to show for a bash call whose output was not streamed (a
+/// replayed session, a provider that does not stream updates): the result
+/// text without the tool's own bracketed notes.
+pub(crate) fn bash_output_from_result(text: &str) -> String {
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines.first().is_some_and(|l| l.starts_with("[Output truncated")) {
+        lines.remove(0);
+    }
+    for _ in 0..2 {
+        if lines.last().is_some_and(|l| l.starts_with('[') && l.ends_with(']')) {
+            lines.pop();
+        }
+    }
+    if lines.len() == 1 && lines[0] == "(no output)" {
+        lines.clear();
+    }
+    let mut out = lines.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}

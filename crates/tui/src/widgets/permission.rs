@@ -1,0 +1,310 @@
+//! The permission prompt in the bottom pane: what will run, why tern asks,
+//! and three answers — yes, yes and don't ask again for a rule (when the
+//! policy suggested one), or no with a note for the model.
+//!
+//! Keys: the option's number picks it; Up/Down and Enter; `y` is yes; `n`
+//! and Esc are no. Picking "No, and tell tern…" opens a one-line field:
+//! Enter sends the note, Esc goes back to the options.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Widget};
+use tern_policy::bash::BashClass;
+use tern_runtime::PermissionRequest;
+
+use super::permission_preview::{Preview, note_lines};
+use super::text_buffer::TextBuffer;
+use super::wrap::{char_width, str_width, wrap_spans};
+use crate::theme::Theme;
+
+/// The person's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionChoice {
+    /// Run it this once.
+    Yes,
+    /// Run it and add the request's suggested rule.
+    YesAlways,
+    /// Do not run it; `feedback` tells the model what to do instead.
+    No {
+        /// The note typed in the field, if any.
+        feedback: Option<String>,
+    },
+}
+
+/// An answer as listed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Yes,
+    Always,
+    No,
+}
+
+/// How alarming the call is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Severity {
+    Normal,
+    /// The classifier could not judge the command.
+    Unknown,
+    /// The classifier found something destructive.
+    Dangerous,
+}
+
+/// The prompt for one request.
+#[derive(Debug)]
+pub struct PermissionPane {
+    title: &'static str,
+    severity: Severity,
+    preview: Preview,
+    /// The bash classifier's reason, for bash calls.
+    classifier: Option<String>,
+    reason: String,
+    suggestion: Option<String>,
+    answers: Vec<Answer>,
+    selected: usize,
+    /// The "what to do instead" field, while open.
+    feedback: Option<TextBuffer>,
+}
+
+/// The question at the top of the box.
+fn title(tool: &str, severity: Severity) -> &'static str {
+    match tool {
+        "bash" if severity == Severity::Dangerous => "Run this dangerous command?",
+        "bash" => "Run this command?",
+        "edit" | "notebook_edit" => "Make this edit?",
+        "write" => "Write this file?",
+        "read" => "Read this file?",
+        "grep" | "glob" => "Search here?",
+        "ls" => "List this directory?",
+        "web_fetch" => "Fetch this URL?",
+        _ => "Use this tool?",
+    }
+}
+
+impl PermissionPane {
+    /// The prompt for `request`, with "Yes" highlighted.
+    pub fn new(request: &PermissionRequest) -> Self {
+        let decision = &request.decision;
+        let severity = match decision.bash.as_ref().map(|b| b.class) {
+            Some(BashClass::Dangerous) => Severity::Dangerous,
+            Some(BashClass::Unknown) => Severity::Unknown,
+            _ => Severity::Normal,
+        };
+        // The policy's reason often quotes the classifier's; show it once.
+        let classifier =
+            decision.bash.as_ref().map(|b| b.reason.clone()).filter(|r| !decision.reason.contains(r.as_str()));
+        let mut answers = vec![Answer::Yes];
+        if decision.suggestion.is_some() {
+            answers.push(Answer::Always);
+        }
+        answers.push(Answer::No);
+        Self {
+            title: title(&request.tool, severity),
+            severity,
+            preview: Preview::new(&request.tool, &request.input),
+            classifier,
+            reason: decision.reason.clone(),
+            suggestion: decision.suggestion.clone(),
+            answers,
+            selected: 0,
+            feedback: None,
+        }
+    }
+
+    /// Handles a key; Some when the person has answered.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<PermissionChoice> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        if let Some(field) = &mut self.feedback {
+            let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+            let cursor = field.cursor();
+            match key.code {
+                KeyCode::Enter => {
+                    let text = field.text().trim().to_string();
+                    return Some(PermissionChoice::No { feedback: (!text.is_empty()).then_some(text) });
+                }
+                KeyCode::Esc => self.feedback = None,
+                KeyCode::Char('u') if ctrl => field.delete(0..cursor),
+                KeyCode::Char('w') if ctrl => field.delete(field.word_start_before(cursor)..cursor),
+                KeyCode::Char(c) if !ctrl => field.insert(c.encode_utf8(&mut [0; 4])),
+                KeyCode::Backspace => field.delete(field.prev_char(cursor)..cursor),
+                KeyCode::Delete => field.delete(cursor..field.next_char(cursor)),
+                KeyCode::Left => field.set_cursor(field.prev_char(cursor)),
+                KeyCode::Right => field.set_cursor(field.next_char(cursor)),
+                KeyCode::Home => field.set_cursor(0),
+                KeyCode::End => field.set_cursor(field.text().len()),
+                _ => {}
+            }
+            return None;
+        }
+        let n = self.answers.len();
+        match key.code {
+            KeyCode::Char(c @ '1'..='9') => {
+                let index = c as usize - '1' as usize;
+                if index < n {
+                    return self.pick(index);
+                }
+                None
+            }
+            KeyCode::Char('y' | 'Y') => Some(PermissionChoice::Yes),
+            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(PermissionChoice::No { feedback: None }),
+            KeyCode::Up => {
+                self.selected = (self.selected + n - 1) % n;
+                None
+            }
+            KeyCode::Down | KeyCode::Tab => {
+                self.selected = (self.selected + 1) % n;
+                None
+            }
+            KeyCode::Enter => self.pick(self.selected),
+            _ => None,
+        }
+    }
+
+    /// A paste goes into the feedback field when it is open (newlines become spaces).
+    pub fn handle_paste(&mut self, text: &str) {
+        if let Some(field) = &mut self.feedback {
+            let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            field.insert(&flat);
+        }
+    }
+
+    fn pick(&mut self, index: usize) -> Option<PermissionChoice> {
+        self.selected = index;
+        match self.answers.get(index)? {
+            Answer::Yes => Some(PermissionChoice::Yes),
+            Answer::Always => Some(PermissionChoice::YesAlways),
+            Answer::No => {
+                self.feedback = Some(TextBuffer::default());
+                None
+            }
+        }
+    }
+
+    /// Rows the prompt wants at `width`, border included.
+    pub fn desired_height(&self, width: u16) -> u16 {
+        let w = content_width(width);
+        let (preview, notes, answers) = self.sections(w, &Theme::plain());
+        u16::try_from(preview.len() + 1 + notes.len() + 1 + answers.len() + 2).unwrap_or(u16::MAX)
+    }
+
+    /// Draws the prompt. When `area` is too short, the preview is cut first
+    /// ("… N more rows"), then the notes; the answers always show.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        Clear.render(area, buf);
+        let (border, title_style) = match self.severity {
+            Severity::Dangerous => (theme.error(), theme.error()),
+            _ => (theme.warning(), theme.warning()),
+        };
+        let hint = if self.feedback.is_some() { " Enter send · Esc back " } else { " Enter choose · Esc deny " };
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(border)
+            .title(Line::styled(format!(" {} ", self.title), title_style))
+            .title_bottom(Line::styled(hint, theme.dim()).right_aligned());
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.width < 3 || inner.height == 0 {
+            return;
+        }
+        let w = usize::from(inner.width) - 2;
+        let (mut preview, mut notes, answers) = self.sections(w, theme);
+        // Blank rows after the preview and after the notes.
+        let room = usize::from(inner.height).saturating_sub(answers.len() + 2);
+        notes.truncate(room);
+        let preview_room = room - notes.len();
+        if preview.len() > preview_room {
+            let hidden = preview.len() + 1 - preview_room;
+            preview.truncate(preview_room.saturating_sub(1));
+            if preview_room > 0 {
+                preview.push(Line::styled(format!("… {hidden} more rows"), theme.dim()));
+            }
+        }
+        let blank = Line::raw("");
+        let rows = preview.iter().chain([&blank]).chain(&notes).chain([&blank]).chain(&answers);
+        for (i, line) in rows.take(usize::from(inner.height)).enumerate() {
+            let y = inner.y + u16::try_from(i).unwrap_or(0);
+            buf.set_line(inner.x + 1, y, line, inner.width - 2);
+        }
+    }
+
+    /// The preview, the notes (classifier and policy reasons) and the answers, laid out at `w` columns.
+    fn sections(&self, w: usize, theme: &Theme) -> (Vec<Line<'static>>, Vec<Line<'static>>, Vec<Line<'static>>) {
+        let preview = self.preview.lines(w, theme);
+        let mut notes = Vec::new();
+        if let Some(why) = &self.classifier {
+            let (text, style) = match self.severity {
+                Severity::Dangerous => (format!("⚠ {why}"), theme.error()),
+                Severity::Unknown => (format!("? {why}"), theme.warning()),
+                Severity::Normal => (why.clone(), theme.dim()),
+            };
+            notes.extend(note_lines(&text, style, w));
+        }
+        notes.extend(note_lines(&self.reason, theme.dim(), w));
+        let mut answers = Vec::new();
+        for (i, answer) in self.answers.iter().enumerate() {
+            let selected = i == self.selected;
+            let style = if selected { theme.accent() } else { theme.text() };
+            let marker = format!("{} {}. ", if selected { "›" } else { " " }, i + 1);
+            let suggestion = self.suggestion.as_deref().unwrap_or_default();
+            let segments: Vec<(&str, Style)> = match answer {
+                Answer::Yes => vec![("Yes", style)],
+                Answer::Always => vec![("Yes, and don't ask again for ", style), (suggestion, theme.code())],
+                Answer::No => vec![("No, and tell tern what to do instead", style)],
+            };
+            answers.extend(wrap_spans(&segments, w, Span::styled(marker, style), Span::raw("     ")));
+        }
+        if let Some(field) = &self.feedback {
+            answers.push(field_line(field, w, theme));
+        }
+        (preview, notes, answers)
+    }
+}
+
+/// Columns inside the border and its one-column padding on each side.
+fn content_width(width: u16) -> usize {
+    usize::from(width).saturating_sub(4).max(1)
+}
+
+/// The feedback field: indented under the answers, scrolled so the cursor (a reversed cell) shows.
+fn field_line(field: &TextBuffer, w: usize, theme: &Theme) -> Line<'static> {
+    const INDENT: &str = "     ";
+    let room = w.saturating_sub(INDENT.len() + 1).max(1);
+    let text = field.text();
+    if text.is_empty() {
+        return Line::from(vec![
+            Span::raw(INDENT),
+            Span::styled(" ", theme.selected()),
+            Span::styled("what should tern do instead?", theme.dim()),
+        ]);
+    }
+    let (before, after) = text.split_at(field.cursor());
+    // Keep the tail of `before` that fits, so the cursor stays in view.
+    let mut shown = String::new();
+    let mut col = 0;
+    for c in before.chars().rev() {
+        col += char_width(c);
+        if col > room {
+            break;
+        }
+        shown.insert(0, c);
+    }
+    let mut chars = after.chars();
+    let at_cursor = chars.next().map_or(" ".to_string(), String::from);
+    let left = room.saturating_sub(str_width(&shown) + 1);
+    let rest: String = chars
+        .scan(0, |used, c| {
+            *used += char_width(c);
+            (*used <= left).then_some(c)
+        })
+        .collect();
+    Line::from(vec![
+        Span::raw(INDENT),
+        Span::styled(shown, theme.user()),
+        Span::styled(at_cursor, theme.selected()),
+        Span::styled(rest, theme.user()),
+    ])
+}

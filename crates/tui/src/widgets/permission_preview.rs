@@ -1,0 +1,194 @@
+//! What a permission prompt shows about the call: the command, the edit as
+//! `-`/`+` lines, the file to write, the path, or the arguments. Built once
+//! from the request, laid out at any width.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use super::wrap::{truncate, wrap_spans};
+use crate::theme::Theme;
+
+/// Diff or content lines shown before "… N more lines".
+pub(crate) const MAX_PREVIEW_LINES: usize = 12;
+/// Rows of JSON arguments shown for other tools.
+const MAX_ARG_ROWS: usize = 6;
+
+/// How a diff line is marked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    Context,
+    Removed,
+    Added,
+}
+
+/// The call, as the prompt shows it.
+#[derive(Debug, Clone)]
+pub(crate) enum Preview {
+    /// A bash command, every line of it.
+    Command(String),
+    /// A file change: the path, a note, the first lines and how many more.
+    Change { path: String, note: String, lines: Vec<(Mark, String)>, more: usize },
+    /// What a read-like tool would touch: a path, pattern or URL.
+    Target(String),
+    /// Any other tool: its name and compact JSON arguments.
+    Args { tool: String, json: String },
+}
+
+fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
+    input.get(key).and_then(Value::as_str)
+}
+
+/// The lines of an old → new replacement: common lines at either end are
+/// dropped except the one next to the change, kept as context.
+fn replacement_lines(old: &str, new: &str, out: &mut Vec<(Mark, String)>) {
+    let o: Vec<&str> = old.lines().collect();
+    let n: Vec<&str> = new.lines().collect();
+    let prefix = o.iter().zip(&n).take_while(|(a, b)| a == b).count();
+    let max_suffix = o.len().min(n.len()) - prefix;
+    let suffix = o.iter().rev().zip(n.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    if prefix > 0 {
+        out.push((Mark::Context, o[prefix - 1].to_string()));
+    }
+    out.extend(o[prefix..o.len() - suffix].iter().map(|l| (Mark::Removed, l.to_string())));
+    out.extend(n[prefix..n.len() - suffix].iter().map(|l| (Mark::Added, l.to_string())));
+    if suffix > 0 {
+        out.push((Mark::Context, o[o.len() - suffix].to_string()));
+    }
+}
+
+fn capped(mut lines: Vec<(Mark, String)>) -> (Vec<(Mark, String)>, usize) {
+    let more = lines.len().saturating_sub(MAX_PREVIEW_LINES);
+    lines.truncate(MAX_PREVIEW_LINES);
+    (lines, more)
+}
+
+impl Preview {
+    /// The preview for a call to `tool` with `input`.
+    pub(crate) fn new(tool: &str, input: &Value) -> Self {
+        let path = str_field(input, "path").unwrap_or_default().to_string();
+        match tool {
+            "bash" => Preview::Command(str_field(input, "command").unwrap_or_default().to_string()),
+            "edit" => {
+                let mut lines = Vec::new();
+                let mut all = input.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
+                if let Some(edits) = input.get("edits").and_then(Value::as_array) {
+                    for edit in edits {
+                        let old = str_field(edit, "old_string").unwrap_or_default();
+                        replacement_lines(old, str_field(edit, "new_string").unwrap_or_default(), &mut lines);
+                        all |= edit.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
+                    }
+                } else {
+                    let old = str_field(input, "old_string").unwrap_or_default();
+                    replacement_lines(old, str_field(input, "new_string").unwrap_or_default(), &mut lines);
+                }
+                let note = if all { "every occurrence".to_string() } else { String::new() };
+                let (lines, more) = capped(lines);
+                Preview::Change { path, note, lines, more }
+            }
+            "write" => {
+                let content = str_field(input, "content").unwrap_or_default();
+                let count = content.lines().count();
+                let note = match count {
+                    0 => "empty file".to_string(),
+                    1 => "1 line".to_string(),
+                    n => format!("{n} lines"),
+                };
+                let (lines, more) = capped(content.lines().map(|l| (Mark::Added, l.to_string())).collect());
+                Preview::Change { path, note, lines, more }
+            }
+            "read" | "ls" | "notebook_edit" if !path.is_empty() => Preview::Target(path),
+            "grep" | "glob" => match (str_field(input, "pattern"), path.as_str()) {
+                (Some(p), "") => Preview::Target(p.to_string()),
+                (Some(p), dir) => Preview::Target(format!("{p} in {dir}")),
+                (None, _) => Preview::Target(path),
+            },
+            "web_fetch" if str_field(input, "url").is_some() => {
+                Preview::Target(str_field(input, "url").unwrap_or_default().to_string())
+            }
+            _ => Preview::Args { tool: tool.to_string(), json: serde_json::to_string(input).unwrap_or_default() },
+        }
+    }
+
+    /// The preview laid out at `width` columns.
+    pub(crate) fn lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let none = || Span::raw("");
+        match self {
+            Preview::Command(cmd) => {
+                wrap_spans(&[(cmd.as_str(), theme.text())], width, Span::styled("$ ", theme.dim()), Span::raw("  "))
+            }
+            Preview::Change { path, note, lines, more } => {
+                let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
+                let mut out = wrap_spans(&[(path, theme.accent()), (&note, theme.dim())], width, none(), none());
+                for (mark, line) in lines {
+                    let (sign, style) = match mark {
+                        Mark::Context => ("  ", theme.dim()),
+                        Mark::Removed => ("- ", theme.diff_remove()),
+                        Mark::Added => ("+ ", theme.diff_add()),
+                    };
+                    let body = truncate(&line.replace('\t', "    "), width.saturating_sub(2));
+                    out.push(Line::from(vec![Span::styled(sign, style), Span::styled(body, style)]));
+                }
+                if *more > 0 {
+                    let s = if *more == 1 { "" } else { "s" };
+                    out.push(Line::styled(format!("… {more} more line{s}"), theme.dim()));
+                }
+                out
+            }
+            Preview::Target(target) => wrap_spans(&[(target, theme.accent())], width, none(), none()),
+            Preview::Args { tool, json } => {
+                let (name, origin) = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
+                    Some((server, name)) => (name.to_string(), format!(" (MCP server {server})")),
+                    None => (tool.clone(), String::new()),
+                };
+                let mut out = wrap_spans(&[(&name, theme.accent()), (&origin, theme.dim())], width, none(), none());
+                let args = wrap_spans(&[(json, theme.text())], width, none(), none());
+                let hidden = args.len().saturating_sub(MAX_ARG_ROWS);
+                out.extend(args.into_iter().take(MAX_ARG_ROWS));
+                if hidden > 0 {
+                    out.push(Line::styled(format!("… {hidden} more rows"), theme.dim()));
+                }
+                out
+            }
+        }
+    }
+}
+
+/// A dim line of text wrapped at `width`.
+pub(crate) fn note_lines(text: &str, style: Style, width: usize) -> Vec<Line<'static>> {
+    wrap_spans(&[(text, style)], width, Span::raw(""), Span::raw(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn edits_drop_common_lines_but_one_of_context() {
+        let mut out = Vec::new();
+        replacement_lines("a\nb\nc\nd\ne", "a\nb\nC\nd\ne", &mut out);
+        let marks: Vec<(Mark, &str)> = out.iter().map(|(m, s)| (*m, s.as_str())).collect();
+        assert_eq!(marks, [(Mark::Context, "b"), (Mark::Removed, "c"), (Mark::Added, "C"), (Mark::Context, "d")]);
+        let mut out = Vec::new();
+        replacement_lines("", "new", &mut out);
+        assert_eq!(out, [(Mark::Added, "new".to_string())]);
+    }
+
+    #[test]
+    fn previews_by_tool() {
+        assert!(
+            matches!(Preview::new("read", &json!({"path": "/etc/hosts"})), Preview::Target(p) if p == "/etc/hosts")
+        );
+        assert!(matches!(
+            Preview::new("grep", &json!({"pattern": "TODO", "path": "src"})),
+            Preview::Target(p) if p == "TODO in src"
+        ));
+        let Preview::Change { lines, more, .. } =
+            Preview::new("write", &json!({"path": "a", "content": "x\n".repeat(20)}))
+        else {
+            panic!("write previews a change");
+        };
+        assert_eq!((lines.len(), more), (12, 8));
+    }
+}

@@ -1,0 +1,10 @@
+//! Widget tests: rendered buffers as insta snapshots at widths 40, 80 and
+//! 120, and key handling through the public API.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod composer;
+mod permission;
+mod status;
+mod support;
+mod tiny_areas;
+mod todo;

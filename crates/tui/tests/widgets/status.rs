@@ -1,0 +1,118 @@
+//! The status line.
+
+use std::time::{Duration, Instant};
+
+use insta::assert_snapshot;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier};
+use tern_tui::theme::Theme;
+use tern_tui::widgets::status::{StatusInfo, render_status};
+
+use crate::support::{at_widths, buffer, buffer_text};
+
+fn info() -> StatusInfo {
+    StatusInfo {
+        model: "claude-sonnet-4-5".into(),
+        mode: "default".into(),
+        context_pct: Some(12),
+        tokens_in: 12_345,
+        tokens_out: 1_234,
+        cost_usd: 0.042,
+        cwd: "~/proj".into(),
+        branch: Some("main".into()),
+        busy: None,
+        queued: 0,
+        hint: None,
+    }
+}
+
+fn draw_with(info: &StatusInfo, width: u16, theme: &Theme, now: Instant) -> ratatui::buffer::Buffer {
+    let mut buf = buffer(width, 1);
+    render_status(info, Rect::new(0, 0, width, 1), &mut buf, theme, now);
+    buf
+}
+
+fn draw(info: &StatusInfo, width: u16, now: Instant) -> String {
+    buffer_text(&draw_with(info, width, &Theme::default(), now))
+}
+
+#[test]
+fn idle() {
+    let now = Instant::now();
+    assert_snapshot!(at_widths(|w| draw(&info(), w, now)));
+}
+
+#[test]
+fn busy_with_spinner() {
+    let now = Instant::now();
+    let mut s = info();
+    s.busy = Some(("Thinking".into(), now - Duration::from_millis(3_250)));
+    s.queued = 2;
+    assert_snapshot!(at_widths(|w| draw(&s, w, now)));
+}
+
+#[test]
+fn busy_with_a_hint() {
+    let now = Instant::now();
+    let mut s = info();
+    s.busy = Some(("Running bash".into(), now - Duration::from_secs(75)));
+    s.hint = Some("Ctrl+C again to quit".into());
+    assert_snapshot!(at_widths(|w| draw(&s, w, now)));
+}
+
+#[test]
+fn every_mode() {
+    let now = Instant::now();
+    let out = at_widths(|w| {
+        ["default", "accept-edits", "plan", "bypass"]
+            .iter()
+            .map(|mode| {
+                let mut s = info();
+                s.mode = (*mode).into();
+                draw(&s, w, now)
+            })
+            .collect()
+    });
+    assert_snapshot!(out);
+}
+
+#[test]
+fn bypass_mode_is_red_and_default_dim() {
+    let now = Instant::now();
+    let mut s = info();
+    s.mode = "bypass".into();
+    let row =
+        |buf: &ratatui::buffer::Buffer| -> String { (0..120).map(|x| buf[(x, 0)].symbol().to_string()).collect() };
+    let buf = draw_with(&s, 120, &Theme::default(), now);
+    let at = row(&buf).find("bypass").unwrap();
+    let x = u16::try_from(row(&buf)[..at].chars().count()).unwrap();
+    assert_eq!(buf[(x, 0)].fg, Color::Red);
+}
+
+#[test]
+fn narrow_widths_drop_the_least_important_items() {
+    let now = Instant::now();
+    let mut s = info();
+    s.mode = "accept-edits".into();
+    s.busy = Some(("Thinking".into(), now - Duration::from_secs(3)));
+    let out: String =
+        [40u16, 50, 60, 70, 30, 20].iter().map(|w| format!("── width {w} ──\n{}", draw(&s, *w, now))).collect();
+    assert_snapshot!(out);
+    let at_40 = draw(&s, 40, now);
+    assert!(at_40.contains("claude-sonnet-4-5 · accept-edits"), "{at_40}");
+}
+
+#[test]
+fn no_color_keeps_only_modifiers() {
+    let now = Instant::now();
+    let mut s = info();
+    s.mode = "plan".into();
+    s.context_pct = Some(91);
+    s.busy = Some(("Thinking".into(), now - Duration::from_secs(1)));
+    let theme = Theme::plain();
+    assert_snapshot!(at_widths(|w| buffer_text(&draw_with(&s, w, &theme, now))));
+    let buf = draw_with(&s, 120, &theme, now);
+    let cells: Vec<_> = (0..120).map(|x| &buf[(x, 0)]).collect();
+    assert!(cells.iter().all(|c| c.fg == Color::Reset && c.bg == Color::Reset));
+    assert!(cells.iter().any(|c| c.modifier.contains(Modifier::BOLD)), "plan mode stays bold");
+}
