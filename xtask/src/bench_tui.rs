@@ -139,7 +139,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     rows.push(Row {
         what: "TUI memory while streaming 100k lines (frame_bench RSS)".into(),
         ours: format!("{} after streaming", kb(r("after_stream"))),
-        baseline: format!("{} before streaming (10k cells)", kb(r("before_stream"))),
+        baseline: format!("{} before streaming ({} cells)", kb(r("before_stream")), v["cells"]),
         target: "bounded by the tail kept".into(),
     });
 

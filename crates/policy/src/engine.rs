@@ -525,9 +525,44 @@ fn suggest_bash_rule(part: &BashPart) -> String {
     if part.class == BashClass::Dangerous || part.program.is_empty() {
         return format!("bash({canonical})");
     }
+    // Programs with subcommands keep them (`npm run test`, `git push`,
+    // `cargo build`); for others the next word is an operand (a file name),
+    // so the rule covers the program.
+    const WITH_SUBCOMMANDS: &[&str] = &[
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cargo",
+        "go",
+        "docker",
+        "podman",
+        "kubectl",
+        "make",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "gh",
+        "brew",
+        "apt",
+        "apt-get",
+        "systemctl",
+        "terraform",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "bundle",
+        "rake",
+        "npx",
+        "deno",
+        "just",
+    ];
     let mut words = vec![part.program.clone()];
+    let depth = if WITH_SUBCOMMANDS.contains(&part.program.as_str()) { 3 } else { 1 };
     for a in &part.argv {
-        if words.len() >= 3 || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'']) {
+        if words.len() >= depth || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'']) {
             break;
         }
         words.push(a.clone());

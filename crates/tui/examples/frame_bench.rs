@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use serde_json::json;
 use tern_protocol::AgentEvent;
 use tern_tui::theme::Theme;
-use tern_tui::transcript::{ScrollState, Transcript};
+use tern_tui::transcript::{CellKind, ScrollState, Transcript};
 
 fn rss_kb(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -49,6 +49,7 @@ fn main() {
     // 10,000 cells: prompts, markdown answers, finished tool calls.
     let mut tr = Transcript::new();
     for i in 0..2_500u32 {
+        tr.push(CellKind::User { text: format!("prompt {i}: look at the parser again") });
         tr.apply(&AgentEvent::TextDelta {
             text: format!("## Step {i}\n\nI looked at `src/lib.rs` and found **{i}** issues:\n\n- first\n- second\n\n```rust\nfn f{i}() -> u32 {{ {i} }}\n```\n"),
         });

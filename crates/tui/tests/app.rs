@@ -1,0 +1,199 @@
+//! The whole screen: keys and commands, queued prompts, permission answers,
+//! and full frames at 40, 80 and 120 columns.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use serde_json::json;
+use support::buffer_text;
+use tern_policy::engine::{Mode, Policy, PolicySetup};
+use tern_policy::rules::RuleContext;
+use tern_protocol::{AgentEvent, TodoItem, TodoStatus, ToolResultContent};
+use tern_runtime::{PermissionAnswer, PermissionRequest};
+use tern_tui::app::{App, Command};
+use tern_tui::theme::Theme;
+
+fn app() -> App {
+    App::new(
+        Theme::plain(),
+        "claude-sonnet-4-5".into(),
+        "default".into(),
+        "~/src/demo".into(),
+        Some("main".into()),
+        200_000,
+    )
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, text: &str, now: Instant) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)), now);
+    }
+}
+
+fn request(tool: &str, input: serde_json::Value) -> PermissionRequest {
+    let policy = Policy::new(PolicySetup {
+        mode: Mode::Default,
+        rules: Vec::new(),
+        ctx: RuleContext { workspace: PathBuf::from("/nonexistent-ws"), home: None },
+        protected: Vec::new(),
+        readable: Vec::new(),
+    });
+    let decision = policy.decide(tool, &input);
+    PermissionRequest { call_id: "c1".into(), tool: tool.into(), input, decision }
+}
+
+#[test]
+fn enter_runs_and_prompts_typed_during_a_turn_are_queued() {
+    let t0 = Instant::now();
+    let mut a = app();
+    type_text(&mut a, "hello", t0);
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::Run("hello".into()));
+    a.turn_started("hello", t0);
+    type_text(&mut a, "next one", t0);
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::None);
+    assert_eq!(a.queue.len(), 1);
+    assert_eq!(a.turn_finished(), Some("next one".into()));
+    assert!(!a.busy());
+}
+
+#[test]
+fn ctrl_c_interrupts_clears_then_quits_on_a_second_press() {
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("x", t0);
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::Interrupt);
+    assert_eq!(a.on_key(key(KeyCode::Esc), t0), Command::Interrupt);
+    a.turn_finished();
+    type_text(&mut a, "draft", t0);
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::None);
+    assert!(a.composer.is_empty(), "the first Ctrl+C clears the composer");
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::None);
+    assert!(a.quit_armed.is_some());
+    // Too late: the second press arms again instead of quitting.
+    assert_eq!(a.on_key(ctrl('c'), t0 + Duration::from_secs(3)), Command::None);
+    assert_eq!(a.on_key(ctrl('c'), t0 + Duration::from_secs(4)), Command::Quit);
+    assert!(a.quit);
+}
+
+#[test]
+fn slash_commands_shell_and_mode_cycling() {
+    let t0 = Instant::now();
+    let mut a = app();
+    assert_eq!(a.submit("/mode plan".into()), Command::Slash("mode".into(), "plan".into()));
+    assert_eq!(a.submit("/tools".into()), Command::Slash("tools".into(), String::new()));
+    assert_eq!(a.submit("!git status".into()), Command::Shell("git status".into()));
+    assert_eq!(
+        a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT), t0),
+        Command::Slash("mode".into(), "next".into())
+    );
+    let before = a.transcript.len();
+    assert_eq!(a.submit("/help".into()), Command::None);
+    assert_eq!(a.submit("/nope".into()), Command::None);
+    assert_eq!(a.transcript.len(), before + 2, "help and the unknown-command notice are cells");
+    assert_eq!(a.submit("/quit".into()), Command::Quit);
+}
+
+#[test]
+fn permission_answers_reach_the_runtime() {
+    let t0 = Instant::now();
+    for (keys, expected) in [
+        ("2", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), save: true }),
+        ("1", PermissionAnswer::Allow),
+        ("y", PermissionAnswer::Allow),
+        ("n", PermissionAnswer::Deny { feedback: None }),
+        ("3use make instead\r", PermissionAnswer::Deny { feedback: Some("use make instead".into()) }),
+    ] {
+        let mut a = app();
+        let (tx, mut rx) = tokio::sync::oneshot::channel();
+        a.ask(request("bash", json!({"command": "touch x"})), tx);
+        for c in keys.chars() {
+            let k = if c == '\r' { key(KeyCode::Enter) } else { key(KeyCode::Char(c)) };
+            assert_eq!(a.on_key(k, t0), Command::None);
+        }
+        assert_eq!(rx.try_recv().unwrap(), expected, "keys {keys:?}");
+        assert!(a.permission.is_none());
+    }
+    // Esc is No; Ctrl+C is No and interrupts the turn.
+    let mut a = app();
+    let (tx, mut rx) = tokio::sync::oneshot::channel();
+    a.ask(request("edit", json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"})), tx);
+    a.on_key(key(KeyCode::Esc), t0);
+    assert_eq!(rx.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
+    let (tx, mut rx) = tokio::sync::oneshot::channel();
+    a.ask(request("bash", json!({"command": "rm -rf build"})), tx);
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::Interrupt);
+    assert_eq!(rx.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
+}
+
+fn session(a: &mut App, t0: Instant) {
+    a.turn_started("why does test b fail?", t0);
+    let events = [
+        AgentEvent::TextDelta { text: "I'll run the tests.".into() },
+        AgentEvent::ToolCallStart { id: "b1".into(), name: "bash".into(), input: json!({"command": "cargo test"}) },
+        AgentEvent::ToolExecutionUpdate { id: "b1".into(), text: "test a ... ok\ntest b ... FAILED\n".into() },
+        AgentEvent::ToolExecutionEnd {
+            id: "b1".into(),
+            name: "bash".into(),
+            content: vec![ToolResultContent::text("test a ... ok\ntest b ... FAILED\n[Exit code: 101]")],
+            is_error: false,
+            details: Some(json!({"exit_code": 101})),
+            duration_ms: 1200,
+        },
+        AgentEvent::TodoUpdate {
+            todos: vec![
+                TodoItem {
+                    content: "Run the tests".into(),
+                    status: TodoStatus::Completed,
+                    active_form: "Running".into(),
+                },
+                TodoItem {
+                    content: "Fix test b".into(),
+                    status: TodoStatus::InProgress,
+                    active_form: "Fixing test b".into(),
+                },
+            ],
+        },
+        AgentEvent::TextDelta { text: "`b` fails because `parse()` **trims** its input.".into() },
+    ];
+    for e in &events {
+        a.on_agent_event(e, |_| 0.0);
+    }
+}
+
+#[test]
+fn whole_frames_at_three_widths_and_with_a_question() {
+    let t0 = Instant::now();
+    let mut out = String::new();
+    for width in [40u16, 80, 120] {
+        let mut a = app();
+        session(&mut a, t0);
+        let area = Rect::new(0, 0, width, 24);
+        let mut buf = Buffer::empty(area);
+        a.draw(area, &mut buf, t0 + Duration::from_secs(3));
+        out.push_str(&format!("── {width} columns ──\n{}", buffer_text(&buf)));
+    }
+    let mut a = app();
+    session(&mut a, t0);
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    a.ask(request("bash", json!({"command": "cargo fmt"})), tx);
+    let area = Rect::new(0, 0, 80, 24);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0 + Duration::from_secs(3));
+    out.push_str(&format!("── 80 columns, asking ──\n{}", buffer_text(&buf)));
+    insta::assert_snapshot!(out);
+}
