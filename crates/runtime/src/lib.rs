@@ -118,7 +118,8 @@ pub struct Runtime {
     workspace: PathBuf,
     paths: TernPaths,
     provider: ResolvedProvider,
-    model_info: ModelInfo,
+    /// The model in use and its facts; `/model` can change it between turns.
+    current: std::sync::RwLock<(String, ModelInfo)>,
     catalog: Arc<TurnCatalog>,
     mcp: Option<Arc<McpManager>>,
     servers: Vec<ConfiguredServer>,
@@ -233,8 +234,8 @@ impl Runtime {
         Ok(Self {
             workspace,
             paths,
+            current: std::sync::RwLock::new((provider.model.clone(), model_info)),
             provider,
-            model_info,
             catalog,
             mcp,
             servers,
@@ -262,13 +263,35 @@ impl Runtime {
     }
 
     /// The model's context window and prices.
-    pub fn model_info(&self) -> &ModelInfo {
-        &self.model_info
+    pub fn model_info(&self) -> ModelInfo {
+        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).1.clone()
     }
 
     /// Estimated cost of one response.
     pub fn cost_of(&self, usage: &tern_protocol::Usage) -> f64 {
-        self.model_info.cost_usd(usage)
+        self.model_info().cost_usd(usage)
+    }
+
+    /// Use another model of the same provider from the next turn on. An
+    /// unknown model is used with default limits; the returned warning says so.
+    pub fn set_model(&self, name: &str) -> Result<Option<String>, RuntimeError> {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(RuntimeError::Config("no model name given".into()));
+        }
+        let table =
+            tern_llm::ModelTable::bundled().with_overrides(&self.config.models).map_err(RuntimeError::Config)?;
+        let (info, known) = table.get(name);
+        let warning = (!known).then(|| {
+            format!(
+                "model `{name}` is not in the model table; assuming a {}-token context and {} output tokens with no price",
+                info.context_window, info.max_output
+            )
+        });
+        self.catalog.set_model(name, &info);
+        *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
+        self.session.append(&json!({"type": "model_changed", "model": name}));
+        Ok(warning)
     }
 
     /// Forget the conversation (the next prompt starts afresh; the session
@@ -284,8 +307,8 @@ impl Runtime {
     }
 
     /// The model name.
-    pub fn model(&self) -> &str {
-        &self.provider.model
+    pub fn model(&self) -> String {
+        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).0.clone()
     }
 
     /// The provider name.
@@ -381,9 +404,10 @@ impl Runtime {
     /// Run one prompt to the end. Events go to `events` and to the session log.
     pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
         let started = Instant::now();
-        let max_tokens = self.config.max_tokens.unwrap_or(self.model_info.max_output.min(32_000));
+        let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let max_tokens = self.config.max_tokens.unwrap_or(info.max_output.min(32_000));
         let loop_config = LoopConfig {
-            model: self.provider.model.clone(),
+            model,
             system: self.system_prompt(),
             max_tokens,
             max_turns: self.overrides.max_turns.or(self.config.max_turns),
@@ -471,7 +495,7 @@ impl Runtime {
             let more = agent.run(&mut history, &sink, cancel).await;
             outcome = merge_outcomes(outcome, more);
         }
-        let cost_usd = outcome.responses.iter().map(|u| self.model_info.cost_usd(u)).sum();
+        let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
         RunReport {
             outcome,
             cost_usd,

@@ -13,7 +13,7 @@ use tern_mcp::McpManager;
 /// Registry + facts + MCP, assembled per turn.
 pub struct TurnCatalog {
     registry: Mutex<Registry>,
-    facts: TurnFacts,
+    facts: Mutex<TurnFacts>,
     disclosure: DisclosureTools,
     mcp: Option<Arc<McpManager>>,
     mcp_generation: Mutex<Option<u64>>,
@@ -30,7 +30,7 @@ impl TurnCatalog {
     ) -> Self {
         let catalog = Self {
             registry: Mutex::new(registry),
-            facts,
+            facts: Mutex::new(facts),
             disclosure: DisclosureTools::new(),
             mcp,
             mcp_generation: Mutex::new(None),
@@ -41,8 +41,17 @@ impl TurnCatalog {
     }
 
     /// The facts every assembly starts from.
-    pub fn facts(&self) -> &TurnFacts {
-        &self.facts
+    pub fn facts(&self) -> TurnFacts {
+        self.facts.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Another model from the next assembly on (its context window and
+    /// image input change the layers and the disclosure decision).
+    pub fn set_model(&self, name: &str, info: &tern_llm::ModelInfo) {
+        let mut facts = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
+        facts.model.name = name.to_string();
+        facts.model.context_window = info.context_window;
+        facts.model.image_input = info.image_input;
     }
 
     /// Take the MCP servers' current tools into the registry if they changed.
@@ -61,7 +70,7 @@ impl TurnCatalog {
     /// The catalog for the next request, with every decision.
     pub fn assemble(&self) -> Assembly {
         self.refresh_mcp();
-        let mut facts = self.facts.clone();
+        let mut facts = self.facts();
         facts.activated = self.disclosure.state.activated();
         // Plan mode can start or end between turns (Shift+Tab in the TUI).
         facts.agent.plan_mode = self.policy.mode() == tern_policy::engine::Mode::Plan;

@@ -37,4 +37,15 @@ async fn each_prompt_continues_the_conversation_until_cleared() {
     let three = rt.run_prompt("fresh start", &events, &Default::default()).await;
     assert_eq!(three.outcome.final_text, "first answer", "the mock answers by turn count: a new conversation");
     assert_eq!(messages(2), 1);
+
+    // /model: the next request goes to another model; the catalog follows its context window.
+    let warning = rt.set_model("claude-haiku-4-5").unwrap();
+    assert!(warning.is_none(), "a model from the table: {warning:?}");
+    assert_eq!(rt.model(), "claude-haiku-4-5");
+    let _ = rt.run_prompt("on the small model", &events, &Default::default()).await;
+    assert_eq!(server.requests()[3].body["model"], "claude-haiku-4-5");
+    let unknown = rt.set_model("my-local-thing").unwrap();
+    assert!(unknown.unwrap().contains("not in the model table"));
+    assert_eq!(rt.catalog().facts().model.name, "my-local-thing");
+    assert!(rt.set_model("  ").is_err());
 }

@@ -25,7 +25,7 @@ use crate::widgets::todo::{render_todos, todo_height};
 /// The slash commands, as `/help` lists them.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("help", "keys and commands"),
-    ("model", "the model in use and its context window"),
+    ("model", "show the model, or switch: /model NAME (same provider; from the next turn)"),
     ("mode", "show or set the permission mode: /mode accept-edits"),
     ("tools", "the tool catalog of the next request, with every removal and why"),
     ("mcp", "MCP servers, their state and tool counts"),
@@ -408,9 +408,10 @@ impl App {
                 self.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 Command::None
             }
+            "model" if !arg.is_empty() => Command::Slash("model".into(), arg.to_string()),
             "model" => {
                 let text = format!(
-                    "model {} · context window {} tokens (choose another with `tern --model NAME`)",
+                    "model {} · context window {} tokens (switch with /model NAME)",
                     self.model, self.context_window
                 );
                 self.notice(text, NoticeLevel::Info);

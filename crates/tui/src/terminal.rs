@@ -357,6 +357,21 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
             };
             app.notice(text, NoticeLevel::Info);
         }
+        "model" => match runtime.set_model(arg) {
+            Ok(warning) => {
+                let info = runtime.model_info();
+                app.model = runtime.model();
+                app.context_window = info.context_window;
+                app.notice(
+                    format!("model {} from the next turn · context window {} tokens", app.model, info.context_window),
+                    NoticeLevel::Info,
+                );
+                if let Some(w) = warning {
+                    app.notice(w, NoticeLevel::Warning);
+                }
+            }
+            Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+        },
         "clear" => {
             let rt = runtime.clone();
             tokio::spawn(async move { rt.clear_history().await });
