@@ -22,11 +22,11 @@ use anyhow::{Context, bail};
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
-        Some("demo") => demo(),
+        Some("demo") => demo(args.next().as_deref() == Some("--tui")),
         Some("bench") => bench::run(),
         Some("ci") => ci(),
         _ => {
-            eprintln!("usage: cargo xtask <demo|bench|ci>");
+            eprintln!("usage: cargo xtask <demo [--tui]|bench|ci>");
             std::process::exit(2);
         }
     }
@@ -54,7 +54,9 @@ pub fn cargo_build(release: bool, packages: &[&str]) -> anyhow::Result<PathBuf> 
     Ok(root().join("target").join(if release { "release" } else { "debug" }))
 }
 
-fn demo() -> anyhow::Result<()> {
+/// The offline demo against the mock model: `tern -p` (default) or the TUI
+/// (`--tui`, which asks before the scratch-file edit).
+fn demo(tui: bool) -> anyhow::Result<()> {
     let bin = cargo_build(false, &["tern-cli"])?.join("tern");
     let home = std::env::temp_dir().join(format!("tern-demo-{}", std::process::id()));
     // Not under TERN_HOME: tern's own config dir is a protected path.
@@ -70,14 +72,20 @@ fn demo() -> anyhow::Result<()> {
         let server = tern_mock_llm::MockServer::start(script, None).await?;
         eprintln!("demo: mock model listening on {} (Anthropic wire format)\n", server.url());
         let prompt = "Give me a quick tour of this directory.";
-        // Headless runs refuse what they would ask about: allow the scratch
-        // directory explicitly, as a script would.
-        let allowed = format!("read({0}/**) edit({0}/**)", scratch.display());
-        eprintln!("$ tern -p \"{prompt}\" --verbose --allowed-tools '{allowed}'\n");
-        let status = tokio::process::Command::new(&bin)
-            .args(["-p", prompt, "--verbose", "--model", "mock", "--provider", "anthropic", "--base-url"])
+        let mut cmd = tokio::process::Command::new(&bin);
+        if tui {
+            // The TUI opens with the prompt submitted; it asks before the edit.
+            cmd.arg(prompt);
+        } else {
+            // Headless runs refuse what they would ask about: allow the
+            // scratch directory explicitly, as a script would.
+            let allowed = format!("read({0}/**) edit({0}/**)", scratch.display());
+            eprintln!("$ tern -p \"{prompt}\" --verbose --allowed-tools '{allowed}'\n");
+            cmd.args(["-p", prompt, "--verbose", "--allowed-tools", &allowed]);
+        }
+        let status = cmd
+            .args(["--model", "mock", "--provider", "anthropic", "--base-url"])
             .arg(server.url())
-            .args(["--allowed-tools", &allowed])
             .env("ANTHROPIC_API_KEY", "demo-key-not-needed-by-the-mock")
             .env("TERN_HOME", &home)
             .status()

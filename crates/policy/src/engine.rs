@@ -348,7 +348,7 @@ impl Policy {
                 } else {
                     Decision::new(
                         Verdict::Ask,
-                        format!("{} reads {}, outside the workspace", call.tool, path.display()),
+                        format!("{}: {} is outside the workspace", call.tool, path.display()),
                         DecidedBy::Tier { tier: "outside_workspace".into() },
                     )
                     .suggest(Some(format!("read({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
@@ -375,7 +375,7 @@ impl Policy {
                 } else {
                     Decision::new(
                         Verdict::Ask,
-                        format!("{} writes {}, outside the workspace", call.tool, path.display()),
+                        format!("{}: {} is outside the workspace (writes there are always asked)", call.tool, path.display()),
                         DecidedBy::Tier { tier: "outside_workspace".into() },
                     )
                     .suggest(Some(format!("edit({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
