@@ -375,7 +375,11 @@ impl Policy {
                 } else {
                     Decision::new(
                         Verdict::Ask,
-                        format!("{}: {} is outside the workspace (writes there are always asked)", call.tool, path.display()),
+                        format!(
+                            "{}: {} is outside the workspace (writes there are always asked)",
+                            call.tool,
+                            path.display()
+                        ),
                         DecidedBy::Tier { tier: "outside_workspace".into() },
                     )
                     .suggest(Some(format!("edit({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
