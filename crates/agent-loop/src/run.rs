@@ -135,9 +135,16 @@ impl AgentLoop {
             let turn = outcome.turns;
             events(AgentEvent::TurnStart { turn });
             let tools = self.tools.tools_for_turn();
-            let completion = match self.request(history, &tools, events, cancel).await {
+            let partial = Arc::new(std::sync::Mutex::new(String::new()));
+            let completion = match self.request(history, &tools, events, cancel, &partial).await {
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => {
+                    // Keep what the person already saw: the next prompt
+                    // continues from it instead of the model repeating itself.
+                    let seen = std::mem::take(&mut *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+                    if !seen.trim().is_empty() {
+                        history.push(Message::assistant_text(format!("{seen}\n\n[interrupted by the user]")));
+                    }
                     events(AgentEvent::TurnEnd { turn });
                     return self.end(outcome, AgentStopReason::Aborted, events);
                 }
@@ -204,6 +211,7 @@ impl AgentLoop {
         tools: &[RuntimeTool],
         events: &EventSink,
         cancel: &CancellationToken,
+        partial: &Arc<std::sync::Mutex<String>>,
     ) -> Result<Completion, LlmError> {
         let mut messages = history.to_vec();
         self.hooks.transform_context(&mut messages).await;
@@ -216,10 +224,18 @@ impl AgentLoop {
             thinking_budget: self.config.thinking_budget,
         };
         let sink_events = events.clone();
+        let partial = partial.clone();
         let sink = move |d: StreamDelta| match d {
-            StreamDelta::Text(text) => sink_events(AgentEvent::TextDelta { text }),
+            StreamDelta::Text(text) => {
+                partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_str(&text);
+                sink_events(AgentEvent::TextDelta { text })
+            }
             StreamDelta::Thinking(text) => sink_events(AgentEvent::ThinkingDelta { text }),
-            StreamDelta::Retry(info) => sink_events(AgentEvent::Retry(info)),
+            StreamDelta::Retry(info) => {
+                // A retried attempt streams again from the start.
+                partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+                sink_events(AgentEvent::Retry(info))
+            }
             StreamDelta::ToolCallStart { .. } => {}
         };
         self.provider.stream(&req, &sink, cancel).await

@@ -887,3 +887,27 @@ async fn provider_server_error_is_retried_and_the_run_completes() {
     );
     assert_eq!(server.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn cancellation_mid_stream_keeps_the_text_already_shown() {
+    let server = mock(json!({"chunk_delay_ms": 40, "turns": [
+        {"text": "First part of a long answer that keeps going and going for a while longer still"}
+    ]}))
+    .await;
+    let agent = agent(&server, vec![], Arc::new(NoHooks));
+    let cancel = CancellationToken::new();
+    let mut history = vec![Message::user_text("hi")];
+    let canceller = cancel.clone();
+    // Cancel as soon as the first text arrives.
+    let sink: EventSink = Arc::new(move |e| {
+        if matches!(e, AgentEvent::TextDelta { .. }) {
+            canceller.cancel();
+        }
+    });
+    let outcome = tokio::time::timeout(LIMIT, agent.run(&mut history, &sink, &cancel)).await.expect("run hung");
+    assert_eq!(outcome.stop_reason, AgentStopReason::Aborted);
+    assert_eq!(history.len(), 2, "{history:?}");
+    assert_eq!(history[1].role, Role::Assistant);
+    let text = history[1].text();
+    assert!(text.starts_with("First") && text.ends_with("[interrupted by the user]"), "{text}");
+}

@@ -203,6 +203,6 @@ impl tern_runtime::PermissionPrompt for Refuse {
         }
         let hint = request.decision.how_to_allow().map(|h| format!("; {h}")).unwrap_or_default();
         eprintln!("tern: denied {} `{short}` — {}{hint}", request.tool, request.decision.reason);
-        Box::pin(async { tern_runtime::PermissionAnswer::Deny { feedback: None } })
+        Box::pin(async { tern_runtime::PermissionAnswer::Unanswered })
     }
 }

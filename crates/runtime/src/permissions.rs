@@ -33,6 +33,9 @@ pub struct PermissionRequest {
     pub input: Value,
     /// Why the policy asks, and the rule that would allow it.
     pub decision: Decision,
+    /// For a `write` over an existing file: the unified diff of what it
+    /// would change, so the question shows what gets removed too.
+    pub diff: Option<String>,
 }
 
 /// The person's answer.
@@ -48,11 +51,13 @@ pub enum PermissionAnswer {
         /// Also write it to `.tern/config.toml`.
         save: bool,
     },
-    /// Do not run it; `feedback` tells the model what to do instead.
+    /// The person said no; `feedback` tells the model what to do instead.
     Deny {
         /// What to do instead.
         feedback: Option<String>,
     },
+    /// Nobody can answer (headless mode): refused, with how to allow it.
+    Unanswered,
 }
 
 /// Where questions go: the TUI shows a prompt; headless mode refuses.
@@ -67,7 +72,7 @@ pub struct RefuseAll;
 
 impl PermissionPrompt for RefuseAll {
     fn ask(&self, _request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer> {
-        Box::pin(async { PermissionAnswer::Deny { feedback: None } })
+        Box::pin(async { PermissionAnswer::Unanswered })
     }
 }
 
@@ -312,8 +317,14 @@ impl PolicyHooks {
             }
             Verdict::Ask => {
                 let how = decision.how_to_allow();
-                let request =
-                    PermissionRequest { call_id: call.id.clone(), tool: tool.clone(), input: tool_input, decision };
+                let diff = overwrite_diff(&tool, &tool_input, &self.workspace);
+                let request = PermissionRequest {
+                    call_id: call.id.clone(),
+                    tool: tool.clone(),
+                    input: tool_input,
+                    decision,
+                    diff,
+                };
                 let reason = request.decision.reason.clone();
                 match self.prompt.ask(request).await {
                     PermissionAnswer::Allow => cont,
@@ -330,18 +341,27 @@ impl PolicyHooks {
                         }
                         cont
                     }
+                    PermissionAnswer::Unanswered => {
+                        let text = format!(
+                            "Permission denied: {reason}. Nobody approved it; do not retry the same call — \
+                             try another way, or finish and tell the user what needs their permission{}.",
+                            how.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
+                        );
+                        let recorded = reason.clone();
+                        self.deny(call, &input, recorded, text, how)
+                    }
                     PermissionAnswer::Deny { feedback } => {
-                        let text = match feedback.clone().filter(|f| !f.trim().is_empty()) {
-                            Some(f) => format!("The user did not allow this call ({reason}). They said: {f}"),
+                        let feedback = feedback.filter(|f| !f.trim().is_empty());
+                        let text = match &feedback {
+                            Some(f) => format!("The user declined this call ({reason}). They said: {f}"),
                             None => format!(
-                                "Permission denied: {reason}. Nobody approved it; do not retry the same call — \
-                                 try another way, or finish and tell the user what needs their permission{}.",
-                                how.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
+                                "The user declined this call ({reason}). Do not retry it; ask them what to do, \
+                                 or try another way."
                             ),
                         };
-                        let recorded = match feedback.filter(|f| !f.trim().is_empty()) {
+                        let recorded = match feedback {
                             Some(f) => format!("{reason}; the user said: {f}"),
-                            None => reason.clone(),
+                            None => format!("{reason}; the user declined"),
                         };
                         self.deny(call, &input, recorded, text, how)
                     }
@@ -373,6 +393,23 @@ impl PolicyHooks {
         }
         result
     }
+}
+
+/// The diff a `write` would make to an existing file (up to 1 MB; larger or
+/// unreadable files get none).
+fn overwrite_diff(tool: &str, input: &Value, workspace: &Path) -> Option<String> {
+    if tool != "write" {
+        return None;
+    }
+    let rel = input.get("path").and_then(Value::as_str)?;
+    let content = input.get("content").and_then(Value::as_str)?;
+    let path = if Path::new(rel).is_absolute() { PathBuf::from(rel) } else { workspace.join(rel) };
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
+    let old = std::fs::read_to_string(&path).ok()?;
+    Some(tern_tools::diff::diff_summary(&old, content, rel).unified)
 }
 
 fn is_protected(d: &Decision) -> bool {

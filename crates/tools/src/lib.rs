@@ -12,7 +12,7 @@
 //! ```
 
 pub mod bash;
-mod diff;
+pub mod diff;
 pub mod edit;
 mod edit_match;
 mod file_guard;

@@ -110,6 +110,8 @@ pub struct App {
     pub busy_since: Option<Instant>,
     /// What the agent is doing right now ("Thinking", "Running bash").
     pub activity: String,
+    /// Since when it does that (the status line's timer).
+    pub activity_since: Option<Instant>,
     /// When Ctrl+C was pressed on an empty composer.
     pub quit_armed: Option<Instant>,
     /// Transcript search.
@@ -134,6 +136,8 @@ pub struct App {
     pub tokens_out: u64,
     /// Estimated cost so far.
     pub cost_usd: f64,
+    /// Whether the model table has a price for the model.
+    pub priced: bool,
     /// Width of the last draw (for search).
     pub last_width: u16,
     /// Rows of the transcript area at the last draw (for paging).
@@ -167,6 +171,7 @@ impl App {
             queue: VecDeque::new(),
             busy_since: None,
             activity: String::new(),
+            activity_since: None,
             quit_armed: None,
             search: None,
             theme,
@@ -179,6 +184,7 @@ impl App {
             tokens_in: 0,
             tokens_out: 0,
             cost_usd: 0.0,
+            priced: true,
             last_width: 80,
             last_rows: 20,
             quit: false,
@@ -201,6 +207,7 @@ impl App {
         self.transcript.push(CellKind::User { text: prompt.to_string() });
         self.busy_since = Some(now);
         self.activity = "Thinking".into();
+        self.activity_since = Some(now);
         self.scroll.offset = 0;
     }
 
@@ -208,11 +215,37 @@ impl App {
     pub fn turn_finished(&mut self) -> Option<String> {
         self.busy_since = None;
         self.activity.clear();
+        self.activity_since = None;
         self.queue.pop_front()
     }
 
+    /// The turn was interrupted: queued prompts go back into the composer
+    /// (after what is typed there) rather than being sent.
+    pub fn turn_finished_keep_queue(&mut self) {
+        self.busy_since = None;
+        self.activity.clear();
+        self.activity_since = None;
+        if self.queue.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = Vec::new();
+        if !self.composer.is_empty() {
+            parts.push(self.composer.text());
+        }
+        parts.extend(self.queue.drain(..));
+        self.composer.set_text(&parts.join("\n"));
+        self.notice("queued messages are back in the composer", NoticeLevel::Info);
+    }
+
+    fn set_activity(&mut self, what: String, now: Instant) {
+        if self.activity != what {
+            self.activity = what;
+            self.activity_since = Some(now);
+        }
+    }
+
     /// Fold in an agent event (cost needs the runtime: passed in).
-    pub fn on_agent_event(&mut self, event: &AgentEvent, cost: impl Fn(&Usage) -> f64) {
+    pub fn on_agent_event(&mut self, event: &AgentEvent, now: Instant, cost: impl Fn(&Usage) -> f64) {
         match event {
             AgentEvent::AssistantMessage { usage, .. } => {
                 self.last_prompt_tokens = usage.prompt_tokens() + usage.output_tokens;
@@ -221,9 +254,18 @@ impl App {
                 self.cost_usd += cost(usage);
             }
             AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
-            AgentEvent::ToolCallStart { name, .. } => self.activity = format!("Running {name}"),
-            AgentEvent::TurnStart { .. } | AgentEvent::ToolExecutionEnd { .. } => self.activity = "Thinking".into(),
-            AgentEvent::TextDelta { .. } => self.activity = "Writing".into(),
+            AgentEvent::ToolCallStart { name, .. } => self.set_activity(format!("Running {name}"), now),
+            AgentEvent::TurnStart { .. } | AgentEvent::ToolExecutionEnd { .. } => {
+                self.set_activity("Thinking".into(), now);
+            }
+            AgentEvent::TextDelta { .. } => self.set_activity("Writing".into(), now),
+            AgentEvent::Retry(r) => {
+                // Retries show in the status line, not as transcript cells;
+                // a final failure still arrives as an error.
+                let what = format!("Retrying ({}/{}) in {} ms", r.attempt, r.max_attempts, r.delay_ms);
+                self.set_activity(what, now);
+                return;
+            }
             _ => {}
         }
         self.transcript.apply(event);
@@ -315,12 +357,18 @@ impl App {
             self.transcript.toggle_selected();
             return Command::None;
         }
-        if key_is(&key, KeyCode::Up, KeyModifiers::ALT) {
-            self.transcript.select_prev_tool();
-            return Command::None;
-        }
-        if key_is(&key, KeyCode::Down, KeyModifiers::ALT) {
-            self.transcript.select_next_tool();
+        if key_is(&key, KeyCode::Up, KeyModifiers::ALT) || key_is(&key, KeyCode::Down, KeyModifiers::ALT) {
+            if key.code == KeyCode::Up {
+                self.transcript.select_prev_tool();
+            } else {
+                self.transcript.select_next_tool();
+            }
+            // Bring the selected cell into view.
+            if let Some(i) = self.transcript.selected()
+                && let Some(offset) = self.transcript.offset_of_cell(i, self.last_width)
+            {
+                self.scroll.offset = offset;
+            }
             return Command::None;
         }
         if key_is(&key, KeyCode::Char('f'), ctrl)
@@ -418,11 +466,15 @@ impl App {
                 Command::None
             }
             "cost" => {
+                let cost = if self.priced {
+                    format!("estimated ${:.4}", self.cost_usd)
+                } else {
+                    "no price known for this model (add it under [models] in config)".to_string()
+                };
                 let text = format!(
-                    "tokens in {} · out {} · estimated ${:.4} · context {}%",
+                    "tokens in {} · out {} · {cost} · context {}%",
                     self.tokens_in,
                     self.tokens_out,
-                    self.cost_usd,
                     self.context_pct().unwrap_or(0)
                 );
                 self.notice(text, NoticeLevel::Info);
@@ -430,6 +482,8 @@ impl App {
             }
             "todos" => {
                 self.show_todos = !self.show_todos;
+                let state = if self.show_todos { "shown" } else { "hidden (/todos shows it)" };
+                self.notice(format!("todo panel {state}"), NoticeLevel::Info);
                 Command::None
             }
             "quit" | "exit" => {
@@ -557,6 +611,9 @@ impl App {
                 }
             }
         }
+        if self.quit_armed.is_some_and(|t| now.duration_since(t) >= Duration::from_secs(2)) {
+            self.quit_armed = None;
+        }
         let hint = if self.quit_armed.is_some() {
             Some("Ctrl+C again to quit".to_string())
         } else if self.scroll.offset > 0 {
@@ -573,7 +630,7 @@ impl App {
             cost_usd: self.cost_usd,
             cwd: self.cwd.clone(),
             branch: self.branch.clone(),
-            busy: self.busy_since.map(|t| (self.activity.clone(), t)),
+            busy: self.busy_since.map(|t| (self.activity.clone(), self.activity_since.unwrap_or(t))),
             queued: self.queue.len(),
             hint,
         };

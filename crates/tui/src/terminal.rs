@@ -40,6 +40,7 @@ enum Msg {
     Ask(Box<PermissionRequest>, oneshot::Sender<PermissionAnswer>),
     ShellOutput(usize, String),
     ShellDone(usize, Option<i32>, u64),
+    Files(Vec<String>),
 }
 
 /// Sends permission questions to the screen and waits for the answer.
@@ -53,9 +54,9 @@ impl PermissionPrompt for TuiPrompt {
         let sent = self.tx.send(Msg::Ask(Box::new(request), reply)).is_ok();
         Box::pin(async move {
             if !sent {
-                return PermissionAnswer::Deny { feedback: None };
+                return PermissionAnswer::Unanswered;
             }
-            answer.await.unwrap_or(PermissionAnswer::Deny { feedback: None })
+            answer.await.unwrap_or(PermissionAnswer::Unanswered)
         })
     }
 }
@@ -126,6 +127,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         tern_runtime::prompt::git_branch(&workspace),
         runtime.model_info().context_window,
     );
+    app.priced = runtime.model_info().input_per_mtok > 0.0;
     for w in runtime.warnings() {
         app.notice(format!("warning: {w}"), NoticeLevel::Warning);
     }
@@ -187,8 +189,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                 Some(Ok(ev)) => { handle_input(ev, &mut app, &runtime, &tx, &mut cancel, &shell, &start_turn); dirty = true; }
                 Some(Err(_)) | None => break,
             },
-            Some(msg) = rx.recv() => { handle_msg(msg, &mut app, &runtime, &shell, &mut cancel, &start_turn); dirty = true; }
-            _ = tick.tick(), if app.busy() || shell_running(&shell) => { dirty = true; }
+            Some(msg) = rx.recv() => { handle_msg(msg, &mut app, &runtime, &tx, &shell, &mut cancel, &start_turn); dirty = true; }
+            _ = tick.tick(), if app.busy() || shell_running(&shell) || app.quit_armed.is_some() => { dirty = true; }
             _ = sleep_until(deadline), if deadline.is_some() => {}
             Ok(list) = async {
                 match files.as_mut() {
@@ -201,7 +203,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
             }
         }
         while let Ok(msg) = rx.try_recv() {
-            handle_msg(msg, &mut app, &runtime, &shell, &mut cancel, &start_turn);
+            handle_msg(msg, &mut app, &runtime, &tx, &shell, &mut cancel, &start_turn);
             dirty = true;
         }
         if app.quit {
@@ -292,31 +294,48 @@ fn handle_input(
     }
 }
 
+/// Files change while tern works: reload the `@` completion list off the UI thread.
+fn refresh_files(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
+    let root = runtime.workspace().to_path_buf();
+    let tx = tx.clone();
+    tokio::task::spawn_blocking(move || {
+        let _ = tx.send(Msg::Files(crate::widgets::composer::file_index(&root, 50_000)));
+    });
+}
+
 fn handle_msg(
     msg: Msg,
     app: &mut App,
     runtime: &Arc<Runtime>,
+    tx: &mpsc::UnboundedSender<Msg>,
     shell: &Arc<Mutex<Option<ShellJob>>>,
     cancel: &mut Option<CancellationToken>,
     start_turn: &StartTurn<'_>,
 ) {
     match msg {
-        Msg::Agent(e) => app.on_agent_event(&e, |u| runtime.cost_of(u)),
+        Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| runtime.cost_of(u)),
         Msg::Ask(request, reply) => app.ask(*request, reply),
         Msg::Done(report) => {
             *cancel = None;
             // A question still on screen belongs to the ended turn.
             app.permission = None;
-            if report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted {
+            let aborted = report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted;
+            if aborted {
                 app.notice("interrupted", NoticeLevel::Warning);
             }
             for n in &report.notices {
                 app.notice(n.clone(), NoticeLevel::Info);
             }
-            if let Some(next) = app.turn_finished() {
+            if aborted {
+                // After an interrupt, queued prompts go back to the composer
+                // instead of being sent behind the person's back.
+                app.turn_finished_keep_queue();
+            } else if let Some(next) = app.turn_finished() {
                 start_turn(next, app, cancel);
             }
+            refresh_files(runtime, tx);
         }
+        Msg::Files(list) => app.composer.set_files(list),
         Msg::ShellOutput(cell, chunk) => {
             if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
                 s.tail.push(&chunk);
@@ -362,6 +381,7 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
                 let info = runtime.model_info();
                 app.model = runtime.model();
                 app.context_window = info.context_window;
+                app.priced = info.input_per_mtok > 0.0;
                 app.notice(
                     format!("model {} from the next turn · context window {} tokens", app.model, info.context_window),
                     NoticeLevel::Info,
@@ -395,6 +415,13 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
                 }
                 "next" => policy.mode().next(),
                 other => match other.parse::<Mode>() {
+                    Err(_) => {
+                        app.notice(
+                            format!("unknown mode `{other}`: use default, accept-edits or plan"),
+                            NoticeLevel::Warning,
+                        );
+                        return;
+                    }
                     Ok(Mode::Bypass) if policy.mode() != Mode::Bypass => {
                         app.notice(
                             "bypass can only be chosen at start: --permission-mode bypass",
@@ -403,14 +430,13 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
                         return;
                     }
                     Ok(m) => m,
-                    Err(e) => {
-                        app.notice(e, NoticeLevel::Warning);
-                        return;
-                    }
                 },
             };
             policy.set_mode(next);
             app.mode = next.to_string();
+            if arg != "next" {
+                app.notice(format!("permission mode: {next}"), NoticeLevel::Info);
+            }
         }
         _ => {}
     }

@@ -54,7 +54,7 @@ fn request(tool: &str, input: serde_json::Value) -> PermissionRequest {
         readable: Vec::new(),
     });
     let decision = policy.decide(tool, &input);
-    PermissionRequest { call_id: "c1".into(), tool: tool.into(), input, decision }
+    PermissionRequest { call_id: "c1".into(), tool: tool.into(), input, decision, diff: None }
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn session(a: &mut App, t0: Instant) {
         AgentEvent::TextDelta { text: "`b` fails because `parse()` **trims** its input.".into() },
     ];
     for e in &events {
-        a.on_agent_event(e, |_| 0.0);
+        a.on_agent_event(e, t0, |_| 0.0);
     }
 }
 

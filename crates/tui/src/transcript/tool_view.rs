@@ -354,6 +354,14 @@ fn added_removed(diff: &str) -> (usize, usize) {
     })
 }
 
+/// A call the permission policy, a hook or the person refused (the loop's
+/// wording for refusals).
+fn was_refused(text: &str) -> bool {
+    ["Permission denied", "The user declined", "The user did not allow", "Blocked by", "Denied by"]
+        .iter()
+        .any(|p| text.starts_with(p))
+}
+
 fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
     let d = f.details.as_ref();
     let flag = |k: &str| d.and_then(|d| d.get(k)).and_then(Value::as_bool) == Some(true);
@@ -364,6 +372,10 @@ fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
         Some("timed out")
     } else if flag("interrupted") {
         Some("interrupted")
+    } else if f.is_error && was_refused(&f.text) {
+        Some("denied")
+    } else if f.is_error && d.is_none() {
+        Some("not run")
     } else if f.is_error {
         Some("killed")
     } else {

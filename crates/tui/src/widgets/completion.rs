@@ -98,6 +98,8 @@ pub(crate) fn slash_candidates(commands: &[SlashCommand], query: &str) -> Vec<Ca
         }
     }
     fuzzy.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+    // An exact name goes first (`/mode` must not run `/model`).
+    prefixed.sort_by_key(|c| name(c).to_lowercase() != query);
     prefixed
         .into_iter()
         .chain(fuzzy.into_iter().map(|(_, c)| c))
@@ -197,6 +199,14 @@ mod tests {
         );
         assert_eq!(find_trigger("mail a@b", 8), None);
         assert_eq!(find_trigger("@", 1), Some(Trigger::File { range: 0..1, query: String::new() }));
+    }
+
+    #[test]
+    fn an_exact_command_name_ranks_first() {
+        let cmds = [SlashCommand { name: "model", description: "" }, SlashCommand { name: "mode", description: "" }];
+        let c = slash_candidates(&cmds, "mode");
+        assert_eq!(c[0].value, "mode");
+        assert_eq!(c[1].value, "model");
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl PermissionPane {
         Self {
             title: title(&request.tool, severity),
             severity,
-            preview: Preview::new(&request.tool, &request.input),
+            preview: Preview::with_diff(&request.tool, &request.input, request.diff.as_deref()),
             classifier,
             reason: decision.reason.clone(),
             suggestion: decision.suggestion.clone(),

@@ -64,6 +64,32 @@ fn capped(mut lines: Vec<(Mark, String)>) -> (Vec<(Mark, String)>, usize) {
 }
 
 impl Preview {
+    /// The preview, with the diff of a `write` over an existing file when
+    /// the runtime supplied one: removed lines show too, marked as an overwrite.
+    pub(crate) fn with_diff(tool: &str, input: &Value, diff: Option<&str>) -> Self {
+        let Some(diff) = diff.filter(|_| tool == "write") else { return Self::new(tool, input) };
+        let path = str_field(input, "path").unwrap_or_default().to_string();
+        let mut lines = Vec::new();
+        let (mut added, mut removed) = (0usize, 0usize);
+        for l in diff.lines() {
+            if l.starts_with("+++") || l.starts_with("---") || l.starts_with("@@") {
+                continue;
+            }
+            if let Some(rest) = l.strip_prefix('+') {
+                added += 1;
+                lines.push((Mark::Added, rest.to_string()));
+            } else if let Some(rest) = l.strip_prefix('-') {
+                removed += 1;
+                lines.push((Mark::Removed, rest.to_string()));
+            } else {
+                lines.push((Mark::Context, l.strip_prefix(' ').unwrap_or(l).to_string()));
+            }
+        }
+        let note = format!("overwrites the existing file: +{added} −{removed}");
+        let (lines, more) = capped(lines);
+        Preview::Change { path, note, lines, more }
+    }
+
     /// The preview for a call to `tool` with `input`.
     pub(crate) fn new(tool: &str, input: &Value) -> Self {
         let path = str_field(input, "path").unwrap_or_default().to_string();

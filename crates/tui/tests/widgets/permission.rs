@@ -24,7 +24,7 @@ fn request(tool: &str, input: Value) -> PermissionRequest {
     });
     let decision = policy.decide(tool, &input);
     assert_eq!(decision.verdict, Verdict::Ask, "{tool} {input} is asked: {}", decision.reason);
-    PermissionRequest { call_id: "call_1".into(), tool: tool.into(), input, decision }
+    PermissionRequest { call_id: "call_1".into(), tool: tool.into(), input, decision, diff: None }
 }
 
 fn draw(pane: &PermissionPane, width: u16) -> String {
@@ -78,6 +78,15 @@ fn write_shows_the_first_lines() {
     let content: String = (1..=20).map(|i| format!("key_{i} = {i}\n")).collect();
     let req = request("write", json!({"path": "config/generated.toml", "content": content}));
     assert_snapshot!(snapshot(&PermissionPane::new(&req)));
+}
+
+#[test]
+fn overwriting_a_file_shows_what_is_removed() {
+    let mut req = request("write", json!({"path": "notes.txt", "content": "one\nTWO\nthree\n"}));
+    req.diff = Some("--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n".into());
+    let text = draw(&PermissionPane::new(&req), 80);
+    assert!(text.contains("overwrites the existing file: +1 −1"), "{text}");
+    assert!(text.contains("- two") && text.contains("+ TWO") && text.contains("  one"), "{text}");
 }
 
 #[test]

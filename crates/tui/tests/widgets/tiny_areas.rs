@@ -34,6 +34,7 @@ fn widgets_survive_tiny_areas() {
             allowing_mode: None,
             bash: None,
         },
+        diff: None,
     };
     let mut pane = PermissionPane::new(&request);
     let todos =
