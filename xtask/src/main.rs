@@ -137,9 +137,12 @@ fn ci() -> anyhow::Result<()> {
     } else {
         &["test", "--workspace", "--all-targets", "--no-fail-fast"]
     };
-    let steps: [&[&str]; 4] = [
+    // Tests of other packages run the test MCP server as a process; nothing
+    // builds a package's binaries for another package's tests, so build it.
+    let steps: [&[&str]; 5] = [
         &["fmt", "--all", "--check"],
         &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+        &["build", "-p", "tern-test-mcp"],
         &["test", "--workspace", "--doc"],
         tests,
     ];

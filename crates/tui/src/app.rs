@@ -565,7 +565,13 @@ impl App {
         let theme = self.theme;
         let status_h = 1u16;
         let todo_h = if self.show_todos { todo_height(&self.todos, area.width) } else { 0 };
-        let max_bottom = area.height.saturating_sub(status_h + 3);
+        // A question may take the whole screen but the status line: in a
+        // short terminal what will run and the answers matter most.
+        let max_bottom = if self.permission.is_some() {
+            area.height.saturating_sub(status_h)
+        } else {
+            area.height.saturating_sub(status_h + 3)
+        };
         let bottom_h = match &self.permission {
             Some(p) => p.pane.desired_height(area.width),
             None if self.search.is_some() => 1,

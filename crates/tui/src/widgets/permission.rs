@@ -211,20 +211,37 @@ impl PermissionPane {
             return;
         }
         let w = usize::from(inner.width) - 2;
-        let (mut preview, mut notes, answers) = self.sections(w, theme);
-        // Blank rows after the preview and after the notes.
-        let room = usize::from(inner.height).saturating_sub(answers.len() + 2);
-        notes.truncate(room);
-        let preview_room = room - notes.len();
-        if preview.len() > preview_room {
-            let hidden = preview.len() + 1 - preview_room;
-            preview.truncate(preview_room.saturating_sub(1));
-            if preview_room > 0 {
+        let (mut preview, notes, answers) = self.sections(w, theme);
+        // When rows are short, keep by priority: the first row of what will
+        // run, the answers, the reasons, then the rest of the preview; blank
+        // separators go first.
+        let mut budget = usize::from(inner.height);
+        let mut take = |want: usize| {
+            let t = want.min(budget);
+            budget -= t;
+            t
+        };
+        let first = take(preview.len().min(1));
+        let shown_answers = take(answers.len());
+        let blank_before_answers = take(1);
+        let shown_notes = take(notes.len());
+        let blank_before_notes = if shown_notes > 0 { take(1) } else { 0 };
+        let rest = take(preview.len() - first);
+        let shown_preview = first + rest;
+        if shown_preview < preview.len() {
+            preview.truncate(shown_preview.saturating_sub(1).max(first));
+            if rest > 0 {
+                let hidden = self.preview.lines(w, theme).len().saturating_sub(preview.len());
                 preview.push(Line::styled(format!("… {hidden} more rows"), theme.dim()));
             }
         }
         let blank = Line::raw("");
-        let rows = preview.iter().chain([&blank]).chain(&notes).chain([&blank]).chain(&answers);
+        let rows = preview
+            .iter()
+            .chain(std::iter::repeat_n(&blank, blank_before_notes))
+            .chain(notes.iter().take(shown_notes))
+            .chain(std::iter::repeat_n(&blank, blank_before_answers))
+            .chain(answers.iter().take(shown_answers));
         for (i, line) in rows.take(usize::from(inner.height)).enumerate() {
             let y = inner.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(inner.x + 1, y, line, inner.width - 2);

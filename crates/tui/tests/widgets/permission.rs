@@ -183,3 +183,13 @@ fn feedback_typing() {
     assert_eq!(pane.handle_key(key(KeyCode::Esc)), None, "Esc goes back to the answers");
     assert_eq!(pane.handle_key(key(KeyCode::Char('1'))), Some(PermissionChoice::Yes));
 }
+
+#[test]
+fn a_very_short_pane_keeps_the_command_and_every_answer() {
+    let pane = bash("touch fixed.txt");
+    let mut buf = buffer(50, 7);
+    pane.render(Rect::new(0, 0, 50, 7), &mut buf, &Theme::default());
+    let text = buffer_text(&buf);
+    assert!(text.contains("$ touch fixed.txt"), "{text}");
+    assert!(text.contains("1. Yes") && text.contains("3. No"), "{text}");
+}
