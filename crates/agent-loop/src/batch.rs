@@ -101,6 +101,11 @@ async fn prepare_and_execute(
     if let Err(problems) = tool.validate(&call.input) {
         return (invalid_arguments(tool, &problems), call, None);
     }
+    if let Err(e) = tool.implementation.precheck(&call.input) {
+        let result =
+            ToolCallResult { content: vec![ToolResultContent::text(e.message)], is_error: true, details: e.details };
+        return (result, call, None);
+    }
     match hooks.before_tool_call(&call).await {
         BeforeToolCall::Block { reason } => return (ToolCallResult::error(reason), call, None),
         BeforeToolCall::Continue { input: Some(new_input) } => {

@@ -67,6 +67,13 @@ pub trait Tool: Send + Sync {
         input
     }
 
+    /// Cheap checks that make the call certain to fail (e.g. editing a file
+    /// that was never read), run before permission is asked so nobody is
+    /// asked about a call that cannot work. Default: none.
+    fn precheck(&self, _input: &Value) -> Result<(), ToolError> {
+        Ok(())
+    }
+
     /// Run the call. Stream partial output through `updates`; stop promptly
     /// when `cancel` fires.
     fn execute<'a>(

@@ -224,3 +224,24 @@ async fn permissions_check_explains_decisions() {
     assert_eq!(out.code, Some(2), "a rule that can never match is an error: {}", out.stderr);
     assert!(out.stderr.contains("takes no argument pattern"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn calls_that_cannot_work_fail_before_anyone_is_asked() {
+    let h = strict(
+        Wire::Anthropic,
+        json!([
+            {"tool_calls": [{"name": "edit", "arguments": {"path": "notes.txt", "old_string": "a", "new_string": "b"}},
+                            {"name": "write", "arguments": {"path": "notes.txt", "content": "x\n"}}]},
+            {"text": "done"}
+        ]),
+    )
+    .await;
+    write(&h.path("notes.txt"), "a\n");
+    let out = h.run(&["-p", "change it", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("before you edit"), "{:?}", results[0]);
+    assert!(results[1].0.contains("before you overwrite"), "{:?}", results[1]);
+    assert_eq!(result_line(&out.stdout)["permission_denials"], json!([]), "nothing was asked");
+    assert!(!out.stderr.contains("denied"), "{}", out.stderr);
+}

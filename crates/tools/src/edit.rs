@@ -110,6 +110,20 @@ impl Tool for EditTool {
         input
     }
 
+    /// An edit of a missing, unread or since-changed file cannot work:
+    /// say so before anyone is asked for permission.
+    fn precheck(&self, input: &Value) -> Result<(), ToolError> {
+        let Some(path) = input.get("path").and_then(Value::as_str) else { return Ok(()) };
+        let target = resolve_target(&self.env, path);
+        match std::fs::metadata(&target.real) {
+            Ok(meta) => check_fresh(&self.env, &target, &meta, "edit"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(ToolError::new(format!("{} does not exist. To create a file, use write.", target.shown)))
+            }
+            Err(_) => Ok(()),
+        }
+    }
+
     fn execute<'a>(
         &'a self,
         _ctx: ToolContext,

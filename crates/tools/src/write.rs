@@ -61,6 +61,17 @@ impl Tool for WriteTool {
         input
     }
 
+    /// Overwriting a file that was not read (or changed since) cannot work:
+    /// say so before anyone is asked for permission.
+    fn precheck(&self, input: &Value) -> Result<(), ToolError> {
+        let Some(path) = input.get("path").and_then(Value::as_str) else { return Ok(()) };
+        let target = resolve_target(&self.env, path);
+        match std::fs::metadata(&target.real) {
+            Ok(meta) if meta.is_file() => check_fresh(&self.env, &target, &meta, "overwrite"),
+            _ => Ok(()),
+        }
+    }
+
     fn execute<'a>(
         &'a self,
         _ctx: ToolContext,

@@ -204,6 +204,8 @@ impl App {
 
     /// The turn started.
     pub fn turn_started(&mut self, prompt: &str, now: Instant) {
+        // Ctrl+O goes back to meaning "the last tool cell".
+        self.transcript.clear_selection();
         self.transcript.push(CellKind::User { text: prompt.to_string() });
         self.busy_since = Some(now);
         self.activity = "Thinking".into();

@@ -449,6 +449,7 @@ fn start_shell(cmd: String, app: &mut App, tx: &mpsc::UnboundedSender<Msg>, shel
         app.notice("a shell command is already running (Esc stops it)", NoticeLevel::Warning);
         return;
     }
+    app.transcript.clear_selection();
     let cell = app.transcript.push(CellKind::Shell(ShellCell {
         command: cmd.clone(),
         tail: OutputTail::new(500),
