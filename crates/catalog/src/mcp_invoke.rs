@@ -64,6 +64,15 @@ impl Tool for McpInvoke {
             {
                 obj.insert("arguments".into(), parsed);
             }
+            // The full name of the tool that will run, so that permission
+            // rules and hooks judge that tool, not the name as typed.
+            if let Some(name) = obj.get("tool").and_then(Value::as_str).map(str::to_string) {
+                let server = obj.get("server").and_then(Value::as_str).map(str::to_string);
+                let snapshot = self.state.snapshot();
+                if let Lookup::Found(i) = snapshot.lookup(name.trim(), server.as_deref()) {
+                    obj.insert("tool".into(), Value::String(snapshot.tools[i].name().to_string()));
+                }
+            }
         }
         input
     }

@@ -284,6 +284,19 @@ impl Policy {
                 );
             }
         }
+        // A command tern could not take apart cannot be shown to escape a
+        // bash deny rule: refuse it when there are any.
+        if let Some(b) = &call.bash
+            && b.parts.is_empty()
+            && let Some(rule) = list(RuleKind::Deny).find(|r| r.names_tool("bash"))
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("tern could not parse this command, and deny rule `{}` might cover it", rule.text),
+            );
+            return self.with_bash(d, &call);
+        }
         // 2. protected paths, for writes, in every mode.
         if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
             let d = Decision::new(
@@ -436,9 +449,23 @@ impl Policy {
                 None => uncovered.push(part),
             }
         }
+        // A bash rule covers the command, not where it writes: a write
+        // outside the workspace also needs an `edit(...)` allow rule.
+        let outside_write = analysis.write_paths.iter().map(|w| resolve_path(w, &self.ctx)).find(|p| {
+            !p.starts_with(&self.ctx.workspace)
+                && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
+        });
         if uncovered.is_empty()
             && let Some(rule) = used
         {
+            if let Some(p) = outside_write {
+                return Decision::new(
+                    Verdict::Ask,
+                    format!("the command writes {}, outside the workspace", p.display()),
+                    DecidedBy::Tier { tier: "outside_workspace".into() },
+                )
+                .suggest(Some(format!("edit({})", dir_pattern(&p, &self.ctx))), Some(Mode::Bypass));
+            }
             return Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text));
         }
         let worst = uncovered.iter().max_by_key(|p| severity(p.class)).copied();
@@ -451,7 +478,7 @@ impl Policy {
             BashClass::Unknown => "command tern cannot judge",
             _ => "command that changes things",
         };
-        let suggestion = worst.map(suggest_bash_rule);
+        let suggestion = worst.and_then(suggest_bash_rule);
         Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
             .suggest(suggestion, Some(Mode::Bypass))
     }
@@ -469,12 +496,13 @@ impl Policy {
     pub fn is_protected(&self, path: &Path) -> bool {
         let ws = &self.ctx.workspace;
         if let Ok(rel) = path.strip_prefix(ws) {
-            let first = rel.components().next().map(|c| c.as_os_str().to_string_lossy().to_string());
+            // Case-insensitive: on macOS and Windows `.MCP.json` is `.mcp.json`.
+            let first = rel.components().next().map(|c| c.as_os_str().to_string_lossy().to_lowercase());
             if matches!(first.as_deref(), Some(".tern") | Some(".mcp.json")) {
                 return true;
             }
         }
-        if path.components().any(|c| c.as_os_str() == ".git") {
+        if path.components().any(|c| c.as_os_str().to_string_lossy().eq_ignore_ascii_case(".git")) {
             return true;
         }
         if let Some(home) = &self.ctx.home
@@ -524,10 +552,15 @@ fn canonical_text(part: &BashPart) -> String {
 /// A rule that would allow this part next time: the exact command when it
 /// is dangerous, else its leading words (up to 3, stopping at the first
 /// flag or path) as a prefix.
-fn suggest_bash_rule(part: &BashPart) -> String {
+fn suggest_bash_rule(part: &BashPart) -> Option<String> {
     let canonical = canonical_text(part);
     if part.class == BashClass::Dangerous || part.program.is_empty() {
-        return format!("bash({canonical})");
+        // `*` in a rule is a wildcard: an exact command holding one would
+        // allow far more than what was approved, so offer no rule.
+        if canonical.contains(['*', '?', '[', '{', '(', ')']) {
+            return None;
+        }
+        return Some(format!("bash({canonical})"));
     }
     // Programs with subcommands keep them (`npm run test`, `git push`,
     // `cargo build`); for others the next word is an operand (a file name),
@@ -571,7 +604,7 @@ fn suggest_bash_rule(part: &BashPart) -> String {
         }
         words.push(a.clone());
     }
-    format!("bash({}:*)", words.join(" "))
+    Some(format!("bash({}:*)", words.join(" ")))
 }
 
 /// `dir/**` for the directory holding `path` (relative when in the workspace).
@@ -740,9 +773,16 @@ mod tests {
             class,
             reason: String::new(),
         };
-        assert_eq!(suggest_bash_rule(&part("npm run test --watch", BashClass::Write)), "bash(npm run test:*)");
-        assert_eq!(suggest_bash_rule(&part("cargo build", BashClass::Write)), "bash(cargo build:*)");
-        assert_eq!(suggest_bash_rule(&part("rm -rf build", BashClass::Dangerous)), "bash(rm -rf build)");
-        assert_eq!(suggest_bash_rule(&part("touch a/b.txt", BashClass::Write)), "bash(touch:*)");
+        assert_eq!(
+            suggest_bash_rule(&part("npm run test --watch", BashClass::Write)).as_deref(),
+            Some("bash(npm run test:*)")
+        );
+        assert_eq!(suggest_bash_rule(&part("cargo build", BashClass::Write)).as_deref(), Some("bash(cargo build:*)"));
+        assert_eq!(
+            suggest_bash_rule(&part("rm -rf build", BashClass::Dangerous)).as_deref(),
+            Some("bash(rm -rf build)")
+        );
+        assert_eq!(suggest_bash_rule(&part("touch a/b.txt", BashClass::Write)).as_deref(), Some("bash(touch:*)"));
+        assert_eq!(suggest_bash_rule(&part("rm -rf build/*.o", BashClass::Dangerous)), None, "no wildcard exact rules");
     }
 }

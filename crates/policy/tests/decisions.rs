@@ -226,3 +226,30 @@ fn bash_writes_to_protected_paths_are_asked() {
     assert_eq!(d.verdict, V::Ask, "{d:?}");
     assert!(matches!(d.decided_by, DecidedBy::ProtectedPath { .. }));
 }
+
+#[test]
+fn bash_allow_rules_do_not_cover_writes_outside_the_workspace() {
+    let p = policy(Mode::Default, &[(Allow, "bash(cat:*)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "cat a > notes.md"})), V::Allow);
+    let d = p.decide("bash", &json!({"command": "cat a > /tmp/elsewhere/x"}));
+    assert_eq!(d.verdict, V::Ask, "{d:?}");
+    assert_eq!(d.suggestion.as_deref(), Some("edit(/tmp/elsewhere/**)"));
+    let p = policy(Mode::Default, &[(Allow, "bash(cat:*)"), (Allow, "edit(/tmp/elsewhere/**)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "cat a > /tmp/elsewhere/x"})), V::Allow);
+}
+
+#[test]
+fn unparsable_commands_are_denied_when_bash_deny_rules_exist() {
+    let p = policy(Mode::Bypass, &[(Deny, "bash(rm:*)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "rm -rf ~/x # {\u{429C6}"})), V::Deny);
+    let p = policy(Mode::Bypass, &[]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "rm -rf ~/x # {\u{429C6}"})), V::Allow, "bypass without rules");
+}
+
+#[test]
+fn protected_names_ignore_case() {
+    let p = policy(Mode::AcceptEdits, &[]);
+    for path in [".MCP.json", ".TERN/config.toml", "sub/.GIT/config"] {
+        assert_eq!(verdict(&p, "write", json!({"path": path})), V::Ask, "{path}");
+    }
+}

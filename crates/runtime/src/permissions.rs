@@ -294,7 +294,14 @@ impl PolicyHooks {
         let rewritten = input != call.input;
         // `mcp_invoke` runs another tool: rule on that one.
         let (tool, tool_input) = match (call.name.as_str(), input.get("tool").and_then(Value::as_str)) {
-            ("mcp_invoke", Some(inner)) => (inner.to_string(), input.get("arguments").cloned().unwrap_or(json!({}))),
+            // `mcp_invoke` resolved the name to the full `mcp__server__tool`;
+            // anything else (an unknown or ambiguous name) is judged as an
+            // MCP tool nobody allowed, never as a built-in of that name.
+            ("mcp_invoke", Some(inner)) => {
+                let name =
+                    if inner.starts_with("mcp__") { inner.to_string() } else { format!("mcp__unresolved__{inner}") };
+                (name, input.get("arguments").cloned().unwrap_or(json!({})))
+            }
             _ => (call.name.clone(), input.clone()),
         };
         let decision = self.policy.decide(&tool, &tool_input);

@@ -79,7 +79,13 @@ pub struct PendingPermission {
     pub suggestion: Option<String>,
     /// The answer's channel.
     pub reply: Option<oneshot::Sender<PermissionAnswer>>,
+    /// When it appeared: keys typed ahead within a moment do not answer it.
+    pub shown_at: Instant,
 }
+
+/// How long after a question appears keys are not taken as its answer (the
+/// person may still be typing into the composer).
+const TYPE_AHEAD_GUARD: Duration = Duration::from_millis(300);
 
 /// Transcript search.
 #[derive(Debug, Default)]
@@ -104,6 +110,8 @@ pub struct App {
     pub show_todos: bool,
     /// A question waiting for an answer.
     pub permission: Option<PendingPermission>,
+    /// Questions behind it (parallel calls ask at the same time).
+    pub waiting_questions: VecDeque<(PermissionRequest, oneshot::Sender<PermissionAnswer>)>,
     /// Prompts typed while a turn ran.
     pub queue: VecDeque<String>,
     /// A turn is running since then.
@@ -168,6 +176,7 @@ impl App {
             todos: Vec::new(),
             show_todos: true,
             permission: None,
+            waiting_questions: VecDeque::new(),
             queue: VecDeque::new(),
             busy_since: None,
             activity: String::new(),
@@ -275,10 +284,29 @@ impl App {
 
     /// A permission question arrived.
     pub fn ask(&mut self, request: PermissionRequest, reply: oneshot::Sender<PermissionAnswer>) {
+        self.ask_at(request, reply, Instant::now());
+    }
+
+    /// [`App::ask`] at a given time (tests).
+    pub fn ask_at(&mut self, request: PermissionRequest, reply: oneshot::Sender<PermissionAnswer>, now: Instant) {
+        if self.permission.is_some() {
+            self.waiting_questions.push_back((request, reply));
+            return;
+        }
         let suggestion = request.decision.suggestion.clone();
-        self.permission =
-            Some(PendingPermission { pane: PermissionPane::new(&request), suggestion, reply: Some(reply) });
+        self.permission = Some(PendingPermission {
+            pane: PermissionPane::new(&request),
+            suggestion,
+            reply: Some(reply),
+            shown_at: now,
+        });
         self.scroll.offset = 0;
+    }
+
+    /// The turn ended: questions still on screen or waiting belong to it.
+    pub fn drop_questions(&mut self) {
+        self.permission = None;
+        self.waiting_questions.clear();
     }
 
     /// Mouse: the wheel scrolls.
@@ -307,8 +335,12 @@ impl App {
         // The permission prompt takes every key while it shows.
         if let Some(p) = self.permission.as_mut() {
             if key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL) {
-                self.answer(PermissionAnswer::Deny { feedback: None });
+                self.answer(PermissionAnswer::Deny { feedback: None }, now);
+                self.waiting_questions.clear();
                 return Command::Interrupt;
+            }
+            if now.duration_since(p.shown_at) < TYPE_AHEAD_GUARD {
+                return Command::None;
             }
             if let Some(choice) = p.pane.handle_key(key) {
                 let answer = match choice {
@@ -319,7 +351,7 @@ impl App {
                     },
                     PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
                 };
-                self.answer(answer);
+                self.answer(answer, now);
             }
             return Command::None;
         }
@@ -408,11 +440,14 @@ impl App {
         }
     }
 
-    fn answer(&mut self, answer: PermissionAnswer) {
+    fn answer(&mut self, answer: PermissionAnswer, now: Instant) {
         if let Some(mut p) = self.permission.take()
             && let Some(reply) = p.reply.take()
         {
             let _ = reply.send(answer);
+        }
+        if let Some((request, reply)) = self.waiting_questions.pop_front() {
+            self.ask_at(request, reply, now);
         }
     }
 

@@ -289,7 +289,7 @@ fn handle_input(
             }
             kill_shell(shell);
         }
-        Command::Shell(cmd) => start_shell(cmd, app, tx, shell),
+        Command::Shell(cmd) => start_shell(cmd, runtime.workspace(), app, tx, shell),
         Command::Slash(name, arg) => slash(&name, &arg, app, runtime),
     }
 }
@@ -317,8 +317,8 @@ fn handle_msg(
         Msg::Ask(request, reply) => app.ask(*request, reply),
         Msg::Done(report) => {
             *cancel = None;
-            // A question still on screen belongs to the ended turn.
-            app.permission = None;
+            // Questions still on screen belong to the ended turn.
+            app.drop_questions();
             let aborted = report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted;
             if aborted {
                 app.notice("interrupted", NoticeLevel::Warning);
@@ -444,7 +444,13 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
 
 /// `!cmd`: run it with `bash -c` in a pseudo-terminal in the workspace and
 /// stream its output into a shell cell.
-fn start_shell(cmd: String, app: &mut App, tx: &mpsc::UnboundedSender<Msg>, shell: &Arc<Mutex<Option<ShellJob>>>) {
+fn start_shell(
+    cmd: String,
+    workspace: &std::path::Path,
+    app: &mut App,
+    tx: &mpsc::UnboundedSender<Msg>,
+    shell: &Arc<Mutex<Option<ShellJob>>>,
+) {
     if shell_running(shell) {
         app.notice("a shell command is already running (Esc stops it)", NoticeLevel::Warning);
         return;
@@ -464,9 +470,7 @@ fn start_shell(cmd: String, app: &mut App, tx: &mpsc::UnboundedSender<Msg>, shel
         let mut builder = portable_pty::CommandBuilder::new("bash");
         builder.args(["-c", &cmd]);
         builder.env("TERM", "dumb");
-        if let Ok(dir) = std::env::current_dir() {
-            builder.cwd(dir);
-        }
+        builder.cwd(workspace);
         let child = pair.slave.spawn_command(builder).map_err(|e| e.to_string())?;
         let reader = pair.master.try_clone_reader().map_err(|e| e.to_string())?;
         Ok((child, reader, pair.master))

@@ -120,7 +120,11 @@ fn permission_answers_reach_the_runtime() {
     ] {
         let mut a = app();
         let (tx, mut rx) = tokio::sync::oneshot::channel();
-        a.ask(request("bash", json!({"command": "touch x"})), tx);
+        a.ask_at(request("bash", json!({"command": "touch x"})), tx, t0);
+        // Keys typed within a moment of the question are not answers.
+        assert_eq!(a.on_key(key(KeyCode::Char('1')), t0), Command::None);
+        assert!(a.permission.is_some(), "type-ahead must not answer");
+        let t0 = t0 + Duration::from_secs(1);
         for c in keys.chars() {
             let k = if c == '\r' { key(KeyCode::Enter) } else { key(KeyCode::Char(c)) };
             assert_eq!(a.on_key(k, t0), Command::None);
@@ -130,13 +134,20 @@ fn permission_answers_reach_the_runtime() {
     }
     // Esc is No; Ctrl+C is No and interrupts the turn.
     let mut a = app();
+    let later = t0 + Duration::from_secs(1);
     let (tx, mut rx) = tokio::sync::oneshot::channel();
-    a.ask(request("edit", json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"})), tx);
-    a.on_key(key(KeyCode::Esc), t0);
+    a.ask_at(request("edit", json!({"path": "src/a.rs", "old_string": "a", "new_string": "b"})), tx, t0);
+    // A second question (parallel calls) waits behind the first.
+    let (tx2, mut rx2) = tokio::sync::oneshot::channel();
+    a.ask_at(request("read", json!({"path": "/etc/hosts"})), tx2, t0);
+    a.on_key(key(KeyCode::Esc), later);
     assert_eq!(rx.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
+    assert!(a.permission.is_some(), "the second question shows next");
+    a.on_key(key(KeyCode::Char('1')), later + Duration::from_secs(1));
+    assert_eq!(rx2.try_recv().unwrap(), PermissionAnswer::Allow);
     let (tx, mut rx) = tokio::sync::oneshot::channel();
-    a.ask(request("bash", json!({"command": "rm -rf build"})), tx);
-    assert_eq!(a.on_key(ctrl('c'), t0), Command::Interrupt);
+    a.ask_at(request("bash", json!({"command": "rm -rf build"})), tx, t0);
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::Interrupt, "Ctrl+C works at once");
     assert_eq!(rx.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
 }
 
