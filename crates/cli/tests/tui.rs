@@ -144,8 +144,15 @@ async fn a_session_in_a_real_terminal() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status:?}");
-    let raw = s.raw.lock().unwrap().clone();
-    let raw = String::from_utf8_lossy(&raw);
+    // The reader thread may still be taking the last bytes off the terminal.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let raw = loop {
+        let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+        if raw.contains("\x1b[?1049l") || Instant::now() > deadline {
+            break raw;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"), "alternate screen entered and left");
     assert!(raw.contains("\x1b[?2004l"), "bracketed paste switched off");
 }

@@ -734,8 +734,9 @@ impl Call {
     }
 }
 
+/// Any operand may name a file (`cat secrets.txt`); options may not.
 fn looks_like_path(a: &str) -> bool {
-    !a.starts_with('-') && (a.contains('/') || a.starts_with('~') || a.starts_with('.'))
+    !a.is_empty() && !a.starts_with('-')
 }
 
 fn host_of(url: &str) -> Option<String> {

@@ -207,7 +207,8 @@ impl Rule {
             return true;
         }
         match path_rule_family(&tool) {
-            Some(family) => self.tool == family,
+            // One family, one rule: `write(...)` covers edit, `grep(...)` covers read.
+            Some(family) => path_rule_family(&self.tool) == Some(family),
             None => false,
         }
     }
@@ -294,21 +295,43 @@ fn command_matches(p: &CommandPattern, command: &str) -> bool {
 
 fn path_pattern(spec: &str, ctx: &RuleContext) -> Result<(GlobMatcher, Option<PathBuf>), String> {
     let anchored = anchor(spec, ctx).ok_or("`~` needs a home directory, and none is known")?;
-    let text = anchored.to_string_lossy().to_string();
-    // `dir/**` also covers `dir` itself (grepping a directory reads what is in it).
-    if let Some(dir) = text.strip_suffix("/**")
-        && !dir.contains(['*', '?', '[', '{'])
-    {
-        let glob = Glob::new(&text).map_err(|e| format!("bad path pattern: {e}"))?.compile_matcher();
-        return Ok((glob, Some(PathBuf::from(dir))));
-    }
-    let has_glob = text.contains(['*', '?', '[', '{']);
+    // The workspace or home part is literal: a directory named `[client]`
+    // must not turn into a character class.
+    let text = match anchor_base(spec, ctx) {
+        Some(base) if anchored.starts_with(&base) => {
+            let rest = anchored.strip_prefix(&base).map(|r| r.to_string_lossy().to_string()).unwrap_or_default();
+            let base = globset::escape(&base.to_string_lossy());
+            if rest.is_empty() { base } else { format!("{}/{rest}", base.trim_end_matches('/')) }
+        }
+        _ => anchored.to_string_lossy().to_string(),
+    };
+    // Wildcards are judged on what the person wrote, not on the (escaped) anchor.
+    let spec = spec.trim();
+    let wild = |t: &str| t.contains(['*', '?', '[', '{']);
     let glob = globset::GlobBuilder::new(&text)
         .literal_separator(true)
         .build()
         .map_err(|e| format!("bad path pattern: {e}"))?
         .compile_matcher();
-    Ok((glob, if has_glob { None } else { Some(anchored) }))
+    // `dir/**` also covers `dir` itself (grepping a directory reads what is in it).
+    if let Some(dir) = spec.strip_suffix("/**")
+        && !wild(dir)
+    {
+        return Ok((glob, anchored.parent().map(Path::to_path_buf)));
+    }
+    Ok((glob, if wild(spec) { None } else { Some(anchored) }))
+}
+
+/// The directory a relative or `~` rule is anchored at.
+fn anchor_base(spec: &str, ctx: &RuleContext) -> Option<PathBuf> {
+    let spec = spec.trim();
+    if spec == "~" || spec.starts_with("~/") {
+        ctx.home.clone()
+    } else if spec.starts_with('/') {
+        None
+    } else {
+        Some(normalize(&ctx.workspace))
+    }
 }
 
 /// A rule's path made absolute: `~/x` under home, `/x` as is, else under the workspace.
@@ -450,6 +473,17 @@ mod tests {
         assert!(!dir.matches_path("read", Path::new("/etcetera")));
         assert!(rule("edit(*.md)").matches_path("edit", Path::new("/ws/README.md")));
         assert!(!rule("edit(*.md)").matches_path("edit", Path::new("/ws/docs/a.md")), "* stays in one directory");
+    }
+
+    #[test]
+    fn the_workspace_part_of_a_path_rule_is_literal() {
+        let c = RuleContext { workspace: PathBuf::from("/code/[client]/app"), home: None };
+        let r = Rule::parse("edit(secrets/**)", RuleKind::Deny, "t", &c).unwrap();
+        assert!(r.matches_path("edit", Path::new("/code/[client]/app/secrets/key.pem")));
+        assert!(r.matches_path("edit", Path::new("/code/[client]/app/secrets")));
+        assert!(!r.matches_path("edit", Path::new("/code/c/app/secrets/key.pem")));
+        let w = Rule::parse("write(*.md)", RuleKind::Deny, "t", &c).unwrap();
+        assert!(w.matches_path("edit", Path::new("/code/[client]/app/README.md")), "write rules cover edit");
     }
 
     #[test]

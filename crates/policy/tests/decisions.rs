@@ -253,3 +253,11 @@ fn protected_names_ignore_case() {
         assert_eq!(verdict(&p, "write", json!({"path": path})), V::Ask, "{path}");
     }
 }
+
+#[test]
+fn read_deny_rules_catch_bare_file_names_in_bash() {
+    let p = policy(Mode::Bypass, &[(Deny, "read(secrets.txt)"), (Deny, "read(*.pem)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "cat secrets.txt"})), V::Deny);
+    assert_eq!(verdict(&p, "bash", json!({"command": "head -n 3 server.pem"})), V::Deny);
+    assert_eq!(verdict(&p, "bash", json!({"command": "cat notes.txt"})), V::Allow);
+}

@@ -191,8 +191,14 @@ pub fn save_allow_rule(file: &Path, rule: &str) -> Result<(), String> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
+    // Write through a symlinked config (dotfile managers) and keep its mode.
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let file = file.as_path();
     let tmp = file.with_extension(format!("toml.tmp-{}", std::process::id()));
     std::fs::write(&tmp, doc.to_string()).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(file) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
     std::fs::rename(&tmp, file).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("cannot replace {}: {e}", file.display())
@@ -336,11 +342,18 @@ impl PolicyHooks {
                 match self.prompt.ask(request).await {
                     PermissionAnswer::Allow => cont,
                     PermissionAnswer::AllowAlways { rule, save } => {
-                        match Rule::parse(&rule, RuleKind::Allow, "session", self.policy.context()) {
-                            Ok(r) => self.policy.add_rule(r),
-                            Err(e) => self.notice(format!("rule not added: {e}")),
-                        }
-                        if save {
+                        let parsed = match Rule::parse(&rule, RuleKind::Allow, "session", self.policy.context()) {
+                            Ok(r) => {
+                                self.policy.add_rule(r);
+                                true
+                            }
+                            Err(e) => {
+                                self.notice(format!("rule not added: {e}"));
+                                false
+                            }
+                        };
+                        // A rule that does not parse would break the next start: never save it.
+                        if save && parsed {
                             match save_allow_rule(&self.project_config, &rule) {
                                 Ok(()) => self.notice(format!("saved `{rule}` to {}", self.project_config.display())),
                                 Err(e) => self.notice(format!("rule not saved: {e}")),
@@ -450,6 +463,17 @@ mod tests {
         assert!(text.starts_with("# my settings\nmodel = \"x\"\n"), "{text}");
         let parsed: FileConfig = toml::from_str(&text).unwrap();
         assert_eq!(parsed.permissions.allow, ["edit", "bash(npm test:*)"]);
+        // A symlinked config is written through, and keeps its mode.
+        let real = dir.path().join("real.toml");
+        std::fs::write(&real, "# real\n").unwrap();
+        std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        save_allow_rule(&link, "edit").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::read_to_string(&real).unwrap().contains("edit"));
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&real).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o600);
         std::fs::write(&f, "permissions = 3\n").unwrap();
         assert!(save_allow_rule(&f, "edit").unwrap_err().contains("not a table"));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "permissions = 3\n", "nothing lost on error");

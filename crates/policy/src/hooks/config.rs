@@ -142,7 +142,8 @@ impl ToolMatcher {
     pub(crate) fn compile(matcher: Option<&str>) -> Result<ToolMatcher, String> {
         match matcher.map(str::trim) {
             None | Some("" | "*") => Ok(ToolMatcher::Any),
-            Some(pattern) => Regex::new(&format!("^(?:{pattern})$"))
+            // Case-insensitive: a matcher written for Claude Code (`Bash`) fires on `bash`.
+            Some(pattern) => Regex::new(&format!("(?i)^(?:{pattern})$"))
                 .map(ToolMatcher::Pattern)
                 .map_err(|e| format!("invalid regex `{pattern}`: {}", first_line(&e.to_string()))),
         }
