@@ -427,6 +427,16 @@ impl Policy {
             );
         };
         if analysis.class == BashClass::ReadOnly {
+            // Read-only, but of files outside the workspace: asked like the
+            // read tool would be, unless a read rule allows them.
+            if let Some(p) = self.outside_read(analysis, rules) {
+                return Decision::new(
+                    Verdict::Ask,
+                    format!("the command reads {}, outside the workspace", p.display()),
+                    DecidedBy::Tier { tier: "outside_workspace".into() },
+                )
+                .suggest(Some(format!("read({})", dir_pattern(&p, &self.ctx))), Some(Mode::Bypass));
+            }
             return Decision::new(
                 Verdict::Allow,
                 format!("read-only command ({})", analysis.reason),
@@ -481,6 +491,66 @@ impl Policy {
         let suggestion = worst.and_then(suggest_bash_rule);
         Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
             .suggest(suggestion, Some(Mode::Bypass))
+    }
+
+    /// A file outside the workspace (and the readable directories) that a
+    /// reading program names explicitly (`cat ~/.aws/credentials`), not
+    /// covered by a read allow rule.
+    fn outside_read(&self, analysis: &BashAnalysis, rules: &[Rule]) -> Option<PathBuf> {
+        const READERS: &[&str] = &[
+            "cat",
+            "head",
+            "tail",
+            "less",
+            "more",
+            "grep",
+            "egrep",
+            "fgrep",
+            "rg",
+            "ag",
+            "find",
+            "ls",
+            "tree",
+            "stat",
+            "file",
+            "wc",
+            "du",
+            "diff",
+            "cmp",
+            "sort",
+            "uniq",
+            "nl",
+            "od",
+            "xxd",
+            "hexdump",
+            "strings",
+            "md5sum",
+            "sha1sum",
+            "sha256sum",
+            "sha512sum",
+            "cksum",
+            "jq",
+            "yq",
+            "sed",
+            "awk",
+            "cut",
+            "column",
+            "comm",
+            "base64",
+        ];
+        analysis
+            .parts
+            .iter()
+            .filter(|part| READERS.contains(&part.program.as_str()))
+            .flat_map(|part| part.argv.iter())
+            .filter(|a| !a.starts_with('-') && (a.starts_with('/') || a.starts_with('~')))
+            .map(|a| resolve_path(a, &self.ctx))
+            .find(|p| {
+                !p.starts_with(&self.ctx.workspace)
+                    && !self.readable.iter().any(|r| p.starts_with(r))
+                    && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("read", p))
+                    && !p.starts_with("/dev")
+            })
     }
 
     fn with_bash(&self, mut d: Decision, call: &Call) -> Decision {

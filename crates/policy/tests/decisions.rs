@@ -261,3 +261,16 @@ fn read_deny_rules_catch_bare_file_names_in_bash() {
     assert_eq!(verdict(&p, "bash", json!({"command": "head -n 3 server.pem"})), V::Deny);
     assert_eq!(verdict(&p, "bash", json!({"command": "cat notes.txt"})), V::Allow);
 }
+
+#[test]
+fn read_only_bash_outside_the_workspace_is_asked_like_read() {
+    let p = policy(Mode::Default, &[]);
+    let d = p.decide("bash", &json!({"command": "cat ~/.aws/credentials"}));
+    assert_eq!(d.verdict, V::Ask, "{d:?}");
+    assert_eq!(d.suggestion.as_deref(), Some("read(~/.aws/**)"));
+    assert_eq!(verdict(&p, "bash", json!({"command": "cat README.md && ls src/"})), V::Allow);
+    assert_eq!(verdict(&p, "bash", json!({"command": "echo /etc/passwd"})), V::Allow, "echo reads nothing");
+    assert_eq!(verdict(&p, "bash", json!({"command": "ls > /dev/null"})), V::Allow);
+    let allowed = policy(Mode::Default, &[(Allow, "read(/etc/**)")]);
+    assert_eq!(verdict(&allowed, "bash", json!({"command": "head -5 /etc/hosts"})), V::Allow);
+}
