@@ -357,3 +357,26 @@ async fn mcp_tools_need_an_allow_rule_even_through_mcp_invoke() {
     let results = h.tool_results(&h.bodies()[1]);
     assert_eq!(results, [("direct".to_string(), false), ("wrapped".to_string(), false)]);
 }
+
+#[tokio::test]
+async fn hooks_see_the_tool_mcp_invoke_runs() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp_invoke", "arguments": {"tool": "echo", "arguments": {"text": "wrapped"}}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    add_config(&h, &server_section("small", &["--tools", "1"], ""));
+    add_config(&h, "\n[tool_disclosure]\nthreshold_pct = 0.0\n");
+    add_config(
+        &h,
+        "\n[[hooks.pre_tool_use]]\nmatcher = \"mcp__small__.*\"\ncommand = \"echo no echoes today >&2; exit 2\"\n",
+    );
+    let out = h.run(&["-p", "echo"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let (text, is_error) = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(is_error && text.contains("no echoes today"), "the bare name resolved and the hook fired: {text}");
+}

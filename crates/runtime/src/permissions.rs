@@ -280,11 +280,26 @@ impl PolicyHooks {
     async fn before(&self, call: &ToolCall) -> BeforeToolCall {
         let mut input = call.input.clone();
         let mut hook_decision = None;
+        // `mcp_invoke` runs another tool: hooks and rules see that one, by
+        // the full `mcp__server__tool` name it resolved to. A name it could
+        // not resolve is judged as an MCP tool nobody allowed, never as a
+        // built-in of that name.
+        let invoked = (call.name == "mcp_invoke").then(|| {
+            let inner = input.get("tool").and_then(Value::as_str).unwrap_or_default();
+            if inner.starts_with("mcp__") { inner.to_string() } else { format!("mcp__unresolved__{inner}") }
+        });
+        let effective = |input: &Value| -> (String, Value) {
+            match &invoked {
+                Some(name) => (name.clone(), input.get("arguments").cloned().unwrap_or(json!({}))),
+                None => (call.name.clone(), input.clone()),
+            }
+        };
+        let (hook_tool, hook_input) = effective(&input);
         if let Some(outcome) = self
             .run_hooks(
                 HookEvent::PreToolUse,
-                Some(&call.name),
-                json!({"tool_name": call.name, "tool_input": input, "tool_use_id": call.id}),
+                Some(&hook_tool),
+                json!({"tool_name": hook_tool, "tool_input": hook_input, "tool_use_id": call.id}),
             )
             .await
         {
@@ -293,23 +308,18 @@ impl PolicyHooks {
                 return self.deny(call, &input, text.clone(), text, None);
             }
             if let Some(updated) = outcome.updated_input {
-                input = updated;
+                match (&invoked, input.as_object_mut()) {
+                    // The hook rewrote the invoked tool's arguments.
+                    (Some(_), Some(obj)) => {
+                        obj.insert("arguments".into(), updated);
+                    }
+                    _ => input = updated,
+                }
             }
             hook_decision = outcome.decision;
         }
         let rewritten = input != call.input;
-        // `mcp_invoke` runs another tool: rule on that one.
-        let (tool, tool_input) = match (call.name.as_str(), input.get("tool").and_then(Value::as_str)) {
-            // `mcp_invoke` resolved the name to the full `mcp__server__tool`;
-            // anything else (an unknown or ambiguous name) is judged as an
-            // MCP tool nobody allowed, never as a built-in of that name.
-            ("mcp_invoke", Some(inner)) => {
-                let name =
-                    if inner.starts_with("mcp__") { inner.to_string() } else { format!("mcp__unresolved__{inner}") };
-                (name, input.get("arguments").cloned().unwrap_or(json!({})))
-            }
-            _ => (call.name.clone(), input.clone()),
-        };
+        let (tool, tool_input) = effective(&input);
         let decision = self.policy.decide(&tool, &tool_input);
         let verdict = match (decision.verdict, hook_decision) {
             (Verdict::Deny, _) => Verdict::Deny,
