@@ -245,3 +245,27 @@ async fn calls_that_cannot_work_fail_before_anyone_is_asked() {
     assert_eq!(result_line(&out.stdout)["permission_denials"], json!([]), "nothing was asked");
     assert!(!out.stderr.contains("denied"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn searches_skip_files_a_read_deny_rule_covers() {
+    let mut h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "grep", "arguments": {"pattern": "KEY", "output_mode": "content"}},
+                            {"name": "glob", "arguments": {"pattern": "**/*.txt"}},
+                            {"name": "ls", "arguments": {}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    h.mode = Some("bypass");
+    write(&h.path("secrets/key.txt"), "KEY=hunter2\n");
+    write(&h.path("notes.txt"), "KEY is documented here\n");
+    let out = h.run(&["-p", "find keys", "--disallowed-tools", "read(secrets/**)"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("notes.txt") && !results[0].0.contains("hunter2"), "{:?}", results[0]);
+    assert!(results[1].0.contains("notes.txt") && !results[1].0.contains("key.txt"), "{:?}", results[1]);
+    assert!(!results[2].0.contains("secrets"), "{:?}", results[2]);
+}

@@ -562,6 +562,12 @@ impl Policy {
         path.strip_prefix(&self.ctx.workspace).map(|p| p.display().to_string()).unwrap_or(path.display().to_string())
     }
 
+    /// Whether a `read(...)` deny rule covers `path` (searches skip it).
+    pub fn read_denied(&self, path: &Path) -> bool {
+        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        rules.iter().any(|r| r.kind == RuleKind::Deny && r.has_pattern() && r.matches_path("read", path))
+    }
+
     /// Writes here are always asked.
     pub fn is_protected(&self, path: &Path) -> bool {
         let ws = &self.ctx.workspace;

@@ -80,7 +80,10 @@ impl Tool for GlobTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: GlobArgs = crate::tool_args::parse("glob", input)?;
-            crate::tool_args::blocking("glob", move || search(&env.workspace, &args, MAX_RESULTS, &cancel)).await
+            crate::tool_args::blocking("glob", move || {
+                search(&env.workspace, &args, MAX_RESULTS, &cancel, env.deny_read.as_ref())
+            })
+            .await
         })
     }
 }
@@ -92,6 +95,7 @@ pub fn search(
     args: &GlobArgs,
     max_results: usize,
     cancel: &CancellationToken,
+    deny: Option<&crate::DenyRead>,
 ) -> Result<ToolOutput, ToolError> {
     let (root, shown_root, kind) = existing_path("glob", workspace, args.path.as_deref())?;
     if kind == PathKind::File {
@@ -105,7 +109,7 @@ pub fn search(
         ToolError::new(format!("glob: {e}. Patterns look like `**/*.rs`, `src/*.{{ts,tsx}}` or `docs/**/README.md`."))
     })?;
     let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
-    walker(&root, Hidden::for_patterns([pattern.as_str()])).build_parallel().run(|| {
+    walker(&root, Hidden::for_patterns([pattern.as_str()]), deny).build_parallel().run(|| {
         let (set, root, found) = (&set, &root, &found);
         Box::new(move |entry| {
             if cancel.is_cancelled() {

@@ -154,7 +154,10 @@ impl Tool for GrepTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: GrepArgs = crate::tool_args::parse("grep", input)?;
-            crate::tool_args::blocking("grep", move || search(&env.workspace, &args, MAX_BYTES, &cancel)).await
+            crate::tool_args::blocking("grep", move || {
+                search(&env.workspace, &args, MAX_BYTES, &cancel, env.deny_read.as_ref())
+            })
+            .await
         })
     }
 }
@@ -166,13 +169,14 @@ pub fn search(
     args: &GrepArgs,
     max_bytes: usize,
     cancel: &CancellationToken,
+    deny: Option<&crate::DenyRead>,
 ) -> Result<ToolOutput, ToolError> {
     let (root, shown_root, kind) = existing_path("grep", workspace, args.path.as_deref())?;
     let mode = args.output_mode.unwrap_or_default();
     let multiline = args.multiline.unwrap_or(false);
     let matcher = build_matcher(&args.pattern, args.case_insensitive.unwrap_or(false), multiline)?;
     let globs: Vec<&str> = args.glob.as_deref().map(|g| g.split_whitespace().collect()).unwrap_or_default();
-    let mut builder = walker(&root, Hidden::for_patterns(globs.iter().copied()));
+    let mut builder = walker(&root, Hidden::for_patterns(globs.iter().copied()), deny);
     if !globs.is_empty() && kind == PathKind::Dir {
         let mut overrides = OverrideBuilder::new(&root);
         for g in &globs {

@@ -44,9 +44,12 @@ pub use ledger::{FileStamp, ReadLedger};
 pub use output_tail::{OutputTail, TailView, human_bytes};
 pub use paths::{display_path, resolve_path};
 
+/// Says whether a path must not be read (the permission policy's `read(...)`
+/// deny rules). Searches skip such files inside the directories they walk.
+pub type DenyRead = std::sync::Arc<dyn Fn(&std::path::Path) -> bool + Send + Sync>;
+
 /// What the tools share: the workspace, where big outputs go, and the
 /// record of what was read.
-#[derive(Debug)]
 pub struct ToolEnv {
     /// The workspace root; relative paths resolve against it.
     pub workspace: PathBuf,
@@ -60,6 +63,19 @@ pub struct ToolEnv {
     pub image_input: bool,
     /// Per-file locks for write and edit.
     pub file_locks: FileLocks,
+    /// Paths grep, glob and ls leave out (deny rules); none by default.
+    pub deny_read: Option<DenyRead>,
+}
+
+impl std::fmt::Debug for ToolEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolEnv")
+            .field("workspace", &self.workspace)
+            .field("output_dir", &self.output_dir)
+            .field("image_input", &self.image_input)
+            .field("deny_read", &self.deny_read.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolEnv {
@@ -72,6 +88,7 @@ impl ToolEnv {
             path_prepend: None,
             image_input: false,
             file_locks: FileLocks::default(),
+            deny_read: None,
         }
     }
 }

@@ -93,7 +93,10 @@ impl Tool for LsTool {
         let env = self.env.clone();
         Box::pin(async move {
             let args: LsArgs = crate::tool_args::parse("ls", input)?;
-            crate::tool_args::blocking("ls", move || list(&env.workspace, &args, MAX_ENTRIES, &cancel)).await
+            crate::tool_args::blocking("ls", move || {
+                list(&env.workspace, &args, MAX_ENTRIES, &cancel, env.deny_read.as_ref())
+            })
+            .await
         })
     }
 }
@@ -104,6 +107,7 @@ pub fn list(
     args: &LsArgs,
     budget: usize,
     cancel: &CancellationToken,
+    deny: Option<&crate::DenyRead>,
 ) -> Result<ToolOutput, ToolError> {
     let (root, shown, kind) = existing_path("ls", workspace, args.path.as_deref())?;
     if kind == PathKind::File {
@@ -121,7 +125,7 @@ pub fn list(
         if cancel.is_cancelled() {
             return Err(ToolError::new("ls: interrupted by the user."));
         }
-        let entries = walk_to_depth(&root, ignore.clone(), depth);
+        let entries = walk_to_depth(&root, ignore.clone(), depth, deny);
         if entries.len() > budget {
             break (entries, Some(depth));
         }
@@ -182,8 +186,13 @@ enum Item<'a> {
 
 /// Every entry down to `max_depth`, sorted by name within each directory and
 /// in tree (depth-first) order.
-fn walk_to_depth(root: &Path, ignore: Option<Arc<GlobSet>>, max_depth: usize) -> Vec<Entry> {
-    let mut builder = walker(root, Hidden::Skip);
+fn walk_to_depth(
+    root: &Path,
+    ignore: Option<Arc<GlobSet>>,
+    max_depth: usize,
+    deny: Option<&crate::DenyRead>,
+) -> Vec<Entry> {
+    let mut builder = walker(root, Hidden::Skip, deny);
     builder.max_depth(Some(max_depth)).sort_by_file_name(|a, b| a.cmp(b));
     if let Some(set) = ignore {
         let root: PathBuf = root.to_path_buf();

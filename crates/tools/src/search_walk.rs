@@ -34,11 +34,19 @@ impl Hidden {
 /// A walker over `root` with ripgrep's default filters: .gitignore (inside
 /// a git repository), .ignore, global git excludes, and hidden entries per
 /// `hidden`. `.git` directories are never entered.
-pub fn walker(root: &Path, hidden: Hidden) -> WalkBuilder {
+pub fn walker(root: &Path, hidden: Hidden, deny: Option<&crate::DenyRead>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
     builder.hidden(hidden == Hidden::Skip);
-    if hidden == Hidden::Include {
-        builder.filter_entry(|e| !(e.depth() > 0 && e.file_name() == ".git"));
+    let include_hidden = hidden == Hidden::Include;
+    let deny = deny.cloned();
+    if include_hidden || deny.is_some() {
+        // Files and directories a deny rule covers are never entered.
+        builder.filter_entry(move |e| {
+            if include_hidden && e.depth() > 0 && e.file_name() == ".git" {
+                return false;
+            }
+            deny.as_ref().is_none_or(|denied| !(e.depth() > 0 && denied(e.path())))
+        });
     }
     builder
 }
