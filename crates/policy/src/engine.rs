@@ -562,6 +562,13 @@ impl Policy {
         path.strip_prefix(&self.ctx.workspace).map(|p| p.display().to_string()).unwrap_or(path.display().to_string())
     }
 
+    /// Whether any deny rule has a path pattern for the read family (deny
+    /// rules come only from config and flags, so this holds for the session).
+    pub fn has_read_deny_rules(&self) -> bool {
+        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        rules.iter().any(|r| r.kind == RuleKind::Deny && r.has_pattern() && r.names_tool("read"))
+    }
+
     /// Whether a `read(...)` deny rule covers `path` (searches skip it).
     pub fn read_denied(&self, path: &Path) -> bool {
         let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);

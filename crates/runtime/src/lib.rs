@@ -227,8 +227,10 @@ impl Runtime {
         };
         // Searches skip what `read(...)` deny rules cover inside the
         // directories they walk.
-        let deny_policy = policy.clone();
-        env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
+        if policy.has_read_deny_rules() {
+            let deny_policy = policy.clone();
+            env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
+        }
         let registry = Registry::new(tern_tools::builtin_tools(Arc::new(env)))
             .map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         warnings.extend(registry.warnings().iter().cloned());
