@@ -99,12 +99,8 @@ pub fn permissions_check(mut overrides: tern_runtime::Overrides, call: &str, inp
         },
         None => (call.to_string(), None),
     };
-    let tool = match tool.to_lowercase().as_str() {
-        "multiedit" => "edit".to_string(),
-        "webfetch" => "web_fetch".to_string(),
-        t if matches!(t, "bash" | "read" | "write" | "edit" | "grep" | "glob" | "ls") => t.to_string(),
-        _ => tool,
-    };
+    // MCP tool names keep their case; built-in and Claude Code names map to tern's.
+    let tool = if tool.starts_with("mcp__") { tool } else { tern_policy::rules::canonical_tool(&tool) };
     let input = match input {
         Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
             Ok(v) if v.is_object() => v,

@@ -99,7 +99,7 @@ pub fn path_rule_family(tool: &str) -> Option<&'static str> {
 }
 
 /// Claude Code's tool names mean tern's.
-fn canonical_tool(name: &str) -> String {
+pub fn canonical_tool(name: &str) -> String {
     let lower = name.trim().to_lowercase();
     match lower.as_str() {
         "multiedit" | "multi_edit" => "edit".into(),

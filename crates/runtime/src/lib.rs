@@ -285,15 +285,7 @@ impl Runtime {
         if name.is_empty() {
             return Err(RuntimeError::Config("no model name given".into()));
         }
-        let table =
-            tern_llm::ModelTable::bundled().with_overrides(&self.config.models).map_err(RuntimeError::Config)?;
-        let (info, known) = table.get(name);
-        let warning = (!known).then(|| {
-            format!(
-                "model `{name}` is not in the model table; assuming a {}-token context and {} output tokens with no price",
-                info.context_window, info.max_output
-            )
-        });
+        let (info, warning) = setup::lookup_model(&self.config, name)?;
         self.catalog.set_model(name, &info);
         *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
         self.session.append(&json!({"type": "model_changed", "model": name}));
@@ -364,7 +356,6 @@ impl Runtime {
                         ServerState::Failed(e) => ("failed".to_string(), Some(e.clone())),
                         ServerState::Disabled => ("disabled".to_string(), None),
                     },
-                    (Ok(_), None, None) if self.overrides.no_mcp => ("not started".to_string(), None),
                     (Ok(_), None, None) => ("not started".to_string(), None),
                 };
                 McpServerReport {

@@ -191,18 +191,11 @@ pub fn save_allow_rule(file: &Path, rule: &str) -> Result<(), String> {
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    // Write through a symlinked config (dotfile managers) and keep its mode.
+    // Write through a symlinked config (dotfile managers); the atomic
+    // writer keeps the file's mode.
     let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    let file = file.as_path();
-    let tmp = file.with_extension(format!("toml.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, doc.to_string()).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(file) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, file).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", file.display())
-    })
+    tern_tools::write_atomic(&file, doc.to_string().as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))
 }
 
 /// Policy + hooks + prompt, as the loop's [`Hooks`].

@@ -33,6 +33,20 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
+/// A model's facts from the bundled table and `[models]` overrides, with a
+/// warning when it is not in the table (defaults are assumed).
+pub fn lookup_model(config: &FileConfig, model: &str) -> Result<(ModelInfo, Option<String>), RuntimeError> {
+    let table = ModelTable::bundled().with_overrides(&config.models).map_err(RuntimeError::Config)?;
+    let (info, known) = table.get(model);
+    let warning = (!known).then(|| {
+        format!(
+            "model `{model}` is not in the model table; assuming a {}-token context and {} output tokens with no price (add [models.\"{model}\"] to config to set them)",
+            info.context_window, info.max_output
+        )
+    });
+    Ok((info, warning))
+}
+
 /// Resolve everything about the provider; `warnings` collects what a person
 /// should know (e.g. an unknown model).
 pub fn resolve(
@@ -85,14 +99,8 @@ pub fn resolve(
         None => return Err(LlmError::MissingKey { provider: name, env_var: key_env }.into()),
     };
     let model = overrides.model.clone().or_else(|| config.model.clone()).unwrap_or_else(|| default_model(api).into());
-    let table = ModelTable::bundled().with_overrides(&config.models).map_err(RuntimeError::Config)?;
-    let (info, known) = table.get(&model);
-    if !known {
-        warnings.push(format!(
-            "model `{model}` is not in the model table; assuming a {}-token context and {} output tokens with no price (add [models.\"{model}\"] to config to set them)",
-            info.context_window, info.max_output
-        ));
-    }
+    let (info, warning) = lookup_model(config, &model)?;
+    warnings.extend(warning);
     let defaults = RetryPolicy::default();
     let retry = RetryPolicy {
         max_attempts: config.retry.max_attempts.unwrap_or(defaults.max_attempts).max(1),

@@ -16,6 +16,7 @@ pub mod diff;
 pub mod edit;
 mod edit_match;
 mod file_guard;
+pub use file_guard::write_atomic;
 pub mod glob;
 pub mod grep;
 mod grep_page;
