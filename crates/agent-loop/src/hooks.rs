@@ -4,7 +4,7 @@
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tern_protocol::{Message, ToolCall};
+use tern_protocol::{Confinement, Message, ToolCall};
 
 use crate::ToolCallResult;
 
@@ -15,6 +15,8 @@ pub enum BeforeToolCall {
     Continue {
         /// Replacement arguments (re-validated against the schema).
         input: Option<Value>,
+        /// How confined the call's subprocesses run (`None`: the tool's own default).
+        confinement: Option<Confinement>,
     },
     /// Do not run it; the reason becomes the error result the model sees.
     Block {
@@ -27,7 +29,7 @@ pub enum BeforeToolCall {
 pub trait Hooks: Send + Sync {
     /// Before a validated call runs.
     fn before_tool_call<'a>(&'a self, _call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
-        Box::pin(async { BeforeToolCall::Continue { input: None } })
+        Box::pin(async { BeforeToolCall::Continue { input: None, confinement: None } })
     }
 
     /// After a call finished; may rewrite the result.

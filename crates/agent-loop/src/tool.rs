@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent, ToolSource};
+use tern_protocol::{Confinement, ExecutionMode, ToolDefinition, ToolResultContent, ToolSource};
 use tokio_util::sync::CancellationToken;
 
 /// Receives partial output of a running tool (e.g. bash lines).
@@ -18,6 +18,9 @@ pub struct ToolContext {
     pub call_id: String,
     /// The tool's name.
     pub tool_name: String,
+    /// How confined its subprocesses run, as the policy decided for this
+    /// call (`None`: the tool's own default).
+    pub confinement: Option<Confinement>,
 }
 
 /// A successful result.

@@ -130,7 +130,11 @@ impl Tool for McpInvoke {
                     target.name()
                 )));
             }
-            let ctx = ToolContext { call_id: ctx.call_id, tool_name: target.name().to_string() };
+            let ctx = ToolContext {
+                call_id: ctx.call_id,
+                tool_name: target.name().to_string(),
+                confinement: ctx.confinement,
+            };
             target.implementation.execute(ctx, arguments, cancel, updates).await
         })
     }

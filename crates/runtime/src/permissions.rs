@@ -324,7 +324,7 @@ impl PolicyHooks {
             (Verdict::Allow, Some(HookDecision::Ask)) => Verdict::Ask,
             (v, _) => v,
         };
-        let cont = BeforeToolCall::Continue { input: rewritten.then_some(input.clone()) };
+        let cont = BeforeToolCall::Continue { input: rewritten.then_some(input.clone()), confinement: None };
         match verdict {
             Verdict::Allow => cont,
             Verdict::Deny => {
