@@ -1,0 +1,144 @@
+//! From a policy to concrete rule paths: resolve symlinks (a rule on a
+//! symlink would grant its target), drop what does not exist, carve denied
+//! paths out of the allowed roots, and add the git directory of a workspace
+//! that is a linked worktree or a subdirectory of a repository.
+
+use std::path::{Path, PathBuf};
+
+use tern_protocol::SandboxLevel;
+
+use crate::carve::{grant_around, minimise};
+use crate::policy::{HostPaths, SandboxPolicy, parse_gitdir_file};
+
+/// The resolved allow-lists for one command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessPlan {
+    /// The level the plan was made for.
+    pub level: SandboxLevel,
+    /// Whether TCP connect and bind stay allowed.
+    pub network: bool,
+    /// Paths readable and executable (beneath each, recursively).
+    pub read: Vec<PathBuf>,
+    /// Paths with every filesystem right (beneath each, recursively).
+    pub write: Vec<PathBuf>,
+}
+
+impl AccessPlan {
+    /// Resolve `policy` against the filesystem as it is now.
+    pub fn build(policy: &SandboxPolicy, host: &HostPaths) -> Self {
+        // A denied path that does not exist cannot be read, but it could be
+        // created where writing is allowed: carve it out of writes only.
+        let (existing, missing): (Vec<_>, Vec<_>) =
+            policy.denied(host).into_iter().map(|p| resolve(&p).ok_or(p)).partition(Result::is_ok);
+        let deny_read: Vec<PathBuf> = existing.into_iter().flatten().collect();
+        let mut deny_write = deny_read.clone();
+        deny_write.extend(missing.into_iter().filter_map(Result::err).map(|p| resolve_parent(&p)));
+        let mut read = policy.read_candidates(host);
+        let mut write = policy.write_candidates();
+        if let Some(git) = git_dirs(&policy.workspace) {
+            if policy.level == SandboxLevel::WorkspaceWrite {
+                write.extend(git.iter().cloned());
+            }
+            read.extend(git);
+        }
+        Self {
+            level: policy.level,
+            network: policy.network_allowed(),
+            read: carve_all(read, &deny_read),
+            write: carve_all(write, &deny_write),
+        }
+    }
+}
+
+fn carve_all(candidates: Vec<PathBuf>, denied: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for root in candidates.iter().filter_map(|p| resolve(p)) {
+        out.extend(grant_around(&root, denied, &mut list_children));
+    }
+    minimise(out)
+}
+
+/// The canonical path, or `None` when it does not exist (or is relative).
+fn resolve(p: &Path) -> Option<PathBuf> {
+    if !p.is_absolute() {
+        return None;
+    }
+    std::fs::canonicalize(p).ok()
+}
+
+/// A path that does not exist, with its nearest existing ancestor resolved.
+fn resolve_parent(p: &Path) -> PathBuf {
+    for ancestor in p.ancestors().skip(1) {
+        if let (Some(real), Ok(rest)) = (resolve(ancestor), p.strip_prefix(ancestor)) {
+            return real.join(rest);
+        }
+    }
+    p.to_path_buf()
+}
+
+fn list_children(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries.flatten().filter_map(|e| resolve(&e.path())).collect()
+}
+
+/// The git directories a workspace needs beyond itself: for a linked
+/// worktree (`.git` is a file) its gitdir and the common dir; for a
+/// workspace inside a repository, that repository's `.git`.
+fn git_dirs(workspace: &Path) -> Option<Vec<PathBuf>> {
+    let dot_git = workspace.ancestors().map(|a| a.join(".git")).find(|g| g.exists())?;
+    if dot_git.is_dir() {
+        return (!dot_git.starts_with(workspace)).then(|| vec![dot_git]);
+    }
+    let contents = std::fs::read_to_string(&dot_git).ok()?;
+    let base = dot_git.parent()?;
+    let gitdir = base.join(parse_gitdir_file(&contents)?);
+    let mut out = vec![gitdir.clone()];
+    if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
+        out.push(gitdir.join(common.trim()));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_linked_worktree_brings_its_git_dirs() {
+        let t = tempfile::tempdir().unwrap();
+        let main_git = t.path().join("main/.git");
+        let wt_git = main_git.join("worktrees/wt");
+        std::fs::create_dir_all(&wt_git).unwrap();
+        std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
+        let ws = t.path().join("wt");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
+        let dirs = git_dirs(&ws).unwrap();
+        assert_eq!(dirs[0], wt_git);
+        assert_eq!(std::fs::canonicalize(&dirs[1]).unwrap(), std::fs::canonicalize(&main_git).unwrap());
+    }
+
+    #[test]
+    fn a_workspace_inside_a_repo_reads_its_git_dir_and_a_repo_root_needs_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("repo/.git")).unwrap();
+        std::fs::create_dir_all(t.path().join("repo/sub")).unwrap();
+        assert_eq!(git_dirs(&t.path().join("repo/sub")), Some(vec![t.path().join("repo/.git")]));
+        assert_eq!(git_dirs(&t.path().join("repo")), None);
+    }
+
+    #[test]
+    fn plans_resolve_symlinks_and_carve_secrets_out_of_home() {
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(home.join("src")).unwrap();
+        std::fs::create_dir_all(home.join("tmp")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("keys")).unwrap();
+        let policy = SandboxPolicy::new(SandboxLevel::WorkspaceWrite, &home, home.join("tmp")).home(Some(home.clone()));
+        let plan = AccessPlan::build(&policy, &HostPaths::default());
+        assert!(plan.write.contains(&home.join("src")));
+        assert!(!plan.write.iter().chain(&plan.read).any(|p| p == &home || p.starts_with(home.join(".ssh"))));
+        assert!(plan.read.contains(&PathBuf::from("/usr")));
+    }
+}
