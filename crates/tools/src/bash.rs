@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolEnv;
+use crate::bash_sandbox::CallSandbox;
 use crate::output_tail::{OutputTail, human_bytes};
 use crate::process_group::{reap_leftovers, terminate_group};
 
@@ -106,16 +107,17 @@ impl Tool for BashTool {
             let requested = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
             let timeout_ms = requested.clamp(1, MAX_TIMEOUT_MS);
             let spill = self.env.output_dir.join(format!("bash-{}.log", sanitize(&ctx.call_id)));
-            run(&self.env, &args.command, Duration::from_millis(timeout_ms), spill, &cancel, &updates).await.map(
-                |mut out| {
+            let sandbox = CallSandbox::prepare(&self.env, ctx.confinement)?;
+            run(&self.env, &args.command, Duration::from_millis(timeout_ms), spill, sandbox, &cancel, &updates)
+                .await
+                .map(|mut out| {
                     if requested > MAX_TIMEOUT_MS
                         && let Some(ToolResultContent::Text { text }) = out.content.first_mut()
                     {
                         text.push_str(&format!("\n[timeout capped at {} s]", MAX_TIMEOUT_MS / 1000));
                     }
                     out
-                },
-            )
+                })
         })
     }
 }
@@ -131,6 +133,7 @@ async fn run(
     command: &str,
     timeout: Duration,
     spill: std::path::PathBuf,
+    sandbox: CallSandbox,
     cancel: &CancellationToken,
     updates: &UpdateSink,
 ) -> Result<ToolOutput, ToolError> {
@@ -158,9 +161,13 @@ async fn run(
     if let Some(path) = &env.path_prepend {
         cmd.env("PATH", path);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ToolError::new(format!("bash: could not start `bash`: {e}. Is bash installed and on PATH?")))?;
+    let sandbox = sandbox.apply(&mut cmd);
+    let mut child = cmd.spawn().map_err(|e| {
+        ToolError::new(format!(
+            "bash: could not start `bash` ({} sandbox): {e}. Is bash installed and on PATH?",
+            sandbox.label()
+        ))
+    })?;
     // The command holds our copies of the write end; close them, or the pipe
     // never reaches end-of-file.
     drop(cmd);
@@ -255,7 +262,11 @@ async fn run(
     };
     text.push('\n');
     text.push_str(&status_line);
-    let details = json!({
+    if let Some(note) = is_error.then(|| sandbox.denial_note(&view.text)).flatten() {
+        text.push('\n');
+        text.push_str(&note);
+    }
+    let mut details = json!({
         "exit_code": exit_code,
         "duration_ms": elapsed.as_millis() as u64,
         "total_lines": view.total_lines,
@@ -264,7 +275,11 @@ async fn run(
         "full_output": view.full_output.as_ref().map(|p| p.display().to_string()),
         "timed_out": matches!(ending, Ending::TimedOut),
         "interrupted": matches!(ending, Ending::Cancelled),
+        "sandbox": sandbox.label(),
     });
+    if let (Some(w), Some(d)) = (&sandbox.warning, details.as_object_mut()) {
+        d.insert("sandbox_warning".into(), json!(w));
+    }
     if is_error {
         Err(ToolError { message: text, details: Some(details) })
     } else {

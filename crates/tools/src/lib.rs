@@ -12,6 +12,8 @@
 //! ```
 
 pub mod bash;
+mod bash_sandbox;
+pub use bash_sandbox::SandboxSettings;
 pub mod diff;
 pub mod edit;
 mod edit_match;
@@ -34,7 +36,8 @@ pub mod write;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 use tern_agent_loop::RuntimeTool;
 use tern_protocol::ToolSource;
@@ -66,6 +69,12 @@ pub struct ToolEnv {
     pub file_locks: FileLocks,
     /// Paths grep, glob and ls leave out (deny rules); none by default.
     pub deny_read: Option<DenyRead>,
+    /// How bash confines its commands (on at workspace-write by default).
+    pub sandbox: SandboxSettings,
+    /// The private temp dir created when `sandbox.temp_dir` is unset.
+    sandbox_tmp: Mutex<Option<tempfile::TempDir>>,
+    /// Whether the sandbox's one-time warning went out with a result.
+    sandbox_warned: AtomicBool,
 }
 
 impl std::fmt::Debug for ToolEnv {
@@ -75,6 +84,7 @@ impl std::fmt::Debug for ToolEnv {
             .field("output_dir", &self.output_dir)
             .field("image_input", &self.image_input)
             .field("deny_read", &self.deny_read.is_some())
+            .field("sandbox", &self.sandbox)
             .finish_non_exhaustive()
     }
 }
@@ -90,7 +100,41 @@ impl ToolEnv {
             image_input: false,
             file_locks: FileLocks::default(),
             deny_read: None,
+            sandbox: SandboxSettings::default(),
+            sandbox_tmp: Mutex::new(None),
+            sandbox_warned: AtomicBool::new(false),
         }
+    }
+
+    /// One line to show the person once per session when bash commands run
+    /// less confined than configured (no Landlock, or no network blocking);
+    /// `None` when the sandbox is off or fully enforced.
+    pub fn sandbox_warning(&self) -> Option<String> {
+        if self.sandbox.mode == tern_protocol::SandboxLevel::Off {
+            return None;
+        }
+        tern_sandbox::support().warning()
+    }
+
+    /// The private temp dir confined commands get as `TMPDIR`: the
+    /// configured one (created if missing) or one made on first use.
+    pub fn sandbox_temp_dir(&self) -> Result<PathBuf, String> {
+        if let Some(dir) = &self.sandbox.temp_dir {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("could not create the sandbox temp dir `{}`: {e}", dir.display()))?;
+            return std::fs::canonicalize(dir).map_err(|e| format!("sandbox temp dir `{}`: {e}", dir.display()));
+        }
+        let mut slot = self.sandbox_tmp.lock().map_err(|_| "the sandbox temp dir lock was poisoned".to_string())?;
+        if let Some(dir) = slot.as_ref() {
+            return Ok(dir.path().to_path_buf());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("tern-tmp-")
+            .tempdir()
+            .map_err(|e| format!("could not create a private temp dir for sandboxed commands: {e}"))?;
+        let path = std::fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
+        *slot = Some(dir);
+        Ok(path)
     }
 }
 

@@ -1,0 +1,197 @@
+//! How the bash tool confines one call: the level (the policy's choice for
+//! the call, never looser than the configured cap), the Landlock ruleset
+//! for it, the private `TMPDIR`, and the line telling the model why a
+//! command may have failed.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use tern_agent_loop::ToolError;
+use tern_protocol::{Confinement, SandboxLevel};
+use tern_sandbox::{AccessPlan, HostPaths, Prepared, SandboxPolicy};
+
+use crate::ToolEnv;
+
+/// How the bash tool confines commands: the `--sandbox` flag and the
+/// `[sandbox]` config section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxSettings {
+    /// The loosest level any call may run at (`[sandbox] mode`); a call runs
+    /// at the tighter of this and the policy's level for it. `Off` turns
+    /// the sandbox off altogether.
+    pub mode: SandboxLevel,
+    /// Whether calls the policy gave no confinement may use the network
+    /// (`[sandbox] network`). Read-only calls are always offline.
+    pub network_for_approved: bool,
+    /// Extra paths writable at workspace-write (`[sandbox] writable`).
+    pub writable: Vec<PathBuf>,
+    /// Extra readable paths (`[sandbox] readable`).
+    pub readable: Vec<PathBuf>,
+    /// Paths never readable (tern's config dir, `read(...)` deny rules).
+    pub deny_read: Vec<PathBuf>,
+    /// The private temp dir, e.g. under the session dir (`None`: one is
+    /// created on first use and removed with the environment).
+    pub temp_dir: Option<PathBuf>,
+    /// The home directory for toolchain and secret paths (`None`: `$HOME`).
+    pub home: Option<PathBuf>,
+}
+
+impl Default for SandboxSettings {
+    fn default() -> Self {
+        Self {
+            mode: SandboxLevel::WorkspaceWrite,
+            network_for_approved: true,
+            writable: Vec::new(),
+            readable: Vec::new(),
+            deny_read: Vec::new(),
+            temp_dir: None,
+            home: None,
+        }
+    }
+}
+
+impl SandboxSettings {
+    /// The confinement a call runs under: the policy's level capped by
+    /// `mode`, or the cap itself when the policy set none.
+    pub fn effective(&self, requested: Option<Confinement>) -> Confinement {
+        if self.mode == SandboxLevel::Off {
+            return Confinement::OFF;
+        }
+        let (level, network) = match requested {
+            Some(c) => (c.level.min(self.mode), c.network),
+            None => (self.mode, self.network_for_approved),
+        };
+        Confinement { level, network: network && level != SandboxLevel::ReadOnly }
+    }
+}
+
+/// The confinement of one call, ready to apply.
+pub(crate) struct CallSandbox {
+    /// What the call asked for after the cap.
+    pub confinement: Confinement,
+    /// The ruleset (empty when unconfined).
+    prepared: Prepared,
+    /// `TMPDIR` for the child, when confined.
+    temp_dir: Option<PathBuf>,
+    /// The one-time warning that the sandbox is weaker than asked.
+    pub warning: Option<String>,
+}
+
+/// What remains of a call's sandbox after spawn: for the result.
+pub(crate) struct Applied {
+    /// The level it ran at (`Off` when nothing was enforced).
+    pub level: SandboxLevel,
+    /// Whether it could use the network.
+    pub network: bool,
+    /// The one-time warning, if this call carries it.
+    pub warning: Option<String>,
+}
+
+impl CallSandbox {
+    /// Work out the confinement of a call and build its ruleset.
+    pub fn prepare(env: &ToolEnv, requested: Option<Confinement>) -> Result<Self, ToolError> {
+        let confinement = env.sandbox.effective(requested);
+        if confinement.level == SandboxLevel::Off {
+            return Ok(Self { confinement, prepared: Prepared::unconfined(), temp_dir: None, warning: None });
+        }
+        let temp_dir = env.sandbox_temp_dir().map_err(|e| ToolError::new(format!("bash: {e}")))?;
+        let status = tern_sandbox::support();
+        let warning = status.warning().filter(|_| !env.sandbox_warned.swap(true, Ordering::Relaxed));
+        let home = env.sandbox.home.clone().or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+        let policy = SandboxPolicy::new(confinement.level, &env.workspace, &temp_dir)
+            .network(confinement.network)
+            .home(home)
+            .writable(env.sandbox.writable.iter().cloned())
+            .readable(env.sandbox.readable.iter().cloned())
+            .deny_read(env.sandbox.deny_read.iter().cloned());
+        let host = match &env.path_prepend {
+            Some(path) => HostPaths::from_vars(|v| if v == "PATH" { Some(path.clone()) } else { std::env::var_os(v) }),
+            None => HostPaths::from_env(),
+        };
+        let plan = AccessPlan::build(&policy, &host);
+        let prepared = Prepared::new(&plan).map_err(|e| ToolError::new(format!("bash: {e}")))?;
+        Ok(Self { confinement, prepared, temp_dir: Some(temp_dir), warning })
+    }
+
+    /// Set the child's temp dir and make it confine itself before exec.
+    pub fn apply(self, cmd: &mut tokio::process::Command) -> Applied {
+        if let Some(dir) = &self.temp_dir {
+            cmd.env("TMPDIR", dir).env("TMP", dir).env("TEMP", dir);
+        }
+        let confined = self.prepared.is_confined();
+        tern_sandbox::confine(cmd.as_std_mut(), self.prepared);
+        let (level, network) =
+            if confined { (self.confinement.level, self.confinement.network) } else { (SandboxLevel::Off, true) };
+        Applied { level, network, warning: self.warning }
+    }
+}
+
+impl Applied {
+    /// The `sandbox` value of the result details.
+    pub fn label(&self) -> &'static str {
+        self.level.as_str()
+    }
+
+    /// For a failed command whose output looks like a denial, one line
+    /// telling the model what the sandbox allowed and what to do.
+    pub fn denial_note(&self, output: &str) -> Option<String> {
+        if self.level == SandboxLevel::Off || !looks_denied(output) {
+            return None;
+        }
+        let net = if self.network { "" } else { " and offline" };
+        let writes = match self.level {
+            SandboxLevel::ReadOnly => "writes only in $TMPDIR",
+            _ => "writes only in the workspace and $TMPDIR",
+        };
+        let no_net = if self.network { "" } else { "; no network" };
+        Some(format!(
+            "[The sandbox may have blocked this: the command ran {}{net} ({writes}{no_net}; reads only in the workspace, system and toolchain dirs; never ~/.ssh and other credentials). If it needs more, tell the user what and why: they can approve it to run with more access or run it themselves.]",
+            self.level
+        ))
+    }
+}
+
+/// Whether output carries the errors a Landlock denial produces.
+fn looks_denied(output: &str) -> bool {
+    const SIGNS: &[&str] =
+        &["permission denied", "operation not permitted", "read-only file system", "eacces", "eperm"];
+    let lower = output.to_ascii_lowercase();
+    SIGNS.iter().any(|s| lower.contains(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_call_level_is_capped_and_read_only_is_offline() {
+        let s = SandboxSettings::default();
+        assert_eq!(s.effective(None), Confinement { level: SandboxLevel::WorkspaceWrite, network: true });
+        assert_eq!(s.effective(Some(Confinement::READ_ONLY)), Confinement::READ_ONLY);
+        assert_eq!(
+            s.effective(Some(Confinement::OFF)),
+            Confinement { level: SandboxLevel::WorkspaceWrite, network: true }
+        );
+        let ro = SandboxSettings { mode: SandboxLevel::ReadOnly, ..SandboxSettings::default() };
+        assert_eq!(ro.effective(None), Confinement::READ_ONLY);
+        let off = SandboxSettings { mode: SandboxLevel::Off, ..SandboxSettings::default() };
+        assert_eq!(off.effective(Some(Confinement::READ_ONLY)), Confinement::OFF);
+    }
+
+    #[test]
+    fn denial_notes_name_the_level_and_only_follow_denials() {
+        let ro = Applied { level: SandboxLevel::ReadOnly, network: false, warning: None };
+        let note = ro.denial_note("touch: cannot touch 'x': Permission denied").unwrap();
+        assert!(note.contains("ran read-only and offline (writes only in $TMPDIR; no network;"), "{note}");
+        assert_eq!(ro.denial_note("error: no such file"), None);
+        let ww = Applied { level: SandboxLevel::WorkspaceWrite, network: true, warning: None };
+        assert!(
+            ww.denial_note("Read-only file system")
+                .unwrap()
+                .contains("ran workspace-write (writes only in the workspace")
+        );
+        let off = Applied { level: SandboxLevel::Off, network: true, warning: None };
+        assert_eq!(off.denial_note("Permission denied"), None);
+    }
+}
