@@ -90,6 +90,7 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_tools::rows(&tern)?);
     rows.extend(crate::bench_mcp::rows(&tern, &dir.join("tern-test-mcp"))?);
     rows.extend(crate::bench_tui::rows(&tern)?);
+    rows.extend(crate::bench_sandbox::rows()?);
 
     println!("\n| measurement | tern | baseline (same run) | target |");
     println!("|---|---|---|---|");

@@ -40,7 +40,7 @@ pub fn rows() -> anyhow::Result<Vec<Row>> {
     let root = crate::root();
     vendor_tree(&root)?;
     eprintln!("bench: building the search example (release)…");
-    let search = build_example(&root)?;
+    let search = build_example(&root, "search")?;
     let (files, bytes) = tree_size(&root)?;
     let cases = [
         Case {
@@ -143,17 +143,18 @@ fn vendor_tree(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn build_example(root: &Path) -> anyhow::Result<std::path::PathBuf> {
+/// Build one of tern-tools' examples in release and return its path.
+pub fn build_example(root: &Path, name: &str) -> anyhow::Result<std::path::PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
-        .args(["build", "--quiet", "--release", "-p", "tern-tools", "--example", "search"])
+        .args(["build", "--quiet", "--release", "-p", "tern-tools", "--example", name])
         .status()
         .context("running cargo build")?;
     if !status.success() {
-        bail!("building the search example failed");
+        bail!("building the {name} example failed");
     }
-    Ok(root.join("target/release/examples/search"))
+    Ok(root.join("target/release/examples").join(name))
 }
 
 /// Files and bytes that a search sees (what `rg --files` lists).

@@ -4,11 +4,12 @@
 //!   directory, showing a real bash + read round trip offline.
 //! - `bench`: measure startup, a two-turn headless run and per-turn harness
 //!   overhead of the release binary, each next to a baseline measured in the
-//!   same run.
+//!   same run. `bench sandbox` measures only the sandbox's cost per bash call.
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
 mod bench_mcp;
+mod bench_sandbox;
 mod bench_search;
 mod bench_tools;
 mod bench_tui;
@@ -23,10 +24,13 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("demo") => demo(args.next().as_deref() == Some("--tui")),
-        Some("bench") => bench::run(),
+        Some("bench") => match args.next().as_deref() {
+            Some("sandbox") => bench_sandbox::print(),
+            _ => bench::run(),
+        },
         Some("ci") => ci(),
         _ => {
-            eprintln!("usage: cargo xtask <demo [--tui]|bench|ci>");
+            eprintln!("usage: cargo xtask <demo [--tui]|bench [sandbox]|ci>");
             std::process::exit(2);
         }
     }
