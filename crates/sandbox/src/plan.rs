@@ -17,7 +17,8 @@ pub struct AccessPlan {
     pub level: SandboxLevel,
     /// Whether TCP connect and bind stay allowed.
     pub network: bool,
-    /// Paths readable and executable (beneath each, recursively).
+    /// Paths readable and executable (beneath each, recursively), on top
+    /// of `write`.
     pub read: Vec<PathBuf>,
     /// Paths with every filesystem right (beneath each, recursively).
     pub write: Vec<PathBuf>,
@@ -41,11 +42,15 @@ impl AccessPlan {
             }
             read.extend(git);
         }
+        let mut write = carve_all(write, &deny_write);
+        // The private temp dir is the command's own, even when it sits under
+        // a denied directory (a session dir under tern's data dir).
+        write.extend(resolve(&policy.temp_dir));
         Self {
             level: policy.level,
             network: policy.network_allowed(),
             read: carve_all(read, &deny_read),
-            write: carve_all(write, &deny_write),
+            write: minimise(write),
         }
     }
 }
@@ -140,5 +145,19 @@ mod tests {
         assert!(plan.write.contains(&home.join("src")));
         assert!(!plan.write.iter().chain(&plan.read).any(|p| p == &home || p.starts_with(home.join(".ssh"))));
         assert!(plan.read.contains(&PathBuf::from("/usr")));
+    }
+
+    #[test]
+    fn the_temp_dir_is_granted_even_under_a_denied_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(t.path()).unwrap();
+        let tmp = base.join("tern-data/session/tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        std::fs::create_dir_all(base.join("ws")).unwrap();
+        let policy =
+            SandboxPolicy::new(SandboxLevel::ReadOnly, base.join("ws"), &tmp).deny_read([base.join("tern-data")]);
+        let plan = AccessPlan::build(&policy, &HostPaths::default());
+        assert!(plan.write.contains(&tmp));
+        assert!(!plan.read.iter().chain(&plan.write).any(|p| p == &base.join("tern-data/session")));
     }
 }

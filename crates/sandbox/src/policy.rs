@@ -149,31 +149,39 @@ impl SandboxPolicy {
 
     /// Candidate readable roots before symlinks are resolved and denied
     /// paths carved out: system dirs, toolchains, the workspace and extras.
+    /// The temp dir is not among them: it is granted as is (see
+    /// [`crate::AccessPlan::build`]).
     pub fn read_candidates(&self, host: &HostPaths) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
         out.extend(toolchain_dirs(self.home.as_deref(), host));
         out.push(self.workspace.clone());
-        out.push(self.temp_dir.clone());
-        out.extend(self.readable.iter().cloned());
-        out.extend(self.writable.iter().cloned());
+        out.extend(self.readable.iter().chain(&self.writable).map(|p| self.configured(p)));
         out
     }
 
-    /// Candidate writable roots: device sinks, the temp dir, and at
-    /// workspace-write the workspace and the configured writable paths.
+    /// A configured path made absolute: `~/x` under home, `x` under the
+    /// workspace.
+    pub fn configured(&self, p: &Path) -> PathBuf {
+        match (p.strip_prefix("~"), &self.home) {
+            (Ok(rest), Some(home)) => home.join(rest),
+            _ => self.workspace.join(p),
+        }
+    }
+
+    /// Candidate writable roots: device sinks, and at workspace-write the
+    /// workspace and the configured writable paths (plus the temp dir).
     pub fn write_candidates(&self) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = DEVICE_WRITE.iter().map(PathBuf::from).collect();
-        out.push(self.temp_dir.clone());
         if self.level == SandboxLevel::WorkspaceWrite {
             out.push(self.workspace.clone());
-            out.extend(self.writable.iter().cloned());
+            out.extend(self.writable.iter().map(|p| self.configured(p)));
         }
         out
     }
 
     /// Every path that must stay unreachable.
     pub fn denied(&self, host: &HostPaths) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = self.deny_read.clone();
+        let mut out: Vec<PathBuf> = self.deny_read.iter().map(|p| self.configured(p)).collect();
         if let Some(home) = &self.home {
             out.extend(HOME_DENY.iter().map(|p| home.join(p)));
         }
@@ -272,7 +280,7 @@ mod tests {
     fn read_only_writes_only_devices_and_temp() {
         let p =
             SandboxPolicy::new(SandboxLevel::ReadOnly, "/w", "/t").writable([PathBuf::from("/extra")]).network(true);
-        assert_eq!(p.write_candidates(), ["/dev/null", "/dev/zero", "/dev/full", "/t"].map(PathBuf::from).to_vec());
+        assert_eq!(p.write_candidates(), ["/dev/null", "/dev/zero", "/dev/full"].map(PathBuf::from).to_vec());
         assert!(!p.network_allowed());
         assert!(p.read_candidates(&HostPaths::default()).contains(&PathBuf::from("/extra")));
     }
@@ -282,7 +290,7 @@ mod tests {
         let p = SandboxPolicy::new(SandboxLevel::WorkspaceWrite, "/w", "/t").writable([PathBuf::from("/extra")]);
         assert_eq!(
             p.write_candidates(),
-            ["/dev/null", "/dev/zero", "/dev/full", "/t", "/w", "/extra"].map(PathBuf::from).to_vec()
+            ["/dev/null", "/dev/zero", "/dev/full", "/w", "/extra"].map(PathBuf::from).to_vec()
         );
     }
 
@@ -295,6 +303,14 @@ mod tests {
         assert!(d.contains(&PathBuf::from("/h/.ssh")));
         assert!(d.contains(&PathBuf::from("/h/.config/tern")));
         assert!(d.contains(&PathBuf::from("/c/credentials.toml")));
+    }
+
+    #[test]
+    fn configured_paths_expand_home_and_resolve_against_the_workspace() {
+        let p = SandboxPolicy::new(SandboxLevel::ReadOnly, "/w", "/t").home(Some(PathBuf::from("/h")));
+        assert_eq!(p.configured(Path::new("~/.cache/x")), PathBuf::from("/h/.cache/x"));
+        assert_eq!(p.configured(Path::new("build")), PathBuf::from("/w/build"));
+        assert_eq!(p.configured(Path::new("/abs")), PathBuf::from("/abs"));
     }
 
     #[test]
