@@ -8,6 +8,9 @@ use tern_protocol::SandboxLevel;
 /// System directories every confined command may read and execute from.
 /// `/run` is left out (container secrets live in `/run/secrets`); the one file
 /// commands need from it, the resolver config, comes via `/etc/resolv.conf`.
+/// Of `/dev` only the harmless character devices: as root, a readable `/dev`
+/// would hand out the raw disks. (`/dev/fd` and `/dev/stdin` are symlinks
+/// into `/proc/self`, which is readable.)
 pub const SYSTEM_READ: &[&str] = &[
     "/usr",
     "/bin",
@@ -22,7 +25,9 @@ pub const SYSTEM_READ: &[&str] = &[
     "/nix",
     "/proc",
     "/sys",
-    "/dev",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
 ];
 
 /// Device files a confined command may write at every level: sinks and

@@ -64,9 +64,14 @@ fn read_only_reads_the_workspace_and_system_but_writes_only_tmpdir() {
     }
     let f = fixture();
     let p = policy(&f, SandboxLevel::ReadOnly, &f.workspace);
-    let (ok, out) = run(&p, "cat notes.txt && ls /usr/bin >/dev/null && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"");
+    let script = "cat notes.txt && ls /usr/bin >/dev/null && echo t > \"$TMPDIR/t\" && cat \"$TMPDIR/t\" \
+        && head -c 4 /dev/urandom | wc -c && cat <(echo substituted) && echo to-stderr > /dev/stderr";
+    let (ok, out) = run(&p, script);
     assert!(ok, "{out}");
-    assert_eq!(out, "workspace notes\nt\n");
+    assert_eq!(out, "workspace notes\nt\n4\nsubstituted\nto-stderr\n");
+    // Raw devices stay out of reach, even for root.
+    let (ok, out) = run(&p, "ls /dev");
+    assert!(!ok, "{out}");
     for target in [f.workspace.join("new"), f.home.join("y"), f.sibling.join("z")] {
         let (ok, out) = run(&p, &format!("echo x > '{}'", target.display()));
         assert!(!ok && out.contains("Permission denied"), "{}: {out}", target.display());
