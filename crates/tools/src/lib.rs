@@ -4,6 +4,8 @@
 //! groups killed, reads recorded for the write guards).
 //!
 //! Tools never decide permissions; the policy is installed as loop hooks.
+//! They enforce what it decided: bash runs each command confined by
+//! `tern-sandbox` at the level the policy chose for the call.
 //!
 //! ```no_run
 //! let env = std::sync::Arc::new(tern_tools::ToolEnv::new("/path/to/repo", "/tmp/tool-outputs"));
