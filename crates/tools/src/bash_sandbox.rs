@@ -139,13 +139,19 @@ impl Applied {
             return None;
         }
         let net = if self.network { "" } else { " and offline" };
-        let writes = match self.level {
-            SandboxLevel::ReadOnly => "writes only in $TMPDIR",
-            _ => "writes only in the workspace and $TMPDIR",
-        };
         let no_net = if self.network { "" } else { "; no network" };
+        let (writes, next) = match self.level {
+            SandboxLevel::ReadOnly => (
+                "writes only in $TMPDIR",
+                "If it needs to write or to reach the network, tell the user what and why: a command they approve runs with write access to the workspace.",
+            ),
+            _ => (
+                "writes only in the workspace and $TMPDIR",
+                "If it needs to write elsewhere (a package cache, say), tell the user what and why: they can add the path to `writable` under `[sandbox]` in the config, or run the command themselves.",
+            ),
+        };
         Some(format!(
-            "[The sandbox may have blocked this: the command ran {}{net} ({writes}{no_net}; reads only in the workspace, system and toolchain dirs; never ~/.ssh and other credentials). If it needs more, tell the user what and why: they can approve it to run with more access or run it themselves.]",
+            "[The sandbox may have blocked this: the command ran {}{net} ({writes}{no_net}; reads only in the workspace, system and toolchain dirs; never ~/.ssh or other credentials). {next}]",
             self.level
         ))
     }
@@ -186,11 +192,9 @@ mod tests {
         assert!(note.contains("ran read-only and offline (writes only in $TMPDIR; no network;"), "{note}");
         assert_eq!(ro.denial_note("error: no such file"), None);
         let ww = Applied { level: SandboxLevel::WorkspaceWrite, network: true, warning: None };
-        assert!(
-            ww.denial_note("Read-only file system")
-                .unwrap()
-                .contains("ran workspace-write (writes only in the workspace")
-        );
+        let note = ww.denial_note("Read-only file system").unwrap();
+        assert!(note.contains("ran workspace-write (writes only in the workspace and $TMPDIR; reads"), "{note}");
+        assert!(note.contains("add the path to `writable` under `[sandbox]`"), "{note}");
         let off = Applied { level: SandboxLevel::Off, network: true, warning: None };
         assert_eq!(off.denial_note("Permission denied"), None);
     }
