@@ -162,12 +162,7 @@ async fn run(
         cmd.env("PATH", path);
     }
     let sandbox = sandbox.apply(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| {
-        ToolError::new(format!(
-            "bash: could not start `bash` ({} sandbox): {e}. Is bash installed and on PATH?",
-            sandbox.label()
-        ))
-    })?;
+    let mut child = cmd.spawn().map_err(|e| sandbox.spawn_error(e))?;
     // The command holds our copies of the write end; close them, or the pipe
     // never reaches end-of-file.
     drop(cmd);

@@ -132,6 +132,18 @@ impl Applied {
         self.level.as_str()
     }
 
+    /// The error when the command could not start: a missing bash, or a
+    /// sandbox the child could not apply (it never runs less confined).
+    pub fn spawn_error(&self, e: std::io::Error) -> ToolError {
+        if self.level == SandboxLevel::Off {
+            return ToolError::new(format!("bash: could not start `bash`: {e}. Is bash installed and on PATH?"));
+        }
+        ToolError::new(format!(
+            "bash: could not start `bash` under the {} sandbox: {e}. Is bash installed and on PATH? If it is, the sandbox could not be applied here; the user can run tern with `--sandbox off`.",
+            self.level
+        ))
+    }
+
     /// For a failed command whose output looks like a denial, one line
     /// telling the model what the sandbox allowed and what to do.
     pub fn denial_note(&self, output: &str) -> Option<String> {
