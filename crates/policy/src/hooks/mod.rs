@@ -11,7 +11,13 @@
 //! - exit 0, nothing on stdout: no opinion;
 //! - exit 0 and a JSON object: `decision` (`allow`|`deny`|`ask`, also
 //!   `approve`/`block`), `reason`, `updated_input` (pre_tool_use only) and
-//!   `additional_context`; unknown fields are ignored;
+//!   `additional_context` — or Claude Code's shape (`continue`,
+//!   `stopReason`, `systemMessage`, `hookSpecificOutput` with
+//!   `permissionDecision`, `permissionDecisionReason`, `updatedInput`,
+//!   `additionalContext`), so hooks written for it work unchanged. When both
+//!   give a decision the stricter wins; `continue: false` denies. An unknown
+//!   key is a failure (a hook in a schema tern does not know must not pass
+//!   for "no opinion");
 //! - exit 2: block, with stderr as the reason.
 //!
 //! Anything else (another exit code, a signal, a timeout, output that is not
