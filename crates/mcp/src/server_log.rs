@@ -34,7 +34,8 @@ impl ServerLog {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        match OpenOptions::new().create(true).append(true).open(path) {
+        // The log holds what servers print: readable by the owner only.
+        match std::os::unix::fs::OpenOptionsExt::mode(OpenOptions::new().create(true).append(true), 0o600).open(path) {
             Ok(file) => Self { sink: Some(Arc::new(Sink { path: path.to_path_buf(), file: Mutex::new(file) })) },
             Err(_) => Self::default(),
         }

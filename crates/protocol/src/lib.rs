@@ -21,7 +21,7 @@ mod usage;
 
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
-pub use sandbox::{Confinement, SandboxLevel};
+pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
 pub use todo::{TodoItem, TodoStatus};
 pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolSource};
 pub use usage::{Usage, UsageTotals};

@@ -25,13 +25,12 @@ pub struct Session {
 impl Session {
     /// Create a new session under `sessions_dir`.
     pub fn create(sessions_dir: &Path, header: Value) -> Result<Self, RuntimeError> {
-        std::fs::create_dir_all(sessions_dir)
+        // Sessions hold what the model read and commands printed: owner only.
+        tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| RuntimeError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
         let id = new_session_id();
         let path = sessions_dir.join(format!("{id}.jsonl"));
-        let file = File::options()
-            .create_new(true)
-            .append(true)
+        let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
             .open(&path)
             .map_err(|e| RuntimeError::Io(format!("cannot create session log {}: {e}", path.display())))?;
         let s = Self { dir: sessions_dir.join(&id), id, path, file: Mutex::new(Some(file)) };

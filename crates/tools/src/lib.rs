@@ -16,7 +16,8 @@ pub mod diff;
 pub mod edit;
 mod edit_match;
 mod file_guard;
-pub use file_guard::write_atomic;
+mod git_guard;
+pub use file_guard::{create_private_dir, write_atomic};
 pub mod glob;
 pub mod grep;
 mod grep_page;
@@ -66,6 +67,9 @@ pub struct ToolEnv {
     pub file_locks: FileLocks,
     /// Paths grep, glob and ls leave out (deny rules); none by default.
     pub deny_read: Option<DenyRead>,
+    /// The environment bash commands start from (secrets removed); tern's
+    /// own when `None`.
+    pub child_env: Option<tern_protocol::ChildEnv>,
 }
 
 impl std::fmt::Debug for ToolEnv {
@@ -90,6 +94,7 @@ impl ToolEnv {
             image_input: false,
             file_locks: FileLocks::default(),
             deny_read: None,
+            child_env: None,
         }
     }
 }

@@ -141,6 +141,7 @@ struct Hook {
 pub struct HookRunner {
     hooks: Vec<(HookEvent, Vec<Hook>)>,
     workspace: PathBuf,
+    env: Option<tern_protocol::ChildEnv>,
 }
 
 impl HookRunner {
@@ -157,7 +158,13 @@ impl HookRunner {
                 .collect::<Result<Vec<Hook>, String>>()?;
             hooks.push((event, compiled));
         }
-        Ok(HookRunner { hooks, workspace })
+        Ok(HookRunner { hooks, workspace, env: None })
+    }
+
+    /// Start hooks from `env` (secrets removed) instead of tern's own environment.
+    pub fn with_env(mut self, env: tern_protocol::ChildEnv) -> Self {
+        self.env = Some(env);
+        self
     }
 
     /// Whether any hook would run for `event` (and `tool_name`, for tool events).
@@ -198,8 +205,14 @@ impl HookRunner {
             // Serialising a Value cannot fail; an empty stdin would only make the hook fail visibly.
             let mut stdin = serde_json::to_vec(&payload).unwrap_or_default();
             stdin.push(b'\n');
-            let run =
-                HookCommand { command, workspace: &self.workspace, event, stdin: &stdin, timeout: hook.spec.timeout() };
+            let run = HookCommand {
+                command,
+                workspace: &self.workspace,
+                env: self.env.as_ref(),
+                event,
+                stdin: &stdin,
+                timeout: hook.spec.timeout(),
+            };
             let finished = process::run_command(&run, cancel).await;
             combiner.ran(HookRun {
                 command: command.to_string(),

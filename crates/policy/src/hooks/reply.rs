@@ -130,9 +130,8 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
     };
     let mut reply = HookReply::default();
     let parse = |word: &str| {
-        parse_decision(word).ok_or_else(|| {
-            format!("{hook} printed unknown decision `{word}`; use \"allow\", \"deny\" or \"ask\"")
-        })
+        parse_decision(word)
+            .ok_or_else(|| format!("{hook} printed unknown decision `{word}`; use \"allow\", \"deny\" or \"ask\""))
     };
     let top = raw.decision.as_deref().map(parse).transpose()?;
     let specific = specific_decision.as_deref().map(parse).transpose()?;
@@ -290,7 +289,11 @@ mod tests {
         assert_eq!(reply.notes, ["hook `check`: hi"]);
         let stop = pre(Termination::Code(0), r#"{"continue":false,"stopReason":"halt"}"#, "").unwrap();
         assert_eq!((stop.decision, stop.reason.as_deref()), (Some(HookDecision::Deny), Some("halt")));
-        let both = pre(Termination::Code(0), r#"{"decision":"approve","hookSpecificOutput":{"permissionDecision":"ask"}}"#, "");
+        let both = pre(
+            Termination::Code(0),
+            r#"{"decision":"approve","hookSpecificOutput":{"permissionDecision":"ask"}}"#,
+            "",
+        );
         assert_eq!(both.unwrap().decision, Some(HookDecision::Ask), "the stricter decision wins");
         let defer = pre(Termination::Code(0), r#"{"hookSpecificOutput":{"permissionDecision":"defer"}}"#, "");
         assert_eq!(defer.unwrap().decision, Some(HookDecision::Ask));
