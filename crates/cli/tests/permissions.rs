@@ -207,7 +207,8 @@ async fn permissions_check_explains_decisions() {
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["decision"]["verdict"], "ask", "{v:#}");
     assert!(out.stderr.contains("ignored allow rule(s) `bash(npm run test:*)`"), "{}", out.stderr);
-    let out = h.run(&["permissions", "check", "bash(npm run test -- --watch && git status)", "--json", "--trust"]).await;
+    let out =
+        h.run(&["permissions", "check", "bash(npm run test -- --watch && git status)", "--json", "--trust"]).await;
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["decision"]["verdict"], "allow", "{v:#}");
     assert_eq!(v["decision"]["decided_by"]["rule"], "bash(npm run test:*)");
