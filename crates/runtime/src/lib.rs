@@ -104,6 +104,22 @@ pub struct Overrides {
     pub sandbox: Option<String>,
 }
 
+/// The workspace: `--cwd` or the current directory, canonical.
+pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError> {
+    let cwd = match &overrides.cwd {
+        Some(c) => c.clone(),
+        None => {
+            std::env::current_dir().map_err(|e| RuntimeError::Io(format!("cannot read the current directory: {e}")))?
+        }
+    };
+    let workspace =
+        std::fs::canonicalize(&cwd).map_err(|e| RuntimeError::Config(format!("--cwd {}: {e}", cwd.display())))?;
+    if !workspace.is_dir() {
+        return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
+    }
+    Ok(workspace)
+}
+
 /// How tool subprocesses are confined in this session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SandboxSettings {
@@ -170,16 +186,7 @@ impl Runtime {
     /// MCP servers (all at once), assemble the catalog, and open a new
     /// session log.
     pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
-        let cwd = match &overrides.cwd {
-            Some(c) => c.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| RuntimeError::Io(format!("cannot read the current directory: {e}")))?,
-        };
-        let workspace =
-            std::fs::canonicalize(&cwd).map_err(|e| RuntimeError::Config(format!("--cwd {}: {e}", cwd.display())))?;
-        if !workspace.is_dir() {
-            return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
-        }
+        let workspace = resolve_workspace(&overrides)?;
         let paths = TernPaths::discover()?;
         let user = FileConfig::load(&paths.user_config())?;
         let project_file = config::project_config(&workspace);

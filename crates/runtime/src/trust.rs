@@ -102,6 +102,33 @@ fn server_line(s: &crate::config::McpServerSection) -> String {
     }
 }
 
+/// A question for the person before a session starts in an untrusted
+/// folder whose project would run or widen something.
+#[derive(Debug, Clone)]
+pub struct TrustQuestion {
+    /// The folder.
+    pub workspace: PathBuf,
+    /// What trusting it would enable, one line each.
+    pub items: Vec<String>,
+    /// The user config file the answer is saved in.
+    pub user_config: PathBuf,
+}
+
+/// The question to ask before starting in this folder, if any: `None` when
+/// it is trusted (or `--trust` was given) or its project has nothing that
+/// needs trust.
+pub fn question(overrides: &crate::Overrides) -> Result<Option<TrustQuestion>, crate::RuntimeError> {
+    let workspace = crate::resolve_workspace(overrides)?;
+    let paths = crate::TernPaths::discover()?;
+    let user = FileConfig::load(&paths.user_config())?;
+    if decide(&user, &workspace, overrides.trust).is_trusted() {
+        return Ok(None);
+    }
+    let project = FileConfig::load(&crate::config::project_config(&workspace))?;
+    let items = trust_needed(&project, &workspace);
+    Ok((!items.is_empty()).then(|| TrustQuestion { workspace, items, user_config: paths.user_config() }))
+}
+
 /// How to trust, for messages.
 pub fn how_to_trust(workspace: &Path) -> String {
     format!("trust the folder with `tern trust {}` (or `--trust` for one run)", workspace.display())

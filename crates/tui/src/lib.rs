@@ -10,6 +10,7 @@ pub mod sanitize;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
+pub mod trust_prompt;
 pub mod widgets;
 pub mod wrap;
 
