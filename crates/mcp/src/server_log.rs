@@ -58,10 +58,7 @@ impl ServerLog {
     pub fn line(&self, server: &str, text: &str) {
         let Some(sink) = &self.sink else { return };
         let mut text = text.trim_end_matches(['\n', '\r']);
-        if text.len() > MAX_LINE_BYTES {
-            let cut = (0..=MAX_LINE_BYTES).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-            text = &text[..cut];
-        }
+        text = tern_protocol::text::prefix_within(text, MAX_LINE_BYTES);
         let line = format!("[{server}] {text}\n");
         if let Ok(mut file) = sink.file.lock() {
             // One write per line keeps lines from different servers whole.

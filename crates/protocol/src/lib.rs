@@ -15,6 +15,7 @@
 mod event;
 mod message;
 mod sandbox;
+pub mod text;
 mod todo;
 mod tool;
 mod usage;
