@@ -275,3 +275,14 @@ async fn searches_skip_files_a_read_deny_rule_covers() {
     assert!(results[1].0.contains("notes.txt") && !results[1].0.contains("key.txt"), "{:?}", results[1]);
     assert!(!results[2].0.contains("secrets"), "{:?}", results[2]);
 }
+
+#[tokio::test]
+async fn claude_code_tool_names_hide_the_tool_they_deny() {
+    let h = strict(Wire::Anthropic, json!([])).await;
+    let out = h.run(&["tools", "--json", "--disallowed-tools", "TodoWrite"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = v["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"bash") && !names.contains(&"todo_write"), "{names:?}");
+    assert_eq!(v["removed"][0]["name"], "todo_write", "{v:#}");
+}
