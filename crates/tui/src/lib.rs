@@ -7,6 +7,7 @@
 pub mod app;
 pub mod markdown;
 pub mod sanitize;
+pub mod slash;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
