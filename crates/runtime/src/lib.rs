@@ -565,12 +565,14 @@ impl Runtime {
             outcome = merge_outcomes(outcome, more);
         }
         let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
+        let mut notices = hooks.take_notices();
+        notices.extend(self.session.take_problem());
         RunReport {
             outcome,
             cost_usd,
             duration_ms: started.elapsed().as_millis() as u64,
             permission_denials: hooks.take_denials(),
-            notices: hooks.take_notices(),
+            notices,
         }
     }
 }
