@@ -1,11 +1,10 @@
 //! Comparing tool names the way people write them: trimmed, Unicode NFKC
 //! (so full-width `ＲＥＡＤ` is `READ`), lowercase, with `*` as a wildcard.
 
-use unicode_normalization::UnicodeNormalization;
-
-/// The form names are compared in: NFKC, trimmed, lowercase.
+/// The form names are compared in: NFKC, trimmed, lowercase, Claude Code's
+/// names mapped to tern's (the one normaliser, in tern-protocol).
 pub fn normalize_name(name: &str) -> String {
-    name.nfkc().collect::<String>().trim().to_lowercase()
+    tern_protocol::canonical_tool_name(name)
 }
 
 /// A set of names and `*` patterns from a list in configuration or an agent

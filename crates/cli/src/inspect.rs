@@ -1,4 +1,5 @@
-//! Inspection subcommands: `tern tools` and `tern mcp list`. They load the
+//! Inspection subcommands: `tern tools`, `tern mcp list`, `tern permissions`
+//! and `tern trust`. The first three load the
 //! same config and start the same MCP servers a run would, send nothing to
 //! the model, and open no session log.
 
@@ -189,4 +190,62 @@ pub fn permissions_list(mut overrides: tern_runtime::Overrides, as_json: bool) -
         print(&text);
         exit::SUCCESS
     })
+}
+
+/// `tern trust [DIR] [--list | --remove]`: trust a folder (kept in the user
+/// config), list trusted folders, or stop trusting one.
+pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
+    let paths = match tern_runtime::TernPaths::discover() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    let user_file = paths.user_config();
+    let dir = match dir.map_or_else(std::env::current_dir, Ok).and_then(std::fs::canonicalize) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tern: cannot find the folder to trust: {e}");
+            return exit::USAGE;
+        }
+    };
+    if list {
+        let user = match tern_runtime::FileConfig::load(&user_file) {
+            Ok(u) => u,
+            Err(e) => {
+                eprintln!("tern: {e}");
+                return exit::USAGE;
+            }
+        };
+        for folder in &user.trust.folders {
+            print(&format!("{}\n", folder.display()));
+        }
+        let state = tern_runtime::trust::decide(&user, &dir, false);
+        print(&format!("{}: {}\n", dir.display(), state.describe()));
+        return exit::SUCCESS;
+    }
+    let result = if remove {
+        tern_runtime::trust::remove_trusted(&user_file, &dir)
+    } else {
+        tern_runtime::trust::save_trusted(&user_file, &dir)
+    };
+    match (result, remove) {
+        (Ok(true), false) => print(&format!("trusted {} (saved in {})\n", dir.display(), user_file.display())),
+        (Ok(false), false) => print(&format!("{} was already trusted\n", dir.display())),
+        (Ok(true), true) => print(&format!("{} is no longer trusted\n", dir.display())),
+        (Ok(false), true) => {
+            eprintln!(
+                "tern: {} is not listed in {} (a folder above it may be; see `tern trust --list`)",
+                dir.display(),
+                user_file.display()
+            );
+            return exit::FAILED;
+        }
+        (Err(e), _) => {
+            eprintln!("tern: {e}");
+            return exit::FAILED;
+        }
+    }
+    exit::SUCCESS
 }

@@ -102,6 +102,15 @@ struct Common {
     /// More MCP servers from a JSON file in the `.mcp.json` format (repeatable).
     #[arg(long = "mcp-config", global = true)]
     mcp_config: Vec<PathBuf>,
+
+    /// Trust this folder for this run: its project hooks, MCP servers and allow rules apply (`tern trust` saves it).
+    #[arg(long, global = true)]
+    trust: bool,
+
+    /// The loosest sandbox any command runs in: off, read-only or workspace-write (default; auto-allowed commands
+    /// always run read-only and offline).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    sandbox: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,6 +123,21 @@ enum Command {
     /// Permissions.
     #[command(subcommand)]
     Permissions(PermissionsCommand),
+    /// Trust a folder (default: the current one) so its project config, hooks and MCP servers apply.
+    Trust(TrustArgs),
+}
+
+/// `tern trust`.
+#[derive(Debug, Args)]
+struct TrustArgs {
+    /// The folder (and everything below it); default: the current directory (or --cwd).
+    dir: Option<PathBuf>,
+    /// List the trusted folders, and whether this one is trusted.
+    #[arg(long, conflicts_with = "remove")]
+    list: bool,
+    /// Stop trusting the folder.
+    #[arg(long)]
+    remove: bool,
 }
 
 /// `tern permissions ...`.
@@ -182,6 +206,8 @@ impl Common {
             allowed_tools: self.allowed_tools.iter().flat_map(|s| tern_policy::rules::split_rule_list(s)).collect(),
             permission_mode: self.permission_mode.clone(),
             mcp_config: self.mcp_config.clone(),
+            trust: self.trust,
+            sandbox: self.sandbox.clone(),
             ..Default::default()
         }
     }
@@ -204,6 +230,10 @@ fn main() -> ExitCode {
         }
         Some(Command::Permissions(PermissionsCommand::List { json })) => {
             return ExitCode::from(inspect::permissions_list(cli.common.overrides(), json));
+        }
+        Some(Command::Trust(args)) => {
+            let dir = args.dir.or(cli.common.cwd.clone());
+            return ExitCode::from(inspect::trust(dir, args.list, args.remove));
         }
         None => {}
     }
@@ -279,8 +309,34 @@ fn with_runtime_mut(
 }
 
 /// The interactive front end. Setup problems are printed before the screen
-/// is taken over.
-fn tui(overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
+/// is taken over; so is the trust question, when the folder's project would
+/// run or widen something and the folder is not trusted yet.
+fn tui(mut overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
+    match tern_runtime::trust::question(&overrides) {
+        Ok(None) => {}
+        Ok(Some(q)) => match tern_tui::trust_prompt::ask(&q) {
+            Ok(tern_tui::trust_prompt::TrustChoice::Always) => {
+                match tern_runtime::trust::save_trusted(&q.user_config, &q.workspace) {
+                    Ok(_) => overrides.trust = true,
+                    Err(e) => {
+                        eprintln!("tern: {e}");
+                        return exit::FAILED;
+                    }
+                }
+            }
+            Ok(tern_tui::trust_prompt::TrustChoice::Once) => overrides.trust = true,
+            Ok(tern_tui::trust_prompt::TrustChoice::No) => {}
+            Ok(tern_tui::trust_prompt::TrustChoice::Quit) => return exit::SUCCESS,
+            Err(e) => {
+                eprintln!("tern: terminal error: {e}");
+                return exit::FAILED;
+            }
+        },
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -283,7 +283,18 @@ async fn mcp_json_and_mcp_config_files_are_read() {
         &extra,
         &json!({"mcpServers": {"extra": {"type": "stdio", "command": server, "args": ["--tools", "1"]}}}).to_string(),
     );
+    // Untrusted: the project's .mcp.json is not started, and the warning says how to trust.
     let out = h.run(&["mcp", "list", "--json", "--mcp-config", extra.to_str().unwrap()]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let list: Value = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["extra"], "{list}");
+    assert!(
+        out.stderr.contains("did not start MCP server(s) proj") && out.stderr.contains("tern trust"),
+        "{}",
+        out.stderr
+    );
+    let out = h.run(&["mcp", "list", "--json", "--trust", "--mcp-config", extra.to_str().unwrap()]).await;
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let list: Value = serde_json::from_str(&out.stdout).unwrap();
     let names: Vec<&str> = list.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();

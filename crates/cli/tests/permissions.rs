@@ -202,7 +202,13 @@ async fn permissions_check_explains_decisions() {
     assert!(out.stdout.contains("dangerous"), "{}", out.stdout);
     assert!(out.stdout.contains("bash(git push --force origin main)"), "{}", out.stdout);
 
+    // A project's allow rules need a trusted folder.
     let out = h.run(&["permissions", "check", "bash(npm run test -- --watch && git status)", "--json"]).await;
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["decision"]["verdict"], "ask", "{v:#}");
+    assert!(out.stderr.contains("ignored allow rule(s) `bash(npm run test:*)`"), "{}", out.stderr);
+    let out =
+        h.run(&["permissions", "check", "bash(npm run test -- --watch && git status)", "--json", "--trust"]).await;
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["decision"]["verdict"], "allow", "{v:#}");
     assert_eq!(v["decision"]["decided_by"]["rule"], "bash(npm run test:*)");
@@ -268,4 +274,15 @@ async fn searches_skip_files_a_read_deny_rule_covers() {
     assert!(results[0].0.contains("notes.txt") && !results[0].0.contains("hunter2"), "{:?}", results[0]);
     assert!(results[1].0.contains("notes.txt") && !results[1].0.contains("key.txt"), "{:?}", results[1]);
     assert!(!results[2].0.contains("secrets"), "{:?}", results[2]);
+}
+
+#[tokio::test]
+async fn claude_code_tool_names_hide_the_tool_they_deny() {
+    let h = strict(Wire::Anthropic, json!([])).await;
+    let out = h.run(&["tools", "--json", "--disallowed-tools", "TodoWrite"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = v["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"bash") && !names.contains(&"todo_write"), "{names:?}");
+    assert_eq!(v["removed"][0]["name"], "todo_write", "{v:#}");
 }

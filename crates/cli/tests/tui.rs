@@ -156,3 +156,38 @@ async fn a_session_in_a_real_terminal() {
     assert!(raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"), "alternate screen entered and left");
     assert!(raw.contains("\x1b[?2004l"), "bracketed paste switched off");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "hi"}]}).to_string()).await;
+    let marker = h.home.path().join("hook-ran");
+    common::write(
+        &h.path(".tern/config.toml"),
+        &format!("[[hooks.session_start]]\ncommand = \"touch {}\"\n", marker.display()),
+    );
+    let mut s = start(&h);
+    s.wait_for("this folder is not trusted yet");
+    s.wait_for(&format!("runs the hook `touch {}` on session_start", marker.display()));
+    s.send(b"1");
+    s.wait_for("Ask tern");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    let workspace = std::fs::canonicalize(h.workspace.path()).unwrap();
+    assert!(config.contains("[trust]") && config.contains(&workspace.display().to_string()), "{config}");
+    s.type_text("hello\r");
+    s.wait_for("hi");
+    assert!(marker.exists(), "trusted: the project's session_start hook ran");
+    s.send(b"\x03");
+    s.wait_for("Ctrl+C again to quit");
+    s.send(b"\x03");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Trusted now: the next start asks nothing.
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    assert!(!s.text().contains("not trusted"), "{}", s.text());
+    s.child.kill().unwrap();
+    let _ = s.child.wait();
+}

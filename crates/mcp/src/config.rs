@@ -17,6 +17,9 @@ pub struct ServerConfig {
     pub tool_timeout: Duration,
     /// Carried through to [`ServerStatus`](crate::ServerStatus) for the tool catalog.
     pub always_load: bool,
+    /// The environment a stdio server starts from (secrets removed), before
+    /// its own `env`; tern's whole environment when `None`.
+    pub child_env: Option<tern_protocol::ChildEnv>,
 }
 
 impl ServerConfig {
@@ -34,6 +37,7 @@ impl ServerConfig {
             startup_timeout: Self::DEFAULT_STARTUP_TIMEOUT,
             tool_timeout: Self::DEFAULT_TOOL_TIMEOUT,
             always_load: false,
+            child_env: None,
         }
     }
 

@@ -51,13 +51,14 @@ pub struct Connection {
 pub async fn connect(
     server: &str,
     transport: &Transport,
+    child_env: Option<&tern_protocol::ChildEnv>,
     log: &ServerLog,
     on_tools_changed: ListChanged,
 ) -> Result<Connection, String> {
     let events = ClientEvents { on_tools_changed };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {
-            let spawned = crate::server_process::spawn(server, command, args, env, cwd.as_ref(), log)?;
+            let spawned = crate::server_process::spawn(server, command, args, env, child_env, cwd.as_ref(), log)?;
             let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin);
             match events.serve(transport).await {
                 Ok(client) => Ok(Connection { client, process: Some(spawned.process) }),

@@ -103,12 +103,7 @@ fn base64_decoded_len(data: &str) -> u64 {
 
 fn compact_json(value: serde_json::Result<Value>) -> String {
     let text = value.map(|v| v.to_string()).unwrap_or_default();
-    if text.len() > 200 {
-        let cut = (0..=200).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-        format!("{}…", &text[..cut])
-    } else {
-        text
-    }
+    if text.len() > 200 { format!("{}…", tern_protocol::text::prefix_within(&text, 200)) } else { text }
 }
 
 #[cfg(test)]

@@ -144,7 +144,14 @@ impl Server {
         self.log.note(self.name(), &format!("starting ({})", self.config.transport.describe()));
         let started = Instant::now();
         let attempt = async {
-            let conn = connection::connect(self.name(), &self.config.transport, &self.log, on_changed).await?;
+            let conn = connection::connect(
+                self.name(),
+                &self.config.transport,
+                self.config.child_env.as_ref(),
+                &self.log,
+                on_changed,
+            )
+            .await?;
             let tools =
                 conn.client.peer().list_all_tools().await.map_err(|e| format!("the first `tools/list` failed: {e}"))?;
             Ok::<_, String>((conn, tools))

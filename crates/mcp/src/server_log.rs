@@ -34,7 +34,8 @@ impl ServerLog {
         if let Some(parent) = path.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        match OpenOptions::new().create(true).append(true).open(path) {
+        // The log holds what servers print: readable by the owner only.
+        match std::os::unix::fs::OpenOptionsExt::mode(OpenOptions::new().create(true).append(true), 0o600).open(path) {
             Ok(file) => Self { sink: Some(Arc::new(Sink { path: path.to_path_buf(), file: Mutex::new(file) })) },
             Err(_) => Self::default(),
         }
@@ -57,10 +58,7 @@ impl ServerLog {
     pub fn line(&self, server: &str, text: &str) {
         let Some(sink) = &self.sink else { return };
         let mut text = text.trim_end_matches(['\n', '\r']);
-        if text.len() > MAX_LINE_BYTES {
-            let cut = (0..=MAX_LINE_BYTES).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
-            text = &text[..cut];
-        }
+        text = tern_protocol::text::prefix_within(text, MAX_LINE_BYTES);
         let line = format!("[{server}] {text}\n");
         if let Ok(mut file) = sink.file.lock() {
             // One write per line keeps lines from different servers whole.

@@ -34,17 +34,22 @@ pub struct Spawned {
     pub stdin: ChildStdin,
 }
 
-/// Start `command args…` with `env` added to tern's environment, in `cwd`,
-/// with stderr copied into `log` (or discarded when there is no log).
+/// Start `command args…` with `env` added to `base` (tern's own environment
+/// when `None`), in `cwd`, with stderr copied into `log` (or discarded when
+/// there is no log).
 pub fn spawn(
     server: &str,
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
+    base: Option<&tern_protocol::ChildEnv>,
     cwd: Option<&PathBuf>,
     log: &ServerLog,
 ) -> Result<Spawned, String> {
     let mut cmd = Command::new(command);
+    if let Some(base) = base {
+        cmd.env_clear().envs(base.iter());
+    }
     cmd.args(args)
         .envs(env)
         .stdin(Stdio::piped())
@@ -165,7 +170,8 @@ mod tests {
 
     #[tokio::test]
     async fn missing_command_says_what_to_check() {
-        let err = spawn("s", "/definitely/not/here", &[], &BTreeMap::new(), None, &ServerLog::default()).err().unwrap();
+        let err =
+            spawn("s", "/definitely/not/here", &[], &BTreeMap::new(), None, None, &ServerLog::default()).err().unwrap();
         assert!(err.contains("command not found"), "{err}");
         assert!(err.contains("PATH"), "{err}");
     }
@@ -178,7 +184,8 @@ mod tests {
         let env = BTreeMap::from([("TERN_MCP_TEST_VAR".to_string(), "hello".to_string())]);
         let script = "echo \"$TERN_MCP_TEST_VAR $(pwd)\" >&2; sleep 30 & sleep 30";
         let spawned =
-            spawn("sh", "sh", &["-c".into(), script.into()], &env, Some(&dir.path().to_path_buf()), &log).unwrap();
+            spawn("sh", "sh", &["-c".into(), script.into()], &env, None, Some(&dir.path().to_path_buf()), &log)
+                .unwrap();
         let pgid = spawned.process.pgid;
         let canonical = dir.path().canonicalize().unwrap();
         let expected = format!("[sh] hello {}", canonical.display());
@@ -199,7 +206,7 @@ mod tests {
 
     #[tokio::test]
     async fn terminate_reports_the_exit() {
-        let spawned = spawn("s", "sleep", &["30".into()], &BTreeMap::new(), None, &ServerLog::default()).unwrap();
+        let spawned = spawn("s", "sleep", &["30".into()], &BTreeMap::new(), None, None, &ServerLog::default()).unwrap();
         spawned.process.terminate().await;
         assert_eq!(spawned.process.exit_status().as_deref(), Some("killed by signal 15"));
     }

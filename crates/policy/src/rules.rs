@@ -98,19 +98,9 @@ pub fn path_rule_family(tool: &str) -> Option<&'static str> {
     }
 }
 
-/// Claude Code's tool names mean tern's.
+/// Claude Code's tool names mean tern's (the one normaliser, in tern-protocol).
 pub fn canonical_tool(name: &str) -> String {
-    let lower = name.trim().to_lowercase();
-    match lower.as_str() {
-        "multiedit" | "multi_edit" => "edit".into(),
-        "notebookedit" => "notebook_edit".into(),
-        "webfetch" => "web_fetch".into(),
-        "websearch" => "web_search".into(),
-        "todowrite" => "todo_write".into(),
-        "toolsearch" => "tool_search".into(),
-        "askuserquestion" => "ask_user".into(),
-        _ => lower,
-    }
+    tern_protocol::canonical_tool_name(name)
 }
 
 /// Where paths in rules are anchored.

@@ -15,13 +15,14 @@
 mod event;
 mod message;
 mod sandbox;
+pub mod text;
 mod todo;
 mod tool;
 mod usage;
 
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
-pub use sandbox::{Confinement, SandboxLevel};
+pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
 pub use todo::{TodoItem, TodoStatus};
-pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolSource};
+pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolSource, canonical_tool_name};
 pub use usage::{Usage, UsageTotals};

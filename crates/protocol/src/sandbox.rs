@@ -64,6 +64,11 @@ impl Confinement {
     pub const OFF: Confinement = Confinement { level: SandboxLevel::Off, network: true };
 }
 
+/// The complete environment a tool subprocess, hook or MCP server starts
+/// with (provider keys and other secrets already removed), shared by every
+/// spawner so none of them decides on its own what a child may see.
+pub type ChildEnv = std::sync::Arc<std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

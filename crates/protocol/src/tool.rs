@@ -3,6 +3,25 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The one form tool names are compared in, everywhere (catalog filters,
+/// permission rules, agent tool lists, hook matchers): Unicode NFKC (so a
+/// full-width `ＲＥＡＤ` is `read`), trimmed, lowercase, and Claude Code's
+/// names mapped to tern's (`TodoWrite` is `todo_write`, `MultiEdit` is `edit`).
+pub fn canonical_tool_name(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let lower = name.nfkc().collect::<String>().trim().to_lowercase();
+    match lower.as_str() {
+        "multiedit" | "multi_edit" => "edit".into(),
+        "notebookedit" => "notebook_edit".into(),
+        "webfetch" => "web_fetch".into(),
+        "websearch" => "web_search".into(),
+        "todowrite" => "todo_write".into(),
+        "toolsearch" => "tool_search".into(),
+        "askuserquestion" => "ask_user".into(),
+        _ => lower,
+    }
+}
+
 /// Whether a tool may run concurrently with others of the same batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -65,4 +84,17 @@ pub struct ToolCall {
     pub name: String,
     /// Arguments as parsed JSON.
     pub input: Value,
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::canonical_tool_name;
+
+    #[test]
+    fn names_compare_in_one_form() {
+        assert_eq!(canonical_tool_name(" TodoWrite "), "todo_write");
+        assert_eq!(canonical_tool_name("ＲＥＡＤ"), "read");
+        assert_eq!(canonical_tool_name("MultiEdit"), "edit");
+        assert_eq!(canonical_tool_name("mcp__GitHub__x"), "mcp__github__x");
+    }
 }

@@ -42,6 +42,16 @@
 //! matcher = "bash"
 //! command = "python3 .tern/hooks/check.py"
 //!
+//! [sandbox]                                # docs/sandbox.md
+//! mode = "workspace-write"                 # off | read-only | workspace-write
+//! network = true                           # for approved commands
+//!
+//! [env]                                    # docs/security.md
+//! passthrough = ["NPM_TOKEN"]              # secrets tool subprocesses may see
+//!
+//! [trust]                                  # user config only: `tern trust`
+//! folders = ["/home/me/src"]
+//!
 //! [mcp_servers.github]                     # docs/mcp.md
 //! command = "npx"
 //! args = ["-y", "@modelcontextprotocol/server-github"]
@@ -99,6 +109,64 @@ pub struct FileConfig {
     /// Hook commands.
     #[serde(default)]
     pub hooks: tern_policy::hooks::HooksConfig,
+    /// Landlock confinement of tool subprocesses.
+    #[serde(default)]
+    pub sandbox: SandboxSection,
+    /// What child processes may see of the environment.
+    #[serde(default)]
+    pub env: EnvSection,
+    /// Trusted folders (user config only).
+    #[serde(default)]
+    pub trust: TrustSection,
+    /// Per-project settings kept in the user config, keyed by the project's
+    /// absolute path: where "allow always" answers are saved (user config only).
+    #[serde(default)]
+    pub projects: BTreeMap<String, ProjectSection>,
+}
+
+/// `[projects."/abs/path"]` in the user config.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectSection {
+    /// Rules the person chose to allow always in that project.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
+/// `[sandbox]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSection {
+    /// The loosest level any command runs at: off, read-only or workspace-write (default).
+    pub mode: Option<String>,
+    /// Whether approved commands may use the network (default true; auto-allowed ones never may).
+    pub network: Option<bool>,
+    /// More directories approved commands may write.
+    #[serde(default)]
+    pub writable: Vec<PathBuf>,
+    /// More directories every command may read.
+    #[serde(default)]
+    pub readable: Vec<PathBuf>,
+}
+
+/// `[env]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvSection {
+    /// Variables that look secret but may reach tool subprocesses, hooks and
+    /// MCP servers anyway (exact names, or prefixes ending in `*`).
+    #[serde(default)]
+    pub passthrough: Vec<String>,
+}
+
+/// `[trust]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrustSection {
+    /// Folders (and everything below them) whose project config, hooks and
+    /// MCP servers are trusted.
+    #[serde(default)]
+    pub folders: Vec<PathBuf>,
 }
 
 /// `[permissions]`.
@@ -266,6 +334,16 @@ impl FileConfig {
         self.permissions.ask.extend(other.permissions.ask);
         self.permissions.deny.extend(other.permissions.deny);
         self.hooks = std::mem::take(&mut self.hooks).merge(other.hooks);
+        let sb = other.sandbox;
+        self.sandbox.mode = sb.mode.or(self.sandbox.mode.take());
+        self.sandbox.network = sb.network.or(self.sandbox.network);
+        self.sandbox.writable.extend(sb.writable);
+        self.sandbox.readable.extend(sb.readable);
+        self.env.passthrough.extend(other.env.passthrough);
+        self.trust.folders.extend(other.trust.folders);
+        for (path, p) in other.projects {
+            self.projects.entry(path).or_default().allow.extend(p.allow);
+        }
         self
     }
 }

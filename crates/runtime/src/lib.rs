@@ -17,8 +17,10 @@ pub mod config;
 pub mod mcp_config;
 pub mod permissions;
 pub mod prompt;
+pub mod secrets;
 mod session;
 mod setup;
+pub mod trust;
 mod turn_catalog;
 
 use std::path::PathBuf;
@@ -96,6 +98,48 @@ pub struct Overrides {
     pub permission_mode: Option<String>,
     /// `--allowed-tools` rules.
     pub allowed_tools: Vec<String>,
+    /// `--trust`: trust the workspace for this run.
+    pub trust: bool,
+    /// `--sandbox`: the loosest level any command runs at.
+    pub sandbox: Option<String>,
+}
+
+/// The workspace: `--cwd` or the current directory, canonical.
+pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError> {
+    let cwd = match &overrides.cwd {
+        Some(c) => c.clone(),
+        None => {
+            std::env::current_dir().map_err(|e| RuntimeError::Io(format!("cannot read the current directory: {e}")))?
+        }
+    };
+    let workspace =
+        std::fs::canonicalize(&cwd).map_err(|e| RuntimeError::Config(format!("--cwd {}: {e}", cwd.display())))?;
+    if !workspace.is_dir() {
+        return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
+    }
+    Ok(workspace)
+}
+
+/// How tool subprocesses are confined in this session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SandboxSettings {
+    /// The loosest level any command runs at.
+    pub cap: tern_protocol::SandboxLevel,
+    /// Whether approved commands may use the network.
+    pub network: bool,
+}
+
+/// The sandbox cap and network setting from `--sandbox` and `[sandbox]`.
+fn sandbox_settings(config: &FileConfig, overrides: &Overrides) -> Result<SandboxSettings, RuntimeError> {
+    let parse = |s: &str, origin: &str| {
+        s.parse::<tern_protocol::SandboxLevel>().map_err(|e| RuntimeError::Config(format!("{origin}: {e}")))
+    };
+    let cap = match (&overrides.sandbox, &config.sandbox.mode) {
+        (Some(flag), _) => parse(flag, "--sandbox")?,
+        (None, Some(mode)) => parse(mode, "[sandbox] mode")?,
+        (None, None) => tern_protocol::SandboxLevel::WorkspaceWrite,
+    };
+    Ok(SandboxSettings { cap, network: config.sandbox.network.unwrap_or(true) })
 }
 
 /// What a run produced, with cost and timing.
@@ -133,6 +177,8 @@ pub struct Runtime {
     started_session: std::sync::atomic::AtomicBool,
     /// The conversation so far: each prompt continues it (`/clear` empties it).
     history: tokio::sync::Mutex<Vec<Message>>,
+    trust: trust::Trust,
+    sandbox: SandboxSettings,
 }
 
 impl Runtime {
@@ -140,29 +186,32 @@ impl Runtime {
     /// MCP servers (all at once), assemble the catalog, and open a new
     /// session log.
     pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
-        let cwd = match &overrides.cwd {
-            Some(c) => c.clone(),
-            None => std::env::current_dir()
-                .map_err(|e| RuntimeError::Io(format!("cannot read the current directory: {e}")))?,
-        };
-        let workspace =
-            std::fs::canonicalize(&cwd).map_err(|e| RuntimeError::Config(format!("--cwd {}: {e}", cwd.display())))?;
-        if !workspace.is_dir() {
-            return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
-        }
+        let workspace = resolve_workspace(&overrides)?;
         let paths = TernPaths::discover()?;
         let user = FileConfig::load(&paths.user_config())?;
-        let project = FileConfig::load(&config::project_config(&workspace))?;
-        let config = user.clone().merge(project.clone());
+        let project_file = config::project_config(&workspace);
+        let project_raw = FileConfig::load(&project_file)?;
         let mut warnings = Vec::new();
+        let trust = trust::decide(&user, &workspace, overrides.trust);
+        let project = trust::restrict(project_raw, &user, &trust, &project_file, &workspace, &mut warnings);
+        let config = user.clone().merge(project.clone());
         let (provider, model_info) = setup::resolve(&config, &overrides, &mut warnings)?;
+        // Children never see provider keys: the ones tern knows by name, and
+        // whatever variable the user config reads a key from.
+        let key_vars: Vec<String> = user.providers.values().filter_map(|p| p.api_key_env.clone()).collect();
+        let child_env = secrets::child_env(&config.env.passthrough, &key_vars);
+        let sandbox = sandbox_settings(&config, &overrides)?;
         let servers = mcp_config::configured_servers(
-            &user,
-            &project,
-            &paths.user_config(),
-            &workspace,
-            &overrides.mcp_config,
-            &config,
+            mcp_config::ServerSources {
+                user: &user,
+                user_file: &paths.user_config(),
+                project: &project,
+                workspace: &workspace,
+                extra_files: &overrides.mcp_config,
+                merged: &config,
+                trusted: trust.is_trusted(),
+            },
+            &mut warnings,
         )
         .map_err(RuntimeError::Config)?;
         let agent = match &overrides.agent {
@@ -172,13 +221,21 @@ impl Runtime {
         let startable: Vec<tern_mcp::ServerConfig> = if overrides.no_mcp {
             Vec::new()
         } else {
-            servers.iter().filter(|s| s.denied.is_none()).filter_map(|s| s.config.clone().ok()).collect()
+            servers
+                .iter()
+                .filter(|s| s.denied.is_none())
+                .filter_map(|s| s.config.clone().ok())
+                .map(|mut c| {
+                    c.child_env = Some(child_env.clone());
+                    c
+                })
+                .collect()
         };
         let mcp = if startable.is_empty() {
             None
         } else {
             if let Some(dir) = paths.log_file().parent() {
-                let _ = std::fs::create_dir_all(dir);
+                let _ = tern_tools::create_private_dir(dir);
             }
             Some(McpManager::start(startable, Some(paths.log_file())).await)
         };
@@ -193,6 +250,7 @@ impl Runtime {
         };
         let mut env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
+        env.child_env = Some(child_env.clone());
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
         let ctx = tern_policy::rules::RuleContext { workspace: workspace.clone(), home };
@@ -206,7 +264,7 @@ impl Runtime {
             disallowed_tools: overrides.disallowed_tools.clone(),
         };
         let readable = vec![session.tool_outputs_dir()];
-        let (user_file, project_file) = (paths.user_config(), config::project_config(&workspace));
+        let user_file = paths.user_config();
         let layers = permissions::ConfigLayers {
             user: &user,
             user_file: &user_file,
@@ -222,7 +280,8 @@ impl Runtime {
         } else {
             Some(Arc::new(
                 HookRunner::new(config.hooks.clone(), workspace.clone())
-                    .map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?,
+                    .map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?
+                    .with_env(child_env.clone()),
             ))
         };
         // Searches skip what `read(...)` deny rules cover inside the
@@ -254,6 +313,8 @@ impl Runtime {
             prompt: Arc::new(RefuseAll),
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(Vec::new()),
+            trust,
+            sandbox,
         })
     }
 
@@ -261,6 +322,16 @@ impl Runtime {
     /// keeps the default, which refuses.
     pub fn set_permission_prompt(&mut self, prompt: Arc<dyn PermissionPrompt>) {
         self.prompt = prompt;
+    }
+
+    /// Whether the workspace is trusted, and why.
+    pub fn trust(&self) -> &trust::Trust {
+        &self.trust
+    }
+
+    /// How tool subprocesses are confined.
+    pub fn sandbox(&self) -> &SandboxSettings {
+        &self.sandbox
     }
 
     /// The permission policy (mode, rules, decisions).
@@ -417,7 +488,8 @@ impl Runtime {
             prompt: self.prompt.clone(),
             denials: Default::default(),
             notices: Default::default(),
-            project_config: config::project_config(&self.workspace),
+            user_config: self.paths.user_config(),
+            sandbox: self.sandbox.clone(),
             session_id: self.session.id().to_string(),
             workspace: self.workspace.clone(),
         });
@@ -493,12 +565,14 @@ impl Runtime {
             outcome = merge_outcomes(outcome, more);
         }
         let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
+        let mut notices = hooks.take_notices();
+        notices.extend(self.session.take_problem());
         RunReport {
             outcome,
             cost_usd,
             duration_ms: started.elapsed().as_millis() as u64,
             permission_denials: hooks.take_denials(),
-            notices: hooks.take_notices(),
+            notices,
         }
     }
 }

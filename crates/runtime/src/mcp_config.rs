@@ -5,7 +5,11 @@
 //! `--mcp-config` in order.
 //!
 //! `${VAR}` and `${VAR:-default}` are expanded in commands, arguments,
-//! environment values, URLs and headers of every source.
+//! environment values, URLs and headers of every source — except that a
+//! project file (`.mcp.json`, `.tern/config.toml`) can never expand or name
+//! a provider key or a secret-looking variable: a repository must not be able
+//! to send the user's keys to a server of its choosing. Project servers start
+//! only in a trusted folder (see [`crate::trust`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -89,37 +93,67 @@ pub fn load_mcp_json(path: &Path) -> Result<Vec<(String, McpServerSection)>, Str
     Ok(out)
 }
 
+/// Where a server was configured: the person's own files, or the project's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    User,
+    Project,
+}
+
+/// What configures the servers of one run.
+pub struct ServerSources<'a> {
+    /// The user config and its file.
+    pub user: &'a FileConfig,
+    /// Its file.
+    pub user_file: &'a Path,
+    /// The project config, already restricted by trust.
+    pub project: &'a FileConfig,
+    /// The workspace (holds `.mcp.json`).
+    pub workspace: &'a Path,
+    /// `--mcp-config` files.
+    pub extra_files: &'a [PathBuf],
+    /// The merged config (`[mcp]` allow/deny lists).
+    pub merged: &'a FileConfig,
+    /// Whether the workspace is trusted (`.mcp.json` is read only then).
+    pub trusted: bool,
+}
+
 /// Every configured server, in name order, with the origin that won.
-pub fn configured_servers(
-    user: &FileConfig,
-    project: &FileConfig,
-    user_file: &Path,
-    workspace: &Path,
-    extra_files: &[PathBuf],
-    merged: &FileConfig,
-) -> Result<Vec<ConfiguredServer>, String> {
-    let mut sections: BTreeMap<String, (String, McpServerSection)> = BTreeMap::new();
+pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) -> Result<Vec<ConfiguredServer>, String> {
+    let ServerSources { user, user_file, project, workspace, extra_files, merged, trusted } = src;
+    let mut sections: BTreeMap<String, (String, Source, McpServerSection)> = BTreeMap::new();
     for (name, s) in &user.mcp_servers {
-        sections.insert(name.clone(), (user_file.display().to_string(), s.clone()));
+        sections.insert(name.clone(), (user_file.display().to_string(), Source::User, s.clone()));
     }
     let mcp_json = workspace.join(".mcp.json");
     if mcp_json.is_file() {
-        for (name, s) in load_mcp_json(&mcp_json)? {
-            sections.insert(name, (mcp_json.display().to_string(), s));
+        if trusted {
+            for (name, s) in load_mcp_json(&mcp_json)? {
+                sections.insert(name, (mcp_json.display().to_string(), Source::Project, s));
+            }
+        } else {
+            let names = load_mcp_json(&mcp_json)
+                .map(|servers| servers.into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", "))
+                .unwrap_or_else(|_| "its servers".into());
+            warnings.push(format!(
+                "{}: did not start MCP server(s) {names}: this folder is not trusted; {}",
+                mcp_json.display(),
+                crate::trust::how_to_trust(workspace)
+            ));
         }
     }
     let project_file = crate::config::project_config(workspace);
     for (name, s) in &project.mcp_servers {
-        sections.insert(name.clone(), (project_file.display().to_string(), s.clone()));
+        sections.insert(name.clone(), (project_file.display().to_string(), Source::Project, s.clone()));
     }
     for file in extra_files {
         for (name, s) in load_mcp_json(file)? {
-            sections.insert(name, (file.display().to_string(), s));
+            sections.insert(name, (file.display().to_string(), Source::User, s));
         }
     }
     Ok(sections
         .into_iter()
-        .map(|(name, (origin, section))| {
+        .map(|(name, (origin, source, section))| {
             let denied = if merged.mcp.denied_servers.iter().any(|d| d == &name) {
                 Some("listed in [mcp] denied_servers".to_string())
             } else if merged.mcp.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == &name)) {
@@ -127,11 +161,54 @@ pub fn configured_servers(
             } else {
                 None
             };
-            let config = server_config(&name, &section, workspace, &|v| std::env::var(v).ok())
+            let user_var = |v: &str| std::env::var(v).ok();
+            let project_var = |v: &str| {
+                if crate::secrets::is_secret_name(v) || crate::secrets::PROVIDER_KEY_VARS.contains(&v) {
+                    None
+                } else {
+                    std::env::var(v).ok()
+                }
+            };
+            let var: &dyn Fn(&str) -> Option<String> = match source {
+                Source::User => &user_var,
+                Source::Project => &project_var,
+            };
+            let config = project_secret_refs(&section, source)
+                .and_then(|()| server_config(&name, &section, workspace, var))
                 .map_err(|e| format!("{origin}: server `{name}`: {e}"));
             ConfiguredServer { name, origin, config, denied }
         })
         .collect())
+}
+
+/// A project file may not name secrets: `${GITHUB_TOKEN}` in a header, or
+/// `bearer_token_env = "ANTHROPIC_API_KEY"`.
+fn project_secret_refs(s: &McpServerSection, source: Source) -> Result<(), String> {
+    if source == Source::User {
+        return Ok(());
+    }
+    let secret = |name: &str| crate::secrets::is_secret_name(name) || crate::secrets::PROVIDER_KEY_VARS.contains(&name);
+    if let Some(var) = s.bearer_token_env.as_deref().filter(|v| secret(v)) {
+        return Err(format!(
+            "a project file cannot send `{var}` as a bearer token; configure this server in the user config instead"
+        ));
+    }
+    let texts =
+        s.headers.values().chain(s.env.values()).chain(s.args.iter()).chain(s.url.iter()).chain(s.command.iter());
+    for text in texts {
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("${") {
+            let after = &rest[i + 2..];
+            let name = after.split(['}', ':']).next().unwrap_or_default();
+            if secret(name) {
+                return Err(format!(
+                    "a project file cannot expand `${{{name}}}`: secrets go only to servers in the user config"
+                ));
+            }
+            rest = after;
+        }
+    }
+    Ok(())
 }
 
 /// Turn one section into start settings.
@@ -183,6 +260,7 @@ pub fn server_config(
         startup_timeout: secs(s.startup_timeout_sec, 30.0, "startup_timeout_sec")?,
         tool_timeout: secs(s.tool_timeout_sec, 60.0, "tool_timeout_sec")?,
         always_load: s.always_load.unwrap_or(false),
+        child_env: None,
     })
 }
 

@@ -17,7 +17,7 @@ use tern_agent_loop::{BeforeToolCall, Hooks, ToolCallResult};
 use tern_policy::engine::{Decision, Mode, Policy, PolicySetup, Verdict};
 use tern_policy::hooks::{HookDecision, HookEvent, HookOutcome, HookRunner};
 use tern_policy::rules::{Rule, RuleContext, RuleKind, split_rule_list};
-use tern_protocol::{ToolCall, ToolResultContent};
+use tern_protocol::{Confinement, ToolCall, ToolResultContent};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::FileConfig;
@@ -48,7 +48,7 @@ pub enum PermissionAnswer {
     AllowAlways {
         /// The rule to add, e.g. `bash(npm run test:*)`.
         rule: String,
-        /// Also write it to `.tern/config.toml`.
+        /// Also save it in the user config for this project (`[projects."<path>"] allow`).
         save: bool,
     },
     /// The person said no; `feedback` tells the model what to do instead.
@@ -128,6 +128,12 @@ pub fn build_policy(
         add(&cfg.permissions.ask, RuleKind::Ask, &source)?;
         add(&cfg.permissions.deny, RuleKind::Deny, &source)?;
     }
+    // "Allow always" answers, kept in the user config per project: the
+    // person's own, so they hold whether or not the folder is trusted.
+    let key = project_key(&ctx.workspace);
+    if let Some(saved) = user.projects.get(&key) {
+        add(&saved.allow, RuleKind::Allow, &format!("{} [projects.\"{key}\"]", user_file.display()))?;
+    }
     add(&flags.allowed_tools, RuleKind::Allow, "--allowed-tools")?;
     add(&flags.disallowed_tools, RuleKind::Deny, "--disallowed-tools")?;
     let parse_mode = |s: &str, origin: &str| s.parse::<Mode>().map_err(|e| format!("{origin}: {e}"));
@@ -164,9 +170,16 @@ pub struct PermissionFlags {
     pub disallowed_tools: Vec<String>,
 }
 
-/// Append `rule` to `[permissions] allow` in a TOML config file, keeping
-/// everything else (comments, order) as it is; written atomically.
-pub fn save_allow_rule(file: &Path, rule: &str) -> Result<(), String> {
+/// The key of a project in the user config's `[projects]` table.
+pub fn project_key(workspace: &Path) -> String {
+    workspace.display().to_string()
+}
+
+/// Append `rule` to `[projects."<workspace>"] allow` in the user config,
+/// keeping everything else (comments, order) as it is; written atomically.
+/// Saved there, not in the repository: a file the repository controls must
+/// never be where allow rules come from.
+pub fn save_allow_rule(file: &Path, workspace: &Path, rule: &str) -> Result<(), String> {
     let text = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -174,16 +187,26 @@ pub fn save_allow_rule(file: &Path, rule: &str) -> Result<(), String> {
     };
     let mut doc: toml_edit::DocumentMut =
         text.parse().map_err(|e| format!("{} is not valid TOML, so the rule was not saved: {e}", file.display()))?;
-    let permissions = doc
-        .entry("permissions")
+    let projects = doc
+        .entry("projects")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or_else(|| format!("{}: `projects` is not a table", file.display()))?;
+    let key = project_key(workspace);
+    let project = projects
+        .entry(&key)
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
         .as_table_like_mut()
-        .ok_or_else(|| format!("{}: `permissions` is not a table", file.display()))?;
-    let allow = permissions
+        .ok_or_else(|| format!("{}: `projects.\"{key}\"` is not a table", file.display()))?;
+    let allow = project
         .entry("allow")
         .or_insert(toml_edit::value(toml_edit::Array::new()))
         .as_array_mut()
-        .ok_or_else(|| format!("{}: `permissions.allow` is not a list", file.display()))?;
+        .ok_or_else(|| format!("{}: `projects.\"{key}\".allow` is not a list", file.display()))?;
     if allow.iter().any(|v| v.as_str() == Some(rule)) {
         return Ok(());
     }
@@ -205,7 +228,8 @@ pub struct PolicyHooks {
     pub(crate) prompt: Arc<dyn PermissionPrompt>,
     pub(crate) denials: Mutex<Vec<PermissionDenial>>,
     pub(crate) notices: Mutex<Vec<String>>,
-    pub(crate) project_config: PathBuf,
+    pub(crate) user_config: PathBuf,
+    pub(crate) sandbox: crate::SandboxSettings,
     pub(crate) session_id: String,
     pub(crate) workspace: PathBuf,
 }
@@ -324,7 +348,16 @@ impl PolicyHooks {
             (Verdict::Allow, Some(HookDecision::Ask)) => Verdict::Ask,
             (v, _) => v,
         };
-        let cont = BeforeToolCall::Continue { input: rewritten.then_some(input.clone()), confinement: None };
+        let auto_read_only = verdict == Verdict::Allow && hook_decision.is_none() && is_auto_read_only(&decision);
+        let new_input = rewritten.then_some(input.clone());
+        // What the policy allowed on its own runs read-only and offline; what a
+        // person, a rule, the mode or a hook approved may write the workspace.
+        let cont = BeforeToolCall::Continue {
+            input: new_input.clone(),
+            confinement: Some(self.confinement(if auto_read_only { Approval::Auto } else { Approval::Approved })),
+        };
+        let approved =
+            BeforeToolCall::Continue { input: new_input, confinement: Some(self.confinement(Approval::Approved)) };
         match verdict {
             Verdict::Allow => cont,
             Verdict::Deny => {
@@ -343,7 +376,7 @@ impl PolicyHooks {
                 };
                 let reason = request.decision.reason.clone();
                 match self.prompt.ask(request).await {
-                    PermissionAnswer::Allow => cont,
+                    PermissionAnswer::Allow => approved,
                     PermissionAnswer::AllowAlways { rule, save } => {
                         let parsed = match Rule::parse(&rule, RuleKind::Allow, "session", self.policy.context()) {
                             Ok(r) => {
@@ -357,12 +390,15 @@ impl PolicyHooks {
                         };
                         // A rule that does not parse would break the next start: never save it.
                         if save && parsed {
-                            match save_allow_rule(&self.project_config, &rule) {
-                                Ok(()) => self.notice(format!("saved `{rule}` to {}", self.project_config.display())),
+                            match save_allow_rule(&self.user_config, &self.workspace, &rule) {
+                                Ok(()) => self.notice(format!(
+                                    "saved `{rule}` for this project in {}",
+                                    self.user_config.display()
+                                )),
                                 Err(e) => self.notice(format!("rule not saved: {e}")),
                             }
                         }
-                        cont
+                        approved
                     }
                     PermissionAnswer::Unanswered => {
                         let text = format!(
@@ -435,6 +471,45 @@ fn overwrite_diff(tool: &str, input: &Value, workspace: &Path) -> Option<String>
     Some(tern_tools::diff::diff_summary(&old, content, rel).unified)
 }
 
+/// Who let a call run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Approval {
+    /// The policy, as read-only work, with nobody asked.
+    Auto,
+    /// A person, a rule, the mode or a hook.
+    Approved,
+}
+
+impl PolicyHooks {
+    /// The confinement for a call let through by `approval`, within the
+    /// session's cap (`off` switches the sandbox off for every call).
+    fn confinement(&self, approval: Approval) -> Confinement {
+        use tern_protocol::SandboxLevel;
+        let cap = self.sandbox.cap;
+        if cap == SandboxLevel::Off {
+            return Confinement::OFF;
+        }
+        let (level, network) = match approval {
+            Approval::Auto => (SandboxLevel::ReadOnly, false),
+            Approval::Approved => (SandboxLevel::WorkspaceWrite, self.sandbox.network),
+        };
+        let level = level.min(cap);
+        Confinement { level, network: network && level != SandboxLevel::ReadOnly }
+    }
+}
+
+/// Whether the policy allowed the call by itself as read-only work (the
+/// classifier's read-only verdict, or the read tier), nobody asked.
+fn is_auto_read_only(d: &Decision) -> bool {
+    use tern_policy::engine::DecidedBy;
+    d.verdict == Verdict::Allow
+        && match &d.decided_by {
+            DecidedBy::Classifier { class } => *class == tern_policy::bash::BashClass::ReadOnly,
+            DecidedBy::Tier { tier } => tier == "read_only" || tier == "always_allowed",
+            _ => false,
+        }
+}
+
 fn is_protected(d: &Decision) -> bool {
     matches!(d.decided_by, tern_policy::engine::DecidedBy::ProtectedPath { .. })
 }
@@ -456,29 +531,31 @@ mod tests {
     #[test]
     fn saving_a_rule_keeps_comments_and_is_idempotent() {
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join(".tern/config.toml");
-        save_allow_rule(&f, "bash(npm test:*)").unwrap();
+        let ws = Path::new("/src/app");
+        let f = dir.path().join("config.toml");
+        save_allow_rule(&f, ws, "bash(npm test:*)").unwrap();
         assert!(std::fs::read_to_string(&f).unwrap().contains("bash(npm test:*)"));
         std::fs::write(&f, "# my settings\nmodel = \"x\"\n\n[permissions]\nallow = [\"edit\"] # edits ok\n").unwrap();
-        save_allow_rule(&f, "bash(npm test:*)").unwrap();
-        save_allow_rule(&f, "bash(npm test:*)").unwrap();
+        save_allow_rule(&f, ws, "bash(npm test:*)").unwrap();
+        save_allow_rule(&f, ws, "bash(npm test:*)").unwrap();
         let text = std::fs::read_to_string(&f).unwrap();
         assert!(text.starts_with("# my settings\nmodel = \"x\"\n"), "{text}");
         let parsed: FileConfig = toml::from_str(&text).unwrap();
-        assert_eq!(parsed.permissions.allow, ["edit", "bash(npm test:*)"]);
+        assert_eq!(parsed.permissions.allow, ["edit"]);
+        assert_eq!(parsed.projects["/src/app"].allow, ["bash(npm test:*)"]);
         // A symlinked config is written through, and keeps its mode.
         let real = dir.path().join("real.toml");
         std::fs::write(&real, "# real\n").unwrap();
         std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         let link = dir.path().join("link.toml");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        save_allow_rule(&link, "edit").unwrap();
+        save_allow_rule(&link, ws, "edit").unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert!(std::fs::read_to_string(&real).unwrap().contains("edit"));
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&real).unwrap().permissions());
         assert_eq!(mode & 0o777, 0o600);
-        std::fs::write(&f, "permissions = 3\n").unwrap();
-        assert!(save_allow_rule(&f, "edit").unwrap_err().contains("not a table"));
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), "permissions = 3\n", "nothing lost on error");
+        std::fs::write(&f, "projects = 3\n").unwrap();
+        assert!(save_allow_rule(&f, ws, "edit").unwrap_err().contains("not a table"));
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "projects = 3\n", "nothing lost on error");
     }
 }

@@ -20,21 +20,23 @@ pub struct Session {
     path: PathBuf,
     dir: PathBuf,
     file: Mutex<Option<File>>,
+    /// Why the log stopped, until the front end takes it (never printed
+    /// here: in the TUI stderr is the alternate screen).
+    problem: Mutex<Option<String>>,
 }
 
 impl Session {
     /// Create a new session under `sessions_dir`.
     pub fn create(sessions_dir: &Path, header: Value) -> Result<Self, RuntimeError> {
-        std::fs::create_dir_all(sessions_dir)
+        // Sessions hold what the model read and commands printed: owner only.
+        tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| RuntimeError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
         let id = new_session_id();
         let path = sessions_dir.join(format!("{id}.jsonl"));
-        let file = File::options()
-            .create_new(true)
-            .append(true)
+        let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
             .open(&path)
             .map_err(|e| RuntimeError::Io(format!("cannot create session log {}: {e}", path.display())))?;
-        let s = Self { dir: sessions_dir.join(&id), id, path, file: Mutex::new(Some(file)) };
+        let s = Self { dir: sessions_dir.join(&id), id, path, file: Mutex::new(Some(file)), problem: Mutex::new(None) };
         let mut line = json!({"type": "session_start", "session_id": s.id});
         if let (Some(obj), Value::Object(h)) = (line.as_object_mut(), header) {
             obj.extend(h);
@@ -46,7 +48,13 @@ impl Session {
     /// A session that writes nothing (for `tern tools`, `tern mcp list`).
     pub fn ephemeral(sessions_dir: &Path) -> Self {
         let id = new_session_id();
-        Self { path: sessions_dir.join(format!("{id}.jsonl")), dir: sessions_dir.join(&id), id, file: Mutex::new(None) }
+        Self {
+            path: sessions_dir.join(format!("{id}.jsonl")),
+            dir: sessions_dir.join(&id),
+            id,
+            file: Mutex::new(None),
+            problem: Mutex::new(None),
+        }
     }
 
     /// The session id.
@@ -65,16 +73,22 @@ impl Session {
     }
 
     /// Append one JSON line and flush it. A write failure disables the log
-    /// (reported once on stderr) rather than failing the run.
+    /// (reported once through [`Session::take_problem`]) rather than failing the run.
     pub fn append(&self, line: &Value) {
         let Ok(mut guard) = self.file.lock() else { return };
         let Some(f) = guard.as_mut() else { return };
         let mut bytes = line.to_string().into_bytes();
         bytes.push(b'\n');
         if let Err(e) = f.write_all(&bytes).and_then(|()| f.flush()) {
-            eprintln!("tern: session log {} disabled: {e}", self.path.display());
             *guard = None;
+            let text = format!("session log {} disabled: {e}", self.path.display());
+            *self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(text);
         }
+    }
+
+    /// Why the log stopped being written, once.
+    pub fn take_problem(&self) -> Option<String> {
+        self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 
     /// Record an event if it is one worth keeping (not a streaming delta).

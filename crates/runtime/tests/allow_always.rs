@@ -1,5 +1,5 @@
 //! "Allow always": the answer becomes a session rule at once, is saved to the
-//! project config, and the next identical call — in this session and the
+//! user config for this project, and the next identical call — in this session and the
 //! next — runs without a question. One test in this file: it sets
 //! TERN_HOME for the process.
 
@@ -52,8 +52,11 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     assert!(report.permission_denials.is_empty(), "{:?}", report.permission_denials);
     assert_eq!(prompt.asked.load(Ordering::SeqCst), 1, "the second identical call matched the session rule");
     assert!(work.path().join("made.txt").exists());
-    let saved = std::fs::read_to_string(work.path().join(".tern/config.toml")).unwrap();
-    assert!(saved.contains("bash(touch:*)"), "{saved}");
+    // Saved in the user config for this project, never in the repository's
+    // own files (which could pre-seed allow rules).
+    assert!(!work.path().join(".tern/config.toml").exists());
+    let saved = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert!(saved.contains("bash(touch:*)") && saved.contains("[projects."), "{saved}");
     assert!(report.notices.iter().any(|n| n.contains("saved `bash(touch:*)`")), "{:?}", report.notices);
 
     // A new session in the same project reads the saved rule: no question

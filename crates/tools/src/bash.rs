@@ -108,16 +108,15 @@ impl Tool for BashTool {
             let timeout_ms = requested.clamp(1, MAX_TIMEOUT_MS);
             let spill = self.env.output_dir.join(format!("bash-{}.log", sanitize(&ctx.call_id)));
             let sandbox = CallSandbox::prepare(&self.env, ctx.confinement)?;
-            run(&self.env, &args.command, Duration::from_millis(timeout_ms), spill, sandbox, &cancel, &updates)
-                .await
-                .map(|mut out| {
-                    if requested > MAX_TIMEOUT_MS
-                        && let Some(ToolResultContent::Text { text }) = out.content.first_mut()
-                    {
-                        text.push_str(&format!("\n[timeout capped at {} s]", MAX_TIMEOUT_MS / 1000));
-                    }
-                    out
-                })
+            let timeout = Duration::from_millis(timeout_ms);
+            run(&self.env, &args.command, timeout, spill, sandbox, &cancel, &updates).await.map(|mut out| {
+                if requested > MAX_TIMEOUT_MS
+                    && let Some(ToolResultContent::Text { text }) = out.content.first_mut()
+                {
+                    text.push_str(&format!("\n[timeout capped at {} s]", MAX_TIMEOUT_MS / 1000));
+                }
+                out
+            })
         })
     }
 }
@@ -148,6 +147,14 @@ async fn run(
     let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
         .map_err(|e| ToolError::new(format!("bash: could not read the output pipe: {e}")))?;
     let mut cmd = tokio::process::Command::new("bash");
+    let inherited_git_count = match &env.child_env {
+        Some(child_env) => {
+            cmd.env_clear().envs(child_env.iter());
+            child_env.get(std::ffi::OsStr::new("GIT_CONFIG_COUNT")).cloned()
+        }
+        None => std::env::var_os("GIT_CONFIG_COUNT"),
+    };
+    cmd.envs(crate::git_guard::git_guard_env(inherited_git_count.as_deref(), sandbox.read_only()));
     cmd.arg("-c")
         .arg(command)
         .current_dir(&env.workspace)

@@ -67,7 +67,9 @@ impl SandboxSettings {
 
 /// The confinement of one call, ready to apply.
 pub(crate) struct CallSandbox {
-    /// What the call asked for after the cap.
+    /// What the policy asked for this call.
+    requested: Option<Confinement>,
+    /// What the call runs at after the cap.
     pub confinement: Confinement,
     /// The ruleset (empty when unconfined).
     prepared: Prepared,
@@ -92,25 +94,42 @@ impl CallSandbox {
     pub fn prepare(env: &ToolEnv, requested: Option<Confinement>) -> Result<Self, ToolError> {
         let confinement = env.sandbox.effective(requested);
         if confinement.level == SandboxLevel::Off {
-            return Ok(Self { confinement, prepared: Prepared::unconfined(), temp_dir: None, warning: None });
+            return Ok(Self {
+                requested,
+                confinement,
+                prepared: Prepared::unconfined(),
+                temp_dir: None,
+                warning: None,
+            });
         }
         let temp_dir = env.sandbox_temp_dir().map_err(|e| ToolError::new(format!("bash: {e}")))?;
         let status = tern_sandbox::support();
         let warning = status.warning().filter(|_| !env.sandbox_warned.swap(true, Ordering::Relaxed));
-        let home = env.sandbox.home.clone().or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+        // The child's own variables decide where its toolchains are: the
+        // scrubbed environment when there is one, and the PATH bash gets.
+        let var = |name: &str| match (name, &env.path_prepend, &env.child_env) {
+            ("PATH", Some(path), _) => Some(path.clone()),
+            (_, _, Some(child)) => child.get(std::ffi::OsStr::new(name)).cloned(),
+            _ => std::env::var_os(name),
+        };
+        let home = env.sandbox.home.clone().or_else(|| var("HOME").map(PathBuf::from));
         let policy = SandboxPolicy::new(confinement.level, &env.workspace, &temp_dir)
             .network(confinement.network)
             .home(home)
             .writable(env.sandbox.writable.iter().cloned())
             .readable(env.sandbox.readable.iter().cloned())
             .deny_read(env.sandbox.deny_read.iter().cloned());
-        let host = match &env.path_prepend {
-            Some(path) => HostPaths::from_vars(|v| if v == "PATH" { Some(path.clone()) } else { std::env::var_os(v) }),
-            None => HostPaths::from_env(),
-        };
+        let host = HostPaths::from_vars(var);
         let plan = AccessPlan::build(&policy, &host);
         let prepared = Prepared::new(&plan).map_err(|e| ToolError::new(format!("bash: {e}")))?;
-        Ok(Self { confinement, prepared, temp_dir: Some(temp_dir), warning })
+        Ok(Self { requested, confinement, prepared, temp_dir: Some(temp_dir), warning })
+    }
+
+    /// Whether git runs defused: the policy made the call read-only, or the
+    /// cap did (even where Landlock cannot enforce it).
+    pub fn read_only(&self) -> bool {
+        let ro = |c: Confinement| c.level == SandboxLevel::ReadOnly;
+        self.requested.is_some_and(ro) || ro(self.confinement)
     }
 
     /// Set the child's temp dir and make it confine itself before exec.

@@ -150,7 +150,7 @@ pub fn bounded(unified: &str) -> String {
     if unified.len() <= MAX_DIFF_BYTES {
         return unified.to_string();
     }
-    let cut = unified[..MAX_DIFF_BYTES].rfind('\n').unwrap_or(0);
+    let cut = tern_protocol::text::prefix_within(unified, MAX_DIFF_BYTES).rfind('\n').unwrap_or(0);
     format!(
         "{}\n[diff cut at {} KB of {} KB; read the file to see the rest]",
         &unified[..cut],

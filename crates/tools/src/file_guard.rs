@@ -104,6 +104,15 @@ impl FileLocks {
     }
 }
 
+/// Create `dir` (and its parents) so that only its owner can enter it
+/// (0700), and tighten it to 0700 if it already exists: session logs and
+/// saved tool outputs hold what commands printed, secrets included.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
 /// Replace `path` with `bytes` atomically: write a temp file in the same
 /// directory, give it the old file's permissions, flush it to disk, rename it
 /// over. The original is untouched if anything fails.

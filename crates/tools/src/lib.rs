@@ -20,7 +20,8 @@ pub mod diff;
 pub mod edit;
 mod edit_match;
 mod file_guard;
-pub use file_guard::write_atomic;
+mod git_guard;
+pub use file_guard::{create_private_dir, write_atomic};
 pub mod glob;
 pub mod grep;
 mod grep_page;
@@ -71,6 +72,9 @@ pub struct ToolEnv {
     pub file_locks: FileLocks,
     /// Paths grep, glob and ls leave out (deny rules); none by default.
     pub deny_read: Option<DenyRead>,
+    /// The environment bash commands start from (secrets removed); tern's
+    /// own when `None`.
+    pub child_env: Option<tern_protocol::ChildEnv>,
     /// How bash confines its commands (on at workspace-write by default).
     pub sandbox: SandboxSettings,
     /// The private temp dir created when `sandbox.temp_dir` is unset.
@@ -102,6 +106,7 @@ impl ToolEnv {
             image_input: false,
             file_locks: FileLocks::default(),
             deny_read: None,
+            child_env: None,
             sandbox: SandboxSettings::default(),
             sandbox_tmp: Mutex::new(None),
             sandbox_warned: AtomicBool::new(false),

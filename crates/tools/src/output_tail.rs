@@ -94,9 +94,13 @@ impl OutputTail {
         let head = std::mem::take(&mut self.head);
         let opened = (|| -> Result<File, String> {
             if let Some(dir) = self.spill_path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                crate::file_guard::create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
             }
-            let mut f = File::create(&self.spill_path).map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
+            let mut f = {
+                use std::os::unix::fs::OpenOptionsExt;
+                File::options().write(true).create(true).truncate(true).mode(0o600).open(&self.spill_path)
+            }
+            .map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
             f.write_all(&head).map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
             Ok(f)
         })();

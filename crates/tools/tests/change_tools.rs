@@ -313,3 +313,22 @@ async fn todo_write_replaces_the_list_and_validates() {
     assert!(err.message.contains("doing"), "{}", err.message);
     drop(f.ws);
 }
+
+#[tokio::test]
+async fn a_long_diff_of_multibyte_text_is_cut_between_characters() {
+    // The unified diff is over the cap, and with every byte offset around
+    // the cut tried, one of them lands inside a character.
+    for pad in 0..4 {
+        let f = Fixture::new();
+        let old: String = (0..600).map(|i| format!("{}行{i}\n", "x".repeat(pad))).collect();
+        f.put("wide.txt", old.as_bytes());
+        f.read("wide.txt").await;
+        let new = old.replace('行', "列");
+        let out = f
+            .call("edit", json!({"path": "wide.txt", "old_string": old, "new_string": new}))
+            .await
+            .unwrap_or_else(|e| panic!("pad {pad}: {}", e.message));
+        assert!(text(&out).contains("read the file to see the rest"), "pad {pad}: {}", text(&out));
+        assert_eq!(String::from_utf8(f.get("wide.txt")).unwrap(), new);
+    }
+}

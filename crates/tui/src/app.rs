@@ -15,25 +15,13 @@ use tern_protocol::{AgentEvent, TodoItem, Usage};
 use tern_runtime::{PermissionAnswer, PermissionRequest};
 use tokio::sync::oneshot;
 
+use crate::slash::Slash;
 use crate::theme::Theme;
 use crate::transcript::{CellKind, NoticeLevel, ScrollState, Transcript};
 use crate::widgets::composer::{Composer, ComposerAction, SlashCommand};
 use crate::widgets::permission::{PermissionChoice, PermissionPane};
 use crate::widgets::status::{StatusInfo, render_status};
 use crate::widgets::todo::{render_todos, todo_height};
-
-/// The slash commands, as `/help` lists them.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("help", "keys and commands"),
-    ("model", "show the model, or switch: /model NAME (same provider; from the next turn)"),
-    ("mode", "show or set the permission mode: /mode accept-edits"),
-    ("tools", "the tool catalog of the next request, with every removal and why"),
-    ("mcp", "MCP servers, their state and tool counts"),
-    ("todos", "show or hide the todo panel"),
-    ("clear", "start a new conversation (the session log keeps everything)"),
-    ("cost", "tokens and estimated cost so far"),
-    ("quit", "leave tern"),
-];
 
 /// Keys, as `/help` lists them.
 pub const KEYS: &[(&str, &str)] = &[
@@ -65,8 +53,8 @@ pub enum Command {
     Shell(String),
     /// Cancel the running turn and any shell command.
     Interrupt,
-    /// A slash command that needs the runtime (`/tools`, `/mcp`, `/clear`, `/mode X`).
-    Slash(String, String),
+    /// A slash command that needs the runtime (`/tools`, `/mcp`, `/clear`, `/mode X`), with its argument.
+    Slash(Slash, String),
     /// Leave.
     Quit,
 }
@@ -168,7 +156,8 @@ impl App {
         branch: Option<String>,
         context_window: u64,
     ) -> Self {
-        let commands = COMMANDS.iter().map(|(name, description)| SlashCommand { name, description }).collect();
+        let commands =
+            Slash::ALL.iter().map(|c| SlashCommand { name: c.name(), description: c.description() }).collect();
         Self {
             transcript: Transcript::new(),
             scroll: ScrollState { offset: 0 },
@@ -412,7 +401,7 @@ impl App {
             return Command::None;
         }
         if key.code == KeyCode::BackTab {
-            return Command::Slash("mode".into(), "next".into());
+            return Command::Slash(Slash::Mode, "next".into());
         }
         let page = usize::from(self.last_rows.saturating_sub(2)).max(1);
         match key.code {
@@ -480,21 +469,36 @@ impl App {
     }
 
     fn slash(&mut self, name: &str, arg: &str) -> Command {
-        match name {
-            "help" => {
+        let Some(command) = Slash::parse(name) else {
+            self.notice(format!("unknown command /{name} — /help lists them"), NoticeLevel::Warning);
+            return Command::None;
+        };
+        if !command.during_turn() && self.busy() {
+            self.notice(
+                format!("a turn is running: interrupt it (Esc) before /{}", command.name()),
+                NoticeLevel::Warning,
+            );
+            return Command::None;
+        }
+        match command {
+            Slash::Help => {
                 let mut text = String::from("Keys\n");
                 for (k, what) in KEYS {
                     text.push_str(&format!("  {k:<42} {what}\n"));
                 }
                 text.push_str("Commands\n");
-                for (c, what) in COMMANDS {
-                    text.push_str(&format!("  /{c:<41} {what}\n"));
+                for c in Slash::ALL {
+                    let usage = match c.argument() {
+                        Some(a) => format!("/{} {a}", c.name()),
+                        None => format!("/{}", c.name()),
+                    };
+                    text.push_str(&format!("  {usage:<42} {}\n", c.description()));
                 }
                 self.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 Command::None
             }
-            "model" if !arg.is_empty() => Command::Slash("model".into(), arg.to_string()),
-            "model" => {
+            Slash::Model if !arg.is_empty() => Command::Slash(Slash::Model, arg.to_string()),
+            Slash::Model => {
                 let text = format!(
                     "model {} · context window {} tokens (switch with /model NAME)",
                     self.model, self.context_window
@@ -502,7 +506,7 @@ impl App {
                 self.notice(text, NoticeLevel::Info);
                 Command::None
             }
-            "cost" => {
+            Slash::Cost => {
                 let cost = if self.priced {
                     format!("estimated ${:.4}", self.cost_usd)
                 } else {
@@ -517,27 +521,17 @@ impl App {
                 self.notice(text, NoticeLevel::Info);
                 Command::None
             }
-            "todos" => {
+            Slash::Todos => {
                 self.show_todos = !self.show_todos;
                 let state = if self.show_todos { "shown" } else { "hidden (/todos shows it)" };
                 self.notice(format!("todo panel {state}"), NoticeLevel::Info);
                 Command::None
             }
-            "quit" | "exit" => {
+            Slash::Quit => {
                 self.quit = true;
                 Command::Quit
             }
-            "tools" | "mcp" | "clear" | "mode" => {
-                if name == "clear" && self.busy() {
-                    self.notice("a turn is running: interrupt it (Esc) before /clear", NoticeLevel::Warning);
-                    return Command::None;
-                }
-                Command::Slash(name.to_string(), arg.to_string())
-            }
-            other => {
-                self.notice(format!("unknown command /{other} — /help lists them"), NoticeLevel::Warning);
-                Command::None
-            }
+            Slash::Tools | Slash::Mcp | Slash::Clear | Slash::Mode => Command::Slash(command, arg.to_string()),
         }
     }
 

@@ -7,9 +7,11 @@
 pub mod app;
 pub mod markdown;
 pub mod sanitize;
+pub mod slash;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
+pub mod trust_prompt;
 pub mod widgets;
 pub mod wrap;
 

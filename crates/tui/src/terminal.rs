@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::app::{App, Command};
+use crate::slash::Slash;
 use crate::theme::Theme;
 use crate::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell};
 
@@ -290,7 +291,7 @@ fn handle_input(
             kill_shell(shell);
         }
         Command::Shell(cmd) => start_shell(cmd, runtime.workspace(), app, tx, shell),
-        Command::Slash(name, arg) => slash(&name, &arg, app, runtime),
+        Command::Slash(command, arg) => slash(command, &arg, app, runtime),
     }
 }
 
@@ -354,13 +355,13 @@ fn handle_msg(
     }
 }
 
-fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
-    match name {
-        "tools" => {
+fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
+    match command {
+        Slash::Tools => {
             let text = runtime.assemble_catalog().render_text(true);
             app.notice(text.trim_end().to_string(), NoticeLevel::Info);
         }
-        "mcp" => {
+        Slash::Mcp => {
             let servers = runtime.mcp_servers();
             let text = if servers.is_empty() {
                 "No MCP servers configured ([mcp_servers.NAME] in config, .mcp.json, or --mcp-config).".to_string()
@@ -376,7 +377,7 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
             };
             app.notice(text, NoticeLevel::Info);
         }
-        "model" => match runtime.set_model(arg) {
+        Slash::Model => match runtime.set_model(arg) {
             Ok(warning) => {
                 let info = runtime.model_info();
                 app.model = runtime.model();
@@ -392,7 +393,7 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
             }
             Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
         },
-        "clear" => {
+        Slash::Clear => {
             let rt = runtime.clone();
             tokio::spawn(async move { rt.clear_history().await });
             app.transcript.clear();
@@ -400,7 +401,7 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
             app.last_prompt_tokens = 0;
             app.notice("new conversation", NoticeLevel::Info);
         }
-        "mode" => {
+        Slash::Mode => {
             let policy = runtime.policy();
             let next = match arg {
                 "" => {
@@ -438,7 +439,7 @@ fn slash(name: &str, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
                 app.notice(format!("permission mode: {next}"), NoticeLevel::Info);
             }
         }
-        _ => {}
+        Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit => {}
     }
 }
 

@@ -18,6 +18,7 @@ use tern_policy::rules::RuleContext;
 use tern_protocol::{AgentEvent, TodoItem, TodoStatus, ToolResultContent};
 use tern_runtime::{PermissionAnswer, PermissionRequest};
 use tern_tui::app::{App, Command};
+use tern_tui::slash::Slash;
 use tern_tui::theme::Theme;
 
 fn app() -> App {
@@ -94,12 +95,12 @@ fn ctrl_c_interrupts_clears_then_quits_on_a_second_press() {
 fn slash_commands_shell_and_mode_cycling() {
     let t0 = Instant::now();
     let mut a = app();
-    assert_eq!(a.submit("/mode plan".into()), Command::Slash("mode".into(), "plan".into()));
-    assert_eq!(a.submit("/tools".into()), Command::Slash("tools".into(), String::new()));
+    assert_eq!(a.submit("/mode plan".into()), Command::Slash(Slash::Mode, "plan".into()));
+    assert_eq!(a.submit("/tools".into()), Command::Slash(Slash::Tools, String::new()));
     assert_eq!(a.submit("!git status".into()), Command::Shell("git status".into()));
     assert_eq!(
         a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT), t0),
-        Command::Slash("mode".into(), "next".into())
+        Command::Slash(Slash::Mode, "next".into())
     );
     let before = a.transcript.len();
     assert_eq!(a.submit("/help".into()), Command::None);

@@ -11,7 +11,13 @@
 //! - exit 0, nothing on stdout: no opinion;
 //! - exit 0 and a JSON object: `decision` (`allow`|`deny`|`ask`, also
 //!   `approve`/`block`), `reason`, `updated_input` (pre_tool_use only) and
-//!   `additional_context`; unknown fields are ignored;
+//!   `additional_context` — or Claude Code's shape (`continue`,
+//!   `stopReason`, `systemMessage`, `hookSpecificOutput` with
+//!   `permissionDecision`, `permissionDecisionReason`, `updatedInput`,
+//!   `additionalContext`), so hooks written for it work unchanged. When both
+//!   give a decision the stricter wins; `continue: false` denies. An unknown
+//!   key is a failure (a hook in a schema tern does not know must not pass
+//!   for "no opinion");
 //! - exit 2: block, with stderr as the reason.
 //!
 //! Anything else (another exit code, a signal, a timeout, output that is not
@@ -135,6 +141,7 @@ struct Hook {
 pub struct HookRunner {
     hooks: Vec<(HookEvent, Vec<Hook>)>,
     workspace: PathBuf,
+    env: Option<tern_protocol::ChildEnv>,
 }
 
 impl HookRunner {
@@ -151,7 +158,13 @@ impl HookRunner {
                 .collect::<Result<Vec<Hook>, String>>()?;
             hooks.push((event, compiled));
         }
-        Ok(HookRunner { hooks, workspace })
+        Ok(HookRunner { hooks, workspace, env: None })
+    }
+
+    /// Start hooks from `env` (secrets removed) instead of tern's own environment.
+    pub fn with_env(mut self, env: tern_protocol::ChildEnv) -> Self {
+        self.env = Some(env);
+        self
     }
 
     /// Whether any hook would run for `event` (and `tool_name`, for tool events).
@@ -192,8 +205,14 @@ impl HookRunner {
             // Serialising a Value cannot fail; an empty stdin would only make the hook fail visibly.
             let mut stdin = serde_json::to_vec(&payload).unwrap_or_default();
             stdin.push(b'\n');
-            let run =
-                HookCommand { command, workspace: &self.workspace, event, stdin: &stdin, timeout: hook.spec.timeout() };
+            let run = HookCommand {
+                command,
+                workspace: &self.workspace,
+                env: self.env.as_ref(),
+                event,
+                stdin: &stdin,
+                timeout: hook.spec.timeout(),
+            };
             let finished = process::run_command(&run, cancel).await;
             combiner.ran(HookRun {
                 command: command.to_string(),

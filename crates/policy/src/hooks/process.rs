@@ -31,6 +31,8 @@ pub(crate) struct HookCommand<'a> {
     pub command: &'a str,
     /// Working directory, also passed as `TERN_PROJECT_DIR`.
     pub workspace: &'a Path,
+    /// The environment to start from (tern's own when `None`).
+    pub env: Option<&'a tern_protocol::ChildEnv>,
     /// Passed as `TERN_HOOK_EVENT`.
     pub event: HookEvent,
     /// Written to the command's stdin, then EOF.
@@ -103,6 +105,9 @@ async fn run_captured(
     err: &mut Captured,
 ) -> Termination {
     let mut command = Command::new("sh");
+    if let Some(env) = hook.env {
+        command.env_clear().envs(env.iter());
+    }
     command
         .arg("-c")
         .arg(hook.command)

@@ -22,14 +22,49 @@ pub(crate) struct HookReply {
     pub notes: Vec<String>,
 }
 
-/// The JSON a hook prints on stdout. Unknown fields are ignored so hooks can
-/// carry their own data.
+/// The JSON a hook prints on stdout: tern's shape (`decision`, `reason`,
+/// `updated_input`, `additional_context`) or Claude Code's (`continue`,
+/// `stopReason`, `systemMessage`, `suppressOutput`, `decision`/`reason`,
+/// `hookSpecificOutput` with `permissionDecision`, `updatedInput`,
+/// `additionalContext`). An unknown key is an error: a hook written for
+/// another schema must not be read as "no opinion" and silently allow.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawReply {
     decision: Option<String>,
     reason: Option<String>,
     updated_input: Option<Value>,
     additional_context: Option<String>,
+    #[serde(rename = "continue")]
+    keep_going: Option<bool>,
+    #[serde(rename = "stopReason")]
+    stop_reason: Option<String>,
+    #[serde(rename = "systemMessage")]
+    system_message: Option<String>,
+    #[serde(rename = "suppressOutput")]
+    _suppress_output: Option<bool>,
+    #[serde(rename = "terminalSequence")]
+    _terminal_sequence: Option<Value>,
+    #[serde(rename = "hookSpecificOutput")]
+    specific: Option<SpecificOutput>,
+}
+
+/// Claude Code's `hookSpecificOutput`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecificOutput {
+    #[serde(rename = "hookEventName")]
+    _event_name: Option<String>,
+    #[serde(rename = "permissionDecision")]
+    permission_decision: Option<String>,
+    #[serde(rename = "permissionDecisionReason")]
+    permission_decision_reason: Option<String>,
+    #[serde(rename = "updatedInput")]
+    updated_input: Option<Value>,
+    #[serde(rename = "additionalContext")]
+    additional_context: Option<String>,
+    #[serde(rename = "updatedToolOutput")]
+    updated_tool_output: Option<Value>,
 }
 
 /// Read a finished hook of `event`. `Err` is a failure message that names
@@ -75,18 +110,54 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
     if !value.is_object() {
         return Err(invalid("JSON that is not an object"));
     }
-    let raw: RawReply = serde_json::from_value(value).map_err(|e| format!("{hook} printed an invalid reply: {e}"))?;
-
-    let mut reply =
-        HookReply { reason: raw.reason, additional_context: raw.additional_context, ..HookReply::default() };
-    reply.decision =
-        match raw.decision.as_deref() {
-            None => None,
-            Some(word) => Some(parse_decision(word).ok_or_else(|| {
-                format!("{hook} printed unknown decision `{word}`; use \"allow\", \"deny\" or \"ask\"")
-            })?),
-        };
-    match raw.updated_input {
+    let raw: RawReply = serde_json::from_value(value).map_err(|e| {
+        format!(
+            "{hook} printed a reply tern cannot read: {e}; use tern's keys (decision, reason, updated_input, \
+             additional_context) or Claude Code's (continue, stopReason, systemMessage, decision, reason, \
+             hookSpecificOutput)"
+        )
+    })?;
+    let specific = raw.specific;
+    let (specific_decision, specific_reason, specific_input, specific_context, tool_output) = match specific {
+        Some(s) => (
+            s.permission_decision,
+            s.permission_decision_reason,
+            s.updated_input,
+            s.additional_context,
+            s.updated_tool_output,
+        ),
+        None => (None, None, None, None, None),
+    };
+    let mut reply = HookReply::default();
+    let parse = |word: &str| {
+        parse_decision(word)
+            .ok_or_else(|| format!("{hook} printed unknown decision `{word}`; use \"allow\", \"deny\" or \"ask\""))
+    };
+    let top = raw.decision.as_deref().map(parse).transpose()?;
+    let specific = specific_decision.as_deref().map(parse).transpose()?;
+    // The most restrictive of the two wins (deny, then ask, then allow).
+    reply.decision = match (top, specific) {
+        (Some(a), Some(b)) => Some(stricter(a, b)),
+        (a, b) => a.or(b),
+    };
+    reply.reason = specific_reason.or(raw.reason);
+    if raw.keep_going == Some(false) {
+        // Claude Code's "stop everything": never weaker than a refusal.
+        let why = raw.stop_reason.unwrap_or_else(|| "the hook asked to stop".to_string());
+        reply.decision = Some(HookDecision::Deny);
+        reply.reason = Some(why);
+    }
+    let contexts: Vec<String> = [raw.additional_context, specific_context].into_iter().flatten().collect();
+    if !contexts.is_empty() {
+        reply.additional_context = Some(contexts.join("\n"));
+    }
+    if let Some(message) = raw.system_message {
+        reply.notes.push(format!("{hook}: {message}"));
+    }
+    if tool_output.is_some() {
+        reply.notes.push(format!("{hook}: updatedToolOutput is not supported by tern; ignored"));
+    }
+    match raw.updated_input.or(specific_input) {
         None => {}
         Some(_) if event != HookEvent::PreToolUse => {
             reply.notes.push(format!("{hook}: updated_input is only used by pre_tool_use hooks; ignored"));
@@ -97,11 +168,22 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
     Ok(reply)
 }
 
+/// The more restrictive of two decisions.
+fn stricter(a: HookDecision, b: HookDecision) -> HookDecision {
+    let rank = |d: HookDecision| match d {
+        HookDecision::Deny => 2,
+        HookDecision::Ask => 1,
+        HookDecision::Allow => 0,
+    };
+    if rank(a) >= rank(b) { a } else { b }
+}
+
 fn parse_decision(word: &str) -> Option<HookDecision> {
     match word {
         "allow" | "approve" => Some(HookDecision::Allow),
         "deny" | "block" => Some(HookDecision::Deny),
-        "ask" => Some(HookDecision::Ask),
+        // Claude Code's "defer" hands the call to an outside UI: here, ask.
+        "ask" | "defer" => Some(HookDecision::Ask),
         _ => None,
     }
 }
@@ -153,11 +235,11 @@ mod tests {
             ("block", HookDecision::Deny),
             ("ask", HookDecision::Ask),
         ] {
-            let reply = pre(Termination::Code(0), &format!(r#"{{"decision":"{word}","extra":1}}"#), "").unwrap();
+            let reply = pre(Termination::Code(0), &format!(r#"{{"decision":"{word}"}}"#), "").unwrap();
             assert_eq!(reply.decision, Some(decision), "{word}");
         }
-        let err = pre(Termination::Code(0), r#"{"decision":"defer"}"#, "").unwrap_err();
-        assert_eq!(err, r#"hook `check` printed unknown decision `defer`; use "allow", "deny" or "ask""#);
+        let err = pre(Termination::Code(0), r#"{"decision":"maybe"}"#, "").unwrap_err();
+        assert_eq!(err, r#"hook `check` printed unknown decision `maybe`; use "allow", "deny" or "ask""#);
     }
 
     #[test]
@@ -181,7 +263,7 @@ mod tests {
         let array = pre(Termination::Code(0), "[1]", "").unwrap_err();
         assert!(array.starts_with("hook `check` printed JSON that is not an object: [1]"), "{array}");
         let typed = pre(Termination::Code(0), r#"{"reason": 3}"#, "").unwrap_err();
-        assert!(typed.starts_with("hook `check` printed an invalid reply: "), "{typed}");
+        assert!(typed.starts_with("hook `check` printed a reply tern cannot read: "), "{typed}");
     }
 
     #[test]
@@ -193,6 +275,40 @@ mod tests {
         let post = interpret(HookEvent::PostToolUse, "fmt", &finished(Termination::Code(0), stdout, "")).unwrap();
         assert_eq!(post.updated_input, None);
         assert_eq!(post.notes, ["hook `fmt`: updated_input is only used by pre_tool_use hooks; ignored"]);
+    }
+
+    #[test]
+    fn claude_code_replies_are_understood() {
+        let out = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no rm"}}"#;
+        let reply = pre(Termination::Code(0), out, "").unwrap();
+        assert_eq!((reply.decision, reply.reason.as_deref()), (Some(HookDecision::Deny), Some("no rm")));
+        let out = r#"{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls"}},"systemMessage":"hi"}"#;
+        let reply = pre(Termination::Code(0), out, "").unwrap();
+        assert_eq!(reply.decision, Some(HookDecision::Allow));
+        assert_eq!(reply.updated_input, Some(serde_json::json!({"command": "ls"})));
+        assert_eq!(reply.notes, ["hook `check`: hi"]);
+        let stop = pre(Termination::Code(0), r#"{"continue":false,"stopReason":"halt"}"#, "").unwrap();
+        assert_eq!((stop.decision, stop.reason.as_deref()), (Some(HookDecision::Deny), Some("halt")));
+        let both = pre(
+            Termination::Code(0),
+            r#"{"decision":"approve","hookSpecificOutput":{"permissionDecision":"ask"}}"#,
+            "",
+        );
+        assert_eq!(both.unwrap().decision, Some(HookDecision::Ask), "the stricter decision wins");
+        let defer = pre(Termination::Code(0), r#"{"hookSpecificOutput":{"permissionDecision":"defer"}}"#, "");
+        assert_eq!(defer.unwrap().decision, Some(HookDecision::Ask));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_decision_blocks_are_errors() {
+        for out in [
+            r#"{"verdict":"deny"}"#,
+            r#"{"hookSpecificOutput":{"permission":"deny"}}"#,
+            r#"{"hookSpecificOutput":"deny"}"#,
+            r#"{"hookSpecificOutput":{"permissionDecision":"nope"}}"#,
+        ] {
+            assert!(pre(Termination::Code(0), out, "").is_err(), "{out} must fail (closed for pre_tool_use)");
+        }
     }
 
     #[test]

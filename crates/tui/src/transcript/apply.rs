@@ -205,11 +205,7 @@ fn result_text(content: &[ToolResultContent]) -> String {
         .collect();
     let mut text = parts.join("\n");
     if text.len() > FinishedTool::MAX_TEXT {
-        let mut end = FinishedTool::MAX_TEXT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
+        text.truncate(tern_protocol::text::floor_char_boundary(&text, FinishedTool::MAX_TEXT));
         text.push('…');
     }
     text

@@ -66,7 +66,7 @@ impl OutputTail {
 
     fn append_partial(&mut self, text: &str) {
         let room = MAX_PARTIAL_BYTES.saturating_sub(self.partial.len());
-        self.partial.push_str(floor_slice(text, room));
+        self.partial.push_str(tern_protocol::text::prefix_within(text, room));
         // Text before the last carriage return will be overwritten; keep
         // only the rewrite once it has started.
         if let Some(pos) = self.partial.trim_end_matches('\r').rfind('\r') {
@@ -114,20 +114,8 @@ impl OutputTail {
 /// A line cleaned for display and cut to [`MAX_LINE_BYTES`].
 fn clean_line(raw: &str) -> String {
     let clean = sanitize::clean(raw);
-    let cut = floor_slice(&clean, MAX_LINE_BYTES);
+    let cut = tern_protocol::text::prefix_within(&clean, MAX_LINE_BYTES);
     if cut.len() < clean.len() { format!("{cut}…") } else { cut.to_string() }
-}
-
-/// The longest prefix of `s` of at most `max` bytes ending on a char boundary.
-fn floor_slice(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]

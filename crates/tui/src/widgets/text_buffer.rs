@@ -48,11 +48,7 @@ impl TextBuffer {
 
     /// Moves the cursor, clamped to the text and snapped back to a char boundary.
     pub(crate) fn set_cursor(&mut self, pos: usize) {
-        let mut pos = pos.min(self.text.len());
-        while !self.text.is_char_boundary(pos) {
-            pos -= 1;
-        }
-        self.cursor = pos;
+        self.cursor = tern_protocol::text::floor_char_boundary(&self.text, pos);
     }
 
     /// Inserts at the cursor and moves past the insertion.

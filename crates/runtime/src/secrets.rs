@@ -1,0 +1,124 @@
+//! What a child process may see of tern's environment.
+//!
+//! Tool subprocesses (bash), hook commands and MCP servers start from one
+//! [`ChildEnv`] built here: tern's environment without provider keys,
+//! tokens, passwords and other secrets. A model that reads text written by
+//! strangers can be talked into `printenv`; what is not there cannot leak.
+//! Names are judged by their words (`_`-separated) so `GITHUB_TOKEN`,
+//! `AWS_SECRET_ACCESS_KEY`, `PGPASSWORD` and `NPM_CONFIG__AUTH` go, while
+//! `GIT_AUTHOR_NAME` and `KEYTIMEOUT` stay. `[env] passthrough` in the user
+//! config (never a project's) lets named variables through on purpose.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use tern_protocol::ChildEnv;
+
+/// Whether a variable name looks like it holds a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    // Named like secrets, but they are socket paths and settings.
+    const NOT_SECRETS: &[&str] = &["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "KEYTIMEOUT", "XAUTHORITY", "PWD", "OLDPWD"];
+    if NOT_SECRETS.contains(&upper.as_str()) {
+        return false;
+    }
+    const INSIDE: &[&str] =
+        &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "API_KEY", "PRIVATE_KEY", "CREDENTIAL", "ACCESS_KEY"];
+    if INSIDE.iter().any(|s| upper.contains(s)) {
+        return true;
+    }
+    const WORDS: &[&str] = &["KEY", "KEYS", "PAT", "AUTH", "PASS", "PWD", "COOKIE", "SIGNATURE", "DSN", "WEBHOOK"];
+    upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
+}
+
+/// Variables that hold provider keys whatever their names (the ones tern
+/// itself reads), so a renamed key (`api_key_env = "LLM"`) is removed too.
+pub const PROVIDER_KEY_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
+
+/// The environment for children: tern's own, minus secrets and `also_remove`,
+/// plus `passthrough` names (exact, or a prefix ending in `*`) from tern's
+/// environment even when they look secret. Provider keys never pass.
+pub fn child_env(passthrough: &[String], also_remove: &[String]) -> ChildEnv {
+    build(std::env::vars_os(), passthrough, also_remove)
+}
+
+fn build(vars: impl Iterator<Item = (OsString, OsString)>, passthrough: &[String], also_remove: &[String]) -> ChildEnv {
+    let passes = |name: &str| {
+        passthrough.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => p == name,
+        })
+    };
+    let mut out = BTreeMap::new();
+    for (key, value) in vars {
+        let Some(name) = key.to_str() else {
+            // A name that is not UTF-8 cannot be judged: leave it out.
+            continue;
+        };
+        let provider_key = PROVIDER_KEY_VARS.contains(&name) || also_remove.iter().any(|r| r == name);
+        if provider_key || (is_secret_name(name) && !passes(name)) {
+            continue;
+        }
+        out.insert(key, value);
+    }
+    Arc::new(out)
+}
+
+/// The names [`child_env`] leaves out of tern's current environment (for
+/// `--verbose` and docs), sorted.
+pub fn removed_names(passthrough: &[String], also_remove: &[String]) -> Vec<String> {
+    let kept = child_env(passthrough, also_remove);
+    let mut names: Vec<String> =
+        std::env::vars_os().filter(|(k, _)| !kept.contains_key(k)).filter_map(|(k, _)| k.into_string().ok()).collect();
+    names.sort();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names_are_judged_by_their_words() {
+        for secret in [
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "PGPASSWORD",
+            "NPM_CONFIG__AUTH",
+            "MY_KEY",
+            "SENTRY_DSN",
+            "slack_webhook_url",
+            "DOCKER_PASS",
+            "HF_TOKEN",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+        ] {
+            assert!(is_secret_name(secret), "{secret}");
+        }
+        for plain in
+            ["PATH", "HOME", "GIT_AUTHOR_NAME", "KEYTIMEOUT", "SSH_AUTH_SOCK", "PWD", "LANG", "TERM", "CARGO_HOME"]
+        {
+            assert!(!is_secret_name(plain), "{plain}");
+        }
+    }
+
+    #[test]
+    fn child_env_drops_secrets_keeps_the_rest_and_honours_passthrough() {
+        let vars = [
+            ("PATH", "/bin"),
+            ("GITHUB_TOKEN", "ghp"),
+            ("NPM_TOKEN", "npm"),
+            ("ANTHROPIC_API_KEY", "sk"),
+            ("LLM", "renamed-key"),
+            ("MINIMAX_API_KEY", "mm"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let env =
+            build(vars.into_iter(), &["NPM_TOKEN".into(), "MINIMAX_*".into(), "ANTHROPIC_*".into()], &["LLM".into()]);
+        let names: Vec<&str> = env.keys().filter_map(|k| k.to_str()).collect();
+        assert_eq!(names, ["MINIMAX_API_KEY", "NPM_TOKEN", "PATH"], "provider keys never pass");
+    }
+}

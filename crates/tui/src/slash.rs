@@ -1,0 +1,108 @@
+//! The slash commands: one declaration each — name, what it does, its
+//! argument, whether it may run while a turn is running — read by the `/`
+//! popup, `/help` and the dispatcher alike.
+
+/// A slash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slash {
+    /// `/help`.
+    Help,
+    /// `/model [NAME]`.
+    Model,
+    /// `/mode [MODE]`.
+    Mode,
+    /// `/tools`.
+    Tools,
+    /// `/mcp`.
+    Mcp,
+    /// `/todos`.
+    Todos,
+    /// `/clear`.
+    Clear,
+    /// `/cost`.
+    Cost,
+    /// `/quit` (also `/exit`).
+    Quit,
+}
+
+impl Slash {
+    /// Every command, in the order `/help` and the popup list them.
+    pub const ALL: [Slash; 9] = [
+        Slash::Help,
+        Slash::Model,
+        Slash::Mode,
+        Slash::Tools,
+        Slash::Mcp,
+        Slash::Todos,
+        Slash::Clear,
+        Slash::Cost,
+        Slash::Quit,
+    ];
+
+    /// Its name, without the `/`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Slash::Help => "help",
+            Slash::Model => "model",
+            Slash::Mode => "mode",
+            Slash::Tools => "tools",
+            Slash::Mcp => "mcp",
+            Slash::Todos => "todos",
+            Slash::Clear => "clear",
+            Slash::Cost => "cost",
+            Slash::Quit => "quit",
+        }
+    }
+
+    /// One line about what it does.
+    pub fn description(self) -> &'static str {
+        match self {
+            Slash::Help => "keys and commands",
+            Slash::Model => "show the model, or switch: /model NAME (same provider; from the next turn)",
+            Slash::Mode => "show or set the permission mode: /mode accept-edits",
+            Slash::Tools => "the tool catalog of the next request, with every removal and why",
+            Slash::Mcp => "MCP servers, their state and tool counts",
+            Slash::Todos => "show or hide the todo panel",
+            Slash::Clear => "start a new conversation (the session log keeps everything)",
+            Slash::Cost => "tokens and estimated cost so far",
+            Slash::Quit => "leave tern",
+        }
+    }
+
+    /// What its argument is, if it takes one.
+    pub fn argument(self) -> Option<&'static str> {
+        match self {
+            Slash::Model => Some("NAME"),
+            Slash::Mode => Some("default|accept-edits|plan"),
+            _ => None,
+        }
+    }
+
+    /// Whether it may run while a turn is running.
+    pub fn during_turn(self) -> bool {
+        !matches!(self, Slash::Clear)
+    }
+
+    /// The command named `name` (without the `/`).
+    pub fn parse(name: &str) -> Option<Slash> {
+        match name {
+            "exit" => Some(Slash::Quit),
+            _ => Slash::ALL.into_iter().find(|c| c.name() == name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_parses_by_its_name() {
+        for c in Slash::ALL {
+            assert_eq!(Slash::parse(c.name()), Some(c));
+            assert!(!c.description().is_empty());
+        }
+        assert_eq!(Slash::parse("exit"), Some(Slash::Quit));
+        assert_eq!(Slash::parse("nope"), None);
+    }
+}
