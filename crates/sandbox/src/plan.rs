@@ -148,6 +148,22 @@ mod tests {
     }
 
     #[test]
+    fn git_config_is_readable_but_its_credential_store_is_not() {
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap();
+        let git = home.join(".config/git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(git.join("config"), "").unwrap();
+        std::fs::write(git.join("credentials"), "https://u:p@host\n").unwrap();
+        std::fs::create_dir_all(home.join("ws")).unwrap();
+        let policy =
+            SandboxPolicy::new(SandboxLevel::ReadOnly, home.join("ws"), home.join("ws")).home(Some(home.clone()));
+        let plan = AccessPlan::build(&policy, &HostPaths::default());
+        assert!(plan.read.contains(&git.join("config")));
+        assert!(!plan.read.iter().any(|p| git.join("credentials").starts_with(p)));
+    }
+
+    #[test]
     fn the_temp_dir_is_granted_even_under_a_denied_dir() {
         let t = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(t.path()).unwrap();
