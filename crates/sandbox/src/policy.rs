@@ -238,7 +238,7 @@ impl HostPaths {
 /// Toolchain directories: the fixed home list, `CARGO_HOME`/`RUSTUP_HOME`,
 /// and each absolute `PATH` entry — plus its parent when that sits inside
 /// home (`~/.pyenv/shims` → `~/.pyenv`), but never home itself or `~/.local`.
-pub fn toolchain_dirs(home: Option<&Path>, host: &HostPaths) -> Vec<PathBuf> {
+pub(crate) fn toolchain_dirs(home: Option<&Path>, host: &HostPaths) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Some(home) = home {
         out.extend(HOME_READ.iter().map(|p| home.join(p)));
@@ -266,7 +266,7 @@ pub fn toolchain_dirs(home: Option<&Path>, host: &HostPaths) -> Vec<PathBuf> {
 
 /// The git directory a `.git` file points to (`gitdir: <path>`), as in
 /// linked worktrees and submodules.
-pub fn parse_gitdir_file(contents: &str) -> Option<&str> {
+pub(crate) fn parse_gitdir_file(contents: &str) -> Option<&str> {
     contents.lines().find_map(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|s| !s.is_empty())
 }
 
