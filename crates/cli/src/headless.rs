@@ -31,6 +31,11 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
             let cancel = CancellationToken::new();
             let interrupted = Arc::new(AtomicBool::new(false));
             spawn_signal_watch(cancel.clone(), interrupted.clone());
+            if options.verbose {
+                for line in runtime.security_summary() {
+                    eprintln!("tern: {line}");
+                }
+            }
             for s in runtime.mcp_servers() {
                 if s.state == "failed" {
                     eprintln!("tern: warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default());

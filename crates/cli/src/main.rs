@@ -214,6 +214,7 @@ impl Common {
 }
 
 fn main() -> ExitCode {
+    harden_process();
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Tools(args)) => {
@@ -360,6 +361,18 @@ fn tui(mut overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
             }
         }
     })
+}
+
+/// Make tern's own process unreadable to the commands it runs: its
+/// environment holds the API key, and `/proc/<pid>/environ` of a process
+/// of the same user is readable unless the process is not dumpable (the
+/// sandbox does not cover it). Children are dumpable again after `exec`.
+fn harden_process() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) only changes a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
 }
 
 /// The prompt from the argument, else from stdin when it is not a terminal.

@@ -120,26 +120,25 @@ pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError>
     Ok(workspace)
 }
 
-/// How tool subprocesses are confined in this session.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SandboxSettings {
-    /// The loosest level any command runs at.
-    pub cap: tern_protocol::SandboxLevel,
-    /// Whether approved commands may use the network.
-    pub network: bool,
-}
-
-/// The sandbox cap and network setting from `--sandbox` and `[sandbox]`.
-fn sandbox_settings(config: &FileConfig, overrides: &Overrides) -> Result<SandboxSettings, RuntimeError> {
+/// The sandbox from `--sandbox` and `[sandbox]`: the cap, network for
+/// approved commands, and the extra paths (paths the bash tool needs per
+/// session are added by the caller).
+fn sandbox_settings(config: &FileConfig, overrides: &Overrides) -> Result<tern_tools::SandboxSettings, RuntimeError> {
     let parse = |s: &str, origin: &str| {
         s.parse::<tern_protocol::SandboxLevel>().map_err(|e| RuntimeError::Config(format!("{origin}: {e}")))
     };
-    let cap = match (&overrides.sandbox, &config.sandbox.mode) {
+    let mode = match (&overrides.sandbox, &config.sandbox.mode) {
         (Some(flag), _) => parse(flag, "--sandbox")?,
         (None, Some(mode)) => parse(mode, "[sandbox] mode")?,
         (None, None) => tern_protocol::SandboxLevel::WorkspaceWrite,
     };
-    Ok(SandboxSettings { cap, network: config.sandbox.network.unwrap_or(true) })
+    Ok(tern_tools::SandboxSettings {
+        mode,
+        network_for_approved: config.sandbox.network.unwrap_or(true),
+        writable: config.sandbox.writable.clone(),
+        readable: config.sandbox.readable.clone(),
+        ..Default::default()
+    })
 }
 
 /// What a run produced, with cost and timing.
@@ -178,7 +177,7 @@ pub struct Runtime {
     /// The conversation so far: each prompt continues it (`/clear` empties it).
     history: tokio::sync::Mutex<Vec<Message>>,
     trust: trust::Trust,
-    sandbox: SandboxSettings,
+    sandbox: tern_tools::SandboxSettings,
 }
 
 impl Runtime {
@@ -251,6 +250,20 @@ impl Runtime {
         let mut env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
         env.child_env = Some(child_env.clone());
+        let mut sandbox = sandbox;
+        // Commands never read tern's own config (keys, trusted folders);
+        // they may read this session's saved outputs and write its temp dir.
+        sandbox.deny_read.push(paths.config_dir.clone());
+        sandbox.readable.push(session.tool_outputs_dir());
+        if !overrides.ephemeral {
+            sandbox.temp_dir = Some(session.temp_dir());
+        }
+        if let Some(w) =
+            (sandbox.mode != tern_protocol::SandboxLevel::Off).then(|| tern_sandbox::support().warning()).flatten()
+        {
+            warnings.push(w);
+        }
+        env.sandbox = sandbox.clone();
         let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
         let ctx = tern_policy::rules::RuleContext { workspace: workspace.clone(), home };
@@ -330,8 +343,33 @@ impl Runtime {
     }
 
     /// How tool subprocesses are confined.
-    pub fn sandbox(&self) -> &SandboxSettings {
+    pub fn sandbox(&self) -> &tern_tools::SandboxSettings {
         &self.sandbox
+    }
+
+    /// What is enforced, one line each, for `--verbose` and the TUI: trust,
+    /// the sandbox (or why it is weaker than asked), what children do not see.
+    pub fn security_summary(&self) -> Vec<String> {
+        let mut lines = vec![format!("workspace {}: {}", self.workspace.display(), self.trust.describe())];
+        let status = tern_sandbox::support();
+        let sandbox = if self.sandbox.mode == tern_protocol::SandboxLevel::Off {
+            "sandbox: off (--sandbox off / [sandbox] mode): commands run unconfined".to_string()
+        } else if let Some(w) = status.warning() {
+            format!("sandbox: {w}")
+        } else {
+            format!(
+                "sandbox: Landlock ABI {}; auto-allowed commands run read-only and offline, approved ones {}{}",
+                status.abi,
+                self.sandbox.mode.min(tern_protocol::SandboxLevel::WorkspaceWrite),
+                if self.sandbox.network_for_approved { " with network" } else { " offline" }
+            )
+        };
+        lines.push(sandbox);
+        let hidden = secrets::removed_names(&self.config.env.passthrough, &[]);
+        if !hidden.is_empty() {
+            lines.push(format!("not passed to commands, hooks and MCP servers: {}", hidden.join(", ")));
+        }
+        lines
     }
 
     /// The permission policy (mode, rules, decisions).

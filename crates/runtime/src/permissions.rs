@@ -229,7 +229,7 @@ pub struct PolicyHooks {
     pub(crate) denials: Mutex<Vec<PermissionDenial>>,
     pub(crate) notices: Mutex<Vec<String>>,
     pub(crate) user_config: PathBuf,
-    pub(crate) sandbox: crate::SandboxSettings,
+    pub(crate) sandbox: tern_tools::SandboxSettings,
     pub(crate) session_id: String,
     pub(crate) workspace: PathBuf,
 }
@@ -481,20 +481,16 @@ enum Approval {
 }
 
 impl PolicyHooks {
-    /// The confinement for a call let through by `approval`, within the
-    /// session's cap (`off` switches the sandbox off for every call).
+    /// The confinement a call let through by `approval` asks for; the bash
+    /// tool caps it by `--sandbox` / `[sandbox] mode`.
     fn confinement(&self, approval: Approval) -> Confinement {
-        use tern_protocol::SandboxLevel;
-        let cap = self.sandbox.cap;
-        if cap == SandboxLevel::Off {
-            return Confinement::OFF;
+        match approval {
+            Approval::Auto => Confinement::READ_ONLY,
+            Approval::Approved => Confinement {
+                level: tern_protocol::SandboxLevel::WorkspaceWrite,
+                network: self.sandbox.network_for_approved,
+            },
         }
-        let (level, network) = match approval {
-            Approval::Auto => (SandboxLevel::ReadOnly, false),
-            Approval::Approved => (SandboxLevel::WorkspaceWrite, self.sandbox.network),
-        };
-        let level = level.min(cap);
-        Confinement { level, network: network && level != SandboxLevel::ReadOnly }
     }
 }
 

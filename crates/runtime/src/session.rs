@@ -72,6 +72,11 @@ impl Session {
         self.dir.join("tool-outputs")
     }
 
+    /// The private temp dir sandboxed commands get as `TMPDIR`.
+    pub fn temp_dir(&self) -> PathBuf {
+        self.dir.join("tmp")
+    }
+
     /// Append one JSON line and flush it. A write failure disables the log
     /// (reported once through [`Session::take_problem`]) rather than failing the run.
     pub fn append(&self, line: &Value) {
