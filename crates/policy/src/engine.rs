@@ -3,19 +3,37 @@
 //!
 //! In order:
 //! 1. a matching **deny** rule refuses the call, in every mode;
-//! 2. a write to a **protected path** (`.git/` internals, tern's config and
-//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`) is
-//!    asked, in every mode;
+//! 2. a write to a **protected path** (`.git/` anywhere, tern's config and
+//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`,
+//!    `.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
+//!    `.envrc`) is asked, in every mode — and so is a bash write whose target
+//!    cannot be placed (named at run time, relative to an unknown directory,
+//!    a glob that could match a dot file);
 //! 3. a matching **ask** rule asks (not in `bypass`);
 //! 4. `bypass` allows everything else;
-//! 5. `plan` refuses every call that could change something;
+//! 5. `plan` refuses every call that could change something: bash that is
+//!    not read-only (network included), edits, and every MCP or extension
+//!    tool its server does not mark read-only ([`Policy::set_read_only_tools`]),
+//!    allow rule or not;
 //! 6. the **tiers**: always allowed (todo_write, tool_search, skill,
 //!    ask_user); read-only work inside the workspace (read, grep, glob, ls,
 //!    read-only bash); edits inside the workspace (asked in `default`,
 //!    allowed in `accept-edits`); everything else — other bash, writes
 //!    outside the workspace, MCP and extension tools — asked unless an
 //!    **allow** rule covers it. A dangerous bash command needs an allow rule
-//!    with a pattern: a bare `bash` rule does not cover it.
+//!    with a pattern: a bare `bash` rule does not cover it, and a part given
+//!    [overrides](crate::bash::BashPart::overrides) (`NODE_OPTIONS=...`,
+//!    `--script-shell`) is covered only by an exact rule.
+//!
+//! Bash commands are judged by where they reach, not only by what they are:
+//! every part's reads and writes are resolved against the directory it runs
+//! in (after `cd`, `pushd`, `env -C`, `git -C`; `~` and `$HOME` as home)
+//! and through symlinks ([`crate::reach`]). A read outside the workspace (and
+//! the readable directories) needs a `read(...)` allow rule, whatever the
+//! part — system files like `/etc/os-release` included, as with the read
+//! tool; `/dev/null` and the like are fine. A read-only part that reads a
+//! path computed at run time, a part whose directory cannot be known, and
+//! git run on a nested repository are asked.
 
 use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock};
@@ -23,7 +41,8 @@ use std::sync::{PoisonError, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bash::{BashAnalysis, BashClass, BashPart, classify};
+use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd, classify};
+use crate::reach::{self, MAX_PATHS, Reach};
 use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
 
 /// The permission mode.
@@ -161,6 +180,18 @@ impl Decision {
         )
     }
 
+    /// Whether the call was allowed as read-only work, without a person or a rule: by the
+    /// bash classifier (a read-only command inside the workspace) or by the read-only tier
+    /// (read, grep, glob, ls inside the workspace). The runtime confines such calls.
+    pub fn auto_read_only(&self) -> bool {
+        self.verdict == Verdict::Allow
+            && match &self.decided_by {
+                DecidedBy::Classifier { class } => *class == BashClass::ReadOnly,
+                DecidedBy::Tier { tier } => tier == "read_only",
+                _ => false,
+            }
+    }
+
     fn suggest(mut self, rule: Option<String>, mode: Option<Mode>) -> Self {
         self.suggestion = rule;
         self.allowing_mode = mode;
@@ -226,6 +257,7 @@ pub struct Policy {
     mode: RwLock<Mode>,
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
+    read_only_tools: RwLock<Vec<String>>,
 }
 
 impl Policy {
@@ -237,7 +269,15 @@ impl Policy {
             mode: RwLock::new(setup.mode),
             protected: setup.protected,
             readable: setup.readable,
+            read_only_tools: RwLock::new(Vec::new()),
         }
+    }
+
+    /// The MCP and extension tools marked read-only (MCP `readOnlyHint`), which plan mode
+    /// lets an allow rule run, as the catalog offers them in plan mode. Any other such tool
+    /// is refused in plan mode.
+    pub fn set_read_only_tools(&self, names: Vec<String>) {
+        *self.read_only_tools.write().unwrap_or_else(PoisonError::into_inner) = names;
     }
 
     /// Workspace and home.
@@ -297,7 +337,21 @@ impl Policy {
             );
             return self.with_bash(d, &call);
         }
-        // 2. protected paths, for writes, in every mode.
+        // Paths past the budget cannot be shown to escape a path deny rule.
+        if call.reach.as_ref().is_some_and(|r| r.too_many)
+            && let Some(rule) = list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()).is_some())
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("the command names more than {MAX_PATHS} paths, and deny rule `{}` might cover one", rule.text),
+            );
+            return self.with_bash(d, &call);
+        }
+        // 2. protected paths, for writes, in every mode; and bash writes that cannot be placed.
+        if let Some(d) = self.unplaced_write(&call) {
+            return self.with_bash(d, &call);
+        }
         if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
             let d = Decision::new(
                 Verdict::Ask,
@@ -326,11 +380,10 @@ impl Policy {
             return self.with_bash(d, &call);
         }
         let allow_rule = || list(RuleKind::Allow).find(|r| call.covered_by(r, true).is_some());
-        // 5. plan mode refuses changes.
-        if mode == Mode::Plan
-            && call.may_change_things()
-            && !(call.category == Category::Other && allow_rule().is_some())
-        {
+        // 5. plan mode refuses changes; an allow rule does not make a writing tool read-only.
+        let read_only_tool =
+            || self.read_only_tools.read().unwrap_or_else(PoisonError::into_inner).contains(&call.tool);
+        if mode == Mode::Plan && call.may_change_things() && !(call.category == Category::Other && read_only_tool()) {
             let d = Decision::new(
                 Verdict::Deny,
                 format!(
@@ -419,23 +472,26 @@ impl Policy {
     }
 
     fn decide_bash(&self, call: &Call, rules: &[Rule]) -> Decision {
-        let Some(analysis) = &call.bash else {
+        let (Some(analysis), Some(reach)) = (&call.bash, &call.reach) else {
             return Decision::new(
                 Verdict::Ask,
                 "bash without a command",
                 DecidedBy::Tier { tier: "needs_rule".into() },
             );
         };
+        if reach.too_many {
+            return Decision::new(
+                Verdict::Ask,
+                format!("the command names more than {MAX_PATHS} paths; tern does not check them all"),
+                DecidedBy::Tier { tier: "needs_rule".into() },
+            )
+            .suggest(None, Some(Mode::Bypass));
+        }
         if analysis.class == BashClass::ReadOnly {
-            // Read-only, but of files outside the workspace: asked like the
+            // Read-only, but maybe of files outside the workspace: asked like the
             // read tool would be, unless a read rule allows them.
-            if let Some(p) = self.outside_read(analysis, rules) {
-                return Decision::new(
-                    Verdict::Ask,
-                    format!("the command reads {}, outside the workspace", p.display()),
-                    DecidedBy::Tier { tier: "outside_workspace".into() },
-                )
-                .suggest(Some(format!("read({})", dir_pattern(&p, &self.ctx))), Some(Mode::Bypass));
+            if let Some(d) = self.reach_question(analysis, reach, rules) {
+                return d;
             }
             return Decision::new(
                 Verdict::Allow,
@@ -448,33 +504,30 @@ impl Policy {
         let mut used: Option<&Rule> = None;
         let mut uncovered: Vec<&BashPart> = Vec::new();
         for part in analysis.parts.iter().filter(|p| p.class != BashClass::ReadOnly) {
-            let canonical = canonical_text(part);
-            let rule = rules.iter().filter(|r| r.kind == RuleKind::Allow).find(|r| {
-                r.names_tool("bash")
-                    && (r.has_pattern() || part.class != BashClass::Dangerous)
-                    && r.matches_command(&canonical, &canonical)
-            });
-            match rule {
+            match rules.iter().filter(|r| r.kind == RuleKind::Allow).find(|r| bash_rule_covers(r, part)) {
                 Some(r) => used = used.or(Some(r)),
                 None => uncovered.push(part),
             }
         }
-        // A bash rule covers the command, not where it writes: a write
-        // outside the workspace also needs an `edit(...)` allow rule.
-        let outside_write = analysis.write_paths.iter().map(|w| resolve_path(w, &self.ctx)).find(|p| {
-            !p.starts_with(&self.ctx.workspace)
-                && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
-        });
         if uncovered.is_empty()
             && let Some(rule) = used
         {
+            // A bash rule covers the command, not what it reaches: a read or a
+            // write outside the workspace also needs a `read(...)` or `edit(...)` rule.
+            if let Some(d) = self.reach_question(analysis, reach, rules) {
+                return d;
+            }
+            let outside_write = reach.parts.iter().flat_map(|r| r.writes.iter()).find(|p| {
+                !p.starts_with(&self.ctx.workspace)
+                    && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
+            });
             if let Some(p) = outside_write {
                 return Decision::new(
                     Verdict::Ask,
                     format!("the command writes {}, outside the workspace", p.display()),
                     DecidedBy::Tier { tier: "outside_workspace".into() },
                 )
-                .suggest(Some(format!("edit({})", dir_pattern(&p, &self.ctx))), Some(Mode::Bypass));
+                .suggest(Some(format!("edit({})", dir_pattern(p, &self.ctx))), Some(Mode::Bypass));
             }
             return Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text));
         }
@@ -486,71 +539,96 @@ impl Policy {
         let label = match class {
             BashClass::Dangerous => "dangerous command",
             BashClass::Unknown => "command tern cannot judge",
-            _ => "command that changes things",
+            _ => "command that is not read-only",
         };
-        let suggestion = worst.and_then(suggest_bash_rule);
+        let suggestion = worst.filter(|p| p.overrides.is_empty()).and_then(suggest_bash_rule);
         Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
             .suggest(suggestion, Some(Mode::Bypass))
     }
 
-    /// A file outside the workspace (and the readable directories) that a
-    /// reading program names explicitly (`cat ~/.aws/credentials`), not
-    /// covered by a read allow rule.
-    fn outside_read(&self, analysis: &BashAnalysis, rules: &[Rule]) -> Option<PathBuf> {
-        const READERS: &[&str] = &[
-            "cat",
-            "head",
-            "tail",
-            "less",
-            "more",
-            "grep",
-            "egrep",
-            "fgrep",
-            "rg",
-            "ag",
-            "find",
-            "ls",
-            "tree",
-            "stat",
-            "file",
-            "wc",
-            "du",
-            "diff",
-            "cmp",
-            "sort",
-            "uniq",
-            "nl",
-            "od",
-            "xxd",
-            "hexdump",
-            "strings",
-            "md5sum",
-            "sha1sum",
-            "sha256sum",
-            "sha512sum",
-            "cksum",
-            "jq",
-            "yq",
-            "sed",
-            "awk",
-            "cut",
-            "column",
-            "comm",
-            "base64",
-        ];
-        analysis
+    /// What the command reaches that needs a person: a read outside the workspace
+    /// (and the readable directories) no read rule allows, a read-only part reading a
+    /// path computed at run time, a part whose directory cannot be known, git on a
+    /// nested repository.
+    fn reach_question(&self, analysis: &BashAnalysis, reach: &Reach, rules: &[Rule]) -> Option<Decision> {
+        for (part, r) in analysis.parts.iter().zip(&reach.parts) {
+            let outside = r.reads.iter().find(|p| {
+                !p.starts_with(&self.ctx.workspace)
+                    && !r.writes.contains(p)
+                    && !self.readable.iter().any(|d| p.starts_with(d))
+                    && !rules.iter().any(|rule| rule.kind == RuleKind::Allow && rule.matches_path("read", p))
+            });
+            if let Some(p) = outside {
+                return Some(
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("the command reads {}, outside the workspace", p.display()),
+                        DecidedBy::Tier { tier: "outside_workspace".into() },
+                    )
+                    .suggest(Some(format!("read({})", dir_pattern(p, &self.ctx))), Some(Mode::Bypass)),
+                );
+            }
+            if let Some(text) = r.unplaced_reads.first() {
+                let why = if part.cwd == Cwd::Unknown || r.cwd.is_none() {
+                    format!(
+                        "cannot tell which directory `{}` runs in (a `cd` computed at run time, in a loop or \
+                         branch, or to a directory that does not exist), so not what {text} is",
+                        short(&part.text)
+                    )
+                } else {
+                    format!("cannot tell where {text} is (no home directory is known)")
+                };
+                return Some(
+                    Decision::new(Verdict::Ask, why, DecidedBy::Tier { tier: "unknown_directory".into() })
+                        .suggest(None, Some(Mode::Bypass)),
+                );
+            }
+            if part.class == BashClass::ReadOnly
+                && let Some(text) = part.computed_reads.first()
+            {
+                return Some(
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("the command reads {text}, a path computed at run time"),
+                        DecidedBy::Tier { tier: "computed_path".into() },
+                    )
+                    .suggest(None, Some(Mode::Bypass)),
+                );
+            }
+            if let Some(git) = &r.other_repository {
+                return Some(
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("runs git on another repository ({}), whose config can run programs", git.display()),
+                        DecidedBy::Tier { tier: "other_repository".into() },
+                    )
+                    .suggest(None, Some(Mode::Bypass)),
+                );
+            }
+        }
+        None
+    }
+
+    /// A bash write whose target cannot be placed: asked in every mode.
+    fn unplaced_write(&self, call: &Call) -> Option<Decision> {
+        let (analysis, reach) = (call.bash.as_ref()?, call.reach.as_ref()?);
+        let (part, text) = analysis
             .parts
             .iter()
-            .filter(|part| READERS.contains(&part.program.as_str()))
-            .flat_map(|part| part.argv.iter())
-            .filter(|a| !a.starts_with('-') && (a.starts_with('/') || a.starts_with('~')))
-            .map(|a| resolve_path(a, &self.ctx))
-            .find(|p| {
-                !p.starts_with(&self.ctx.workspace)
-                    && !self.readable.iter().any(|r| p.starts_with(r))
-                    && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("read", p))
-                    && !p.starts_with("/dev")
-            })
+            .zip(&reach.parts)
+            .find_map(|(part, r)| r.unplaced_writes.first().map(|t| (part, t)))?;
+        let reason = if has_protected_name(text) {
+            format!(
+                "bash would write {text}, a protected name (git internals, shell startup files, tool configuration): always asked"
+            )
+        } else {
+            format!(
+                "cannot tell which file `{}` writes ({text}: named at run time, in an unknown directory, or a glob \
+                 that could match a dot file): always asked",
+                short(&part.text)
+            )
+        };
+        Some(Decision::new(Verdict::Ask, reason, DecidedBy::ProtectedPath { path: text.clone() }))
     }
 
     fn with_bash(&self, mut d: Decision, call: &Call) -> Decision {
@@ -588,31 +666,69 @@ impl Policy {
         if path.components().any(|c| c.as_os_str().to_string_lossy().eq_ignore_ascii_case(".git")) {
             return true;
         }
+        if has_protected_name(&path.to_string_lossy()) {
+            return true;
+        }
         if let Some(home) = &self.ctx.home
             && let Ok(rel) = path.strip_prefix(home)
+            && HOME_PROTECTED.iter().any(|p| rel.starts_with(p))
         {
-            const HOME_PROTECTED: &[&str] = &[
-                ".ssh",
-                ".bashrc",
-                ".bash_profile",
-                ".bash_login",
-                ".bash_logout",
-                ".profile",
-                ".zshrc",
-                ".zprofile",
-                ".zshenv",
-                ".zlogin",
-                ".config/fish",
-                ".gitconfig",
-                ".config/git",
-                ".inputrc",
-            ];
-            if HOME_PROTECTED.iter().any(|p| rel.starts_with(p)) {
-                return true;
-            }
+            return true;
         }
         self.protected.iter().any(|p| path.starts_with(p))
     }
+}
+
+/// Files and directories under home that are protected (shell startup, ssh, git config).
+const HOME_PROTECTED: &[&str] = &[
+    ".ssh",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".config/fish",
+    ".gitconfig",
+    ".config/git",
+    ".inputrc",
+];
+
+/// Names protected wherever they are: git internals, and files that make tools run
+/// programs (`.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
+/// `.envrc`). Compared without case (macOS and Windows file systems ignore it).
+fn has_protected_name(path: &str) -> bool {
+    const FILES: &[&str] =
+        &["rust-toolchain", "rust-toolchain.toml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".envrc", ".mcp.json"];
+    let components: Vec<String> = path.split('/').map(str::to_lowercase).collect();
+    let last = components.last().map(String::as_str).unwrap_or_default();
+    components.iter().any(|c| c == ".git" || c == ".ssh" || c == ".tern")
+        || FILES.contains(&last)
+        || (path.starts_with('~') || !path.starts_with('/'))
+            && (HOME_PROTECTED.contains(&last) || last == "authorized_keys")
+        || components.windows(2).any(|w| w[0] == ".cargo" && matches!(w[1].as_str(), "config" | "config.toml"))
+}
+
+/// At most 60 characters of `text`, for a reason.
+fn short(text: &str) -> String {
+    let shown: String = text.chars().take(60).collect();
+    if shown.len() < text.len() { format!("{shown}...") } else { shown }
+}
+
+/// Whether an allow rule covers a part: a bare `bash` rule covers any part that is not
+/// dangerous; a part given overrides (`NODE_OPTIONS=...`, `--script-shell`) only an exact rule.
+fn bash_rule_covers(rule: &Rule, part: &BashPart) -> bool {
+    if !rule.names_tool("bash") || (!rule.has_pattern() && part.class == BashClass::Dangerous) {
+        return false;
+    }
+    let canonical = canonical_text(part);
+    if part.overrides.is_empty() || !rule.has_pattern() {
+        return rule.matches_command(&canonical, &canonical);
+    }
+    rule.matches_command_exactly(&part.text) || rule.matches_command_exactly(&canonical)
 }
 
 fn severity(c: BashClass) -> u8 {
@@ -716,7 +832,8 @@ struct Call {
     path: Option<PathBuf>,
     host: Option<String>,
     bash: Option<BashAnalysis>,
-    ctx: RuleContext,
+    /// Where the bash command reaches.
+    reach: Option<Reach>,
 }
 
 impl Call {
@@ -737,7 +854,8 @@ impl Call {
             Category::Bash => str_arg("command").map(classify),
             _ => None,
         };
-        Self { tool: tool.to_string(), category, path, host, bash, ctx: ctx.clone() }
+        let reach = bash.as_ref().map(|b| reach::reach(b, ctx));
+        Self { tool: tool.to_string(), category, path, host, bash, reach }
     }
 
     fn describe(&self) -> String {
@@ -764,7 +882,9 @@ impl Call {
     fn written_paths(&self) -> Vec<PathBuf> {
         match (self.category, &self.path, &self.bash) {
             (Category::Edit, Some(p), _) => vec![p.clone()],
-            (Category::Bash, _, Some(b)) => b.write_paths.iter().map(|w| resolve_path(w, &self.ctx)).collect(),
+            (Category::Bash, _, Some(_)) => {
+                self.reach.iter().flat_map(|r| r.parts.iter().flat_map(|p| p.writes.iter().cloned())).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -785,20 +905,17 @@ impl Call {
                     }
                     return None;
                 }
-                // Path rules apply to what a command reads or writes.
+                // Path rules apply to what a command reads or writes, where it runs.
+                let parts = self.reach.as_ref().map(|r| r.parts.as_slice()).unwrap_or_default();
                 match path_rule_family(rule.tool()) {
-                    Some("edit") => b
-                        .write_paths
+                    Some("edit") => parts
                         .iter()
-                        .map(|w| resolve_path(w, &self.ctx))
+                        .flat_map(|r| r.writes.iter())
                         .find(|p| rule.matches_path("edit", p))
                         .map(|p| format!("bash writing {}", p.display())),
-                    Some("read") => b
-                        .parts
+                    Some("read") => parts
                         .iter()
-                        .flat_map(|part| part.argv.iter())
-                        .filter(|a| looks_like_path(a))
-                        .map(|a| resolve_path(a, &self.ctx))
+                        .flat_map(|r| r.reads.iter())
                         .find(|p| rule.matches_path("read", p))
                         .map(|p| format!("bash reading {}", p.display())),
                     _ => None,
@@ -815,11 +932,6 @@ impl Call {
             Category::Always | Category::Other => rule.matches_plain(&self.tool).then(|| format!("`{}`", self.tool)),
         }
     }
-}
-
-/// Any operand may name a file (`cat secrets.txt`); options may not.
-fn looks_like_path(a: &str) -> bool {
-    !a.is_empty() && !a.starts_with('-')
 }
 
 fn host_of(url: &str) -> Option<String> {
@@ -856,6 +968,12 @@ mod tests {
             argv: text.split(' ').skip(1).map(String::from).collect(),
             class,
             reason: String::new(),
+            reads: Vec::new(),
+            computed_reads: Vec::new(),
+            writes: Vec::new(),
+            network: false,
+            cwd: Cwd::Workspace,
+            overrides: Vec::new(),
         };
         assert_eq!(
             suggest_bash_rule(&part("npm run test --watch", BashClass::Write)).as_deref(),

@@ -69,7 +69,7 @@ mod git;
 mod judge;
 mod options;
 mod readers;
-mod redirect;
+pub(crate) mod redirect;
 mod runners;
 mod sed_script;
 mod toolchains;
@@ -110,6 +110,34 @@ impl BashClass {
     }
 }
 
+/// The directory a part runs in, as far as the command line tells.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "path", rename_all = "snake_case")]
+pub enum Cwd {
+    /// The directory the command starts in: the workspace.
+    #[default]
+    Workspace,
+    /// A static directory reached by `cd`, `pushd`, `env -C` or `git -C`:
+    /// absolute, `~`-prefixed (`$HOME` is written `~`) or relative to the workspace.
+    Dir(String),
+    /// Computed at run time (`cd "$DIR"`, `popd`, `cd -`, a `cd` inside a loop).
+    Unknown,
+}
+
+impl Cwd {
+    /// The directory reached by `cd dir` from here (`dir` as written, `~` for home).
+    pub(crate) fn join(&self, dir: &str) -> Cwd {
+        if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
+            return Cwd::Dir(dir.to_owned());
+        }
+        match self {
+            Cwd::Workspace => Cwd::Dir(dir.to_owned()),
+            Cwd::Dir(base) => Cwd::Dir(format!("{}/{dir}", base.trim_end_matches('/'))),
+            Cwd::Unknown => Cwd::Unknown,
+        }
+    }
+}
+
 /// One simple command found in the command line, and how it was judged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BashPart {
@@ -123,6 +151,27 @@ pub struct BashPart {
     pub class: BashClass,
     /// Why, in a few words for the person asked.
     pub reason: String,
+    /// Paths this part reads, as written (`$HOME` written `~`), relative to [`BashPart::cwd`]:
+    /// its operands and file-valued options, `<` sources, `sed` `r` files, `awk` `getline <`
+    /// files, `xargs -a`, the directory a glob lists, and `.` (the directory it works in).
+    /// Programs that read no files (`echo`, `printf`, `cd`, `test`, ...) read nothing.
+    pub reads: Vec<String>,
+    /// Words naming files this part reads whose value only exists at run time (`"$f"`, `$(ls)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub computed_reads: Vec<String>,
+    /// Files this part writes, as written (`$HOME` written `~`), relative to [`BashPart::cwd`];
+    /// a target computed at run time is kept as written (it holds `$` or a backquote).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+    /// Whether it touches the network (the reason says how).
+    pub network: bool,
+    /// The directory it runs in.
+    pub cwd: Cwd,
+    /// Environment variables, options and settings given to it that change which program or
+    /// configuration runs (`NODE_OPTIONS=...`, `npm --script-shell`, `cargo --config`): a
+    /// prefix or pattern rule does not cover such a part, only an exact one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 /// The judgement of a whole command line.
@@ -136,18 +185,22 @@ pub struct BashAnalysis {
     pub reason: String,
     /// Files written by redirections and obvious targets (`tee FILE`, `cp`/`mv` DEST, `touch`, `sed -i`), best effort.
     pub write_paths: Vec<String>,
+    /// Every part's reads, as written (each relative to its part's directory).
+    pub reads: Vec<String>,
+    /// Whether any part touches the network.
+    pub network: bool,
 }
 
 /// Classifies a bash command line. Never panics.
 pub fn classify(command: &str) -> BashAnalysis {
-    analyze(command, judge::Depth::default())
+    analyze(command, judge::Depth::default(), Cwd::Workspace)
 }
 
 /// How many `bash -c` / `eval` strings deep the classifier follows.
 const MAX_NESTING: usize = 6;
 
-/// Classifies `command` found `depth` deep.
-fn analyze(command: &str, depth: judge::Depth) -> BashAnalysis {
+/// Classifies `command` found `depth` deep, run in `cwd`.
+fn analyze(command: &str, depth: judge::Depth, cwd: Cwd) -> BashAnalysis {
     if depth.strings > MAX_NESTING {
         return unjudged("the command nests shell strings too deeply to judge");
     }
@@ -158,7 +211,7 @@ fn analyze(command: &str, depth: judge::Depth) -> BashAnalysis {
         return unjudged("could not parse the command");
     };
     let root = tree.root_node();
-    let mut walker = walk::Walker::new(command, depth);
+    let mut walker = walk::Walker::new(command, depth, cwd);
     walker.walk(root);
     let outcome = walker.finish();
     let parts = outcome.parts;
@@ -182,16 +235,32 @@ fn analyze(command: &str, depth: judge::Depth) -> BashAnalysis {
         }
     }
     let mut write_paths: Vec<String> = Vec::new();
-    for path in outcome.writes {
-        if !write_paths.contains(&path) {
-            write_paths.push(path);
+    let mut reads: Vec<String> = Vec::new();
+    for part in &parts {
+        for path in &part.writes {
+            if !write_paths.contains(path) {
+                write_paths.push(path.clone());
+            }
+        }
+        for path in &part.reads {
+            if !reads.contains(path) {
+                reads.push(path.clone());
+            }
         }
     }
-    BashAnalysis { class, parts, reason, write_paths }
+    let network = parts.iter().any(|p| p.network);
+    BashAnalysis { class, parts, reason, write_paths, reads, network }
 }
 
 fn unjudged(reason: &str) -> BashAnalysis {
-    BashAnalysis { class: BashClass::Unknown, parts: Vec::new(), reason: reason.to_owned(), write_paths: Vec::new() }
+    BashAnalysis {
+        class: BashClass::Unknown,
+        parts: Vec::new(),
+        reason: reason.to_owned(),
+        write_paths: Vec::new(),
+        reads: Vec::new(),
+        network: false,
+    }
 }
 
 /// tree-sitter-bash 0.25.1's external scanner calls C `isdigit` on the code
