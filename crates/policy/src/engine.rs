@@ -387,8 +387,9 @@ impl Policy {
             let d = Decision::new(
                 Verdict::Deny,
                 format!(
-                    "plan mode: {} could change files or state; nothing changes until the plan is approved",
-                    call.describe()
+                    "plan mode: {} could change files or state{}; nothing changes until the plan is approved",
+                    call.describe(),
+                    call.bash.as_ref().map(|b| format!(" ({})", b.reason)).unwrap_or_default()
                 ),
                 DecidedBy::Mode { mode },
             );

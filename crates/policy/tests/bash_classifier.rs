@@ -621,7 +621,7 @@ fn parts_name_the_program_after_quotes_and_wrappers() {
             argv: vec!["-rf".to_owned(), "build dir".to_owned()],
             class: BashClass::Dangerous,
             reason: "rm deletes build dir recursively and without asking".to_owned(),
-            reads: vec!["5".to_owned(), "rm".to_owned(), "build dir".to_owned(), ".".to_owned()],
+            reads: vec!["5".to_owned(), "rm".to_owned(), "build dir".to_owned()],
             computed_reads: Vec::new(),
             writes: vec!["build dir".to_owned()],
             network: false,

@@ -153,7 +153,8 @@ pub struct BashPart {
     pub reason: String,
     /// Paths this part reads, as written (`$HOME` written `~`), relative to [`BashPart::cwd`]:
     /// its operands and file-valued options, `<` sources, `sed` `r` files, `awk` `getline <`
-    /// files, `xargs -a`, the directory a glob lists, and `.` (the directory it works in).
+    /// files, `xargs -a`, the directory a glob lists — or `.` (the directory it works in)
+    /// when it names nothing.
     /// Programs that read no files (`echo`, `printf`, `cd`, `test`, ...) read nothing.
     pub reads: Vec<String>,
     /// Words naming files this part reads whose value only exists at run time (`"$f"`, `$(ls)`).

@@ -256,13 +256,14 @@ impl<'s> Walker<'s> {
         for (at, word) in args.iter().enumerate() {
             if reads_files || at < own_from {
                 self.word_reads(word, &mut reads, &mut computed);
-            } else if let Some(glob) = word.path().filter(|_| word.splits) {
+            } else if let Some(glob) = word.path().filter(|p| word.splits && p.contains(['*', '?', '[', '{'])) {
                 // A glob lists its directory, whoever gets the names.
                 reads.push(glob.to_owned());
             }
         }
         reads.append(&mut verdict.reads);
-        if reads_files {
+        if reads_files && reads.is_empty() && computed.is_empty() {
+            // Named nothing: it works on the directory it runs in (`ls`, `make`, `git status`).
             reads.push(".".to_owned());
         }
         if let Some(environ) = reads.iter().find(|r| readers::is_process_environment(r)) {
