@@ -540,7 +540,7 @@ impl Policy {
         let label = match class {
             BashClass::Dangerous => "dangerous command",
             BashClass::Unknown => "command tern cannot judge",
-            _ => "command that is not read-only",
+            _ => "command that changes things",
         };
         let suggestion = worst.filter(|p| p.overrides.is_empty()).and_then(suggest_bash_rule);
         Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })

@@ -44,8 +44,19 @@ pub(crate) struct Reach {
 pub(crate) fn reach(analysis: &BashAnalysis, ctx: &RuleContext) -> Reach {
     let mut budget = MAX_PATHS;
     let mut out = Reach::default();
+    // Parts in a row usually share a directory: resolve each one once.
+    let mut directories: Vec<(&Cwd, Option<PathBuf>)> = Vec::new();
     for part in &analysis.parts {
-        let reach = part_reach(part, ctx, &mut budget);
+        let cwd = match directories.iter().find(|(c, _)| **c == part.cwd) {
+            Some((_, dir)) => dir.clone(),
+            None => {
+                budget = budget.saturating_sub(1);
+                let dir = directory(&part.cwd, ctx);
+                directories.push((&part.cwd, dir.clone()));
+                dir
+            }
+        };
+        let reach = part_reach(part, cwd, ctx, &mut budget);
         out.parts.push(reach);
         if budget == 0 {
             out.too_many = true;
@@ -54,9 +65,9 @@ pub(crate) fn reach(analysis: &BashAnalysis, ctx: &RuleContext) -> Reach {
     out
 }
 
-fn part_reach(part: &BashPart, ctx: &RuleContext, budget: &mut usize) -> PartReach {
+fn part_reach(part: &BashPart, cwd: Option<PathBuf>, ctx: &RuleContext, budget: &mut usize) -> PartReach {
     let ws = &ctx.workspace;
-    let mut out = PartReach { cwd: directory(&part.cwd, ctx), ..PartReach::default() };
+    let mut out = PartReach { cwd, ..PartReach::default() };
     for text in &part.writes {
         if is_computed(text) || could_match_dot_file(text) {
             out.unplaced_writes.push(text.clone());
@@ -78,7 +89,10 @@ fn part_reach(part: &BashPart, ctx: &RuleContext, budget: &mut usize) -> PartRea
     }
     if part.program == "git"
         && let Some(cwd) = &out.cwd
+        && cwd != ws
+        && let Some(left) = budget.checked_sub(1)
     {
+        *budget = left;
         out.other_repository = nested_repository(cwd, ws);
     }
     out

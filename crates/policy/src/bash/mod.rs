@@ -42,7 +42,7 @@
 //!   and `git diff --output` all write. An argument computed at run time that
 //!   could be an option of such a program makes it Unknown.
 //! - Git is judged by subcommand: `status`, `log`, `diff`, `show`, listing
-//!   `branch`/`tag`/`remote`/`config`/`stash` are read-only; `push --force`,
+//!   `branch`/`tag`/`remote -v`/`config`/`stash` are read-only; `push --force`,
 //!   `reset --hard`, `clean -f`, `checkout -- .`, `restore .`, `branch -D`
 //!   and history rewriting are Dangerous; `git -c` is Unknown, and Dangerous
 //!   for keys that name a program (pager, editor, alias, sshCommand, ...).
@@ -50,6 +50,29 @@
 //!   it can reach. Deleting, wiping disks, killing every process, changing
 //!   services, recursive `chmod`/`chown` and publishing packages are
 //!   Dangerous.
+//! - Touching the network is never read-only: `git fetch`/`ls-remote`/
+//!   `remote show`, registry queries (`npm view`, `cargo search`, `pip
+//!   download`), downloaders, `ssh`, `/dev/tcp/...` ([`BashPart::network`]).
+//! - Tools that run the repository's configuration are never read-only:
+//!   every `cargo`, `rustc`, `rustup`, `yarn`, `pnpm` and `go` subcommand
+//!   (`.cargo/config.toml`, `rust-toolchain.toml`, `.yarnrc.yml`, `go.mod`
+//!   can name programs), and git on another repository (`-C DIR`,
+//!   `--git-dir`, `GIT_DIR=`) is Unknown.
+//! - Printing the environment is not read-only (`env`, `printenv`, `export
+//!   -p`, `set`, `declare -p`, `ps e`, reads of `/proc/*/environ`).
+//!
+//! Beyond the class, every part reports what it reaches, as written — the
+//! engine resolves it ([`crate::engine`]): the paths it reads
+//! ([`BashPart::reads`]: operands and file-valued options of every program
+//! except those whose words are never files, `<` sources, `sed` `r`/`R`
+//! and `awk` `getline <` files, the directory a glob lists, or `.` when it
+//! names nothing), reads computed at run time, the files it writes, the
+//! directory it runs in ([`Cwd`], following `cd`/`pushd`/`popd` through
+//! lists, groups, loops, `bash -c` strings, and `env -C`/`git -C`; unknown
+//! after a computed `cd` or a `cd` in a loop, branch or pipeline; `$HOME`
+//! and `~` written `~`), and the environment variables and options that
+//! change which program or configuration runs ([`BashPart::overrides`]).
+//! No file system access happens here.
 //!
 //! Parsing never panics, whatever the input (commands that would trip a
 //! crash in the grammar's C scanner are not parsed and are Unknown).
