@@ -83,7 +83,16 @@ fn part_reach(part: &BashPart, cwd: Option<PathBuf>, ctx: &RuleContext, budget: 
             continue;
         }
         match place(text, out.cwd.as_deref(), ctx, budget) {
-            Some(path) => out.reads.push(path),
+            Some(path) => {
+                if text.contains(['*', '?', '[']) {
+                    // `cat src/*/id_rsa` reads through `src/evil -> ~/.ssh`.
+                    match glob_links(&path, budget) {
+                        Some(targets) => out.reads.extend(targets),
+                        None => out.unplaced_reads.push(text.clone()),
+                    }
+                }
+                out.reads.push(path);
+            }
             None => out.unplaced_reads.push(text.clone()),
         }
     }
@@ -135,6 +144,31 @@ fn is_computed(text: &str) -> bool {
 fn could_match_dot_file(text: &str) -> bool {
     // `*` alone does not match a leading dot (unless `dotglob`, which tern does not follow).
     text.split('/').any(|c| c.starts_with(['.', '?', '[', '{']) && c.contains(['*', '?', '[', '{']))
+}
+
+/// How many entries of a glob's directory tern looks at before it gives up and asks.
+const MAX_ENTRIES: usize = 1024;
+
+/// Where the symlinks in the directory a glob lists lead (the directory before the first
+/// glob component); `None` when it holds too many entries or links to check.
+fn glob_links(pattern: &Path, budget: &mut usize) -> Option<Vec<PathBuf>> {
+    let dir: PathBuf =
+        pattern.components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Some(Vec::new()) };
+    let mut targets = Vec::new();
+    for (count, entry) in entries.enumerate() {
+        let Ok(entry) = entry else { continue };
+        if count >= MAX_ENTRIES {
+            return None;
+        }
+        if entry.file_type().is_ok_and(|t| t.is_symlink()) {
+            *budget = budget.checked_sub(1)?;
+            if let Ok(target) = std::fs::canonicalize(entry.path()) {
+                targets.push(target);
+            }
+        }
+    }
+    Some(targets)
 }
 
 /// A `.git` in `cwd` or a directory between it and the workspace root: git there runs

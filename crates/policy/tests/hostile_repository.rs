@@ -31,6 +31,9 @@ impl Fixture {
         std::fs::write(ws.join("README.md"), "readme").unwrap();
         std::fs::write(home.join(".ssh/id_rsa"), "secret").unwrap();
         std::fs::create_dir_all(ws.join("vendored/.git")).unwrap();
+        // A link in the tree to a directory outside it.
+        std::fs::create_dir_all(ws.join("links")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), ws.join("links/evil")).unwrap();
         // A dangling link in the workspace to a file not yet created under ~/.ssh.
         std::os::unix::fs::symlink(home.join(".ssh/authorized_keys"), ws.join("link")).unwrap();
         Fixture { _dir: dir, ws, home }
@@ -126,6 +129,16 @@ fn reads_outside_the_workspace_are_asked() {
         "timeout 5 cat ~/.ssh/id_rsa",
         "cat ~/.ssh/id_rsa | base64",
         "cd src && cat ../../../home/.ssh/id_rsa",
+        "cat links/evil/id_rsa",
+        "cat links/*/id_rsa",
+        "cat links/*",
+        "cd links && cat */id_rsa",
+        "grep -R KEY .",
+        "grep -rR KEY links",
+        "rg -L KEY",
+        "rg --follow KEY .",
+        "find -L . -name id_rsa",
+        "tree -l",
     ]);
 }
 

@@ -66,7 +66,7 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
         _ => {}
     }
     if READ_ONLY.contains(&program) {
-        return Some(Verdict::read_only(read_only_reason(program)));
+        return Some(follows_links(program, args, Verdict::read_only(read_only_reason(program))));
     }
     let verdict = match program {
         "printf" => checked(program, args, &Spec::new("v", &[]), |p| {
@@ -168,7 +168,28 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(program, args),
         _ => return None,
     };
-    Some(verdict)
+    Some(follows_links(program, args, verdict))
+}
+
+/// Options that make a program follow symlinks as it walks directories (`grep -R`,
+/// `rg -L`, `find -L`): it may read anything a link in the tree leads to, which is
+/// not known before it runs, so the part gets a computed read.
+fn follows_links(program: &str, args: &[Word], mut verdict: Verdict) -> Verdict {
+    let words: Vec<&str> = args.iter().filter_map(Word::fixed).take_while(|w| *w != "--").collect();
+    let short = |letter: char| words.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(letter));
+    let follows = match program {
+        "grep" | "egrep" | "fgrep" | "zgrep" => short('R') || words.iter().any(|w| w.starts_with("--dereference-r")),
+        "rg" => short('L') || words.contains(&"--follow"),
+        "ag" => words.contains(&"-f") || words.contains(&"--follow"),
+        "find" => words.iter().any(|w| matches!(*w, "-L" | "-follow")),
+        "tree" => short('l'),
+        "du" | "ls" => short('L') && (program == "du" || short('R')) || words.contains(&"--dereference"),
+        _ => false,
+    };
+    if follows {
+        verdict.computed_reads.push(format!("(whatever the symbolic links {program} follows lead to)"));
+    }
+    verdict
 }
 
 fn read_only_reason(program: &str) -> String {

@@ -162,10 +162,13 @@ fn cargo(args: &[Word]) -> Verdict {
             }
             "search" | "info" | "install" | "fetch" | "update" | "login" | "logout" | "add" | "generate-lockfile"
             | "vendor" => Verdict::network(format!("cargo {sub} talks to the registry over the network")),
+            "fmt" if !args.iter().any(|w| w.text() == "--check") => {
+                Verdict::write("cargo fmt builds or changes the project (runs its code)")
+            }
             "tree" | "metadata" | "version" | "help" | "locate-project" | "pkgid" | "verify-project"
             | "read-manifest" | "fmt" => Verdict::write(format!(
                 "cargo {sub} loads the repository's .cargo/config.toml, which can name programs to run \
-                 (rustc-wrapper, aliases) and {RUST_TOOLCHAIN}"
+                 (rustc-wrapper, aliases)"
             )),
             "" => Verdict::write(format!("cargo {RUST_TOOLCHAIN}")),
             other => Verdict::write(format!("cargo {other} builds or changes the project (runs its code)")),
