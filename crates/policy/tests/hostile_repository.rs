@@ -639,3 +639,21 @@ fn generated_commands_naming_a_path_outside_the_workspace_are_never_allowed() {
     assert!(outside > 2_500, "the generator must mostly reach outside ({outside})");
     assert!(inside_allowed > 300, "read-only work inside the workspace still runs ({inside_allowed})");
 }
+
+#[test]
+fn a_cd_that_may_have_failed_leaves_the_directory_unknown() {
+    let f = Fixture::new();
+    let p = f.policy(Mode::Default, &[]);
+    let src = f.ws.join("src");
+    let src = src.display();
+    // If the second `cd` fails, `cat` runs in home: `../README.md` is outside.
+    for command in [
+        format!("cd ~ && cd {src}; cat ../README.md"),
+        format!("cd ~ && cd {src} && (true); cat ../README.md"),
+        format!("cd ~; cd {src} || true; cat ../README.md"),
+    ] {
+        assert_eq!(bash(&p, &command).verdict, Verdict::Ask, "{command}");
+    }
+    // After `&&` the `cd` worked.
+    assert_eq!(bash(&p, &format!("cd ~ && cd {src} && cat ../README.md")).verdict, Verdict::Allow);
+}

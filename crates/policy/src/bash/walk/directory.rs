@@ -59,11 +59,13 @@ impl Walker<'_> {
         self.cwd_changes += 1;
     }
 
-    /// A subshell or substitution: its `cd` does not leak out.
+    /// A subshell or substitution: its `cd` does not leak out. What `&&` said about the
+    /// command before is used up inside.
     pub(super) fn isolated(&mut self, node: Node) {
-        let saved = (self.cwd.clone(), self.cd_fallback.clone(), self.after_and);
+        let saved = (self.cwd.clone(), self.cd_fallback.clone());
         self.children(node);
-        (self.cwd, self.cd_fallback, self.after_and) = saved;
+        (self.cwd, self.cd_fallback) = saved;
+        self.after_and = false;
     }
 
     /// `if` and `case`: a `cd` in a branch may or may not have run.
