@@ -123,16 +123,24 @@ fn directory(cwd: &Cwd, ctx: &RuleContext) -> Option<PathBuf> {
     }
 }
 
-/// `text` resolved from `cwd`; `None` when it is relative and `cwd` unknown, or under an
-/// unknown home, or past the budget.
+/// `text` resolved from `cwd`; `None` when it is relative and `cwd` unknown, under an
+/// unknown home, another user's home or a directory stack entry (`~root`, `~+`, `~-`),
+/// holds a brace expansion (`{~/.ssh/id_rsa,x}`), or is past the budget.
 fn place(text: &str, cwd: Option<&Path>, ctx: &RuleContext, budget: &mut usize) -> Option<PathBuf> {
     let homed = text == "~" || text.starts_with("~/");
-    if homed && ctx.home.is_none() {
+    if (homed && ctx.home.is_none()) || (text.starts_with('~') && !homed) || has_braces(text) {
         return None;
     }
     let base = if homed || text.starts_with('/') { Path::new("/") } else { cwd? };
     *budget = budget.checked_sub(1)?;
     Some(resolve_path_in(text, base, ctx))
+}
+
+/// `{a,b}` or `{1..3}`: bash makes several words, each expanded again (`~` included).
+fn has_braces(text: &str) -> bool {
+    text.split('{').skip(1).any(|rest| {
+        rest.split('}').next().is_some_and(|inner| inner.contains([',']) || inner.contains("..")) && rest.contains('}')
+    })
 }
 
 /// A target named at run time keeps its `$` or backquote.
@@ -189,6 +197,21 @@ fn nested_repository(cwd: &Path, ws: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn braces_and_other_homes_are_unplaced() {
+        assert!(has_braces("{~/.ssh/id_rsa,README.md}"));
+        assert!(has_braces("src/{a,b}.rs"));
+        assert!(has_braces("x{1..3}"));
+        assert!(!has_braces("{}"));
+        assert!(!has_braces("a{b}c"));
+        let ctx = RuleContext { workspace: PathBuf::from("/ws"), home: Some(PathBuf::from("/home/u")) };
+        let mut budget = MAX_PATHS;
+        assert_eq!(place("~root/.ssh/id_rsa", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert_eq!(place("~-/x", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert_eq!(place("src/{a,b}.rs", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert!(place("~/x", Some(Path::new("/ws")), &ctx, &mut budget).is_some());
+    }
 
     #[test]
     fn dot_file_globs_are_unplaced() {

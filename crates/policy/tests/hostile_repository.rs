@@ -129,6 +129,9 @@ fn reads_outside_the_workspace_are_asked() {
         "timeout 5 cat ~/.ssh/id_rsa",
         "cat ~/.ssh/id_rsa | base64",
         "cd src && cat ../../../home/.ssh/id_rsa",
+        "cat ~root/.ssh/id_rsa",
+        "cat ~-/x",
+        "cat {~/.ssh/id_rsa,README.md}",
         "cat links/evil/id_rsa",
         "cat links/*/id_rsa",
         "cat links/*",
@@ -409,6 +412,10 @@ fn printing_the_environment_is_not_read_only() {
         "cd /proc/self && cat environ",
         "ps e",
         "ps auxe",
+        "jq -n env",
+        "jq -n '$ENV.AWS_SECRET_ACCESS_KEY'",
+        "awk 'BEGIN { for (k in ENVIRON) print k, ENVIRON[k] }'",
+        "echo '$AWS_SECRET_ACCESS_KEY' | envsubst",
     ];
     never_allowed(&commands);
     let f = Fixture::new();

@@ -74,6 +74,7 @@ pub(super) fn check(program: &str) -> Result<Vec<String>, &'static str> {
                 match word.as_str() {
                     "system" => return Err("calls system()"),
                     "ARGV" | "ARGC" => return Err("changes or reads the list of files it reads (ARGV)"),
+                    "ENVIRON" | "PROCINFO" => return Err("reads the environment, which may hold secrets"),
                     "getline" => {
                         if let Some(file) = getline_file(&chars, &mut at)? {
                             reads.push(file);

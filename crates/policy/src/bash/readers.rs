@@ -55,6 +55,15 @@ pub(super) fn is_process_environment(path: &str) -> bool {
 pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Option<Verdict> {
     match program {
         "printenv" => return Some(Verdict::write(format!("printenv {PRINTS_ENVIRONMENT}"))),
+        // jq's `env` and `$ENV`, envsubst's `$NAME`: the values of environment variables.
+        "jq" if args.iter().any(|w| {
+            w.text().contains("$ENV")
+                || w.text().split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|t| t == "env")
+        }) =>
+        {
+            return Some(Verdict::write(format!("jq env {PRINTS_ENVIRONMENT}")));
+        }
+        "envsubst" => return Some(Verdict::write(format!("envsubst {PRINTS_ENVIRONMENT}"))),
         "set" if args.is_empty() => return Some(Verdict::write(format!("set without arguments {PRINTS_ENVIRONMENT}"))),
         // BSD-style options come first: `ps e`, `ps auxe`.
         "ps" if args
