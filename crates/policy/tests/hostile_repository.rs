@@ -664,3 +664,73 @@ fn a_cd_that_may_have_failed_leaves_the_directory_unknown() {
     // After `&&` the `cd` worked.
     assert_eq!(bash(&p, &format!("cd ~ && cd {src} && cat ../README.md")).verdict, Verdict::Allow);
 }
+
+/// Random shell-ish commands through the whole engine (classifier, directories, symlinks): it answers, never panics.
+#[test]
+fn random_commands_never_panic_the_engine() {
+    const TOKENS: &[&str] = &[
+        "cd",
+        "pushd",
+        "popd",
+        "cat",
+        "ls",
+        "git",
+        "-C",
+        "env",
+        "-C",
+        "~",
+        "~root",
+        "$HOME",
+        "${HOME}",
+        "..",
+        "/",
+        "*",
+        "{a,b}",
+        " ",
+        " ",
+        " ",
+        "&&",
+        "||",
+        ";",
+        "|",
+        "(",
+        ")",
+        "$(",
+        "`",
+        "'",
+        "\"",
+        "<",
+        ">",
+        ">>",
+        "link",
+        "links/",
+        "evil",
+        ".ssh",
+        "/id_rsa",
+        "for f in",
+        "; do",
+        "; done",
+        "sed '1r ",
+        "awk '{getline < \"",
+        "xargs -a",
+        "é",
+        "\n",
+        "=",
+        "NODE_OPTIONS=x",
+        "npm run test",
+        "--prefix",
+        "{}",
+        "\\",
+        "-R",
+    ];
+    let f = Fixture::new();
+    let mut rng = fastrand::Rng::with_seed(17);
+    for mode in [Mode::Default, Mode::Bypass, Mode::Plan] {
+        let p = f.policy(mode, &[(RuleKind::Deny, "read(~/.aws/**)"), (RuleKind::Allow, "bash(npm run test:*)")]);
+        for _ in 0..700 {
+            let command: String = (0..rng.usize(..30)).map(|_| TOKENS[rng.usize(..TOKENS.len())]).collect();
+            let d = bash(&p, &command);
+            assert!(!d.reason.is_empty(), "{command:?}");
+        }
+    }
+}
