@@ -352,6 +352,18 @@ impl Policy {
             );
             return self.with_bash(d, &call);
         }
+        // Nor can paths that cannot be placed (an unknown directory, `~root`, braces).
+        if let Some((family, text)) = call.unplaced_path()
+            && let Some(rule) =
+                list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()) == Some(family))
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("tern cannot tell where {text} is, and deny rule `{}` might cover it", rule.text),
+            );
+            return self.with_bash(d, &call);
+        }
         // 2. protected paths, for writes, in every mode; and bash writes that cannot be placed.
         if let Some(d) = self.unplaced_write(&call) {
             return self.with_bash(d, &call);
@@ -612,6 +624,13 @@ impl Call {
             Category::Edit | Category::Other => true,
             Category::Bash => self.bash.as_ref().is_none_or(|b| b.class != BashClass::ReadOnly),
         }
+    }
+
+    /// A bash read (`"read"`) or write (`"edit"`) tern cannot place, as written.
+    fn unplaced_path(&self) -> Option<(&'static str, &str)> {
+        let parts = &self.reach.as_ref()?.parts;
+        let read = parts.iter().find_map(|r| r.unplaced_reads.first()).map(|t| ("read", t.as_str()));
+        read.or_else(|| parts.iter().find_map(|r| r.unplaced_writes.first()).map(|t| ("edit", t.as_str())))
     }
 
     /// Files this call writes (edit tools' path; bash redirections and targets).

@@ -206,6 +206,13 @@ fn read_deny_rules_see_reads_after_cd_and_home() {
         assert_eq!(bash(&p, command).verdict, Verdict::Deny, "{command}");
     }
     assert_eq!(bash(&p, "echo ~/.ssh/id_rsa").verdict, Verdict::Allow, "echo reads nothing");
+    // A read tern cannot place cannot be shown to escape the rule.
+    for command in ["cd \"$D\" && cat id_rsa", "cat ~root/.ssh/id_rsa", "cat {~/.ssh/id_rsa,x}"] {
+        assert_eq!(bash(&p, command).verdict, Verdict::Deny, "{command}");
+    }
+    let edits = f.policy(Mode::Bypass, &[(RuleKind::Deny, "edit(secrets/**)")]);
+    assert_eq!(bash(&edits, "cd \"$D\" && echo x > key").verdict, Verdict::Deny);
+    assert_eq!(bash(&edits, "cd \"$D\" && cat key").verdict, Verdict::Allow, "bypass, and no read deny rule");
 }
 
 #[test]
