@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::bash::redirect::is_harmless_target;
+use crate::bash::word::brace_at;
 use crate::bash::{BashAnalysis, BashPart, Cwd};
 use crate::rules::{RuleContext, resolve_path_in};
 
@@ -138,9 +139,7 @@ fn place(text: &str, cwd: Option<&Path>, ctx: &RuleContext, budget: &mut usize) 
 
 /// `{a,b}` or `{1..3}`: bash makes several words, each expanded again (`~` included).
 fn has_braces(text: &str) -> bool {
-    text.split('{').skip(1).any(|rest| {
-        rest.split('}').next().is_some_and(|inner| inner.contains([',']) || inner.contains("..")) && rest.contains('}')
-    })
+    brace_at(text).is_some()
 }
 
 /// A target named at run time keeps its `$` or backquote.

@@ -97,7 +97,7 @@ mod runners;
 mod sed_script;
 mod toolchains;
 mod walk;
-mod word;
+pub(crate) mod word;
 
 use std::cell::RefCell;
 

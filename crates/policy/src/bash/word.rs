@@ -265,7 +265,7 @@ impl Builder {
 }
 
 /// Where a brace expansion (`{a,b}`, `{1..3}`) starts in an unquoted shape, if any.
-fn brace_at(shape: &str) -> Option<usize> {
+pub(crate) fn brace_at(shape: &str) -> Option<usize> {
     let bytes = shape.as_bytes();
     for (open, _) in shape.match_indices('{') {
         let mut depth = 0usize;

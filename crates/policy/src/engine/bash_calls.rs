@@ -5,6 +5,7 @@
 
 use super::{Call, DecidedBy, Decision, HOME_PROTECTED, Mode, Policy, Verdict, dir_pattern};
 use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd};
+use crate::hooks::short_command;
 use crate::reach::{MAX_PATHS, Reach};
 use crate::rules::{Rule, RuleKind};
 
@@ -111,7 +112,7 @@ impl Policy {
                     format!(
                         "cannot tell which directory `{}` runs in (a `cd` computed at run time, in a loop or \
                          branch, or to a directory that does not exist), so not what {text} is",
-                        short(&part.text)
+                        short_command(&part.text)
                     )
                 } else {
                     format!("cannot tell where {text} is (no home directory is known)")
@@ -163,7 +164,7 @@ impl Policy {
             format!(
                 "cannot tell which file `{}` writes ({text}: named at run time, in an unknown directory, or a glob \
                  that could match a dot file): always asked",
-                short(&part.text)
+                short_command(&part.text)
             )
         };
         Some(Decision::new(Verdict::Ask, reason, DecidedBy::ProtectedPath { path: text.clone() }))
@@ -183,12 +184,6 @@ pub(super) fn has_protected_name(path: &str) -> bool {
         || (path.starts_with('~') || !path.starts_with('/'))
             && (HOME_PROTECTED.contains(&last) || last == "authorized_keys")
         || components.windows(2).any(|w| w[0] == ".cargo" && matches!(w[1].as_str(), "config" | "config.toml"))
-}
-
-/// At most 60 characters of `text`, for a reason.
-fn short(text: &str) -> String {
-    let shown: String = text.chars().take(60).collect();
-    if shown.len() < text.len() { format!("{shown}...") } else { shown }
 }
 
 /// Whether an allow rule covers a part: a bare `bash` rule covers any part that is not
