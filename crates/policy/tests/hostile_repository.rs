@@ -313,6 +313,9 @@ fn protected_paths_reached_through_bash_are_asked_even_in_bypass() {
     }
     assert_eq!(bash(&bypass, "echo x > notes.txt && cd src && echo y > a.txt").verdict, Verdict::Allow);
     assert_eq!(bash(&bypass, "rm -rf build/*").verdict, Verdict::Allow);
+    assert_eq!(bash(&bypass, "echo x > $HOME/notes.txt && cp a ${HOME}/b").verdict, Verdict::Allow, "$HOME is known");
+    let analysis = tern_policy::bash::classify("echo x >> $HOME/.bashrc; cp a \"$HOME/b\"");
+    assert_eq!(analysis.write_paths, ["~/.bashrc", "~/b"]);
     // A bash allow rule does not cover a protected path reached through `cd`.
     let p = f.policy(Mode::Default, &[(RuleKind::Allow, "bash(cp:*)")]);
     let d = bash(&p, "cd ~ && cp rc .bashrc");

@@ -122,7 +122,7 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
         "xxd" => at_most_one_input(program, args, &Spec::new("cglsonR", &[])),
         "yq" => checked(program, args, &Spec::new("opI", &["--output-format", "--input-format", "--indent"]), |p| {
             (p.has_any(&["-i", "--inplace", "--in-place", "-s", "--split-exp"])).then(|| {
-                let files = p.operands.iter().skip(1).map(|w| w.text().to_owned());
+                let files = p.operands.iter().skip(1).map(|w| w.path_text());
                 Verdict::write("yq -i edits files in place").writing(files)
             })
         }),
@@ -301,7 +301,7 @@ fn at_most_one_input(program: &str, args: &[Word], spec: &Spec) -> Verdict {
         }
         p.operands.get(1).map(|out| {
             Verdict::write(format!("{program} writes to file {} (second file argument)", out.text()))
-                .writing([out.text().to_owned()])
+                .writing([out.path_text()])
         })
     })
 }
@@ -339,7 +339,7 @@ fn find(args: &[Word], depth: Depth, cwd: &Cwd) -> Verdict {
             "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 if let Some(file) = args.get(at) {
                     verdict.raise(BashClass::Write, format!("find {text} writes to file {}", file.text()));
-                    verdict.writes.push(file.text().to_owned());
+                    verdict.writes.push(file.path_text());
                 }
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
@@ -389,7 +389,7 @@ fn sed(args: &[Word]) -> Verdict {
         (scripts.iter().map(|s| s.text().to_owned()).collect(), &parsed.operands)
     };
     if in_place {
-        return Verdict::write("sed -i edits files in place").writing(files.iter().map(|w| w.text().to_owned()));
+        return Verdict::write("sed -i edits files in place").writing(files.iter().map(|w| w.path_text()));
     }
     if parsed.has_any(&["-f", "--file"]) {
         return Verdict::write("sed -f runs a script from a file, which is not checked");

@@ -71,8 +71,9 @@ fn output(destination: Option<&Word>) -> FileRedirect {
 
 /// The effect of writing to `word`; `None` for `/dev/null` and the terminal streams.
 pub(super) fn write_effect(word: &Word, how: &str) -> Option<Effect> {
-    // `$HOME/.bashrc` is a known file: `~/.bashrc`.
-    let Some(path) = word.fixed().or(word.home_path.as_deref().filter(|_| !word.splits)) else {
+    // `$HOME/.bashrc` is a known file: `~/.bashrc` (a redirection target is never split).
+    let home = word.home_path.as_deref().filter(|p| !p.contains(['*', '?', '[']));
+    let Some(path) = word.fixed().or(home) else {
         return Some(Effect {
             class: BashClass::Unknown,
             reason: format!("writes to a file named at run time ({}, {how})", word.source),
