@@ -3,19 +3,37 @@
 //!
 //! In order:
 //! 1. a matching **deny** rule refuses the call, in every mode;
-//! 2. a write to a **protected path** (`.git/` internals, tern's config and
-//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`) is
-//!    asked, in every mode;
+//! 2. a write to a **protected path** (`.git/` anywhere, tern's config and
+//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`,
+//!    `.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
+//!    `.envrc`) is asked, in every mode — and so is a bash write whose target
+//!    cannot be placed (named at run time, relative to an unknown directory,
+//!    a glob that could match a dot file);
 //! 3. a matching **ask** rule asks (not in `bypass`);
 //! 4. `bypass` allows everything else;
-//! 5. `plan` refuses every call that could change something;
+//! 5. `plan` refuses every call that could change something: bash that is
+//!    not read-only (network included), edits, and every MCP or extension
+//!    tool its server does not mark read-only ([`Policy::set_read_only_tools`]),
+//!    allow rule or not;
 //! 6. the **tiers**: always allowed (todo_write, tool_search, skill,
 //!    ask_user); read-only work inside the workspace (read, grep, glob, ls,
 //!    read-only bash); edits inside the workspace (asked in `default`,
 //!    allowed in `accept-edits`); everything else — other bash, writes
 //!    outside the workspace, MCP and extension tools — asked unless an
 //!    **allow** rule covers it. A dangerous bash command needs an allow rule
-//!    with a pattern: a bare `bash` rule does not cover it.
+//!    with a pattern: a bare `bash` rule does not cover it, and a part given
+//!    [overrides](crate::bash::BashPart::overrides) (`NODE_OPTIONS=...`,
+//!    `--script-shell`) is covered only by an exact rule.
+//!
+//! Bash commands are judged by where they reach, not only by what they are:
+//! every part's reads and writes are resolved against the directory it runs
+//! in (after `cd`, `pushd`, `env -C`, `git -C`; `~` and `$HOME` as home)
+//! and through symlinks (the `reach` module). A read outside the workspace (and
+//! the readable directories) needs a `read(...)` allow rule, whatever the
+//! part — system files like `/etc/os-release` included, as with the read
+//! tool; `/dev/null` and the like are fine. A read-only part that reads a
+//! path computed at run time, a part whose directory cannot be known, and
+//! git run on a nested repository are asked.
 
 use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock};
@@ -23,8 +41,13 @@ use std::sync::{PoisonError, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bash::{BashAnalysis, BashClass, BashPart, classify};
+use crate::bash::{BashAnalysis, BashClass, classify};
+use crate::reach::{self, MAX_PATHS, Reach};
+
+mod bash_calls;
+
 use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
+use bash_calls::{canonical_text, has_protected_name};
 
 /// The permission mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -161,6 +184,18 @@ impl Decision {
         )
     }
 
+    /// Whether the call was allowed as read-only work, without a person or a rule: by the
+    /// bash classifier (a read-only command inside the workspace) or by the read-only tier
+    /// (read, grep, glob, ls inside the workspace). The runtime confines such calls.
+    pub fn auto_read_only(&self) -> bool {
+        self.verdict == Verdict::Allow
+            && match &self.decided_by {
+                DecidedBy::Classifier { class } => *class == BashClass::ReadOnly,
+                DecidedBy::Tier { tier } => tier == "read_only",
+                _ => false,
+            }
+    }
+
     fn suggest(mut self, rule: Option<String>, mode: Option<Mode>) -> Self {
         self.suggestion = rule;
         self.allowing_mode = mode;
@@ -226,6 +261,7 @@ pub struct Policy {
     mode: RwLock<Mode>,
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
+    read_only_tools: RwLock<Vec<String>>,
 }
 
 impl Policy {
@@ -237,7 +273,15 @@ impl Policy {
             mode: RwLock::new(setup.mode),
             protected: setup.protected,
             readable: setup.readable,
+            read_only_tools: RwLock::new(Vec::new()),
         }
+    }
+
+    /// The MCP and extension tools marked read-only (MCP `readOnlyHint`), which plan mode
+    /// lets an allow rule run, as the catalog offers them in plan mode. Any other such tool
+    /// is refused in plan mode.
+    pub fn set_read_only_tools(&self, names: Vec<String>) {
+        *self.read_only_tools.write().unwrap_or_else(PoisonError::into_inner) = names;
     }
 
     /// Workspace and home.
@@ -297,7 +341,33 @@ impl Policy {
             );
             return self.with_bash(d, &call);
         }
-        // 2. protected paths, for writes, in every mode.
+        // Paths past the budget cannot be shown to escape a path deny rule.
+        if call.reach.as_ref().is_some_and(|r| r.too_many)
+            && let Some(rule) = list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()).is_some())
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("the command names more than {MAX_PATHS} paths, and deny rule `{}` might cover one", rule.text),
+            );
+            return self.with_bash(d, &call);
+        }
+        // Nor can paths that cannot be placed (an unknown directory, `~root`, braces).
+        if let Some((family, text)) = call.unplaced_path()
+            && let Some(rule) =
+                list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()) == Some(family))
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("tern cannot tell where {text} is, and deny rule `{}` might cover it", rule.text),
+            );
+            return self.with_bash(d, &call);
+        }
+        // 2. protected paths, for writes, in every mode; and bash writes that cannot be placed.
+        if let Some(d) = self.unplaced_write(&call) {
+            return self.with_bash(d, &call);
+        }
         if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
             let d = Decision::new(
                 Verdict::Ask,
@@ -326,16 +396,16 @@ impl Policy {
             return self.with_bash(d, &call);
         }
         let allow_rule = || list(RuleKind::Allow).find(|r| call.covered_by(r, true).is_some());
-        // 5. plan mode refuses changes.
-        if mode == Mode::Plan
-            && call.may_change_things()
-            && !(call.category == Category::Other && allow_rule().is_some())
-        {
+        // 5. plan mode refuses changes; an allow rule does not make a writing tool read-only.
+        let read_only_tool =
+            || self.read_only_tools.read().unwrap_or_else(PoisonError::into_inner).contains(&call.tool);
+        if mode == Mode::Plan && call.may_change_things() && !(call.category == Category::Other && read_only_tool()) {
             let d = Decision::new(
                 Verdict::Deny,
                 format!(
-                    "plan mode: {} could change files or state; nothing changes until the plan is approved",
-                    call.describe()
+                    "plan mode: {} could change files or state{}; nothing changes until the plan is approved",
+                    call.describe(),
+                    call.bash.as_ref().map(|b| format!(" ({})", b.reason)).unwrap_or_default()
                 ),
                 DecidedBy::Mode { mode },
             );
@@ -418,141 +488,6 @@ impl Policy {
         self.with_bash(d, &call)
     }
 
-    fn decide_bash(&self, call: &Call, rules: &[Rule]) -> Decision {
-        let Some(analysis) = &call.bash else {
-            return Decision::new(
-                Verdict::Ask,
-                "bash without a command",
-                DecidedBy::Tier { tier: "needs_rule".into() },
-            );
-        };
-        if analysis.class == BashClass::ReadOnly {
-            // Read-only, but of files outside the workspace: asked like the
-            // read tool would be, unless a read rule allows them.
-            if let Some(p) = self.outside_read(analysis, rules) {
-                return Decision::new(
-                    Verdict::Ask,
-                    format!("the command reads {}, outside the workspace", p.display()),
-                    DecidedBy::Tier { tier: "outside_workspace".into() },
-                )
-                .suggest(Some(format!("read({})", dir_pattern(&p, &self.ctx))), Some(Mode::Bypass));
-            }
-            return Decision::new(
-                Verdict::Allow,
-                format!("read-only command ({})", analysis.reason),
-                DecidedBy::Classifier { class: BashClass::ReadOnly },
-            );
-        }
-        // Every part that is not read-only needs an allow rule; a dangerous
-        // part needs one with a pattern.
-        let mut used: Option<&Rule> = None;
-        let mut uncovered: Vec<&BashPart> = Vec::new();
-        for part in analysis.parts.iter().filter(|p| p.class != BashClass::ReadOnly) {
-            let canonical = canonical_text(part);
-            let rule = rules.iter().filter(|r| r.kind == RuleKind::Allow).find(|r| {
-                r.names_tool("bash")
-                    && (r.has_pattern() || part.class != BashClass::Dangerous)
-                    && r.matches_command(&canonical, &canonical)
-            });
-            match rule {
-                Some(r) => used = used.or(Some(r)),
-                None => uncovered.push(part),
-            }
-        }
-        // A bash rule covers the command, not where it writes: a write
-        // outside the workspace also needs an `edit(...)` allow rule.
-        let outside_write = analysis.write_paths.iter().map(|w| resolve_path(w, &self.ctx)).find(|p| {
-            !p.starts_with(&self.ctx.workspace)
-                && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
-        });
-        if uncovered.is_empty()
-            && let Some(rule) = used
-        {
-            if let Some(p) = outside_write {
-                return Decision::new(
-                    Verdict::Ask,
-                    format!("the command writes {}, outside the workspace", p.display()),
-                    DecidedBy::Tier { tier: "outside_workspace".into() },
-                )
-                .suggest(Some(format!("edit({})", dir_pattern(&p, &self.ctx))), Some(Mode::Bypass));
-            }
-            return Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text));
-        }
-        let worst = uncovered.iter().max_by_key(|p| severity(p.class)).copied();
-        let (class, why) = match worst {
-            Some(p) => (p.class, p.reason.clone()),
-            None => (analysis.class, analysis.reason.clone()),
-        };
-        let label = match class {
-            BashClass::Dangerous => "dangerous command",
-            BashClass::Unknown => "command tern cannot judge",
-            _ => "command that changes things",
-        };
-        let suggestion = worst.and_then(suggest_bash_rule);
-        Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
-            .suggest(suggestion, Some(Mode::Bypass))
-    }
-
-    /// A file outside the workspace (and the readable directories) that a
-    /// reading program names explicitly (`cat ~/.aws/credentials`), not
-    /// covered by a read allow rule.
-    fn outside_read(&self, analysis: &BashAnalysis, rules: &[Rule]) -> Option<PathBuf> {
-        const READERS: &[&str] = &[
-            "cat",
-            "head",
-            "tail",
-            "less",
-            "more",
-            "grep",
-            "egrep",
-            "fgrep",
-            "rg",
-            "ag",
-            "find",
-            "ls",
-            "tree",
-            "stat",
-            "file",
-            "wc",
-            "du",
-            "diff",
-            "cmp",
-            "sort",
-            "uniq",
-            "nl",
-            "od",
-            "xxd",
-            "hexdump",
-            "strings",
-            "md5sum",
-            "sha1sum",
-            "sha256sum",
-            "sha512sum",
-            "cksum",
-            "jq",
-            "yq",
-            "sed",
-            "awk",
-            "cut",
-            "column",
-            "comm",
-            "base64",
-        ];
-        analysis
-            .parts
-            .iter()
-            .filter(|part| READERS.contains(&part.program.as_str()))
-            .flat_map(|part| part.argv.iter())
-            .filter(|a| !a.starts_with('-') && (a.starts_with('/') || a.starts_with('~')))
-            .map(|a| resolve_path(a, &self.ctx))
-            .find(|p| {
-                !p.starts_with(&self.ctx.workspace)
-                    && !self.readable.iter().any(|r| p.starts_with(r))
-                    && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("read", p))
-                    && !p.starts_with("/dev")
-            })
-    }
-
     fn with_bash(&self, mut d: Decision, call: &Call) -> Decision {
         d.bash = call.bash.clone();
         d
@@ -588,107 +523,36 @@ impl Policy {
         if path.components().any(|c| c.as_os_str().to_string_lossy().eq_ignore_ascii_case(".git")) {
             return true;
         }
+        if has_protected_name(&path.to_string_lossy()) {
+            return true;
+        }
         if let Some(home) = &self.ctx.home
             && let Ok(rel) = path.strip_prefix(home)
+            && HOME_PROTECTED.iter().any(|p| rel.starts_with(p))
         {
-            const HOME_PROTECTED: &[&str] = &[
-                ".ssh",
-                ".bashrc",
-                ".bash_profile",
-                ".bash_login",
-                ".bash_logout",
-                ".profile",
-                ".zshrc",
-                ".zprofile",
-                ".zshenv",
-                ".zlogin",
-                ".config/fish",
-                ".gitconfig",
-                ".config/git",
-                ".inputrc",
-            ];
-            if HOME_PROTECTED.iter().any(|p| rel.starts_with(p)) {
-                return true;
-            }
+            return true;
         }
         self.protected.iter().any(|p| path.starts_with(p))
     }
 }
 
-fn severity(c: BashClass) -> u8 {
-    match c {
-        BashClass::ReadOnly => 0,
-        BashClass::Write => 1,
-        BashClass::Unknown => 2,
-        BashClass::Dangerous => 3,
-    }
-}
-
-/// The part as the program and its arguments, quotes and wrappers removed.
-fn canonical_text(part: &BashPart) -> String {
-    if part.program.is_empty() {
-        return part.text.clone();
-    }
-    std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
-}
-
-/// A rule that would allow this part next time: the exact command when it
-/// is dangerous, else its leading words (up to 3, stopping at the first
-/// flag or path) as a prefix.
-fn suggest_bash_rule(part: &BashPart) -> Option<String> {
-    let canonical = canonical_text(part);
-    if part.class == BashClass::Dangerous || part.program.is_empty() {
-        // `*` in a rule is a wildcard: an exact command holding one would
-        // allow far more than what was approved, so offer no rule.
-        if canonical.contains(['*', '?', '[', '{', '(', ')']) {
-            return None;
-        }
-        return Some(format!("bash({canonical})"));
-    }
-    // Programs with subcommands keep them (`npm run test`, `git push`,
-    // `cargo build`); for others the next word is an operand (a file name),
-    // so the rule covers the program.
-    const WITH_SUBCOMMANDS: &[&str] = &[
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "bun",
-        "cargo",
-        "go",
-        "docker",
-        "podman",
-        "kubectl",
-        "make",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "gh",
-        "brew",
-        "apt",
-        "apt-get",
-        "systemctl",
-        "terraform",
-        "dotnet",
-        "mvn",
-        "gradle",
-        "bundle",
-        "rake",
-        "npx",
-        "deno",
-        "just",
-    ];
-    let mut words = vec![part.program.clone()];
-    let depth = if WITH_SUBCOMMANDS.contains(&part.program.as_str()) { 3 } else { 1 };
-    for a in &part.argv {
-        if words.len() >= depth || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'']) {
-            break;
-        }
-        words.push(a.clone());
-    }
-    Some(format!("bash({}:*)", words.join(" ")))
-}
+/// Files and directories under home that are protected (shell startup, ssh, git config).
+const HOME_PROTECTED: &[&str] = &[
+    ".ssh",
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".config/fish",
+    ".gitconfig",
+    ".config/git",
+    ".inputrc",
+];
 
 /// `dir/**` for the directory holding `path` (relative when in the workspace).
 fn dir_pattern(path: &Path, ctx: &RuleContext) -> String {
@@ -716,7 +580,8 @@ struct Call {
     path: Option<PathBuf>,
     host: Option<String>,
     bash: Option<BashAnalysis>,
-    ctx: RuleContext,
+    /// Where the bash command reaches.
+    reach: Option<Reach>,
 }
 
 impl Call {
@@ -737,7 +602,8 @@ impl Call {
             Category::Bash => str_arg("command").map(classify),
             _ => None,
         };
-        Self { tool: tool.to_string(), category, path, host, bash, ctx: ctx.clone() }
+        let reach = bash.as_ref().map(|b| reach::reach(b, ctx));
+        Self { tool: tool.to_string(), category, path, host, bash, reach }
     }
 
     fn describe(&self) -> String {
@@ -760,11 +626,20 @@ impl Call {
         }
     }
 
+    /// A bash read (`"read"`) or write (`"edit"`) tern cannot place, as written.
+    fn unplaced_path(&self) -> Option<(&'static str, &str)> {
+        let parts = &self.reach.as_ref()?.parts;
+        let read = parts.iter().find_map(|r| r.unplaced_reads.first()).map(|t| ("read", t.as_str()));
+        read.or_else(|| parts.iter().find_map(|r| r.unplaced_writes.first()).map(|t| ("edit", t.as_str())))
+    }
+
     /// Files this call writes (edit tools' path; bash redirections and targets).
     fn written_paths(&self) -> Vec<PathBuf> {
         match (self.category, &self.path, &self.bash) {
             (Category::Edit, Some(p), _) => vec![p.clone()],
-            (Category::Bash, _, Some(b)) => b.write_paths.iter().map(|w| resolve_path(w, &self.ctx)).collect(),
+            (Category::Bash, _, Some(_)) => {
+                self.reach.iter().flat_map(|r| r.parts.iter().flat_map(|p| p.writes.iter().cloned())).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -785,20 +660,17 @@ impl Call {
                     }
                     return None;
                 }
-                // Path rules apply to what a command reads or writes.
+                // Path rules apply to what a command reads or writes, where it runs.
+                let parts = self.reach.as_ref().map(|r| r.parts.as_slice()).unwrap_or_default();
                 match path_rule_family(rule.tool()) {
-                    Some("edit") => b
-                        .write_paths
+                    Some("edit") => parts
                         .iter()
-                        .map(|w| resolve_path(w, &self.ctx))
+                        .flat_map(|r| r.writes.iter())
                         .find(|p| rule.matches_path("edit", p))
                         .map(|p| format!("bash writing {}", p.display())),
-                    Some("read") => b
-                        .parts
+                    Some("read") => parts
                         .iter()
-                        .flat_map(|part| part.argv.iter())
-                        .filter(|a| looks_like_path(a))
-                        .map(|a| resolve_path(a, &self.ctx))
+                        .flat_map(|r| r.reads.iter())
                         .find(|p| rule.matches_path("read", p))
                         .map(|p| format!("bash reading {}", p.display())),
                     _ => None,
@@ -815,11 +687,6 @@ impl Call {
             Category::Always | Category::Other => rule.matches_plain(&self.tool).then(|| format!("`{}`", self.tool)),
         }
     }
-}
-
-/// Any operand may name a file (`cat secrets.txt`); options may not.
-fn looks_like_path(a: &str) -> bool {
-    !a.is_empty() && !a.starts_with('-')
 }
 
 fn host_of(url: &str) -> Option<String> {
@@ -846,27 +713,5 @@ mod tests {
     fn hosts_come_out_of_urls() {
         assert_eq!(host_of("https://user@Docs.rs:443/x?y").as_deref(), Some("docs.rs"));
         assert_eq!(host_of("docs.rs/a").as_deref(), Some("docs.rs"));
-    }
-
-    #[test]
-    fn bash_suggestions_are_prefixes_or_exact() {
-        let part = |text: &str, class| BashPart {
-            text: text.into(),
-            program: text.split(' ').next().unwrap().into(),
-            argv: text.split(' ').skip(1).map(String::from).collect(),
-            class,
-            reason: String::new(),
-        };
-        assert_eq!(
-            suggest_bash_rule(&part("npm run test --watch", BashClass::Write)).as_deref(),
-            Some("bash(npm run test:*)")
-        );
-        assert_eq!(suggest_bash_rule(&part("cargo build", BashClass::Write)).as_deref(), Some("bash(cargo build:*)"));
-        assert_eq!(
-            suggest_bash_rule(&part("rm -rf build", BashClass::Dangerous)).as_deref(),
-            Some("bash(rm -rf build)")
-        );
-        assert_eq!(suggest_bash_rule(&part("touch a/b.txt", BashClass::Write)).as_deref(), Some("bash(touch:*)"));
-        assert_eq!(suggest_bash_rule(&part("rm -rf build/*.o", BashClass::Dangerous)), None, "no wildcard exact rules");
     }
 }

@@ -11,4 +11,5 @@
 pub mod bash;
 pub mod engine;
 pub mod hooks;
+mod reach;
 pub mod rules;

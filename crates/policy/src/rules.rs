@@ -220,6 +220,12 @@ impl Rule {
         }
     }
 
+    /// Does an exact bash rule (no `:*`, no `*`) name this command part?
+    pub fn matches_command_exactly(&self, command: &str) -> bool {
+        self.names_tool("bash")
+            && matches!(&self.pattern, Pattern::Command(CommandPattern::Exact(e)) if squash_spaces(command) == *e)
+    }
+
     /// Does the rule cover a path of this tool (`path` absolute, normalised)?
     pub fn matches_path(&self, tool: &str, path: &Path) -> bool {
         if !self.names_tool(tool) {
@@ -358,8 +364,14 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// A tool's path argument as an absolute path: relative to the workspace,
 /// `~` expanded, `..` resolved, and symlinks in the part that exists
-/// followed (so a link inside the workspace to `~/.ssh` counts as `~/.ssh`).
+/// followed (so a link inside the workspace to `~/.ssh` counts as `~/.ssh`),
+/// a dangling one included (a link to a file not yet created counts as that file).
 pub fn resolve_path(arg: &str, ctx: &RuleContext) -> PathBuf {
+    resolve_path_in(arg, &ctx.workspace, ctx)
+}
+
+/// [`resolve_path`] for a path relative to `base` (the directory a command runs in).
+pub fn resolve_path_in(arg: &str, base: &Path, ctx: &RuleContext) -> PathBuf {
     let arg = arg.trim();
     let raw = if arg == "~" {
         ctx.home.clone().unwrap_or_else(|| PathBuf::from(arg))
@@ -368,28 +380,43 @@ pub fn resolve_path(arg: &str, ctx: &RuleContext) -> PathBuf {
     } else if Path::new(arg).is_absolute() {
         PathBuf::from(arg)
     } else {
-        ctx.workspace.join(arg)
+        base.join(arg)
     };
-    let lexical = normalize(&raw);
-    // Follow symlinks in the longest existing ancestor.
-    let mut existing = lexical.clone();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(&existing) {
-            let mut out = real;
-            for part in rest.iter().rev() {
-                out.push(part);
+    follow_links(normalize(&raw))
+}
+
+/// How many symlinks [`follow_links`] follows before it stops (a loop, or a trap).
+const MAX_LINKS: usize = 16;
+
+/// Follows symlinks in the longest existing ancestor of `lexical`, and a
+/// dangling symlink wherever it sits. A few syscalls per component.
+fn follow_links(lexical: PathBuf) -> PathBuf {
+    let mut path = lexical;
+    'links: for _ in 0..MAX_LINKS {
+        let mut existing = path.clone();
+        let mut rest = Vec::new();
+        loop {
+            if let Ok(mut real) = std::fs::canonicalize(&existing) {
+                real.extend(rest.iter().rev());
+                return real;
             }
-            return out;
-        }
-        match (existing.file_name().map(|n| n.to_os_string()), existing.parent().map(Path::to_path_buf)) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent;
+            let dangling = std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
+            if dangling && let (Ok(target), Some(parent)) = (std::fs::read_link(&existing), existing.parent()) {
+                let mut next = normalize(&parent.join(target));
+                next.extend(rest.iter().rev());
+                path = next;
+                continue 'links;
             }
-            _ => return lexical,
+            match (existing.file_name().map(|n| n.to_os_string()), existing.parent().map(Path::to_path_buf)) {
+                (Some(name), Some(parent)) => {
+                    rest.push(name);
+                    existing = parent;
+                }
+                _ => return path,
+            }
         }
     }
+    path
 }
 
 /// Split a `--allowed-tools` value into rules: commas and spaces separate,
@@ -514,5 +541,10 @@ mod tests {
         let c = RuleContext { workspace: ws.clone(), home: None };
         assert_eq!(resolve_path("a/../b.txt", &c), ws.join("b.txt"));
         assert_eq!(resolve_path("link/new/file", &c), target.join("new/file"));
+        // A dangling link counts as the file it names.
+        std::os::unix::fs::symlink(ws.join("elsewhere/keys"), ws.join("dangling")).unwrap();
+        assert_eq!(resolve_path("dangling", &c), ws.join("elsewhere/keys"));
+        std::os::unix::fs::symlink(ws.join("loop"), ws.join("loop")).unwrap();
+        assert_eq!(resolve_path("loop", &c), ws.join("loop"), "a loop stops");
     }
 }

@@ -4,14 +4,16 @@
 //! called read-only.
 
 use pretty_assertions::assert_eq;
-use tern_policy::bash::{BashAnalysis, BashClass, BashPart, classify};
+use tern_policy::bash::{BashAnalysis, BashClass, BashPart, Cwd, classify};
 
 const READ_ONLY: &[&str] = &[
     // The everyday ones.
     "git status",
+    "git -C . status",
+    "git remote show -n origin",
+    "npm ls --depth 0",
     "git log --oneline -20",
     "git diff HEAD~1 -- src/",
-    "git -C sub status",
     "git --no-pager log",
     "ls -la",
     "cat README.md | head -20",
@@ -28,11 +30,9 @@ const READ_ONLY: &[&str] = &[
     "df -h",
     "jq .name package.json",
     "head -n 5 a && tail -n 5 b",
-    "cargo --version",
     "git branch -a",
     "git branch --show-current",
     "command -v node",
-    "FOO=1 env",
     "cd src && ls",
     "test -f x && echo yes",
     "[ -d .git ]",
@@ -44,7 +44,6 @@ const READ_ONLY: &[&str] = &[
     "ls > /dev/null",
     "ls 2>&1",
     "ls -la /tmp >/dev/null 2>&1",
-    "cargo --version 2>/dev/null || echo none",
     "git status --porcelain 2>/dev/null",
     "cat < input.txt",
     "grep foo <<< \"$text\"",
@@ -83,7 +82,6 @@ const READ_ONLY: &[&str] = &[
     "git tag -l 'v*'",
     "git remote",
     "git remote -v",
-    "git remote show origin",
     "git config --get user.name",
     "git config --list",
     "git config -l --show-origin",
@@ -97,7 +95,6 @@ const READ_ONLY: &[&str] = &[
     "git rev-list --count HEAD",
     "git status && git diff && git log -3",
     "git clean -n",
-    "git --git-dir=../x/.git log",
     // Files and text.
     "cat -n src/main.rs",
     "head -c 100 f",
@@ -150,8 +147,6 @@ const READ_ONLY: &[&str] = &[
     "id -u",
     "whoami",
     "hostname",
-    "env",
-    "printenv PATH",
     "type ls",
     "whereis ls",
     "lsof -i :3000",
@@ -166,16 +161,9 @@ const READ_ONLY: &[&str] = &[
     "systemctl status nginx",
     "crontab -l",
     // Toolchains asked questions.
-    "cargo tree -d",
-    "cargo metadata --format-version 1",
-    "cargo fmt --check",
     "npm ls",
-    "npm view react version",
-    "go version",
-    "go env GOPATH",
     "node --version",
     "python3 --version",
-    "rustc --version",
     "pip list",
     // Shell state only.
     "export X=1",
@@ -308,6 +296,21 @@ const WRITE: &[&str] = &[
     "git log --out=log.txt",
     "git rm --cached f",
     "git mv a b",
+    // Repository configuration can name the programs these run, or they reach the
+    // network, or they print the environment (these were judged read-only before).
+    "cargo --version",
+    "FOO=1 env",
+    "cargo --version 2>/dev/null || echo none",
+    "git remote show origin",
+    "env",
+    "printenv PATH",
+    "cargo tree -d",
+    "cargo metadata --format-version 1",
+    "cargo fmt --check",
+    "npm view react version",
+    "go version",
+    "go env GOPATH",
+    "rustc --version",
     // Builders and installers run project code.
     "cargo build",
     "cargo test",
@@ -531,6 +534,10 @@ const UNKNOWN: &[&str] = &[
     "unset 'a[$(id)]'",
     "test -v 'a[$(id)]'",
     "declare -a 'x[$(id)]'",
+    // Git on another repository runs that repository's config (judged read-only before).
+    "git -C sub status",
+    "git --git-dir=../x/.git log",
+    "GIT_DIR=../x/.git git log",
     // Options that run programs.
     "git ls-remote --upload-pack='sh -c id' origin",
     "git diff --output x && $CMD",
@@ -614,6 +621,12 @@ fn parts_name_the_program_after_quotes_and_wrappers() {
             argv: vec!["-rf".to_owned(), "build dir".to_owned()],
             class: BashClass::Dangerous,
             reason: "rm deletes build dir recursively and without asking".to_owned(),
+            reads: vec!["5".to_owned(), "rm".to_owned(), "build dir".to_owned()],
+            computed_reads: Vec::new(),
+            writes: vec!["build dir".to_owned()],
+            network: false,
+            cwd: Cwd::Workspace,
+            overrides: vec!["sets FOO".to_owned()],
         }]
     );
     assert_eq!(analysis.write_paths, vec!["build dir".to_owned()]);

@@ -63,7 +63,10 @@ impl TurnCatalog {
             return;
         }
         *seen = Some(generation);
-        let tools = mcp.tools().into_iter().map(|t| (t.tool, t.read_only)).collect();
+        let tools: Vec<_> = mcp.tools().into_iter().map(|t| (t.tool, t.read_only)).collect();
+        // Plan mode: the policy refuses what the catalog leaves out (tools not marked read-only).
+        let read_only = tools.iter().filter(|(_, read_only)| *read_only).map(|(tool, _)| tool.name().to_string());
+        self.policy.set_read_only_tools(read_only.collect());
         self.registry.lock().unwrap_or_else(PoisonError::into_inner).set_mcp_tools(tools);
     }
 

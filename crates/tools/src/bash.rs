@@ -164,7 +164,9 @@ async fn run(
         .process_group(0)
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
-        .env("TERN", "1");
+        .env("TERN", "1")
+        // The permission policy follows `cd DIR` to DIR; with CDPATH, bash could go elsewhere.
+        .env_remove("CDPATH");
     if let Some(path) = &env.path_prepend {
         cmd.env("PATH", path);
     }

@@ -1,11 +1,14 @@
 //! Reads an awk program far enough to know whether it only prints: no
 //! `system()`, no pipes to or from commands (`| "cmd"`, `"cmd" | getline`),
 //! no `print > file`, no gawk `@` directives. String and regex literals are
-//! skipped; anything doubtful counts as writing.
+//! skipped; anything doubtful counts as writing. The files it reads with
+//! `getline < "file"` are collected; a `getline <` from a computed name, and
+//! any use of `ARGV`/`ARGC` (which change the files read), count as writing.
 
-/// `Ok(())` when the program only reads and prints; otherwise what it does, for the reason.
-pub(super) fn check(program: &str) -> Result<(), &'static str> {
+/// `Ok(files)` when the program only reads its input (and `files`) and prints; otherwise what it does.
+pub(super) fn check(program: &str) -> Result<Vec<String>, &'static str> {
     let chars: Vec<char> = program.chars().collect();
+    let mut reads = Vec::new();
     let mut at = 0;
     // Whether the last token ends an operand: then `/` divides, otherwise it starts a regex.
     let mut after_operand = false;
@@ -70,6 +73,13 @@ pub(super) fn check(program: &str) -> Result<(), &'static str> {
                 let word: String = chars[start..at].iter().collect();
                 match word.as_str() {
                     "system" => return Err("calls system()"),
+                    "ARGV" | "ARGC" => return Err("changes or reads the list of files it reads (ARGV)"),
+                    "ENVIRON" | "PROCINFO" => return Err("reads the environment, which may hold secrets"),
+                    "getline" => {
+                        if let Some(file) = getline_file(&chars, &mut at)? {
+                            reads.push(file);
+                        }
+                    }
                     "print" | "printf" => print_depth = Some(depth),
                     _ => {}
                 }
@@ -79,7 +89,43 @@ pub(super) fn check(program: &str) -> Result<(), &'static str> {
             _ => after_operand = false,
         }
     }
-    Ok(())
+    Ok(reads)
+}
+
+/// After `getline [var]`: the file of a `< "file"` redirection, moving `at` past it.
+fn getline_file(chars: &[char], at: &mut usize) -> Result<Option<String>, &'static str> {
+    let mut look = *at;
+    let skip_blanks = |look: &mut usize| {
+        while chars.get(*look).is_some_and(|c| *c == ' ' || *c == '\t') {
+            *look += 1;
+        }
+    };
+    skip_blanks(&mut look);
+    if chars.get(look) == Some(&'$') {
+        look += 1;
+    }
+    while chars.get(look).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_') {
+        look += 1;
+    }
+    skip_blanks(&mut look);
+    if chars.get(look) != Some(&'<') {
+        return Ok(None);
+    }
+    look += 1;
+    skip_blanks(&mut look);
+    if chars.get(look) != Some(&'"') {
+        return Err("reads a file named at run time (getline <)");
+    }
+    let end = skip_literal(chars, look + 1, '"').ok_or("has an unterminated string")?;
+    let name: String = chars.get(look + 1..end - 1).unwrap_or_default().iter().collect();
+    let mut after = end;
+    skip_blanks(&mut after);
+    // `"dir/" name` concatenates: the file is computed.
+    if chars.get(after).is_some_and(|c| matches!(c, '"' | '$' | '(' | '_') || c.is_ascii_alphanumeric()) {
+        return Err("reads a file named at run time (getline <)");
+    }
+    *at = end;
+    Ok(Some(name))
 }
 
 /// The index after the closing `quote` of a literal starting at `at`, skipping escapes.
@@ -114,7 +160,7 @@ mod tests {
             "{ if (a || b) print }",
             "{print \"a > b | c\"}",
         ] {
-            assert_eq!(check(program), Ok(()), "{program}");
+            assert_eq!(check(program), Ok(Vec::new()), "{program}");
         }
     }
 
@@ -131,5 +177,17 @@ mod tests {
         ] {
             assert!(check(program).is_err(), "{program}");
         }
+    }
+
+    #[test]
+    fn getline_files_are_reads() {
+        assert_eq!(
+            check("BEGIN { while ((getline line < \"/etc/passwd\") > 0) print line }"),
+            Ok(vec!["/etc/passwd".to_owned()])
+        );
+        assert_eq!(check("{ getline < \"~/x\"; print }"), Ok(vec!["~/x".to_owned()]));
+        assert!(check("{ getline x < f }").is_err());
+        assert!(check("BEGIN { getline x < \"/a\" \"b\" }").is_err(), "concatenated names are computed");
+        assert!(check("BEGIN { ARGV[1] = \"/etc/passwd\"; ARGC = 2 }").is_err());
     }
 }

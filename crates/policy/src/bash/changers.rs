@@ -57,14 +57,14 @@ pub(super) fn judge(program: &str, args: &[Word]) -> Option<Verdict> {
 }
 
 fn operands(args: &[Word], spec: &Spec) -> Vec<String> {
-    options::parse(args, spec).operands.iter().map(|w| w.text().to_owned()).collect()
+    options::parse(args, spec).operands.iter().map(|w| w.path_text()).collect()
 }
 
 fn rm(args: &[Word]) -> Verdict {
     let parsed = options::parse(args, &Spec::new("", &[]));
     let recursive = parsed.has_any(&["-r", "-R", "--recursive"]);
     let force = parsed.has_any(&["-f", "--force"]);
-    let targets: Vec<String> = parsed.operands.iter().map(|w| w.text().to_owned()).collect();
+    let targets: Vec<String> = parsed.operands.iter().map(|w| w.path_text()).collect();
     let how = match (recursive, force) {
         (true, true) => " recursively and without asking",
         (true, false) => " recursively",
@@ -118,7 +118,7 @@ fn ownership(program: &str, args: &[Word]) -> Verdict {
     } else {
         parsed.operands.iter().skip(1).copied().collect()
     };
-    let paths = files.iter().map(|w| w.text().to_owned());
+    let paths = files.iter().map(|w| w.path_text());
     if parsed.has_any(&["-R", "--recursive"]) {
         return Verdict::dangerous(format!("{program} -R changes a whole tree")).writing(paths);
     }
@@ -133,7 +133,7 @@ fn copy(program: &str, args: &[Word]) -> Verdict {
     let spec = Spec::new("tSme", &["--target-directory", "--suffix", "--mode", "--rsh", "--exclude", "--include"]);
     let parsed = options::parse(args, &spec);
     let target = parsed.values(&["-t", "--target-directory"]).first().map(|v| v.text().to_owned());
-    let destination = target.clone().or_else(|| parsed.operands.last().map(|w| w.text().to_owned()));
+    let destination = target.clone().or_else(|| parsed.operands.last().map(|w| w.path_text()));
     let sources =
         if target.is_some() { &parsed.operands[..] } else { parsed.operands.split_last().map_or(&[][..], |(_, s)| s) };
     let mut verdict = match program {

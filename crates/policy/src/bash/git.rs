@@ -1,11 +1,15 @@
 //! Git, judged by subcommand and options. Query subcommands read; most others
 //! change the repository (Write); a few throw work away or rewrite shared
 //! history (Dangerous). `git -c` can make any subcommand run a program.
+//! Subcommands that talk to a remote (`fetch`, `ls-remote`, `remote show`)
+//! touch the network and are never read-only. Git run on another repository
+//! (`-C DIR`, `--git-dir`, `--work-tree`) runs that repository's
+//! configuration (`core.fsmonitor`, hooks) and is Unknown.
 
-use super::BashClass;
 use super::judge::Verdict;
 use super::options::{self, Spec};
 use super::word::Word;
+use super::{BashClass, Cwd};
 
 /// Subcommands that only read, given none of the options checked in [`reads`].
 const READS: &[&str] = &[
@@ -125,21 +129,47 @@ const OPTION_SENSITIVE: &[&str] = &[
     "gc",
 ];
 
+/// Why git run on another repository is not read-only.
+const OTHER_REPOSITORY: &str = "runs git on another repository, whose config can run programs";
+
 /// Judges `git ARGS`.
 pub(super) fn judge(args: &[Word]) -> Verdict {
     let mut at = 0;
     let mut config: Option<Verdict> = None;
+    let mut chdir: Option<Cwd> = None;
     while let Some(word) = args.get(at) {
         let Some(text) = word.fixed() else {
             return Verdict::unknown(format!("git gets a subcommand or option computed at run time ({})", word.source));
         };
         at += 1;
         match text {
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => at += 1,
+            "-C" => {
+                let dir = args.get(at).and_then(|w| w.path().filter(|_| !w.splits));
+                chdir = Some(match (&chdir, dir) {
+                    (_, None) => Cwd::Unknown,
+                    (None, Some(dir)) => Cwd::Workspace.join(dir),
+                    (Some(outer), Some(dir)) => outer.join(dir),
+                });
+                if dir.is_none_or(|d| !matches!(d, "." | "./")) {
+                    config = Some(worse(
+                        config,
+                        Verdict::unknown(format!(
+                            "git -C {}: {OTHER_REPOSITORY}",
+                            args.get(at).map(|w| w.text()).unwrap_or_default()
+                        )),
+                    ));
+                }
+                at += 1;
+            }
+            "--git-dir" | "--work-tree" => {
+                config = Some(worse(config, Verdict::unknown(format!("git {text}: {OTHER_REPOSITORY}"))));
+                at += 1;
+            }
+            "--namespace" => at += 1,
             "-c" | "--config-env" => {
                 let setting = args.get(at).map(|w| w.text().to_owned()).unwrap_or_default();
                 at += 1;
-                config = Some(config_option(&setting));
+                config = Some(worse(config, config_option(&setting)));
             }
             "--no-pager"
             | "-P"
@@ -157,16 +187,34 @@ pub(super) fn judge(args: &[Word]) -> Verdict {
             "--version" | "--help" | "-h" | "--html-path" | "--man-path" | "--info-path" | "--exec-path" => {
                 return with_config(Verdict::read_only(format!("git {text} only prints")), config);
             }
-            _ if text.starts_with("--config-env=") => config = Some(config_option(&text["--config-env=".len()..])),
-            _ if ["--git-dir=", "--work-tree=", "--namespace="].iter().any(|p| text.starts_with(p)) => {}
+            _ if text.starts_with("--config-env=") => {
+                config = Some(worse(config, config_option(&text["--config-env=".len()..])));
+            }
+            _ if ["--git-dir=", "--work-tree="].iter().any(|p| text.starts_with(p)) => {
+                config = Some(worse(config, Verdict::unknown(format!("git {text}: {OTHER_REPOSITORY}"))));
+            }
+            _ if text.starts_with("--namespace=") => {}
+            _ if text.starts_with("--exec-path=") => {
+                config = Some(worse(config, Verdict::unknown(format!("git {text} changes which git programs run"))));
+            }
             _ if text.starts_with('-') => return Verdict::unknown(format!("git option {text} is not judged")),
             _ => {
                 let rest = &args[at..];
-                return with_config(subcommand(text, rest), config);
+                let verdict = with_config(subcommand(text, rest), config);
+                return Verdict { chdir, ..verdict };
             }
         }
     }
-    with_config(Verdict::read_only("git without a subcommand only prints help"), config)
+    let verdict = with_config(Verdict::read_only("git without a subcommand only prints help"), config);
+    Verdict { chdir, ..verdict }
+}
+
+/// The worse of a verdict so far and a new one (`git -c pager=... -c user.name=x` stays Dangerous).
+fn worse(so_far: Option<Verdict>, new: Verdict) -> Verdict {
+    match so_far {
+        Some(old) if old.class.severity() >= new.class.severity() => old,
+        _ => new,
+    }
 }
 
 fn with_config(verdict: Verdict, config: Option<Verdict>) -> Verdict {
@@ -263,7 +311,9 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
         "branch" => branch(rest),
         "tag" => tag(rest),
         "remote" => match operands.first() {
+            Some(&"show") if !has(&["-n"]) => Verdict::network("git remote show contacts the remote over the network"),
             None | Some(&"show") | Some(&"get-url") => Verdict::read_only("git remote only lists remotes"),
+            Some(&("update" | "prune")) => Verdict::network("git remote update/prune fetches over the network"),
             Some(other) => Verdict::write(format!("git remote {other} changes remotes")),
         },
         "config" => config(rest),
@@ -303,9 +353,22 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
             Verdict::dangerous("git gc --prune=now drops unreachable commits for good")
         }
         "prune" | "filter-branch" | "filter-repo" => Verdict::dangerous(format!("git {sub} rewrites or drops history")),
+        "ls-remote" => reads(sub, &parsed).on_network("git ls-remote contacts a remote over the network"),
         _ if READS.contains(&sub) => reads(sub, &parsed),
         _ if WRITES.contains(&sub) => Verdict::write(format!("git {sub} changes the repository")),
         _ => Verdict::unknown(format!("git {sub} is not a known git command (it may be an alias)")),
+    };
+    let verdict = match sub {
+        "fetch" | "pull" | "push" | "clone" | "send-email" | "request-pull" | "svn" | "p4" | "lfs" => {
+            verdict.on_network(format!("git {sub} contacts a remote over the network"))
+        }
+        "archive" if has(&["--remote"]) => {
+            verdict.on_network("git archive --remote contacts a remote over the network")
+        }
+        "submodule" if matches!(operands.first(), Some(&("update" | "sync" | "add"))) => {
+            verdict.on_network("git submodule update contacts remotes over the network")
+        }
+        _ => verdict,
     };
     // Only where an option could make the command read-only-looking or dangerous:
     // `git commit -m "$MSG"` stays Write.

@@ -4,7 +4,7 @@
 //! programs ([`super::changers`]) or toolchains ([`super::toolchains`]).
 
 use super::word::Word;
-use super::{BashAnalysis, BashClass, BashPart, changers, git, readers, redirect, runners, toolchains};
+use super::{BashAnalysis, BashClass, BashPart, Cwd, changers, git, readers, redirect, runners, toolchains};
 
 /// One program about to run.
 pub(super) struct Invocation<'a> {
@@ -15,6 +15,8 @@ pub(super) struct Invocation<'a> {
     pub stdin: &'a Stdin,
     /// How deep this command sits.
     pub depth: Depth,
+    /// The directory it runs in (a shell string starts there).
+    pub cwd: &'a Cwd,
 }
 
 /// How deep a command sits: in shell strings (`bash -c '...'`) and in tree
@@ -66,11 +68,46 @@ pub(super) struct Verdict {
     pub writes: Vec<String>,
     /// Parts judged inside a string this command runs (`bash -c`, `eval`).
     pub nested: Vec<BashPart>,
+    /// It touches the network.
+    pub network: bool,
+    /// Files read that are not plain arguments (`sed` `r` files, `awk` `getline <` files).
+    pub reads: Vec<String>,
+    /// Reads of files named at run time (`xargs` arguments read from its input).
+    pub computed_reads: Vec<String>,
+    /// The program runs in another directory (`env -C DIR`, `git -C DIR`), relative to the
+    /// shell's; [`Cwd::Unknown`] when computed at run time.
+    pub chdir: Option<Cwd>,
+    /// Why a prefix rule should not cover it (see [`BashPart::overrides`]).
+    pub overrides: Vec<String>,
 }
 
 impl Verdict {
     pub fn new(class: BashClass, reason: impl Into<String>) -> Self {
-        Verdict { class, reason: reason.into(), program: None, argv: None, writes: Vec::new(), nested: Vec::new() }
+        Verdict {
+            class,
+            reason: reason.into(),
+            program: None,
+            argv: None,
+            writes: Vec::new(),
+            nested: Vec::new(),
+            network: false,
+            reads: Vec::new(),
+            computed_reads: Vec::new(),
+            chdir: None,
+            overrides: Vec::new(),
+        }
+    }
+
+    /// A verdict for a program that touches the network: never read-only.
+    pub fn network(reason: impl Into<String>) -> Self {
+        Verdict { network: true, ..Self::write(reason) }
+    }
+
+    /// Marks the verdict as touching the network, raising it to Write with `reason`.
+    pub fn on_network(mut self, reason: impl Into<String>) -> Self {
+        self.network = true;
+        self.raise(BashClass::Write, reason);
+        self
     }
 
     pub fn read_only(reason: impl Into<String>) -> Self {
@@ -104,9 +141,9 @@ impl Verdict {
         self
     }
 
-    /// Keeps the parts and written paths of a string this command runs.
+    /// Keeps the parts of a string this command runs (they carry their own paths).
     pub fn with_nested(mut self, analysis: BashAnalysis) -> Self {
-        self.writes.extend(analysis.write_paths);
+        self.network |= analysis.network;
         self.nested.extend(analysis.parts);
         self
     }
@@ -145,7 +182,41 @@ pub(super) fn judge(inv: &Invocation) -> Verdict {
         let reason = format!("writes straight to the device {device}");
         verdict.raise(BashClass::Dangerous, reason);
     }
+    if reaches_network(&program) {
+        verdict = verdict.on_network(format!("{program} connects to other machines over the network"));
+    }
     verdict
+}
+
+/// Programs whose work is talking to other machines.
+fn reaches_network(program: &str) -> bool {
+    is_downloader(program)
+        || matches!(
+            program,
+            "ssh"
+                | "scp"
+                | "sftp"
+                | "ftp"
+                | "nc"
+                | "ncat"
+                | "netcat"
+                | "telnet"
+                | "socat"
+                | "ping"
+                | "ping6"
+                | "dig"
+                | "nslookup"
+                | "host"
+                | "whois"
+                | "traceroute"
+                | "mtr"
+                | "gh"
+                | "glab"
+                | "hub"
+                | "npx"
+                | "pnpx"
+                | "bunx"
+        )
 }
 
 fn dispatch(program: &str, inv: &Invocation) -> Verdict {
@@ -155,7 +226,7 @@ fn dispatch(program: &str, inv: &Invocation) -> Verdict {
         }
         "git" => git::judge(inv.args),
         _ => runners::judge(program, inv)
-            .or_else(|| readers::judge(program, inv.args, inv.depth))
+            .or_else(|| readers::judge(program, inv.args, inv.depth, inv.cwd))
             .or_else(|| changers::judge(program, inv.args))
             .or_else(|| toolchains::judge(program, inv.args))
             .unwrap_or_else(|| Verdict::write(format!("{} is not known to be read-only", inv.name))),
@@ -171,7 +242,7 @@ pub(super) fn run_rest(inv: &Invocation, at: usize, who: &str, stdin: &Stdin) ->
         None => Verdict::unknown(format!("{who} runs a program computed at run time ({})", first.source))
             .program(String::new())
             .argv(rest.iter().map(|w| w.text().to_owned()).collect()),
-        Some(name) => judge(&Invocation { name, args: rest, stdin, depth: inv.depth }),
+        Some(name) => judge(&Invocation { name, args: rest, stdin, depth: inv.depth, cwd: inv.cwd }),
     })
 }
 
@@ -211,8 +282,14 @@ pub(super) fn risky_variable(name: &str, value: &Word) -> Option<String> {
         "RUSTC",
         "RUSTC_WRAPPER",
         "RUSTC_WORKSPACE_WRAPPER",
+        "NODE_OPTIONS",
+        "CDPATH",
     ];
-    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_"];
+    const OTHER_REPOSITORY: &[&str] = &["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"];
+    if OTHER_REPOSITORY.contains(&name) {
+        return Some(format!("{name}=... runs git on another repository, whose config can run programs"));
+    }
+    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_"];
     if PAGERS.contains(&name) {
         let harmless = value.fixed().is_some_and(|v| {
             matches!(v.split_whitespace().next(), None | Some("cat" | "less" | "more"))

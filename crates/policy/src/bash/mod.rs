@@ -42,7 +42,7 @@
 //!   and `git diff --output` all write. An argument computed at run time that
 //!   could be an option of such a program makes it Unknown.
 //! - Git is judged by subcommand: `status`, `log`, `diff`, `show`, listing
-//!   `branch`/`tag`/`remote`/`config`/`stash` are read-only; `push --force`,
+//!   `branch`/`tag`/`remote -v`/`config`/`stash` are read-only; `push --force`,
 //!   `reset --hard`, `clean -f`, `checkout -- .`, `restore .`, `branch -D`
 //!   and history rewriting are Dangerous; `git -c` is Unknown, and Dangerous
 //!   for keys that name a program (pager, editor, alias, sshCommand, ...).
@@ -50,6 +50,29 @@
 //!   it can reach. Deleting, wiping disks, killing every process, changing
 //!   services, recursive `chmod`/`chown` and publishing packages are
 //!   Dangerous.
+//! - Touching the network is never read-only: `git fetch`/`ls-remote`/
+//!   `remote show`, registry queries (`npm view`, `cargo search`, `pip
+//!   download`), downloaders, `ssh`, `/dev/tcp/...` ([`BashPart::network`]).
+//! - Tools that run the repository's configuration are never read-only:
+//!   every `cargo`, `rustc`, `rustup`, `yarn`, `pnpm` and `go` subcommand
+//!   (`.cargo/config.toml`, `rust-toolchain.toml`, `.yarnrc.yml`, `go.mod`
+//!   can name programs), and git on another repository (`-C DIR`,
+//!   `--git-dir`, `GIT_DIR=`) is Unknown.
+//! - Printing the environment is not read-only (`env`, `printenv`, `export
+//!   -p`, `set`, `declare -p`, `ps e`, reads of `/proc/*/environ`).
+//!
+//! Beyond the class, every part reports what it reaches, as written — the
+//! engine resolves it ([`crate::engine`]): the paths it reads
+//! ([`BashPart::reads`]: operands and file-valued options of every program
+//! except those whose words are never files, `<` sources, `sed` `r`/`R`
+//! and `awk` `getline <` files, the directory a glob lists, or `.` when it
+//! names nothing), reads computed at run time, the files it writes, the
+//! directory it runs in ([`Cwd`], following `cd`/`pushd`/`popd` through
+//! lists, groups, loops, `bash -c` strings, and `env -C`/`git -C`; unknown
+//! after a computed `cd` or a `cd` in a loop, branch or pipeline; `$HOME`
+//! and `~` written `~`), and the environment variables and options that
+//! change which program or configuration runs ([`BashPart::overrides`]).
+//! No file system access happens here.
 //!
 //! Parsing never panics, whatever the input (commands that would trip a
 //! crash in the grammar's C scanner are not parsed and are Unknown).
@@ -69,12 +92,12 @@ mod git;
 mod judge;
 mod options;
 mod readers;
-mod redirect;
+pub(crate) mod redirect;
 mod runners;
 mod sed_script;
 mod toolchains;
 mod walk;
-mod word;
+pub(crate) mod word;
 
 use std::cell::RefCell;
 
@@ -110,6 +133,34 @@ impl BashClass {
     }
 }
 
+/// The directory a part runs in, as far as the command line tells.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "path", rename_all = "snake_case")]
+pub enum Cwd {
+    /// The directory the command starts in: the workspace.
+    #[default]
+    Workspace,
+    /// A static directory reached by `cd`, `pushd`, `env -C` or `git -C`:
+    /// absolute, `~`-prefixed (`$HOME` is written `~`) or relative to the workspace.
+    Dir(String),
+    /// Computed at run time (`cd "$DIR"`, `popd`, `cd -`, a `cd` inside a loop).
+    Unknown,
+}
+
+impl Cwd {
+    /// The directory reached by `cd dir` from here (`dir` as written, `~` for home).
+    pub(crate) fn join(&self, dir: &str) -> Cwd {
+        if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
+            return Cwd::Dir(dir.to_owned());
+        }
+        match self {
+            Cwd::Workspace => Cwd::Dir(dir.to_owned()),
+            Cwd::Dir(base) => Cwd::Dir(format!("{}/{dir}", base.trim_end_matches('/'))),
+            Cwd::Unknown => Cwd::Unknown,
+        }
+    }
+}
+
 /// One simple command found in the command line, and how it was judged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BashPart {
@@ -123,6 +174,28 @@ pub struct BashPart {
     pub class: BashClass,
     /// Why, in a few words for the person asked.
     pub reason: String,
+    /// Paths this part reads, as written (`$HOME` written `~`), relative to [`BashPart::cwd`]:
+    /// its operands and file-valued options, `<` sources, `sed` `r` files, `awk` `getline <`
+    /// files, `xargs -a`, the directory a glob lists — or `.` (the directory it works in)
+    /// when it names nothing.
+    /// Programs that read no files (`echo`, `printf`, `cd`, `test`, ...) read nothing.
+    pub reads: Vec<String>,
+    /// Words naming files this part reads whose value only exists at run time (`"$f"`, `$(ls)`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub computed_reads: Vec<String>,
+    /// Files this part writes, as written (`$HOME` written `~`), relative to [`BashPart::cwd`];
+    /// a target computed at run time is kept as written (it holds `$` or a backquote).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub writes: Vec<String>,
+    /// Whether it touches the network (the reason says how).
+    pub network: bool,
+    /// The directory it runs in.
+    pub cwd: Cwd,
+    /// Environment variables, options and settings given to it that change which program or
+    /// configuration runs (`NODE_OPTIONS=...`, `npm --script-shell`, `cargo --config`): a
+    /// prefix or pattern rule does not cover such a part, only an exact one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
 }
 
 /// The judgement of a whole command line.
@@ -136,18 +209,22 @@ pub struct BashAnalysis {
     pub reason: String,
     /// Files written by redirections and obvious targets (`tee FILE`, `cp`/`mv` DEST, `touch`, `sed -i`), best effort.
     pub write_paths: Vec<String>,
+    /// Every part's reads, as written (each relative to its part's directory).
+    pub reads: Vec<String>,
+    /// Whether any part touches the network.
+    pub network: bool,
 }
 
 /// Classifies a bash command line. Never panics.
 pub fn classify(command: &str) -> BashAnalysis {
-    analyze(command, judge::Depth::default())
+    analyze(command, judge::Depth::default(), Cwd::Workspace)
 }
 
 /// How many `bash -c` / `eval` strings deep the classifier follows.
 const MAX_NESTING: usize = 6;
 
-/// Classifies `command` found `depth` deep.
-fn analyze(command: &str, depth: judge::Depth) -> BashAnalysis {
+/// Classifies `command` found `depth` deep, run in `cwd`.
+fn analyze(command: &str, depth: judge::Depth, cwd: Cwd) -> BashAnalysis {
     if depth.strings > MAX_NESTING {
         return unjudged("the command nests shell strings too deeply to judge");
     }
@@ -158,7 +235,7 @@ fn analyze(command: &str, depth: judge::Depth) -> BashAnalysis {
         return unjudged("could not parse the command");
     };
     let root = tree.root_node();
-    let mut walker = walk::Walker::new(command, depth);
+    let mut walker = walk::Walker::new(command, depth, cwd);
     walker.walk(root);
     let outcome = walker.finish();
     let parts = outcome.parts;
@@ -182,16 +259,32 @@ fn analyze(command: &str, depth: judge::Depth) -> BashAnalysis {
         }
     }
     let mut write_paths: Vec<String> = Vec::new();
-    for path in outcome.writes {
-        if !write_paths.contains(&path) {
-            write_paths.push(path);
+    let mut reads: Vec<String> = Vec::new();
+    for part in &parts {
+        for path in &part.writes {
+            if !write_paths.contains(path) {
+                write_paths.push(path.clone());
+            }
+        }
+        for path in &part.reads {
+            if !reads.contains(path) {
+                reads.push(path.clone());
+            }
         }
     }
-    BashAnalysis { class, parts, reason, write_paths }
+    let network = parts.iter().any(|p| p.network);
+    BashAnalysis { class, parts, reason, write_paths, reads, network }
 }
 
 fn unjudged(reason: &str) -> BashAnalysis {
-    BashAnalysis { class: BashClass::Unknown, parts: Vec::new(), reason: reason.to_owned(), write_paths: Vec::new() }
+    BashAnalysis {
+        class: BashClass::Unknown,
+        parts: Vec::new(),
+        reason: reason.to_owned(),
+        write_paths: Vec::new(),
+        reads: Vec::new(),
+        network: false,
+    }
 }
 
 /// tree-sitter-bash 0.25.1's external scanner calls C `isdigit` on the code

@@ -6,7 +6,7 @@ use super::judge::{self, Depth, Invocation, Stdin, Verdict};
 use super::options::{self, Parsed, Spec};
 use super::redirect;
 use super::word::Word;
-use super::{BashClass, awk_script, sed_script};
+use super::{BashClass, Cwd, awk_script, sed_script};
 
 /// Programs that only read, whatever their arguments.
 #[rustfmt::skip]
@@ -23,10 +23,59 @@ const READ_ONLY: &[&str] = &[
     "whatis", "netstat", "look", "help", "caller", "unset",
 ];
 
+/// Programs whose arguments never name files they read (text, numbers, names, code run
+/// elsewhere): their words are not reads, and they do not read the directory they run in.
+/// Every other program may read any word it is given.
+#[rustfmt::skip]
+const NON_READERS: &[&str] = &[
+    "echo", "printf", "true", "false", ":", "seq", "sleep", "expr", "basename", "dirname", "which", "whereis",
+    "type", "id", "groups", "whoami", "uname", "pwd", "kill", "test", "[", "[[", "cd", "pushd", "popd", "dirs",
+    "export", "local", "declare", "typeset", "readonly", "unset", "set", "shopt", "umask", "getopts", "let", "read",
+    "exit", "return", "shift", "break", "continue", "wait", "jobs", "help", "hostname", "nproc", "arch", "tty",
+    "logname", "users", "who", "cal", "factor", "numfmt", "getconf", "tput", "locale", "caller", "times", "unalias",
+    "alias", "command", "builtin", "eval", "trap", "watch", "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash",
+    "rbash", "fish", "csh", "tcsh", "pdksh", "uptime", "free",
+];
+
+/// Whether `program`'s arguments may name files it reads (see [`NON_READERS`]).
+pub(super) fn reads_files(program: &str) -> bool {
+    !program.is_empty() && !NON_READERS.contains(&program)
+}
+
+/// Why printing this reveals secrets held in the environment.
+pub(super) const PRINTS_ENVIRONMENT: &str = "prints the environment, which may hold secrets";
+
+/// Whether `path` (as written) is a process's environment (`/proc/self/environ`, `/proc/$PPID/environ`).
+pub(super) fn is_process_environment(path: &str) -> bool {
+    let trimmed = path.trim_end_matches('/');
+    trimmed.ends_with("/environ") && (trimmed.starts_with("/proc/") || trimmed.contains("/proc/"))
+}
+
 /// Judges a reading program; `None` when it is not one of ours.
-pub(super) fn judge(program: &str, args: &[Word], depth: Depth) -> Option<Verdict> {
+pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Option<Verdict> {
+    match program {
+        "printenv" => return Some(Verdict::write(format!("printenv {PRINTS_ENVIRONMENT}"))),
+        // jq's `env` and `$ENV`, envsubst's `$NAME`: the values of environment variables.
+        "jq" if args.iter().any(|w| {
+            w.text().contains("$ENV")
+                || w.text().split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|t| t == "env")
+        }) =>
+        {
+            return Some(Verdict::write(format!("jq env {PRINTS_ENVIRONMENT}")));
+        }
+        "envsubst" => return Some(Verdict::write(format!("envsubst {PRINTS_ENVIRONMENT}"))),
+        "set" if args.is_empty() => return Some(Verdict::write(format!("set without arguments {PRINTS_ENVIRONMENT}"))),
+        // BSD-style options come first: `ps e`, `ps auxe`.
+        "ps" if args
+            .first()
+            .is_some_and(|w| w.text().chars().all(|c| c.is_ascii_alphabetic()) && w.text().contains('e')) =>
+        {
+            return Some(Verdict::write(format!("ps with the e option {PRINTS_ENVIRONMENT} of every process")));
+        }
+        _ => {}
+    }
     if READ_ONLY.contains(&program) {
-        return Some(Verdict::read_only(read_only_reason(program)));
+        return Some(follows_links(program, args, Verdict::read_only(read_only_reason(program))));
     }
     let verdict = match program {
         "printf" => checked(program, args, &Spec::new("v", &[]), |p| {
@@ -73,7 +122,7 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth) -> Option<Verdic
         "xxd" => at_most_one_input(program, args, &Spec::new("cglsonR", &[])),
         "yq" => checked(program, args, &Spec::new("opI", &["--output-format", "--input-format", "--indent"]), |p| {
             (p.has_any(&["-i", "--inplace", "--in-place", "-s", "--split-exp"])).then(|| {
-                let files = p.operands.iter().skip(1).map(|w| w.text().to_owned());
+                let files = p.operands.iter().skip(1).map(|w| w.path_text());
                 Verdict::write("yq -i edits files in place").writing(files)
             })
         }),
@@ -123,12 +172,33 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth) -> Option<Verdic
                 .then(|| Verdict::write("dmesg changes the kernel log"))
         }),
         "tee" => tee(args),
-        "find" => find(args, depth),
+        "find" => find(args, depth, cwd),
         "sed" => sed(args),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(program, args),
         _ => return None,
     };
-    Some(verdict)
+    Some(follows_links(program, args, verdict))
+}
+
+/// Options that make a program follow symlinks as it walks directories (`grep -R`,
+/// `rg -L`, `find -L`): it may read anything a link in the tree leads to, which is
+/// not known before it runs, so the part gets a computed read.
+fn follows_links(program: &str, args: &[Word], mut verdict: Verdict) -> Verdict {
+    let words: Vec<&str> = args.iter().filter_map(Word::fixed).take_while(|w| *w != "--").collect();
+    let short = |letter: char| words.iter().any(|w| w.starts_with('-') && !w.starts_with("--") && w.contains(letter));
+    let follows = match program {
+        "grep" | "egrep" | "fgrep" | "zgrep" => short('R') || words.iter().any(|w| w.starts_with("--dereference-r")),
+        "rg" => short('L') || words.contains(&"--follow"),
+        "ag" => words.contains(&"-f") || words.contains(&"--follow"),
+        "find" => words.iter().any(|w| matches!(*w, "-L" | "-follow")),
+        "tree" => short('l'),
+        "du" | "ls" => short('L') && (program == "du" || short('R')) || words.contains(&"--dereference"),
+        _ => false,
+    };
+    if follows {
+        verdict.computed_reads.push(format!("(whatever the symbolic links {program} follows lead to)"));
+    }
+    verdict
 }
 
 fn read_only_reason(program: &str) -> String {
@@ -231,7 +301,7 @@ fn at_most_one_input(program: &str, args: &[Word], spec: &Spec) -> Verdict {
         }
         p.operands.get(1).map(|out| {
             Verdict::write(format!("{program} writes to file {} (second file argument)", out.text()))
-                .writing([out.text().to_owned()])
+                .writing([out.path_text()])
         })
     })
 }
@@ -252,7 +322,7 @@ fn tee(args: &[Word]) -> Verdict {
 }
 
 /// `find` reads, unless it deletes, writes (`-fprint`) or runs commands (`-exec`).
-fn find(args: &[Word], depth: Depth) -> Verdict {
+fn find(args: &[Word], depth: Depth, cwd: &Cwd) -> Verdict {
     let mut verdict = Verdict::read_only("find only lists files");
     let mut at = 0;
     while let Some(word) = args.get(at) {
@@ -269,7 +339,7 @@ fn find(args: &[Word], depth: Depth) -> Verdict {
             "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 if let Some(file) = args.get(at) {
                     verdict.raise(BashClass::Write, format!("find {text} writes to file {}", file.text()));
-                    verdict.writes.push(file.text().to_owned());
+                    verdict.writes.push(file.path_text());
                 }
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
@@ -277,7 +347,9 @@ fn find(args: &[Word], depth: Depth) -> Verdict {
                     .iter()
                     .position(|w| matches!(w.fixed(), Some(";" | "+")))
                     .map_or(args.len(), |offset| at + offset);
-                let inner = Invocation { name: "", args: &args[at..end], stdin: &Stdin::Inherited, depth };
+                // `-execdir` runs in each match's directory.
+                let cwd = if text.ends_with("dir") { &Cwd::Unknown } else { cwd };
+                let inner = Invocation { name: "", args: &args[at..end], stdin: &Stdin::Inherited, depth, cwd };
                 if let Some(run) = judge::run_rest(&inner, 0, "find -exec", &Stdin::Inherited) {
                     let program = run.program.clone().unwrap_or_default();
                     verdict.raise(BashClass::Write, format!("find {text} runs {program} on every match"));
@@ -317,7 +389,7 @@ fn sed(args: &[Word]) -> Verdict {
         (scripts.iter().map(|s| s.text().to_owned()).collect(), &parsed.operands)
     };
     if in_place {
-        return Verdict::write("sed -i edits files in place").writing(files.iter().map(|w| w.text().to_owned()));
+        return Verdict::write("sed -i edits files in place").writing(files.iter().map(|w| w.path_text()));
     }
     if parsed.has_any(&["-f", "--file"]) {
         return Verdict::write("sed -f runs a script from a file, which is not checked");
@@ -326,9 +398,10 @@ fn sed(args: &[Word]) -> Verdict {
         return Verdict::unknown(format!("sed gets an argument computed at run time ({})", word.source));
     }
     let sandboxed = parsed.has("--sandbox");
+    let mut reads = Vec::new();
     for script in &script_words {
         match sed_script::check(script) {
-            Ok(()) => {}
+            Ok(files) => reads.extend(files),
             Err(sed_script::Finding::Runs) if !sandboxed => {
                 return Verdict::unknown("the sed script runs shell commands (e command or s///e)");
             }
@@ -339,7 +412,7 @@ fn sed(args: &[Word]) -> Verdict {
             Err(_) => {}
         }
     }
-    Verdict::read_only("sed without -i only prints")
+    Verdict { reads, ..Verdict::read_only("sed without -i only prints") }
 }
 
 fn awk(program: &str, args: &[Word]) -> Verdict {
@@ -361,13 +434,15 @@ fn awk(program: &str, args: &[Word]) -> Verdict {
     } else {
         sources.iter().map(|s| (!s.is_dynamic()).then(|| s.text())).collect()
     };
+    let mut reads = Vec::new();
     for text in texts {
         let Some(text) = text else {
             return Verdict::unknown(format!("{program} runs a program computed at run time"));
         };
-        if let Err(what) = awk_script::check(text) {
-            return Verdict::write(format!("the {program} program {what}"));
+        match awk_script::check(text) {
+            Ok(files) => reads.extend(files),
+            Err(what) => return Verdict::write(format!("the {program} program {what}")),
         }
     }
-    Verdict::read_only(format!("{program} only prints"))
+    Verdict { reads, ..Verdict::read_only(format!("{program} only prints")) }
 }

@@ -10,6 +10,8 @@ pub(super) struct Effect {
     pub reason: String,
     /// The file written, for the path rules; `None` when nothing is written.
     pub path: Option<String>,
+    /// It connects to the network (`/dev/tcp/...`).
+    pub network: bool,
 }
 
 /// One `file_redirect`, judged.
@@ -32,6 +34,7 @@ pub(super) fn file(operator: &str, destination: Option<&Word>) -> FileRedirect {
                     class: BashClass::Write,
                     reason: format!("connects to the network ({path})"),
                     path: None,
+                    network: true,
                 })
             }
             _ => FileRedirect::Input { download: destination.is_some_and(|w| w.downloads) },
@@ -46,6 +49,7 @@ pub(super) fn file(operator: &str, destination: Option<&Word>) -> FileRedirect {
             class: BashClass::Unknown,
             reason: format!("uses the redirection `{other}`, which is not judged"),
             path: None,
+            network: false,
         }),
     }
 }
@@ -56,6 +60,7 @@ fn output(destination: Option<&Word>) -> FileRedirect {
             class: BashClass::Unknown,
             reason: "redirects output to an unknown place".to_owned(),
             path: None,
+            network: false,
         });
     };
     match write_effect(word, "redirection") {
@@ -66,11 +71,14 @@ fn output(destination: Option<&Word>) -> FileRedirect {
 
 /// The effect of writing to `word`; `None` for `/dev/null` and the terminal streams.
 pub(super) fn write_effect(word: &Word, how: &str) -> Option<Effect> {
-    let Some(path) = word.fixed() else {
+    // `$HOME/.bashrc` is a known file: `~/.bashrc` (a redirection target is never split).
+    let home = word.home_path.as_deref().filter(|p| !p.contains(['*', '?', '[']));
+    let Some(path) = word.fixed().or(home) else {
         return Some(Effect {
             class: BashClass::Unknown,
             reason: format!("writes to a file named at run time ({}, {how})", word.source),
             path: Some(word.source.clone()),
+            network: false,
         });
     };
     if is_harmless_target(path) {
@@ -81,18 +89,38 @@ pub(super) fn write_effect(word: &Word, how: &str) -> Option<Effect> {
             class: BashClass::Dangerous,
             reason: format!("writes straight to the device {path} ({how})"),
             path: Some(path.to_owned()),
+            network: false,
+        });
+    }
+    if path.starts_with("/dev/tcp/") || path.starts_with("/dev/udp/") {
+        return Some(Effect {
+            class: BashClass::Write,
+            reason: format!("connects to the network ({path})"),
+            path: None,
+            network: true,
         });
     }
     Some(Effect {
         class: BashClass::Write,
         reason: format!("writes to file {path} ({how})"),
         path: Some(path.to_owned()),
+        network: false,
     })
 }
 
-/// Targets that take output without keeping it anywhere.
-pub(super) fn is_harmless_target(path: &str) -> bool {
-    matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/fd/1" | "/dev/fd/2")
+/// Devices that hold no one's data: writing there keeps nothing, reading there reveals nothing.
+pub(crate) fn is_harmless_target(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null"
+            | "/dev/zero"
+            | "/dev/random"
+            | "/dev/urandom"
+            | "/dev/stdin"
+            | "/dev/stdout"
+            | "/dev/stderr"
+            | "/dev/tty"
+    ) || path.starts_with("/dev/fd/")
 }
 
 /// Block devices and memory: writing there destroys file systems or the running system.

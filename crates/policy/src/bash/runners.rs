@@ -3,10 +3,11 @@
 //! interpreters (`python -c`, `node -e`). A wrapper is as bad as what it runs;
 //! code we cannot read is Unknown; code from a download is Dangerous.
 
-use super::BashClass;
-use super::judge::{self, Depth, Invocation, Stdin, Verdict, risky_variable};
+use super::judge::{self, Invocation, Stdin, Verdict, risky_variable};
 use super::options::{self, Spec};
+use super::readers::{self, PRINTS_ENVIRONMENT};
 use super::word::Word;
+use super::{BashClass, Cwd};
 
 /// Judges `program` if it runs other programs or code; `None` otherwise.
 pub(super) fn judge(program: &str, inv: &Invocation) -> Option<Verdict> {
@@ -105,19 +106,61 @@ fn env(inv: &Invocation) -> Verdict {
     if let Some(word) = parsed.uncertain {
         return Verdict::unknown(format!("env gets an argument computed at run time ({})", word.source));
     }
+    let chdir = parsed.values(&["-C", "--chdir"]).first().map(|dir| match dir {
+        options::ValueOf::Attached(text) => Cwd::Workspace.join(text),
+        options::ValueOf::Word(word) => match word.path().filter(|_| !word.splits) {
+            Some(path) => Cwd::Workspace.join(path),
+            None => Cwd::Unknown,
+        },
+    });
     let mut at = parsed.rest.unwrap_or(inv.args.len());
     let mut risky = None;
+    let mut overrides = Vec::new();
     while let Some(word) = inv.args.get(at) {
         let Some((name, value)) = assignment(word) else { break };
         risky = risky.or_else(|| risky_variable(name, &value));
+        overrides.extend(env_override(name));
         at += 1;
     }
-    let verdict = judge::run_rest(inv, at, "env", inv.stdin)
-        .unwrap_or_else(|| Verdict::read_only("env without a command only prints the environment"));
+    let mut verdict = judge::run_rest(inv, at, "env", inv.stdin)
+        .unwrap_or_else(|| Verdict::write(format!("env without a command {PRINTS_ENVIRONMENT}")));
+    // `env -C DIR` runs the program in DIR, relative to where env runs.
+    verdict.chdir = match (chdir, verdict.chdir.take()) {
+        (None, inner) => inner,
+        (Some(Cwd::Dir(outer)), Some(Cwd::Dir(inner))) => Some(Cwd::Dir(outer).join(&inner)),
+        (Some(outer), None) => Some(outer),
+        (Some(_), Some(_)) => Some(Cwd::Unknown),
+    };
+    verdict.overrides.extend(overrides);
     match risky {
         Some(reason) => verdict.raised(BashClass::Unknown, reason),
         None => verdict,
     }
+}
+
+/// Environment variables that only change output, language or logging: setting them for a
+/// command (`RUST_LOG=debug cargo test`) keeps a prefix rule covering it. Any other variable
+/// may change which program or configuration runs (`NODE_OPTIONS`, `npm_config_*`).
+pub(super) fn env_override(name: &str) -> Option<String> {
+    const SAFE: &[&str] = &[
+        "CI",
+        "NODE_ENV",
+        "RUST_LOG",
+        "RUST_BACKTRACE",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "TERM",
+        "COLUMNS",
+        "LINES",
+        "DEBUG",
+    ];
+    let safe = SAFE.contains(&name) || name.starts_with("LC_");
+    (!safe).then(|| format!("sets {name}"))
 }
 
 /// `NAME=value` as an argument of `env`.
@@ -170,10 +213,13 @@ fn xargs(inv: &Invocation) -> Verdict {
         }
         _ => args.push(Word::unknown(FROM_INPUT)),
     }
-    let inner = Invocation { name: "", args: &args, stdin: &Stdin::Inherited, depth: inv.depth };
+    let inner = Invocation { name: "", args: &args, stdin: &Stdin::Inherited, depth: inv.depth, cwd: inv.cwd };
     let mut verdict = judge::run_rest(&inner, 0, "xargs", &Stdin::Inherited)
         .unwrap_or_else(|| Verdict::read_only("xargs without a command only echoes its input"));
     verdict.writes.retain(|path| path != FROM_INPUT);
+    if verdict.program.as_deref().is_some_and(readers::reads_files) {
+        verdict.computed_reads.push(FROM_INPUT.to_owned());
+    }
     verdict.argv(written)
 }
 
@@ -189,14 +235,14 @@ fn watch(inv: &Invocation) -> Verdict {
     }
     let words: Option<Vec<&str>> = inv.args[rest..].iter().map(Word::fixed).collect();
     match words {
-        Some(words) => nested("watch", "", &words.join(" "), inv.depth),
+        Some(words) => nested("watch", "", &words.join(" "), inv),
         None => Verdict::unknown("watch runs a command computed at run time"),
     }
 }
 
-/// Judges the shell code in `text`, run by `program`.
-fn nested(program: &str, flag: &str, text: &str, depth: Depth) -> Verdict {
-    let analysis = super::analyze(text, depth.nested());
+/// Judges the shell code in `text`, run by `program` in the directory `inv` runs in.
+fn nested(program: &str, flag: &str, text: &str, inv: &Invocation) -> Verdict {
+    let analysis = super::analyze(text, inv.depth.nested(), inv.cwd.clone());
     let first_line = text.trim().lines().next().unwrap_or_default();
     let shown: String = first_line.chars().take(60).collect();
     let ellipsis = if shown.len() < text.trim().len() { "..." } else { "" };
@@ -237,7 +283,7 @@ fn shell(program: &str, inv: &Invocation) -> Verdict {
         match args.get(at) {
             None => Verdict::unknown(format!("{program} -c without a command")),
             Some(word) => match word.fixed() {
-                Some(text) => nested(program, "-c", text, inv.depth),
+                Some(text) => nested(program, "-c", text, inv),
                 None if word.downloads => {
                     Verdict::dangerous(format!("{program} -c runs code downloaded at run time ({})", word.source))
                 }
@@ -272,7 +318,7 @@ fn stdin_code(program: &str, inv: &Invocation, shell: bool) -> Verdict {
     match inv.stdin {
         Stdin::Script { text: Some(text), .. } if shell => {
             // Judged like `eval`: a shell reading its input is never read-only, but a dangerous body shows.
-            let verdict = nested(program, "<<", text, inv.depth);
+            let verdict = nested(program, "<<", text, inv);
             if verdict.class == BashClass::Dangerous {
                 verdict
             } else {
@@ -293,7 +339,7 @@ fn eval(inv: &Invocation) -> Verdict {
     let words: Option<Vec<&str>> = inv.args.iter().map(Word::fixed).collect();
     match words {
         Some(words) => {
-            let verdict = nested("eval", "", &words.join(" "), inv.depth);
+            let verdict = nested("eval", "", &words.join(" "), inv);
             if verdict.class == BashClass::Dangerous {
                 verdict
             } else {
@@ -325,7 +371,7 @@ fn trap(inv: &Invocation) -> Verdict {
     match action.fixed() {
         Some("-l" | "-p") => Verdict::read_only("trap only lists handlers"),
         Some("" | "-") => Verdict::read_only("trap only resets a handler"),
-        Some(text) => nested("trap", "", text, inv.depth),
+        Some(text) => nested("trap", "", text, inv),
         None => Verdict::unknown("trap sets a handler computed at run time"),
     }
 }

@@ -1,6 +1,7 @@
 //! Reads a sed script far enough to know whether it only prints: no `w`/`W`
 //! (write a file), no `e` (run a command), no `s///w` or `s///e`. Anything the
-//! reader does not fully understand is [`Finding::Unclear`].
+//! reader does not fully understand is [`Finding::Unclear`]. The files its
+//! `r` and `R` commands read are collected.
 
 /// Why a sed script is not print-only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -10,15 +11,17 @@ pub(super) enum Finding {
     Unclear,
 }
 
-/// `Ok(())` when the script only reads its input and prints.
-pub(super) fn check(script: &str) -> Result<(), Finding> {
-    let mut reader = Reader { chars: script.chars().collect(), at: 0 };
-    reader.script()
+/// `Ok(files)` when the script only reads its input (and `files`, named by `r`/`R`) and prints.
+pub(super) fn check(script: &str) -> Result<Vec<String>, Finding> {
+    let mut reader = Reader { chars: script.chars().collect(), at: 0, reads: Vec::new() };
+    reader.script()?;
+    Ok(reader.reads)
 }
 
 struct Reader {
     chars: Vec<char>,
     at: usize,
+    reads: Vec<String>,
 }
 
 impl Reader {
@@ -179,7 +182,17 @@ impl Reader {
                 }
             }
             'r' | 'R' => {
-                self.rest_of_line();
+                self.skip_blanks();
+                let start = self.at;
+                while self.peek().is_some_and(|c| c != '\n') {
+                    self.at += 1;
+                }
+                let end = self.at;
+                let file: String = self.chars.get(start..end).unwrap_or_default().iter().collect();
+                let file = file.trim_end_matches('\n');
+                if !file.is_empty() {
+                    self.reads.push(file.to_owned());
+                }
                 Ok(())
             }
             'w' | 'W' => Err(Finding::Writes),
@@ -228,7 +241,7 @@ mod tests {
             "2i\\\nhi",
             "/x/{p;d}",
         ] {
-            assert_eq!(check(script), Ok(()), "{script}");
+            assert_eq!(check(script), Ok(Vec::new()), "{script}");
         }
     }
 
@@ -241,5 +254,11 @@ mod tests {
         assert_eq!(check("1e rm x"), Err(Finding::Runs));
         assert_eq!(check("s/[/]/x/w f"), Err(Finding::Unclear));
         assert_eq!(check("k"), Err(Finding::Unclear));
+    }
+
+    #[test]
+    fn read_commands_name_their_files() {
+        assert_eq!(check("1r /etc/passwd"), Ok(vec!["/etc/passwd".to_owned()]));
+        assert_eq!(check("$R ~/.ssh/id_rsa\np"), Ok(vec!["~/.ssh/id_rsa".to_owned()]));
     }
 }

@@ -1,6 +1,17 @@
 //! Build tools, package managers and service managers, judged by
 //! subcommand: their query subcommands read, building and installing run
 //! project code (Write), publishing is irreversible (Dangerous).
+//!
+//! A tool that loads configuration from the repository is not read-only,
+//! whatever the subcommand: cargo reads `.cargo/config.toml` (which names
+//! `rustc-wrapper`, runners and aliases), rustup picks the toolchain
+//! `rust-toolchain.toml` names (which can be any directory of programs), yarn
+//! runs the `yarnPath` of `.yarnrc.yml`, corepack fetches the package manager
+//! `package.json` names, and go switches to the toolchain `go.mod` names.
+//! Subcommands that query a registry touch the network. Options that change
+//! which program or configuration runs (`--script-shell`, `--userconfig`,
+//! `cargo --config`, ...) are reported as overrides: no prefix rule covers
+//! them.
 
 use super::judge::Verdict;
 use super::word::Word;
@@ -12,21 +23,21 @@ pub(super) fn judge(program: &str, args: &[Word]) -> Option<Verdict> {
     }
     let verdict = match program {
         "cargo" => cargo(args),
-        "npm" | "pnpm" | "yarn" | "bun" => node_packages(program, args),
+        "npm" | "pnpm" | "yarn" | "bun" | "npx" | "pnpx" | "bunx" => node_packages(program, args),
         "go" => go(args),
         "pip" | "pip3" => match subcommand(args, &[]).as_deref() {
             Some("list" | "show" | "freeze" | "check" | "help" | "--version" | "-V") => {
                 Verdict::read_only(format!("{program} only lists packages"))
             }
+            Some("download" | "install" | "search" | "index" | "wheel") => {
+                Verdict::network(format!("{program} downloads packages over the network"))
+            }
             _ => Verdict::write(format!("{program} installs or changes packages")),
         },
-        "rustc" => match args.first().map(Word::text) {
-            Some("--version" | "-V" | "-vV" | "--print") => Verdict::read_only("rustc only prints"),
-            _ => Verdict::write("rustc compiles and writes files"),
-        },
+        "rustc" | "rustdoc" | "rustfmt" | "clippy-driver" => Verdict::write(format!("{program} {RUST_TOOLCHAIN}")),
         "rustup" => match args.iter().map(Word::text).collect::<Vec<_>>().as_slice() {
-            ["show", ..] | ["which", ..] | ["--version"] | [_, "list", ..] => Verdict::read_only("rustup only prints"),
-            _ => Verdict::write("rustup changes toolchains"),
+            ["--version"] | [_, "list", ..] => Verdict::read_only("rustup only prints"),
+            _ => Verdict::write(format!("rustup {RUST_TOOLCHAIN}")),
         },
         "gem" | "twine" | "poetry" | "uv" | "dotnet" | "mvn" | "gradle"
             if args.iter().any(|w| matches!(w.text(), "push" | "upload" | "publish" | "deploy")) =>
@@ -52,21 +63,18 @@ pub(super) fn judge(program: &str, args: &[Word]) -> Option<Verdict> {
     Some(verdict)
 }
 
-/// `node --version` and the like: a tool asked only for its version or help.
+/// Why the Rust toolchain's programs are not read-only in a repository.
+const RUST_TOOLCHAIN: &str =
+    "runs the toolchain the repository's rust-toolchain.toml names (any directory of programs)";
+
+/// `node --version` and the like: a tool asked only for its version or help. Not the
+/// programs a repository's configuration replaces (cargo, rustc, yarn, pnpm, go).
 fn version_query(program: &str, args: &[Word]) -> Option<Verdict> {
     const TOOLS: &[&str] = &[
-        "cargo",
-        "rustc",
-        "rustup",
-        "rustfmt",
-        "clippy-driver",
         "npm",
         "npx",
-        "pnpm",
-        "yarn",
         "bun",
         "deno",
-        "go",
         "gofmt",
         "pip",
         "pip3",
@@ -139,65 +147,200 @@ fn subcommand(args: &[Word], with_value: &[&str]) -> Option<String> {
 }
 
 fn cargo(args: &[Word]) -> Verdict {
-    if args.iter().any(|w| w.text() == "--config" || w.text().starts_with("--config=")) {
-        return Verdict::unknown("cargo --config can name programs to run");
-    }
-    if args.iter().any(|w| w.is_dynamic() && w.could_be_option()) {
-        return Verdict::unknown("cargo gets an argument computed at run time");
-    }
-    let first = args.first().map(Word::text);
-    if matches!(first, Some("--list" | "--explain")) {
-        return Verdict::read_only("cargo only prints");
-    }
-    let sub = subcommand(args, &["-C", "--color", "-Z", "--manifest-path"]);
-    match sub.as_deref() {
-        Some(
-            "tree" | "metadata" | "version" | "help" | "locate-project" | "pkgid" | "verify-project" | "search"
-            | "info" | "read-manifest",
-        ) => Verdict::read_only(format!("cargo {} only reads", sub.as_deref().unwrap_or_default())),
-        Some("fmt") if args.iter().any(|w| w.text() == "--check") => Verdict::read_only("cargo fmt --check only reads"),
-        Some("publish" | "yank" | "owner") => Verdict::dangerous(format!(
-            "cargo {} changes what crates.io serves (irreversible)",
-            sub.as_deref().unwrap_or_default()
-        )),
-        Some(other) => Verdict::write(format!("cargo {other} builds or changes the project (runs its code)")),
-        None => Verdict::write("cargo without a subcommand"),
-    }
+    let overrides = cargo_overrides(args);
+    let verdict = if args.iter().any(|w| w.text() == "--config" || w.text().starts_with("--config=")) {
+        Verdict::unknown("cargo --config can name programs to run")
+    } else if args.iter().any(|w| w.is_dynamic() && w.could_be_option()) {
+        Verdict::unknown("cargo gets an argument computed at run time")
+    } else {
+        let sub = subcommand(args, &["-C", "--color", "-Z", "--manifest-path"]);
+        let sub = sub.as_deref().unwrap_or_default();
+        match sub {
+            "publish" | "yank" | "owner" => {
+                Verdict::dangerous(format!("cargo {sub} changes what crates.io serves (irreversible)"))
+                    .on_network(format!("cargo {sub} talks to the registry over the network"))
+            }
+            "search" | "info" | "install" | "fetch" | "update" | "login" | "logout" | "add" | "generate-lockfile"
+            | "vendor" => Verdict::network(format!("cargo {sub} talks to the registry over the network")),
+            "fmt" if !args.iter().any(|w| w.text() == "--check") => {
+                Verdict::write("cargo fmt builds or changes the project (runs its code)")
+            }
+            "tree" | "metadata" | "version" | "help" | "locate-project" | "pkgid" | "verify-project"
+            | "read-manifest" | "fmt" => Verdict::write(format!(
+                "cargo {sub} loads the repository's .cargo/config.toml, which can name programs to run \
+                 (rustc-wrapper, aliases)"
+            )),
+            "" => Verdict::write(format!("cargo {RUST_TOOLCHAIN}")),
+            other => Verdict::write(format!("cargo {other} builds or changes the project (runs its code)")),
+        }
+    };
+    Verdict { overrides, ..verdict }
 }
+
+/// cargo options that change which configuration or manifest applies.
+fn cargo_overrides(args: &[Word]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(word) = args.get(at) {
+        at += 1;
+        let text = word.text();
+        if text == "--" {
+            break;
+        }
+        let name = text.split('=').next().unwrap_or_default();
+        match name {
+            "--config" | "-C" => found.push(format!("cargo {name} changes the configuration that applies")),
+            _ if name.starts_with("-Z") => found.push(format!("cargo {name} turns on unstable behaviour")),
+            "--manifest-path" => {
+                let value = text.split_once('=').map(|(_, v)| v.to_owned()).or_else(|| {
+                    let next = args.get(at).map(Word::path_text);
+                    at += 1;
+                    next
+                });
+                let outside = value.is_none_or(|v| {
+                    v.starts_with('/') || v.starts_with('~') || v.contains('$') || v.split('/').any(|c| c == "..")
+                });
+                if outside {
+                    found.push("cargo --manifest-path names a manifest that may be outside the workspace".to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Subcommands of npm, pnpm, yarn and bun that ask a registry.
+const REGISTRY: &[&str] = &[
+    "view",
+    "v",
+    "info",
+    "show",
+    "search",
+    "s",
+    "se",
+    "find",
+    "outdated",
+    "ping",
+    "audit",
+    "install",
+    "i",
+    "ci",
+    "add",
+    "update",
+    "up",
+    "upgrade",
+    "dist-tag",
+    "owner",
+    "access",
+    "login",
+    "adduser",
+    "logout",
+    "whoami",
+    "token",
+    "star",
+    "stars",
+    "unstar",
+    "repo",
+    "docs",
+    "bugs",
+    "dlx",
+    "create",
+    "exec",
+    "x",
+    "init",
+    "fund",
+    "doctor",
+    "org",
+    "team",
+    "hook",
+    "profile",
+    "sbom",
+    "publish",
+    "unpublish",
+    "deprecate",
+    "pack",
+    "link",
+];
 
 fn node_packages(program: &str, args: &[Word]) -> Verdict {
     let sub = subcommand(args, &["--prefix", "-C", "--dir", "-w", "--workspace", "--filter"]);
     let words: Vec<&str> = args.iter().map(Word::text).collect();
-    match sub.as_deref() {
+    let overrides = node_overrides(program, args);
+    let sub_name = sub.as_deref().unwrap_or_default();
+    let verdict = match sub.as_deref() {
         Some("publish" | "unpublish" | "deprecate") => {
-            Verdict::dangerous(format!("{program} {} changes the registry (irreversible)", sub.unwrap_or_default()))
+            Verdict::dangerous(format!("{program} {sub_name} changes the registry (irreversible)"))
         }
         Some("npm") if program == "yarn" && words.contains(&"publish") => {
             Verdict::dangerous("yarn npm publish changes the registry (irreversible)")
         }
-        Some(
-            "ls" | "list" | "ll" | "la" | "view" | "v" | "info" | "show" | "outdated" | "root" | "prefix" | "why"
-            | "explain" | "search" | "help" | "query",
-        ) => Verdict::read_only(format!("{program} {} only reads", sub.unwrap_or_default())),
-        Some("config") if words.iter().any(|w| matches!(*w, "get" | "list" | "ls")) => {
+        _ if matches!(program, "npx" | "pnpx" | "bunx") => {
+            Verdict::network(format!("{program} downloads and runs a package"))
+        }
+        // yarn runs the `yarnPath` of .yarnrc.yml for every command; corepack fetches the
+        // version of pnpm or yarn that package.json names.
+        _ if matches!(program, "yarn" | "pnpm") => Verdict::write(format!(
+            "{program} runs the package manager the repository's configuration names (.yarnrc.yml yarnPath, \
+             package.json packageManager)"
+        )),
+        Some(name) if REGISTRY.contains(&name) => {
+            Verdict::network(format!("{program} {name} asks the registry over the network"))
+        }
+        Some("ls" | "list" | "ll" | "la" | "root" | "prefix" | "why" | "explain" | "help" | "query")
+            if program == "npm" =>
+        {
+            Verdict::read_only(format!("{program} {sub_name} only reads"))
+        }
+        Some("config") if program == "npm" && words.iter().any(|w| matches!(*w, "get" | "list" | "ls")) => {
             Verdict::read_only(format!("{program} config only reads"))
         }
         Some(other) => Verdict::write(format!("{program} {other} installs packages or runs project scripts")),
         None => Verdict::write(format!("{program} installs packages")),
+    };
+    let verdict = if words.iter().any(|w| w.starts_with("--registry")) {
+        verdict.on_network(format!("{program} --registry asks another registry over the network"))
+    } else {
+        verdict
+    };
+    Verdict { overrides, ..verdict }
+}
+
+/// Options before `--` that change which program, configuration or registry npm and its
+/// kin use. npm takes any `--name=value` before `--` as configuration, so every option
+/// that names a shell, a config file, a prefix, a registry or node options counts.
+fn node_overrides(program: &str, args: &[Word]) -> Vec<String> {
+    const PARTS: &[&str] =
+        &["shell", "config", "prefix", "registry", "node-options", "npmrc", "dir", "cwd", "global", "script"];
+    let mut found = Vec::new();
+    for word in args {
+        let text = word.text();
+        if text == "--" {
+            break;
+        }
+        if word.is_dynamic() && word.could_be_option() {
+            found.push(format!("{program} gets an option computed at run time ({})", word.source));
+            continue;
+        }
+        let name = text.split('=').next().unwrap_or_default().to_ascii_lowercase();
+        let changes = (name.starts_with("--") && PARTS.iter().any(|part| name.contains(part)))
+            || matches!(name.as_str(), "-c" | "-g" | "-w");
+        if changes {
+            found.push(format!("{program} {name} changes the program or configuration that runs"));
+        }
     }
+    found
 }
 
 fn go(args: &[Word]) -> Verdict {
     let words: Vec<&str> = args.iter().map(Word::text).collect();
+    let toolchain = "may download and run the toolchain the repository's go.mod names (GOTOOLCHAIN)";
     match words.as_slice() {
-        ["version", ..] | ["help", ..] | ["doc", ..] => Verdict::read_only("go only prints"),
-        ["env", rest @ ..]
-            if !rest.iter().any(|w| matches!(*w, "-w" | "-u")) && args.iter().all(|w| !w.is_dynamic()) =>
-        {
-            Verdict::read_only("go env only prints")
+        ["get" | "install", ..] | ["mod", "download", ..] => {
+            Verdict::network("go get/install downloads modules over the network")
         }
-        [sub, ..] => Verdict::write(format!("go {sub} builds or changes the module")),
-        [] => Verdict::read_only("go without a subcommand only prints help"),
+        [sub, ..] => Verdict::write(format!("go {sub} {toolchain}")),
+        [] => Verdict::write(format!("go {toolchain}")),
     }
 }
 

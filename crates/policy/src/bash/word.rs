@@ -20,6 +20,11 @@ pub(super) struct Word {
     /// Quoted or escaped text holds `$(` or a backtick: code that bash runs if
     /// it evaluates the word as arithmetic or an array subscript (`[[ $x -eq 'a[$(id)]' ]]`).
     pub literal_code: bool,
+    /// A word whose only expansion is a leading `$HOME` or `${HOME}`, with `~` in its place
+    /// (`$HOME/.ssh/id_rsa` is `~/.ssh/id_rsa`).
+    pub home_path: Option<String>,
+    /// The word is one variable and nothing else (`$f`, `"${f}"`): its name.
+    pub variable: Option<String>,
 }
 
 impl Word {
@@ -58,6 +63,17 @@ impl Word {
     pub fn is_dynamic(&self) -> bool {
         self.fixed().is_none()
     }
+
+    /// The word as a path: its value (globs and braces kept), with a leading `$HOME` as
+    /// `~`; `None` when an expansion makes it unknowable.
+    pub fn path(&self) -> Option<&str> {
+        self.home_path.as_deref().or(self.value.as_deref())
+    }
+
+    /// [`Word::path`], or the word as written when it is computed at run time.
+    pub fn path_text(&self) -> String {
+        self.path().unwrap_or(&self.source).to_owned()
+    }
 }
 
 /// Resolves a word node (`word`, `string`, `raw_string`, `concatenation`, ...) to a [`Word`].
@@ -83,6 +99,10 @@ struct Builder {
     splits: bool,
     /// The static text, with `\0` where an expansion was.
     statics: String,
+    /// The word starts with `$HOME` or `${HOME}`.
+    home_lead: bool,
+    /// The name of the first expansion when it is a plain variable.
+    first_variable: Option<String>,
 }
 
 impl Builder {
@@ -127,8 +147,20 @@ impl Builder {
                 self.mark(true);
                 self.push(text, false);
             }
-            _ => self.expansion(true),
+            _ => self.expansion_node(text, true),
         }
+    }
+
+    /// An expansion; a leading `$HOME` is remembered so the word can be read as a path.
+    fn expansion_node(&mut self, text: &str, unquoted: bool) {
+        if self.value.is_empty() && self.dynamic_at.is_none() {
+            self.home_lead = matches!(text, "$HOME" | "${HOME}");
+            let name = text.strip_prefix("${").and_then(|t| t.strip_suffix('}')).or_else(|| text.strip_prefix('$'));
+            self.first_variable = name
+                .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+                .map(str::to_owned);
+        }
+        self.expansion(unquoted);
     }
 
     /// Text outside quotes: backslashes escape the next character, and
@@ -167,7 +199,7 @@ impl Builder {
                 let content = src.get(child.byte_range()).unwrap_or_default();
                 self.quoted(&unescape_double_quoted(content));
             } else {
-                self.expansion(false);
+                self.expansion_node(src.get(child.byte_range()).unwrap_or_default(), false);
             }
             at = child.end_byte();
         }
@@ -215,6 +247,10 @@ impl Builder {
             None => self.value.clone(),
         };
         let dynamic = self.dynamic_at.is_some();
+        let only_home = self.home_lead && self.statics.matches('\0').count() == 1;
+        let home_path = only_home.then(|| format!("~{}", self.value));
+        let alone = self.value.is_empty() && self.statics.matches('\0').count() == 1;
+        let variable = self.first_variable.filter(|_| alone);
         Word {
             source,
             value: if dynamic { None } else { Some(self.value) },
@@ -222,12 +258,14 @@ impl Builder {
             splits: self.splits || glob_at.is_some(),
             downloads: false,
             literal_code: self.statics.contains("$(") || self.statics.contains('`'),
+            home_path,
+            variable,
         }
     }
 }
 
 /// Where a brace expansion (`{a,b}`, `{1..3}`) starts in an unquoted shape, if any.
-fn brace_at(shape: &str) -> Option<usize> {
+pub(crate) fn brace_at(shape: &str) -> Option<usize> {
     let bytes = shape.as_bytes();
     for (open, _) in shape.match_indices('{') {
         let mut depth = 0usize;

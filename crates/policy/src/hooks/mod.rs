@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use config::{DEFAULT_TIMEOUT, HookSpec, HooksConfig};
 pub use outcome::{HookOutcome, HookRun};
+pub(crate) use reply::short_command;
 
 use config::ToolMatcher;
 use outcome::{Combiner, Flow};

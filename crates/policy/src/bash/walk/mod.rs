@@ -1,17 +1,37 @@
 //! Walks a tree-sitter-bash tree, finds every simple command (also inside
 //! substitutions, here-documents and compound statements), judges each one
-//! and applies redirections to the commands they belong to.
+//! and applies redirections to the commands they belong to. It follows the
+//! directory each command runs in (`cd`, `pushd`, `popd`) and collects the
+//! paths each one reads.
 
 use tree_sitter::Node;
 
+mod directory;
 mod redirections;
 
 use super::judge::{self, Depth, Invocation, Stdin, Verdict};
+use super::readers::{self, PRINTS_ENVIRONMENT};
 use super::word::{self, Word, text_of};
-use super::{BashClass, BashPart};
+use super::{BashClass, BashPart, Cwd};
 
 /// How deep the walk follows the tree before giving up (and judging Unknown).
 const MAX_RECURSION: usize = 120;
+
+/// What a word names as a path: the word itself, or the value of an option
+/// (`--from-file=/x`, `-f/x`); nothing for plain options and `-`.
+fn path_in(text: &str) -> Option<String> {
+    if text.is_empty() || text == "-" || text == "--" {
+        return None;
+    }
+    if !text.starts_with('-') {
+        return Some(text.to_owned());
+    }
+    if let Some((_, value)) = text.split_once('=') {
+        return (!value.is_empty()).then(|| value.to_owned());
+    }
+    let at = text.find("~/").or_else(|| text.find('/'))?;
+    text.get(at..).map(str::to_owned)
+}
 
 /// Builtins that evaluate their arguments as arithmetic or variable names
 /// (with array subscripts), where a quoted `$(...)` runs: `let 'a[$(id)]'`.
@@ -32,7 +52,6 @@ struct Found {
 /// What the walk found.
 pub(super) struct Outcome {
     pub parts: Vec<BashPart>,
-    pub writes: Vec<String>,
     pub too_deep: bool,
 }
 
@@ -41,8 +60,17 @@ pub(super) struct Walker<'s> {
     src: &'s str,
     depth: Depth,
     found: Vec<Found>,
-    writes: Vec<String>,
     stdin: Stdin,
+    /// Where the next command runs.
+    cwd: Cwd,
+    /// Where the shell was before the last `cd`, while that `cd` may have failed.
+    cd_fallback: Option<Cwd>,
+    /// The next command runs only if the one before succeeded (`a && b`).
+    after_and: bool,
+    /// How many times the directory changed, to spot changes inside loops and branches.
+    cwd_changes: usize,
+    /// `for NAME in WORDS` bindings in scope: the paths NAME takes, `None` when not static.
+    loop_vars: Vec<(String, Option<Vec<String>>)>,
     level: usize,
     recursion: usize,
     too_deep: bool,
@@ -52,14 +80,18 @@ pub(super) struct Walker<'s> {
 }
 
 impl<'s> Walker<'s> {
-    /// A walker over `src`, which sits `depth` deep.
-    pub fn new(src: &'s str, depth: Depth) -> Self {
+    /// A walker over `src`, which sits `depth` deep and starts in `cwd`.
+    pub fn new(src: &'s str, depth: Depth, cwd: Cwd) -> Self {
         Walker {
             src,
             depth,
             found: Vec::new(),
-            writes: Vec::new(),
             stdin: Stdin::Inherited,
+            cwd,
+            cd_fallback: None,
+            after_and: false,
+            cwd_changes: 0,
+            loop_vars: Vec::new(),
             level: 0,
             recursion: depth.levels,
             too_deep: false,
@@ -69,11 +101,7 @@ impl<'s> Walker<'s> {
     }
 
     pub fn finish(self) -> Outcome {
-        Outcome {
-            parts: self.found.into_iter().map(|f| f.part).collect(),
-            writes: self.writes,
-            too_deep: self.too_deep,
-        }
+        Outcome { parts: self.found.into_iter().map(|f| f.part).collect(), too_deep: self.too_deep }
     }
 
     pub fn walk(&mut self, node: Node) {
@@ -91,9 +119,21 @@ impl<'s> Walker<'s> {
             "command" => self.command(node),
             "redirected_statement" => self.redirected(node),
             "pipeline" => {
+                // Stages run in subshells (unless `lastpipe`): a `cd` there may or may not stay.
+                let changes = self.cwd_changes;
                 self.stages(node, None);
+                if self.cwd_changes != changes {
+                    self.forget_cwd();
+                }
             }
             "list" => self.list(node),
+            "subshell" => self.isolated(node),
+            "for_statement" | "while_statement" => self.looped(node),
+            "c_style_for_statement" => {
+                self.arithmetic_guard(node);
+                self.looped(node);
+            }
+            "if_statement" | "case_statement" => self.branches(node),
             "function_definition" => self.function(node),
             "variable_assignment" => self.assignments(node, &[node]),
             "variable_assignments" => {
@@ -108,7 +148,7 @@ impl<'s> Walker<'s> {
                 self.builtin(node, name, "a test only reads")
             }
             "command_substitution" | "process_substitution" => self.substitution(node),
-            "arithmetic_expansion" | "c_style_for_statement" => {
+            "arithmetic_expansion" => {
                 self.arithmetic_guard(node);
                 self.children(node);
             }
@@ -123,14 +163,24 @@ impl<'s> Walker<'s> {
     }
 
     /// `a && b || c` nests to the left; walk the chain without recursing into it.
+    /// A command after `&&` runs only if the one before succeeded (a `cd` there worked).
     fn list(&mut self, node: Node) {
-        let mut groups: Vec<Vec<Node>> = Vec::new();
+        let mut groups: Vec<Vec<(bool, Node)>> = Vec::new();
         let mut current = node;
         loop {
             let mut cursor = current.walk();
-            let children: Vec<Node> = current.named_children(&mut cursor).collect();
+            let mut after_and = false;
+            let mut children: Vec<(bool, Node)> = Vec::new();
+            for child in current.children(&mut cursor) {
+                if child.is_named() {
+                    children.push((after_and, child));
+                    after_and = false;
+                } else {
+                    after_and = child.kind() == "&&";
+                }
+            }
             match children.split_first() {
-                Some((first, rest)) if first.kind() == "list" => {
+                Some(((_, first), rest)) if first.kind() == "list" => {
                     groups.push(rest.to_vec());
                     current = *first;
                 }
@@ -141,7 +191,10 @@ impl<'s> Walker<'s> {
             }
         }
         for group in groups.iter().rev() {
-            for child in group {
+            for (after_and, child) in group {
+                if *after_and {
+                    self.after_and = true;
+                }
                 self.walk(*child);
             }
         }
@@ -172,6 +225,7 @@ impl<'s> Walker<'s> {
 
     /// Adds a part to fill in once its words are judged, so parts stay in source order.
     fn reserve(&mut self, node: Node) -> usize {
+        self.settle_cwd();
         self.found.push(Found {
             part: BashPart {
                 text: text_of(node, self.src),
@@ -179,27 +233,86 @@ impl<'s> Walker<'s> {
                 argv: Vec::new(),
                 class: BashClass::ReadOnly,
                 reason: String::new(),
+                reads: Vec::new(),
+                computed_reads: Vec::new(),
+                writes: Vec::new(),
+                network: false,
+                cwd: self.cwd.clone(),
+                overrides: Vec::new(),
             },
             level: self.level,
         });
         self.found.len() - 1
     }
 
-    fn fill(&mut self, slot: usize, verdict: Verdict, args: &[Word]) {
-        self.writes.extend(verdict.writes);
+    fn fill(&mut self, slot: usize, mut verdict: Verdict, args: &[Word]) {
+        let program = verdict.program.take().unwrap_or_default();
+        let argv = verdict.argv.take().unwrap_or_else(|| args.iter().map(|w| w.text().to_owned()).collect());
+        // The program's own words come last; wrappers' words (`env -C /`, `xargs -a f`) before them.
+        let own_from = args.len().saturating_sub(argv.len());
+        let reads_files = readers::reads_files(&program);
+        let mut reads = Vec::new();
+        let mut computed = std::mem::take(&mut verdict.computed_reads);
+        for (at, word) in args.iter().enumerate() {
+            if reads_files || at < own_from {
+                self.word_reads(word, &mut reads, &mut computed);
+            } else if let Some(glob) = word.path().filter(|p| word.splits && p.contains(['*', '?', '[', '{'])) {
+                // A glob lists its directory, whoever gets the names.
+                reads.push(glob.to_owned());
+            }
+        }
+        reads.append(&mut verdict.reads);
+        if reads_files && reads.is_empty() && computed.is_empty() {
+            // Named nothing: it works on the directory it runs in (`ls`, `make`, `git status`).
+            reads.push(".".to_owned());
+        }
+        if let Some(environ) = reads.iter().find(|r| readers::is_process_environment(r)) {
+            let reason = format!("reads {environ}, which {PRINTS_ENVIRONMENT}");
+            verdict.raise(BashClass::Write, reason);
+        }
+        let cwd = match verdict.chdir.take() {
+            None => self.cwd.clone(),
+            Some(Cwd::Dir(dir)) => self.cwd.join(&dir),
+            Some(_) => Cwd::Unknown,
+        };
         if let Some(found) = self.found.get_mut(slot) {
-            found.part.class = verdict.class;
-            found.part.reason = verdict.reason;
-            found.part.program = verdict.program.unwrap_or_default();
-            found.part.argv = verdict.argv.unwrap_or_else(|| args.iter().map(|w| w.text().to_owned()).collect());
+            let part = &mut found.part;
+            part.class = verdict.class;
+            part.reason = verdict.reason;
+            part.program = program;
+            part.argv = argv;
+            part.reads = reads;
+            part.computed_reads = computed;
+            part.writes = verdict.writes;
+            part.network = verdict.network;
+            part.cwd = cwd;
+            part.overrides = verdict.overrides;
         }
         let level = self.level + 1;
         self.found.extend(verdict.nested.into_iter().map(|part| Found { part, level }));
     }
 
+    /// Adds what `word` names as a path to `reads`, or to `computed` when it is only known at run time.
+    fn word_reads(&self, word: &Word, reads: &mut Vec<String>, computed: &mut Vec<String>) {
+        if let Some(name) = &word.variable
+            && let Some((_, bound)) = self.loop_vars.iter().rev().find(|(n, _)| n == name)
+        {
+            match bound {
+                Some(paths) => reads.extend(paths.iter().cloned()),
+                None => computed.push(word.source.clone()),
+            }
+            return;
+        }
+        match word.path() {
+            None => computed.push(word.source.clone()),
+            Some(text) => reads.extend(path_in(text)),
+        }
+    }
+
     fn command(&mut self, node: Node) {
         let slot = self.reserve(node);
         let mut risky = None;
+        let mut overrides = Vec::new();
         let mut name = None;
         let mut args = Vec::new();
         let mut redirects = Vec::new();
@@ -216,6 +329,8 @@ impl<'s> Walker<'s> {
                 (Some("argument"), _) => args.push(self.word(child)),
                 (Some("redirect"), _) => redirects.push(child),
                 (_, "variable_assignment") => {
+                    let name = child.child_by_field_name("name").map(|n| text_of(n, self.src)).unwrap_or_default();
+                    overrides.extend(super::runners::env_override(&name));
                     let reason = self.assignment(child);
                     risky = risky.or(reason);
                 }
@@ -225,6 +340,7 @@ impl<'s> Walker<'s> {
             at_child = cursor.goto_next_sibling();
         }
         let prepared = self.prepare_redirects(&redirects);
+        let cwd = self.cwd.clone();
         let stdin = prepared.stdin.clone().unwrap_or_else(|| self.stdin.clone());
         let mut verdict = match &name {
             None => Verdict::read_only("only sets variables"),
@@ -241,7 +357,7 @@ impl<'s> Walker<'s> {
                 }
                 Some(program) => {
                     let depth = Depth { levels: self.recursion, ..self.depth };
-                    judge::judge(&Invocation { name: program, args: &args, stdin: &stdin, depth })
+                    judge::judge(&Invocation { name: program, args: &args, stdin: &stdin, depth, cwd: &cwd })
                 }
             },
         };
@@ -255,8 +371,16 @@ impl<'s> Walker<'s> {
         for effect in &prepared.effects {
             verdict.raise(effect.class, effect.reason.clone());
             verdict.writes.extend(effect.path.clone());
+            verdict.network |= effect.network;
         }
+        verdict.reads.extend(prepared.reads.iter().cloned());
+        verdict.computed_reads.extend(prepared.computed_reads.iter().cloned());
+        verdict.overrides.splice(0..0, overrides);
+        let own_words = args.len().saturating_sub(verdict.argv.as_ref().map_or(args.len(), Vec::len));
+        let calls_function = name.as_ref().and_then(Word::fixed).is_some_and(|n| self.functions.iter().any(|f| f == n));
         self.fill(slot, verdict, &args);
+        let program = self.found.get(slot).map(|f| f.part.program.clone()).unwrap_or_default();
+        self.after_command(&program, args.get(own_words..).unwrap_or_default(), calls_function);
         self.finish_redirects(prepared, slot);
     }
 
@@ -303,9 +427,14 @@ impl<'s> Walker<'s> {
                 args.push(self.word(child));
             }
         }
+        // `export`, `export -p`, `declare -p NAME`, `declare -x`: print variables, the environment among them.
+        let options_only = args.iter().all(|w| w.text().starts_with('-'));
+        let prints = keyword != "local"
+            && (options_only || args.iter().any(|w| w.text().starts_with('-') && w.text().contains('p')));
         let verdict = match risky {
             Some(reason) => Verdict::unknown(reason),
             None if args.iter().any(|w| w.literal_code) => Verdict::unknown(HIDDEN_CODE),
+            None if prints => Verdict::write(format!("{keyword} {PRINTS_ENVIRONMENT}")),
             None => Verdict::read_only(format!("{keyword} only changes the shell's variables")),
         };
         self.fill(slot, verdict.program(keyword), &args);
@@ -360,12 +489,15 @@ impl<'s> Walker<'s> {
         let name = name.unwrap_or_default();
         self.functions.push(name.clone());
         let start = self.found.len();
+        // The body runs when the function is called, not here.
+        let saved = (self.cwd.clone(), self.cd_fallback.take(), self.cwd_changes);
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             if Some(child) != node.child_by_field_name("name") {
                 self.walk(child);
             }
         }
+        (self.cwd, self.cd_fallback, self.cwd_changes) = saved;
         let calls_itself = self.found.get(start..).unwrap_or_default().iter().any(|f| f.part.program == name);
         let verdict = if calls_itself {
             Verdict::dangerous(format!("the function {name} calls itself (a fork bomb pattern)"))
@@ -378,7 +510,7 @@ impl<'s> Walker<'s> {
     fn substitution(&mut self, node: Node) {
         let saved = std::mem::take(&mut self.stdin);
         self.level += 1;
-        self.children(node);
+        self.isolated(node);
         self.level -= 1;
         self.stdin = saved;
     }

@@ -15,6 +15,10 @@ use crate::bash::{BashClass, BashPart};
 pub(super) struct Prepared<'t> {
     pub(super) effects: Vec<Effect>,
     pub(super) stdin: Option<Stdin>,
+    /// Files read by `<` redirections, as written.
+    pub(super) reads: Vec<String>,
+    /// `<` sources named at run time.
+    pub(super) computed_reads: Vec<String>,
     /// Parts found inside redirection targets and here-document bodies.
     side: Vec<Found>,
     /// Statements written after a here-document operator (`cat <<EOF | sh`, `<<EOF && x`).
@@ -62,7 +66,7 @@ impl Walker<'_> {
             None => start,
         };
         self.stdin = saved;
-        self.apply(node, target, &prepared.effects);
+        self.apply(node, target, &prepared);
         self.finish_redirects(prepared, start);
     }
 
@@ -80,45 +84,60 @@ impl Walker<'_> {
         self.found.extend(prepared.side);
     }
 
-    /// Raises every part of this level from `target` on by the redirections' effects.
-    fn apply(&mut self, node: Node, target: usize, effects: &[Effect]) {
-        if effects.is_empty() {
+    /// Raises every part of this level from `target` on by the redirections' effects;
+    /// the first of them (which runs where the redirections are opened) gets the paths.
+    fn apply(&mut self, node: Node, target: usize, prepared: &Prepared) {
+        let effects = &prepared.effects;
+        if effects.is_empty() && prepared.reads.is_empty() && prepared.computed_reads.is_empty() {
             return;
         }
         let level = self.level;
-        let mut touched = false;
-        for found in self.found.iter_mut().skip(target).filter(|f| f.level == level) {
+        let mut first = None;
+        for (at, found) in self.found.iter_mut().enumerate().skip(target).filter(|(_, f)| f.level == level) {
             for effect in effects {
                 raise(&mut found.part, effect.class, &effect.reason);
+                found.part.network |= effect.network;
             }
-            touched = true;
+            first = first.or(Some(at));
         }
-        if !touched {
-            let slot = self.reserve(node);
-            if let Some(found) = self.found.get_mut(slot) {
-                found.part.reason = "only redirects".to_owned();
-                for effect in effects {
-                    raise(&mut found.part, effect.class, &effect.reason);
+        let slot = match first {
+            Some(slot) => slot,
+            None => {
+                let slot = self.reserve(node);
+                if let Some(found) = self.found.get_mut(slot) {
+                    found.part.reason = "only redirects".to_owned();
+                    for effect in effects {
+                        raise(&mut found.part, effect.class, &effect.reason);
+                        found.part.network |= effect.network;
+                    }
                 }
+                slot
             }
+        };
+        if let Some(found) = self.found.get_mut(slot) {
+            found.part.writes.extend(effects.iter().filter_map(|e| e.path.clone()));
+            found.part.reads.extend(prepared.reads.iter().cloned());
+            found.part.computed_reads.extend(prepared.computed_reads.iter().cloned());
         }
-        self.writes.extend(effects.iter().filter_map(|e| e.path.clone()));
     }
 
     /// A redirection outside a command (`$(< file)`, `$(> file)`).
     pub(super) fn stray_redirect(&mut self, node: Node) {
-        let prepared = self.prepare_redirects(&[node]);
-        let effects = prepared.effects.clone();
+        let mut prepared = self.prepare_redirects(&[node]);
         let start = self.found.len();
-        if !effects.is_empty() {
+        if !prepared.effects.is_empty() || !prepared.reads.is_empty() || !prepared.computed_reads.is_empty() {
             let slot = self.reserve(node);
             if let Some(found) = self.found.get_mut(slot) {
-                found.part.reason = "only redirects".to_owned();
-                for effect in &effects {
-                    raise(&mut found.part, effect.class, &effect.reason);
+                let part = &mut found.part;
+                part.reason = "only redirects".to_owned();
+                for effect in &prepared.effects {
+                    raise(part, effect.class, &effect.reason);
+                    part.network |= effect.network;
                 }
+                part.writes.extend(prepared.effects.iter().filter_map(|e| e.path.clone()));
+                part.reads.append(&mut prepared.reads);
+                part.computed_reads.append(&mut prepared.computed_reads);
             }
-            self.writes.extend(effects.iter().filter_map(|e| e.path.clone()));
         }
         self.finish_redirects(prepared, start);
     }
@@ -143,7 +162,15 @@ impl Walker<'_> {
                 let operator = operator.map(|o| text_of(o, self.src)).unwrap_or_default();
                 let destination = node.child_by_field_name("destination").map(|d| self.word(d));
                 match redirect::file(&operator, destination.as_ref()) {
-                    FileRedirect::Input { download } => prepared.stdin = Some(Stdin::File { download }),
+                    FileRedirect::Input { download } => {
+                        prepared.stdin = Some(Stdin::File { download });
+                        if let Some(word) = &destination {
+                            match word.path() {
+                                Some(path) => prepared.reads.push(path.to_owned()),
+                                None => prepared.computed_reads.push(word.source.clone()),
+                            }
+                        }
+                    }
                     FileRedirect::Output(effect) => prepared.effects.push(effect),
                     FileRedirect::Harmless => {}
                 }
@@ -187,6 +214,7 @@ impl Walker<'_> {
                             word.text()
                         ),
                         path: None,
+                        network: false,
                     });
                 }
                 (_, "heredoc_end" | "heredoc_content") => {}

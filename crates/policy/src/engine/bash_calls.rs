@@ -1,0 +1,308 @@
+//! Bash calls: which allow rules cover a command's parts, and what the
+//! command reaches that needs a person (reads outside the workspace, paths
+//! computed at run time, unknown directories, nested repositories, writes
+//! that cannot be placed).
+
+use super::{Call, DecidedBy, Decision, HOME_PROTECTED, Mode, Policy, Verdict, dir_pattern};
+use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd};
+use crate::hooks::short_command;
+use crate::reach::{MAX_PATHS, Reach};
+use crate::rules::{Rule, RuleKind};
+
+impl Policy {
+    pub(super) fn decide_bash(&self, call: &Call, rules: &[Rule]) -> Decision {
+        let (Some(analysis), Some(reach)) = (&call.bash, &call.reach) else {
+            return Decision::new(
+                Verdict::Ask,
+                "bash without a command",
+                DecidedBy::Tier { tier: "needs_rule".into() },
+            );
+        };
+        if reach.too_many {
+            return Decision::new(
+                Verdict::Ask,
+                format!("the command names more than {MAX_PATHS} paths; tern does not check them all"),
+                DecidedBy::Tier { tier: "needs_rule".into() },
+            )
+            .suggest(None, Some(Mode::Bypass));
+        }
+        if analysis.class == BashClass::ReadOnly {
+            // Read-only, but maybe of files outside the workspace: asked like the
+            // read tool would be, unless a read rule allows them.
+            if let Some(d) = self.reach_question(analysis, reach, rules) {
+                return d;
+            }
+            return Decision::new(
+                Verdict::Allow,
+                format!("read-only command ({})", analysis.reason),
+                DecidedBy::Classifier { class: BashClass::ReadOnly },
+            );
+        }
+        // Every part that is not read-only needs an allow rule; a dangerous
+        // part needs one with a pattern.
+        let mut used: Option<&Rule> = None;
+        let mut uncovered: Vec<&BashPart> = Vec::new();
+        for part in analysis.parts.iter().filter(|p| p.class != BashClass::ReadOnly) {
+            match rules.iter().filter(|r| r.kind == RuleKind::Allow).find(|r| bash_rule_covers(r, part)) {
+                Some(r) => used = used.or(Some(r)),
+                None => uncovered.push(part),
+            }
+        }
+        if uncovered.is_empty()
+            && let Some(rule) = used
+        {
+            // A bash rule covers the command, not what it reaches: a read or a
+            // write outside the workspace also needs a `read(...)` or `edit(...)` rule.
+            if let Some(d) = self.reach_question(analysis, reach, rules) {
+                return d;
+            }
+            let outside_write = reach.parts.iter().flat_map(|r| r.writes.iter()).find(|p| {
+                !p.starts_with(&self.ctx.workspace)
+                    && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
+            });
+            if let Some(p) = outside_write {
+                return Decision::new(
+                    Verdict::Ask,
+                    format!("the command writes {}, outside the workspace", p.display()),
+                    DecidedBy::Tier { tier: "outside_workspace".into() },
+                )
+                .suggest(Some(format!("edit({})", dir_pattern(p, &self.ctx))), Some(Mode::Bypass));
+            }
+            return Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text));
+        }
+        let worst = uncovered.iter().max_by_key(|p| severity(p.class)).copied();
+        let (class, why) = match worst {
+            Some(p) => (p.class, p.reason.clone()),
+            None => (analysis.class, analysis.reason.clone()),
+        };
+        let label = match class {
+            BashClass::Dangerous => "dangerous command",
+            BashClass::Unknown => "command tern cannot judge",
+            _ => "command that changes things",
+        };
+        let suggestion = worst.filter(|p| p.overrides.is_empty()).and_then(suggest_bash_rule);
+        Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
+            .suggest(suggestion, Some(Mode::Bypass))
+    }
+
+    /// What the command reaches that needs a person: a read outside the workspace
+    /// (and the readable directories) no read rule allows, a read-only part reading a
+    /// path computed at run time, a part whose directory cannot be known, git on a
+    /// nested repository.
+    fn reach_question(&self, analysis: &BashAnalysis, reach: &Reach, rules: &[Rule]) -> Option<Decision> {
+        for (part, r) in analysis.parts.iter().zip(&reach.parts) {
+            let outside = r.reads.iter().find(|p| {
+                !p.starts_with(&self.ctx.workspace)
+                    && !r.writes.contains(p)
+                    && !self.readable.iter().any(|d| p.starts_with(d))
+                    && !rules.iter().any(|rule| rule.kind == RuleKind::Allow && rule.matches_path("read", p))
+            });
+            if let Some(p) = outside {
+                return Some(
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("the command reads {}, outside the workspace", p.display()),
+                        DecidedBy::Tier { tier: "outside_workspace".into() },
+                    )
+                    .suggest(Some(format!("read({})", dir_pattern(p, &self.ctx))), Some(Mode::Bypass)),
+                );
+            }
+            if let Some(text) = r.unplaced_reads.first() {
+                let why = if part.cwd == Cwd::Unknown || r.cwd.is_none() {
+                    format!(
+                        "cannot tell which directory `{}` runs in (a `cd` computed at run time, in a loop or \
+                         branch, or to a directory that does not exist), so not what {text} is",
+                        short_command(&part.text)
+                    )
+                } else {
+                    format!("cannot tell where {text} is (no home directory is known)")
+                };
+                return Some(
+                    Decision::new(Verdict::Ask, why, DecidedBy::Tier { tier: "unknown_directory".into() })
+                        .suggest(None, Some(Mode::Bypass)),
+                );
+            }
+            if part.class == BashClass::ReadOnly
+                && let Some(text) = part.computed_reads.first()
+            {
+                return Some(
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("the command reads {text}, a path computed at run time"),
+                        DecidedBy::Tier { tier: "computed_path".into() },
+                    )
+                    .suggest(None, Some(Mode::Bypass)),
+                );
+            }
+            if let Some(git) = &r.other_repository {
+                return Some(
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("runs git on another repository ({}), whose config can run programs", git.display()),
+                        DecidedBy::Tier { tier: "other_repository".into() },
+                    )
+                    .suggest(None, Some(Mode::Bypass)),
+                );
+            }
+        }
+        None
+    }
+
+    /// A bash write whose target cannot be placed: asked in every mode.
+    pub(super) fn unplaced_write(&self, call: &Call) -> Option<Decision> {
+        let (analysis, reach) = (call.bash.as_ref()?, call.reach.as_ref()?);
+        let (part, text) = analysis
+            .parts
+            .iter()
+            .zip(&reach.parts)
+            .find_map(|(part, r)| r.unplaced_writes.first().map(|t| (part, t)))?;
+        let reason = if has_protected_name(text) {
+            format!(
+                "bash would write {text}, a protected name (git internals, shell startup files, tool configuration): always asked"
+            )
+        } else {
+            format!(
+                "cannot tell which file `{}` writes ({text}: named at run time, in an unknown directory, or a glob \
+                 that could match a dot file): always asked",
+                short_command(&part.text)
+            )
+        };
+        Some(Decision::new(Verdict::Ask, reason, DecidedBy::ProtectedPath { path: text.clone() }))
+    }
+}
+
+/// Names protected wherever they are: git internals, and files that make tools run
+/// programs (`.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
+/// `.envrc`). Compared without case (macOS and Windows file systems ignore it).
+pub(super) fn has_protected_name(path: &str) -> bool {
+    const FILES: &[&str] =
+        &["rust-toolchain", "rust-toolchain.toml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".envrc", ".mcp.json"];
+    let components: Vec<String> = path.split('/').map(str::to_lowercase).collect();
+    let last = components.last().map(String::as_str).unwrap_or_default();
+    components.iter().any(|c| c == ".git" || c == ".ssh" || c == ".tern")
+        || FILES.contains(&last)
+        || (path.starts_with('~') || !path.starts_with('/'))
+            && (HOME_PROTECTED.contains(&last) || last == "authorized_keys")
+        || components.windows(2).any(|w| w[0] == ".cargo" && matches!(w[1].as_str(), "config" | "config.toml"))
+}
+
+/// Whether an allow rule covers a part: a bare `bash` rule covers any part that is not
+/// dangerous; a part given overrides (`NODE_OPTIONS=...`, `--script-shell`) only an exact rule.
+fn bash_rule_covers(rule: &Rule, part: &BashPart) -> bool {
+    if !rule.names_tool("bash") || (!rule.has_pattern() && part.class == BashClass::Dangerous) {
+        return false;
+    }
+    let canonical = canonical_text(part);
+    if part.overrides.is_empty() || !rule.has_pattern() {
+        return rule.matches_command(&canonical, &canonical);
+    }
+    rule.matches_command_exactly(&part.text) || rule.matches_command_exactly(&canonical)
+}
+
+fn severity(c: BashClass) -> u8 {
+    match c {
+        BashClass::ReadOnly => 0,
+        BashClass::Write => 1,
+        BashClass::Unknown => 2,
+        BashClass::Dangerous => 3,
+    }
+}
+
+/// The part as the program and its arguments, quotes and wrappers removed.
+pub(super) fn canonical_text(part: &BashPart) -> String {
+    if part.program.is_empty() {
+        return part.text.clone();
+    }
+    std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+}
+
+/// A rule that would allow this part next time: the exact command when it
+/// is dangerous, else its leading words (up to 3, stopping at the first
+/// flag or path) as a prefix.
+fn suggest_bash_rule(part: &BashPart) -> Option<String> {
+    let canonical = canonical_text(part);
+    if part.class == BashClass::Dangerous || part.program.is_empty() {
+        // `*` in a rule is a wildcard: an exact command holding one would
+        // allow far more than what was approved, so offer no rule.
+        if canonical.contains(['*', '?', '[', '{', '(', ')']) {
+            return None;
+        }
+        return Some(format!("bash({canonical})"));
+    }
+    // Programs with subcommands keep them (`npm run test`, `git push`,
+    // `cargo build`); for others the next word is an operand (a file name),
+    // so the rule covers the program.
+    const WITH_SUBCOMMANDS: &[&str] = &[
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "cargo",
+        "go",
+        "docker",
+        "podman",
+        "kubectl",
+        "make",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "gh",
+        "brew",
+        "apt",
+        "apt-get",
+        "systemctl",
+        "terraform",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "bundle",
+        "rake",
+        "npx",
+        "deno",
+        "just",
+    ];
+    let mut words = vec![part.program.clone()];
+    let depth = if WITH_SUBCOMMANDS.contains(&part.program.as_str()) { 3 } else { 1 };
+    for a in &part.argv {
+        if words.len() >= depth || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'']) {
+            break;
+        }
+        words.push(a.clone());
+    }
+    Some(format!("bash({}:*)", words.join(" ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_suggestions_are_prefixes_or_exact() {
+        let part = |text: &str, class| BashPart {
+            text: text.into(),
+            program: text.split(' ').next().unwrap().into(),
+            argv: text.split(' ').skip(1).map(String::from).collect(),
+            class,
+            reason: String::new(),
+            reads: Vec::new(),
+            computed_reads: Vec::new(),
+            writes: Vec::new(),
+            network: false,
+            cwd: Cwd::Workspace,
+            overrides: Vec::new(),
+        };
+        assert_eq!(
+            suggest_bash_rule(&part("npm run test --watch", BashClass::Write)).as_deref(),
+            Some("bash(npm run test:*)")
+        );
+        assert_eq!(suggest_bash_rule(&part("cargo build", BashClass::Write)).as_deref(), Some("bash(cargo build:*)"));
+        assert_eq!(
+            suggest_bash_rule(&part("rm -rf build", BashClass::Dangerous)).as_deref(),
+            Some("bash(rm -rf build)")
+        );
+        assert_eq!(suggest_bash_rule(&part("touch a/b.txt", BashClass::Write)).as_deref(), Some("bash(touch:*)"));
+        assert_eq!(suggest_bash_rule(&part("rm -rf build/*.o", BashClass::Dangerous)), None, "no wildcard exact rules");
+    }
+}
