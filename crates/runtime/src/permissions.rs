@@ -348,7 +348,7 @@ impl PolicyHooks {
             (Verdict::Allow, Some(HookDecision::Ask)) => Verdict::Ask,
             (v, _) => v,
         };
-        let auto_read_only = verdict == Verdict::Allow && hook_decision.is_none() && is_auto_read_only(&decision);
+        let auto_read_only = verdict == Verdict::Allow && hook_decision.is_none() && decision.auto_read_only();
         let new_input = rewritten.then_some(input.clone());
         // What the policy allowed on its own runs read-only and offline; what a
         // person, a rule, the mode or a hook approved may write the workspace.
@@ -492,18 +492,6 @@ impl PolicyHooks {
             },
         }
     }
-}
-
-/// Whether the policy allowed the call by itself as read-only work (the
-/// classifier's read-only verdict, or the read tier), nobody asked.
-fn is_auto_read_only(d: &Decision) -> bool {
-    use tern_policy::engine::DecidedBy;
-    d.verdict == Verdict::Allow
-        && match &d.decided_by {
-            DecidedBy::Classifier { class } => *class == tern_policy::bash::BashClass::ReadOnly,
-            DecidedBy::Tier { tier } => tier == "read_only" || tier == "always_allowed",
-            _ => false,
-        }
 }
 
 fn is_protected(d: &Decision) -> bool {
