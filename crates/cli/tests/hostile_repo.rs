@@ -293,3 +293,28 @@ async fn session_files_are_private() {
         assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600, "{}", f.display());
     }
 }
+
+#[tokio::test]
+async fn a_git_dir_written_by_the_model_cannot_run_its_fsmonitor() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("fsmonitor-ran");
+    let config =
+        format!("[core]\n\tbare = false\n\tworktree = ..\n\tfsmonitor = \"touch {}; false\"\n", marker.display());
+    let write = |path: &str, content: &str| json!({"name": "write", "arguments": {"path": path, "content": content}});
+    let turns = json!([
+        {"tool_calls": [write("evil/HEAD", "ref: refs/heads/main\n"), write("evil/config", &config),
+                        write("evil/objects/.keep", ""), write("evil/refs/heads/.keep", "")]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "git -C evil status"}},
+                        {"name": "bash", "arguments": {"command": "GIT_DIR=evil git status"}},
+                        {"name": "bash", "arguments": {"command": "git --git-dir=evil --work-tree=. status"}}]},
+        {"text": "done"}
+    ]);
+    let mut h = Harness::new(Wire::Anthropic, &json!({ "turns": turns }).to_string()).await;
+    h.mode = Some("accept-edits");
+    let out = run(&h, &["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h.path("evil/config").exists(), "accept-edits wrote the files");
+    assert!(!marker.exists(), "git ran the planted core.fsmonitor");
+    let results = h.tool_results(h.bodies().last().unwrap());
+    assert!(results.iter().skip(4).all(|(t, _)| t.contains("Permission denied")), "{results:?}");
+}
