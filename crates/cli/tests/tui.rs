@@ -191,3 +191,24 @@ async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
     s.child.kill().unwrap();
     let _ = s.child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_command_leaves_no_background_child() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": []}).to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("!sleep 34 & echo started-bg\r");
+    s.wait_for("started-bg");
+    assert!(wait_gone("sleep 34").await.is_empty(), "the background child of !cmd is still running");
+    // Interrupting a running !cmd stops its whole group too.
+    s.type_text("!sleep 35 & sleep 36\r");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while common::processes_matching("sleep 36").is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.send(b"\x1b");
+    assert!(wait_gone("sleep 35").await.is_empty(), "Esc left the background child running");
+    assert!(wait_gone("sleep 36").await.is_empty(), "Esc left the command running");
+    s.child.kill().unwrap();
+    let _ = s.child.wait();
+}

@@ -6,6 +6,7 @@
 
 use std::{collections::BTreeMap, path::PathBuf, process::Stdio, time::Duration};
 
+use tern_process::signal_group;
 use tokio::{
     process::{ChildStdin, ChildStdout, Command},
     sync::watch,
@@ -151,17 +152,6 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         signal_group(self.pgid, libc::SIGKILL);
     }
-}
-
-/// Send `signal` to process group `pgid`; false when it no longer exists.
-fn signal_group(pgid: u32, signal: i32) -> bool {
-    let Ok(pgid) = libc::pid_t::try_from(pgid) else { return false };
-    if pgid <= 1 {
-        // Never our own group (0) or init's.
-        return false;
-    }
-    // SAFETY: killpg only sends a signal; a stale group id yields ESRCH.
-    unsafe { libc::killpg(pgid, signal) == 0 }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ToolEnv;
 use crate::bash_sandbox::CallSandbox;
 use crate::output_tail::{OutputTail, human_bytes};
-use crate::process_group::{reap_leftovers, terminate_group};
+use tern_process::{Utf8Carry, reap_leftovers, terminate_group};
 
 /// Default timeout (2 minutes).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -306,42 +306,5 @@ async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, tx: mpsc::Sender<Vec<u8
                 }
             }
         }
-    }
-}
-
-/// Decodes a byte stream as UTF-8 across chunk boundaries.
-#[derive(Default)]
-struct Utf8Carry {
-    pending: Vec<u8>,
-}
-
-impl Utf8Carry {
-    fn decode(&mut self, chunk: &[u8]) -> String {
-        self.pending.extend_from_slice(chunk);
-        let valid = match std::str::from_utf8(&self.pending) {
-            Ok(_) => self.pending.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(_) => self.pending.len(),
-        };
-        let out = String::from_utf8_lossy(&self.pending[..valid]).into_owned();
-        self.pending.drain(..valid);
-        out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf8_carry_joins_split_chars() {
-        let mut d = Utf8Carry::default();
-        let bytes = "é中".as_bytes();
-        let mut s = String::new();
-        for b in bytes {
-            s.push_str(&d.decode(&[*b]));
-        }
-        assert_eq!(s, "é中");
-        assert_eq!(d.decode(&[0xff, b'a']), "\u{fffd}a");
     }
 }

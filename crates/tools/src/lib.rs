@@ -30,7 +30,6 @@ mod ledger;
 pub mod ls;
 mod output_tail;
 mod paths;
-pub mod process_group;
 pub mod read;
 mod search_walk;
 pub mod todo;

@@ -104,6 +104,8 @@ pub struct App {
     pub queue: VecDeque<String>,
     /// A turn is running since then.
     pub busy_since: Option<Instant>,
+    /// A `!cmd` is running (Esc stops it).
+    pub shell_running: bool,
     /// What the agent is doing right now ("Thinking", "Running bash").
     pub activity: String,
     /// Since when it does that (the status line's timer).
@@ -168,6 +170,7 @@ impl App {
             waiting_questions: VecDeque::new(),
             queue: VecDeque::new(),
             busy_since: None,
+            shell_running: false,
             activity: String::new(),
             activity_since: None,
             quit_armed: None,
@@ -419,7 +422,7 @@ impl App {
             }
             _ => {}
         }
-        if key.code == KeyCode::Esc && self.busy() && self.composer.popup().is_none() {
+        if key.code == KeyCode::Esc && (self.busy() || self.shell_running) && self.composer.popup().is_none() {
             return Command::Interrupt;
         }
         match self.composer.handle_key(key) {

@@ -106,6 +106,8 @@ impl Drop for TerminalGuard {
 struct ShellJob {
     cell: usize,
     killer: Box<dyn portable_pty::ChildKiller + Send + Sync>,
+    /// The command's process group (the pty makes it a session leader).
+    pgid: Option<u32>,
 }
 
 /// Run the TUI until the person quits. `initial` is submitted at once.
@@ -250,9 +252,19 @@ fn shell_running(shell: &Arc<Mutex<Option<ShellJob>>>) -> bool {
     shell.lock().unwrap_or_else(PoisonError::into_inner).is_some()
 }
 
+/// Stop a running `!cmd` and everything it started: TERM to its group, then
+/// KILL after the grace period (off the UI thread).
 fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
     if let Some(mut job) = shell.lock().unwrap_or_else(PoisonError::into_inner).take() {
-        let _ = job.killer.kill();
+        match job.pgid {
+            Some(pgid) => {
+                tern_process::signal_group(pgid, libc::SIGTERM);
+                std::thread::spawn(move || tern_process::reap_leftovers_blocking(pgid));
+            }
+            None => {
+                let _ = job.killer.kill();
+            }
+        }
     }
 }
 
@@ -351,6 +363,7 @@ fn handle_msg(
             if job.as_ref().is_some_and(|j| j.cell == cell) {
                 *job = None;
             }
+            app.shell_running = job.is_some();
         }
     }
 }
@@ -483,16 +496,22 @@ fn start_shell(
             return;
         }
     };
-    *shell.lock().unwrap_or_else(PoisonError::into_inner) = Some(ShellJob { cell, killer: child.clone_killer() });
+    let pgid = child.process_id();
+    *shell.lock().unwrap_or_else(PoisonError::into_inner) = Some(ShellJob { cell, killer: child.clone_killer(), pgid });
+    app.shell_running = true;
     let started = Instant::now();
     let out_tx = tx.clone();
     std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
+        let mut buf = [0u8; 16 * 1024];
+        let mut decoder = tern_process::Utf8Carry::default();
         loop {
             match reader.read(&mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let _ = out_tx.send(Msg::ShellOutput(cell, String::from_utf8_lossy(&buf[..n]).into_owned()));
+                    let text = decoder.decode(&buf[..n]);
+                    if !text.is_empty() {
+                        let _ = out_tx.send(Msg::ShellOutput(cell, text));
+                    }
                 }
             }
         }
@@ -500,6 +519,10 @@ fn start_shell(
     let done_tx = tx.clone();
     std::thread::spawn(move || {
         let code = child.wait().ok().map(|s| s.exit_code() as i32);
+        // Background jobs it left behind go with it.
+        if let Some(pgid) = pgid {
+            tern_process::reap_leftovers_blocking(pgid);
+        }
         drop(master);
         let _ = done_tx.send(Msg::ShellDone(cell, code, started.elapsed().as_millis() as u64));
     });

@@ -125,7 +125,7 @@ async fn run_captured(
         Err(e) => return Termination::SpawnFailed(format!("{e} (in {})", hook.workspace.display())),
     };
     // Armed until the shell is reaped: if this future is dropped midway, the group dies with it.
-    let mut group = GroupGuard(child.id().and_then(|id| libc::pid_t::try_from(id).ok()));
+    let mut group = tern_process::GroupGuard::new(child.id());
 
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let io = async { tokio::join!(feed(stdin, hook.stdin), drain(stdout, out), drain(stderr, err)) };
@@ -196,34 +196,6 @@ async fn drain(pipe: Option<impl AsyncRead + Unpin>, into: &mut Captured) {
             Ok(0) | Err(_) => return,
             Ok(n) => into.push(&chunk[..n]),
         }
-    }
-}
-
-/// The hook's process group, killed on drop unless disarmed.
-struct GroupGuard(Option<libc::pid_t>);
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take()
-            // Never signal our own group (0) or init's.
-            && pgid > 1
-        {
-            // SAFETY: killpg only sends a signal; the group leader is not yet
-            // reaped, so the id still names the hook's group.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-
-    fn disarm(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

@@ -1,6 +1,5 @@
-//! All child-process cleanup in one place: a command runs as the leader of
-//! its own process group, and stopping it means signalling the whole group
-//! (TERM, a grace period, then KILL) so nothing it started is left behind.
+//! Process groups: signal one, tell whether it still runs (zombies do not
+//! count), stop it (TERM, grace, KILL), and guard it across cancellation.
 
 use std::time::Duration;
 
@@ -75,6 +74,50 @@ pub async fn reap_leftovers(pgid: u32) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     signal_group(pgid, libc::SIGKILL);
+}
+
+/// [`reap_leftovers`] for threads outside the async runtime (the TUI's
+/// `!cmd` waiter): TERM, poll up to the grace period, then KILL.
+pub fn reap_leftovers_blocking(pgid: u32) {
+    if !group_alive(pgid) {
+        return;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = std::time::Instant::now() + KILL_GRACE;
+    while group_alive(pgid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal_group(pgid, libc::SIGKILL);
+}
+
+/// A process group killed (SIGKILL) when this is dropped, unless disarmed:
+/// if the future waiting on a child is dropped midway, its group dies with it.
+#[derive(Debug)]
+pub struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    /// Guard the group `pgid` (`None`: nothing to guard).
+    pub fn new(pgid: Option<u32>) -> Self {
+        Self(pgid)
+    }
+
+    /// Kill the group now.
+    pub fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            signal_group(pgid, libc::SIGKILL);
+        }
+    }
+
+    /// Leave the group alone (its leader was reaped, so the id may be reused).
+    pub fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 #[cfg(test)]
