@@ -20,6 +20,7 @@ pub mod prompt;
 pub mod secrets;
 mod session;
 mod setup;
+mod startup;
 pub mod trust;
 mod turn_catalog;
 
@@ -104,42 +105,7 @@ pub struct Overrides {
     pub sandbox: Option<String>,
 }
 
-/// The workspace: `--cwd` or the current directory, canonical.
-pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError> {
-    let cwd = match &overrides.cwd {
-        Some(c) => c.clone(),
-        None => {
-            std::env::current_dir().map_err(|e| RuntimeError::Io(format!("cannot read the current directory: {e}")))?
-        }
-    };
-    let workspace =
-        std::fs::canonicalize(&cwd).map_err(|e| RuntimeError::Config(format!("--cwd {}: {e}", cwd.display())))?;
-    if !workspace.is_dir() {
-        return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
-    }
-    Ok(workspace)
-}
-
-/// The sandbox from `--sandbox` and `[sandbox]`: the cap, network for
-/// approved commands, and the extra paths (paths the bash tool needs per
-/// session are added by the caller).
-fn sandbox_settings(config: &FileConfig, overrides: &Overrides) -> Result<tern_tools::SandboxSettings, RuntimeError> {
-    let parse = |s: &str, origin: &str| {
-        s.parse::<tern_protocol::SandboxLevel>().map_err(|e| RuntimeError::Config(format!("{origin}: {e}")))
-    };
-    let mode = match (&overrides.sandbox, &config.sandbox.mode) {
-        (Some(flag), _) => parse(flag, "--sandbox")?,
-        (None, Some(mode)) => parse(mode, "[sandbox] mode")?,
-        (None, None) => tern_protocol::SandboxLevel::WorkspaceWrite,
-    };
-    Ok(tern_tools::SandboxSettings {
-        mode,
-        network_for_approved: config.sandbox.network.unwrap_or(true),
-        writable: config.sandbox.writable.clone(),
-        readable: config.sandbox.readable.clone(),
-        ..Default::default()
-    })
-}
+pub use startup::resolve_workspace;
 
 /// What a run produced, with cost and timing.
 #[derive(Debug, Clone)]
@@ -181,122 +147,33 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Load config (user, project, flags), set up the provider, start the
-    /// MCP servers (all at once), assemble the catalog, and open a new
-    /// session log.
+    /// Set up a session, step by step (each step is a function in
+    /// [`startup`]): load config under the workspace's trust, resolve the
+    /// provider, build the children's environment and the sandbox, start the
+    /// MCP servers (all at once), open the session log, build the policy and
+    /// hooks, and assemble the catalog.
     pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
-        let workspace = resolve_workspace(&overrides)?;
-        let paths = TernPaths::discover()?;
-        let user = FileConfig::load(&paths.user_config())?;
-        let project_file = config::project_config(&workspace);
-        let project_raw = FileConfig::load(&project_file)?;
-        let mut warnings = Vec::new();
-        let trust = trust::decide(&user, &workspace, overrides.trust);
-        let project = trust::restrict(project_raw, &user, &trust, &project_file, &workspace, &mut warnings);
-        let config = user.clone().merge(project.clone());
-        let (provider, model_info) = setup::resolve(&config, &overrides, &mut warnings)?;
-        // Children never see provider keys: the ones tern knows by name, and
-        // whatever variable the user config reads a key from.
-        let key_vars: Vec<String> = user.providers.values().filter_map(|p| p.api_key_env.clone()).collect();
-        let child_env = secrets::child_env(&config.env.passthrough, &key_vars);
-        let sandbox = sandbox_settings(&config, &overrides)?;
-        let servers = mcp_config::configured_servers(
-            mcp_config::ServerSources {
-                user: &user,
-                user_file: &paths.user_config(),
-                project: &project,
-                workspace: &workspace,
-                extra_files: &overrides.mcp_config,
-                merged: &config,
-                trusted: trust.is_trusted(),
-            },
-            &mut warnings,
-        )
-        .map_err(RuntimeError::Config)?;
+        let mut loaded = startup::load_config(&overrides)?;
+        let mut warnings = std::mem::take(&mut loaded.warnings);
+        let warnings = &mut warnings;
+        let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
+        let child_env = startup::child_env(&loaded);
+        let servers = startup::configure_servers(&loaded, &overrides, warnings)?;
         let agent = match &overrides.agent {
-            Some(name) => Some(agents::load_agent(name, &workspace, &paths.config_dir).map_err(RuntimeError::Config)?),
+            Some(name) => Some(
+                agents::load_agent(name, &loaded.workspace, &loaded.paths.config_dir).map_err(RuntimeError::Config)?,
+            ),
             None => None,
         };
-        let startable: Vec<tern_mcp::ServerConfig> = if overrides.no_mcp {
-            Vec::new()
-        } else {
-            servers
-                .iter()
-                .filter(|s| s.denied.is_none())
-                .filter_map(|s| s.config.clone().ok())
-                .map(|mut c| {
-                    c.child_env = Some(child_env.clone());
-                    c
-                })
-                .collect()
-        };
-        let mcp = if startable.is_empty() {
-            None
-        } else {
-            if let Some(dir) = paths.log_file().parent() {
-                let _ = tern_tools::create_private_dir(dir);
-            }
-            Some(McpManager::start(startable, Some(paths.log_file())).await)
-        };
-        let session = if overrides.ephemeral {
-            Session::ephemeral(&paths.sessions_dir())
-        } else {
-            Session::create(
-                &paths.sessions_dir(),
-                json!({"cwd": workspace.display().to_string(), "provider": provider.name, "model": provider.model,
-                       "version": env!("CARGO_PKG_VERSION")}),
-            )?
-        };
-        let mut env = tern_tools::ToolEnv::new(workspace.clone(), session.tool_outputs_dir());
+        let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths).await;
+        let session = startup::open_session(&overrides, &loaded, &provider)?;
+        let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
+        let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
+        let hook_runner = startup::hooks(&loaded, &child_env)?;
+        let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
-        env.child_env = Some(child_env.clone());
-        let mut sandbox = sandbox;
-        // Commands never read tern's own config (keys, trusted folders);
-        // they may read this session's saved outputs and write its temp dir.
-        sandbox.deny_read.push(paths.config_dir.clone());
-        sandbox.readable.push(session.tool_outputs_dir());
-        if !overrides.ephemeral {
-            sandbox.temp_dir = Some(session.temp_dir());
-        }
-        if let Some(w) =
-            (sandbox.mode != tern_protocol::SandboxLevel::Off).then(|| tern_sandbox::support().warning()).flatten()
-        {
-            warnings.push(w);
-        }
+        env.child_env = Some(child_env);
         env.sandbox = sandbox.clone();
-        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
-        let ctx = tern_policy::rules::RuleContext { workspace: workspace.clone(), home };
-        let mut protected = vec![paths.config_dir.clone()];
-        if let Ok(c) = std::fs::canonicalize(&paths.config_dir) {
-            protected.push(c);
-        }
-        let flags = PermissionFlags {
-            mode: overrides.permission_mode.clone(),
-            allowed_tools: overrides.allowed_tools.clone(),
-            disallowed_tools: overrides.disallowed_tools.clone(),
-        };
-        let readable = vec![session.tool_outputs_dir()];
-        let user_file = paths.user_config();
-        let layers = permissions::ConfigLayers {
-            user: &user,
-            user_file: &user_file,
-            project: &project,
-            project_file: &project_file,
-        };
-        let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, &mut warnings)
-            .map_err(RuntimeError::Config)?;
-        let policy = Arc::new(policy);
-        config.hooks.validate().map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?;
-        let hook_runner = if config.hooks.is_empty() {
-            None
-        } else {
-            Some(Arc::new(
-                HookRunner::new(config.hooks.clone(), workspace.clone())
-                    .map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?
-                    .with_env(child_env.clone()),
-            ))
-        };
         // Searches skip what `read(...)` deny rules cover inside the
         // directories they walk.
         if policy.has_read_deny_rules() {
@@ -307,8 +184,10 @@ impl Runtime {
             .map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         warnings.extend(registry.warnings().iter().cloned());
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
-        let facts = turn_facts(&config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
+        let facts = turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
+        let warnings = std::mem::take(warnings);
+        let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
         Ok(Self {
             workspace,
             paths,

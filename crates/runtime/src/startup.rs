@@ -1,0 +1,224 @@
+//! The steps of setting up a session, in the order [`crate::Runtime::new`]
+//! runs them. Each step decides one thing and says where it came from;
+//! problems a person should know about go to `warnings`, never to stderr.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::json;
+use tern_mcp::McpManager;
+use tern_policy::engine::Policy;
+use tern_policy::hooks::HookRunner;
+use tern_protocol::ChildEnv;
+
+use crate::config::{self, FileConfig, TernPaths};
+use crate::mcp_config::{self, ConfiguredServer};
+use crate::permissions::{self, PermissionFlags};
+use crate::session::Session;
+use crate::setup::ResolvedProvider;
+use crate::{Overrides, RuntimeError, secrets, trust};
+
+/// Config as this run may use it, with where it came from.
+pub(crate) struct Loaded {
+    /// The workspace, canonical.
+    pub workspace: PathBuf,
+    /// Where tern keeps its files.
+    pub paths: TernPaths,
+    /// The user config.
+    pub user: FileConfig,
+    /// The project config, restricted by trust.
+    pub project: FileConfig,
+    /// Its file.
+    pub project_file: PathBuf,
+    /// User over project.
+    pub config: FileConfig,
+    /// Whether the workspace is trusted.
+    pub trust: trust::Trust,
+    /// What the person should know.
+    pub warnings: Vec<String>,
+}
+
+/// The workspace: `--cwd` or the current directory, canonical.
+pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError> {
+    let cwd = match &overrides.cwd {
+        Some(c) => c.clone(),
+        None => {
+            std::env::current_dir().map_err(|e| RuntimeError::Io(format!("cannot read the current directory: {e}")))?
+        }
+    };
+    let workspace =
+        std::fs::canonicalize(&cwd).map_err(|e| RuntimeError::Config(format!("--cwd {}: {e}", cwd.display())))?;
+    if !workspace.is_dir() {
+        return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
+    }
+    Ok(workspace)
+}
+
+/// Step 1: the user and project config, the project's restricted by trust.
+pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError> {
+    let workspace = resolve_workspace(overrides)?;
+    let paths = TernPaths::discover()?;
+    let user = FileConfig::load(&paths.user_config())?;
+    let project_file = config::project_config(&workspace);
+    let project_raw = FileConfig::load(&project_file)?;
+    let mut warnings = Vec::new();
+    let trust = trust::decide(&user, &workspace, overrides.trust);
+    let project = trust::restrict(project_raw, &user, &trust, &project_file, &workspace, &mut warnings);
+    let config = user.clone().merge(project.clone());
+    Ok(Loaded { workspace, paths, user, project, project_file, config, trust, warnings })
+}
+
+/// Step 2: what children may see. Never the provider keys: the ones tern
+/// knows by name, and whatever variable the user config reads a key from.
+pub(crate) fn child_env(loaded: &Loaded) -> ChildEnv {
+    let key_vars: Vec<String> = loaded.user.providers.values().filter_map(|p| p.api_key_env.clone()).collect();
+    secrets::child_env(&loaded.config.env.passthrough, &key_vars)
+}
+
+/// Step 3: every configured MCP server, from the files trust allows.
+pub(crate) fn configure_servers(
+    loaded: &Loaded,
+    overrides: &Overrides,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ConfiguredServer>, RuntimeError> {
+    mcp_config::configured_servers(
+        mcp_config::ServerSources {
+            user: &loaded.user,
+            user_file: &loaded.paths.user_config(),
+            project: &loaded.project,
+            workspace: &loaded.workspace,
+            extra_files: &overrides.mcp_config,
+            merged: &loaded.config,
+            trusted: loaded.trust.is_trusted(),
+        },
+        warnings,
+    )
+    .map_err(RuntimeError::Config)
+}
+
+/// Step 4: start the servers that may start, all at once, each from the
+/// secret-free environment; their stderr goes to the private log.
+pub(crate) async fn start_servers(
+    servers: &[ConfiguredServer],
+    overrides: &Overrides,
+    child_env: &ChildEnv,
+    paths: &TernPaths,
+) -> Option<Arc<McpManager>> {
+    if overrides.no_mcp {
+        return None;
+    }
+    let startable: Vec<tern_mcp::ServerConfig> = servers
+        .iter()
+        .filter(|s| s.denied.is_none())
+        .filter_map(|s| s.config.clone().ok())
+        .map(|mut c| {
+            c.child_env = Some(child_env.clone());
+            c
+        })
+        .collect();
+    if startable.is_empty() {
+        return None;
+    }
+    if let Some(dir) = paths.log_file().parent() {
+        let _ = tern_tools::create_private_dir(dir);
+    }
+    Some(McpManager::start(startable, Some(paths.log_file())).await)
+}
+
+/// Step 5: the session log (none for inspection commands).
+pub(crate) fn open_session(
+    overrides: &Overrides,
+    loaded: &Loaded,
+    provider: &ResolvedProvider,
+) -> Result<Session, RuntimeError> {
+    if overrides.ephemeral {
+        return Ok(Session::ephemeral(&loaded.paths.sessions_dir()));
+    }
+    Session::create(
+        &loaded.paths.sessions_dir(),
+        json!({"cwd": loaded.workspace.display().to_string(), "provider": provider.name, "model": provider.model,
+               "version": env!("CARGO_PKG_VERSION")}),
+    )
+}
+
+/// Step 6: the sandbox from `--sandbox` and `[sandbox]`. Commands never read
+/// tern's own config (keys, trusted folders); they may read this session's
+/// saved outputs and write its temp dir. A missing Landlock is a warning.
+pub(crate) fn sandbox(
+    loaded: &Loaded,
+    overrides: &Overrides,
+    session: &Session,
+    warnings: &mut Vec<String>,
+) -> Result<tern_tools::SandboxSettings, RuntimeError> {
+    let parse = |s: &str, origin: &str| {
+        s.parse::<tern_protocol::SandboxLevel>().map_err(|e| RuntimeError::Config(format!("{origin}: {e}")))
+    };
+    let config = &loaded.config;
+    let mode = match (&overrides.sandbox, &config.sandbox.mode) {
+        (Some(flag), _) => parse(flag, "--sandbox")?,
+        (None, Some(mode)) => parse(mode, "[sandbox] mode")?,
+        (None, None) => tern_protocol::SandboxLevel::WorkspaceWrite,
+    };
+    let mut sandbox = tern_tools::SandboxSettings {
+        mode,
+        network_for_approved: config.sandbox.network.unwrap_or(true),
+        writable: config.sandbox.writable.clone(),
+        readable: config.sandbox.readable.clone(),
+        ..Default::default()
+    };
+    sandbox.deny_read.push(loaded.paths.config_dir.clone());
+    sandbox.readable.push(session.tool_outputs_dir());
+    if !overrides.ephemeral {
+        sandbox.temp_dir = Some(session.temp_dir());
+    }
+    if mode != tern_protocol::SandboxLevel::Off
+        && let Some(w) = tern_sandbox::support().warning()
+    {
+        warnings.push(w);
+    }
+    Ok(sandbox)
+}
+
+/// Step 7: the permission policy from the config files (each rule keeps its
+/// file) and the flags.
+pub(crate) fn policy(
+    loaded: &Loaded,
+    overrides: &Overrides,
+    session: &Session,
+    warnings: &mut Vec<String>,
+) -> Result<Policy, RuntimeError> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+    let ctx = tern_policy::rules::RuleContext { workspace: loaded.workspace.clone(), home };
+    let mut protected = vec![loaded.paths.config_dir.clone()];
+    if let Ok(c) = std::fs::canonicalize(&loaded.paths.config_dir) {
+        protected.push(c);
+    }
+    let flags = PermissionFlags {
+        mode: overrides.permission_mode.clone(),
+        allowed_tools: overrides.allowed_tools.clone(),
+        disallowed_tools: overrides.disallowed_tools.clone(),
+    };
+    let readable = vec![session.tool_outputs_dir()];
+    let user_file = loaded.paths.user_config();
+    let layers = permissions::ConfigLayers {
+        user: &loaded.user,
+        user_file: &user_file,
+        project: &loaded.project,
+        project_file: &loaded.project_file,
+    };
+    permissions::build_policy(layers, &flags, ctx, protected, readable, warnings).map_err(RuntimeError::Config)
+}
+
+/// Step 8: the hook commands, started from the secret-free environment.
+pub(crate) fn hooks(loaded: &Loaded, child_env: &ChildEnv) -> Result<Option<Arc<HookRunner>>, RuntimeError> {
+    let hooks = &loaded.config.hooks;
+    hooks.validate().map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?;
+    if hooks.is_empty() {
+        return Ok(None);
+    }
+    let runner = HookRunner::new(hooks.clone(), loaded.workspace.clone())
+        .map_err(|e| RuntimeError::Config(format!("[hooks]: {e}")))?
+        .with_env(child_env.clone());
+    Ok(Some(Arc::new(runner)))
+}
