@@ -42,9 +42,9 @@ impl ToolMeta {
     /// `task` delegates; the rest neither. (`bash` is judged per command by
     /// the policy, not here.)
     pub fn for_builtin(name: &str) -> ToolMeta {
-        match name {
-            "write" | "edit" | "notebook_edit" => Self::WRITES,
-            "task" => Self::DELEGATION,
+        match tern_protocol::ToolKind::of(name) {
+            tern_protocol::ToolKind::Edit => Self::WRITES,
+            tern_protocol::ToolKind::Delegate => Self::DELEGATION,
             _ => Self::READ_ONLY,
         }
     }

@@ -76,14 +76,14 @@ pub fn mcp_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
 /// The tool input a `tool(argument)` call stands for.
 fn call_input(tool: &str, arg: Option<&str>) -> serde_json::Value {
     let Some(arg) = arg else { return json!({}) };
-    match tool {
-        "bash" => json!({"command": arg}),
-        "grep" => json!({"pattern": ".", "path": arg}),
-        "glob" => json!({"pattern": "*", "path": arg}),
-        "read" | "write" | "edit" | "ls" | "notebook_edit" => json!({"path": arg}),
-        "web_fetch" => json!({"url": arg}),
-        _ => json!({"argument": arg}),
-    }
+    let mut input = match tool {
+        // Searches need a pattern to be a valid call.
+        "grep" => json!({"pattern": "."}),
+        "glob" => json!({"pattern": "*"}),
+        _ => json!({}),
+    };
+    input[tern_protocol::ToolKind::subject_arg(tool).unwrap_or("argument")] = json!(arg);
+    input
 }
 
 /// `tern permissions check 'tool(argument)'`: the decision a run would make.

@@ -227,13 +227,14 @@ enum Category {
 }
 
 fn category(tool: &str) -> Category {
-    match tool {
-        "todo_write" | "tool_search" | "skill" | "ask_user" => Category::Always,
-        "read" | "grep" | "glob" | "ls" => Category::Read,
-        "write" | "edit" | "notebook_edit" => Category::Edit,
-        "bash" => Category::Bash,
-        "web_fetch" => Category::WebFetch,
-        _ => Category::Other,
+    use tern_protocol::ToolKind;
+    match ToolKind::of(tool) {
+        ToolKind::Meta | ToolKind::Ask => Category::Always,
+        ToolKind::Read => Category::Read,
+        ToolKind::Edit => Category::Edit,
+        ToolKind::Execute => Category::Bash,
+        ToolKind::Fetch => Category::WebFetch,
+        ToolKind::Delegate | ToolKind::External => Category::Other,
     }
 }
 

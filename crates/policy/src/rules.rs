@@ -91,9 +91,9 @@ impl PartialEq for Rule {
 
 /// Tools whose rules take a path pattern, and the rule name covering them.
 pub fn path_rule_family(tool: &str) -> Option<&'static str> {
-    match tool {
-        "read" | "grep" | "glob" | "ls" => Some("read"),
-        "edit" | "write" | "notebook_edit" => Some("edit"),
+    match tern_protocol::ToolKind::of(tool) {
+        tern_protocol::ToolKind::Read => Some("read"),
+        tern_protocol::ToolKind::Edit => Some("edit"),
         _ => None,
     }
 }

@@ -24,5 +24,5 @@ pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
 pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
 pub use todo::{TodoItem, TodoStatus};
-pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolSource, canonical_tool_name};
+pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, canonical_tool_name};
 pub use usage::{Usage, UsageTotals};

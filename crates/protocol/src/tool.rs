@@ -22,6 +22,60 @@ pub fn canonical_tool_name(name: &str) -> String {
     }
 }
 
+/// What a tool does, for everyone who treats tools by what they do (the
+/// policy's tiers and path rules, the catalog's read-only roles, the TUI's
+/// questions, `tern permissions check`). Declared once, in [`ToolKind::of`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads or searches files: `read`, `grep`, `glob`, `ls`.
+    Read,
+    /// Changes files: `write`, `edit`, `notebook_edit`.
+    Edit,
+    /// Runs commands: `bash`.
+    Execute,
+    /// Reaches the network for the model: `web_fetch`, `web_search`.
+    Fetch,
+    /// Works on tern's own state: `todo_write`, `tool_search`, `skill`.
+    Meta,
+    /// Asks the person: `ask_user`.
+    Ask,
+    /// Delegates to another agent: `task`.
+    Delegate,
+    /// Anything else (MCP, extension and SDK tools): judged by its rules.
+    External,
+}
+
+impl ToolKind {
+    /// The kind of the tool named `name` (any spelling [`canonical_tool_name`] accepts).
+    pub fn of(name: &str) -> ToolKind {
+        match canonical_tool_name(name).as_str() {
+            "read" | "grep" | "glob" | "ls" => ToolKind::Read,
+            "write" | "edit" | "notebook_edit" => ToolKind::Edit,
+            "bash" => ToolKind::Execute,
+            "web_fetch" | "web_search" => ToolKind::Fetch,
+            "todo_write" | "tool_search" | "skill" => ToolKind::Meta,
+            "ask_user" => ToolKind::Ask,
+            "task" => ToolKind::Delegate,
+            _ => ToolKind::External,
+        }
+    }
+
+    /// The argument that says what the call is about, for rules, questions
+    /// and `tern permissions check 'tool(argument)'`.
+    pub fn subject_arg(name: &str) -> Option<&'static str> {
+        match canonical_tool_name(name).as_str() {
+            "bash" => Some("command"),
+            "web_fetch" => Some("url"),
+            "web_search" => Some("query"),
+            _ => match ToolKind::of(name) {
+                ToolKind::Read | ToolKind::Edit => Some("path"),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// Whether a tool may run concurrently with others of the same batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,6 +143,17 @@ pub struct ToolCall {
 #[cfg(test)]
 mod name_tests {
     use super::canonical_tool_name;
+
+    #[test]
+    fn kinds_and_subjects() {
+        use super::ToolKind;
+        assert_eq!(ToolKind::of("MultiEdit"), ToolKind::Edit);
+        assert_eq!(ToolKind::of("grep"), ToolKind::Read);
+        assert_eq!(ToolKind::of("mcp__x__y"), ToolKind::External);
+        assert_eq!(ToolKind::subject_arg("glob"), Some("path"));
+        assert_eq!(ToolKind::subject_arg("bash"), Some("command"));
+        assert_eq!(ToolKind::subject_arg("todo_write"), None);
+    }
 
     #[test]
     fn names_compare_in_one_form() {

@@ -70,15 +70,17 @@ pub struct PermissionPane {
 
 /// The question at the top of the box.
 fn title(tool: &str, severity: Severity) -> &'static str {
-    match tool {
-        "bash" if severity == Severity::Dangerous => "Run this dangerous command?",
-        "bash" => "Run this command?",
-        "edit" | "notebook_edit" => "Make this edit?",
-        "write" => "Write this file?",
-        "read" => "Read this file?",
-        "grep" | "glob" => "Search here?",
-        "ls" => "List this directory?",
-        "web_fetch" => "Fetch this URL?",
+    use tern_protocol::ToolKind;
+    match (ToolKind::of(tool), tool) {
+        (ToolKind::Execute, _) if severity == Severity::Dangerous => "Run this dangerous command?",
+        (ToolKind::Execute, _) => "Run this command?",
+        (ToolKind::Edit, "write") => "Write this file?",
+        (ToolKind::Edit, _) => "Make this edit?",
+        (ToolKind::Read, "read") => "Read this file?",
+        (ToolKind::Read, "ls") => "List this directory?",
+        (ToolKind::Read, _) => "Search here?",
+        (ToolKind::Fetch, "web_search") => "Search the web?",
+        (ToolKind::Fetch, _) => "Fetch this URL?",
         _ => "Use this tool?",
     }
 }
