@@ -37,7 +37,7 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                 }
             }
             for s in runtime.mcp_servers() {
-                if s.state == "failed" {
+                if s.state == tern_runtime::McpState::Failed {
                     eprintln!("tern: warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default());
                 }
             }

@@ -33,7 +33,7 @@ pub fn tools(overrides: tern_runtime::Overrides, explain: bool, as_json: bool) -
         } else {
             print(&format!("model: {}\n", runtime.model()));
             print(&assembly.render_text(explain));
-            for s in runtime.mcp_servers().iter().filter(|s| s.state != "connected") {
+            for s in runtime.mcp_servers().iter().filter(|s| s.state != tern_runtime::McpState::Connected) {
                 print(&format!(
                     "MCP server `{}` is {}{}\n",
                     s.name,
@@ -69,7 +69,7 @@ pub fn mcp_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
             text.push_str(&format!("{:width$}  {:11}  {:>5}  {}\n", s.name, s.state, s.tool_count, detail));
         }
         print(&text);
-        if servers.iter().any(|s| s.state == "failed") { exit::FAILED } else { exit::SUCCESS }
+        if servers.iter().any(|s| s.state == tern_runtime::McpState::Failed) { exit::FAILED } else { exit::SUCCESS }
     })
 }
 

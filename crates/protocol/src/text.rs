@@ -1,6 +1,6 @@
-//! Cutting text to a byte budget without splitting a character: the one
-//! place every crate cuts strings (tool output, diffs, logs, transcript
-//! cells), because a cut inside a multi-byte character panics.
+//! Text helpers every crate shares: cutting to a byte budget without
+//! splitting a character (a cut inside a multi-byte character panics), and
+//! byte counts for people.
 
 /// The largest index `<= index` (clamped to `s.len()`) that is a char
 /// boundary of `s`.
@@ -21,6 +21,21 @@ pub fn prefix_within(s: &str, max_bytes: usize) -> &str {
     &s[..floor_char_boundary(s, max_bytes)]
 }
 
+/// A byte count for people: `812 B`, `12.4 KB`, `3.1 MB`, `1.2 GB`.
+pub fn human_bytes(n: u64) -> String {
+    const K: f64 = 1024.0;
+    let f = n as f64;
+    if f < K {
+        format!("{n} B")
+    } else if f < K * K {
+        format!("{:.1} KB", f / K)
+    } else if f < K * K * K {
+        format!("{:.1} MB", f / K / K)
+    } else {
+        format!("{:.1} GB", f / K / K / K)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,5 +50,13 @@ mod tests {
         assert_eq!(prefix_within(s, 2), "a");
         assert_eq!(prefix_within(s, 3), "aé");
         assert_eq!(floor_char_boundary(s, 100), s.len());
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human_bytes(812), "812 B");
+        assert_eq!(human_bytes(12_700), "12.4 KB");
+        assert_eq!(human_bytes(3_250_000), "3.1 MB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GB");
     }
 }

@@ -336,15 +336,15 @@ impl Runtime {
             .map(|s| {
                 let status = live.iter().find(|l| l.name == s.name);
                 let (state, detail) = match (&s.config, &s.denied, status) {
-                    (Err(e), _, _) => ("failed".to_string(), Some(e.clone())),
-                    (_, Some(why), _) => ("denied".to_string(), Some(why.clone())),
-                    (Ok(c), None, _) if !c.enabled => ("disabled".to_string(), None),
+                    (Err(e), _, _) => (McpState::Failed, Some(e.clone())),
+                    (_, Some(why), _) => (McpState::Denied, Some(why.clone())),
+                    (Ok(c), None, _) if !c.enabled => (McpState::Disabled, None),
                     (Ok(_), None, Some(st)) => match &st.state {
-                        ServerState::Connected => ("connected".to_string(), None),
-                        ServerState::Failed(e) => ("failed".to_string(), Some(e.clone())),
-                        ServerState::Disabled => ("disabled".to_string(), None),
+                        ServerState::Connected => (McpState::Connected, None),
+                        ServerState::Failed(e) => (McpState::Failed, Some(e.clone())),
+                        ServerState::Disabled => (McpState::Disabled, None),
                     },
-                    (Ok(_), None, None) => ("not started".to_string(), None),
+                    (Ok(_), None, None) => (McpState::NotStarted, None),
                 };
                 McpServerReport {
                     name: s.name.clone(),
@@ -514,6 +514,42 @@ fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome {
     }
 }
 
+/// Where an MCP server stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpState {
+    /// Started and listed its tools.
+    Connected,
+    /// Could not start, or its configuration is wrong (`detail` says why).
+    Failed,
+    /// `enabled = false`.
+    Disabled,
+    /// Refused by `[mcp] allowed_servers` / `denied_servers`.
+    Denied,
+    /// Configured but not started (`--no-mcp`-like runs).
+    #[serde(rename = "not started")]
+    NotStarted,
+}
+
+impl McpState {
+    /// The word lists and tables show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpState::Connected => "connected",
+            McpState::Failed => "failed",
+            McpState::Disabled => "disabled",
+            McpState::Denied => "denied",
+            McpState::NotStarted => "not started",
+        }
+    }
+}
+
+impl std::fmt::Display for McpState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One MCP server as `tern mcp list` shows it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct McpServerReport {
@@ -521,8 +557,8 @@ pub struct McpServerReport {
     pub name: String,
     /// The file that configured it.
     pub origin: String,
-    /// connected, failed, disabled, denied, not started.
-    pub state: String,
+    /// Connected, failed, disabled, denied or not started.
+    pub state: McpState,
     /// Why it failed or is denied.
     pub detail: Option<String>,
     /// Tools it offers.

@@ -143,20 +143,7 @@ impl OutputTail {
     }
 }
 
-/// Human size: `512 B`, `50.0 KB`, `1.2 MB`.
-pub fn human_bytes(n: u64) -> String {
-    const K: f64 = 1024.0;
-    let f = n as f64;
-    if f < K {
-        format!("{n} B")
-    } else if f < K * K {
-        format!("{:.1} KB", f / K)
-    } else if f < K * K * K {
-        format!("{:.1} MB", f / K / K)
-    } else {
-        format!("{:.2} GB", f / K / K / K)
-    }
-}
+pub use tern_protocol::text::human_bytes;
 
 #[cfg(test)]
 mod tests {

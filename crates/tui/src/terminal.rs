@@ -134,7 +134,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     for w in runtime.warnings() {
         app.notice(format!("warning: {w}"), NoticeLevel::Warning);
     }
-    for s in runtime.mcp_servers().iter().filter(|s| s.state == "failed") {
+    for s in runtime.mcp_servers().iter().filter(|s| s.state == tern_runtime::McpState::Failed) {
         app.notice(
             format!("MCP server `{}` failed: {}", s.name, s.detail.clone().unwrap_or_default()),
             NoticeLevel::Warning,

@@ -70,7 +70,7 @@ impl Policy {
             }
             return Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text));
         }
-        let worst = uncovered.iter().max_by_key(|p| severity(p.class)).copied();
+        let worst = uncovered.iter().max_by_key(|p| p.class.severity()).copied();
         let (class, why) = match worst {
             Some(p) => (p.class, p.reason.clone()),
             None => (analysis.class, analysis.reason.clone()),
@@ -197,15 +197,6 @@ fn bash_rule_covers(rule: &Rule, part: &BashPart) -> bool {
         return rule.matches_command(&canonical, &canonical);
     }
     rule.matches_command_exactly(&part.text) || rule.matches_command_exactly(&canonical)
-}
-
-fn severity(c: BashClass) -> u8 {
-    match c {
-        BashClass::ReadOnly => 0,
-        BashClass::Write => 1,
-        BashClass::Unknown => 2,
-        BashClass::Dangerous => 3,
-    }
 }
 
 /// The part as the program and its arguments, quotes and wrappers removed.

@@ -23,20 +23,7 @@ fn seconds(ms: u64) -> String {
     }
 }
 
-/// A byte count: `812 B`, `12.4 KB`, `3.1 MB`.
-pub(crate) fn bytes(n: u64) -> String {
-    const KB: f64 = 1024.0;
-    let f = n as f64;
-    if n < 1024 {
-        format!("{n} B")
-    } else if f < KB * KB {
-        format!("{:.1} KB", f / KB)
-    } else if f < KB * KB * KB {
-        format!("{:.1} MB", f / (KB * KB))
-    } else {
-        format!("{:.1} GB", f / (KB * KB * KB))
-    }
-}
+pub(crate) use tern_protocol::text::human_bytes as bytes;
 
 /// `1 line`, `3 lines`.
 pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
