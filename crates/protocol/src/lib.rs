@@ -12,6 +12,7 @@
 //! assert!(matches!(m.content[0], ContentBlock::Text { .. }));
 //! ```
 
+mod details;
 mod event;
 mod message;
 mod sandbox;
@@ -20,6 +21,7 @@ mod todo;
 mod tool;
 mod usage;
 
+pub use details::BashDetails;
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
 pub use sandbox::{ChildEnv, Confinement, SandboxLevel};

@@ -270,20 +270,19 @@ async fn run(
         text.push('\n');
         text.push_str(&note);
     }
-    let mut details = json!({
-        "exit_code": exit_code,
-        "duration_ms": elapsed.as_millis() as u64,
-        "total_lines": view.total_lines,
-        "total_bytes": view.total_bytes,
-        "truncated": view.truncated,
-        "full_output": view.full_output.as_ref().map(|p| p.display().to_string()),
-        "timed_out": matches!(ending, Ending::TimedOut),
-        "interrupted": matches!(ending, Ending::Cancelled),
-        "sandbox": sandbox.label(),
-    });
-    if let (Some(w), Some(d)) = (&sandbox.warning, details.as_object_mut()) {
-        d.insert("sandbox_warning".into(), json!(w));
-    }
+    let details = tern_protocol::BashDetails {
+        exit_code,
+        duration_ms: elapsed.as_millis() as u64,
+        total_lines: view.total_lines,
+        total_bytes: view.total_bytes,
+        truncated: view.truncated,
+        full_output: view.full_output.as_ref().map(|p| p.display().to_string()),
+        timed_out: matches!(ending, Ending::TimedOut),
+        interrupted: matches!(ending, Ending::Cancelled),
+        sandbox: Some(sandbox.label().to_string()),
+        sandbox_warning: sandbox.warning.clone(),
+    };
+    let details = serde_json::to_value(details).unwrap_or_default();
     if is_error {
         Err(ToolError { message: text, details: Some(details) })
     } else {

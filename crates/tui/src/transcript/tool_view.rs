@@ -363,14 +363,13 @@ fn was_refused(text: &str) -> bool {
 }
 
 fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
-    let d = f.details.as_ref();
-    let flag = |k: &str| d.and_then(|d| d.get(k)).and_then(Value::as_bool) == Some(true);
-    let exit_code = d.and_then(|d| d.get("exit_code")).and_then(Value::as_i64).and_then(|c| i32::try_from(c).ok());
+    let d = tern_protocol::BashDetails::from_value(f.details.as_ref());
+    let exit_code = d.as_ref().and_then(|d| d.exit_code);
     let cause = if exit_code.is_some() {
         None
-    } else if flag("timed_out") {
+    } else if d.as_ref().is_some_and(|d| d.timed_out) {
         Some("timed out")
-    } else if flag("interrupted") {
+    } else if d.as_ref().is_some_and(|d| d.interrupted) {
         Some("interrupted")
     } else if f.is_error && was_refused(&f.text) {
         Some("denied")
@@ -386,8 +385,8 @@ fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
         cause,
         failed: f.is_error || exit_code.is_some_and(|c| c != 0),
         duration_ms: f.duration_ms,
-        total_lines: d.and_then(|d| d.get("total_lines")).and_then(Value::as_u64).unwrap_or_else(|| tail.total_lines()),
-        full_output: d.and_then(|d| d.get("full_output")).and_then(Value::as_str).map(str::to_string),
+        total_lines: d.as_ref().map_or_else(|| tail.total_lines(), |d| d.total_lines),
+        full_output: d.and_then(|d| d.full_output),
     }
 }
 
