@@ -50,10 +50,11 @@ use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
 use bash_calls::{canonical_text, has_protected_name};
 
 /// The permission mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Ask for edits and anything risky.
+    #[default]
     Default,
     /// Edits inside the workspace run without asking.
     AcceptEdits,

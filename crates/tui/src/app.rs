@@ -22,6 +22,7 @@ use crate::widgets::composer::{Composer, ComposerAction, SlashCommand};
 use crate::widgets::permission::{PermissionChoice, PermissionPane};
 use crate::widgets::status::{StatusInfo, render_status};
 use crate::widgets::todo::{render_todos, todo_height};
+use tern_runtime::Mode;
 
 /// Keys, as `/help` lists them.
 pub const KEYS: &[(&str, &str)] = &[
@@ -119,7 +120,7 @@ pub struct App {
     /// Status line facts.
     pub model: String,
     /// Permission mode name.
-    pub mode: String,
+    pub mode: Mode,
     /// Workspace shown in the status line.
     pub cwd: String,
     /// Git branch.
@@ -153,7 +154,7 @@ impl App {
     pub fn new(
         theme: Theme,
         model: String,
-        mode: String,
+        mode: Mode,
         cwd: String,
         branch: Option<String>,
         context_window: u64,
@@ -663,7 +664,7 @@ impl App {
         };
         let info = StatusInfo {
             model: self.model.clone(),
-            mode: self.mode.clone(),
+            mode: self.mode,
             context_pct: self.context_pct(),
             tokens_in: self.tokens_in,
             tokens_out: self.tokens_out,

@@ -125,7 +125,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let mut app = App::new(
         theme,
         runtime.model().to_string(),
-        runtime.policy().mode().to_string(),
+        runtime.policy().mode(),
         cwd,
         tern_runtime::prompt::git_branch(&workspace),
         runtime.model_info().context_window,
@@ -447,7 +447,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
                 },
             };
             policy.set_mode(next);
-            app.mode = next.to_string();
+            app.mode = next;
             if arg != "next" {
                 app.notice(format!("permission mode: {next}"), NoticeLevel::Info);
             }

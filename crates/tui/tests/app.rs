@@ -25,7 +25,7 @@ fn app() -> App {
     App::new(
         Theme::plain(),
         "claude-sonnet-4-5".into(),
-        "default".into(),
+        tern_runtime::Mode::Default,
         "~/src/demo".into(),
         Some("main".into()),
         200_000,

@@ -15,6 +15,7 @@ use ratatui::text::{Line, Span};
 
 use super::wrap::{str_width, truncate};
 use crate::theme::Theme;
+use tern_runtime::Mode;
 
 /// Spinner frames, one per [`FRAME`].
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -32,7 +33,7 @@ pub struct StatusInfo {
     /// The model's name.
     pub model: String,
     /// The permission mode (`default`, `accept-edits`, `plan`, `bypass`).
-    pub mode: String,
+    pub mode: Mode,
     /// Percentage of the context window in use, when known.
     pub context_pct: Option<u8>,
     /// Input tokens this session.
@@ -77,12 +78,12 @@ fn cost(usd: f64) -> String {
     if usd > 0.0 && usd < 0.01 { "<$0.01".to_string() } else { format!("${usd:.2}") }
 }
 
-fn mode_style(mode: &str, theme: &Theme) -> Style {
+fn mode_style(mode: Mode, theme: &Theme) -> Style {
     match mode {
-        "accept-edits" => theme.warning(),
-        "plan" => theme.accent(),
-        "bypass" => theme.error(),
-        _ => theme.dim(),
+        Mode::AcceptEdits => theme.warning(),
+        Mode::Plan => theme.accent(),
+        Mode::Bypass => theme.error(),
+        Mode::Default => theme.dim(),
     }
 }
 
@@ -115,7 +116,7 @@ fn left_spans(info: &StatusInfo, theme: &Theme, now: Instant) -> (Vec<Span<'stat
 fn right_items(info: &StatusInfo, theme: &Theme) -> Vec<Vec<Span<'static>>> {
     let mut items = vec![
         vec![Span::styled(info.model.clone(), theme.text())],
-        vec![Span::styled(info.mode.clone(), mode_style(&info.mode, theme))],
+        vec![Span::styled(info.mode.to_string(), mode_style(info.mode, theme))],
     ];
     if let Some(pct) = info.context_pct {
         let style = if pct >= CONTEXT_WARNING_PCT { theme.warning() } else { theme.dim() };

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use insta::assert_snapshot;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier};
+use tern_runtime::Mode;
 use tern_tui::theme::Theme;
 use tern_tui::widgets::status::{StatusInfo, render_status};
 
@@ -13,7 +14,7 @@ use crate::support::{at_widths, buffer, buffer_text};
 fn info() -> StatusInfo {
     StatusInfo {
         model: "claude-sonnet-4-5".into(),
-        mode: "default".into(),
+        mode: Mode::Default,
         context_pct: Some(12),
         tokens_in: 12_345,
         tokens_out: 1_234,
@@ -64,11 +65,11 @@ fn busy_with_a_hint() {
 fn every_mode() {
     let now = Instant::now();
     let out = at_widths(|w| {
-        ["default", "accept-edits", "plan", "bypass"]
+        [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::Bypass]
             .iter()
             .map(|mode| {
                 let mut s = info();
-                s.mode = (*mode).into();
+                s.mode = *mode;
                 draw(&s, w, now)
             })
             .collect()
@@ -80,7 +81,7 @@ fn every_mode() {
 fn bypass_mode_is_red_and_default_dim() {
     let now = Instant::now();
     let mut s = info();
-    s.mode = "bypass".into();
+    s.mode = Mode::Bypass;
     let row =
         |buf: &ratatui::buffer::Buffer| -> String { (0..120).map(|x| buf[(x, 0)].symbol().to_string()).collect() };
     let buf = draw_with(&s, 120, &Theme::default(), now);
@@ -93,7 +94,7 @@ fn bypass_mode_is_red_and_default_dim() {
 fn narrow_widths_drop_the_least_important_items() {
     let now = Instant::now();
     let mut s = info();
-    s.mode = "accept-edits".into();
+    s.mode = Mode::AcceptEdits;
     s.busy = Some(("Thinking".into(), now - Duration::from_secs(3)));
     let out: String =
         [40u16, 50, 60, 70, 30, 20].iter().map(|w| format!("── width {w} ──\n{}", draw(&s, *w, now))).collect();
@@ -106,7 +107,7 @@ fn narrow_widths_drop_the_least_important_items() {
 fn no_color_keeps_only_modifiers() {
     let now = Instant::now();
     let mut s = info();
-    s.mode = "plan".into();
+    s.mode = Mode::Plan;
     s.context_pct = Some(91);
     s.busy = Some(("Thinking".into(), now - Duration::from_secs(1)));
     let theme = Theme::plain();

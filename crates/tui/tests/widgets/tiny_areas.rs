@@ -41,7 +41,7 @@ fn widgets_survive_tiny_areas() {
         vec![TodoItem { content: "Do it".into(), status: TodoStatus::InProgress, active_form: "Doing it".into() }];
     let info = StatusInfo {
         model: "m".repeat(30),
-        mode: "bypass".into(),
+        mode: tern_runtime::Mode::Bypass,
         busy: Some(("Thinking".into(), Instant::now())),
         ..Default::default()
     };
