@@ -157,7 +157,6 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
 
     let mut input = EventStream::new();
-    let mut cancel: Option<CancellationToken> = None;
     let shell: Arc<Mutex<Option<ShellJob>>> = Arc::new(Mutex::new(None));
     let mut files = Some(files);
     let mut dirty = true;
@@ -165,23 +164,9 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
-    let start_turn = |prompt: String, app: &mut App, cancel: &mut Option<CancellationToken>| {
-        let token = CancellationToken::new();
-        *cancel = Some(token.clone());
-        app.turn_started(&prompt, Instant::now());
-        let rt = runtime.clone();
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            let events_tx = tx.clone();
-            let events: EventSink = Arc::new(move |e| {
-                let _ = events_tx.send(Msg::Agent(e));
-            });
-            let report = rt.run_prompt(&prompt, &events, &token).await;
-            let _ = tx.send(Msg::Done(Box::new(report)));
-        });
-    };
+    let mut d = Driver { app, runtime: runtime.clone(), tx: tx.clone(), cancel: None, shell: shell.clone() };
     if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
-        start_turn(prompt, &mut app, &mut cancel);
+        d.start_turn(prompt);
     }
 
     loop {
@@ -189,11 +174,11 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         let deadline = if dirty { Some(last_frame + FRAME) } else { None };
         tokio::select! {
             ev = input.next() => match ev {
-                Some(Ok(ev)) => { handle_input(ev, &mut app, &runtime, &tx, &mut cancel, &shell, &start_turn); dirty = true; }
+                Some(Ok(ev)) => { d.on_input(ev); dirty = true; }
                 Some(Err(_)) | None => break,
             },
-            Some(msg) = rx.recv() => { handle_msg(msg, &mut app, &runtime, &tx, &shell, &mut cancel, &start_turn); dirty = true; }
-            _ = tick.tick(), if app.busy() || shell_running(&shell) || app.quit_armed.is_some() => { dirty = true; }
+            Some(msg) = rx.recv() => { d.on_msg(msg); dirty = true; }
+            _ = tick.tick(), if d.app.busy() || shell_running(&shell) || d.app.quit_armed.is_some() => { dirty = true; }
             _ = sleep_until(deadline), if deadline.is_some() => {}
             Ok(list) = async {
                 match files.as_mut() {
@@ -201,24 +186,24 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                     None => std::future::pending().await,
                 }
             }, if files.is_some() => {
-                app.composer.set_files(list);
+                d.app.composer.set_files(list);
                 files = None;
             }
         }
         while let Ok(msg) = rx.try_recv() {
-            handle_msg(msg, &mut app, &runtime, &tx, &shell, &mut cancel, &start_turn);
+            d.on_msg(msg);
             dirty = true;
         }
-        if app.quit {
+        if d.app.quit {
             break;
         }
         if dirty && last_frame.elapsed() >= FRAME {
-            draw(&mut terminal, &mut app)?;
+            draw(&mut terminal, &mut d.app)?;
             last_frame = Instant::now();
             dirty = false;
         }
     }
-    if let Some(token) = cancel.take() {
+    if let Some(token) = d.cancel.take() {
         token.cancel();
     }
     kill_shell(&shell);
@@ -268,42 +253,109 @@ fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
     }
 }
 
-type StartTurn<'a> = dyn Fn(String, &mut App, &mut Option<CancellationToken>) + 'a;
+/// What the event loop drives: the app, the runtime, and what is running.
+struct Driver {
+    app: App,
+    runtime: Arc<Runtime>,
+    tx: mpsc::UnboundedSender<Msg>,
+    /// The running turn's token.
+    cancel: Option<CancellationToken>,
+    shell: Arc<Mutex<Option<ShellJob>>>,
+}
 
-fn handle_input(
-    ev: Event,
-    app: &mut App,
-    runtime: &Arc<Runtime>,
-    tx: &mpsc::UnboundedSender<Msg>,
-    cancel: &mut Option<CancellationToken>,
-    shell: &Arc<Mutex<Option<ShellJob>>>,
-    start_turn: &StartTurn<'_>,
-) {
-    let command = match ev {
-        Event::Key(key) => app.on_key(key, Instant::now()),
-        Event::Paste(text) => {
-            app.on_paste(&text);
-            Command::None
-        }
-        Event::Mouse(m) => {
-            app.on_mouse(m);
-            Command::None
-        }
-        _ => Command::None, // resize: the next draw reflows
-    };
-    match command {
-        Command::None => {}
-        Command::Quit => app.quit = true,
-        Command::Run(prompt) => start_turn(prompt, app, cancel),
-        Command::Interrupt => {
-            if let Some(token) = cancel.as_ref() {
-                token.cancel();
-                app.activity = "Interrupting".into();
+impl Driver {
+    /// Run `prompt` as a turn in the background; its events come back as messages.
+    fn start_turn(&mut self, prompt: String) {
+        let token = CancellationToken::new();
+        self.cancel = Some(token.clone());
+        self.app.turn_started(&prompt, Instant::now());
+        let rt = self.runtime.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let events_tx = tx.clone();
+            let events: EventSink = Arc::new(move |e| {
+                let _ = events_tx.send(Msg::Agent(e));
+            });
+            let report = rt.run_prompt(&prompt, &events, &token).await;
+            let _ = tx.send(Msg::Done(Box::new(report)));
+        });
+    }
+
+    /// A key, paste or mouse event.
+    fn on_input(&mut self, ev: Event) {
+        let app = &mut self.app;
+        let command = match ev {
+            Event::Key(key) => app.on_key(key, Instant::now()),
+            Event::Paste(text) => {
+                app.on_paste(&text);
+                Command::None
             }
-            kill_shell(shell);
+            Event::Mouse(m) => {
+                app.on_mouse(m);
+                Command::None
+            }
+            _ => Command::None, // resize: the next draw reflows
+        };
+        match command {
+            Command::None => {}
+            Command::Quit => self.app.quit = true,
+            Command::Run(prompt) => self.start_turn(prompt),
+            Command::Interrupt => {
+                if let Some(token) = self.cancel.as_ref() {
+                    token.cancel();
+                    self.app.activity = "Interrupting".into();
+                }
+                kill_shell(&self.shell);
+            }
+            Command::Shell(cmd) => start_shell(cmd, self.runtime.workspace(), &mut self.app, &self.tx, &self.shell),
+            Command::Slash(command, arg) => slash(command, &arg, &mut self.app, &self.runtime),
         }
-        Command::Shell(cmd) => start_shell(cmd, runtime.workspace(), app, tx, shell),
-        Command::Slash(command, arg) => slash(command, &arg, app, runtime),
+    }
+
+    /// A message from a turn, a `!cmd` or the file indexer.
+    fn on_msg(&mut self, msg: Msg) {
+        let app = &mut self.app;
+        match msg {
+            Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| self.runtime.cost_of(u)),
+            Msg::Ask(request, reply) => app.ask(*request, reply),
+            Msg::Done(report) => {
+                self.cancel = None;
+                // Questions still on screen belong to the ended turn.
+                app.drop_questions();
+                let aborted = report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted;
+                if aborted {
+                    app.notice("interrupted", NoticeLevel::Warning);
+                }
+                for n in &report.notices {
+                    app.notice(n.clone(), NoticeLevel::Info);
+                }
+                if aborted {
+                    // After an interrupt, queued prompts go back to the composer
+                    // instead of being sent behind the person's back.
+                    app.turn_finished_keep_queue();
+                } else if let Some(next) = app.turn_finished() {
+                    self.start_turn(next);
+                }
+                refresh_files(&self.runtime, &self.tx);
+            }
+            Msg::Files(list) => app.composer.set_files(list),
+            Msg::ShellOutput(cell, chunk) => {
+                if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
+                    s.tail.push(&chunk);
+                }
+            }
+            Msg::ShellDone(cell, code, ms) => {
+                if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
+                    s.exit_code = code;
+                    s.duration_ms = Some(ms);
+                }
+                let mut job = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
+                if job.as_ref().is_some_and(|j| j.cell == cell) {
+                    *job = None;
+                }
+                app.shell_running = job.is_some();
+            }
+        }
     }
 }
 
@@ -314,58 +366,6 @@ fn refresh_files(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     tokio::task::spawn_blocking(move || {
         let _ = tx.send(Msg::Files(crate::widgets::composer::file_index(&root, 50_000)));
     });
-}
-
-fn handle_msg(
-    msg: Msg,
-    app: &mut App,
-    runtime: &Arc<Runtime>,
-    tx: &mpsc::UnboundedSender<Msg>,
-    shell: &Arc<Mutex<Option<ShellJob>>>,
-    cancel: &mut Option<CancellationToken>,
-    start_turn: &StartTurn<'_>,
-) {
-    match msg {
-        Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| runtime.cost_of(u)),
-        Msg::Ask(request, reply) => app.ask(*request, reply),
-        Msg::Done(report) => {
-            *cancel = None;
-            // Questions still on screen belong to the ended turn.
-            app.drop_questions();
-            let aborted = report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted;
-            if aborted {
-                app.notice("interrupted", NoticeLevel::Warning);
-            }
-            for n in &report.notices {
-                app.notice(n.clone(), NoticeLevel::Info);
-            }
-            if aborted {
-                // After an interrupt, queued prompts go back to the composer
-                // instead of being sent behind the person's back.
-                app.turn_finished_keep_queue();
-            } else if let Some(next) = app.turn_finished() {
-                start_turn(next, app, cancel);
-            }
-            refresh_files(runtime, tx);
-        }
-        Msg::Files(list) => app.composer.set_files(list),
-        Msg::ShellOutput(cell, chunk) => {
-            if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
-                s.tail.push(&chunk);
-            }
-        }
-        Msg::ShellDone(cell, code, ms) => {
-            if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
-                s.exit_code = code;
-                s.duration_ms = Some(ms);
-            }
-            let mut job = shell.lock().unwrap_or_else(PoisonError::into_inner);
-            if job.as_ref().is_some_and(|j| j.cell == cell) {
-                *job = None;
-            }
-            app.shell_running = job.is_some();
-        }
-    }
 }
 
 fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
