@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use tern_protocol::{AgentEvent, TodoItem, Usage};
@@ -614,11 +614,15 @@ impl App {
         }
         .min(max_bottom);
         let todo_h = todo_h.min(max_bottom.saturating_sub(bottom_h) / 2);
-        let transcript_h = area.height - status_h - bottom_h - todo_h;
-        let transcript_area = Rect { height: transcript_h, ..area };
-        let todo_area = Rect { y: area.y + transcript_h, height: todo_h, ..area };
-        let bottom_area = Rect { y: todo_area.y + todo_h, height: bottom_h, ..area };
-        let status_area = Rect { y: bottom_area.y + bottom_h, height: status_h, ..area };
+        // The transcript takes what the panes leave, top to bottom.
+        let [transcript_area, todo_area, bottom_area, status_area] = Layout::vertical([
+            Constraint::Fill(1),
+            Constraint::Length(todo_h),
+            Constraint::Length(bottom_h),
+            Constraint::Length(status_h),
+        ])
+        .areas(area);
+        let transcript_h = transcript_area.height;
         self.last_width = area.width;
         self.last_rows = transcript_h;
         self.transcript.render(transcript_area, buf, &mut self.scroll, &theme, now);

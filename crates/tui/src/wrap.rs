@@ -22,7 +22,7 @@ pub enum Break {
 
 /// The display width of a string, as ratatui draws it.
 pub fn width(text: &str) -> usize {
-    graphemes(text).map(|(_, w)| w).sum()
+    measured(text).map(|(_, _, w)| w).sum()
 }
 
 /// The display width of a line.
@@ -30,26 +30,31 @@ pub fn line_width(line: &Line<'_>) -> usize {
     line.spans.iter().map(|s| width(&s.content)).sum()
 }
 
+pub use crate::sanitize::TAB_WIDTH;
+
+/// The one way tern measures text: every extended grapheme cluster of
+/// `text` (the segmentation ratatui draws with) with its byte offset and its
+/// width in columns — a tab [`TAB_WIDTH`], other control characters 0, the
+/// rest as ratatui counts them. Widths that agree with the buffer keep the
+/// cursor from drifting on joined emoji.
+pub fn measured(text: &str) -> impl Iterator<Item = (usize, &str, usize)> {
+    use unicode_segmentation::UnicodeSegmentation;
+    text.grapheme_indices(true).map(|(at, g)| {
+        let w = if g == "\t" {
+            TAB_WIDTH
+        } else if g.chars().all(char::is_control) {
+            0
+        } else {
+            usize::from(g.cell_width())
+        };
+        (at, g, w)
+    })
+}
+
 /// The graphemes ratatui would draw, with their widths (zero-width ones and
 /// control characters are skipped, as ratatui skips them).
 fn graphemes(text: &str) -> impl Iterator<Item = (&str, usize)> {
-    // Span::styled_graphemes is ratatui's own segmentation; using it keeps
-    // our widths equal to what the buffer will do with the text. The span
-    // borrows `text`, so each grapheme is a slice of it: we keep offsets and
-    // slice `text` again to return graphemes that outlive the span.
-    let span = Span::raw(text);
-    let symbols: Vec<(usize, usize)> = span
-        .styled_graphemes(Style::new())
-        .map(|g| {
-            let start = g.symbol.as_ptr() as usize - text.as_ptr() as usize;
-            (start, g.symbol.len())
-        })
-        .collect();
-    symbols.into_iter().filter_map(move |(start, len)| {
-        let sym = text.get(start..start + len)?;
-        let w = usize::from(sym.cell_width());
-        (w > 0).then_some((sym, w))
-    })
+    measured(text).filter(|(_, g, w)| *w > 0 && *g != "\t").map(|(_, g, w)| (g, w))
 }
 
 /// One drawable grapheme with its style.

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use super::composer::SlashCommand;
 use super::fuzzy::fuzzy_score;
-use super::wrap::{char_width, str_width, truncate};
+use super::wrap::{measured, str_width, truncate};
 use crate::theme::Theme;
 
 /// Items the popup shows at once.
@@ -125,15 +125,15 @@ fn truncate_start(s: &str, width: usize) -> String {
     }
     let mut kept = Vec::new();
     let mut col = 1;
-    for c in s.chars().rev() {
-        let w = char_width(c);
+    let graphemes: Vec<(&str, usize)> = measured(s).map(|(_, g, w)| (g, w)).collect();
+    for (g, w) in graphemes.into_iter().rev() {
         if col + w > width {
             break;
         }
-        kept.push(c);
+        kept.push(g);
         col += w;
     }
-    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+    std::iter::once("…").chain(kept.into_iter().rev()).collect()
 }
 
 impl Popup {

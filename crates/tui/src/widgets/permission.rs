@@ -17,7 +17,7 @@ use tern_runtime::PermissionRequest;
 
 use super::permission_preview::{Preview, note_lines};
 use super::text_buffer::TextBuffer;
-use super::wrap::{char_width, str_width, wrap_spans};
+use super::wrap::{measured, str_width, wrap_spans};
 use crate::theme::Theme;
 
 /// The person's answer.
@@ -304,20 +304,21 @@ fn field_line(field: &TextBuffer, w: usize, theme: &Theme) -> Line<'static> {
     // Keep the tail of `before` that fits, so the cursor stays in view.
     let mut shown = String::new();
     let mut col = 0;
-    for c in before.chars().rev() {
-        col += char_width(c);
+    let before_graphemes: Vec<(&str, usize)> = measured(before).map(|(_, g, w)| (g, w)).collect();
+    for (g, w) in before_graphemes.into_iter().rev() {
+        col += w;
         if col > room {
             break;
         }
-        shown.insert(0, c);
+        shown.insert_str(0, g);
     }
-    let mut chars = after.chars();
-    let at_cursor = chars.next().map_or(" ".to_string(), String::from);
+    let mut graphemes = measured(after);
+    let at_cursor = graphemes.next().map_or(" ".to_string(), |(_, g, _)| g.to_string());
     let left = room.saturating_sub(str_width(&shown) + 1);
-    let rest: String = chars
-        .scan(0, |used, c| {
-            *used += char_width(c);
-            (*used <= left).then_some(c)
+    let rest: String = graphemes
+        .scan(0, |used, (_, g, w)| {
+            *used += w;
+            (*used <= left).then_some(g)
         })
         .collect();
     Line::from(vec![

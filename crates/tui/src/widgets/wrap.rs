@@ -6,25 +6,13 @@ use std::ops::Range;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
 
-/// Columns a tab takes.
-pub(crate) const TAB_WIDTH: usize = 4;
+pub(crate) use crate::wrap::measured;
 
-/// Display width of one char as the widgets draw it.
-pub(crate) fn char_width(c: char) -> usize {
-    if c == '\t' {
-        TAB_WIDTH
-    } else if c.is_control() {
-        0
-    } else {
-        c.width().unwrap_or(0)
-    }
-}
-
-/// Display width of a string as the widgets draw it.
+/// Display width of a string as the widgets draw it (the one measure,
+/// [`crate::wrap::measured`]).
 pub(crate) fn str_width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+    crate::wrap::width(s)
 }
 
 /// Splits one line (no `\n`) into rows of at most `width` columns. The byte
@@ -40,9 +28,8 @@ pub(crate) fn wrap_ranges(line: &str, width: usize) -> Vec<Range<usize>> {
     let mut col = 0;
     // Byte index just after the last space in the current row, and the column there.
     let mut last_break: Option<(usize, usize)> = None;
-    for (i, c) in line.char_indices() {
-        let w = char_width(c);
-        if c == ' ' && col == width {
+    for (i, g, w) in measured(line) {
+        if g == " " && col == width {
             // Let the space hang past the edge; the row breaks after it.
             col += w;
             last_break = Some((i + 1, col));
@@ -64,8 +51,8 @@ pub(crate) fn wrap_ranges(line: &str, width: usize) -> Vec<Range<usize>> {
             last_break = None;
         }
         col += w;
-        if c == ' ' || c == '\t' {
-            last_break = Some((i + c.len_utf8(), col));
+        if g == " " || g == "\t" {
+            last_break = Some((i + g.len(), col));
         }
     }
     rows.push(start..line.len());
@@ -82,12 +69,11 @@ pub(crate) fn truncate(s: &str, width: usize) -> String {
     }
     let mut out = String::new();
     let mut col = 0;
-    for c in s.chars() {
-        let w = char_width(c);
+    for (_, g, w) in measured(s) {
         if col + w > width - 1 {
             break;
         }
-        out.push(c);
+        out.push_str(g);
         col += w;
     }
     out.push('…');
@@ -136,6 +122,19 @@ pub(crate) fn wrap_spans(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_emoji_are_one_cluster_as_wide_as_drawn() {
+        let family = "👨\u{200d}👩\u{200d}👧";
+        assert_eq!(str_width(family), crate::wrap::width(family));
+        assert_eq!(str_width(family), 2);
+        // Never split inside the cluster.
+        let line = format!("{family}{family}{family}");
+        for r in wrap_ranges(&line, 3) {
+            assert_eq!(line[r].chars().count() % 5, 0);
+        }
+        assert_eq!(str_width("a\tb"), 6);
+    }
 
     fn rows(line: &str, width: usize) -> Vec<&str> {
         wrap_ranges(line, width).into_iter().map(|r| &line[r]).collect()
