@@ -294,49 +294,16 @@ impl PolicyHooks {
         Some(outcome)
     }
 
+    /// Before a call: `pre_tool_use` hooks, then the policy, then (when it
+    /// asks) the person; the call runs with the confinement its approval earns.
     async fn before(&self, call: &ToolCall) -> BeforeToolCall {
-        let mut input = call.input.clone();
-        let mut hook_decision = None;
-        // `mcp_invoke` runs another tool: hooks and rules see that one, by
-        // the full `mcp__server__tool` name it resolved to. A name it could
-        // not resolve is judged as an MCP tool nobody allowed, never as a
-        // built-in of that name.
-        let invoked = (call.name == "mcp_invoke").then(|| {
-            let inner = input.get("tool").and_then(Value::as_str).unwrap_or_default();
-            if inner.starts_with("mcp__") { inner.to_string() } else { format!("mcp__unresolved__{inner}") }
-        });
-        let effective = |input: &Value| -> (String, Value) {
-            match &invoked {
-                Some(name) => (name.clone(), input.get("arguments").cloned().unwrap_or(json!({}))),
-                None => (call.name.clone(), input.clone()),
-            }
+        let target = Target::of(call);
+        let (input, hook_decision) = match self.pre_tool_use_hooks(call, &target).await {
+            Ok(done) => done,
+            Err(blocked) => return blocked,
         };
-        let (hook_tool, hook_input) = effective(&input);
-        if let Some(outcome) = self
-            .run_hooks(
-                HookEvent::PreToolUse,
-                Some(&hook_tool),
-                json!({"tool_name": hook_tool, "tool_input": hook_input, "tool_use_id": call.id}),
-            )
-            .await
-        {
-            if let Some(reason) = outcome.blocked {
-                let text = format!("Blocked by a pre_tool_use hook: {reason}");
-                return self.deny(call, &input, text.clone(), text, None);
-            }
-            if let Some(updated) = outcome.updated_input {
-                match (&invoked, input.as_object_mut()) {
-                    // The hook rewrote the invoked tool's arguments.
-                    (Some(_), Some(obj)) => {
-                        obj.insert("arguments".into(), updated);
-                    }
-                    _ => input = updated,
-                }
-            }
-            hook_decision = outcome.decision;
-        }
-        let rewritten = input != call.input;
-        let (tool, tool_input) = effective(&input);
+        let new_input = (input != call.input).then_some(input.clone());
+        let (tool, tool_input) = target.effective(&input);
         let decision = self.policy.decide(&tool, &tool_input);
         let verdict = match (decision.verdict, hook_decision) {
             (Verdict::Deny, _) => Verdict::Deny,
@@ -348,83 +315,116 @@ impl PolicyHooks {
             (Verdict::Allow, Some(HookDecision::Ask)) => Verdict::Ask,
             (v, _) => v,
         };
-        let auto_read_only = verdict == Verdict::Allow && hook_decision.is_none() && decision.auto_read_only();
-        let new_input = rewritten.then_some(input.clone());
         // What the policy allowed on its own runs read-only and offline; what a
         // person, a rule, the mode or a hook approved may write the workspace.
-        let cont = BeforeToolCall::Continue {
-            input: new_input.clone(),
-            confinement: Some(self.confinement(if auto_read_only { Approval::Auto } else { Approval::Approved })),
+        let approval = if verdict == Verdict::Allow && hook_decision.is_none() && decision.auto_read_only() {
+            Approval::Auto
+        } else {
+            Approval::Approved
         };
-        let approved =
-            BeforeToolCall::Continue { input: new_input, confinement: Some(self.confinement(Approval::Approved)) };
         match verdict {
-            Verdict::Allow => cont,
+            Verdict::Allow => {
+                BeforeToolCall::Continue { input: new_input, confinement: Some(self.confinement(approval)) }
+            }
             Verdict::Deny => {
                 let text = format!("Permission denied: {}.", decision.reason);
                 self.deny(call, &input, decision.reason.clone(), text, None)
             }
             Verdict::Ask => {
-                let how = decision.how_to_allow();
                 let diff = overwrite_diff(&tool, &tool_input, &self.workspace);
-                let request = PermissionRequest {
-                    call_id: call.id.clone(),
-                    tool: tool.clone(),
-                    input: tool_input,
-                    decision,
-                    diff,
-                };
-                let reason = request.decision.reason.clone();
-                match self.prompt.ask(request).await {
-                    PermissionAnswer::Allow => approved,
-                    PermissionAnswer::AllowAlways { rule, save } => {
-                        let parsed = match Rule::parse(&rule, RuleKind::Allow, "session", self.policy.context()) {
-                            Ok(r) => {
-                                self.policy.add_rule(r);
-                                true
-                            }
-                            Err(e) => {
-                                self.notice(format!("rule not added: {e}"));
-                                false
-                            }
-                        };
-                        // A rule that does not parse would break the next start: never save it.
-                        if save && parsed {
-                            match save_allow_rule(&self.user_config, &self.workspace, &rule) {
-                                Ok(()) => self.notice(format!(
-                                    "saved `{rule}` for this project in {}",
-                                    self.user_config.display()
-                                )),
-                                Err(e) => self.notice(format!("rule not saved: {e}")),
-                            }
-                        }
-                        approved
-                    }
-                    PermissionAnswer::Unanswered => {
-                        let text = format!(
-                            "Permission denied: {reason}. Nobody approved it; do not retry the same call — \
-                             try another way, or finish and tell the user what needs their permission{}.",
-                            how.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
-                        );
-                        let recorded = reason.clone();
-                        self.deny(call, &input, recorded, text, how)
-                    }
-                    PermissionAnswer::Deny { feedback } => {
-                        let feedback = feedback.filter(|f| !f.trim().is_empty());
-                        let text = match &feedback {
-                            Some(f) => format!("The user declined this call ({reason}). They said: {f}"),
-                            None => format!(
-                                "The user declined this call ({reason}). Do not retry it; ask them what to do, \
-                                 or try another way."
-                            ),
-                        };
-                        let recorded = match feedback {
-                            Some(f) => format!("{reason}; the user said: {f}"),
-                            None => format!("{reason}; the user declined"),
-                        };
-                        self.deny(call, &input, recorded, text, how)
-                    }
+                let request = PermissionRequest { call_id: call.id.clone(), tool, input: tool_input, decision, diff };
+                match self.ask(call, &input, request).await {
+                    Ok(()) => BeforeToolCall::Continue {
+                        input: new_input,
+                        confinement: Some(self.confinement(Approval::Approved)),
+                    },
+                    Err(refused) => refused,
                 }
+            }
+        }
+    }
+
+    /// Run `pre_tool_use` hooks: the input they leave (rewritten or not)
+    /// and their decision, or the refusal when one blocks.
+    async fn pre_tool_use_hooks(
+        &self,
+        call: &ToolCall,
+        target: &Target,
+    ) -> Result<(Value, Option<HookDecision>), BeforeToolCall> {
+        let mut input = call.input.clone();
+        let (hook_tool, hook_input) = target.effective(&input);
+        let payload = json!({"tool_name": hook_tool, "tool_input": hook_input, "tool_use_id": call.id});
+        let Some(outcome) = self.run_hooks(HookEvent::PreToolUse, Some(&hook_tool), payload).await else {
+            return Ok((input, None));
+        };
+        if let Some(reason) = outcome.blocked {
+            let text = format!("Blocked by a pre_tool_use hook: {reason}");
+            return Err(self.deny(call, &input, text.clone(), text, None));
+        }
+        if let Some(updated) = outcome.updated_input {
+            match (target, input.as_object_mut()) {
+                // The hook rewrote the invoked tool's arguments.
+                (Target::Invoked(_), Some(obj)) => {
+                    obj.insert("arguments".into(), updated);
+                }
+                _ => input = updated,
+            }
+        }
+        Ok((input, outcome.decision))
+    }
+
+    /// Ask the person; `Ok` when they allowed it (a rule they chose to keep
+    /// is added, and saved when asked), else the refusal for the model.
+    async fn ask(&self, call: &ToolCall, input: &Value, request: PermissionRequest) -> Result<(), BeforeToolCall> {
+        let how = request.decision.how_to_allow();
+        let reason = request.decision.reason.clone();
+        match self.prompt.ask(request).await {
+            PermissionAnswer::Allow => Ok(()),
+            PermissionAnswer::AllowAlways { rule, save } => {
+                self.keep_rule(&rule, save);
+                Ok(())
+            }
+            PermissionAnswer::Unanswered => {
+                let text = format!(
+                    "Permission denied: {reason}. Nobody approved it; do not retry the same call — \
+                     try another way, or finish and tell the user what needs their permission{}.",
+                    how.as_deref().map(|h| format!(" ({h})")).unwrap_or_default()
+                );
+                Err(self.deny(call, input, reason, text, how))
+            }
+            PermissionAnswer::Deny { feedback } => {
+                let feedback = feedback.filter(|f| !f.trim().is_empty());
+                let text = match &feedback {
+                    Some(f) => format!("The user declined this call ({reason}). They said: {f}"),
+                    None => format!(
+                        "The user declined this call ({reason}). Do not retry it; ask them what to do, \
+                         or try another way."
+                    ),
+                };
+                let recorded = match feedback {
+                    Some(f) => format!("{reason}; the user said: {f}"),
+                    None => format!("{reason}; the user declined"),
+                };
+                Err(self.deny(call, input, recorded, text, how))
+            }
+        }
+    }
+
+    /// "Allow always": the rule holds for the session at once, and is saved
+    /// for this project in the user config when asked. A rule that does not
+    /// parse would break the next start: it is never saved.
+    fn keep_rule(&self, rule: &str, save: bool) {
+        match Rule::parse(rule, RuleKind::Allow, "session", self.policy.context()) {
+            Ok(r) => self.policy.add_rule(r),
+            Err(e) => {
+                self.notice(format!("rule not added: {e}"));
+                return;
+            }
+        }
+        if save {
+            match save_allow_rule(&self.user_config, &self.workspace, rule) {
+                Ok(()) => self.notice(format!("saved `{rule}` for this project in {}", self.user_config.display())),
+                Err(e) => self.notice(format!("rule not saved: {e}")),
             }
         }
     }
@@ -470,6 +470,39 @@ fn overwrite_diff(tool: &str, input: &Value, workspace: &Path) -> Option<String>
     }
     let old = std::fs::read_to_string(&path).ok()?;
     Some(tern_tools::diff::diff_summary(&old, content, rel).unified)
+}
+
+/// What a call is judged as. `mcp_invoke` runs another tool: hooks and
+/// rules see that one, by the full `mcp__server__tool` name it resolved to.
+/// A name it could not resolve is judged as an MCP tool nobody allowed,
+/// never as a built-in of that name.
+enum Target {
+    /// The call's own tool.
+    Direct(String),
+    /// The tool `mcp_invoke` invokes.
+    Invoked(String),
+}
+
+impl Target {
+    fn of(call: &ToolCall) -> Target {
+        if call.name != "mcp_invoke" {
+            return Target::Direct(call.name.clone());
+        }
+        let inner = call.input.get("tool").and_then(Value::as_str).unwrap_or_default();
+        Target::Invoked(if inner.starts_with("mcp__") {
+            inner.to_string()
+        } else {
+            format!("mcp__unresolved__{inner}")
+        })
+    }
+
+    /// The tool name and arguments judged, for the call's `input`.
+    fn effective(&self, input: &Value) -> (String, Value) {
+        match self {
+            Target::Invoked(name) => (name.clone(), input.get("arguments").cloned().unwrap_or(json!({}))),
+            Target::Direct(name) => (name.clone(), input.clone()),
+        }
+    }
 }
 
 /// Who let a call run.
