@@ -65,7 +65,7 @@ pub fn git_branch(workspace: &Path) -> Option<String> {
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => branch.to_string(),
-        None => head[..head.len().min(8)].to_string(),
+        None => head.chars().take(8).collect(),
     })
 }
 
@@ -76,12 +76,49 @@ fn git_summary(workspace: &Path) -> Option<String> {
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => format!("repository at {}, branch {branch}", root.display()),
-        None => format!("repository at {}, detached at {}", root.display(), &head[..head.len().min(12)]),
+        None => {
+            let short: String = head.chars().take(12).collect();
+            format!("repository at {}, detached at {short}", root.display())
+        }
     })
 }
 
+/// The repository holding `start`: the nearest ancestor with a `.git` that
+/// belongs to the user running tern (as git's own `safe.directory` check
+/// demands). A `.git` someone else planted above the workspace (`/tmp/.git`)
+/// does not make their `AGENTS.md` part of this project.
 fn git_root(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find(|d| d.join(".git").exists()).map(Path::to_path_buf)
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid only reads this process's effective user id.
+    let me = unsafe { libc::geteuid() };
+    start
+        .ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok_and(|m| m.uid() == me))
+        .map(Path::to_path_buf)
+}
+
+/// The most of one instruction file put in the prompt.
+const MAX_INSTRUCTION_BYTES: u64 = 256 * 1024;
+
+/// An instruction file's text, if `path` is a regular file that stays inside
+/// `root` once links are followed (a committed `CLAUDE.md -> ~/.ssh/id_rsa`
+/// must not put a key in the prompt), at most [`MAX_INSTRUCTION_BYTES`].
+/// Opened without blocking, so a FIFO cannot hang the start.
+fn read_instruction(path: &Path, root: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let real = std::fs::canonicalize(path).ok()?;
+    let root = std::fs::canonicalize(root).ok()?;
+    if !real.starts_with(&root) || !std::fs::metadata(&real).ok()?.is_file() {
+        return None;
+    }
+    let file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(&real).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_INSTRUCTION_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// AGENTS.md files in order: the user's, then from the repository root (or
@@ -89,23 +126,26 @@ fn git_root(start: &Path) -> Option<PathBuf> {
 /// directory without AGENTS.md, CLAUDE.md is read instead.
 pub fn instruction_files(config_dir: &Path, workspace: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    let mut push_from = |dir: &Path| {
+    let mut push_from = |dir: &Path, root: &Path| {
         for name in ["AGENTS.md", "CLAUDE.md"] {
             let p = dir.join(name);
-            if let Ok(text) = std::fs::read_to_string(&p) {
-                if !text.trim().is_empty() {
-                    out.push((p, text));
-                }
-                break;
+            if std::fs::symlink_metadata(&p).is_err() {
+                continue;
             }
+            if let Some(text) = read_instruction(&p, root)
+                && !text.trim().is_empty()
+            {
+                out.push((p, text));
+            }
+            break;
         }
     };
-    push_from(config_dir);
+    push_from(config_dir, config_dir);
     let top = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut chain: Vec<&Path> = workspace.ancestors().take_while(|d| d.starts_with(&top)).collect();
     chain.reverse();
     for dir in chain {
-        push_from(dir);
+        push_from(dir, &top);
     }
     out
 }
@@ -139,6 +179,43 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20_787), (2026, 11, 30));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn instruction_files_stay_inside_the_project_and_never_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let secret = dir.path().join("id_rsa");
+        std::fs::write(&secret, "PRIVATE KEY").unwrap();
+        std::os::unix::fs::symlink("../../id_rsa", root.join("sub/CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/status", root.join("AGENTS.md")).unwrap();
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        let texts: Vec<String> = instruction_files(&config, &root.join("sub")).into_iter().map(|(_, t)| t).collect();
+        assert!(texts.is_empty(), "{texts:?}");
+        // A FIFO does not hang the start.
+        let fifo = root.join("sub/AGENTS.md");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(instruction_files(&config, &root.join("sub")).is_empty());
+        // A link that stays inside the project is fine.
+        std::fs::remove_file(&fifo).unwrap();
+        std::fs::write(root.join("RULES.md"), "root rules").unwrap();
+        std::os::unix::fs::symlink("../RULES.md", root.join("sub/AGENTS.md")).unwrap();
+        let texts: Vec<String> = instruction_files(&config, &root.join("sub")).into_iter().map(|(_, t)| t).collect();
+        assert_eq!(texts, ["root rules"]);
+    }
+
+    #[test]
+    fn a_non_ascii_head_does_not_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "abcdefghijké\n").unwrap();
+        assert_eq!(git_branch(dir.path()).as_deref(), Some("abcdefgh"));
+        assert!(git_summary(dir.path()).unwrap().contains("abcdefghijké"));
     }
 
     #[test]
