@@ -264,6 +264,8 @@ pub struct Policy {
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     read_only_tools: RwLock<Vec<String>>,
+    /// Why git in this workspace may run programs its untrusted config names.
+    risky_git_config: RwLock<Option<String>>,
 }
 
 impl Policy {
@@ -276,7 +278,21 @@ impl Policy {
             protected: setup.protected,
             readable: setup.readable,
             read_only_tools: RwLock::new(Vec::new()),
+            risky_git_config: RwLock::new(None),
         }
+    }
+
+    /// The workspace's repository config names programs git runs on
+    /// commands that look read-only (`diff.external`, a textconv or filter
+    /// driver, `man.<tool>.cmd`, ...) and the folder is not trusted: every git
+    /// command is then asked instead of allowed as read-only. `why` names the keys.
+    pub fn set_risky_git_config(&self, why: Option<String>) {
+        *self.risky_git_config.write().unwrap_or_else(PoisonError::into_inner) = why;
+    }
+
+    /// See [`Policy::set_risky_git_config`].
+    pub(crate) fn risky_git_config(&self) -> Option<String> {
+        self.risky_git_config.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// The MCP and extension tools marked read-only (MCP `readOnlyHint`), which plan mode
@@ -366,7 +382,21 @@ impl Policy {
             );
             return self.with_bash(d, &call);
         }
-        // 2. protected paths, for writes, in every mode; and bash writes that cannot be placed.
+        // 2. protected paths, for writes, in every mode; and bash writes that cannot be placed —
+        // which is everything a command tern could not parse might write.
+        // (Plan mode refuses it outright below.)
+        if let Some(b) = &call.bash
+            && !b.parsed
+            && b.class != BashClass::ReadOnly
+            && mode != Mode::Plan
+        {
+            let d = Decision::new(
+                Verdict::Ask,
+                format!("tern cannot read this command ({}), so cannot tell what it writes: always asked", b.reason),
+                DecidedBy::Classifier { class: b.class },
+            );
+            return self.with_bash(d, &call);
+        }
         if let Some(d) = self.unplaced_write(&call) {
             return self.with_bash(d, &call);
         }

@@ -133,8 +133,25 @@ fn place(text: &str, cwd: Option<&Path>, ctx: &RuleContext, budget: &mut usize) 
         return None;
     }
     let base = if homed || text.starts_with('/') { Path::new("/") } else { cwd? };
+    if depends_on_the_process(&crate::rules::normalize(&base.join(text))) {
+        return None;
+    }
     *budget = budget.checked_sub(1)?;
     Some(resolve_path_in(text, base, ctx))
+}
+
+/// `/proc/self/cwd/…`, `/proc/thread-self/root/…`, `/proc/PID/fd/…`: what they
+/// name depends on the process that opens them (the command, after its own
+/// `cd`), not on tern, so tern cannot place them.
+fn depends_on_the_process(path: &Path) -> bool {
+    let mut parts = path.components().skip(1).map(|c| c.as_os_str().to_string_lossy().into_owned());
+    if parts.next().as_deref() != Some("proc") {
+        return false;
+    }
+    let Some(who) = parts.next() else { return false };
+    let is_process = who == "self" || who == "thread-self" || who.bytes().all(|b| b.is_ascii_digit());
+    let what = parts.next();
+    is_process && matches!(what.as_deref(), Some("cwd" | "root" | "fd" | "map_files" | "task" | "exe"))
 }
 
 /// `{a,b}` or `{1..3}`: bash makes several words, each expanded again (`~` included).
@@ -191,6 +208,21 @@ fn nested_repository(cwd: &Path, ws: &Path) -> Option<PathBuf> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod process_path_tests {
+    use super::*;
+
+    #[test]
+    fn process_relative_paths_cannot_be_placed() {
+        for p in ["/proc/self/cwd/x", "/proc/thread-self/root/etc", "/proc/123/fd/3", "/proc/self/cwd"] {
+            assert!(depends_on_the_process(Path::new(p)), "{p}");
+        }
+        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/"] {
+            assert!(!depends_on_the_process(Path::new(p)), "{p}");
+        }
+    }
 }
 
 #[cfg(test)]

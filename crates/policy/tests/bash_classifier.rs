@@ -90,7 +90,6 @@ const READ_ONLY: &[&str] = &[
     "git stash show -p",
     "git worktree list",
     "git --version",
-    "git help log",
     "git merge-base main HEAD",
     "git rev-list --count HEAD",
     "git status && git diff && git log -3",
@@ -192,6 +191,9 @@ const READ_ONLY: &[&str] = &[
 ];
 
 const WRITE: &[&str] = &[
+    // `git help` opens a viewer git's config names (red team: a committed bare repo ran `man.<tool>.cmd`).
+    "git help log",
+    "git log --help",
     // Redirections.
     "echo x > file",
     "cat a >> b",
@@ -627,6 +629,7 @@ fn parts_name_the_program_after_quotes_and_wrappers() {
             network: false,
             cwd: Cwd::Workspace,
             overrides: vec!["sets FOO".to_owned()],
+            unparsed: false,
         }]
     );
     assert_eq!(analysis.write_paths, vec!["build dir".to_owned()]);

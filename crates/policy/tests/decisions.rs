@@ -242,8 +242,12 @@ fn bash_allow_rules_do_not_cover_writes_outside_the_workspace() {
 fn unparsable_commands_are_denied_when_bash_deny_rules_exist() {
     let p = policy(Mode::Bypass, &[(Deny, "bash(rm:*)")]);
     assert_eq!(verdict(&p, "bash", json!({"command": "rm -rf ~/x # {\u{429C6}"})), V::Deny);
+    // Without deny rules it is still asked, even in bypass: what a command tern cannot
+    // read writes cannot be checked against protected paths (red team: `echo x 1<>.git/config`).
     let p = policy(Mode::Bypass, &[]);
-    assert_eq!(verdict(&p, "bash", json!({"command": "rm -rf ~/x # {\u{429C6}"})), V::Allow, "bypass without rules");
+    assert_eq!(verdict(&p, "bash", json!({"command": "rm -rf ~/x # {\u{429C6}"})), V::Ask, "bypass without rules");
+    assert_eq!(verdict(&p, "bash", json!({"command": "echo x 1<>.git/config_probe"})), V::Ask);
+    assert_eq!(verdict(&p, "bash", json!({"command": "bash -c 'echo x 1<>.cargo/config.toml'"})), V::Ask);
 }
 
 #[test]

@@ -87,7 +87,7 @@ fn git_summary(workspace: &Path) -> Option<String> {
 /// belongs to the user running tern (as git's own `safe.directory` check
 /// demands). A `.git` someone else planted above the workspace (`/tmp/.git`)
 /// does not make their `AGENTS.md` part of this project.
-fn git_root(start: &Path) -> Option<PathBuf> {
+pub(crate) fn git_root(start: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid only reads this process's effective user id.
     let me = unsafe { libc::geteuid() };

@@ -207,7 +207,19 @@ pub(crate) fn policy(
         project: &loaded.project,
         project_file: &loaded.project_file,
     };
-    permissions::build_policy(layers, &flags, ctx, protected, readable, warnings).map_err(RuntimeError::Config)
+    let policy =
+        permissions::build_policy(layers, &flags, ctx, protected, readable, warnings).map_err(RuntimeError::Config)?;
+    if !loaded.trust.is_trusted()
+        && let Some(keys) = trust::risky_git_config(&loaded.workspace)
+    {
+        warnings.push(format!(
+            "this repository's .git/config names programs git would run ({keys}); until the folder is trusted \
+             every git command is asked; {}",
+            trust::how_to_trust(&loaded.workspace)
+        ));
+        policy.set_risky_git_config(Some(keys));
+    }
+    Ok(policy)
 }
 
 /// Step 8: the hook commands, started from the secret-free environment.

@@ -129,6 +129,79 @@ pub fn question(overrides: &crate::Overrides) -> Result<Option<TrustQuestion>, c
     Ok((!items.is_empty()).then(|| TrustQuestion { workspace, items, user_config: paths.user_config() }))
 }
 
+/// Keys of the workspace repository's own `.git/config` that make git run
+/// a program on commands that look read-only (`git diff`, `git log -p`,
+/// `git status`): a repository that arrives with its `.git` (an archive, a
+/// shared drive) brings its config along. `None` when there is none.
+pub fn risky_git_config(workspace: &Path) -> Option<String> {
+    use std::io::Read;
+    let root = crate::prompt::git_root(workspace)?;
+    let dot_git = root.join(".git");
+    let git_dir = if dot_git.is_dir() {
+        dot_git
+    } else {
+        // A worktree or submodule: `.git` is a file naming the real directory.
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let dir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+        if dir.is_absolute() { dir } else { root.join(dir) }
+    };
+    let file = std::fs::File::open(git_dir.join("config")).ok()?;
+    let mut text = String::new();
+    file.take(1 << 20).read_to_string(&mut text).ok()?;
+    let keys = program_keys(&text);
+    (!keys.is_empty()).then(|| keys.join(", "))
+}
+
+/// The `section.key` names in a git config file that name a program to run.
+fn program_keys(text: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut found: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.split(']').next().unwrap_or_default();
+            // `[diff "evil"]` and `[diff.evil]` are both the `diff.evil` section.
+            section = header.split(['"', ' ', '.']).next().unwrap_or_default().trim().to_ascii_lowercase();
+            if section.starts_with("include") {
+                found.push(format!("{section} (it can name any config)"));
+            }
+            continue;
+        }
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        let (key, value) = line.split_once('=').map_or((line, ""), |(k, v)| (k, v));
+        let key = key.trim().to_ascii_lowercase();
+        let value = value.trim().trim_matches('"');
+        let risky = match (section.as_str(), key.as_str()) {
+            ("alias", _) => value.starts_with('!'),
+            ("pager", _) => true,
+            ("core", k) => {
+                matches!(k, "fsmonitor" | "pager" | "editor" | "sshcommand" | "hookspath" | "askpass" | "gitproxy")
+                    || k == "alternaterefscommand"
+            }
+            ("diff", k) => matches!(k, "external" | "textconv" | "command"),
+            ("merge", k) => k == "driver",
+            ("filter", k) => matches!(k, "clean" | "smudge" | "process"),
+            ("man" | "browser", k) => matches!(k, "cmd" | "path"),
+            ("help", k) => matches!(k, "format" | "browser"),
+            ("web", k) => k == "browser",
+            ("gpg", k) => k == "program",
+            ("credential", k) => k == "helper",
+            ("interactive", k) => k == "difffilter",
+            ("sequence", k) => k == "editor",
+            ("uploadpack", k) => k == "packobjectshook",
+            ("remote", k) => matches!(k, "uploadpack" | "receivepack" | "vcs"),
+            _ => false,
+        };
+        let name = format!("{section}.{key}");
+        if risky && !found.contains(&name) {
+            found.push(name);
+        }
+    }
+    found
+}
+
 /// How to trust, for messages.
 pub fn how_to_trust(workspace: &Path) -> String {
     format!("trust the folder with `tern trust {}` (or `--trust` for one run)", workspace.display())
@@ -354,6 +427,15 @@ mod tests {
         assert!(out.providers.is_empty(), "never from a project, trusted or not");
         assert!(!out.hooks.is_empty() && !out.mcp_servers.is_empty());
         assert_eq!(out.permissions.allow, ["bash"]);
+    }
+
+    #[test]
+    fn git_config_keys_that_run_programs_are_found() {
+        let text = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[diff \"evil\"]\n\ttextconv = ./x.sh\n\
+                    [diff]\n\texternal = ./y\n[filter \"f\"]\n\tclean = z\n[man \"v\"]\n\tcmd = sh\n\
+                    [alias]\n\tst = status\n\tx = !sh -c id\n[remote \"origin\"]\n\turl = https://x\n";
+        assert_eq!(program_keys(text), ["diff.textconv", "diff.external", "filter.clean", "man.cmd", "alias.x"]);
+        assert!(program_keys("[core]\n\tbare = false\n[user]\n\tname = me\n").is_empty());
     }
 
     #[test]

@@ -46,9 +46,12 @@ const READS: &[&str] = &[
     "diff-files",
     "verify-commit",
     "verify-tag",
-    "help",
     "version",
 ];
+
+/// Why `git help` / `--help` is not read-only.
+const OPENS_VIEWER: &str =
+    "opens the manual with a viewer git's config names (help.format, man.viewer, man.<tool>.cmd)";
 
 /// Subcommands that change the repository, the work tree or a remote.
 const WRITES: &[&str] = &[
@@ -166,6 +169,11 @@ pub(super) fn judge(args: &[Word]) -> Verdict {
                 at += 1;
             }
             "--namespace" => at += 1,
+            // The current directory taken as a bare repository: a committed `evil/` laid out
+            // as one has its own config.
+            "--bare" => {
+                config = Some(worse(config, Verdict::unknown(format!("git --bare: {OTHER_REPOSITORY}"))));
+            }
             "-c" | "--config-env" => {
                 let setting = args.get(at).map(|w| w.text().to_owned()).unwrap_or_default();
                 at += 1;
@@ -175,7 +183,6 @@ pub(super) fn judge(args: &[Word]) -> Verdict {
             | "-P"
             | "-p"
             | "--paginate"
-            | "--bare"
             | "--no-replace-objects"
             | "--literal-pathspecs"
             | "--glob-pathspecs"
@@ -184,7 +191,8 @@ pub(super) fn judge(args: &[Word]) -> Verdict {
             | "--no-optional-locks"
             | "--no-lazy-fetch"
             | "--no-advice" => {}
-            "--version" | "--help" | "-h" | "--html-path" | "--man-path" | "--info-path" | "--exec-path" => {
+            "--help" => return with_config(Verdict::write(format!("git --help {OPENS_VIEWER}")), config),
+            "--version" | "-h" | "--html-path" | "--man-path" | "--info-path" | "--exec-path" => {
                 return with_config(Verdict::read_only(format!("git {text} only prints")), config);
             }
             _ if text.starts_with("--config-env=") => {
@@ -268,6 +276,11 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
     let has = |names: &[&str]| parsed.has_any(names);
     let operands: Vec<&str> = parsed.operands.iter().map(|w| w.text()).collect();
     let after_dashes = rest.iter().position(|w| w.fixed() == Some("--")).map(|i| &rest[i + 1..]);
+    let before_dashes = &rest[..rest.len() - after_dashes.map_or(0, |a| a.len() + 1)];
+    if sub == "help" || before_dashes.iter().any(|w| w.fixed() == Some("--help")) {
+        let what = if sub == "help" { "git help".to_string() } else { format!("git {sub} --help") };
+        return Verdict::write(format!("{what} {OPENS_VIEWER}"));
+    }
     let verdict = match sub {
         "push" => {
             let force = has(&[

@@ -79,6 +79,8 @@ pub(super) struct Verdict {
     pub chdir: Option<Cwd>,
     /// Why a prefix rule should not cover it (see [`BashPart::overrides`]).
     pub overrides: Vec<String>,
+    /// A shell string it runs could not be parsed.
+    pub unparsed: bool,
 }
 
 impl Verdict {
@@ -95,6 +97,7 @@ impl Verdict {
             computed_reads: Vec::new(),
             chdir: None,
             overrides: Vec::new(),
+            unparsed: false,
         }
     }
 
@@ -144,6 +147,7 @@ impl Verdict {
     /// Keeps the parts of a string this command runs (they carry their own paths).
     pub fn with_nested(mut self, analysis: BashAnalysis) -> Self {
         self.network |= analysis.network;
+        self.unparsed |= !analysis.parsed;
         self.nested.extend(analysis.parts);
         self
     }
@@ -289,7 +293,8 @@ pub(super) fn risky_variable(name: &str, value: &Word) -> Option<String> {
     if OTHER_REPOSITORY.contains(&name) {
         return Some(format!("{name}=... runs git on another repository, whose config can run programs"));
     }
-    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_"];
+    // GIT_TRACE*=FILE makes git write FILE.
+    const PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_CONFIG", "GIT_TRACE", "BASH_FUNC_", "npm_config_", "NPM_CONFIG_"];
     if PAGERS.contains(&name) {
         let harmless = value.fixed().is_some_and(|v| {
             matches!(v.split_whitespace().next(), None | Some("cat" | "less" | "more"))

@@ -196,6 +196,13 @@ pub struct BashPart {
     /// prefix or pattern rule does not cover such a part, only an exact one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overrides: Vec<String>,
+    /// A shell string it runs (`bash -c '...'`, `eval`) could not be parsed.
+    #[serde(skip_serializing_if = "is_false")]
+    pub unparsed: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The judgement of a whole command line.
@@ -213,6 +220,9 @@ pub struct BashAnalysis {
     pub reads: Vec<String>,
     /// Whether any part touches the network.
     pub network: bool,
+    /// Whether all of it, and every shell string it runs, parsed: when not,
+    /// what it writes cannot be known (bypass asks too).
+    pub parsed: bool,
 }
 
 /// Classifies a bash command line. Never panics.
@@ -273,7 +283,8 @@ fn analyze(command: &str, depth: judge::Depth, cwd: Cwd) -> BashAnalysis {
         }
     }
     let network = parts.iter().any(|p| p.network);
-    BashAnalysis { class, parts, reason, write_paths, reads, network }
+    let parsed = !root.has_error() && !outcome.too_deep && !parts.iter().any(|p| p.unparsed);
+    BashAnalysis { class, parts, reason, write_paths, reads, network, parsed }
 }
 
 fn unjudged(reason: &str) -> BashAnalysis {
@@ -284,6 +295,7 @@ fn unjudged(reason: &str) -> BashAnalysis {
         write_paths: Vec::new(),
         reads: Vec::new(),
         network: false,
+        parsed: false,
     }
 }
 

@@ -32,6 +32,15 @@ impl Policy {
             if let Some(d) = self.reach_question(analysis, reach, rules) {
                 return d;
             }
+            if let Some(why) = self.risky_git_config()
+                && analysis.parts.iter().any(|p| p.program == "git")
+            {
+                return Decision::new(
+                    Verdict::Ask,
+                    format!("git in this untrusted folder may run programs its .git/config names ({why})"),
+                    DecidedBy::Tier { tier: "untrusted_git_config".into() },
+                );
+            }
             return Decision::new(
                 Verdict::Allow,
                 format!("read-only command ({})", analysis.reason),
@@ -283,6 +292,7 @@ mod tests {
             network: false,
             cwd: Cwd::Workspace,
             overrides: Vec::new(),
+            unparsed: false,
         };
         assert_eq!(
             suggest_bash_rule(&part("npm run test --watch", BashClass::Write)).as_deref(),

@@ -239,6 +239,7 @@ impl<'s> Walker<'s> {
                 network: false,
                 cwd: self.cwd.clone(),
                 overrides: Vec::new(),
+                unparsed: false,
             },
             level: self.level,
         });
@@ -287,6 +288,7 @@ impl<'s> Walker<'s> {
             part.network = verdict.network;
             part.cwd = cwd;
             part.overrides = verdict.overrides;
+            part.unparsed = verdict.unparsed;
         }
         let level = self.level + 1;
         self.found.extend(verdict.nested.into_iter().map(|part| Found { part, level }));
