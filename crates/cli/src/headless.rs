@@ -33,12 +33,12 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
             spawn_signal_watch(cancel.clone(), interrupted.clone());
             if options.verbose {
                 for line in runtime.security_summary() {
-                    eprintln!("tern: {line}");
+                    crate::say(&line);
                 }
             }
             for s in runtime.mcp_servers() {
                 if s.state == tern_runtime::McpState::Failed {
-                    eprintln!("tern: warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default());
+                    crate::say(&format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default()));
                 }
             }
             if options.format == OutputFormat::StreamJson {
@@ -54,7 +54,7 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
             let events = event_sink(options.format, options.verbose);
             let report = runtime.run_prompt(prompt, &events, &cancel).await;
             for n in &report.notices {
-                eprintln!("tern: {n}");
+                crate::say(n);
             }
             let result = result_object(&report, runtime.session().id());
             match options.format {
@@ -161,7 +161,8 @@ fn progress(e: &AgentEvent) {
         AgentEvent::Error { message } => format!("error: {message}"),
         _ => return,
     };
-    eprintln!("{text}");
+    // Tool output and model text may hold escape sequences from files tern read.
+    eprintln!("{}", tern_tui::sanitize::clean(&text));
 }
 
 fn result_object(report: &RunReport, session_id: &str) -> Value {
@@ -207,7 +208,7 @@ impl tern_runtime::PermissionPrompt for Refuse {
             short.push('…');
         }
         let hint = request.decision.how_to_allow().map(|h| format!("; {h}")).unwrap_or_default();
-        eprintln!("tern: denied {} `{short}` — {}{hint}", request.tool, request.decision.reason);
+        crate::say(&format!("denied {} `{short}` — {}{hint}", request.tool, request.decision.reason));
         Box::pin(async { tern_runtime::PermissionAnswer::Unanswered })
     }
 }

@@ -300,7 +300,7 @@ fn with_runtime_mut(
             }
         };
         for w in runtime.warnings() {
-            eprintln!("tern: warning: {w}");
+            say(&format!("warning: {w}"));
         }
         setup(&mut runtime);
         let code = f(&runtime).await;
@@ -361,6 +361,13 @@ fn tui(mut overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
             }
         }
     })
+}
+
+/// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
+/// (warnings quote config files, server names and hook commands from the
+/// repository).
+pub(crate) fn say(text: &str) {
+    eprintln!("tern: {}", tern_tui::sanitize::clean(text));
 }
 
 /// Make tern's own process unreadable to the commands it runs: its

@@ -49,7 +49,11 @@ fn harness_home(h: &Harness) -> PathBuf {
 /// Runs `tern ARGS` with the fake HOME and secrets in the environment.
 async fn run(h: &Harness, args: &[&str]) -> common::Output {
     let mut cmd = h.command(args);
-    cmd.env("HOME", harness_home(h)).env("GITHUB_TOKEN", GH).env("ANTHROPIC_API_KEY", KEY);
+    cmd.env("HOME", harness_home(h))
+        .env("GITHUB_TOKEN", GH)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("DATABASE_URL", "postgres://u:DB_PASSWORD_MARKER@h/db")
+        .env("HTTPS_PROXY", "http://user:DB_PASSWORD_MARKER@proxy:3128");
     let out = cmd.output().await.unwrap();
     common::Output {
         code: out.status.code(),
@@ -217,6 +221,7 @@ async fn children_never_see_provider_keys_or_tokens() {
     assert!(results[0].0.contains("PATH="), "the command ran: {results:?}");
     for (text, _) in &results {
         assert!(!text.contains(KEY) && !text.contains(GH), "a secret reached the model: {text}");
+        assert!(!text.contains("DB_PASSWORD_MARKER"), "a credential in a URL reached the model: {text}");
     }
     let hook = std::fs::read_to_string(&hook_file).unwrap();
     assert!(hook.contains("PATH=") && !hook.contains(KEY) && !hook.contains(GH), "{hook}");
@@ -317,4 +322,15 @@ async fn a_git_dir_written_by_the_model_cannot_run_its_fsmonitor() {
     assert!(!marker.exists(), "git ran the planted core.fsmonitor");
     let results = h.tool_results(h.bodies().last().unwrap());
     assert!(results.iter().skip(4).all(|(t, _)| t.contains("Permission denied")), "{results:?}");
+}
+
+#[tokio::test]
+async fn repository_text_reaches_the_terminal_without_escape_sequences() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "ok"}]}).to_string()).await;
+    write(&h.path(".tern/config.toml"), "[permissions]\nallow = [\"bash(x\\u001b[2J\\u001b]0;TITLE\\u0007)\"]\n");
+    write(&h.path(".mcp.json"), &json!({"mcpServers": {"x\u{1b}[31mRED": {"command": "true"}}}).to_string());
+    let out = run(&h, &["-p", "hi"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("ignored allow rule(s)"), "{}", out.stderr);
+    assert!(!out.stderr.contains('\u{1b}') && !out.stderr.contains('\u{7}'), "{:?}", out.stderr);
 }

@@ -28,13 +28,45 @@ pub fn is_secret_name(name: &str) -> bool {
     if INSIDE.iter().any(|s| upper.contains(s)) {
         return true;
     }
-    const WORDS: &[&str] = &["KEY", "KEYS", "PAT", "AUTH", "PASS", "PWD", "COOKIE", "SIGNATURE", "DSN", "WEBHOOK"];
-    upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
+    const WORDS: &[&str] = &[
+        "KEY",
+        "KEYS",
+        "PAT",
+        "AUTH",
+        "PASS",
+        "PWD",
+        "COOKIE",
+        "SIGNATURE",
+        "DSN",
+        "WEBHOOK",
+        "JWT",
+        "SK",
+        "HEADERS",
+        "CONNECTION",
+    ];
+    const NAMES: &[&str] = &["SSHPASS", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"];
+    NAMES.contains(&upper.as_str()) || upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
+}
+
+/// Whether a value carries a credential whatever its variable's name: a URL
+/// with a password (`postgres://u:pw@h/db`, `http://u:pw@proxy`), or a
+/// connection string with one (`…;Password=…`).
+pub fn is_secret_value(value: &str) -> bool {
+    let lower = value.to_ascii_lowercase();
+    if lower.contains("password=") || lower.contains("pwd=") {
+        return true;
+    }
+    value.split_whitespace().any(|word| {
+        let Some((_, rest)) = word.split_once("://") else { return false };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority.rsplit_once('@').is_some_and(|(userinfo, _)| userinfo.contains(':'))
+    })
 }
 
 /// Variables that hold provider keys whatever their names (the ones tern
 /// itself reads), so a renamed key (`api_key_env = "LLM"`) is removed too.
-pub const PROVIDER_KEY_VARS: &[&str] = &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY"];
+pub const PROVIDER_KEY_VARS: &[&str] =
+    &["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "OPENAI_API_KEY"];
 
 /// The environment for children: tern's own, minus secrets and `also_remove`,
 /// plus `passthrough` names (exact, or a prefix ending in `*`) from tern's
@@ -57,7 +89,8 @@ fn build(vars: impl Iterator<Item = (OsString, OsString)>, passthrough: &[String
             continue;
         };
         let provider_key = PROVIDER_KEY_VARS.contains(&name) || also_remove.iter().any(|r| r == name);
-        if provider_key || (is_secret_name(name) && !passes(name)) {
+        let secret = is_secret_name(name) || value.to_str().is_some_and(is_secret_value);
+        if provider_key || (secret && !passes(name)) {
             continue;
         }
         out.insert(key, value);
@@ -95,6 +128,12 @@ mod tests {
             "DOCKER_PASS",
             "HF_TOKEN",
             "GOOGLE_APPLICATION_CREDENTIALS",
+            "SSHPASS",
+            "STRIPE_SK",
+            "JWT",
+            "DATABASE_URL",
+            "CONNECTION_STRING",
+            "ANTHROPIC_CUSTOM_HEADERS",
         ] {
             assert!(is_secret_name(secret), "{secret}");
         }
@@ -106,6 +145,16 @@ mod tests {
     }
 
     #[test]
+    fn values_with_credentials_are_secret() {
+        assert!(is_secret_value("postgres://u:S3CRET@h/db"));
+        assert!(is_secret_value("http://user:pw@proxy:3128"));
+        assert!(is_secret_value("Server=x;User Id=u;Password=p;"));
+        assert!(!is_secret_value("http://proxy:3128"));
+        assert!(!is_secret_value("https://user@host/x"));
+        assert!(!is_secret_value("/usr/bin:/bin"));
+    }
+
+    #[test]
     fn child_env_drops_secrets_keeps_the_rest_and_honours_passthrough() {
         let vars = [
             ("PATH", "/bin"),
@@ -114,6 +163,7 @@ mod tests {
             ("ANTHROPIC_API_KEY", "sk"),
             ("LLM", "renamed-key"),
             ("MINIMAX_API_KEY", "mm"),
+            ("HTTPS_PROXY", "http://u:pw@proxy:3128"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
         let env =
