@@ -568,8 +568,29 @@ impl Policy {
     }
 }
 
-/// Files and directories under home that are protected (shell startup, ssh, git config).
+/// Files and directories under home that are protected: what runs at login
+/// or in every shell, editor or tool start (shell startup, ssh, git config,
+/// programs on PATH, Python start-up files, user services, autostart).
 const HOME_PROTECTED: &[&str] = &[
+    ".local/bin",
+    ".local/lib",
+    ".config/systemd",
+    ".config/autostart",
+    ".config/environment.d",
+    ".config/nvim",
+    ".config/pip",
+    ".config/mise",
+    ".xprofile",
+    ".xsession",
+    ".pam_environment",
+    ".vimrc",
+    ".npmrc",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".docker",
+    ".kube",
+    ".aws",
+    ".gnupg",
     ".ssh",
     ".bashrc",
     ".bash_profile",

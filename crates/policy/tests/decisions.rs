@@ -278,3 +278,23 @@ fn read_only_bash_outside_the_workspace_is_asked_like_read() {
     let allowed = policy(Mode::Default, &[(Allow, "read(/etc/**)")]);
     assert_eq!(verdict(&allowed, "bash", json!({"command": "head -5 /etc/hosts"})), V::Allow);
 }
+
+#[test]
+fn files_that_run_programs_at_login_or_start_are_protected_even_in_bypass() {
+    let p = policy(Mode::Bypass, &[]);
+    for path in [
+        "~/.local/bin/git",
+        "~/.local/lib/python3.12/site-packages/zz.pth",
+        "~/.config/systemd/user/evil.service",
+        "~/.config/autostart/x.desktop",
+        "~/.pam_environment",
+        "~/.vimrc",
+        "mise.toml",
+        ".tool-versions",
+        ".vscode/tasks.json",
+        "sub/.pnpmfile.cjs",
+    ] {
+        assert_eq!(verdict(&p, "write", json!({"path": path, "content": "x"})), Verdict::Ask, "{path}");
+    }
+    assert_eq!(verdict(&p, "write", json!({"path": "src/main.rs", "content": "x"})), Verdict::Allow);
+}

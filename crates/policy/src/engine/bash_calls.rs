@@ -184,8 +184,22 @@ impl Policy {
 /// programs (`.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
 /// `.envrc`). Compared without case (macOS and Windows file systems ignore it).
 pub(super) fn has_protected_name(path: &str) -> bool {
-    const FILES: &[&str] =
-        &["rust-toolchain", "rust-toolchain.toml", ".npmrc", ".yarnrc", ".yarnrc.yml", ".envrc", ".mcp.json"];
+    // Files that make a tool run programs where they sit: toolchains, package managers,
+    // directory environments (`mise`, direnv), editor tasks.
+    const FILES: &[&str] = &[
+        "rust-toolchain",
+        "rust-toolchain.toml",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pnpmfile.cjs",
+        "bunfig.toml",
+        ".envrc",
+        "mise.toml",
+        ".mise.toml",
+        ".tool-versions",
+        ".mcp.json",
+    ];
     let components: Vec<String> = path.split('/').map(str::to_lowercase).collect();
     let last = components.last().map(String::as_str).unwrap_or_default();
     components.iter().any(|c| c == ".git" || c == ".ssh" || c == ".tern")
@@ -193,6 +207,7 @@ pub(super) fn has_protected_name(path: &str) -> bool {
         || (path.starts_with('~') || !path.starts_with('/'))
             && (HOME_PROTECTED.contains(&last) || last == "authorized_keys")
         || components.windows(2).any(|w| w[0] == ".cargo" && matches!(w[1].as_str(), "config" | "config.toml"))
+        || components.windows(2).any(|w| w[0] == ".vscode" && matches!(w[1].as_str(), "tasks.json" | "settings.json"))
 }
 
 /// Whether an allow rule covers a part: a bare `bash` rule covers any part that is not
