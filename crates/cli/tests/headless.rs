@@ -322,9 +322,17 @@ async fn missing_key_is_a_one_line_error_naming_the_variable() {
 async fn bad_config_is_a_usage_error_naming_the_file() {
     let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"x"}]}"#).await;
     write(&h.path(".tern/config.toml"), "max_turns = \"many\"\n");
-    let out = h.run(&["-p", "hi"]).await;
+    // Trusted: a mistake in the project config is the person's to fix.
+    let out = h.run(&["-p", "hi", "--trust"]).await;
     assert_eq!(out.code, Some(2));
     assert!(out.stderr.contains(".tern/config.toml"), "{}", out.stderr);
+    // Untrusted: a repository cannot stop tern from starting; the config is ignored and said so.
+    let out = h.run(&["-p", "hi"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("ignored the project config") && out.stderr.contains("max_turns"), "{}", out.stderr);
+    // The user config is still an error.
+    write(&h.home.path().join("config.toml"), "max_turns = \"many\"\n");
+    assert_eq!(h.run(&["-p", "hi"]).await.code, Some(2));
 }
 
 #[tokio::test]

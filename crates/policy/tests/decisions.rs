@@ -298,3 +298,12 @@ fn files_that_run_programs_at_login_or_start_are_protected_even_in_bypass() {
     }
     assert_eq!(verdict(&p, "write", json!({"path": "src/main.rs", "content": "x"})), Verdict::Allow);
 }
+
+#[test]
+fn git_config_writes_are_writes_to_a_protected_file() {
+    let p = policy(Mode::Bypass, &[]);
+    for command in ["git config core.hooksPath evil", "git config user.name me", "git config --global alias.x '!sh'"] {
+        assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Ask, "{command}");
+    }
+    assert_eq!(verdict(&p, "bash", json!({"command": "git config --get user.name"})), Verdict::Allow);
+}

@@ -60,9 +60,18 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
     let paths = TernPaths::discover()?;
     let user = FileConfig::load(&paths.user_config())?;
     let project_file = config::project_config(&workspace);
-    let project_raw = FileConfig::load(&project_file)?;
     let mut warnings = Vec::new();
     let trust = trust::decide(&user, &workspace, overrides.trust);
+    // A repository must not be able to stop tern from starting with a broken
+    // config; in a folder the person trusts, a mistake in it is an error.
+    let project_raw = match FileConfig::load(&project_file) {
+        Ok(c) => c,
+        Err(e) if !trust.is_trusted() => {
+            warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));
+            FileConfig::default()
+        }
+        Err(e) => return Err(e),
+    };
     let project = trust::restrict(project_raw, &user, &trust, &project_file, &workspace, &mut warnings);
     let config = user.clone().merge(project.clone());
     Ok(Loaded { workspace, paths, user, project, project_file, config, trust, warnings })

@@ -528,8 +528,16 @@ fn config(rest: &[Word]) -> Verdict {
     if !writes {
         return Verdict::read_only("git config only reads settings");
     }
-    match keys.first() {
+    // Where it writes: a protected file in every case but `--file` (asked even in bypass).
+    let target = match parsed.values(&["--file", "-f"]).first() {
+        Some(file) => file.text().to_string(),
+        None if parsed.has_any(&["--global"]) => "~/.gitconfig".to_string(),
+        None if parsed.has_any(&["--system"]) => "/etc/gitconfig".to_string(),
+        None => ".git/config".to_string(),
+    };
+    let verdict = match keys.first() {
         Some(key) if runs_program(key) => Verdict::dangerous(format!("git config {key} sets a program for git to run")),
         _ => Verdict::write("git config changes settings"),
-    }
+    };
+    verdict.writing([target])
 }
