@@ -386,6 +386,58 @@ impl TernPaths {
     }
 }
 
+/// Change the string list at `path` (tables, created when missing) in the
+/// TOML file `file`, keeping everything else as it is (comments, order);
+/// written atomically through a symlinked config, keeping its mode. `change`
+/// says whether it changed anything; nothing is written when it did not.
+pub fn edit_string_list(
+    file: &Path,
+    path: &[&str],
+    change: impl FnOnce(&mut toml_edit::Array) -> bool,
+) -> Result<bool, String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e| format!("{} is not valid TOML, so it was not changed: {e}", file.display()))?;
+    let Some((last, tables)) = path.split_last() else { return Ok(false) };
+    let mut table = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
+    let mut at = String::new();
+    for (i, key) in tables.iter().enumerate() {
+        at = if at.is_empty() { (*key).to_string() } else { format!("{at}.\"{key}\"") };
+        let dotted = i + 1 < tables.len();
+        table = table
+            .entry(key)
+            .or_insert_with(|| {
+                let mut t = toml_edit::Table::new();
+                // `[projects."/path"]` without an empty `[projects]` above it.
+                t.set_implicit(dotted);
+                toml_edit::Item::Table(t)
+            })
+            .as_table_like_mut()
+            .ok_or_else(|| format!("{}: `{at}` is not a table", file.display()))?;
+    }
+    let list = table
+        .entry(last)
+        .or_insert(toml_edit::value(toml_edit::Array::new()))
+        .as_array_mut()
+        .ok_or_else(|| format!("{}: `{at}.{last}` is not a list", file.display()))?;
+    if !change(list) {
+        return Ok(false);
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Write through a symlinked config (dotfile managers); the atomic
+    // writer keeps the file's mode.
+    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    tern_tools::write_atomic(&file, doc.to_string().as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(true)
+}
+
 /// The project config file for a workspace.
 pub fn project_config(workspace: &Path) -> PathBuf {
     workspace.join(".tern").join("config.toml")

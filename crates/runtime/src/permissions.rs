@@ -180,45 +180,15 @@ pub fn project_key(workspace: &Path) -> String {
 /// Saved there, not in the repository: a file the repository controls must
 /// never be where allow rules come from.
 pub fn save_allow_rule(file: &Path, workspace: &Path, rule: &str) -> Result<(), String> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
-    };
-    let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e| format!("{} is not valid TOML, so the rule was not saved: {e}", file.display()))?;
-    let projects = doc
-        .entry("projects")
-        .or_insert_with(|| {
-            let mut t = toml_edit::Table::new();
-            t.set_implicit(true);
-            toml_edit::Item::Table(t)
-        })
-        .as_table_like_mut()
-        .ok_or_else(|| format!("{}: `projects` is not a table", file.display()))?;
     let key = project_key(workspace);
-    let project = projects
-        .entry(&key)
-        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
-        .as_table_like_mut()
-        .ok_or_else(|| format!("{}: `projects.\"{key}\"` is not a table", file.display()))?;
-    let allow = project
-        .entry("allow")
-        .or_insert(toml_edit::value(toml_edit::Array::new()))
-        .as_array_mut()
-        .ok_or_else(|| format!("{}: `projects.\"{key}\".allow` is not a list", file.display()))?;
-    if allow.iter().any(|v| v.as_str() == Some(rule)) {
-        return Ok(());
-    }
-    allow.push(rule);
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    // Write through a symlinked config (dotfile managers); the atomic
-    // writer keeps the file's mode.
-    let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
-    tern_tools::write_atomic(&file, doc.to_string().as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))
+    crate::config::edit_string_list(file, &["projects", &key, "allow"], |allow| {
+        if allow.iter().any(|v| v.as_str() == Some(rule)) {
+            return false;
+        }
+        allow.push(rule);
+        true
+    })
+    .map(|_| ())
 }
 
 /// Policy + hooks + prompt, as the loop's [`Hooks`].

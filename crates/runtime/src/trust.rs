@@ -331,33 +331,7 @@ pub fn remove_trusted(user_file: &Path, dir: &Path) -> Result<bool, String> {
 }
 
 fn edit_folders(user_file: &Path, change: impl FnOnce(&mut toml_edit::Array) -> bool) -> Result<bool, String> {
-    let text = match std::fs::read_to_string(user_file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", user_file.display())),
-    };
-    let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e| format!("{} is not valid TOML, so it was not changed: {e}", user_file.display()))?;
-    let trust = doc
-        .entry("trust")
-        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
-        .as_table_like_mut()
-        .ok_or_else(|| format!("{}: `trust` is not a table", user_file.display()))?;
-    let folders = trust
-        .entry("folders")
-        .or_insert(toml_edit::value(toml_edit::Array::new()))
-        .as_array_mut()
-        .ok_or_else(|| format!("{}: `trust.folders` is not a list", user_file.display()))?;
-    if !change(folders) {
-        return Ok(false);
-    }
-    if let Some(dir) = user_file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    }
-    let file = std::fs::canonicalize(user_file).unwrap_or_else(|_| user_file.to_path_buf());
-    tern_tools::write_atomic(&file, doc.to_string().as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
-    Ok(true)
+    crate::config::edit_string_list(user_file, &["trust", "folders"], change)
 }
 
 #[cfg(test)]
