@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolEnv;
-use crate::bash_sandbox::CallSandbox;
+use crate::bash_sandbox::{Applied, CallSandbox};
 use crate::output_tail::{OutputTail, human_bytes};
 use tern_process::{Utf8Carry, reap_leftovers, terminate_group};
 
@@ -137,6 +137,19 @@ async fn run(
     updates: &UpdateSink,
 ) -> Result<ToolOutput, ToolError> {
     let started = Instant::now();
+    let (mut child, pgid, reader, sandbox) = spawn(env, command, sandbox)?;
+    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, spill);
+    let ending = collect(&mut child, pgid, reader, &mut tail, timeout, cancel, updates).await?;
+    report(tail.finish(), &ending, timeout, &sandbox, started.elapsed())
+}
+
+/// Start `command` with `bash -c` in the workspace, in its own process group,
+/// confined as the call's sandbox says, stdout and stderr on one pipe.
+fn spawn(
+    env: &ToolEnv,
+    command: &str,
+    sandbox: CallSandbox,
+) -> Result<(tokio::process::Child, u32, tokio::net::unix::pipe::Receiver, Applied), ToolError> {
     // One pipe for both stdout and stderr, as `2>&1` would do: the output
     // keeps the order it was written in, and it is one byte stream, so a
     // character split across reads is never cut by the other stream's bytes.
@@ -171,16 +184,29 @@ async fn run(
         cmd.env("PATH", path);
     }
     let sandbox = sandbox.apply(&mut cmd);
-    let mut child = cmd.spawn().map_err(|e| sandbox.spawn_error(e))?;
+    let child = cmd.spawn().map_err(|e| sandbox.spawn_error(e))?;
     // The command holds our copies of the write end; close them, or the pipe
     // never reaches end-of-file.
     drop(cmd);
     let Some(pgid) = child.id() else {
         return Err(ToolError::new("bash: the process exited before it could be tracked"));
     };
+    Ok((child, pgid, reader, sandbox))
+}
+
+/// Stream the command's output into `tail` (and `updates`) until it exits,
+/// times out or is cancelled; then leave no process of its group behind.
+async fn collect(
+    child: &mut tokio::process::Child,
+    pgid: u32,
+    reader: tokio::net::unix::pipe::Receiver,
+    tail: &mut OutputTail,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    updates: &UpdateSink,
+) -> Result<Ending, ToolError> {
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     tokio::spawn(pump(reader, tx));
-    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, spill);
     let mut decoder = Utf8Carry::default();
     let deadline = tokio::time::Instant::now() + timeout;
     let mut pipes_open = true;
@@ -220,14 +246,24 @@ async fn run(
             reap_leftovers(pgid).await;
         }
         Ending::TimedOut | Ending::Cancelled => {
-            terminate_group(&mut child, pgid).await;
+            terminate_group(child, pgid).await;
             while let Ok(c) = rx.try_recv() {
                 tail.push(&c);
             }
         }
     }
-    let view = tail.finish();
-    let elapsed = started.elapsed();
+    Ok(ending)
+}
+
+/// The result the model sees: the tail (with where the rest went), how the
+/// command ended, the sandbox's note when it blocked something, and details.
+fn report(
+    view: crate::output_tail::TailView,
+    ending: &Ending,
+    timeout: Duration,
+    sandbox: &Applied,
+    elapsed: Duration,
+) -> Result<ToolOutput, ToolError> {
     let mut text = String::new();
     if view.truncated {
         text.push_str(&format!(
@@ -248,7 +284,7 @@ async fn run(
     } else {
         text.push_str(&view.text);
     }
-    let (status_line, exit_code, is_error) = match ending {
+    let (status_line, exit_code, is_error) = match *ending {
         Ending::Exited(Some(code), _) => (format!("[Exit code: {code}]"), Some(code), code != 0),
         Ending::Exited(None, sig) => (format!("[Killed by signal {}]", sig.unwrap_or(0)), None, true),
         Ending::TimedOut => (
