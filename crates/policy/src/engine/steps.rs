@@ -1,0 +1,212 @@
+//! The steps of a decision, in order; the first that decides, wins.
+
+use std::sync::PoisonError;
+
+use super::{Call, Category, DecidedBy, Decision, MAX_PATHS, Mode, Policy, Verdict, dir_pattern};
+use crate::bash::BashClass;
+use crate::rules::{Rule, RuleKind, path_rule_family};
+
+impl Policy {
+    /// Step 1: deny rules, in every mode — and what cannot be shown to escape one.
+    pub(super) fn refused(&self, call: &Call, rules: &[Rule]) -> Option<Decision> {
+        let list = |kind: RuleKind| rules.iter().filter(move |r| r.kind == kind);
+        for rule in list(RuleKind::Deny) {
+            if let Some(what) = call.covered_by(rule, false) {
+                return Some(Decision::by_rule(
+                    Verdict::Deny,
+                    rule,
+                    format!("{what} is denied by rule `{}`", rule.text),
+                ));
+            }
+        }
+        // A command tern could not take apart cannot be shown to escape a
+        // bash deny rule: refuse it when there are any.
+        if let Some(b) = &call.bash
+            && b.parts.is_empty()
+            && let Some(rule) = list(RuleKind::Deny).find(|r| r.names_tool("bash"))
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("tern could not parse this command, and deny rule `{}` might cover it", rule.text),
+            );
+            return Some(d);
+        }
+        // Paths past the budget cannot be shown to escape a path deny rule.
+        if call.reach.as_ref().is_some_and(|r| r.too_many)
+            && let Some(rule) = list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()).is_some())
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("the command names more than {MAX_PATHS} paths, and deny rule `{}` might cover one", rule.text),
+            );
+            return Some(d);
+        }
+        // Nor can paths that cannot be placed (an unknown directory, `~root`, braces).
+        if let Some((family, text)) = call.unplaced_path()
+            && let Some(rule) =
+                list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()) == Some(family))
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!("tern cannot tell where {text} is, and deny rule `{}` might cover it", rule.text),
+            );
+            return Some(d);
+        }
+        None
+    }
+
+    /// Step 2: protected paths and writes tern cannot place are asked in
+    /// every mode (plan mode refuses them later).
+    pub(super) fn always_asked(&self, call: &Call, mode: Mode) -> Option<Decision> {
+        // Bash writes that cannot be placed include everything a command tern could not
+        // which is everything a command tern could not parse might write.
+        // (Plan mode refuses it outright below.)
+        if let Some(b) = &call.bash
+            && !b.parsed
+            && b.class != BashClass::ReadOnly
+            && mode != Mode::Plan
+        {
+            let d = Decision::new(
+                Verdict::Ask,
+                format!("tern cannot read this command ({}), so cannot tell what it writes: always asked", b.reason),
+                DecidedBy::Classifier { class: b.class },
+            );
+            return Some(d);
+        }
+        if let Some(d) = self.unplaced_write(call) {
+            return Some(d);
+        }
+        if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
+            let d = Decision::new(
+                Verdict::Ask,
+                format!(
+                    "{} would write {}, a protected path (git internals, tern's config and hooks, shell startup \
+                     files, ~/.ssh): always asked",
+                    call.tool,
+                    path.display()
+                ),
+                DecidedBy::ProtectedPath { path: path.display().to_string() },
+            );
+            return Some(d);
+        }
+        None
+    }
+
+    /// Steps 3 to 5: ask rules; bypass allows the rest; plan mode refuses changes.
+    pub(super) fn by_ask_rule_or_mode(&self, call: &Call, rules: &[Rule], mode: Mode) -> Option<Decision> {
+        let list = |kind: RuleKind| rules.iter().filter(move |r| r.kind == kind);
+        // 3. ask rules.
+        if mode != Mode::Bypass {
+            for rule in list(RuleKind::Ask) {
+                if let Some(what) = call.covered_by(rule, false) {
+                    let d = Decision::by_rule(Verdict::Ask, rule, format!("{what} is asked by rule `{}`", rule.text));
+                    return Some(d);
+                }
+            }
+        }
+        // 4. bypass.
+        if mode == Mode::Bypass {
+            let d = Decision::new(Verdict::Allow, "bypass mode allows it", DecidedBy::Mode { mode });
+            return Some(d);
+        }
+        // 5. plan mode refuses changes; an allow rule does not make a writing tool read-only.
+        let read_only_tool =
+            || self.read_only_tools.read().unwrap_or_else(PoisonError::into_inner).contains(&call.tool);
+        if mode == Mode::Plan && call.may_change_things() && !(call.category == Category::Other && read_only_tool()) {
+            let d = Decision::new(
+                Verdict::Deny,
+                format!(
+                    "plan mode: {} could change files or state{}; nothing changes until the plan is approved",
+                    call.describe(),
+                    call.bash.as_ref().map(|b| format!(" ({})", b.reason)).unwrap_or_default()
+                ),
+                DecidedBy::Mode { mode },
+            );
+            return Some(d);
+        }
+        None
+    }
+
+    /// Step 6, the tiers: always allowed, read-only inside the workspace,
+    /// edits, bash by its classifier, and everything else by allow rules.
+    pub(super) fn by_tier(&self, call: &Call, rules: &[Rule], mode: Mode) -> Decision {
+        let allow_rule =
+            || rules.iter().filter(|r| r.kind == RuleKind::Allow).find(|r| call.covered_by(r, true).is_some());
+        match call.category {
+            Category::Always => Decision::new(
+                Verdict::Allow,
+                format!("{} is always allowed", call.tool),
+                DecidedBy::Tier { tier: "always_allowed".into() },
+            ),
+            Category::Read => {
+                let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
+                if path.starts_with(&self.ctx.workspace) || self.readable.iter().any(|r| path.starts_with(r)) {
+                    Decision::new(
+                        Verdict::Allow,
+                        format!("{} reads inside the workspace", call.tool),
+                        DecidedBy::Tier { tier: "read_only".into() },
+                    )
+                } else if let Some(rule) = allow_rule() {
+                    Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text))
+                } else {
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{}: {} is outside the workspace", call.tool, path.display()),
+                        DecidedBy::Tier { tier: "outside_workspace".into() },
+                    )
+                    .suggest(Some(format!("read({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
+                }
+            }
+            Category::Edit => {
+                let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
+                let inside = path.starts_with(&self.ctx.workspace);
+                if let Some(rule) = allow_rule() {
+                    Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text))
+                } else if inside && mode == Mode::AcceptEdits {
+                    Decision::new(
+                        Verdict::Allow,
+                        "accept-edits mode allows edits in the workspace",
+                        DecidedBy::Mode { mode },
+                    )
+                } else if inside {
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{} changes {}", call.tool, self.show(&path)),
+                        DecidedBy::Tier { tier: "edit".into() },
+                    )
+                    .suggest(Some(format!("edit({})", dir_pattern(&path, &self.ctx))), Some(Mode::AcceptEdits))
+                } else {
+                    Decision::new(
+                        Verdict::Ask,
+                        format!(
+                            "{}: {} is outside the workspace (writes there are always asked)",
+                            call.tool,
+                            path.display()
+                        ),
+                        DecidedBy::Tier { tier: "outside_workspace".into() },
+                    )
+                    .suggest(Some(format!("edit({})", dir_pattern(&path, &self.ctx))), Some(Mode::Bypass))
+                }
+            }
+            Category::Bash => self.decide_bash(call, rules),
+            Category::WebFetch | Category::Other => match allow_rule() {
+                Some(rule) => Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text)),
+                None => {
+                    let suggestion = match (&call.category, &call.host) {
+                        (Category::WebFetch, Some(host)) => format!("{}(domain:{host})", call.tool),
+                        _ => call.tool.clone(),
+                    };
+                    Decision::new(
+                        Verdict::Ask,
+                        format!("{} needs permission (no allow rule covers it)", call.tool),
+                        DecidedBy::Tier { tier: "needs_rule".into() },
+                    )
+                    .suggest(Some(suggestion), Some(Mode::Bypass))
+                }
+            },
+        }
+    }
+}
