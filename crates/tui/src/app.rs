@@ -326,63 +326,94 @@ impl App {
             return Command::None;
         }
         // The permission prompt takes every key while it shows.
-        if let Some(p) = self.permission.as_mut() {
-            if key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL) {
-                self.answer(PermissionAnswer::Deny { feedback: None }, now);
-                self.waiting_questions.clear();
-                return Command::Interrupt;
-            }
-            if now.duration_since(p.shown_at) < TYPE_AHEAD_GUARD {
-                return Command::None;
-            }
-            if let Some(choice) = p.pane.handle_key(key) {
-                let answer = match choice {
-                    PermissionChoice::Yes => PermissionAnswer::Allow,
-                    PermissionChoice::YesAlways => match p.suggestion.clone() {
-                        Some(rule) => PermissionAnswer::AllowAlways { rule, save: true },
-                        None => PermissionAnswer::Allow,
-                    },
-                    PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
-                };
-                self.answer(answer, now);
-            }
-            return Command::None;
+        if self.permission.is_some() {
+            return self.on_question_key(key, now);
         }
         if self.search.is_some() {
             return self.on_search_key(key);
         }
+        if let Some(command) = self.on_quit_key(key, now) {
+            return command;
+        }
+        if let Some(command) = self.on_view_key(key) {
+            return command;
+        }
+        if key.code == KeyCode::Esc && (self.busy() || self.shell_running) && self.composer.popup().is_none() {
+            return Command::Interrupt;
+        }
+        match self.composer.handle_key(key) {
+            ComposerAction::Submit(text) => self.submit(text),
+            ComposerAction::Interrupt if self.busy() => Command::Interrupt,
+            _ => Command::None,
+        }
+    }
+
+    /// A key while a permission question shows: Ctrl+C refuses it and
+    /// interrupts; keys right after it appeared are type-ahead, not answers.
+    fn on_question_key(&mut self, key: KeyEvent, now: Instant) -> Command {
+        let Some(p) = self.permission.as_mut() else { return Command::None };
+        if key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL) {
+            self.answer(PermissionAnswer::Deny { feedback: None }, now);
+            self.waiting_questions.clear();
+            return Command::Interrupt;
+        }
+        if now.duration_since(p.shown_at) < TYPE_AHEAD_GUARD {
+            return Command::None;
+        }
+        if let Some(choice) = p.pane.handle_key(key) {
+            let answer = match choice {
+                PermissionChoice::Yes => PermissionAnswer::Allow,
+                PermissionChoice::YesAlways => match p.suggestion.clone() {
+                    Some(rule) => PermissionAnswer::AllowAlways { rule, save: true },
+                    None => PermissionAnswer::Allow,
+                },
+                PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
+            };
+            self.answer(answer, now);
+        }
+        Command::None
+    }
+
+    /// Ctrl+C (interrupt, clear, or quit when pressed twice) and Ctrl+D.
+    fn on_quit_key(&mut self, key: KeyEvent, now: Instant) -> Option<Command> {
         let ctrl = KeyModifiers::CONTROL;
         if key_is(&key, KeyCode::Char('c'), ctrl) {
             if self.busy() {
-                return Command::Interrupt;
+                return Some(Command::Interrupt);
             }
             if !self.composer.is_empty() {
                 self.composer.clear();
-                return Command::None;
+                return Some(Command::None);
             }
             if self.quit_armed.is_some_and(|t| now.duration_since(t) < Duration::from_secs(2)) {
                 self.quit = true;
-                return Command::Quit;
+                return Some(Command::Quit);
             }
             self.quit_armed = Some(now);
-            return Command::None;
+            return Some(Command::None);
         }
         self.quit_armed = None;
         if key_is(&key, KeyCode::Char('d'), ctrl) && self.composer.is_empty() {
             self.quit = true;
-            return Command::Quit;
+            return Some(Command::Quit);
         }
+        None
+    }
+
+    /// Keys about the view: thinking, tool cells, search, scrolling, the mode.
+    fn on_view_key(&mut self, key: KeyEvent) -> Option<Command> {
+        let ctrl = KeyModifiers::CONTROL;
         if key_is(&key, KeyCode::Char('t'), ctrl) {
             let show = !self.transcript.show_thinking();
             self.transcript.set_show_thinking(show);
-            return Command::None;
+            return Some(Command::None);
         }
         if key_is(&key, KeyCode::Char('o'), ctrl) {
             if self.transcript.selected().is_none() {
                 self.transcript.select_last_tool();
             }
             self.transcript.toggle_selected();
-            return Command::None;
+            return Some(Command::None);
         }
         if key_is(&key, KeyCode::Up, KeyModifiers::ALT) || key_is(&key, KeyCode::Down, KeyModifiers::ALT) {
             if key.code == KeyCode::Up {
@@ -396,41 +427,25 @@ impl App {
             {
                 self.scroll.offset = offset;
             }
-            return Command::None;
+            return Some(Command::None);
         }
         if key_is(&key, KeyCode::Char('f'), ctrl)
             || (key.code == KeyCode::Char('/') && self.scroll.offset > 0 && self.composer.is_empty())
         {
             self.search = Some(Search { query: String::new(), editing: true });
-            return Command::None;
+            return Some(Command::None);
         }
         if key.code == KeyCode::BackTab {
-            return Command::Slash(Slash::Mode, "next".into());
+            return Some(Command::Slash(Slash::Mode, "next".into()));
         }
         let page = usize::from(self.last_rows.saturating_sub(2)).max(1);
         match key.code {
-            KeyCode::PageUp => {
-                self.scroll.offset = self.scroll.offset.saturating_add(page);
-                return Command::None;
-            }
-            KeyCode::PageDown => {
-                self.scroll.offset = self.scroll.offset.saturating_sub(page);
-                return Command::None;
-            }
-            KeyCode::End if key.modifiers.contains(ctrl) => {
-                self.scroll.offset = 0;
-                return Command::None;
-            }
-            _ => {}
+            KeyCode::PageUp => self.scroll.offset = self.scroll.offset.saturating_add(page),
+            KeyCode::PageDown => self.scroll.offset = self.scroll.offset.saturating_sub(page),
+            KeyCode::End if key.modifiers.contains(ctrl) => self.scroll.offset = 0,
+            _ => return None,
         }
-        if key.code == KeyCode::Esc && (self.busy() || self.shell_running) && self.composer.popup().is_none() {
-            return Command::Interrupt;
-        }
-        match self.composer.handle_key(key) {
-            ComposerAction::Submit(text) => self.submit(text),
-            ComposerAction::Interrupt if self.busy() => Command::Interrupt,
-            _ => Command::None,
-        }
+        Some(Command::None)
     }
 
     fn answer(&mut self, answer: PermissionAnswer, now: Instant) {
