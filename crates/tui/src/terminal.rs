@@ -110,24 +110,21 @@ struct ShellJob {
     pgid: Option<u32>,
 }
 
-/// Run the TUI until the person quits. `initial` is submitted at once.
-pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Result<u8> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
-    let runtime = Arc::new(runtime);
-    let theme = Theme::from_env();
-    let workspace = runtime.workspace().to_path_buf();
+/// The app for this runtime: model, mode, where it works, and the notices
+/// setup left (warnings, MCP servers that failed).
+fn new_app(runtime: &Runtime) -> App {
+    let workspace = runtime.workspace();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     let cwd = match home.as_deref().and_then(|h| workspace.strip_prefix(h).ok()) {
         Some(rel) => format!("~/{}", rel.display()),
         None => workspace.display().to_string(),
     };
     let mut app = App::new(
-        theme,
+        Theme::from_env(),
         runtime.model().to_string(),
         runtime.policy().mode(),
         cwd,
-        tern_runtime::prompt::git_branch(&workspace),
+        tern_runtime::prompt::git_branch(workspace),
         runtime.model_info().context_window,
     );
     app.priced = runtime.model_info().input_per_mtok > 0.0;
@@ -140,6 +137,16 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
             NoticeLevel::Warning,
         );
     }
+    app
+}
+
+/// Run the TUI until the person quits. `initial` is submitted at once.
+pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Result<u8> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
+    let runtime = Arc::new(runtime);
+    let workspace = runtime.workspace().to_path_buf();
+    let app = new_app(&runtime);
     // @ completion over the workspace's files, loaded off the UI thread.
     let files = tokio::task::spawn_blocking({
         let root = workspace.clone();
