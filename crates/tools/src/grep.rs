@@ -175,19 +175,7 @@ pub fn search(
     let mode = args.output_mode.unwrap_or_default();
     let multiline = args.multiline.unwrap_or(false);
     let matcher = build_matcher(&args.pattern, args.case_insensitive.unwrap_or(false), multiline)?;
-    let globs: Vec<&str> = args.glob.as_deref().map(|g| g.split_whitespace().collect()).unwrap_or_default();
-    let mut builder = walker(&root, Hidden::for_patterns(globs.iter().copied()), deny);
-    if !globs.is_empty() && kind == PathKind::Dir {
-        let mut overrides = OverrideBuilder::new(&root);
-        for g in &globs {
-            overrides.add(g).map_err(|e| ToolError::new(format!("grep: invalid glob `{g}`: {e}. {GLOB_HELP}")))?;
-        }
-        builder
-            .overrides(overrides.build().map_err(|e| ToolError::new(format!("grep: invalid glob: {e}. {GLOB_HELP}")))?);
-    }
-    if let Some(t) = args.file_type.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        builder.types(file_types(t)?);
-    }
+    let builder = configured_walker(&root, kind, args, deny)?;
     let content = mode == OutputMode::Content;
     let (before, after) = if content {
         (args.before.or(args.context).unwrap_or(0), args.after.or(args.context).unwrap_or(0))
@@ -207,46 +195,7 @@ pub fn search(
         Some(n) => n,
         None => DEFAULT_HEAD_LIMIT,
     };
-    let collector = Mutex::new(PageCollector::<Hits>::new(offset, limit));
-    let errors = AtomicUsize::new(0);
-    builder.build_parallel().run(|| {
-        let mut searcher = searcher.build();
-        let matcher = matcher.clone();
-        let (collector, errors) = (&collector, &errors);
-        Box::new(move |entry| {
-            if cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let entry = match entry {
-                Ok(e) => e,
-                Err(_) => {
-                    errors.fetch_add(1, Ordering::Relaxed);
-                    return WalkState::Continue;
-                }
-            };
-            // A path given explicitly is searched even if it is a symlink.
-            let searchable =
-                entry.file_type().is_some_and(|t| t.is_file()) || entry.depth() == 0 && kind == PathKind::File;
-            if !searchable {
-                return WalkState::Continue;
-            }
-            let mut sink = FileSink { mode, lines: Vec::new(), count: 0 };
-            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() {
-                errors.fetch_add(1, Ordering::Relaxed);
-            }
-            let (entries, hits) = match mode {
-                OutputMode::Content => (sink.lines.len(), Hits::Lines(sink.lines)),
-                OutputMode::Count => (usize::from(sink.count > 0), Hits::Count(sink.count)),
-                OutputMode::FilesWithMatches => (usize::from(sink.count > 0), Hits::File),
-            };
-            if entries > 0
-                && let Ok(mut c) = collector.lock()
-            {
-                c.add(entry.into_path(), entries, hits);
-            }
-            WalkState::Continue
-        })
-    });
+    let (collector, errors) = walk(builder, &searcher, &matcher, mode, kind, offset, limit, cancel);
     if cancel.is_cancelled() {
         return Err(ToolError::new("grep: interrupted by the user before the search finished."));
     }
@@ -264,19 +213,7 @@ pub fn search(
         })
     };
     if collected.total_entries == 0 {
-        let mut text = format!("No matches for `{}` in {}", args.pattern, place(&shown_root));
-        let filters: Vec<String> = [
-            args.glob.as_ref().map(|g| format!("glob `{g}`")),
-            args.file_type.as_ref().map(|t| format!("type {t}")),
-            args.case_insensitive.unwrap_or(false).then(|| "-i".to_string()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if !filters.is_empty() {
-            text.push_str(&format!(" (with {})", filters.join(", ")));
-        }
-        text.push_str(". Gitignored, hidden and binary files are not searched.");
+        let text = no_matches(args, &shown_root);
         return Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details(0)) });
     }
     if offset >= collected.total_entries {
@@ -318,6 +255,105 @@ pub fn search(
     let mut details = details(page.shown);
     details["truncated"] = json!(offset + page.shown < collected.total_entries);
     Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+}
+
+/// The walk over `root`: ignore rules, hidden paths the globs name, deny
+/// rules, and the `glob` and `type` filters.
+fn configured_walker(
+    root: &Path,
+    kind: PathKind,
+    args: &GrepArgs,
+    deny: Option<&crate::DenyRead>,
+) -> Result<ignore::WalkBuilder, ToolError> {
+    let globs: Vec<&str> = args.glob.as_deref().map(|g| g.split_whitespace().collect()).unwrap_or_default();
+    let mut builder = walker(root, Hidden::for_patterns(globs.iter().copied()), deny);
+    if !globs.is_empty() && kind == PathKind::Dir {
+        let mut overrides = OverrideBuilder::new(root);
+        for g in &globs {
+            overrides.add(g).map_err(|e| ToolError::new(format!("grep: invalid glob `{g}`: {e}. {GLOB_HELP}")))?;
+        }
+        builder
+            .overrides(overrides.build().map_err(|e| ToolError::new(format!("grep: invalid glob: {e}. {GLOB_HELP}")))?);
+    }
+    if let Some(t) = args.file_type.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        builder.types(file_types(t)?);
+    }
+    Ok(builder)
+}
+
+/// Search every file of the walk in parallel, collecting the page's hits;
+/// also how many files could not be read.
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    builder: ignore::WalkBuilder,
+    searcher: &SearcherBuilder,
+    matcher: &RegexMatcher,
+    mode: OutputMode,
+    kind: PathKind,
+    offset: usize,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> (Mutex<PageCollector<Hits>>, AtomicUsize) {
+    let collector = Mutex::new(PageCollector::<Hits>::new(offset, limit));
+    let errors = AtomicUsize::new(0);
+    builder.build_parallel().run(|| {
+        let mut searcher = searcher.build();
+        let matcher = matcher.clone();
+        let (collector, errors) = (&collector, &errors);
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            let entry = match entry {
+                Ok(e) => e,
+                Err(_) => {
+                    errors.fetch_add(1, Ordering::Relaxed);
+                    return WalkState::Continue;
+                }
+            };
+            // A path given explicitly is searched even if it is a symlink.
+            let searchable =
+                entry.file_type().is_some_and(|t| t.is_file()) || entry.depth() == 0 && kind == PathKind::File;
+            if !searchable {
+                return WalkState::Continue;
+            }
+            let mut sink = FileSink { mode, lines: Vec::new(), count: 0 };
+            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() {
+                errors.fetch_add(1, Ordering::Relaxed);
+            }
+            let (entries, hits) = match mode {
+                OutputMode::Content => (sink.lines.len(), Hits::Lines(sink.lines)),
+                OutputMode::Count => (usize::from(sink.count > 0), Hits::Count(sink.count)),
+                OutputMode::FilesWithMatches => (usize::from(sink.count > 0), Hits::File),
+            };
+            if entries > 0
+                && let Ok(mut c) = collector.lock()
+            {
+                c.add(entry.into_path(), entries, hits);
+            }
+            WalkState::Continue
+        })
+    });
+    (collector, errors)
+}
+
+/// What an empty search says: where it looked, with which filters, and what
+/// it never searches.
+fn no_matches(args: &GrepArgs, shown_root: &str) -> String {
+    let mut text = format!("No matches for `{}` in {}", args.pattern, place(shown_root));
+    let filters: Vec<String> = [
+        args.glob.as_ref().map(|g| format!("glob `{g}`")),
+        args.file_type.as_ref().map(|t| format!("type {t}")),
+        args.case_insensitive.unwrap_or(false).then(|| "-i".to_string()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !filters.is_empty() {
+        text.push_str(&format!(" (with {})", filters.join(", ")));
+    }
+    text.push_str(". Gitignored, hidden and binary files are not searched.");
+    text
 }
 
 const GLOB_HELP: &str = "Globs look like `*.rs`, `src/**/*.ts` or `*.{js,ts}`; `!` in front excludes.";
