@@ -37,7 +37,7 @@ use tern_catalog::{
 use tern_llm::ModelInfo;
 use tern_mcp::{McpManager, ServerState, ServerStatus};
 use tern_policy::hooks::{HookEvent, HookRunner};
-use tern_protocol::{ContentBlock, Message};
+use tern_protocol::{ContentBlock, Message, SessionRecord};
 use tokio_util::sync::CancellationToken;
 
 pub use agents::AgentProfile;
@@ -276,7 +276,7 @@ impl Runtime {
         let (info, warning) = setup::lookup_model(&self.config, name)?;
         self.catalog.set_model(name, &info);
         *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
-        self.session.append(&json!({"type": "model_changed", "model": name}));
+        self.session.write(&SessionRecord::ModelChanged { model: name.to_string() });
         Ok(warning)
     }
 
@@ -284,7 +284,7 @@ impl Runtime {
     /// log keeps everything).
     pub async fn clear_history(&self) {
         self.history.lock().await.clear();
-        self.session.append(&json!({"type": "history_cleared"}));
+        self.session.write(&SessionRecord::HistoryCleared);
     }
 
     /// Warnings found while setting up (unknown model, ...).
@@ -462,7 +462,7 @@ impl Runtime {
         for c in context {
             message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
         }
-        self.session.append(&json!({"type": "user_message", "message": message}));
+        self.session.write(&SessionRecord::UserMessage { message: message.clone() });
         history.push(message);
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
         // A stop hook may send the model back to work (bounded).
@@ -476,7 +476,7 @@ impl Runtime {
             };
             let text = format!("[stop hook] Do not stop yet: {reason}");
             sink(tern_protocol::AgentEvent::Notice { message: text.clone() });
-            self.session.append(&json!({"type": "user_message", "message": Message::user_text(&text)}));
+            self.session.write(&SessionRecord::UserMessage { message: Message::user_text(&text) });
             history.push(Message::user_text(text));
             let more = agent.run(&mut history, &sink, cancel).await;
             outcome = merge_outcomes(outcome, more);

@@ -8,10 +8,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{Value, json};
-use tern_protocol::AgentEvent;
+use serde_json::Value;
+use tern_protocol::{AgentEvent, SessionRecord};
 
 use crate::RuntimeError;
+
+/// What the first line of a session says besides its id and tern's version.
+#[derive(Debug, Clone)]
+pub struct SessionStart {
+    /// The workspace.
+    pub cwd: String,
+    /// The provider.
+    pub provider: String,
+    /// The model.
+    pub model: String,
+}
 
 /// An open session log.
 #[derive(Debug)]
@@ -27,7 +38,7 @@ pub struct Session {
 
 impl Session {
     /// Create a new session under `sessions_dir`.
-    pub fn create(sessions_dir: &Path, header: Value) -> Result<Self, RuntimeError> {
+    pub fn create(sessions_dir: &Path, start: SessionStart) -> Result<Self, RuntimeError> {
         // Sessions hold what the model read and commands printed: owner only.
         tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| RuntimeError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
@@ -37,11 +48,13 @@ impl Session {
             .open(&path)
             .map_err(|e| RuntimeError::Io(format!("cannot create session log {}: {e}", path.display())))?;
         let s = Self { dir: sessions_dir.join(&id), id, path, file: Mutex::new(Some(file)), problem: Mutex::new(None) };
-        let mut line = json!({"type": "session_start", "session_id": s.id});
-        if let (Some(obj), Value::Object(h)) = (line.as_object_mut(), header) {
-            obj.extend(h);
-        }
-        s.append(&line);
+        s.write(&SessionRecord::SessionStart {
+            session_id: s.id.clone(),
+            cwd: start.cwd,
+            provider: start.provider,
+            model: start.model,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        });
         Ok(s)
     }
 
@@ -77,9 +90,16 @@ impl Session {
         self.dir.join("tmp")
     }
 
+    /// Append one record.
+    pub fn write(&self, record: &SessionRecord) {
+        if let Ok(v) = serde_json::to_value(record) {
+            self.append(&v);
+        }
+    }
+
     /// Append one JSON line and flush it. A write failure disables the log
     /// (reported once through [`Session::take_problem`]) rather than failing the run.
-    pub fn append(&self, line: &Value) {
+    fn append(&self, line: &Value) {
         let Ok(mut guard) = self.file.lock() else { return };
         let Some(f) = guard.as_mut() else { return };
         let mut bytes = line.to_string().into_bytes();
@@ -123,11 +143,13 @@ fn new_session_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn writes_flushed_lines_and_skips_deltas() {
         let dir = tempfile::tempdir().unwrap();
-        let s = Session::create(dir.path(), json!({"cwd": "/x"})).unwrap();
+        let start = SessionStart { cwd: "/x".into(), provider: "anthropic".into(), model: "m".into() };
+        let s = Session::create(dir.path(), start).unwrap();
         s.record(&AgentEvent::TextDelta { text: "x".into() });
         s.record(&AgentEvent::TurnStart { turn: 1 });
         let text = std::fs::read_to_string(s.path()).unwrap();

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::json;
 use tern_mcp::McpManager;
 use tern_policy::engine::Policy;
 use tern_policy::hooks::HookRunner;
@@ -145,8 +144,11 @@ pub(crate) fn open_session(
     }
     Session::create(
         &loaded.paths.sessions_dir(),
-        json!({"cwd": loaded.workspace.display().to_string(), "provider": provider.name, "model": provider.model,
-               "version": env!("CARGO_PKG_VERSION")}),
+        crate::session::SessionStart {
+            cwd: loaded.workspace.display().to_string(),
+            provider: provider.name.clone(),
+            model: provider.model.clone(),
+        },
     )
 }
 
