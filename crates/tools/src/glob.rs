@@ -78,12 +78,8 @@ impl Tool for GlobTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
-        Box::pin(async move {
-            let args: GlobArgs = crate::tool_args::parse("glob", input)?;
-            crate::tool_args::blocking("glob", move || {
-                search(&env.workspace, &args, MAX_RESULTS, &cancel, env.deny_read.as_ref())
-            })
-            .await
+        crate::tool_args::run_blocking("glob", input, move |args: GlobArgs| {
+            search(&env.workspace, &args, MAX_RESULTS, &cancel, env.deny_read.as_ref())
         })
     }
 }

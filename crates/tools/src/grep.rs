@@ -152,12 +152,8 @@ impl Tool for GrepTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
-        Box::pin(async move {
-            let args: GrepArgs = crate::tool_args::parse("grep", input)?;
-            crate::tool_args::blocking("grep", move || {
-                search(&env.workspace, &args, MAX_BYTES, &cancel, env.deny_read.as_ref())
-            })
-            .await
+        crate::tool_args::run_blocking("grep", input, move |args: GrepArgs| {
+            search(&env.workspace, &args, MAX_BYTES, &cancel, env.deny_read.as_ref())
         })
     }
 }

@@ -91,12 +91,8 @@ impl Tool for LsTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
-        Box::pin(async move {
-            let args: LsArgs = crate::tool_args::parse("ls", input)?;
-            crate::tool_args::blocking("ls", move || {
-                list(&env.workspace, &args, MAX_ENTRIES, &cancel, env.deny_read.as_ref())
-            })
-            .await
+        crate::tool_args::run_blocking("ls", input, move |args: LsArgs| {
+            list(&env.workspace, &args, MAX_ENTRIES, &cancel, env.deny_read.as_ref())
         })
     }
 }

@@ -91,10 +91,7 @@ impl Tool for ReadTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
-        Box::pin(async move {
-            let args: Args = crate::tool_args::parse("read", input)?;
-            crate::tool_args::blocking("read", move || read_file(&env, &args)).await
-        })
+        crate::tool_args::run_blocking("read", input, move |args: Args| read_file(&env, &args))
     }
 }
 

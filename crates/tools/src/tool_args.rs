@@ -49,6 +49,23 @@ where
     tokio::task::spawn_blocking(work).await.map_err(|e| ToolError::new(format!("{tool}: internal error: {e}")))?
 }
 
+/// The body of a file-system tool's `execute`: parse the arguments as `A`
+/// (an error names the tool), then run `work` on the blocking pool.
+pub fn run_blocking<A, F>(
+    tool: &'static str,
+    input: Value,
+    work: F,
+) -> futures::future::BoxFuture<'static, Result<ToolOutput, ToolError>>
+where
+    A: DeserializeOwned + Send + 'static,
+    F: FnOnce(A) -> Result<ToolOutput, ToolError> + Send + 'static,
+{
+    Box::pin(async move {
+        let args: A = parse(tool, input)?;
+        blocking(tool, move || work(args)).await
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
