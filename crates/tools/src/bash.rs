@@ -274,6 +274,11 @@ fn report(
             human_bytes(view.total_bytes)
         ));
         match (&view.full_output, &view.spill_error) {
+            (Some(p), _) if view.spill_cut => text.push_str(&format!(
+                " Full output (its first {}): {}]\n",
+                human_bytes(crate::output_tail::MAX_SPILL_BYTES),
+                p.display()
+            )),
             (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
             (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
             (None, None) => text.push_str("]\n"),

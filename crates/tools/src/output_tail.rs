@@ -20,7 +20,13 @@ pub struct OutputTail {
     last_byte: Option<u8>,
     spill_path: PathBuf,
     spill: Option<Result<File, String>>,
+    /// Bytes written to the spill file.
+    spilled: u64,
 }
+
+/// The most of one command's output saved to its full-output file: a
+/// command that prints without end (`cat /dev/zero`) must not fill the disk.
+pub const MAX_SPILL_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The final view of the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +45,8 @@ pub struct TailView {
     pub full_output: Option<PathBuf>,
     /// Why the full output could not be saved.
     pub spill_error: Option<String>,
+    /// The saved output stops at [`MAX_SPILL_BYTES`].
+    pub spill_cut: bool,
 }
 
 impl OutputTail {
@@ -54,6 +62,7 @@ impl OutputTail {
             last_byte: None,
             spill_path,
             spill: None,
+            spilled: 0,
         }
     }
 
@@ -71,8 +80,13 @@ impl OutputTail {
         self.last_byte = chunk.last().copied();
         match &mut self.spill {
             Some(Ok(f)) => {
-                if let Err(e) = f.write_all(chunk) {
-                    self.spill = Some(Err(e.to_string()));
+                let room = MAX_SPILL_BYTES.saturating_sub(self.spilled);
+                let part = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+                if !part.is_empty() {
+                    if let Err(e) = f.write_all(part) {
+                        self.spill = Some(Err(e.to_string()));
+                    }
+                    self.spilled += part.len() as u64;
                 }
             }
             Some(Err(_)) => {}
@@ -102,6 +116,7 @@ impl OutputTail {
             }
             .map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
             f.write_all(&head).map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
+            self.spilled = head.len() as u64;
             Ok(f)
         })();
         self.spill = Some(opened);
@@ -139,6 +154,7 @@ impl OutputTail {
             truncated,
             full_output,
             spill_error,
+            spill_cut: self.spilled >= MAX_SPILL_BYTES && self.total_bytes > self.spilled,
         }
     }
 }
@@ -192,6 +208,20 @@ mod tests {
         assert!(v.text.ends_with("00009999"));
         assert!(v.text.split('\n').all(|l| l.len() == 8), "{}", v.text);
         assert_eq!(v.total_lines, 10_000);
+    }
+
+    #[test]
+    fn the_saved_output_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = OutputTail::new(10, 1024, dir.path().join("out.log"));
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..(MAX_SPILL_BYTES / (1 << 20) + 3) {
+            t.push(&chunk);
+        }
+        let view = t.finish();
+        assert!(view.spill_cut);
+        assert_eq!(std::fs::metadata(dir.path().join("out.log")).unwrap().len(), MAX_SPILL_BYTES);
+        assert_eq!(view.total_bytes, MAX_SPILL_BYTES + 3 * (1 << 20));
     }
 
     #[test]

@@ -32,6 +32,23 @@ impl Policy {
             );
             return Some(d);
         }
+        // Nor can a part tern cannot judge (`$(echo rm) -rf x`, `python3 -c ...`, `sh < f`).
+        if let Some(b) = &call.bash
+            && let Some(part) = b.parts.iter().find(|p| p.class == BashClass::Unknown)
+            && let Some(rule) = list(RuleKind::Deny).find(|r| r.names_tool("bash"))
+        {
+            let d = Decision::by_rule(
+                Verdict::Deny,
+                rule,
+                format!(
+                    "tern cannot tell what `{}` runs ({}), and deny rule `{}` might cover it",
+                    crate::hooks::short_command(&part.text),
+                    part.reason,
+                    rule.text
+                ),
+            );
+            return Some(d);
+        }
         // Paths past the budget cannot be shown to escape a path deny rule.
         if call.reach.as_ref().is_some_and(|r| r.too_many)
             && let Some(rule) = list(RuleKind::Deny).find(|r| r.has_pattern() && path_rule_family(r.tool()).is_some())

@@ -161,6 +161,24 @@ impl Walker<'_> {
                 let operator = node.child(0).filter(|c| !c.is_named()).or_else(|| node.child(1));
                 let operator = operator.map(|o| text_of(o, self.src)).unwrap_or_default();
                 let destination = node.child_by_field_name("destination").map(|d| self.word(d));
+                // `cat < /dev/null ~/.ssh/id_rsa`, `git < x push`: the grammar files the words
+                // after a redirection's target under it, but bash passes them to the command,
+                // which was judged without them.
+                let mut inner = node.walk();
+                let extra: Vec<Node> = node.children_by_field_name("destination", &mut inner).skip(1).collect();
+                if !extra.is_empty() {
+                    let words: Vec<String> = extra.iter().map(|w| self.word(*w).text().to_owned()).collect();
+                    prepared.effects.push(redirect::Effect {
+                        class: BashClass::Unknown,
+                        reason: format!(
+                            "`{}` after a redirection goes to the command too; tern judges arguments written before \
+                             redirections",
+                            words.join(" ")
+                        ),
+                        path: None,
+                        network: false,
+                    });
+                }
                 match redirect::file(&operator, destination.as_ref()) {
                     FileRedirect::Input { download } => {
                         prepared.stdin = Some(Stdin::File { download });
