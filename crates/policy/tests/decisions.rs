@@ -307,3 +307,26 @@ fn git_config_writes_are_writes_to_a_protected_file() {
     }
     assert_eq!(verdict(&p, "bash", json!({"command": "git config --get user.name"})), Verdict::Allow);
 }
+
+#[test]
+fn red_team_pass_two_commands_are_not_allowed_unasked() {
+    let p = policy(Mode::Default, &[]);
+    for command in [
+        "cat < /dev/null /etc/hostname",
+        "cat 2>&1 /etc/passwd",
+        "HOME=. git diff",
+        "XDG_CONFIG_HOME=. git diff",
+        "PYTHONPATH=. pip list",
+        "GCONV_PATH=. iconv -f EVIL a.txt",
+        "LESSKEY=keys less a.txt",
+        "less --lesskey-src=keys a.txt",
+    ] {
+        assert_ne!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
+    }
+    let p = policy(Mode::Bypass, &[(Deny, "bash(git push:*)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "git < /dev/null push origin main"})), Verdict::Deny);
+    let p = policy(Mode::Bypass, &[(Deny, "bash(rm:*)")]);
+    for command in ["c=rm; $c -rf zz", "$(echo rm) -rf zz", "python3 -c 'import os'"] {
+        assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Deny, "{command}");
+    }
+}

@@ -127,15 +127,30 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
             })
         }),
         "less" | "more" | "most" => {
-            checked(program, args, &Spec::new("bhjkoOpPtTxyz#", &["--log-file", "--LOG-FILE"]), |p| {
-                if let Some(verdict) = output_option(p, &["-o", "-O", "--log-file", "--LOG-FILE"], "less -o") {
-                    return Some(verdict);
-                }
-                p.operands
-                    .iter()
-                    .find(|w| w.fixed().is_some_and(|t| t.starts_with('+') && !harmless_less_command(t)))
-                    .map(|w| Verdict::unknown(format!("{program} {} runs commands inside the pager", w.text())))
-            })
+            let lesskey = ["--lesskey-file", "--lesskey-src", "--lesskey-content"];
+            checked(
+                program,
+                args,
+                &Spec::new(
+                    "bhjkoOpPtTxyz#",
+                    &["--log-file", "--LOG-FILE", "--lesskey-file", "--lesskey-src", "--lesskey-content"],
+                ),
+                |p| {
+                    if let Some(verdict) = output_option(p, &["-o", "-O", "--log-file", "--LOG-FILE"], "less -o") {
+                        return Some(verdict);
+                    }
+                    // A key file can set LESSOPEN, which runs a program on every file shown.
+                    if p.has("-k") || p.has_any(&lesskey) {
+                        return Some(Verdict::unknown(format!(
+                            "{program} reads a key file, which can make it run programs"
+                        )));
+                    }
+                    p.operands
+                        .iter()
+                        .find(|w| w.fixed().is_some_and(|t| t.starts_with('+') && !harmless_less_command(t)))
+                        .map(|w| Verdict::unknown(format!("{program} {} runs commands inside the pager", w.text())))
+                },
+            )
         }
         "top" | "htop" => {
             let parsed = options::parse(args, &Spec::new("dnpuUoOsw", &[]));

@@ -158,6 +158,11 @@ pub(super) fn env_override(name: &str) -> Option<String> {
         "COLUMNS",
         "LINES",
         "DEBUG",
+        // Pagers are judged by their value (only cat/less/more pass): see judge::risky_variable.
+        "PAGER",
+        "GIT_PAGER",
+        "MANPAGER",
+        "SYSTEMD_PAGER",
     ];
     let safe = SAFE.contains(&name) || name.starts_with("LC_");
     (!safe).then(|| format!("sets {name}"))

@@ -378,6 +378,18 @@ impl<'s> Walker<'s> {
         verdict.reads.extend(prepared.reads.iter().cloned());
         verdict.computed_reads.extend(prepared.computed_reads.iter().cloned());
         verdict.overrides.splice(0..0, overrides);
+        // `HOME=. git diff`, `PYTHONPATH=. pip list`, `GCONV_PATH=. iconv`, `LESSKEY=x less`:
+        // a variable set for a program can make it load code from the repository.
+        if name.is_some()
+            && verdict.class == BashClass::ReadOnly
+            && let Some(set) = verdict.overrides.iter().find(|o| o.starts_with("sets "))
+        {
+            let reason = format!(
+                "{set} for a command that only reads; variables like HOME, PYTHONPATH, GCONV_PATH or LESSKEY make \
+                 programs load code"
+            );
+            verdict.raise(BashClass::Unknown, reason);
+        }
         let own_words = args.len().saturating_sub(verdict.argv.as_ref().map_or(args.len(), Vec::len));
         let calls_function = name.as_ref().and_then(Word::fixed).is_some_and(|n| self.functions.iter().any(|f| f == n));
         self.fill(slot, verdict, &args);
