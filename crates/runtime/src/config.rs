@@ -275,10 +275,18 @@ pub struct RetrySection {
 impl FileConfig {
     /// Read and parse one file; a missing file is an empty config.
     pub fn load(path: &Path) -> Result<Self, RuntimeError> {
-        let text = match std::fs::read_to_string(path) {
+        Self::load_within(path, None)
+    }
+
+    /// [`FileConfig::load`] for a file that must stay inside `inside` once
+    /// links are followed (a project's config). A regular file of at most
+    /// 1 MiB either way: a committed link to `/dev/zero` or a FIFO is an
+    /// error, not a hang.
+    pub fn load_within(path: &Path, inside: Option<&Path>) -> Result<Self, RuntimeError> {
+        let text = match crate::small_file::read_bounded(path, MAX_CONFIG_BYTES, inside) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => return Err(RuntimeError::Config(format!("cannot read {}: {e}", path.display()))),
+            Err(crate::small_file::Refused::Missing) => return Ok(Self::default()),
+            Err(crate::small_file::Refused::Unreadable(why)) => return Err(RuntimeError::Config(why)),
         };
         toml::from_str(&text).map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))
     }
@@ -347,6 +355,9 @@ impl FileConfig {
         self
     }
 }
+
+/// The largest config file tern reads.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Where tern keeps its files.
 #[derive(Debug, Clone)]

@@ -20,6 +20,7 @@ pub mod prompt;
 pub mod secrets;
 mod session;
 mod setup;
+mod small_file;
 mod startup;
 pub mod trust;
 mod turn_catalog;

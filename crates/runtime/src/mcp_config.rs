@@ -57,7 +57,13 @@ struct McpJsonServer {
 
 /// Read a Claude Code style JSON server file.
 pub fn load_mcp_json(path: &Path) -> Result<Vec<(String, McpServerSection)>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = match crate::small_file::read_bounded(path, 1024 * 1024, None) {
+        Ok(t) => t,
+        Err(crate::small_file::Refused::Missing) => {
+            return Err(format!("cannot read {}: no such file", path.display()));
+        }
+        Err(crate::small_file::Refused::Unreadable(why)) => return Err(why),
+    };
     let parsed: McpJson = serde_json::from_str(&text).map_err(|e| {
         format!("{}: {e} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})", path.display())
     })?;

@@ -61,7 +61,7 @@ fn first_line(s: &str) -> &str {
 /// The current branch (or short detached commit), from `.git/HEAD`.
 pub fn git_branch(workspace: &Path) -> Option<String> {
     let root = git_root(workspace)?;
-    let head = std::fs::read_to_string(root.join(".git").join("HEAD")).ok()?;
+    let head = crate::small_file::read_bounded(&root.join(".git").join("HEAD"), 4096, None).ok()?;
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => branch.to_string(),
@@ -72,7 +72,7 @@ pub fn git_branch(workspace: &Path) -> Option<String> {
 /// Branch (or detached commit) read from `.git/HEAD` without running git.
 fn git_summary(workspace: &Path) -> Option<String> {
     let root = git_root(workspace)?;
-    let head = std::fs::read_to_string(root.join(".git").join("HEAD")).ok()?;
+    let head = crate::small_file::read_bounded(&root.join(".git").join("HEAD"), 4096, None).ok()?;
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => format!("repository at {}, branch {branch}", root.display()),
@@ -105,20 +105,12 @@ const MAX_INSTRUCTION_BYTES: u64 = 256 * 1024;
 /// must not put a key in the prompt), at most [`MAX_INSTRUCTION_BYTES`].
 /// Opened without blocking, so a FIFO cannot hang the start.
 fn read_instruction(path: &Path, root: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let real = std::fs::canonicalize(path).ok()?;
-    let root = std::fs::canonicalize(root).ok()?;
-    if !real.starts_with(&root) || !std::fs::metadata(&real).ok()?.is_file() {
+    use std::os::unix::fs::MetadataExt;
+    // A hard link to a file elsewhere (an archive can ship one) is refused too.
+    if std::fs::metadata(path).ok()?.nlink() > 1 {
         return None;
     }
-    let file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(&real).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_INSTRUCTION_BYTES).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    crate::small_file::read_bounded(path, MAX_INSTRUCTION_BYTES, Some(root)).ok()
 }
 
 /// AGENTS.md files in order: the user's, then from the repository root (or

@@ -63,7 +63,7 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
     let trust = trust::decide(&user, &workspace, overrides.trust);
     // A repository must not be able to stop tern from starting with a broken
     // config; in a folder the person trusts, a mistake in it is an error.
-    let project_raw = match FileConfig::load(&project_file) {
+    let project_raw = match FileConfig::load_within(&project_file, Some(&workspace)) {
         Ok(c) => c,
         Err(e) if !trust.is_trusted() => {
             warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));

@@ -124,7 +124,9 @@ pub fn question(overrides: &crate::Overrides) -> Result<Option<TrustQuestion>, c
     if decide(&user, &workspace, overrides.trust).is_trusted() {
         return Ok(None);
     }
-    let project = FileConfig::load(&crate::config::project_config(&workspace))?;
+    // A project config that cannot be read: startup says why; there is nothing in it to trust.
+    let project =
+        FileConfig::load_within(&crate::config::project_config(&workspace), Some(&workspace)).unwrap_or_default();
     let items = trust_needed(&project, &workspace);
     Ok((!items.is_empty()).then(|| TrustQuestion { workspace, items, user_config: paths.user_config() }))
 }
@@ -134,21 +136,37 @@ pub fn question(overrides: &crate::Overrides) -> Result<Option<TrustQuestion>, c
 /// `git status`): a repository that arrives with its `.git` (an archive, a
 /// shared drive) brings its config along. `None` when there is none.
 pub fn risky_git_config(workspace: &Path) -> Option<String> {
-    use std::io::Read;
     let root = crate::prompt::git_root(workspace)?;
     let dot_git = root.join(".git");
     let git_dir = if dot_git.is_dir() {
         dot_git
     } else {
         // A worktree or submodule: `.git` is a file naming the real directory.
-        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let text = crate::small_file::read_bounded(&dot_git, 4096, None).ok()?;
         let dir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
         if dir.is_absolute() { dir } else { root.join(dir) }
     };
-    let file = std::fs::File::open(git_dir.join("config")).ok()?;
-    let mut text = String::new();
-    file.take(1 << 20).read_to_string(&mut text).ok()?;
-    let keys = program_keys(&text);
+    // The repository's config, a worktree's own, and the common dir's: git reads them all.
+    let mut dirs = vec![git_dir.clone()];
+    if let Ok(common) = crate::small_file::read_bounded(&git_dir.join("commondir"), 4096, None) {
+        let common = PathBuf::from(common.trim());
+        dirs.push(if common.is_absolute() { common } else { git_dir.join(common) });
+    }
+    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| [d.join("config"), d.join("config.worktree")]).collect();
+    // Submodules' own configs (`git diff --submodule=diff` reads them).
+    if let Ok(modules) = std::fs::read_dir(git_dir.join("modules")) {
+        files.extend(modules.flatten().take(64).map(|m| m.path().join("config")));
+    }
+    let mut keys = Vec::new();
+    for file in files {
+        if let Ok(text) = crate::small_file::read_bounded(&file, 1 << 20, None) {
+            for key in program_keys(&text) {
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+            }
+        }
+    }
     (!keys.is_empty()).then(|| keys.join(", "))
 }
 
@@ -410,6 +428,26 @@ mod tests {
                     [alias]\n\tst = status\n\tx = !sh -c id\n[remote \"origin\"]\n\turl = https://x\n";
         assert_eq!(program_keys(text), ["diff.textconv", "diff.external", "filter.clean", "man.cmd", "alias.x"]);
         assert!(program_keys("[core]\n\tbare = false\n[user]\n\tname = me\n").is_empty());
+    }
+
+    #[test]
+    fn every_config_git_reads_is_scanned() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let git = ws.join(".git");
+        std::fs::create_dir_all(git.join("modules/sub")).unwrap();
+        std::fs::write(git.join("config"), "[core]\n\tbare = false\n").unwrap();
+        assert_eq!(risky_git_config(&ws), None);
+        std::fs::write(git.join("config.worktree"), "[diff]\n\texternal = ./pwn.sh\n").unwrap();
+        assert_eq!(risky_git_config(&ws).as_deref(), Some("diff.external"));
+        std::fs::remove_file(git.join("config.worktree")).unwrap();
+        std::fs::write(git.join("modules/sub/config"), "[core]\n\tfsmonitor = x\n").unwrap();
+        assert_eq!(risky_git_config(&ws).as_deref(), Some("core.fsmonitor"));
+        std::fs::remove_file(git.join("modules/sub/config")).unwrap();
+        std::fs::create_dir_all(ws.join(".common")).unwrap();
+        std::fs::write(git.join("commondir"), "../.common\n").unwrap();
+        std::fs::write(ws.join(".common/config"), "[filter \"x\"]\n\tclean = y\n").unwrap();
+        assert_eq!(risky_git_config(&ws).as_deref(), Some("filter.clean"));
     }
 
     #[test]

@@ -1,0 +1,83 @@
+//! Reading the small files a repository hands tern (its config, `.mcp.json`,
+//! `AGENTS.md`, `.git/HEAD`, `.git/config`) without trusting what they are:
+//! a committed symlink to `/dev/zero` must not eat the memory, a FIFO must not
+//! hang the start, a link to `~/.ssh/id_rsa` must not be read at all.
+
+use std::io::Read;
+use std::path::Path;
+
+/// Why a file was not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// There is no such file.
+    Missing,
+    /// It exists but was not read; the text says why.
+    Unreadable(String),
+}
+
+/// The text of `path` (lossy UTF-8) if it is a regular file of at most
+/// `max` bytes, which, once links are followed, stays inside `inside` when
+/// given. Opened without blocking.
+pub fn read_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<String, Refused> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let real = match std::fs::canonicalize(path) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return if std::fs::symlink_metadata(path).is_ok() {
+                Err(Refused::Unreadable(format!("{shown} is a link to nothing")))
+            } else {
+                Err(Refused::Missing)
+            };
+        }
+        Err(e) => return Err(Refused::Unreadable(format!("cannot read {shown}: {e}"))),
+    };
+    if let Some(root) = inside {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        if !real.starts_with(&root) {
+            return Err(Refused::Unreadable(format!("{shown} links outside {}; not read", root.display())));
+        }
+    }
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&real)
+        .map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
+    let meta = file.metadata().map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(Refused::Unreadable(format!("{shown} is not a regular file; not read")));
+    }
+    if meta.len() > max {
+        return Err(Refused::Unreadable(format!("{shown} is larger than {} KiB; not read", max / 1024)));
+    }
+    let mut bytes = Vec::new();
+    file.take(max).read_to_end(&mut bytes).map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_files_links_out_and_big_files_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("ok.toml"), "a = 1").unwrap();
+        assert_eq!(read_bounded(&ws.join("ok.toml"), 100, Some(&ws)).unwrap(), "a = 1");
+        assert_eq!(read_bounded(&ws.join("none"), 100, Some(&ws)), Err(Refused::Missing));
+        std::os::unix::fs::symlink("/dev/zero", ws.join("zero")).unwrap();
+        assert!(matches!(read_bounded(&ws.join("zero"), 100, None), Err(Refused::Unreadable(_))));
+        std::fs::write(dir.path().join("secret"), "KEY").unwrap();
+        std::os::unix::fs::symlink("../secret", ws.join("out")).unwrap();
+        assert!(matches!(read_bounded(&ws.join("out"), 100, Some(&ws)), Err(Refused::Unreadable(_))));
+        assert_eq!(read_bounded(&ws.join("out"), 100, None).unwrap(), "KEY");
+        std::fs::write(ws.join("big"), "x".repeat(200)).unwrap();
+        assert!(matches!(read_bounded(&ws.join("big"), 100, None), Err(Refused::Unreadable(_))));
+        let fifo = std::ffi::CString::new(ws.join("fifo").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        assert!(matches!(read_bounded(&ws.join("fifo"), 100, None), Err(Refused::Unreadable(_))));
+    }
+}
