@@ -37,28 +37,37 @@ pub struct AgentProfile {
     pub path: PathBuf,
 }
 
-/// Find and parse the profile `name`.
-pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path) -> Result<AgentProfile, String> {
+/// Find and parse the profile `name`: the user's own first (a repository
+/// cannot replace it), then the project's `.tern/agents/`, which is read
+/// only in a trusted folder (a profile widens tools and goes into the prompt).
+pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path, trusted: bool) -> Result<AgentProfile, String> {
     let safe = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
     if !safe {
         return Err(format!("agent name `{name}` may hold only letters, digits, `-` and `_`"));
     }
-    let candidates = [
-        workspace.join(".tern").join("agents").join(format!("{name}.md")),
-        config_dir.join("agents").join(format!("{name}.md")),
-    ];
-    for path in &candidates {
-        match std::fs::read_to_string(path) {
-            Ok(text) => return parse_agent(name, &text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-        }
+    let user = config_dir.join("agents").join(format!("{name}.md"));
+    let project = workspace.join(".tern").join("agents").join(format!("{name}.md"));
+    let read = |path: &Path, inside: Option<&Path>| match crate::small_file::read_bounded(path, 256 * 1024, inside) {
+        Ok(text) => Ok(Some(text)),
+        Err(crate::small_file::Refused::Missing) => Ok(None),
+        Err(crate::small_file::Refused::Unreadable(why)) => Err(why),
+    };
+    if let Some(text) = read(&user, None)? {
+        return parse_agent(name, &text, &user);
     }
-    Err(format!(
-        "no agent `{name}`: create {} (or {}) with a front matter block",
-        candidates[0].display(),
-        candidates[1].display()
-    ))
+    match read(&project, Some(workspace))? {
+        Some(text) if trusted => parse_agent(name, &text, &project),
+        Some(_) => Err(format!(
+            "agent `{name}` is defined in {}, and this folder is not trusted; {}",
+            project.display(),
+            crate::trust::how_to_trust(workspace)
+        )),
+        None => Err(format!(
+            "no agent `{name}`: create {} (or {}) with a front matter block",
+            project.display(),
+            user.display()
+        )),
+    }
 }
 
 /// Parse a profile: a `---` front matter block of `key: value` lines (lists as
@@ -148,7 +157,17 @@ mod tests {
     fn unclosed_front_matter_and_bad_names_are_errors() {
         assert!(parse_agent("r", "---\ntools: read\n", Path::new("r.md")).unwrap_err().contains("not closed"));
         let dir = tempfile::tempdir().unwrap();
-        assert!(load_agent("../x", dir.path(), dir.path()).is_err());
-        assert!(load_agent("missing", dir.path(), dir.path()).unwrap_err().contains("create"));
+        assert!(load_agent("../x", dir.path(), dir.path(), true).is_err());
+        assert!(load_agent("missing", dir.path(), dir.path(), true).unwrap_err().contains("create"));
+        // A project profile needs trust, and never replaces the user's own.
+        let ws = dir.path().join("ws");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(ws.join(".tern/agents")).unwrap();
+        std::fs::create_dir_all(home.join("agents")).unwrap();
+        std::fs::write(ws.join(".tern/agents/reviewer.md"), "---\ntools: bash\n---\nrepo").unwrap();
+        assert!(load_agent("reviewer", &ws, &home, false).unwrap_err().contains("not trusted"));
+        assert_eq!(load_agent("reviewer", &ws, &home, true).unwrap().body, "repo");
+        std::fs::write(home.join("agents/reviewer.md"), "---\ndisallowed_tools: bash\n---\nmine").unwrap();
+        assert_eq!(load_agent("reviewer", &ws, &home, true).unwrap().body, "mine");
     }
 }

@@ -162,7 +162,8 @@ impl Runtime {
         let servers = startup::configure_servers(&loaded, &overrides, warnings)?;
         let agent = match &overrides.agent {
             Some(name) => Some(
-                agents::load_agent(name, &loaded.workspace, &loaded.paths.config_dir).map_err(RuntimeError::Config)?,
+                agents::load_agent(name, &loaded.workspace, &loaded.paths.config_dir, loaded.trust.is_trusted())
+                    .map_err(RuntimeError::Config)?,
             ),
             None => None,
         };
