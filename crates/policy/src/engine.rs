@@ -445,7 +445,15 @@ fn dir_pattern(path: &Path, ctx: &RuleContext) -> String {
     if let Some(home) = &ctx.home
         && let Ok(rel) = dir.strip_prefix(home)
     {
+        // Never the whole home, nor a whole credential or start-up directory: the file itself.
+        if rel.as_os_str().is_empty() || HOME_PROTECTED.iter().any(|p| rel.starts_with(p)) {
+            let file = path.strip_prefix(home).unwrap_or(path);
+            return format!("~/{}", file.display());
+        }
         return format!("~/{}/**", rel.display());
+    }
+    if dir.parent().is_none() {
+        return path.display().to_string();
     }
     format!("{}/**", dir.display())
 }
@@ -577,6 +585,16 @@ fn host_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn suggested_path_rules_never_cover_home_or_root() {
+        let ctx = RuleContext { workspace: "/ws".into(), home: Some("/home/me".into()) };
+        assert_eq!(dir_pattern(Path::new("/home/me/.gitconfig"), &ctx), "~/.gitconfig");
+        assert_eq!(dir_pattern(Path::new("/home/me/.ssh/id_rsa"), &ctx), "~/.ssh/id_rsa");
+        assert_eq!(dir_pattern(Path::new("/home/me/src/x/a.rs"), &ctx), "~/src/x/**");
+        assert_eq!(dir_pattern(Path::new("/etc/hostname"), &ctx), "/etc/**");
+        assert_eq!(dir_pattern(Path::new("/x"), &ctx), "/x");
+    }
 
     #[test]
     fn modes_parse_and_cycle() {

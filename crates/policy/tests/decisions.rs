@@ -271,7 +271,7 @@ fn read_only_bash_outside_the_workspace_is_asked_like_read() {
     let p = policy(Mode::Default, &[]);
     let d = p.decide("bash", &json!({"command": "cat ~/.aws/credentials"}));
     assert_eq!(d.verdict, V::Ask, "{d:?}");
-    assert_eq!(d.suggestion.as_deref(), Some("read(~/.aws/**)"));
+    assert_eq!(d.suggestion.as_deref(), Some("read(~/.aws/credentials)"), "a credential store: the file, not the dir");
     assert_eq!(verdict(&p, "bash", json!({"command": "cat README.md && ls src/"})), V::Allow);
     assert_eq!(verdict(&p, "bash", json!({"command": "echo /etc/passwd"})), V::Allow, "echo reads nothing");
     assert_eq!(verdict(&p, "bash", json!({"command": "ls > /dev/null"})), V::Allow);
