@@ -23,8 +23,29 @@ pub fn is_secret_name(name: &str) -> bool {
     if NOT_SECRETS.contains(&upper.as_str()) {
         return false;
     }
-    const INSIDE: &[&str] =
-        &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "API_KEY", "PRIVATE_KEY", "CREDENTIAL", "ACCESS_KEY"];
+    const INSIDE: &[&str] = &[
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "APIKEY",
+        "API_KEY",
+        "PRIVATE_KEY",
+        "PRIVKEY",
+        "CREDENTIAL",
+        "ACCESS_KEY",
+        "AUTHORIZATION",
+        "BEARER",
+        "SIGNINGKEY",
+        "MASTERKEY",
+        "APPKEY",
+        "DBPASS",
+        "HOOK_URL",
+        "WEBHOOKURL",
+        "CONNECTIONSTRING",
+        "OP_SESSION",
+    ];
     if INSIDE.iter().any(|s| upper.contains(s)) {
         return true;
     }
@@ -43,6 +64,11 @@ pub fn is_secret_name(name: &str) -> bool {
         "SK",
         "HEADERS",
         "CONNECTION",
+        "PW",
+        "SALT",
+        "HMAC",
+        "OTP",
+        "PEM",
     ];
     const NAMES: &[&str] = &["SSHPASS", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"];
     NAMES.contains(&upper.as_str()) || upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
@@ -53,13 +79,56 @@ pub fn is_secret_name(name: &str) -> bool {
 /// connection string with one (`…;Password=…`).
 pub fn is_secret_value(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
-    if lower.contains("password=") || lower.contains("pwd=") {
+    const MARKS: &[&str] = &[
+        "password=",
+        "pwd=",
+        "accountkey=",
+        "sharedaccesskey=",
+        "sig=",
+        "x-amz-signature=",
+        "x-amz-credential=",
+        "private key-----",
+        "authorization:",
+        "bearer ",
+    ];
+    if MARKS.iter().any(|m| lower.contains(m)) {
         return true;
     }
-    value.split_whitespace().any(|word| {
+    // Well-known token shapes, whatever the variable is called.
+    const PREFIXES: &[&str] = &[
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "xoxs-",
+        "sk_live_",
+        "rk_live_",
+        "sk-ant-",
+        "sk-proj-",
+        "npm_",
+        "akia",
+        "asia",
+        "hf_",
+        "pypi-",
+    ];
+    let token_like = |w: &str| {
+        let l = w.to_ascii_lowercase();
+        PREFIXES.iter().any(|p| l.starts_with(p)) && w.len() >= 16 && !w.contains('/')
+    };
+    value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';')).any(|word| {
+        if token_like(word) {
+            return true;
+        }
+        // A URL with credentials in its user part (`https://user:pw@h`, `https://TOKEN@h`).
         let Some((_, rest)) = word.split_once("://") else { return false };
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        authority.rsplit_once('@').is_some_and(|(userinfo, _)| userinfo.contains(':'))
+        authority.contains('@')
     })
 }
 
@@ -82,6 +151,12 @@ fn build(vars: impl Iterator<Item = (OsString, OsString)>, passthrough: &[String
             None => p == name,
         })
     };
+    let vars: Vec<(OsString, OsString)> = vars.collect();
+    // Git's config-by-environment variables go together: judged by their values, never
+    // split by name (dropping GIT_CONFIG_KEY_0 but keeping GIT_CONFIG_COUNT breaks every git).
+    let is_git_config = |name: &str| name.starts_with("GIT_CONFIG_") || name == "GIT_CONFIG_PARAMETERS";
+    let git_config_secret =
+        vars.iter().any(|(k, v)| k.to_str().is_some_and(is_git_config) && v.to_str().is_none_or(is_secret_value));
     let mut out = BTreeMap::new();
     for (key, value) in vars {
         let Some(name) = key.to_str() else {
@@ -89,6 +164,12 @@ fn build(vars: impl Iterator<Item = (OsString, OsString)>, passthrough: &[String
             continue;
         };
         let provider_key = PROVIDER_KEY_VARS.contains(&name) || also_remove.iter().any(|r| r == name);
+        if is_git_config(name) {
+            if !git_config_secret {
+                out.insert(key, value);
+            }
+            continue;
+        }
         let secret = is_secret_name(name) || value.to_str().is_some_and(is_secret_value);
         if provider_key || (secret && !passes(name)) {
             continue;
@@ -134,6 +215,13 @@ mod tests {
             "DATABASE_URL",
             "CONNECTION_STRING",
             "ANTHROPIC_CUSTOM_HEADERS",
+            "GPG_PASSPHRASE",
+            "AUTHORIZATION",
+            "DB_PW",
+            "ID_RSA_PEM",
+            "SLACK_HOOK_URL",
+            "AZURE_STORAGE_CONNECTIONSTRING",
+            "OP_SESSION_my",
         ] {
             assert!(is_secret_name(secret), "{secret}");
         }
@@ -150,7 +238,12 @@ mod tests {
         assert!(is_secret_value("http://user:pw@proxy:3128"));
         assert!(is_secret_value("Server=x;User Id=u;Password=p;"));
         assert!(!is_secret_value("http://proxy:3128"));
-        assert!(!is_secret_value("https://user@host/x"));
+        assert!(is_secret_value("https://ghp_abcdefghijklmnop@github.com/x"), "a token as the user");
+        assert!(is_secret_value("ghp_abcdefghijklmnopqrstuvwxyz0123"));
+        assert!(is_secret_value("-----BEGIN OPENSSH PRIVATE KEY-----\nabc"));
+        assert!(is_secret_value("DefaultEndpointsProtocol=https;AccountKey=abc=="));
+        assert!(is_secret_value("Bearer abc.def"));
+        assert!(!is_secret_value("npm"));
         assert!(!is_secret_value("/usr/bin:/bin"));
     }
 
@@ -164,11 +257,18 @@ mod tests {
             ("LLM", "renamed-key"),
             ("MINIMAX_API_KEY", "mm"),
             ("HTTPS_PROXY", "http://u:pw@proxy:3128"),
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "core.autocrlf"),
+            ("GIT_CONFIG_VALUE_0", "false"),
         ]
         .map(|(k, v)| (OsString::from(k), OsString::from(v)));
         let env =
             build(vars.into_iter(), &["NPM_TOKEN".into(), "MINIMAX_*".into(), "ANTHROPIC_*".into()], &["LLM".into()]);
         let names: Vec<&str> = env.keys().filter_map(|k| k.to_str()).collect();
-        assert_eq!(names, ["MINIMAX_API_KEY", "NPM_TOKEN", "PATH"], "provider keys never pass");
+        assert_eq!(
+            names,
+            ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "MINIMAX_API_KEY", "NPM_TOKEN", "PATH"],
+            "provider keys never pass; git's config variables stay together"
+        );
     }
 }
