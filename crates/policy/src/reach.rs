@@ -145,7 +145,13 @@ fn place(text: &str, cwd: Option<&Path>, ctx: &RuleContext, budget: &mut usize) 
 /// `cd`), not on tern, so tern cannot place them.
 fn depends_on_the_process(path: &Path) -> bool {
     let mut parts = path.components().skip(1).map(|c| c.as_os_str().to_string_lossy().into_owned());
-    if parts.next().as_deref() != Some("proc") {
+    let top = parts.next();
+    if top.as_deref() == Some("dev") {
+        // `/dev/fd/3/config` after `3<.git`: a path through an open directory.
+        let rest: Vec<String> = parts.collect();
+        return rest.first().is_some_and(|d| d == "fd") && rest.len() > 2;
+    }
+    if top.as_deref() != Some("proc") {
         return false;
     }
     let Some(who) = parts.next() else { return false };
@@ -216,10 +222,12 @@ mod process_path_tests {
 
     #[test]
     fn process_relative_paths_cannot_be_placed() {
-        for p in ["/proc/self/cwd/x", "/proc/thread-self/root/etc", "/proc/123/fd/3", "/proc/self/cwd"] {
+        for p in
+            ["/proc/self/cwd/x", "/proc/thread-self/root/etc", "/proc/123/fd/3", "/proc/self/cwd", "/dev/fd/3/config"]
+        {
             assert!(depends_on_the_process(Path::new(p)), "{p}");
         }
-        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/"] {
+        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/", "/dev/fd/3", "/dev/null"] {
             assert!(!depends_on_the_process(Path::new(p)), "{p}");
         }
     }

@@ -330,3 +330,23 @@ fn red_team_pass_two_commands_are_not_allowed_unasked() {
         assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Deny, "{command}");
     }
 }
+
+#[test]
+fn unmodelled_writers_naming_protected_paths_are_asked_even_in_bypass() {
+    let p = policy(Mode::Bypass, &[]);
+    for command in [
+        "perl -pi -e 's/a/b/' .git/config",
+        "split -b 100 envsrc .git/hooks/pre-commit",
+        "git mv a.txt .envrc",
+        "tar xf x.tar -C .git",
+        "unzip -o x.zip -d .git",
+        "python3 -c \"open('.git/config','w')\"",
+        "git remote add o ext::sh",
+        "printf x 3<.git >> /dev/fd/3/config",
+    ] {
+        assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Ask, "{command}");
+    }
+    for command in ["git add .gitignore src", "cat .envrc", "cargo build"] {
+        assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
+    }
+}

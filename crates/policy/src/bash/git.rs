@@ -327,7 +327,10 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
             Some(&"show") if !has(&["-n"]) => Verdict::network("git remote show contacts the remote over the network"),
             None | Some(&"show") | Some(&"get-url") => Verdict::read_only("git remote only lists remotes"),
             Some(&("update" | "prune")) => Verdict::network("git remote update/prune fetches over the network"),
-            Some(other) => Verdict::write(format!("git remote {other} changes remotes")),
+            // Remotes live in .git/config (a protected file); `ext::` URLs run programs.
+            Some(other) => {
+                Verdict::write(format!("git remote {other} changes remotes")).writing([".git/config".to_string()])
+            }
         },
         "config" => config(rest),
         "stash" => match operands.first().filter(|_| rest.first().is_some_and(|w| !w.text().starts_with('-'))) {
@@ -355,7 +358,9 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
         "submodule" => match operands.first() {
             None | Some(&("status" | "summary")) => Verdict::read_only("git submodule status only reads"),
             Some(&"foreach") => Verdict::unknown("git submodule foreach runs a command in every submodule"),
-            Some(other) => Verdict::write(format!("git submodule {other} changes submodules")),
+            Some(other) => {
+                Verdict::write(format!("git submodule {other} changes submodules")).writing([".git/config".to_string()])
+            }
         },
         "update-ref" if has(&["-d"]) => Verdict::dangerous("git update-ref -d deletes a ref"),
         "gc" if parsed

@@ -120,7 +120,7 @@ pub(crate) fn is_harmless_target(path: &str) -> bool {
             | "/dev/stdout"
             | "/dev/stderr"
             | "/dev/tty"
-    ) || path.starts_with("/dev/fd/")
+    ) || path.strip_prefix("/dev/fd/").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Block devices and memory: writing there destroys file systems or the running system.

@@ -96,6 +96,29 @@ impl Policy {
         if let Some(d) = self.unplaced_write(call) {
             return Some(d);
         }
+        // A second net for writers tern does not model (`perl -pi`, `tar -C`, `unzip -d`,
+        // `git mv`, `python3 -c "open(...)"`): a part that is not read-only and names a
+        // protected file or directory anywhere in its words is asked.
+        if let Some(b) = &call.bash
+            && let Some((part, name)) = b.parts.iter().filter(|p| p.class != BashClass::ReadOnly).find_map(|p| {
+                p.argv
+                    .iter()
+                    .flat_map(|w| w.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '~'))))
+                    .find(|t| !t.is_empty() && super::bash_calls::has_protected_name(t))
+                    .map(|t| (p, t.to_string()))
+            })
+        {
+            let d = Decision::new(
+                Verdict::Ask,
+                format!(
+                    "`{}` names {name}, a protected path (git internals, tool configuration, shell start-up files), \
+                     and tern cannot tell whether it writes it: always asked",
+                    crate::hooks::short_command(&part.text)
+                ),
+                DecidedBy::ProtectedPath { path: name },
+            );
+            return Some(d);
+        }
         if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
             let d = Decision::new(
                 Verdict::Ask,
