@@ -197,6 +197,11 @@ pub(super) fn has_protected_name(path: &str) -> bool {
         ".envrc",
         "mise.toml",
         ".mise.toml",
+        "mise.local.toml",
+        ".rtx.toml",
+        ".bazelrc",
+        ".pnp.cjs",
+        ".gitconfig",
         ".tool-versions",
         ".mcp.json",
     ];
@@ -207,7 +212,10 @@ pub(super) fn has_protected_name(path: &str) -> bool {
         || (path.starts_with('~') || !path.starts_with('/'))
             && (HOME_PROTECTED.contains(&last) || last == "authorized_keys")
         || components.windows(2).any(|w| w[0] == ".cargo" && matches!(w[1].as_str(), "config" | "config.toml"))
-        || components.windows(2).any(|w| w[0] == ".vscode" && matches!(w[1].as_str(), "tasks.json" | "settings.json"))
+        || components.windows(2).any(|w| w[0] == ".vscode" && matches!(w[1].as_str(), "tasks.json" | "settings.json" | "mcp.json"))
+        // Other agents' and editors' settings (they run hooks and MCP servers), tool managers' directories.
+        || components.iter().any(|c| matches!(c.as_str(), ".claude" | ".cursor" | ".mise"))
+        || components.windows(2).any(|w| (w[0] == ".config" && w[1] == "mise") || (w[0] == ".yarn" && w[1] == "releases"))
 }
 
 /// Whether an allow rule covers a part: a bare `bash` rule covers any part that is not
