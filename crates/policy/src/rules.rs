@@ -382,7 +382,26 @@ pub fn resolve_path_in(arg: &str, base: &Path, ctx: &RuleContext) -> PathBuf {
     } else {
         base.join(arg)
     };
-    follow_links(normalize(&raw))
+    resolve_physically(&raw)
+}
+
+/// Resolve `raw` the way the kernel does: a `..` after a symlink goes up from
+/// where the link points (`e -> /etc`, `e/../x` is `/x`), not from the link.
+/// The longest prefix that exists, as written, is canonicalized; the rest is
+/// normalized and its links followed. Bounded by the component count.
+fn resolve_physically(raw: &Path) -> PathBuf {
+    if !raw.components().any(|c| c == std::path::Component::ParentDir) {
+        return follow_links(normalize(raw));
+    }
+    let components: Vec<std::path::Component> = raw.components().take(256).collect();
+    for cut in (1..=components.len()).rev() {
+        let prefix: PathBuf = components[..cut].iter().collect();
+        if let Ok(real) = std::fs::canonicalize(&prefix) {
+            let rest: PathBuf = components[cut..].iter().collect();
+            return follow_links(normalize(&real.join(rest)));
+        }
+    }
+    follow_links(normalize(raw))
 }
 
 /// How many symlinks [`follow_links`] follows before it stops (a loop, or a trap).

@@ -744,3 +744,15 @@ fn random_commands_never_panic_the_engine() {
         }
     }
 }
+
+#[test]
+fn dot_dot_after_a_link_goes_up_from_where_the_link_points() {
+    let f = Fixture::new();
+    let p = f.policy(Mode::Default, &[]);
+    // `links/evil -> ~/.ssh`: `links/evil/../x` is `~/x` for the kernel, not `links/x`.
+    std::fs::write(f.home.join("notes.txt"), "secret").unwrap();
+    let d = bash(&p, "cat links/evil/../notes.txt");
+    assert_eq!(d.verdict, Verdict::Ask, "{d:?}");
+    assert!(d.reason.contains("outside the workspace"), "{}", d.reason);
+    assert_eq!(bash(&p, "cat src/../README.md").verdict, Verdict::Allow);
+}
