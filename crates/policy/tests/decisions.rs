@@ -350,3 +350,20 @@ fn unmodelled_writers_naming_protected_paths_are_asked_even_in_bypass() {
         assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
     }
 }
+
+#[test]
+fn arithmetic_on_values_read_at_run_time_is_not_read_only() {
+    let p = policy(Mode::Default, &[]);
+    for command in [
+        "read -r v < version.txt; echo $((v+1))",
+        "v=$(cat version.txt); [[ $v -gt 0 ]]",
+        "for f in $(cat list); do echo $((f+1)); done",
+        "declare -i n=$(cat count.txt)",
+        "read v < f; let x=v+1",
+    ] {
+        assert_ne!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
+    }
+    for command in ["echo $((1 + 2))", "x=3; echo $((x*2))", "for i in 1 2 3; do echo $((i+1)); done"] {
+        assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
+    }
+}

@@ -118,6 +118,10 @@ impl Walker<'_> {
                         }
                     }
                     let bound = name.take().map(|n| (n, if has_values { paths.take() } else { None }));
+                    if bound.as_ref().is_some_and(|(_, p)| p.is_none()) {
+                        // A loop over computed words (`for f in $(cat list)`).
+                        self.run_time_values = true;
+                    }
                     let pushed = bound.is_some();
                     self.loop_vars.extend(bound);
                     self.walk(child);

@@ -77,6 +77,9 @@ pub(super) struct Walker<'s> {
     functions: Vec<String>,
     /// The node a redirection applies to, and where its parts start once walked.
     target: Option<(usize, Option<usize>)>,
+    /// A variable got a value only known at run time (`read`, `v=$(cat f)`, a loop over
+    /// computed words): arithmetic on variables may then evaluate text from a file.
+    pub(super) run_time_values: bool,
 }
 
 impl<'s> Walker<'s> {
@@ -92,6 +95,7 @@ impl<'s> Walker<'s> {
             after_and: false,
             cwd_changes: 0,
             loop_vars: Vec::new(),
+            run_time_values: false,
             level: 0,
             recursion: depth.levels,
             too_deep: false,
@@ -144,16 +148,23 @@ impl<'s> Walker<'s> {
             "declaration_command" => self.declaration(node),
             "unset_command" => self.builtin(node, "unset", "unset only changes the shell's variables"),
             "test_command" => {
-                let name = if text_of(node, self.src).starts_with("[[") { "[[" } else { "[" };
+                let text = text_of(node, self.src);
+                let name = if text.starts_with("[[") { "[[" } else { "[" };
+                // `[[ $v -gt 0 ]]` evaluates both sides as arithmetic.
+                if name == "[[" && ["-eq", "-ne", "-lt", "-le", "-gt", "-ge"].iter().any(|op| text.contains(op)) {
+                    self.tainted_arithmetic(node);
+                }
                 self.builtin(node, name, "a test only reads")
             }
             "command_substitution" | "process_substitution" => self.substitution(node),
             "arithmetic_expansion" => {
                 self.arithmetic_guard(node);
+                self.tainted_arithmetic(node);
                 self.children(node);
             }
             "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
                 self.arithmetic_guard(node);
+                self.tainted_arithmetic(node);
                 self.children(node);
             }
             "file_redirect" | "herestring_redirect" | "heredoc_redirect" => self.stray_redirect(node),
@@ -248,6 +259,9 @@ impl<'s> Walker<'s> {
 
     fn fill(&mut self, slot: usize, mut verdict: Verdict, args: &[Word]) {
         let program = verdict.program.take().unwrap_or_default();
+        if matches!(program.as_str(), "read" | "mapfile" | "readarray" | "getopts") {
+            self.run_time_values = true;
+        }
         let argv = verdict.argv.take().unwrap_or_else(|| args.iter().map(|w| w.text().to_owned()).collect());
         // The program's own words come last; wrappers' words (`env -C /`, `xargs -a f`) before them.
         let own_from = args.len().saturating_sub(argv.len());
@@ -366,9 +380,16 @@ impl<'s> Walker<'s> {
         if let Some(reason) = risky {
             verdict.raise(BashClass::Unknown, reason);
         }
-        let program = verdict.program.as_deref().unwrap_or_default();
+        let program = verdict.program.clone().unwrap_or_default();
+        let program = program.as_str();
         if EVALUATES_NAMES.contains(&program) && args.iter().any(|w| w.literal_code) {
             verdict.raise(BashClass::Unknown, HIDDEN_CODE);
+        }
+        if program == "let" && self.run_time_values {
+            verdict.raise(
+                BashClass::Unknown,
+                "let evaluates variables set at run time as arithmetic, where `a[$(...)]` would run",
+            );
         }
         for effect in &prepared.effects {
             verdict.raise(effect.class, effect.reason.clone());
@@ -408,6 +429,9 @@ impl<'s> Walker<'s> {
         if value.literal_code {
             return Some(format!("{name}= holds quoted shell code, which bash runs if the value is evaluated"));
         }
+        if value.fixed().is_none() {
+            self.run_time_values = true;
+        }
         judge::risky_variable(&name, &value)
     }
 
@@ -445,9 +469,14 @@ impl<'s> Walker<'s> {
         let options_only = args.iter().all(|w| w.text().starts_with('-'));
         let prints = keyword != "local"
             && (options_only || args.iter().any(|w| w.text().starts_with('-') && w.text().contains('p')));
+        // `declare -i n=$(cat f)` evaluates the value as arithmetic.
+        let integer = args.iter().any(|w| w.text().starts_with('-') && w.text().contains('i'));
         let verdict = match risky {
             Some(reason) => Verdict::unknown(reason),
             None if args.iter().any(|w| w.literal_code) => Verdict::unknown(HIDDEN_CODE),
+            None if integer && self.run_time_values => Verdict::unknown(format!(
+                "{keyword} -i evaluates a value set at run time as arithmetic, where `a[$(...)]` would run"
+            )),
             None if prints => Verdict::write(format!("{keyword} {PRINTS_ENVIRONMENT}")),
             None => Verdict::read_only(format!("{keyword} only changes the shell's variables")),
         };
@@ -467,6 +496,30 @@ impl<'s> Walker<'s> {
         if self.hides_code(node) {
             let slot = self.reserve(node);
             self.fill(slot, Verdict::unknown(HIDDEN_CODE).program(String::new()), &[]);
+        }
+    }
+
+    /// Arithmetic on a variable whose value came at run time: bash evaluates the value as
+    /// an expression, where `a[$(cmd)]` runs `cmd` (a file's content, read into `v`, then
+    /// `$((v+1))`). Unknown, then.
+    fn tainted_arithmetic(&mut self, node: Node) {
+        if !self.run_time_values {
+            return;
+        }
+        let mut cursor = node.walk();
+        let mut stack = vec![node];
+        let mut refers = false;
+        while let Some(n) = stack.pop() {
+            if matches!(n.kind(), "simple_expansion" | "expansion" | "variable_name") {
+                refers = true;
+                break;
+            }
+            stack.extend(n.children(&mut cursor));
+        }
+        if refers {
+            let slot = self.reserve(node);
+            let reason = "evaluates a variable set at run time as arithmetic, where `a[$(...)]` in its value would run";
+            self.fill(slot, Verdict::unknown(reason).program(String::new()), &[]);
         }
     }
 
