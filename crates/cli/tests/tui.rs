@@ -176,8 +176,13 @@ async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
     s.type_text("hello\r");
     s.wait_for("hi");
     assert!(marker.exists(), "trusted: the project's session_start hook ran");
-    s.send(b"\x03");
-    s.wait_for("Ctrl+C again to quit");
+    // The turn may still be ending (a Ctrl+C then interrupts it): press until quitting is armed.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("Ctrl+C again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     s.send(b"\x03");
     let deadline = Instant::now() + Duration::from_secs(10);
     while s.child.try_wait().unwrap().is_none() {
