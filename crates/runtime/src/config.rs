@@ -7,6 +7,7 @@
 //! max_turns = 50
 //! max_tokens = 16000              # output tokens per response (default: the model's, capped at 32000)
 //! append_system_prompt = "Prefer small commits."
+//! max_tool_output_kib = 64               # bigger tool results are saved and replaced by a receipt
 //!
 //! [providers.anthropic]
 //! api_key_env = "MY_ANTHROPIC_KEY" # or api_key = "…"
@@ -82,6 +83,9 @@ pub struct FileConfig {
     pub thinking_budget: Option<u64>,
     /// Extra text after the system prompt.
     pub append_system_prompt: Option<String>,
+    /// KiB of text one tool result may carry whole before it is saved and
+    /// replaced by a receipt (default 64).
+    pub max_tool_output_kib: Option<usize>,
     /// Per-provider settings.
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderSection>,
@@ -296,7 +300,7 @@ impl FileConfig {
         macro_rules! take {
             ($($f:ident),*) => { $( if other.$f.is_some() { self.$f = other.$f; } )* };
         }
-        take!(provider, model, max_turns, max_tokens, thinking_budget, append_system_prompt);
+        take!(provider, model, max_turns, max_tokens, thinking_budget, append_system_prompt, max_tool_output_kib);
         for (name, p) in other.providers {
             let base = self.providers.remove(&name).unwrap_or_default();
             let mut headers = base.headers;

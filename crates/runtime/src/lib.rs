@@ -15,6 +15,7 @@
 pub mod agents;
 pub mod config;
 pub mod mcp_config;
+pub mod output_budget;
 pub mod permissions;
 pub mod prompt;
 pub mod secrets;
@@ -408,6 +409,14 @@ impl Runtime {
             denials: Default::default(),
             notices: Default::default(),
             user_config: self.paths.user_config(),
+            budget: output_budget::OutputBudget {
+                budget: self
+                    .config
+                    .max_tool_output_kib
+                    .map_or(output_budget::DEFAULT_BUDGET, |k| k.saturating_mul(1024)),
+                dir: self.session.tool_outputs_dir(),
+                receipts: first.tools.iter().any(|t| t.name() == "read"),
+            },
             sandbox: self.sandbox.clone(),
             session_id: self.session.id().to_string(),
             workspace: self.workspace.clone(),

@@ -199,6 +199,7 @@ pub struct PolicyHooks {
     pub(crate) denials: Mutex<Vec<PermissionDenial>>,
     pub(crate) notices: Mutex<Vec<String>>,
     pub(crate) user_config: PathBuf,
+    pub(crate) budget: crate::output_budget::OutputBudget,
     pub(crate) sandbox: tern_tools::SandboxSettings,
     pub(crate) session_id: String,
     pub(crate) workspace: PathBuf,
@@ -420,6 +421,8 @@ impl PolicyHooks {
                 result.content.push(ToolResultContent::text(notes.join("\n")));
             }
         }
+        // The output budget's gates 2 and 3: what the model and the session log get.
+        self.budget.apply(&call.name, &call.id, &mut result);
         result
     }
 }
