@@ -26,12 +26,21 @@ pub struct LoopConfig {
     pub max_turns: Option<u32>,
     /// Extended-thinking budget, if enabled.
     pub thinking_budget: Option<u64>,
+    /// A stable key for the provider's prompt cache (the session id).
+    pub cache_key: Option<String>,
 }
 
 impl LoopConfig {
     /// Defaults: 8192 output tokens, no turn limit, no thinking.
     pub fn new(model: impl Into<String>, system: impl Into<String>) -> Self {
-        Self { model: model.into(), system: system.into(), max_tokens: 8192, max_turns: None, thinking_budget: None }
+        Self {
+            model: model.into(),
+            system: system.into(),
+            max_tokens: 8192,
+            max_turns: None,
+            thinking_budget: None,
+            cache_key: None,
+        }
     }
 }
 
@@ -222,6 +231,7 @@ impl AgentLoop {
             tools: tools.iter().map(|t| t.definition.clone()).collect(),
             max_tokens: self.config.max_tokens,
             thinking_budget: self.config.thinking_budget,
+            cache_key: self.config.cache_key.clone(),
         };
         let sink_events = events.clone();
         let partial = partial.clone();

@@ -13,12 +13,25 @@ const PROVIDER: &str = "anthropic";
 /// The JSON body of a streaming `POST /v1/messages`.
 pub fn request_body(req: &ModelRequest) -> Value {
     let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
-    // Prompt caching: mark the end of the conversation so the next turn reads
-    // everything before it from cache.
-    if let Some(last) = messages.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut())
-        && !matches!(last["type"].as_str(), Some("thinking" | "redacted_thinking"))
+    // Prompt caching (at most 4 breakpoints: tools, system, and the two latest
+    // user turns): the end of the conversation, so the next turn reads
+    // everything before it from cache, and the turn before it, which the last
+    // request wrote, so a turn that added many blocks still reads the cache.
+    let user_turns: Vec<usize> =
+        messages.iter().enumerate().filter(|(_, m)| m["role"] == "user").map(|(i, _)| i).rev().take(2).collect();
+    let mut marks: Vec<usize> = user_turns;
+    if let Some(last) = messages.len().checked_sub(1)
+        && !marks.contains(&last)
     {
-        last["cache_control"] = json!({"type": "ephemeral"});
+        marks.truncate(1);
+        marks.insert(0, last);
+    }
+    for at in marks {
+        if let Some(block) = messages.get_mut(at).and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut())
+            && !matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking"))
+        {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
     }
     let mut body = json!({
         "model": req.model,

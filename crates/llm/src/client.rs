@@ -109,6 +109,9 @@ pub struct ModelRequest {
     pub max_tokens: u64,
     /// Extended-thinking budget (Anthropic), if enabled.
     pub thinking_budget: Option<u64>,
+    /// A stable key for the provider's prompt cache (the session id): OpenAI's
+    /// `prompt_cache_key`, sent to api.openai.com only.
+    pub cache_key: Option<String>,
 }
 
 impl ModelRequest {
@@ -121,6 +124,7 @@ impl ModelRequest {
             tools: Vec::new(),
             max_tokens: 8192,
             thinking_budget: None,
+            cache_key: None,
         }
     }
 }
@@ -166,18 +170,20 @@ impl HttpProvider {
     }
 
     fn body(&self, req: &ModelRequest) -> Value {
-        match self.config.api {
+        let official_openai = self.config.base_url.contains("api.openai.com");
+        let mut body = match self.config.api {
             Api::Anthropic => crate::anthropic::request_body(req),
             Api::OpenAiChat => {
-                let field = if self.config.base_url.contains("api.openai.com") {
-                    "max_completion_tokens"
-                } else {
-                    "max_tokens"
-                };
+                let field = if official_openai { "max_completion_tokens" } else { "max_tokens" };
                 crate::openai_chat::request_body(req, field)
             }
             Api::OpenAiResponses => crate::openai_responses::request_body(req),
+        };
+        // Compatible servers may refuse fields they do not know.
+        if official_openai && let Some(key) = &req.cache_key {
+            body["prompt_cache_key"] = Value::String(key.clone());
         }
+        body
     }
 
     fn accumulator(&self) -> Box<dyn Accumulator> {
@@ -327,4 +333,25 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         src = inner.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_cache_key_goes_to_openai_only() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut req = ModelRequest::new("gpt-5", "", vec![tern_protocol::Message::user_text("hi")]);
+        req.cache_key = Some("session-1".into());
+        for (api, url, sent) in [
+            (Api::OpenAiChat, "https://api.openai.com/v1", true),
+            (Api::OpenAiResponses, "https://api.openai.com/v1", true),
+            (Api::OpenAiChat, "http://127.0.0.1:11434/v1", false),
+            (Api::Anthropic, "https://api.anthropic.com", false),
+        ] {
+            let provider = HttpProvider::new(ProviderConfig::new(api, url, "k")).unwrap();
+            assert_eq!(provider.body(&req).get("prompt_cache_key").is_some(), sent, "{api:?} {url}");
+        }
+    }
 }

@@ -842,7 +842,8 @@ fn anthropic_request_body() {
             "stream": true,
             "system": [{"type": "text", "text": "You are terse.", "cache_control": {"type": "ephemeral"}}],
             "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "List the files."}]},
+                // The previous user turn is a breakpoint too (the last request wrote it).
+                {"role": "user", "content": [{"type": "text", "text": "List the files.", "cache_control": {"type": "ephemeral"}}]},
                 {"role": "assistant", "content": [
                     {"type": "text", "text": "Listing them."},
                     {"type": "tool_use", "id": "toolu_01A", "name": "ls", "input": {"path": "src"}},
@@ -863,6 +864,23 @@ fn anthropic_request_body() {
             }],
         })
     );
+}
+
+#[test]
+fn anthropic_request_body_has_at_most_four_cache_breakpoints() {
+    let mut req = conversation();
+    for i in 0..5 {
+        req.messages
+            .push(Message { role: Role::Assistant, content: vec![ContentBlock::Text { text: format!("a{i}") }] });
+        req.messages.push(Message::user_text(format!("u{i}")));
+    }
+    let body = tern_llm::anthropic::request_body(&req);
+    let marks = body.to_string().matches("cache_control").count();
+    assert_eq!(marks, 4, "{body:#}");
+    let messages = body["messages"].as_array().unwrap();
+    let n = messages.len();
+    assert!(messages[n - 1]["content"][0]["cache_control"].is_object());
+    assert!(messages[n - 3]["content"][0]["cache_control"].is_object());
 }
 
 #[test]

@@ -400,6 +400,7 @@ impl Runtime {
             max_tokens,
             max_turns: self.overrides.max_turns.or(self.config.max_turns),
             thinking_budget: self.config.thinking_budget,
+            cache_key: Some(self.session.id().to_string()),
         };
         let first = self.catalog.assemble();
         let hooks = Arc::new(permissions::PolicyHooks {
