@@ -90,18 +90,52 @@ fn list_children(dir: &Path) -> Vec<PathBuf> {
 /// worktree (`.git` is a file) its gitdir and the common dir; for a
 /// workspace inside a repository, that repository's `.git`.
 fn git_dirs(workspace: &Path) -> Option<Vec<PathBuf>> {
-    let dot_git = workspace.ancestors().map(|a| a.join(".git")).find(|g| g.exists())?;
+    let dot_git = workspace.ancestors().map(|a| a.join(".git")).find(|g| std::fs::symlink_metadata(g).is_ok())?;
+    // Like git's own safe.directory check: a `.git` someone else planted above the
+    // workspace (`/tmp/.git`) widens nothing.
+    if !owned_by_me(&dot_git) {
+        return None;
+    }
     if dot_git.is_dir() {
         return (!dot_git.starts_with(workspace)).then(|| vec![dot_git]);
     }
-    let contents = std::fs::read_to_string(&dot_git).ok()?;
+    let contents = read_small(&dot_git)?;
     let base = dot_git.parent()?;
-    let gitdir = base.join(parse_gitdir_file(&contents)?);
+    let gitdir = std::fs::canonicalize(base.join(parse_gitdir_file(&contents)?)).ok()?;
+    // Only a real linked worktree's or submodule's git dir: inside a `.git` directory of yours.
+    let repo_git = gitdir.ancestors().find(|a| a.file_name().is_some_and(|n| n == ".git"))?;
+    if !repo_git.is_dir() || !owned_by_me(repo_git) || !owned_by_me(&gitdir) {
+        return None;
+    }
     let mut out = vec![gitdir.clone()];
-    if let Ok(common) = std::fs::read_to_string(gitdir.join("commondir")) {
-        out.push(gitdir.join(common.trim()));
+    if let Some(common) = read_small(&gitdir.join("commondir"))
+        && let Ok(common) = std::fs::canonicalize(gitdir.join(common.trim()))
+        && common.starts_with(repo_git)
+    {
+        out.push(common);
     }
     Some(out)
+}
+
+/// Whether `path` (not followed) belongs to the user running tern.
+fn owned_by_me(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid only reads this process's effective user id.
+    let me = unsafe { libc::geteuid() };
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.uid() == me)
+}
+
+/// A small regular file's text, opened without blocking (a FIFO must not hang tern).
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 #[cfg(test)]
@@ -130,6 +164,20 @@ mod tests {
         std::fs::create_dir_all(t.path().join("repo/sub")).unwrap();
         assert_eq!(git_dirs(&t.path().join("repo/sub")), Some(vec![t.path().join("repo/.git")]));
         assert_eq!(git_dirs(&t.path().join("repo")), None);
+        // A `.git` file pointing anywhere but a repository's git dir widens nothing,
+        // and a FIFO does not hang.
+        let elsewhere = t.path().join("home");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let evil = t.path().join("evil");
+        std::fs::create_dir_all(&evil).unwrap();
+        std::fs::write(evil.join(".git"), format!("gitdir: {}\n", elsewhere.display())).unwrap();
+        assert_eq!(git_dirs(&evil), None);
+        let fifo_ws = t.path().join("fifo");
+        std::fs::create_dir_all(&fifo_ws).unwrap();
+        let c = std::ffi::CString::new(fifo_ws.join(".git").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(git_dirs(&fifo_ws), None);
     }
 
     #[test]
