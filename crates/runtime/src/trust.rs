@@ -176,14 +176,19 @@ fn program_keys(text: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for line in text.lines() {
         let line = line.trim();
+        let mut line = line;
         if let Some(header) = line.strip_prefix('[') {
-            let header = header.split(']').next().unwrap_or_default();
+            let (header, rest) = header.split_once(']').unwrap_or((header, ""));
             // `[diff "evil"]` and `[diff.evil]` are both the `diff.evil` section.
             section = header.split(['"', ' ', '.']).next().unwrap_or_default().trim().to_ascii_lowercase();
             if section.starts_with("include") {
                 found.push(format!("{section} (it can name any config)"));
             }
-            continue;
+            // Git also takes a key on the header's line: `[diff] external = ./x`.
+            line = rest.trim();
+            if line.is_empty() {
+                continue;
+            }
         }
         if line.is_empty() || line.starts_with(['#', ';']) {
             continue;
@@ -204,9 +209,11 @@ fn program_keys(text: &str) -> Vec<String> {
             ("man" | "browser", k) => matches!(k, "cmd" | "path"),
             ("help", k) => matches!(k, "format" | "browser"),
             ("web", k) => k == "browser",
-            ("gpg", k) => k == "program",
+            ("gpg", k) => k == "program" || k == "defaultkeycommand",
             ("credential", k) => k == "helper",
             ("interactive", k) => k == "difffilter",
+            ("trailer", k) => k == "command" || k == "cmd",
+            ("ssh", k) => k == "variant",
             ("sequence", k) => k == "editor",
             ("uploadpack", k) => k == "packobjectshook",
             ("remote", k) => matches!(k, "uploadpack" | "receivepack" | "vcs"),
@@ -428,6 +435,7 @@ mod tests {
                     [alias]\n\tst = status\n\tx = !sh -c id\n[remote \"origin\"]\n\turl = https://x\n";
         assert_eq!(program_keys(text), ["diff.textconv", "diff.external", "filter.clean", "man.cmd", "alias.x"]);
         assert!(program_keys("[core]\n\tbare = false\n[user]\n\tname = me\n").is_empty());
+        assert_eq!(program_keys("[diff] external = ./evil.sh\n[Alias]st=!./e\n"), ["diff.external", "alias.st"]);
     }
 
     #[test]
