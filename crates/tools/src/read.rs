@@ -111,8 +111,22 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
     if meta.is_dir() {
         return Err(ToolError::new(format!("{shown} is a directory, not a file. List it with bash `ls {shown}`.")));
     }
+    if !meta.is_file() {
+        return Err(ToolError::new(format!(
+            "{shown} is not a regular file (a FIFO, socket or device); read opens regular files only, since reading \
+             the others can block forever or never end."
+        )));
+    }
     let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-    let file = std::fs::File::open(&canonical).map_err(|e| ToolError::new(format!("Cannot open {shown}: {e}")))?;
+    // Without blocking: if the path turned into a FIFO since the check, opening must not hang.
+    let file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(&canonical)
+    }
+    .map_err(|e| ToolError::new(format!("Cannot open {shown}: {e}")))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(ToolError::new(format!("{shown} is not a regular file; read opens regular files only.")));
+    }
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     if let Some(kind) = ImageKind::sniff(head) {

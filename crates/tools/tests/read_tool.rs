@@ -244,3 +244,16 @@ async fn line_numbers_wider_than_six_digits_still_line_up_with_a_tab() {
     let out = f.read(json!({"path": "many.txt", "offset": 999_999, "limit": 3})).await.unwrap();
     assert_eq!(text(&out), "999999\t999999\n1000000\t1000000\n1000001\t1000001");
 }
+
+#[tokio::test]
+async fn a_fifo_or_device_is_refused_at_once() {
+    let f = fixture();
+    let fifo = f.workspace.path().join("notes.txt");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = f.read(json!({"path": "notes.txt"})).await.unwrap_err();
+    assert!(err.message.contains("not a regular file"), "{}", err.message);
+    let err = f.read(json!({"path": "/dev/zero"})).await.unwrap_err();
+    assert!(err.message.contains("not a regular file"), "{}", err.message);
+}
