@@ -83,8 +83,6 @@ const READ_ONLY: &[&str] = &[
     "git remote",
     "git remote -v",
     "git config --get user.name",
-    "git config --list",
-    "git config -l --show-origin",
     "git config user.email",
     "git stash list",
     "git stash show -p",
@@ -191,6 +189,9 @@ const READ_ONLY: &[&str] = &[
 ];
 
 const WRITE: &[&str] = &[
+    // Every setting at once prints credentials kept in URLs and headers (red team pass 3).
+    "git config --list",
+    "git config -l --show-origin",
     // `git help` opens a viewer git's config names (red team: a committed bare repo ran `man.<tool>.cmd`).
     "git help log",
     "git log --help",

@@ -70,7 +70,8 @@ pub fn is_secret_name(name: &str) -> bool {
         "OTP",
         "PEM",
     ];
-    const NAMES: &[&str] = &["SSHPASS", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"];
+    const NAMES: &[&str] =
+        &["SSHPASS", "PGPASS", "BW_SESSION", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"];
     NAMES.contains(&upper.as_str()) || upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
 }
 
@@ -222,6 +223,7 @@ mod tests {
             "SLACK_HOOK_URL",
             "AZURE_STORAGE_CONNECTIONSTRING",
             "OP_SESSION_my",
+            "BW_SESSION",
         ] {
             assert!(is_secret_name(secret), "{secret}");
         }

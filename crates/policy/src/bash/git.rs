@@ -277,6 +277,9 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
     let operands: Vec<&str> = parsed.operands.iter().map(|w| w.text()).collect();
     let after_dashes = rest.iter().position(|w| w.fixed() == Some("--")).map(|i| &rest[i + 1..]);
     let before_dashes = &rest[..rest.len() - after_dashes.map_or(0, |a| a.len() + 1)];
+    if sub == "var" && before_dashes.iter().any(|w| w.fixed() == Some("-l")) {
+        return Verdict::write("git var -l prints every setting, credentials in URLs and headers included");
+    }
     if sub == "help" || before_dashes.iter().any(|w| w.fixed() == Some("--help")) {
         let what = if sub == "help" { "git help".to_string() } else { format!("git {sub} --help") };
         return Verdict::write(format!("{what} {OPENS_VIEWER}"));
@@ -531,6 +534,10 @@ fn config(rest: &[Word]) -> Verdict {
         || matches!(action, Some("set" | "unset" | "rename-section" | "remove-section" | "edit"))
         || (action.is_none() && !parsed.has_any(READ) && keys.len() >= 2);
     if !writes {
+        // Every setting at once: credentials in `url.*.insteadOf` or `http.extraHeader` too.
+        if parsed.has_any(&["-l", "--list"]) || action == Some("list") {
+            return Verdict::write("git config --list prints every setting, credentials in URLs and headers included");
+        }
         return Verdict::read_only("git config only reads settings");
     }
     // Where it writes: a protected file in every case but `--file` (asked even in bypass).
