@@ -367,3 +367,30 @@ fn arithmetic_on_values_read_at_run_time_is_not_read_only() {
         assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
     }
 }
+
+#[test]
+fn red_team_pass_three_commands_are_not_allowed_unasked() {
+    let p = policy(Mode::Default, &[]);
+    for command in [
+        "HOME=.; git show",
+        "export HOME=.; git diff",
+        "declare -x XDG_CONFIG_HOME=.; git diff",
+        "declare -n r=HOME; r=.; git diff",
+        "for HOME in .; do git show; done",
+        "(X=.; export X; git diff)",
+        "read -r HOME < a.txt; export HOME; git log",
+        "git config --list --global",
+        "git var -l",
+    ] {
+        assert_ne!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
+    }
+    let bypass = policy(Mode::Bypass, &[]);
+    for command in
+        ["git 2>/dev/null config core.fsmonitor x", "cp 2>/dev/null a.txt .git/config", "tee 2>/dev/null ~/.bashrc"]
+    {
+        assert_eq!(verdict(&bypass, "bash", json!({"command": command})), Verdict::Ask, "{command}");
+    }
+    for command in ["x=3; echo $x", "LANG=C; ls", "cat a.txt 2>/dev/null"] {
+        assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
+    }
+}

@@ -70,8 +70,7 @@ pub fn is_secret_name(name: &str) -> bool {
         "OTP",
         "PEM",
     ];
-    const NAMES: &[&str] =
-        &["SSHPASS", "PGPASS", "BW_SESSION", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"];
+    const NAMES: &[&str] = &["SSHPASS", "PGPASS", "BW_SESSION", "DATABASE_URL", "REDIS_URL", "MONGODB_URI", "AMQP_URL"];
     NAMES.contains(&upper.as_str()) || upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
 }
 

@@ -117,6 +117,9 @@ impl Walker<'_> {
                             found.part.reads = std::mem::take(&mut globs);
                         }
                     }
+                    if let Some(n) = &name {
+                        self.note_env_change(&n.clone(), false);
+                    }
                     let bound = name.take().map(|n| (n, if has_values { paths.take() } else { None }));
                     if bound.as_ref().is_some_and(|(_, p)| p.is_none()) {
                         // A loop over computed words (`for f in $(cat list)`).

@@ -80,6 +80,9 @@ pub(super) struct Walker<'s> {
     /// A variable got a value only known at run time (`read`, `v=$(cat f)`, a loop over
     /// computed words): arithmetic on variables may then evaluate text from a file.
     pub(super) run_time_values: bool,
+    /// A variable programs read from the environment was changed earlier in this
+    /// command (`HOME=.; git diff`, `export PYTHONPATH=.`, `for HOME in .`).
+    pub(super) env_changed: Option<String>,
 }
 
 impl<'s> Walker<'s> {
@@ -96,6 +99,7 @@ impl<'s> Walker<'s> {
             cwd_changes: 0,
             loop_vars: Vec::new(),
             run_time_values: false,
+            env_changed: None,
             level: 0,
             recursion: depth.levels,
             too_deep: false,
@@ -261,6 +265,9 @@ impl<'s> Walker<'s> {
         let program = verdict.program.take().unwrap_or_default();
         if matches!(program.as_str(), "read" | "mapfile" | "readarray" | "getopts") {
             self.run_time_values = true;
+            for word in args.iter().filter(|w| !w.text().starts_with('-')) {
+                self.note_env_change(word.text(), false);
+            }
         }
         let argv = verdict.argv.take().unwrap_or_else(|| args.iter().map(|w| w.text().to_owned()).collect());
         // The program's own words come last; wrappers' words (`env -C /`, `xargs -a f`) before them.
@@ -399,6 +406,16 @@ impl<'s> Walker<'s> {
         verdict.reads.extend(prepared.reads.iter().cloned());
         verdict.computed_reads.extend(prepared.computed_reads.iter().cloned());
         verdict.overrides.splice(0..0, overrides);
+        if name.is_some()
+            && verdict.class == BashClass::ReadOnly
+            && let Some(var) = &self.env_changed
+        {
+            let reason = format!(
+                "runs after {var} was changed earlier in the command; variables like HOME, PYTHONPATH or \
+                 GCONV_PATH make programs load code"
+            );
+            verdict.raise(BashClass::Unknown, reason);
+        }
         // `HOME=. git diff`, `PYTHONPATH=. pip list`, `GCONV_PATH=. iconv`, `LESSKEY=x less`:
         // a variable set for a program can make it load code from the repository.
         if name.is_some()
@@ -414,9 +431,22 @@ impl<'s> Walker<'s> {
         let own_words = args.len().saturating_sub(verdict.argv.as_ref().map_or(args.len(), Vec::len));
         let calls_function = name.as_ref().and_then(Word::fixed).is_some_and(|n| self.functions.iter().any(|f| f == n));
         self.fill(slot, verdict, &args);
+        if let Some(found) = self.found.get_mut(slot) {
+            found.part.argv.extend(prepared.extra_words.iter().cloned());
+            found.part.unparsed |= !prepared.extra_words.is_empty();
+        }
         let program = self.found.get(slot).map(|f| f.part.program.clone()).unwrap_or_default();
         self.after_command(&program, args.get(own_words..).unwrap_or_default(), calls_function);
         self.finish_redirects(prepared, slot);
+    }
+
+    /// Notes that `name` is set for the rest of the command: an environment-style name
+    /// (upper case) outside the safe list, or any name that is exported.
+    pub(super) fn note_env_change(&mut self, name: &str, exported: bool) {
+        let env_style = name.chars().any(|c| c.is_ascii_uppercase()) && !name.chars().any(|c| c.is_ascii_lowercase());
+        if (env_style || exported) && super::runners::env_override(name).is_some() && self.env_changed.is_none() {
+            self.env_changed = Some(name.to_owned());
+        }
     }
 
     /// Judges `NAME=value` (walking the value); returns why the variable is risky, if it is.
@@ -441,6 +471,9 @@ impl<'s> Walker<'s> {
         for assign in assigns {
             let reason = self.assignment(*assign);
             risky = risky.or(reason);
+            if let Some(name) = assign.child_by_field_name("name").map(|n| text_of(n, self.src)) {
+                self.note_env_change(&name, false);
+            }
         }
         let verdict = match risky {
             Some(reason) => Verdict::unknown(reason),
@@ -456,14 +489,26 @@ impl<'s> Walker<'s> {
         let mut risky = None;
         let mut args = Vec::new();
         let mut cursor = node.walk();
+        let mut names = Vec::new();
         for child in node.named_children(&mut cursor) {
             if child.kind() == "variable_assignment" {
                 let reason = self.assignment(child);
                 risky = risky.or(reason);
+                names.extend(child.child_by_field_name("name").map(|n| text_of(n, self.src)));
                 args.push(Word::literal(&text_of(child, self.src)));
             } else {
-                args.push(self.word(child));
+                let word = self.word(child);
+                if !word.text().starts_with('-') {
+                    names.push(word.text().to_owned());
+                }
+                args.push(word);
             }
+        }
+        // `export X`, `declare -x X=.`, `declare -n r=HOME`: the environment of what follows changes.
+        let flags: String = args.iter().filter(|w| w.text().starts_with('-')).map(|w| w.text().to_owned()).collect();
+        let exported = keyword == "export" || flags.contains('x') || flags.contains('n');
+        for name in &names {
+            self.note_env_change(name, exported);
         }
         // `export`, `export -p`, `declare -p NAME`, `declare -x`: print variables, the environment among them.
         let options_only = args.iter().all(|w| w.text().starts_with('-'));

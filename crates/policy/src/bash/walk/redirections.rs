@@ -19,6 +19,8 @@ pub(super) struct Prepared<'t> {
     pub(super) reads: Vec<String>,
     /// `<` sources named at run time.
     pub(super) computed_reads: Vec<String>,
+    /// Words after a redirection's target, which bash passes to the command.
+    pub(super) extra_words: Vec<String>,
     /// Parts found inside redirection targets and here-document bodies.
     side: Vec<Found>,
     /// Statements written after a here-document operator (`cat <<EOF | sh`, `<<EOF && x`).
@@ -90,6 +92,12 @@ impl Walker<'_> {
         let effects = &prepared.effects;
         if effects.is_empty() && prepared.reads.is_empty() && prepared.computed_reads.is_empty() {
             return;
+        }
+        // The words after a redirection belong to the command: the protected-path net reads them.
+        // Judged without them, the part counts as not read (asked in every mode).
+        for found in self.found.iter_mut().skip(target).filter(|f| f.level == self.level).take(1) {
+            found.part.argv.extend(prepared.extra_words.iter().cloned());
+            found.part.unparsed |= !prepared.extra_words.is_empty();
         }
         let level = self.level;
         let mut first = None;
@@ -168,6 +176,7 @@ impl Walker<'_> {
                 let extra: Vec<Node> = node.children_by_field_name("destination", &mut inner).skip(1).collect();
                 if !extra.is_empty() {
                     let words: Vec<String> = extra.iter().map(|w| self.word(*w).text().to_owned()).collect();
+                    prepared.extra_words.extend(words.iter().cloned());
                     prepared.effects.push(redirect::Effect {
                         class: BashClass::Unknown,
                         reason: format!(
