@@ -252,3 +252,41 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
     }
     exit::SUCCESS
 }
+
+/// `tern sessions list [--all] [--json]`: this folder's sessions (or all), newest first.
+pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) -> u8 {
+    let paths = match tern_runtime::TernPaths::discover() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    let overrides = tern_runtime::Overrides { cwd, ..Default::default() };
+    let workspace = match tern_runtime::resolve_workspace(&overrides) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    let sessions = tern_runtime::session_index::list(&paths.sessions_dir(), (!all).then_some(workspace.as_path()));
+    if as_json {
+        print(&format!("{:#}\n", json!(sessions)));
+        return exit::SUCCESS;
+    }
+    if sessions.is_empty() {
+        let scope = if all { String::new() } else { format!(" in {}", workspace.display()) };
+        print(&format!("No sessions{scope} (see all folders with --all).\n"));
+        return exit::SUCCESS;
+    }
+    let mut text = String::new();
+    for s in &sessions {
+        let size = tern_protocol::text::human_bytes(s.bytes);
+        let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+        let place = if all { format!("  {}", s.cwd) } else { String::new() };
+        text.push_str(&format!("{}  {:<18}  {:>9}  {prompt}{place}\n", s.id, s.model, size));
+    }
+    print(&text);
+    exit::SUCCESS
+}

@@ -125,6 +125,23 @@ enum Command {
     Permissions(PermissionsCommand),
     /// Trust a folder (default: the current one) so its project config, hooks and MCP servers apply.
     Trust(TrustArgs),
+    /// Sessions in the data dir.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+}
+
+/// `tern sessions ...`.
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// The sessions of this folder (or every folder), newest first: id, model, size, first prompt.
+    List {
+        /// Sessions of every folder.
+        #[arg(long)]
+        all: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `tern trust`.
@@ -231,6 +248,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Permissions(PermissionsCommand::List { json })) => {
             return ExitCode::from(inspect::permissions_list(cli.common.overrides(), json));
+        }
+        Some(Command::Sessions(SessionsCommand::List { all, json })) => {
+            return ExitCode::from(inspect::sessions_list(cli.common.cwd.clone(), all, json));
         }
         Some(Command::Trust(args)) => {
             let dir = args.dir.or(cli.common.cwd.clone());

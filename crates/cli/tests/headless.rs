@@ -398,3 +398,22 @@ async fn sigint_cancels_the_run_kills_tools_and_exits_130() {
     assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new());
     assert_eq!(h.server.requests().len(), 1, "no request after the interrupt");
 }
+
+#[tokio::test]
+async fn sessions_are_listed_per_folder_newest_first() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"one"}]}"#).await;
+    assert_eq!(h.run(&["-p", "first   question"]).await.code, Some(0));
+    assert_eq!(h.run(&["-p", "second question"]).await.code, Some(0));
+    let out = h.run(&["sessions", "list", "--json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let list: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let prompts: Vec<&str> = list.as_array().unwrap().iter().map(|s| s["first_prompt"].as_str().unwrap()).collect();
+    assert_eq!(prompts, ["second question", "first question"]);
+    let out = h.run(&["sessions", "list"]).await;
+    assert!(out.stdout.contains("second question") && out.stdout.contains("mock"), "{}", out.stdout);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = h.run(&["sessions", "list", "--cwd", elsewhere.path().to_str().unwrap()]).await;
+    assert!(out.stdout.starts_with("No sessions"), "{}", out.stdout);
+    let out = h.run(&["sessions", "list", "--all", "--cwd", elsewhere.path().to_str().unwrap()]).await;
+    assert!(out.stdout.contains("first question"), "{}", out.stdout);
+}

@@ -20,6 +20,7 @@ pub mod permissions;
 pub mod prompt;
 pub mod secrets;
 mod session;
+pub mod session_index;
 mod setup;
 mod small_file;
 mod startup;
