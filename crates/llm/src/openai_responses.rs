@@ -31,14 +31,7 @@ pub fn request_body(req: &ModelRequest) -> Value {
                 (_, ContentBlock::ToolUse { id, name, input: args }) => input
                     .push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": args.to_string()})),
                 (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
-                    let text: String = content
-                        .iter()
-                        .filter_map(|c| match c {
-                            ToolResultContent::Text { text } => Some(text.as_str()),
-                            ToolResultContent::Image { .. } => None,
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n");
+                    let text = ToolResultContent::joined_text(content);
                     // The format has no error flag: say it in the text, as for Chat.
                     let text = if *is_error && !text.starts_with("Error") { format!("Error: {text}") } else { text };
                     let images: Vec<Value> = content

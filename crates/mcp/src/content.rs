@@ -24,7 +24,7 @@ pub fn convert_result(server: &str, tool: &str, result: CallToolResult) -> Resul
     }
 
     if result.is_error == Some(true) {
-        let text = joined_text(&content);
+        let text = ToolResultContent::joined_text(&content);
         let message = if text.trim().is_empty() {
             format!("MCP server `{server}` reported an error from `{tool}` without a message.")
         } else {
@@ -77,17 +77,6 @@ fn convert_block(block: ContentBlock) -> ToolResultContent {
             ToolResultContent::text(format!("[unsupported content: {}]", compact_json(serde_json::to_value(&other))))
         }
     }
-}
-
-fn joined_text(content: &[ToolResultContent]) -> String {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            ToolResultContent::Text { text } => Some(text.as_str()),
-            ToolResultContent::Image { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn size_text(bytes: u64) -> String {

@@ -217,7 +217,7 @@ fn nested_repository(cwd: &Path, ws: &Path) -> Option<PathBuf> {
 }
 
 #[cfg(test)]
-mod process_path_tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -231,11 +231,6 @@ mod process_path_tests {
             assert!(!depends_on_the_process(Path::new(p)), "{p}");
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn braces_and_other_homes_are_unplaced() {

@@ -137,6 +137,18 @@ impl ToolResultContent {
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
     }
+
+    /// The text blocks of a result, joined with newlines (images left out).
+    pub fn joined_text(content: &[ToolResultContent]) -> String {
+        content
+            .iter()
+            .filter_map(|c| match c {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// Why the model stopped producing output.

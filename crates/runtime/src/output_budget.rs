@@ -37,15 +37,7 @@ pub struct OutputBudget {
 impl OutputBudget {
     /// Bound `result` of the call `call_id` to `tool`.
     pub fn apply(&self, tool: &str, call_id: &str, result: &mut ToolCallResult) {
-        let text: String = result
-            .content
-            .iter()
-            .filter_map(|c| match c {
-                ToolResultContent::Text { text } => Some(text.as_str()),
-                ToolResultContent::Image { .. } => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = ToolResultContent::joined_text(&result.content);
         if text.len() <= self.budget {
             return;
         }
