@@ -70,17 +70,30 @@ fn part_reach(part: &BashPart, cwd: Option<PathBuf>, ctx: &RuleContext, budget: 
     let ws = &ctx.workspace;
     let mut out = PartReach { cwd, ..PartReach::default() };
     for text in &part.writes {
-        if is_computed(text) || could_match_dot_file(text) {
+        if is_computed(text) || could_match_dot_file(text) || glob_hides_links(text) {
             out.unplaced_writes.push(text.clone());
             continue;
         }
         match place(text, out.cwd.as_deref(), ctx, budget) {
-            Some(path) => out.writes.push(path),
+            Some(path) => {
+                if text.contains(['*', '?', '[']) {
+                    // `tee */authorized_keys` writes through `evil -> ~/.ssh`.
+                    match glob_links(&path, budget) {
+                        Some(targets) => out.writes.extend(targets),
+                        None => out.unplaced_writes.push(text.clone()),
+                    }
+                }
+                out.writes.push(path)
+            }
             None => out.unplaced_writes.push(text.clone()),
         }
     }
     for text in &part.reads {
         if is_harmless_target(text) {
+            continue;
+        }
+        if glob_hides_links(text) {
+            out.unplaced_reads.push(text.clone());
             continue;
         }
         match place(text, out.cwd.as_deref(), ctx, budget) {
@@ -163,6 +176,14 @@ fn depends_on_the_process(path: &Path) -> bool {
 /// `{a,b}` or `{1..3}`: bash makes several words, each expanded again (`~` included).
 fn has_braces(text: &str) -> bool {
     brace_at(text).is_some()
+}
+
+/// A glob whose matches go on through more directories (`*/*/id_rsa`, `*/evil/x`):
+/// only the links of the directory before the first glob are checked, so a link
+/// one level down would go unseen. Such a path is not placed.
+fn glob_hides_links(text: &str) -> bool {
+    let components: Vec<&str> = text.split('/').filter(|c| !c.is_empty()).collect();
+    components.iter().position(|c| c.contains(['*', '?', '['])).is_some_and(|first| first + 2 < components.len())
 }
 
 /// A target named at run time keeps its `$` or backquote.

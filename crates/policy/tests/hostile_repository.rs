@@ -756,3 +756,16 @@ fn dot_dot_after_a_link_goes_up_from_where_the_link_points() {
     assert!(d.reason.contains("outside the workspace"), "{}", d.reason);
     assert_eq!(bash(&p, "cat src/../README.md").verdict, Verdict::Allow);
 }
+
+#[test]
+fn globs_cannot_hide_a_link_deeper_down() {
+    let f = Fixture::new();
+    let p = f.policy(Mode::Default, &[]);
+    // `links/evil -> ~/.ssh`: one level below the glob's first directory.
+    for command in ["cat */*/id_rsa", "cat */evil/id_rsa"] {
+        assert_eq!(bash(&p, command).verdict, Verdict::Ask, "{command}");
+    }
+    let allowed = f.policy(Mode::Default, &[(RuleKind::Allow, "bash(tee:*)")]);
+    assert_ne!(bash(&allowed, "echo x | tee links/*/authorized_keys").verdict, Verdict::Allow);
+    assert_eq!(bash(&p, "cat src/*.rs").verdict, Verdict::Allow);
+}

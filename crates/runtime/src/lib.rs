@@ -147,6 +147,8 @@ pub struct Runtime {
     history: tokio::sync::Mutex<Vec<Message>>,
     trust: trust::Trust,
     sandbox: tern_tools::SandboxSettings,
+    /// The environment children start from.
+    child_env: tern_protocol::ChildEnv,
 }
 
 impl Runtime {
@@ -161,7 +163,7 @@ impl Runtime {
         let warnings = &mut warnings;
         let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
         let child_env = startup::child_env(&loaded);
-        let servers = startup::configure_servers(&loaded, &overrides, warnings)?;
+        let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
         let agent = match &overrides.agent {
             Some(name) => Some(
                 agents::load_agent(name, &loaded.workspace, &loaded.paths.config_dir, loaded.trust.is_trusted())
@@ -176,7 +178,7 @@ impl Runtime {
         let hook_runner = startup::hooks(&loaded, &child_env)?;
         let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
-        env.child_env = Some(child_env);
+        env.child_env = Some(child_env.clone());
         env.sandbox = sandbox.clone();
         // Searches skip what `read(...)` deny rules cover inside the
         // directories they walk.
@@ -211,6 +213,7 @@ impl Runtime {
             history: tokio::sync::Mutex::new(Vec::new()),
             trust,
             sandbox,
+            child_env,
         })
     }
 
@@ -248,7 +251,7 @@ impl Runtime {
             )
         };
         lines.push(sandbox);
-        let hidden = secrets::removed_names(&self.config.env.passthrough, &[]);
+        let hidden = secrets::removed_names(&self.child_env);
         if !hidden.is_empty() {
             lines.push(format!("not passed to commands, hooks and MCP servers: {}", hidden.join(", ")));
         }

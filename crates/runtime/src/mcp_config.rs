@@ -56,8 +56,8 @@ struct McpJsonServer {
 }
 
 /// Read a Claude Code style JSON server file.
-pub fn load_mcp_json(path: &Path) -> Result<Vec<(String, McpServerSection)>, String> {
-    let text = match crate::small_file::read_bounded(path, 1024 * 1024, None) {
+pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, McpServerSection)>, String> {
+    let text = match crate::small_file::read_bounded(path, 1024 * 1024, inside) {
         Ok(t) => t,
         Err(crate::small_file::Refused::Missing) => {
             return Err(format!("cannot read {}: no such file", path.display()));
@@ -122,11 +122,13 @@ pub struct ServerSources<'a> {
     pub merged: &'a FileConfig,
     /// Whether the workspace is trusted (`.mcp.json` is read only then).
     pub trusted: bool,
+    /// The environment children get (secrets removed): what a project file may expand.
+    pub child_env: &'a tern_protocol::ChildEnv,
 }
 
 /// Every configured server, in name order, with the origin that won.
 pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) -> Result<Vec<ConfiguredServer>, String> {
-    let ServerSources { user, user_file, project, workspace, extra_files, merged, trusted } = src;
+    let ServerSources { user, user_file, project, workspace, extra_files, merged, trusted, child_env } = src;
     let mut sections: BTreeMap<String, (String, Source, McpServerSection)> = BTreeMap::new();
     for (name, s) in &user.mcp_servers {
         sections.insert(name.clone(), (user_file.display().to_string(), Source::User, s.clone()));
@@ -134,11 +136,11 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
     let mcp_json = workspace.join(".mcp.json");
     if mcp_json.is_file() {
         if trusted {
-            for (name, s) in load_mcp_json(&mcp_json)? {
+            for (name, s) in load_mcp_json(&mcp_json, Some(workspace))? {
                 sections.insert(name, (mcp_json.display().to_string(), Source::Project, s));
             }
         } else {
-            let names = load_mcp_json(&mcp_json)
+            let names = load_mcp_json(&mcp_json, Some(workspace))
                 .map(|servers| servers.into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", "))
                 .unwrap_or_else(|_| "its servers".into());
             warnings.push(format!(
@@ -153,7 +155,7 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
         sections.insert(name.clone(), (project_file.display().to_string(), Source::Project, s.clone()));
     }
     for file in extra_files {
-        for (name, s) in load_mcp_json(file)? {
+        for (name, s) in load_mcp_json(file, None)? {
             sections.insert(name, (file.display().to_string(), Source::User, s));
         }
     }
@@ -168,18 +170,14 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
                 None
             };
             let user_var = |v: &str| std::env::var(v).ok();
-            let project_var = |v: &str| {
-                if crate::secrets::is_secret_name(v) || crate::secrets::PROVIDER_KEY_VARS.contains(&v) {
-                    None
-                } else {
-                    std::env::var(v).ok()
-                }
-            };
+            // A project file sees only what children see: no keys, no secrets by name or value.
+            let project_var =
+                |v: &str| child_env.get(std::ffi::OsStr::new(v)).and_then(|x| x.to_str()).map(String::from);
             let var: &dyn Fn(&str) -> Option<String> = match source {
                 Source::User => &user_var,
                 Source::Project => &project_var,
             };
-            let config = project_secret_refs(&section, source)
+            let config = project_secret_refs(&section, source, child_env)
                 .and_then(|()| server_config(&name, &section, workspace, var))
                 .map_err(|e| format!("{origin}: server `{name}`: {e}"));
             ConfiguredServer { name, origin, config, denied }
@@ -189,11 +187,16 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
 
 /// A project file may not name secrets: `${GITHUB_TOKEN}` in a header, or
 /// `bearer_token_env = "ANTHROPIC_API_KEY"`.
-fn project_secret_refs(s: &McpServerSection, source: Source) -> Result<(), String> {
+fn project_secret_refs(
+    s: &McpServerSection,
+    source: Source,
+    child_env: &tern_protocol::ChildEnv,
+) -> Result<(), String> {
     if source == Source::User {
         return Ok(());
     }
-    let secret = |name: &str| crate::secrets::is_secret_name(name) || crate::secrets::PROVIDER_KEY_VARS.contains(&name);
+    // Set in tern's environment but kept from children: a secret.
+    let secret = |name: &str| std::env::var_os(name).is_some() && !child_env.contains_key(std::ffi::OsStr::new(name));
     if let Some(var) = s.bearer_token_env.as_deref().filter(|v| secret(v)) {
         return Err(format!(
             "a project file cannot send `{var}` as a bearer token; configure this server in the user config instead"
@@ -334,7 +337,7 @@ mod tests {
             }}"#,
         )
         .unwrap();
-        let servers = load_mcp_json(&f).unwrap();
+        let servers = load_mcp_json(&f, None).unwrap();
         assert_eq!(servers.len(), 2);
         let fs = server_config("fs", &servers[0].1, dir.path(), &vars).unwrap();
         match fs.transport {
@@ -363,6 +366,6 @@ mod tests {
         assert!(server_config("s", &bad_timeout, dir.path(), &vars).unwrap_err().contains("tool_timeout_sec"));
         let f = dir.path().join("sse.json");
         std::fs::write(&f, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#).unwrap();
-        assert!(load_mcp_json(&f).unwrap_err().contains("streamable HTTP"));
+        assert!(load_mcp_json(&f, None).unwrap_err().contains("streamable HTTP"));
     }
 }

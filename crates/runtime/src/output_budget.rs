@@ -4,7 +4,7 @@
 //! - Gate 2: a result bigger than [`HARD_CAP`] (tools without a limit of
 //!   their own: MCP, extensions) is cut there, with a notice saying how much.
 //! - Gate 3: a text result still over the budget (default 64 KiB,
-//!   `max_tool_output_kib`) is saved under the session's `tool-outputs/` and
+//!   `max_tool_output_kib`, held between 1 KiB and the hard cap) is saved under the session's `tool-outputs/` and
 //!   replaced by a receipt — path, size, line count, head and tail, and how to
 //!   search and read it in ranges. Images stay. If saving fails, a 2 KiB
 //!   head/tail preview. When the turn has no `read` tool the model could not
@@ -37,8 +37,21 @@ pub struct OutputBudget {
 impl OutputBudget {
     /// Bound `result` of the call `call_id` to `tool`.
     pub fn apply(&self, tool: &str, call_id: &str, result: &mut ToolCallResult) {
+        // Measure before joining: most results are small.
+        let size: usize = result
+            .content
+            .iter()
+            .map(|c| match c {
+                ToolResultContent::Text { text } => text.len() + 1,
+                ToolResultContent::Image { .. } => 0,
+            })
+            .sum();
+        let budget = self.budget.clamp(1024, HARD_CAP);
+        if size <= budget {
+            return;
+        }
         let text = ToolResultContent::joined_text(&result.content);
-        if text.len() <= self.budget {
+        if text.len() <= budget {
             return;
         }
         // Gate 2.
@@ -58,7 +71,7 @@ impl OutputBudget {
                 Err(e) => preview(&kept, &format!("the full output could not be saved ({e})")),
             }
         } else {
-            let mut cut = prefix_within(&kept, self.budget).to_string();
+            let mut cut = prefix_within(&kept, budget).to_string();
             cut.push_str(&format!(
                 "\n[cut: showing the first {} of {}; ask for less output (a narrower query, a limit, a range)]",
                 human_bytes(cut.len() as u64),
@@ -162,6 +175,15 @@ mod tests {
         let mut r = result(&big);
         unwritable.apply("t", "c", &mut r);
         assert!(text_of(&r).contains("could not be saved") && text_of(&r).len() < 2500, "{}", text_of(&r));
+    }
+
+    #[test]
+    fn a_huge_configured_budget_still_stops_at_the_hard_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = OutputBudget { budget: usize::MAX, dir: dir.path().to_path_buf(), receipts: true };
+        let mut r = result(&"z".repeat(HARD_CAP + 10));
+        budget.apply("t", "c", &mut r);
+        assert!(text_of(&r).contains("too large to show whole"), "{}", &text_of(&r)[..200]);
     }
 
     #[test]

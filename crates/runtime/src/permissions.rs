@@ -401,6 +401,9 @@ impl PolicyHooks {
     }
 
     async fn after(&self, call: &ToolCall, mut result: ToolCallResult) -> ToolCallResult {
+        // The output budget's gates 2 and 3 first: hooks, the model and the session log
+        // all see the same bounded result.
+        self.budget.apply(&call.name, &call.id, &mut result);
         let response: String = result
             .content
             .iter()
@@ -421,8 +424,6 @@ impl PolicyHooks {
                 result.content.push(ToolResultContent::text(notes.join("\n")));
             }
         }
-        // The output budget's gates 2 and 3: what the model and the session log get.
-        self.budget.apply(&call.name, &call.id, &mut result);
         result
     }
 }

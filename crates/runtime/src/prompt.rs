@@ -61,7 +61,7 @@ fn first_line(s: &str) -> &str {
 /// The current branch (or short detached commit), from `.git/HEAD`.
 pub fn git_branch(workspace: &Path) -> Option<String> {
     let root = git_root(workspace)?;
-    let head = crate::small_file::read_bounded(&root.join(".git").join("HEAD"), 4096, None).ok()?;
+    let head = crate::small_file::read_bounded(&root.join(".git").join("HEAD"), 4096, Some(&root.join(".git"))).ok()?;
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => branch.to_string(),
@@ -72,7 +72,7 @@ pub fn git_branch(workspace: &Path) -> Option<String> {
 /// Branch (or detached commit) read from `.git/HEAD` without running git.
 fn git_summary(workspace: &Path) -> Option<String> {
     let root = git_root(workspace)?;
-    let head = crate::small_file::read_bounded(&root.join(".git").join("HEAD"), 4096, None).ok()?;
+    let head = crate::small_file::read_bounded(&root.join(".git").join("HEAD"), 4096, Some(&root.join(".git"))).ok()?;
     let head = head.trim();
     Some(match head.strip_prefix("ref: refs/heads/") {
         Some(branch) => format!("repository at {}, branch {branch}", root.display()),

@@ -179,12 +179,10 @@ fn build(vars: impl Iterator<Item = (OsString, OsString)>, passthrough: &[String
     Arc::new(out)
 }
 
-/// The names [`child_env`] leaves out of tern's current environment (for
-/// `--verbose` and docs), sorted.
-pub fn removed_names(passthrough: &[String], also_remove: &[String]) -> Vec<String> {
-    let kept = child_env(passthrough, also_remove);
+/// The names of tern's environment that `env` leaves out, sorted (for `--verbose`).
+pub fn removed_names(env: &ChildEnv) -> Vec<String> {
     let mut names: Vec<String> =
-        std::env::vars_os().filter(|(k, _)| !kept.contains_key(k)).filter_map(|(k, _)| k.into_string().ok()).collect();
+        std::env::vars_os().filter(|(k, _)| !env.contains_key(k)).filter_map(|(k, _)| k.into_string().ok()).collect();
     names.sort();
     names
 }

@@ -37,15 +37,16 @@ pub fn list(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .filter_map(|p| summarise(&p))
-        .filter(|s| workspace.is_none_or(|w| Path::new(&s.cwd) == w))
+        .filter_map(|p| summarise(&p, workspace))
         .collect();
     // Last written first (ids sort by start time only to the second).
     out.sort_by(|a, b| (b.modified_ms, &b.id).cmp(&(a.modified_ms, &a.id)));
     out
 }
 
-fn summarise(path: &Path) -> Option<SessionSummary> {
+/// A log's summary; `None` when it is not a session, or (with `workspace`)
+/// ran elsewhere, which the first line tells before anything else is read.
+fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
     let meta = std::fs::symlink_metadata(path).ok()?;
     if !meta.is_file() {
         return None;
@@ -56,6 +57,9 @@ fn summarise(path: &Path) -> Option<SessionSummary> {
     let Ok(SessionRecord::SessionStart { session_id, cwd, model, .. }) = serde_json::from_str(&first) else {
         return None;
     };
+    if workspace.is_some_and(|w| Path::new(&cwd) != w) {
+        return None;
+    }
     let first_prompt = lines.map_while(Result::ok).find_map(|line| match serde_json::from_str(&line) {
         Ok(SessionRecord::UserMessage { message }) => {
             let text = message.text();

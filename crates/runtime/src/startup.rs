@@ -87,6 +87,7 @@ pub(crate) fn child_env(loaded: &Loaded) -> ChildEnv {
 pub(crate) fn configure_servers(
     loaded: &Loaded,
     overrides: &Overrides,
+    child_env: &ChildEnv,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ConfiguredServer>, RuntimeError> {
     mcp_config::configured_servers(
@@ -98,6 +99,7 @@ pub(crate) fn configure_servers(
             extra_files: &overrides.mcp_config,
             merged: &loaded.config,
             trusted: loaded.trust.is_trusted(),
+            child_env,
         },
         warnings,
     )

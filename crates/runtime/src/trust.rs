@@ -71,7 +71,7 @@ pub fn trust_needed(project: &FileConfig, workspace: &Path) -> Vec<String> {
     }
     let mcp_json = workspace.join(".mcp.json");
     if mcp_json.is_file() {
-        match crate::mcp_config::load_mcp_json(&mcp_json) {
+        match crate::mcp_config::load_mcp_json(&mcp_json, Some(workspace)) {
             Ok(servers) => {
                 for (name, s) in servers {
                     items.push(format!("starts the MCP server `{name}` from .mcp.json ({})", server_line(&s)));
@@ -325,8 +325,8 @@ fn restrict_sandbox(project: &mut FileConfig, user: &FileConfig, file: &str, war
             Ok(_) => warnings.push(format!(
                 "{file}: `[sandbox] mode = \"{mode}\"` is ignored: a project config can only make the sandbox stricter"
             )),
-            // Let the parse error surface where the merged value is read.
-            Err(_) => sb.mode = Some(mode),
+            // A repository must not be able to stop tern from starting.
+            Err(e) => warnings.push(format!("{file}: `[sandbox] mode` is ignored: {e}")),
         }
     }
 }

@@ -53,12 +53,4 @@ pub enum SandboxError {
         "could not build the Landlock sandbox: {0}. Run with `--sandbox off` (or `[sandbox] mode = \"off\"`) to run commands unconfined"
     )]
     Ruleset(String),
-    /// An allowed path could not be opened for a rule.
-    #[error("could not open `{path}` for the sandbox rules: {source}")]
-    OpenPath {
-        /// The path.
-        path: std::path::PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
 }

@@ -107,6 +107,16 @@ fn git_dirs(workspace: &Path) -> Option<Vec<PathBuf>> {
     if !repo_git.is_dir() || !owned_by_me(repo_git) || !owned_by_me(&gitdir) {
         return None;
     }
+    // And only one that belongs to this workspace, as git itself checks: a linked
+    // worktree's git dir points back at this `.git` file; a submodule's lives in the
+    // repository that holds the workspace.
+    let points_back = read_small(&gitdir.join("gitdir"))
+        .and_then(|back| std::fs::canonicalize(back.trim()).ok())
+        .is_some_and(|back| std::fs::canonicalize(&dot_git).is_ok_and(|me| me == back));
+    let holds_workspace = repo_git.parent().is_some_and(|root| workspace.starts_with(root));
+    if !points_back && !holds_workspace {
+        return None;
+    }
     let mut out = vec![gitdir.clone()];
     if let Some(common) = read_small(&gitdir.join("commondir"))
         && let Ok(common) = std::fs::canonicalize(gitdir.join(common.trim()))
@@ -152,6 +162,9 @@ mod tests {
         let ws = t.path().join("wt");
         std::fs::create_dir_all(&ws).unwrap();
         std::fs::write(ws.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
+        // Without git's back-pointer the worktree's git dir is not this workspace's.
+        assert_eq!(git_dirs(&ws), None);
+        std::fs::write(wt_git.join("gitdir"), format!("{}\n", ws.join(".git").display())).unwrap();
         let dirs = git_dirs(&ws).unwrap();
         assert_eq!(dirs[0], wt_git);
         assert_eq!(std::fs::canonicalize(&dirs[1]).unwrap(), std::fs::canonicalize(&main_git).unwrap());

@@ -40,9 +40,15 @@ impl SandboxStatus {
                 "warning: the command sandbox is unavailable ({why}); bash commands run unconfined. Use `--sandbox off` to silence this."
             ));
         }
-        (!self.network()).then(|| {
-            format!(
+        if !self.network() {
+            return Some(format!(
                 "warning: this kernel's Landlock (ABI {}) cannot block network access; sandboxed bash commands are confined for files but not offline (needs Linux 6.7+).",
+                self.abi
+            ));
+        }
+        (!self.scopes()).then(|| {
+            format!(
+                "warning: this kernel's Landlock (ABI {}) cannot scope signals and abstract unix sockets; sandboxed commands can signal tern and reach abstract sockets (needs Linux 6.12+).",
                 self.abi
             )
         })
@@ -98,6 +104,7 @@ mod tests {
         let old = SandboxStatus { abi: 3, unavailable: None };
         assert!(old.filesystem() && !old.network());
         assert!(old.warning().unwrap().contains("not offline"));
+        assert!(SandboxStatus { abi: 5, unavailable: None }.warning().unwrap().contains("signal"));
         assert_eq!(SandboxStatus { abi: 7, unavailable: None }.warning(), None);
     }
 }

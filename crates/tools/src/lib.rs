@@ -112,16 +112,6 @@ impl ToolEnv {
         }
     }
 
-    /// One line to show the person once per session when bash commands run
-    /// less confined than configured (no Landlock, or no network blocking);
-    /// `None` when the sandbox is off or fully enforced.
-    pub fn sandbox_warning(&self) -> Option<String> {
-        if self.sandbox.mode == tern_protocol::SandboxLevel::Off {
-            return None;
-        }
-        tern_sandbox::support().warning()
-    }
-
     /// The private temp dir confined commands get as `TMPDIR`: the
     /// configured one (created if missing) or one made on first use.
     pub fn sandbox_temp_dir(&self) -> Result<PathBuf, String> {

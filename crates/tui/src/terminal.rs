@@ -249,8 +249,8 @@ fn shell_running(shell: &Arc<Mutex<Option<ShellJob>>>) -> bool {
 fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
     if let Some(mut job) = shell.lock().unwrap_or_else(PoisonError::into_inner).take() {
         match job.pgid {
+            // TERM, grace, KILL, off the UI thread.
             Some(pgid) => {
-                tern_process::signal_group(pgid, libc::SIGTERM);
                 std::thread::spawn(move || tern_process::reap_leftovers_blocking(pgid));
             }
             None => {
