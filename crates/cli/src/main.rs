@@ -332,32 +332,45 @@ fn with_runtime_mut(
 /// The interactive front end. Setup problems are printed before the screen
 /// is taken over; so is the trust question, when the folder's project would
 /// run or widen something and the folder is not trusted yet.
-fn tui(mut overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
-    match tern_runtime::trust::question(&overrides) {
-        Ok(None) => {}
-        Ok(Some(q)) => match tern_tui::trust_prompt::ask(&q) {
+fn tui(overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
+    let builder = match tern_runtime::RuntimeBuilder::new(overrides) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    let builder = match builder.trust_question() {
+        None => builder,
+        Some(q) => match tern_tui::trust_prompt::ask(&q) {
             Ok(tern_tui::trust_prompt::TrustChoice::Always) => {
-                match tern_runtime::trust::save_trusted(&q.user_config, &q.workspace) {
-                    Ok(_) => overrides.trust = true,
+                if let Err(e) = tern_runtime::trust::save_trusted(&q.user_config, &q.workspace) {
+                    eprintln!("tern: {e}");
+                    return exit::FAILED;
+                }
+                match builder.trusted_for_this_run() {
+                    Ok(b) => b,
                     Err(e) => {
                         eprintln!("tern: {e}");
-                        return exit::FAILED;
+                        return exit::USAGE;
                     }
                 }
             }
-            Ok(tern_tui::trust_prompt::TrustChoice::Once) => overrides.trust = true,
-            Ok(tern_tui::trust_prompt::TrustChoice::No) => {}
+            Ok(tern_tui::trust_prompt::TrustChoice::Once) => match builder.trusted_for_this_run() {
+                Ok(b) => b,
+                Err(e) => {
+                    eprintln!("tern: {e}");
+                    return exit::USAGE;
+                }
+            },
+            Ok(tern_tui::trust_prompt::TrustChoice::No) => builder,
             Ok(tern_tui::trust_prompt::TrustChoice::Quit) => return exit::SUCCESS,
             Err(e) => {
                 eprintln!("tern: terminal error: {e}");
                 return exit::FAILED;
             }
         },
-        Err(e) => {
-            eprintln!("tern: {e}");
-            return exit::USAGE;
-        }
-    }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -366,7 +379,7 @@ fn tui(mut overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
         }
     };
     rt.block_on(async move {
-        let runtime = match tern_runtime::Runtime::new(overrides).await {
+        let runtime = match builder.build().await {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("tern: {e}");

@@ -63,17 +63,18 @@ pub async fn terminate_group(child: &mut Child, pgid: u32) {
 }
 
 /// Kill the rest of a group whose leader already exited (background jobs
-/// that outlived the command).
+/// that outlived the command): TERM, wait up to the grace period for the
+/// group to go, then KILL. Waits on a blocking thread; see
+/// [`reap_leftovers_blocking`].
 pub async fn reap_leftovers(pgid: u32) {
     if !group_alive(pgid) {
         return;
     }
-    signal_group(pgid, libc::SIGTERM);
-    let deadline = tokio::time::Instant::now() + KILL_GRACE;
-    while group_alive(pgid) && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    // A join error means the blocking pool is gone (runtime shutting down):
+    // KILL straight away rather than leave the group running.
+    if tokio::task::spawn_blocking(move || reap_leftovers_blocking(pgid)).await.is_err() {
+        signal_group(pgid, libc::SIGKILL);
     }
-    signal_group(pgid, libc::SIGKILL);
 }
 
 /// [`reap_leftovers`] for threads outside the async runtime (the TUI's

@@ -22,7 +22,6 @@ pub mod secrets;
 mod session;
 pub mod session_index;
 mod setup;
-mod small_file;
 mod startup;
 pub mod trust;
 mod turn_catalog;
@@ -109,6 +108,7 @@ pub struct Overrides {
 }
 
 pub use startup::resolve_workspace;
+use tern_sandbox::small_file;
 
 /// What a run produced, with cost and timing.
 #[derive(Debug, Clone)]
@@ -125,40 +125,63 @@ pub struct RunReport {
     pub notices: Vec<String>,
 }
 
-/// A configured runtime for one session.
-pub struct Runtime {
-    workspace: PathBuf,
-    paths: TernPaths,
-    provider: ResolvedProvider,
-    /// The model in use and its facts; `/model` can change it between turns.
-    current: std::sync::RwLock<(String, ModelInfo)>,
-    catalog: Arc<TurnCatalog>,
-    mcp: Option<Arc<McpManager>>,
-    servers: Vec<ConfiguredServer>,
-    session: Arc<Session>,
-    config: FileConfig,
+/// Sets up a [`Runtime`] in steps, so a front end (or an embedder) can act
+/// between them: the config is loaded once, under the workspace's trust, by
+/// [`RuntimeBuilder::new`]; [`RuntimeBuilder::trust_question`] says whether
+/// the folder's project would run or widen something a person should agree
+/// to first; [`RuntimeBuilder::build`] starts everything else.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), tern_runtime::RuntimeError> {
+/// let builder = tern_runtime::RuntimeBuilder::new(tern_runtime::Overrides::default())?;
+/// let builder = match builder.trust_question() {
+///     Some(_question) => builder.trusted_for_this_run()?, // after the person said yes
+///     None => builder,
+/// };
+/// let runtime = builder.build().await?;
+/// # Ok(()) }
+/// ```
+pub struct RuntimeBuilder {
     overrides: Overrides,
-    warnings: Vec<String>,
-    policy: Arc<Policy>,
-    hook_runner: Option<Arc<HookRunner>>,
-    prompt: Arc<dyn PermissionPrompt>,
-    started_session: std::sync::atomic::AtomicBool,
-    /// The conversation so far: each prompt continues it (`/clear` empties it).
-    history: tokio::sync::Mutex<Vec<Message>>,
-    trust: trust::Trust,
-    sandbox: tern_tools::SandboxSettings,
-    /// The environment children start from.
-    child_env: tern_protocol::ChildEnv,
+    loaded: startup::Loaded,
+    prompt: Option<Arc<dyn PermissionPrompt>>,
 }
 
-impl Runtime {
-    /// Set up a session, step by step (each step is a function in
-    /// [`startup`]): load config under the workspace's trust, resolve the
+impl RuntimeBuilder {
+    /// Step 1: resolve the workspace and load the user and project config,
+    /// the project's restricted by the folder's trust.
+    pub fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
+        let loaded = startup::load_config(&overrides)?;
+        Ok(Self { overrides, loaded, prompt: None })
+    }
+
+    /// The question to ask before going on, when the folder is not trusted
+    /// and its project has hooks, MCP servers, allow rules or a mode.
+    pub fn trust_question(&self) -> Option<trust::TrustQuestion> {
+        let l = &self.loaded;
+        trust::question(&l.trust, &l.project_as_written, &l.workspace, l.paths.user_config())
+    }
+
+    /// Trust the folder for this run (the person said yes): the project
+    /// config is read again without the restrictions that need trust.
+    pub fn trusted_for_this_run(mut self) -> Result<Self, RuntimeError> {
+        self.overrides.trust = true;
+        self.loaded = startup::load_config(&self.overrides)?;
+        Ok(self)
+    }
+
+    /// Where permission questions go; without one, every question is refused.
+    pub fn permission_prompt(mut self, prompt: Arc<dyn PermissionPrompt>) -> Self {
+        self.prompt = Some(prompt);
+        self
+    }
+
+    /// The rest of the steps (each a function in [`startup`]): resolve the
     /// provider, build the children's environment and the sandbox, start the
     /// MCP servers (all at once), open the session log, build the policy and
     /// hooks, and assemble the catalog.
-    pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
-        let mut loaded = startup::load_config(&overrides)?;
+    pub async fn build(self) -> Result<Runtime, RuntimeError> {
+        let RuntimeBuilder { overrides, mut loaded, prompt } = self;
         let mut warnings = std::mem::take(&mut loaded.warnings);
         let warnings = &mut warnings;
         let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
@@ -194,7 +217,7 @@ impl Runtime {
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
-        Ok(Self {
+        Ok(Runtime {
             workspace,
             paths,
             current: std::sync::RwLock::new((provider.model.clone(), model_info)),
@@ -208,13 +231,46 @@ impl Runtime {
             warnings,
             policy,
             hook_runner,
-            prompt: Arc::new(RefuseAll),
+            prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(Vec::new()),
             trust,
             sandbox,
             child_env,
         })
+    }
+}
+
+/// A configured runtime for one session.
+pub struct Runtime {
+    workspace: PathBuf,
+    paths: TernPaths,
+    provider: ResolvedProvider,
+    /// The model in use and its facts; `/model` can change it between turns.
+    current: std::sync::RwLock<(String, ModelInfo)>,
+    catalog: Arc<TurnCatalog>,
+    mcp: Option<Arc<McpManager>>,
+    servers: Vec<ConfiguredServer>,
+    session: Arc<Session>,
+    config: FileConfig,
+    overrides: Overrides,
+    warnings: Vec<String>,
+    policy: Arc<Policy>,
+    hook_runner: Option<Arc<HookRunner>>,
+    prompt: Arc<dyn PermissionPrompt>,
+    started_session: std::sync::atomic::AtomicBool,
+    /// The conversation so far: each prompt continues it (`/clear` empties it).
+    history: tokio::sync::Mutex<Vec<Message>>,
+    trust: trust::Trust,
+    sandbox: tern_tools::SandboxSettings,
+    /// The environment children start from.
+    child_env: tern_protocol::ChildEnv,
+}
+
+impl Runtime {
+    /// Set up a session: [`RuntimeBuilder::new`] then [`RuntimeBuilder::build`].
+    pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
+        RuntimeBuilder::new(overrides)?.build().await
     }
 
     /// Where permission questions go (the TUI's prompt). Headless mode

@@ -27,6 +27,8 @@ pub(crate) struct Loaded {
     pub user: FileConfig,
     /// The project config, restricted by trust.
     pub project: FileConfig,
+    /// The project config as written (default when it does not load).
+    pub project_as_written: FileConfig,
     /// Its file.
     pub project_file: PathBuf,
     /// User over project.
@@ -71,9 +73,10 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         }
         Err(e) => return Err(e),
     };
+    let project_as_written = project_raw.clone();
     let project = trust::restrict(project_raw, &user, &trust, &project_file, &workspace, &mut warnings);
     let config = user.clone().merge(project.clone());
-    Ok(Loaded { workspace, paths, user, project, project_file, config, trust, warnings })
+    Ok(Loaded { workspace, paths, user, project, project_as_written, project_file, config, trust, warnings })
 }
 
 /// Step 2: what children may see. Never the provider keys: the ones tern

@@ -60,15 +60,89 @@ pub fn decide(user: &FileConfig, workspace: &Path, flag: bool) -> Trust {
     Trust::Untrusted
 }
 
+/// The parts of a project config that apply only in a trusted folder: the
+/// one list of them, read by [`trust_needed`] (what to ask about) and
+/// [`restrict`] (what to drop, and say so).
+#[derive(Debug, Default)]
+struct NeedsTrust {
+    hooks: HooksConfig,
+    mcp_servers: std::collections::BTreeMap<String, crate::config::McpServerSection>,
+    allow: Vec<String>,
+    mode: Option<String>,
+}
+
+impl NeedsTrust {
+    /// Take them out of `project`.
+    fn take(project: &mut FileConfig) -> Self {
+        Self {
+            hooks: std::mem::take(&mut project.hooks),
+            mcp_servers: std::mem::take(&mut project.mcp_servers),
+            allow: std::mem::take(&mut project.permissions.allow),
+            mode: project.permissions.mode.take(),
+        }
+    }
+
+    fn hook_count(&self) -> usize {
+        HookEvent::ALL.into_iter().map(|e| self.hooks.list(e).len()).sum()
+    }
+
+    /// One line for each thing they would run or widen, with the lines for
+    /// `.mcp.json`'s servers after the hooks.
+    fn items(&self, mcp_json: Vec<String>) -> Vec<String> {
+        let mut items = Vec::new();
+        for event in HookEvent::ALL {
+            for spec in self.hooks.list(event) {
+                items.push(format!("runs the hook `{}` on {}", spec.command, event.name()));
+            }
+        }
+        items.extend(mcp_json);
+        for (name, s) in &self.mcp_servers {
+            items.push(format!("starts the MCP server `{name}` from .tern/config.toml ({})", server_line(s)));
+        }
+        for rule in &self.allow {
+            items.push(format!("allows `{rule}` without asking"));
+        }
+        if let Some(mode) = &self.mode {
+            items.push(format!("sets the permission mode to `{mode}`"));
+        }
+        items
+    }
+
+    /// The warnings for leaving them out, naming `file`.
+    fn skipped(&self, file: &str, workspace: &Path) -> Vec<String> {
+        let how = how_to_trust(workspace);
+        let mut out = Vec::new();
+        let hooks = self.hook_count();
+        if hooks > 0 {
+            out.push(format!("{file}: skipped {hooks} project hook(s): this folder is not trusted; {how}"));
+        }
+        if !self.mcp_servers.is_empty() {
+            let names: Vec<&str> = self.mcp_servers.keys().map(String::as_str).collect();
+            out.push(format!(
+                "{file}: did not start MCP server(s) {}: this folder is not trusted; {how}",
+                names.join(", ")
+            ));
+        }
+        if !self.allow.is_empty() {
+            out.push(format!(
+                "{file}: ignored allow rule(s) {}: a project's rules can only narrow until the folder is trusted; {how}",
+                self.allow.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if let Some(mode) = &self.mode {
+            out.push(format!(
+                "{file}: ignored `mode = \"{mode}\"`: a project cannot change the permission mode until the folder \
+                 is trusted; {how}"
+            ));
+        }
+        out
+    }
+}
+
 /// Everything the project would run or widen once trusted, one line each
 /// (for the TUI's question and for warnings). Empty: nothing to trust.
 pub fn trust_needed(project: &FileConfig, workspace: &Path) -> Vec<String> {
     let mut items = Vec::new();
-    for event in HookEvent::ALL {
-        for spec in project.hooks.list(event) {
-            items.push(format!("runs the hook `{}` on {}", spec.command, event.name()));
-        }
-    }
     let mcp_json = workspace.join(".mcp.json");
     if mcp_json.is_file() {
         match crate::mcp_config::load_mcp_json(&mcp_json, Some(workspace)) {
@@ -80,16 +154,7 @@ pub fn trust_needed(project: &FileConfig, workspace: &Path) -> Vec<String> {
             Err(e) => items.push(format!("starts MCP servers from .mcp.json (which does not parse: {e})")),
         }
     }
-    for (name, s) in &project.mcp_servers {
-        items.push(format!("starts the MCP server `{name}` from .tern/config.toml ({})", server_line(s)));
-    }
-    for rule in &project.permissions.allow {
-        items.push(format!("allows `{rule}` without asking"));
-    }
-    if let Some(mode) = &project.permissions.mode {
-        items.push(format!("sets the permission mode to `{mode}`"));
-    }
-    items
+    NeedsTrust::take(&mut project.clone()).items(items)
 }
 
 fn server_line(s: &crate::config::McpServerSection) -> String {
@@ -114,21 +179,20 @@ pub struct TrustQuestion {
     pub user_config: PathBuf,
 }
 
-/// The question to ask before starting in this folder, if any: `None` when
-/// it is trusted (or `--trust` was given) or its project has nothing that
-/// needs trust.
-pub fn question(overrides: &crate::Overrides) -> Result<Option<TrustQuestion>, crate::RuntimeError> {
-    let workspace = crate::resolve_workspace(overrides)?;
-    let paths = crate::TernPaths::discover()?;
-    let user = FileConfig::load(&paths.user_config())?;
-    if decide(&user, &workspace, overrides.trust).is_trusted() {
-        return Ok(None);
+/// The question to ask before starting in `workspace`, if any: `None` when
+/// it is trusted or its project (`project`, as written, before
+/// [`restrict`]) has nothing that needs trust.
+pub(crate) fn question(
+    trust: &Trust,
+    project: &FileConfig,
+    workspace: &Path,
+    user_config: PathBuf,
+) -> Option<TrustQuestion> {
+    if trust.is_trusted() {
+        return None;
     }
-    // A project config that cannot be read: startup says why; there is nothing in it to trust.
-    let project =
-        FileConfig::load_within(&crate::config::project_config(&workspace), Some(&workspace)).unwrap_or_default();
-    let items = trust_needed(&project, &workspace);
-    Ok((!items.is_empty()).then(|| TrustQuestion { workspace, items, user_config: paths.user_config() }))
+    let items = trust_needed(project, workspace);
+    (!items.is_empty()).then(|| TrustQuestion { workspace: workspace.to_path_buf(), items, user_config })
 }
 
 /// Keys of the workspace repository's own `.git/config` that make git run
@@ -142,15 +206,12 @@ pub fn risky_git_config(workspace: &Path) -> Option<String> {
         dot_git
     } else {
         // A worktree or submodule: `.git` is a file naming the real directory.
-        let text = crate::small_file::read_bounded(&dot_git, 4096, None).ok()?;
-        let dir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-        if dir.is_absolute() { dir } else { root.join(dir) }
+        crate::small_file::linked_git_dir(&dot_git)?
     };
     // The repository's config, a worktree's own, and the common dir's: git reads them all.
     let mut dirs = vec![git_dir.clone()];
-    if let Ok(common) = crate::small_file::read_bounded(&git_dir.join("commondir"), 4096, None) {
-        let common = PathBuf::from(common.trim());
-        dirs.push(if common.is_absolute() { common } else { git_dir.join(common) });
+    if let Some(common) = crate::small_file::common_git_dir(&git_dir) {
+        dirs.push(common);
     }
     let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| [d.join("config"), d.join("config.worktree")]).collect();
     // Submodules' own configs (`git diff --submodule=diff` reads them).
@@ -270,33 +331,8 @@ pub fn restrict(
     if trust.is_trusted() {
         return project;
     }
-    let how = how_to_trust(workspace);
-    let hooks: usize = HookEvent::ALL.into_iter().map(|e| project.hooks.list(e).len()).sum();
-    if hooks > 0 {
-        warnings.push(format!("{file}: skipped {hooks} project hook(s): this folder is not trusted; {how}"));
-        project.hooks = HooksConfig::default();
-    }
-    if !project.mcp_servers.is_empty() {
-        let names: Vec<&str> = project.mcp_servers.keys().map(String::as_str).collect();
-        warnings.push(format!(
-            "{file}: did not start MCP server(s) {}: this folder is not trusted; {how}",
-            names.join(", ")
-        ));
-        project.mcp_servers.clear();
-    }
-    if !project.permissions.allow.is_empty() {
-        warnings.push(format!(
-            "{file}: ignored allow rule(s) {}: a project's rules can only narrow until the folder is trusted; {how}",
-            project.permissions.allow.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
-        ));
-        project.permissions.allow.clear();
-    }
-    if let Some(mode) = project.permissions.mode.take() {
-        warnings.push(format!(
-            "{file}: ignored `mode = \"{mode}\"`: a project cannot change the permission mode until the folder is \
-             trusted; {how}"
-        ));
-    }
+    let parts = NeedsTrust::take(&mut project);
+    warnings.extend(parts.skipped(&file.to_string(), workspace));
     project
 }
 

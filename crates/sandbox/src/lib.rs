@@ -36,6 +36,7 @@ mod carve;
 mod confine;
 mod plan;
 mod policy;
+pub mod small_file;
 mod support;
 
 pub use carve::grant_around;

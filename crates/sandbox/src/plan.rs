@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use tern_protocol::SandboxLevel;
 
 use crate::carve::{grant_around, minimise};
-use crate::policy::{HostPaths, SandboxPolicy, parse_gitdir_file};
+use crate::policy::{HostPaths, SandboxPolicy};
+use crate::small_file::{common_git_dir, linked_git_dir, read_bounded};
 
 /// The resolved allow-lists for one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +100,7 @@ fn git_dirs(workspace: &Path) -> Option<Vec<PathBuf>> {
     if dot_git.is_dir() {
         return (!dot_git.starts_with(workspace)).then(|| vec![dot_git]);
     }
-    let contents = read_small(&dot_git)?;
-    let base = dot_git.parent()?;
-    let gitdir = std::fs::canonicalize(base.join(parse_gitdir_file(&contents)?)).ok()?;
+    let gitdir = std::fs::canonicalize(linked_git_dir(&dot_git)?).ok()?;
     // Only a real linked worktree's or submodule's git dir: inside a `.git` directory of yours.
     let repo_git = gitdir.ancestors().find(|a| a.file_name().is_some_and(|n| n == ".git"))?;
     if !repo_git.is_dir() || !owned_by_me(repo_git) || !owned_by_me(&gitdir) {
@@ -118,8 +117,8 @@ fn git_dirs(workspace: &Path) -> Option<Vec<PathBuf>> {
         return None;
     }
     let mut out = vec![gitdir.clone()];
-    if let Some(common) = read_small(&gitdir.join("commondir"))
-        && let Ok(common) = std::fs::canonicalize(gitdir.join(common.trim()))
+    if let Some(common) = common_git_dir(&gitdir)
+        && let Ok(common) = std::fs::canonicalize(common)
         && common.starts_with(repo_git)
     {
         out.push(common);
@@ -137,15 +136,7 @@ fn owned_by_me(path: &Path) -> bool {
 
 /// A small regular file's text, opened without blocking (a FIFO must not hang tern).
 fn read_small(path: &Path) -> Option<String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    file.take(4096).read_to_string(&mut text).ok()?;
-    Some(text)
+    read_bounded(path, 4096, None).ok()
 }
 
 #[cfg(test)]

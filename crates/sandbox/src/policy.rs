@@ -264,12 +264,6 @@ pub(crate) fn toolchain_dirs(home: Option<&Path>, host: &HostPaths) -> Vec<PathB
     out
 }
 
-/// The git directory a `.git` file points to (`gitdir: <path>`), as in
-/// linked worktrees and submodules.
-pub(crate) fn parse_gitdir_file(contents: &str) -> Option<&str> {
-    contents.lines().find_map(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|s| !s.is_empty())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,12 +319,5 @@ mod tests {
         assert_eq!(p.configured(Path::new("~/.cache/x")), PathBuf::from("/h/.cache/x"));
         assert_eq!(p.configured(Path::new("build")), PathBuf::from("/w/build"));
         assert_eq!(p.configured(Path::new("/abs")), PathBuf::from("/abs"));
-    }
-
-    #[test]
-    fn gitdir_files_parse() {
-        assert_eq!(parse_gitdir_file("gitdir: /r/.git/worktrees/x\n"), Some("/r/.git/worktrees/x"));
-        assert_eq!(parse_gitdir_file("gitdir:   \n"), None);
-        assert_eq!(parse_gitdir_file("nonsense"), None);
     }
 }

@@ -4,42 +4,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use tern_sandbox::{AccessPlan, HostPaths, Prepared, SandboxLevel, SandboxPolicy, confine, support};
+use tern_sandbox::{AccessPlan, HostPaths, Prepared, SandboxLevel, SandboxPolicy, confine};
 
-fn landlock_missing() -> bool {
-    let s = support();
-    if let Some(why) = &s.unavailable {
-        eprintln!("skipped: Landlock not available: {why}");
-        return true;
-    }
-    false
-}
+mod common;
 
-struct Fixture {
-    _root: tempfile::TempDir,
-    home: PathBuf,
-    workspace: PathBuf,
-    tmp: PathBuf,
-    sibling: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let root = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(root.path()).unwrap();
-    let home = base.join("home");
-    let workspace = home.join("project");
-    let tmp = base.join("tmp");
-    let sibling = base.join("sibling");
-    for d in [&workspace, &tmp, &sibling, &home.join(".ssh")] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    std::fs::write(home.join(".ssh/id_rsa"), "SECRET KEY\n").unwrap();
-    std::fs::write(workspace.join("notes.txt"), "workspace notes\n").unwrap();
-    Fixture { _root: root, home, workspace, tmp, sibling }
-}
+use common::{Fixture, fixture, landlock_missing};
 
 fn policy(f: &Fixture, level: SandboxLevel, workspace: &Path) -> SandboxPolicy {
     SandboxPolicy::new(level, workspace, &f.tmp).home(Some(f.home.clone()))

@@ -5,7 +5,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -15,34 +14,10 @@ use tern_tools::bash::BashTool;
 use tern_tools::{SandboxSettings, ToolEnv};
 use tokio_util::sync::CancellationToken;
 
-fn landlock_missing() -> bool {
-    if let Some(why) = &tern_sandbox::support().unavailable {
-        eprintln!("skipped: Landlock not available: {why}");
-        return true;
-    }
-    false
-}
+#[path = "../../sandbox/tests/common/mod.rs"]
+mod common;
 
-struct Fixture {
-    _root: tempfile::TempDir,
-    home: PathBuf,
-    workspace: PathBuf,
-    tmp: PathBuf,
-    sibling: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let root = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(root.path()).unwrap();
-    let (home, tmp, sibling) = (base.join("home"), base.join("tmp"), base.join("sibling"));
-    let workspace = home.join("project");
-    for d in [&workspace, &sibling, &home.join(".ssh")] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    std::fs::write(home.join(".ssh/id_rsa"), "SECRET KEY\n").unwrap();
-    std::fs::write(workspace.join("notes.txt"), "workspace notes\n").unwrap();
-    Fixture { _root: root, home, workspace, tmp, sibling }
-}
+use common::{Fixture, fixture, landlock_missing};
 
 fn tool(f: &Fixture, settings: SandboxSettings) -> BashTool {
     let mut env = ToolEnv::new(&f.workspace, f.tmp.join("outputs"));

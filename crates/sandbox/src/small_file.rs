@@ -1,5 +1,6 @@
 //! Reading the small files a repository hands tern (its config, `.mcp.json`,
-//! `AGENTS.md`, `.git/HEAD`, `.git/config`) without trusting what they are:
+//! `AGENTS.md`, `.git/HEAD`, `.git/config`, a worktree's `.git` file)
+//! without trusting what they are:
 //! a committed symlink to `/dev/zero` must not eat the memory, a FIFO must not
 //! hang the start, a link to `~/.ssh/id_rsa` must not be read at all.
 
@@ -55,6 +56,23 @@ pub fn read_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<Stri
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// The git directory a `.git` file names (`gitdir: <path>`, as linked
+/// worktrees and submodules have), resolved against the file's folder; not
+/// canonicalized and not checked: callers decide what to believe.
+pub fn linked_git_dir(dot_git_file: &Path) -> Option<std::path::PathBuf> {
+    let text = read_bounded(dot_git_file, 4096, None).ok()?;
+    let named = text.lines().find_map(|l| l.strip_prefix("gitdir:")).map(str::trim).filter(|s| !s.is_empty())?;
+    Some(dot_git_file.parent()?.join(named))
+}
+
+/// The common directory a linked worktree's git dir names in its
+/// `commondir` file, resolved against that git dir; not checked.
+pub fn common_git_dir(git_dir: &Path) -> Option<std::path::PathBuf> {
+    let text = read_bounded(&git_dir.join("commondir"), 4096, None).ok()?;
+    let named = text.trim();
+    (!named.is_empty()).then(|| git_dir.join(named))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +97,18 @@ mod tests {
         // SAFETY: mkfifo with a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         assert!(matches!(read_bounded(&ws.join("fifo"), 100, None), Err(Refused::Unreadable(_))));
+    }
+
+    #[test]
+    fn git_files_name_their_dirs_relative_to_themselves() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".git"), "gitdir: ../main/.git/worktrees/x\n").unwrap();
+        assert_eq!(linked_git_dir(&dir.path().join(".git")), Some(dir.path().join("../main/.git/worktrees/x")));
+        std::fs::write(dir.path().join(".git"), "gitdir: /r/.git/modules/m\n").unwrap();
+        assert_eq!(linked_git_dir(&dir.path().join(".git")), Some(std::path::PathBuf::from("/r/.git/modules/m")));
+        std::fs::write(dir.path().join(".git"), "gitdir:   \n").unwrap();
+        assert_eq!(linked_git_dir(&dir.path().join(".git")), None);
+        std::fs::write(dir.path().join("commondir"), "../..\n").unwrap();
+        assert_eq!(common_git_dir(dir.path()), Some(dir.path().join("../..")));
     }
 }
