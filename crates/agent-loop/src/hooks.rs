@@ -37,6 +37,11 @@ pub trait Hooks: Send + Sync {
         Box::pin(async move { result })
     }
 
+    /// Each message the loop appends to the history (assistant replies, tool
+    /// results, its own notices to the model), as it is appended: the
+    /// runtime records them so a session can be resumed.
+    fn on_message(&self, _message: &Message) {}
+
     /// Before each model request, on the copy of the conversation that is
     /// sent (the history itself is not changed).
     fn transform_context<'a>(&'a self, _messages: &'a mut Vec<Message>) -> BoxFuture<'a, ()> {

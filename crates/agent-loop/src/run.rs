@@ -152,7 +152,7 @@ impl AgentLoop {
                     // continues from it instead of the model repeating itself.
                     let seen = std::mem::take(&mut *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
                     if !seen.trim().is_empty() {
-                        history.push(Message::assistant_text(format!("{seen}\n\n[interrupted by the user]")));
+                        self.append(history, Message::assistant_text(format!("{seen}\n\n[interrupted by the user]")));
                     }
                     events(AgentEvent::TurnEnd { turn });
                     return self.end(outcome, AgentStopReason::Aborted, events);
@@ -177,10 +177,10 @@ impl AgentLoop {
                 usage: completion.usage,
                 model: completion.model.clone(),
             });
-            history.push(message);
+            self.append(history, message);
             if let Some(notice) = notice {
                 events(AgentEvent::Notice { message: notice.clone() });
-                history.push(Message::user_text(notice));
+                self.append(history, Message::user_text(notice));
                 events(AgentEvent::TurnEnd { turn });
                 continue;
             }
@@ -209,7 +209,7 @@ impl AgentLoop {
                     is_error: r.is_error,
                 })
                 .collect();
-            history.push(Message { role: Role::User, content });
+            self.append(history, Message { role: Role::User, content });
             events(AgentEvent::TurnEnd { turn });
         }
     }
@@ -249,6 +249,12 @@ impl AgentLoop {
             StreamDelta::ToolCallStart { .. } => {}
         };
         self.provider.stream(&req, &sink, cancel).await
+    }
+
+    /// Every message the loop adds goes through here, so the hooks see each.
+    fn append(&self, history: &mut Vec<Message>, message: Message) {
+        self.hooks.on_message(&message);
+        history.push(message);
     }
 
     fn end(&self, mut outcome: RunOutcome, reason: AgentStopReason, events: &EventSink) -> RunOutcome {

@@ -253,6 +253,48 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
     exit::SUCCESS
 }
 
+/// `tern sessions show ID` and `tern sessions export ID --format markdown|json`:
+/// the conversation on the session's current branch, as a resume would
+/// continue it (after its last compaction).
+pub fn sessions_export(cwd: Option<std::path::PathBuf>, id: &str, format: crate::ExportFormat) -> u8 {
+    let found = tern_runtime::TernPaths::discover().and_then(|paths| {
+        let overrides = tern_runtime::Overrides { cwd, ..Default::default() };
+        let workspace = tern_runtime::resolve_workspace(&overrides)?;
+        let path = tern_runtime::session_index::find(
+            &paths.sessions_dir(),
+            &workspace,
+            &tern_runtime::Resume::Id(id.to_string()),
+        )?;
+        tern_runtime::session::LoadedSession::load(&path)
+    });
+    let loaded = match found {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    for n in &loaded.notices {
+        eprintln!("tern: warning: {}", tern_tui::sanitize::clean(n));
+    }
+    let c = loaded.conversation();
+    let messages = c.messages();
+    let text = match format {
+        crate::ExportFormat::Markdown => {
+            tern_runtime::session_export::markdown(&loaded.header, c.title.as_deref(), &messages)
+        }
+        crate::ExportFormat::Json => {
+            // Exact JSON, not cleaned: escape sequences are already escaped by the encoder.
+            let value = tern_runtime::session_export::json(&loaded.header, c.title.as_deref(), &messages);
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{value:#}");
+            return exit::SUCCESS;
+        }
+    };
+    print(&text);
+    exit::SUCCESS
+}
+
 /// `tern sessions list [--all] [--json]`: this folder's sessions (or all), newest first.
 pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) -> u8 {
     let paths = match tern_runtime::TernPaths::discover() {

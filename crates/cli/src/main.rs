@@ -63,6 +63,22 @@ struct Cli {
     #[arg(short, long)]
     verbose: bool,
 
+    /// Go on with the session last written in this folder.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    continue_session: bool,
+
+    /// Go on with the session ID (or a prefix of it); with no ID, pick one (the TUI) or the latest (-p).
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1)]
+    resume: Option<Option<String>>,
+
+    /// With --continue or --resume: go on in a new session file, leaving the original as it was.
+    #[arg(long)]
+    fork_session: bool,
+
+    /// Write no session file (this run cannot be resumed).
+    #[arg(long)]
+    no_session: bool,
+
     #[command(flatten)]
     common: Common,
 }
@@ -142,6 +158,28 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A session's conversation as a readable transcript.
+    Show {
+        /// The session id (or a prefix of it).
+        id: String,
+    },
+    /// A session's conversation as Markdown or JSON.
+    Export {
+        /// The session id (or a prefix of it).
+        id: String,
+        /// markdown (a transcript) or json (the header and the messages as sent to the provider).
+        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+        format: ExportFormat,
+    },
+}
+
+/// `tern sessions export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A readable transcript.
+    Markdown,
+    /// `{"header": ..., "messages": [...]}`.
+    Json,
 }
 
 /// `tern trust`.
@@ -230,6 +268,23 @@ impl Common {
     }
 }
 
+impl Cli {
+    /// The common overrides plus which session to go on with.
+    fn session_overrides(&self) -> tern_runtime::Overrides {
+        let resume = match (&self.resume, self.continue_session) {
+            (Some(Some(id)), _) => Some(tern_runtime::Resume::Id(id.clone())),
+            (Some(None), _) | (None, true) => Some(tern_runtime::Resume::Latest),
+            (None, false) => None,
+        };
+        tern_runtime::Overrides {
+            resume,
+            fork_session: self.fork_session,
+            no_session: self.no_session,
+            ..self.common.overrides()
+        }
+    }
+}
+
 fn main() -> ExitCode {
     harden_process();
     let cli = Cli::parse();
@@ -252,6 +307,12 @@ fn main() -> ExitCode {
         Some(Command::Sessions(SessionsCommand::List { all, json })) => {
             return ExitCode::from(inspect::sessions_list(cli.common.cwd.clone(), all, json));
         }
+        Some(Command::Sessions(SessionsCommand::Show { id })) => {
+            return ExitCode::from(inspect::sessions_export(cli.common.cwd.clone(), &id, ExportFormat::Markdown));
+        }
+        Some(Command::Sessions(SessionsCommand::Export { id, format })) => {
+            return ExitCode::from(inspect::sessions_export(cli.common.cwd.clone(), &id, format));
+        }
         Some(Command::Trust(args)) => {
             let dir = args.dir.or(cli.common.cwd.clone());
             return ExitCode::from(inspect::trust(dir, args.list, args.remove));
@@ -269,10 +330,11 @@ fn main() -> ExitCode {
             max_turns: cli.max_turns,
             append_system_prompt: cli.append_system_prompt.clone(),
             front_end: Some(tern_catalog::FrontEnd::Tui),
-            ..cli.common.overrides()
+            ..cli.session_overrides()
         };
         let initial = cli.prompt.clone();
-        return ExitCode::from(tui(overrides, initial));
+        let pick = matches!(cli.resume, Some(None));
+        return ExitCode::from(tui(overrides, initial, pick));
     }
     let prompt = match read_prompt(cli.prompt.clone()) {
         Ok(p) => p,
@@ -285,7 +347,7 @@ fn main() -> ExitCode {
         max_turns: cli.max_turns,
         append_system_prompt: cli.append_system_prompt.clone(),
         front_end: Some(tern_catalog::FrontEnd::Headless),
-        ..cli.common.overrides()
+        ..cli.session_overrides()
     };
     let options = headless::Options { format: cli.output_format, verbose: cli.verbose };
     ExitCode::from(headless::run(&prompt, overrides, options))
@@ -322,6 +384,9 @@ fn with_runtime_mut(
         for w in runtime.warnings() {
             say(&format!("warning: {w}"));
         }
+        for n in runtime.resumed().map(|r| r.notices.as_slice()).unwrap_or_default() {
+            say(&format!("warning: {n}"));
+        }
         setup(&mut runtime);
         let code = f(&runtime).await;
         runtime.shutdown().await;
@@ -332,7 +397,8 @@ fn with_runtime_mut(
 /// The interactive front end. Setup problems are printed before the screen
 /// is taken over; so is the trust question, when the folder's project would
 /// run or widen something and the folder is not trusted yet.
-fn tui(overrides: tern_runtime::Overrides, initial: Option<String>) -> u8 {
+fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) -> u8 {
+    let _ = pick;
     let builder = match tern_runtime::RuntimeBuilder::new(overrides) {
         Ok(b) => b,
         Err(e) => {

@@ -242,7 +242,7 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
     // The session log exists and holds the conversation.
     let log = h.home.path().join("sessions").join(format!("{}.jsonl", result["session_id"].as_str().unwrap()));
     let text = std::fs::read_to_string(&log).unwrap();
-    assert!(text.lines().any(|l| l.contains("\"tool_execution_end\"")), "{text}");
+    assert!(text.lines().any(|l| l.contains("\"tool_result\"")), "{text}");
 }
 
 #[tokio::test]

@@ -1,31 +1,85 @@
-//! The session log's lines that are not agent events: what the runtime
-//! writes and a future reader (resume, export) reads back through the same
-//! types.
+//! The session file: a header line, then one entry per line, append-only.
+//! The runtime writes it and every reader (resume, `tern sessions show`,
+//! export, the list) reads it back through these types.
+//!
+//! Entries carry an id and their parent's id, so a file holds a tree: the
+//! conversation to resume is the path from the last entry back to the root.
+//! Appending after an earlier entry makes a branch; nothing is rewritten.
 
 use serde::{Deserialize, Serialize};
 
-use crate::Message;
+use crate::{Message, TodoItem};
 
-/// One line of a session log, besides the [`crate::AgentEvent`]s it records.
+/// The format this tern writes. A file with a higher version is refused
+/// (a newer tern wrote it); version 0 is the event log tern wrote before.
+pub const SESSION_FORMAT_VERSION: u32 = 1;
+
+/// The header's `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeaderTag {
+    /// The only value: `"session"`.
+    Session,
+}
+
+/// Where a forked session came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkedFrom {
+    /// The original session's id.
+    pub session: String,
+    /// The entry the fork continues from.
+    pub entry: Option<String>,
+}
+
+/// The first line of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    /// Always `"session"`.
+    #[serde(rename = "type")]
+    pub tag: HeaderTag,
+    /// [`SESSION_FORMAT_VERSION`] when written.
+    pub version: u32,
+    /// The session id (also the file's name).
+    pub id: String,
+    /// The workspace.
+    pub cwd: String,
+    /// The provider.
+    pub provider: String,
+    /// The model it started with.
+    pub model: String,
+    /// tern's version.
+    pub tern_version: String,
+    /// When it started (RFC 3339, UTC).
+    pub started_at: String,
+    /// The git branch at the start, when in a repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    /// Set when this session was forked from another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
+}
+
+/// One line after the header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionEntry {
+    /// Unique within the file.
+    pub id: String,
+    /// The entry this one follows (`None`: a root).
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// What happened.
+    #[serde(flatten)]
+    pub record: SessionRecord,
+}
+
+/// What an entry records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum SessionRecord {
-    /// The first line: who, where, with what.
-    SessionStart {
-        /// The session id.
-        session_id: String,
-        /// The workspace.
-        cwd: String,
-        /// The provider.
-        provider: String,
-        /// The model.
-        model: String,
-        /// tern's version.
-        version: String,
-    },
-    /// A user message as it joined the conversation.
-    UserMessage {
-        /// The message.
+    /// A message as it joined the conversation: a prompt, an assistant reply
+    /// (text, thinking with its signature, tool calls), tool results.
+    Message {
+        /// The message, exactly as it is sent to the provider.
         message: Message,
     },
     /// `/model NAME`: the following turns use this model.
@@ -33,6 +87,38 @@ pub enum SessionRecord {
         /// The model.
         model: String,
     },
+    /// The permission mode changed.
+    ModeChanged {
+        /// The mode's name.
+        mode: String,
+    },
+    /// The todo list after a change.
+    Todos {
+        /// The whole list.
+        todos: Vec<TodoItem>,
+    },
+    /// The conversation before `first_kept` was replaced by a summary.
+    Compaction {
+        /// The summary the model wrote.
+        summary: String,
+        /// The first message entry kept verbatim after the summary (`None`:
+        /// none kept).
+        first_kept: Option<String>,
+        /// Estimated tokens of the conversation before.
+        tokens_before: u64,
+        /// Estimated tokens after.
+        tokens_after: u64,
+    },
     /// `/clear`: the conversation started afresh.
     HistoryCleared,
+    /// `/rename`: the session's title.
+    Renamed {
+        /// The title.
+        title: String,
+    },
+    /// The session was resumed here (by `--continue`, `--resume`, `/resume`).
+    Resumed {
+        /// When (RFC 3339, UTC).
+        at: String,
+    },
 }

@@ -13,13 +13,15 @@
 //! ```
 
 pub mod agents;
+pub mod compaction;
 pub mod config;
 pub mod mcp_config;
 pub mod output_budget;
 pub mod permissions;
 pub mod prompt;
 pub mod secrets;
-mod session;
+pub mod session;
+pub mod session_export;
 pub mod session_index;
 mod setup;
 mod startup;
@@ -105,6 +107,39 @@ pub struct Overrides {
     pub trust: bool,
     /// `--sandbox`: the loosest level any command runs at.
     pub sandbox: Option<String>,
+    /// `--continue` / `--resume [ID]`: go on with an earlier session.
+    pub resume: Option<Resume>,
+    /// `--fork-session`: resume into a new session file.
+    pub fork_session: bool,
+    /// `--no-session`: write no session file.
+    pub no_session: bool,
+}
+
+/// Which earlier session to go on with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    /// The one last written in this folder (`--continue`, `--resume` with no id).
+    Latest,
+    /// This id, or a prefix only one session's id starts with.
+    Id(String),
+}
+
+/// What resuming found, for the front ends.
+#[derive(Debug, Clone)]
+pub struct Resumed {
+    /// The session resumed (the file's id; with `--fork-session` the new
+    /// session's header names it).
+    pub from: String,
+    /// The conversation as it goes on (after any compaction, repaired).
+    pub messages: Vec<Message>,
+    /// The todo list as last written.
+    pub todos: Vec<tern_protocol::TodoItem>,
+    /// The title from `/rename`.
+    pub title: Option<String>,
+    /// The model the session last switched to with `/model`.
+    pub model: Option<String>,
+    /// What was repaired or skipped, one line each.
+    pub notices: Vec<String>,
 }
 
 pub use startup::resolve_workspace;
@@ -195,7 +230,7 @@ impl RuntimeBuilder {
             None => None,
         };
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths).await;
-        let session = startup::open_session(&overrides, &loaded, &provider)?;
+        let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
         let hook_runner = startup::hooks(&loaded, &child_env)?;
@@ -217,7 +252,7 @@ impl RuntimeBuilder {
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
-        Ok(Runtime {
+        let runtime = Runtime {
             workspace,
             paths,
             current: std::sync::RwLock::new((provider.model.clone(), model_info)),
@@ -233,11 +268,20 @@ impl RuntimeBuilder {
             hook_runner,
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
-            history: tokio::sync::Mutex::new(Vec::new()),
+            history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
+            resumed,
             trust,
             sandbox,
             child_env,
-        })
+        };
+        // A resumed session goes on with the model it last switched to, unless --model says otherwise.
+        if runtime.overrides.model.is_none()
+            && let Some(model) = runtime.resumed.as_ref().and_then(|r| r.model.clone())
+            && model != runtime.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).0
+        {
+            runtime.set_model(&model)?;
+        }
+        Ok(runtime)
     }
 }
 
@@ -261,6 +305,8 @@ pub struct Runtime {
     started_session: std::sync::atomic::AtomicBool,
     /// The conversation so far: each prompt continues it (`/clear` empties it).
     history: tokio::sync::Mutex<Vec<Message>>,
+    /// What `--continue` / `--resume` brought back.
+    resumed: Option<Resumed>,
     trust: trust::Trust,
     sandbox: tern_tools::SandboxSettings,
     /// The environment children start from.
@@ -277,6 +323,11 @@ impl Runtime {
     /// keeps the default, which refuses.
     pub fn set_permission_prompt(&mut self, prompt: Arc<dyn PermissionPrompt>) {
         self.prompt = prompt;
+    }
+
+    /// What `--continue` / `--resume` brought back (`None` for a new session).
+    pub fn resumed(&self) -> Option<&Resumed> {
+        self.resumed.as_ref()
     }
 
     /// Whether the workspace is trusted, and why.
@@ -340,6 +391,7 @@ impl Runtime {
         self.catalog.set_model(name, &info);
         *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
         self.session.write(&SessionRecord::ModelChanged { model: name.to_string() });
+        self.session.sync();
         Ok(warning)
     }
 
@@ -423,6 +475,7 @@ impl Runtime {
 
     /// Stop every MCP server.
     pub async fn shutdown(&self) {
+        self.session.sync();
         if let Some(mcp) = &self.mcp {
             mcp.shutdown().await;
         }
@@ -479,7 +532,7 @@ impl Runtime {
                 receipts: first.tools.iter().any(|t| t.name() == "read"),
             },
             sandbox: self.sandbox.clone(),
-            session_id: self.session.id().to_string(),
+            session: self.session.clone(),
             workspace: self.workspace.clone(),
         });
         let agent =
@@ -488,17 +541,24 @@ impl Runtime {
         let outer = events.clone();
         let sink: EventSink = Arc::new(move |e| {
             let todos = todo_update(&e);
-            session.record(&e);
             outer(e);
             if let Some(todos) = todos {
-                session.record(&todos);
+                if let tern_protocol::AgentEvent::TodoUpdate { todos } = &todos {
+                    session.write(&SessionRecord::Todos { todos: todos.clone() });
+                }
                 outer(todos);
             }
         });
         let mut message = Message::user_text(prompt);
         let mut context = Vec::new();
         if !self.started_session.swap(true, std::sync::atomic::Ordering::SeqCst)
-            && let Some(o) = hooks.run_hooks(HookEvent::SessionStart, None, json!({"source": "startup"})).await
+            && let Some(o) = hooks
+                .run_hooks(
+                    HookEvent::SessionStart,
+                    None,
+                    json!({"source": if self.resumed.is_some() { "resume" } else { "startup" }}),
+                )
+                .await
         {
             context.extend(o.additional_context);
         }
@@ -534,7 +594,7 @@ impl Runtime {
         for c in context {
             message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
         }
-        self.session.write(&SessionRecord::UserMessage { message: message.clone() });
+        self.session.write(&SessionRecord::Message { message: message.clone() });
         history.push(message);
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
         // A stop hook may send the model back to work (bounded).
@@ -548,11 +608,13 @@ impl Runtime {
             };
             let text = format!("[stop hook] Do not stop yet: {reason}");
             sink(tern_protocol::AgentEvent::Notice { message: text.clone() });
-            self.session.write(&SessionRecord::UserMessage { message: Message::user_text(&text) });
+            self.session.write(&SessionRecord::Message { message: Message::user_text(&text) });
             history.push(Message::user_text(text));
             let more = agent.run(&mut history, &sink, cancel).await;
             outcome = merge_outcomes(outcome, more);
         }
+        drop(history);
+        self.session.sync();
         let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
         let mut notices = hooks.take_notices();
         notices.extend(self.session.take_problem());

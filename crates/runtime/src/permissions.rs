@@ -201,7 +201,7 @@ pub struct PolicyHooks {
     pub(crate) user_config: PathBuf,
     pub(crate) budget: crate::output_budget::OutputBudget,
     pub(crate) sandbox: tern_tools::SandboxSettings,
-    pub(crate) session_id: String,
+    pub(crate) session: Arc<crate::Session>,
     pub(crate) workspace: PathBuf,
 }
 
@@ -242,7 +242,7 @@ impl PolicyHooks {
     /// The payload every hook gets.
     pub(crate) fn payload(&self, extra: Value) -> Value {
         let mut v = json!({
-            "session_id": self.session_id,
+            "session_id": self.session.id(),
             "cwd": self.workspace.display().to_string(),
             "permission_mode": self.policy.mode().as_str(),
         });
@@ -507,6 +507,10 @@ fn is_protected(d: &Decision) -> bool {
 }
 
 impl Hooks for PolicyHooks {
+    fn on_message(&self, message: &tern_protocol::Message) {
+        self.session.write(&tern_protocol::SessionRecord::Message { message: message.clone() });
+    }
+
     fn before_tool_call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
         Box::pin(self.before(call))
     }

@@ -1,19 +1,24 @@
-//! The session log: one append-only JSONL file per session in the data dir,
-//! written line by line as events happen, so a crash loses nothing already
-//! written. Streaming deltas are not stored; complete messages and tool
-//! results are.
+//! The session file: one append-only JSONL file per session in the data
+//! dir — a [`SessionHeader`], then [`SessionEntry`]s, each written and
+//! flushed as it happens (fsync at the end of every turn and at exit), so a
+//! crash loses at most the line being written. Reading it back
+//! ([`LoadedSession`]) rebuilds the exact conversation the provider saw, and
+//! [`repair`] makes one cut short by a crash valid again.
 
+use std::collections::HashMap;
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::Value;
-use tern_protocol::{AgentEvent, SessionRecord};
+use tern_protocol::{
+    ContentBlock, ForkedFrom, HeaderTag, Message, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
+    SessionRecord, TodoItem, ToolResultContent,
+};
 
 use crate::RuntimeError;
 
-/// What the first line of a session says besides its id and tern's version.
+/// What the header says besides its id and tern's version.
 #[derive(Debug, Clone)]
 pub struct SessionStart {
     /// The workspace.
@@ -24,21 +29,31 @@ pub struct SessionStart {
     pub model: String,
 }
 
-/// An open session log.
+/// An open session file.
 #[derive(Debug)]
 pub struct Session {
     id: String,
     path: PathBuf,
     dir: PathBuf,
     file: Mutex<Option<File>>,
-    /// Why the log stopped, until the front end takes it (never printed
-    /// here: in the TUI stderr is the alternate screen).
+    /// The last entry written: the parent of the next.
+    leaf: Mutex<Option<String>>,
+    /// Why the file stopped being written, until the front end takes it
+    /// (never printed here: in the TUI stderr is the alternate screen).
     problem: Mutex<Option<String>>,
 }
 
 impl Session {
     /// Create a new session under `sessions_dir`.
     pub fn create(sessions_dir: &Path, start: SessionStart) -> Result<Self, RuntimeError> {
+        Self::create_with(sessions_dir, start, None)
+    }
+
+    fn create_with(
+        sessions_dir: &Path,
+        start: SessionStart,
+        forked_from: Option<ForkedFrom>,
+    ) -> Result<Self, RuntimeError> {
         // Sessions hold what the model read and commands printed: owner only.
         tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| RuntimeError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
@@ -46,19 +61,80 @@ impl Session {
         let path = sessions_dir.join(format!("{id}.jsonl"));
         let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
             .open(&path)
-            .map_err(|e| RuntimeError::Io(format!("cannot create session log {}: {e}", path.display())))?;
-        let s = Self { dir: sessions_dir.join(&id), id, path, file: Mutex::new(Some(file)), problem: Mutex::new(None) };
-        s.write(&SessionRecord::SessionStart {
-            session_id: s.id.clone(),
+            .map_err(|e| RuntimeError::Io(format!("cannot create session file {}: {e}", path.display())))?;
+        let git_branch = crate::prompt::git_branch(Path::new(&start.cwd));
+        let header = SessionHeader {
+            tag: HeaderTag::Session,
+            version: SESSION_FORMAT_VERSION,
+            id: id.clone(),
             cwd: start.cwd,
             provider: start.provider,
             model: start.model,
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        });
+            tern_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: crate::prompt::now_utc_rfc3339(),
+            git_branch,
+            forked_from,
+        };
+        let s = Self {
+            dir: sessions_dir.join(&id),
+            id,
+            path,
+            file: Mutex::new(Some(file)),
+            leaf: Mutex::new(None),
+            problem: Mutex::new(None),
+        };
+        if let Ok(line) = serde_json::to_string(&header) {
+            s.append_line(line);
+        }
         Ok(s)
     }
 
-    /// A session that writes nothing (for `tern tools`, `tern mcp list`).
+    /// Go on writing a loaded session's file after its last entry. A line
+    /// cut short by a crash is closed with a newline first (so it stays one
+    /// bad line, skipped on reading); nothing already written changes.
+    pub fn reopen(sessions_dir: &Path, loaded: &LoadedSession) -> Result<Self, RuntimeError> {
+        let path = &loaded.path;
+        let mut file = File::options()
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| RuntimeError::Io(format!("cannot open session file {}: {e}", path.display())))?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len > 0 {
+            let mut last = [0u8; 1];
+            let ended = file.seek(std::io::SeekFrom::End(-1)).and_then(|_| file.read_exact(&mut last)).is_ok();
+            if ended && last[0] != b'\n' {
+                file.write_all(b"\n")
+                    .map_err(|e| RuntimeError::Io(format!("cannot write session file {}: {e}", path.display())))?;
+            }
+        }
+        let id = loaded.header.id.clone();
+        Ok(Self {
+            dir: sessions_dir.join(&id),
+            id,
+            path: path.clone(),
+            file: Mutex::new(Some(file)),
+            leaf: Mutex::new(loaded.leaf.clone()),
+            problem: Mutex::new(None),
+        })
+    }
+
+    /// A new session file that starts with `loaded`'s current branch (the
+    /// same entries, ids and parents), for `--fork-session` and `/fork`: the
+    /// original file is not touched.
+    pub fn fork(sessions_dir: &Path, loaded: &LoadedSession, start: SessionStart) -> Result<Self, RuntimeError> {
+        let from = ForkedFrom { session: loaded.header.id.clone(), entry: loaded.leaf.clone() };
+        let s = Self::create_with(sessions_dir, start, Some(from))?;
+        for entry in loaded.branch() {
+            if let Ok(line) = serde_json::to_string(entry) {
+                s.append_line(line);
+            }
+        }
+        *s.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = loaded.leaf.clone();
+        Ok(s)
+    }
+
+    /// A session that writes nothing (for `tern tools`, `tern mcp list`, `--no-session`).
     pub fn ephemeral(sessions_dir: &Path) -> Self {
         let id = new_session_id();
         Self {
@@ -66,6 +142,7 @@ impl Session {
             dir: sessions_dir.join(&id),
             id,
             file: Mutex::new(None),
+            leaf: Mutex::new(None),
             problem: Mutex::new(None),
         }
     }
@@ -80,6 +157,11 @@ impl Session {
         &self.path
     }
 
+    /// Whether anything is written (not ephemeral, not disabled by an error).
+    pub fn is_recording(&self) -> bool {
+        self.file.lock().is_ok_and(|f| f.is_some())
+    }
+
     /// Where this session's large tool outputs go.
     pub fn tool_outputs_dir(&self) -> PathBuf {
         self.dir.join("tool-outputs")
@@ -90,45 +172,293 @@ impl Session {
         self.dir.join("tmp")
     }
 
-    /// Append one record.
-    pub fn write(&self, record: &SessionRecord) {
-        if let Ok(v) = serde_json::to_value(record) {
-            self.append(&v);
-        }
+    /// The id of the last entry written.
+    pub fn leaf(&self) -> Option<String> {
+        self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
-    /// Append one JSON line and flush it. A write failure disables the log
+    /// Append one entry after the last, flushed; returns its id.
+    pub fn write(&self, record: &SessionRecord) -> String {
+        let mut leaf = self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let id = new_entry_id();
+        let entry = SessionEntry { id: id.clone(), parent: leaf.clone(), record: record.clone() };
+        if let Ok(line) = serde_json::to_string(&entry) {
+            self.append_line(line);
+        }
+        *leaf = Some(id.clone());
+        id
+    }
+
+    /// Append one line and flush it. A write failure disables the file
     /// (reported once through [`Session::take_problem`]) rather than failing the run.
-    fn append(&self, line: &Value) {
+    fn append_line(&self, line: String) {
         let Ok(mut guard) = self.file.lock() else { return };
         let Some(f) = guard.as_mut() else { return };
-        let mut bytes = line.to_string().into_bytes();
+        let mut bytes = line.into_bytes();
         bytes.push(b'\n');
         if let Err(e) = f.write_all(&bytes).and_then(|()| f.flush()) {
             *guard = None;
-            let text = format!("session log {} disabled: {e}", self.path.display());
-            *self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(text);
+            self.disabled(&e);
         }
     }
 
-    /// Why the log stopped being written, once.
+    /// Make what was written durable (end of a turn, exit).
+    pub fn sync(&self) {
+        let Ok(mut guard) = self.file.lock() else { return };
+        let Some(f) = guard.as_mut() else { return };
+        if let Err(e) = f.sync_data() {
+            *guard = None;
+            self.disabled(&e);
+        }
+    }
+
+    fn disabled(&self, e: &std::io::Error) {
+        let text = format!("session file {} disabled: {e}", self.path.display());
+        *self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(text);
+    }
+
+    /// Why the file stopped being written, once.
     pub fn take_problem(&self) -> Option<String> {
         self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
+}
 
-    /// Record an event if it is one worth keeping (not a streaming delta).
-    pub fn record(&self, event: &AgentEvent) {
-        match event {
-            AgentEvent::TextDelta { .. }
-            | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::ToolExecutionUpdate { .. } => {}
-            other => {
-                if let Ok(v) = serde_json::to_value(other) {
-                    self.append(&v);
+/// A session file read back.
+#[derive(Debug, Clone)]
+pub struct LoadedSession {
+    /// Its header.
+    pub header: SessionHeader,
+    /// The file.
+    pub path: PathBuf,
+    /// Every entry, in file order.
+    pub entries: Vec<SessionEntry>,
+    /// The last entry: where the conversation goes on.
+    pub leaf: Option<String>,
+    /// What a person should know about the file (lines skipped).
+    pub notices: Vec<String>,
+}
+
+/// The conversation on a session's current branch.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// The messages to send, with the entry id each came from (`None` for
+    /// the summary that stands for compacted ones).
+    pub messages: Vec<(Option<String>, Message)>,
+    /// The model last switched to, if any.
+    pub model: Option<String>,
+    /// The permission mode last switched to, if any.
+    pub mode: Option<String>,
+    /// The todo list, as last written.
+    pub todos: Vec<TodoItem>,
+    /// The title from `/rename`.
+    pub title: Option<String>,
+    /// How many compactions the branch went through.
+    pub compactions: usize,
+}
+
+impl Conversation {
+    /// The messages alone.
+    pub fn messages(&self) -> Vec<Message> {
+        self.messages.iter().map(|(_, m)| m.clone()).collect()
+    }
+}
+
+/// The largest line read back (a message with a 4 MiB tool result, JSON-escaped, fits).
+const MAX_LINE: u64 = 64 * 1024 * 1024;
+
+impl LoadedSession {
+    /// Read a session file. Lines that do not parse (a line cut short by a
+    /// crash) are skipped, each with a notice; a file from a newer tern, or
+    /// one with no header, is refused with a message that says so.
+    pub fn load(path: &Path) -> Result<Self, RuntimeError> {
+        let shown = path.display();
+        let file = File::open(path).map_err(|e| RuntimeError::Io(format!("cannot open session file {shown}: {e}")))?;
+        let mut reader = BufReader::new(file);
+        let mut first = String::new();
+        (&mut reader)
+            .take(MAX_LINE)
+            .read_line(&mut first)
+            .map_err(|e| RuntimeError::Io(format!("cannot read session file {shown}: {e}")))?;
+        let header = parse_header(&first).map_err(|e| RuntimeError::Config(format!("{shown}: {e}")))?;
+        let mut entries = Vec::new();
+        let mut notices = Vec::new();
+        let mut line = Vec::new();
+        let mut number = 1usize;
+        loop {
+            line.clear();
+            let n = (&mut reader)
+                .take(MAX_LINE)
+                .read_until(b'\n', &mut line)
+                .map_err(|e| RuntimeError::Io(format!("cannot read session file {shown}: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            number += 1;
+            let complete = line.last() == Some(&b'\n');
+            if !complete && n as u64 == MAX_LINE {
+                // An over-long line: skip the rest of it.
+                notices.push(format!("{shown}: line {number} is longer than 64 MiB; skipped"));
+                let mut rest = Vec::new();
+                let _ = reader.read_until(b'\n', &mut rest);
+                continue;
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<SessionEntry>(&text) {
+                Ok(e) => entries.push(e),
+                Err(_) if !complete => notices
+                    .push(format!("{shown}: the last line was cut short (tern stopped while writing it); ignored")),
+                Err(e) => notices.push(format!("{shown}: line {number} is not a session entry ({e}); skipped")),
+            }
+        }
+        let leaf = entries.last().map(|e| e.id.clone());
+        Ok(Self { header, path: path.to_path_buf(), entries, leaf, notices })
+    }
+
+    /// The entries from the root to the leaf.
+    pub fn branch(&self) -> Vec<&SessionEntry> {
+        let index: HashMap<&str, usize> = self.entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
+        let mut out = Vec::new();
+        let mut next = self.leaf.as_deref();
+        // Bounded by the entry count: a parent loop in a damaged file ends the walk.
+        while let Some(id) = next {
+            let Some(&i) = index.get(id) else { break };
+            if out.len() >= self.entries.len() {
+                break;
+            }
+            let entry = &self.entries[i];
+            out.push(entry);
+            next = entry.parent.as_deref();
+        }
+        out.reverse();
+        out
+    }
+
+    /// The conversation on the current branch: the summary of the last
+    /// compaction and what followed it, or every message.
+    pub fn conversation(&self) -> Conversation {
+        let mut c = Conversation::default();
+        for entry in self.branch() {
+            match &entry.record {
+                SessionRecord::Message { message } => c.messages.push((Some(entry.id.clone()), message.clone())),
+                SessionRecord::ModelChanged { model } => c.model = Some(model.clone()),
+                SessionRecord::ModeChanged { mode } => c.mode = Some(mode.clone()),
+                SessionRecord::Todos { todos } => c.todos = todos.clone(),
+                SessionRecord::Renamed { title } => c.title = Some(title.clone()),
+                SessionRecord::HistoryCleared => c.messages.clear(),
+                SessionRecord::Compaction { summary, first_kept, .. } => {
+                    let kept = first_kept
+                        .as_deref()
+                        .and_then(|k| c.messages.iter().position(|(id, _)| id.as_deref() == Some(k)))
+                        .map_or_else(Vec::new, |i| c.messages.split_off(i));
+                    c.messages = crate::compaction::summary_messages(summary).into_iter().map(|m| (None, m)).collect();
+                    c.messages.extend(kept);
+                    c.compactions += 1;
+                }
+                SessionRecord::Resumed { .. } => {}
+            }
+        }
+        c
+    }
+}
+
+/// The header of a session file, or why the file cannot be read as one.
+fn parse_header(line: &str) -> Result<SessionHeader, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|_| "not a tern session file (its first line is not JSON)".to_string())?;
+    match value.get("type").and_then(|t| t.as_str()) {
+        Some("session") => {}
+        Some("session_start") => {
+            return Err("written by an older tern (format 0), which did not record the whole conversation; it can \
+                        be listed but not resumed"
+                .into());
+        }
+        _ => return Err("not a tern session file (no session header)".into()),
+    }
+    let version = value.get("version").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    if version > u64::from(SESSION_FORMAT_VERSION) {
+        return Err(format!(
+            "written by a newer tern (session format {version}; this tern reads up to {SESSION_FORMAT_VERSION}); \
+             upgrade tern to resume it"
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| format!("the session header does not parse: {e}"))
+}
+
+/// What a result says when tern stopped before the call finished.
+pub const INTERRUPTED_RESULT: &str = "[interrupted: tern stopped before this call finished (a crash, a kill or a \
+                                       power loss); whether it had any effect is unknown — check before repeating it]";
+
+/// What an assistant turn says when tern stopped before the reply came.
+pub const INTERRUPTED_REPLY: &str = "[interrupted: tern stopped before this reply was written]";
+
+/// Make a conversation cut short by a crash valid for the provider again:
+/// every tool call without a result gets an "interrupted" error result, and
+/// a conversation that ends with a prompt gets an assistant turn saying the
+/// reply never came. Returns the messages appended, to be
+/// recorded too (the file is never rewritten).
+pub fn repair(messages: &mut Vec<Message>) -> Vec<Message> {
+    let mut added = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        if messages[i].role == Role::Assistant {
+            let calls: Vec<String> = messages[i]
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, .. } => Some(id.clone()),
+                    _ => None,
+                })
+                .collect();
+            if !calls.is_empty() {
+                let answered: Vec<&str> = messages
+                    .get(i + 1)
+                    .filter(|m| m.role == Role::User)
+                    .map(|m| {
+                        m.content
+                            .iter()
+                            .filter_map(|b| match b {
+                                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                                _ => None,
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let missing: Vec<ContentBlock> = calls
+                    .iter()
+                    .filter(|id| !answered.contains(&id.as_str()))
+                    .map(|id| ContentBlock::ToolResult {
+                        tool_use_id: id.clone(),
+                        content: vec![ToolResultContent::Text { text: INTERRUPTED_RESULT.into() }],
+                        is_error: true,
+                    })
+                    .collect();
+                if !missing.is_empty() {
+                    if answered.is_empty() {
+                        // Only in the last position: elsewhere the loop always answered.
+                        let m = Message { role: Role::User, content: missing };
+                        messages.insert(i + 1, m.clone());
+                        added.push(m);
+                    } else if let Some(next) = messages.get_mut(i + 1) {
+                        next.content.extend(missing);
+                    }
                 }
             }
         }
+        i += 1;
     }
+    // A prompt with no reply gets one; tool results may be followed by the next prompt as they are.
+    let unanswered_prompt = messages.last().is_some_and(|m| {
+        m.role == Role::User && !m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+    });
+    if unanswered_prompt {
+        let m = Message::assistant_text(INTERRUPTED_REPLY);
+        messages.push(m.clone());
+        added.push(m);
+    }
+    added
 }
 
 /// `YYYYMMDD-HHMMSS-xxxxxx`: sortable by time, unique by the random suffix.
@@ -140,24 +470,99 @@ fn new_session_id() -> String {
     format!("{date}-{:02}{:02}{:02}-{suffix}", secs / 3600, secs % 3600 / 60, secs % 60)
 }
 
+/// Ten random lowercase letters and digits: unique within a file.
+fn new_entry_id() -> String {
+    (0..10).map(|_| fastrand::alphanumeric().to_ascii_lowercase()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn start() -> SessionStart {
+        SessionStart { cwd: "/x".into(), provider: "anthropic".into(), model: "m".into() }
+    }
 
     #[test]
-    fn writes_flushed_lines_and_skips_deltas() {
+    fn a_session_reads_back_as_the_conversation_it_wrote() {
         let dir = tempfile::tempdir().unwrap();
-        let start = SessionStart { cwd: "/x".into(), provider: "anthropic".into(), model: "m".into() };
-        let s = Session::create(dir.path(), start).unwrap();
-        s.record(&AgentEvent::TextDelta { text: "x".into() });
-        s.record(&AgentEvent::TurnStart { turn: 1 });
-        let text = std::fs::read_to_string(s.path()).unwrap();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0]["type"], "session_start");
-        assert_eq!(lines[0]["cwd"], "/x");
-        assert_eq!(lines[1], json!({"type": "turn_start", "turn": 1}));
-        assert!(s.tool_outputs_dir().starts_with(dir.path()));
+        let s = Session::create(dir.path(), start()).unwrap();
+        s.write(&SessionRecord::Message { message: Message::user_text("hi") });
+        s.write(&SessionRecord::Message { message: Message::assistant_text("hello") });
+        s.write(&SessionRecord::ModelChanged { model: "other".into() });
+        s.sync();
+        let loaded = LoadedSession::load(s.path()).unwrap();
+        assert_eq!(loaded.header.version, SESSION_FORMAT_VERSION);
+        assert_eq!(loaded.header.id, s.id());
+        assert_eq!(loaded.entries.len(), 3);
+        assert_eq!(loaded.entries[1].parent.as_deref(), Some(loaded.entries[0].id.as_str()));
+        let c = loaded.conversation();
+        assert_eq!(c.messages(), vec![Message::user_text("hi"), Message::assistant_text("hello")]);
+        assert_eq!(c.model.as_deref(), Some("other"));
+    }
+
+    #[test]
+    fn a_cut_last_line_is_ignored_and_closed_before_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::create(dir.path(), start()).unwrap();
+        s.write(&SessionRecord::Message { message: Message::user_text("one") });
+        drop(s);
+        let path = std::fs::read_dir(dir.path()).unwrap().flatten().next().unwrap().path();
+        let mut f = File::options().append(true).open(&path).unwrap();
+        f.write_all(br#"{"id":"zz","parent":null,"type":"mess"#).unwrap();
+        let loaded = LoadedSession::load(&path).unwrap();
+        assert_eq!(loaded.entries.len(), 1);
+        assert!(loaded.notices[0].contains("cut short"), "{:?}", loaded.notices);
+        let again = Session::reopen(dir.path(), &loaded).unwrap();
+        again.write(&SessionRecord::Message { message: Message::assistant_text("two") });
+        let loaded = LoadedSession::load(&path).unwrap();
+        assert_eq!(loaded.conversation().messages().len(), 2, "{:?}", loaded.notices);
+        assert_eq!(loaded.notices.len(), 1, "the closed line is skipped: {:?}", loaded.notices);
+    }
+
+    #[test]
+    fn newer_and_older_formats_are_refused_with_reasons() {
+        let dir = tempfile::tempdir().unwrap();
+        let newer = dir.path().join("n.jsonl");
+        std::fs::write(&newer, "{\"type\":\"session\",\"version\":99,\"id\":\"x\"}\n").unwrap();
+        let e = LoadedSession::load(&newer).unwrap_err().to_string();
+        assert!(e.contains("newer tern"), "{e}");
+        let older = dir.path().join("o.jsonl");
+        std::fs::write(&older, "{\"type\":\"session_start\",\"session_id\":\"x\"}\n").unwrap();
+        let e = LoadedSession::load(&older).unwrap_err().to_string();
+        assert!(e.contains("older tern"), "{e}");
+    }
+
+    #[test]
+    fn repair_answers_open_calls_and_a_missing_reply() {
+        let call = ContentBlock::ToolUse { id: "c1".into(), name: "bash".into(), input: serde_json::json!({}) };
+        let mut m = vec![Message::user_text("go"), Message { role: Role::Assistant, content: vec![call] }];
+        let added = repair(&mut m);
+        assert_eq!(added.len(), 1, "results only: the next prompt may follow them");
+        assert_eq!(m.len(), 3);
+        let ContentBlock::ToolResult { tool_use_id, is_error, .. } = &m[2].content[0] else { panic!() };
+        assert_eq!((tool_use_id.as_str(), *is_error), ("c1", true));
+        // A prompt with no reply gets one, so the next prompt alternates.
+        let mut m = vec![Message::user_text("go")];
+        assert_eq!(repair(&mut m).len(), 1);
+        assert_eq!(m[1].role, Role::Assistant);
+        // A whole conversation is left alone.
+        let mut m = vec![Message::user_text("go"), Message::assistant_text("done")];
+        assert!(repair(&mut m).is_empty());
+    }
+
+    #[test]
+    fn a_fork_copies_the_branch_and_leaves_the_original_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::create(dir.path(), start()).unwrap();
+        s.write(&SessionRecord::Message { message: Message::user_text("hi") });
+        let before = std::fs::read(s.path()).unwrap();
+        let loaded = LoadedSession::load(s.path()).unwrap();
+        let f = Session::fork(dir.path(), &loaded, start()).unwrap();
+        f.write(&SessionRecord::Message { message: Message::assistant_text("on the fork") });
+        assert_eq!(std::fs::read(s.path()).unwrap(), before);
+        let forked = LoadedSession::load(f.path()).unwrap();
+        assert_eq!(forked.header.forked_from.as_ref().unwrap().session, s.id());
+        assert_eq!(forked.conversation().messages().len(), 2);
     }
 }

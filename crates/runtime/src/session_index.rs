@@ -1,13 +1,16 @@
-//! The sessions in the data dir, as `tern sessions list` shows them: read
-//! from each log's first lines only (bounded), newest first.
+//! The sessions in the data dir, as `tern sessions list` and the resume
+//! picker show them: read from each file's first and last lines only
+//! (bounded), last written first.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use tern_protocol::SessionRecord;
+use tern_protocol::{Message, Role, SessionEntry, SessionRecord};
 
-/// How much of a log is read to find its first prompt.
+use crate::{Resume, RuntimeError};
+
+/// How much of a file's start (and end) is read to find its first (and last) prompt.
 const SCAN_BYTES: u64 = 256 * 1024;
 
 /// One session, summarised.
@@ -19,18 +22,26 @@ pub struct SessionSummary {
     pub cwd: String,
     /// The model it started with.
     pub model: String,
+    /// The git branch it started on.
+    pub git_branch: Option<String>,
     /// The first prompt, cut to 80 characters.
     pub first_prompt: Option<String>,
-    /// The log's size in bytes.
+    /// The last prompt, cut to 80 characters.
+    pub last_prompt: Option<String>,
+    /// The title from `/rename`.
+    pub title: Option<String>,
+    /// The file's format version (0: written before sessions could be resumed).
+    pub format: u32,
+    /// The file's size in bytes.
     pub bytes: u64,
-    /// The log file.
+    /// The file.
     pub path: PathBuf,
     /// When it was last written (milliseconds since the epoch).
     pub modified_ms: u64,
 }
 
-/// Every readable session under `sessions_dir`, newest first; only those
-/// that ran in `workspace` when given.
+/// Every readable session under `sessions_dir`, last written first; only
+/// those that ran in `workspace` when given.
 pub fn list(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary> {
     let Ok(entries) = std::fs::read_dir(sessions_dir) else { return Vec::new() };
     let mut out: Vec<SessionSummary> = entries
@@ -44,7 +55,44 @@ pub fn list(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary
     out
 }
 
-/// A log's summary; `None` when it is not a session, or (with `workspace`)
+/// The file of the session to resume: the latest resumable one of
+/// `workspace`, or the one whose id is (or alone starts with) the given id.
+pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<PathBuf, RuntimeError> {
+    match which {
+        Resume::Latest => {
+            list(sessions_dir, Some(workspace)).into_iter().find(|s| s.format >= 1).map(|s| s.path).ok_or_else(|| {
+                RuntimeError::Config(format!(
+                    "no session to continue in {} (start one with `tern`; list all with `tern sessions list --all`)",
+                    workspace.display()
+                ))
+            })
+        }
+        Resume::Id(id) => {
+            // An id names a file in the sessions dir and nothing else.
+            if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                return Err(RuntimeError::Config(format!(
+                    "`{id}` is not a session id (ids look like 20261201-190405-ab12cd; see `tern sessions list`)"
+                )));
+            }
+            let exact = sessions_dir.join(format!("{id}.jsonl"));
+            if exact.is_file() {
+                return Ok(exact);
+            }
+            let matches: Vec<SessionSummary> =
+                list(sessions_dir, None).into_iter().filter(|s| s.id.starts_with(id.as_str())).collect();
+            match matches.as_slice() {
+                [one] => Ok(one.path.clone()),
+                [] => Err(RuntimeError::Config(format!("no session `{id}` (see `tern sessions list --all`)"))),
+                many => Err(RuntimeError::Config(format!(
+                    "`{id}` could be any of {}; give more of the id",
+                    many.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")
+                ))),
+            }
+        }
+    }
+}
+
+/// A file's summary; `None` when it is not a session, or (with `workspace`)
 /// ran elsewhere, which the first line tells before anything else is read.
 fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
     let meta = std::fs::symlink_metadata(path).ok()?;
@@ -53,35 +101,92 @@ fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
     }
     let file = std::fs::File::open(path).ok()?;
     let mut lines = BufReader::new(file.take(SCAN_BYTES)).lines();
-    let first = lines.next()?.ok()?;
-    let Ok(SessionRecord::SessionStart { session_id, cwd, model, .. }) = serde_json::from_str(&first) else {
-        return None;
+    let first: serde_json::Value = serde_json::from_str(&lines.next()?.ok()?).ok()?;
+    let field = |k: &str| first.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let (id, format) = match first.get("type").and_then(|t| t.as_str()) {
+        Some("session") => (field("id")?, first.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32),
+        Some("session_start") => (field("session_id")?, 0),
+        _ => return None,
     };
+    let cwd = field("cwd")?;
     if workspace.is_some_and(|w| Path::new(&cwd) != w) {
         return None;
     }
-    let first_prompt = lines.map_while(Result::ok).find_map(|line| match serde_json::from_str(&line) {
-        Ok(SessionRecord::UserMessage { message }) => {
-            let text = message.text();
-            let short: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect();
-            Some(short)
-        }
-        _ => None,
-    });
+    let first_prompt = lines.map_while(Result::ok).find_map(|line| prompt_of(&line));
+    let (last_prompt, title) = tail_facts(path, meta.len());
     let modified_ms = meta
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     Some(SessionSummary {
-        id: session_id,
+        id,
         cwd,
-        model,
+        model: field("model").unwrap_or_default(),
+        git_branch: field("git_branch"),
         first_prompt,
+        last_prompt,
+        title,
+        format,
         bytes: meta.len(),
         path: path.to_path_buf(),
         modified_ms,
     })
+}
+
+/// The prompt a line records, shortened: a user message with text (tool
+/// results are not prompts). Reads format 1 entries and format 0's `user_message`.
+fn prompt_of(line: &str) -> Option<String> {
+    let message: Message = match serde_json::from_str::<SessionEntry>(line) {
+        Ok(SessionEntry { record: SessionRecord::Message { message }, .. }) => message,
+        Ok(_) => return None,
+        Err(_) => {
+            let v: serde_json::Value = serde_json::from_str(line).ok()?;
+            if v.get("type")?.as_str()? != "user_message" {
+                return None;
+            }
+            serde_json::from_value(v.get("message")?.clone()).ok()?
+        }
+    };
+    if message.role != Role::User {
+        return None;
+    }
+    let text = message.text();
+    if text.trim().is_empty() || text.starts_with(crate::compaction::SUMMARY_PREFIX) {
+        return None;
+    }
+    Some(text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect())
+}
+
+/// The last prompt and title, from the file's last [`SCAN_BYTES`].
+fn tail_facts(path: &Path, len: u64) -> (Option<String>, Option<String>) {
+    let Ok(mut file) = std::fs::File::open(path) else { return (None, None) };
+    let start = len.saturating_sub(SCAN_BYTES);
+    if file.seek(std::io::SeekFrom::Start(start)).is_err() {
+        return (None, None);
+    }
+    let mut bytes = Vec::new();
+    if file.take(SCAN_BYTES).read_to_end(&mut bytes).is_err() {
+        return (None, None);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    // The first line may start mid-way when the tail was cut; it fails to parse and is passed over.
+    let mut last_prompt = None;
+    let mut title = None;
+    for line in text.lines().rev() {
+        if last_prompt.is_none() {
+            last_prompt = prompt_of(line);
+        }
+        if title.is_none()
+            && let Ok(SessionEntry { record: SessionRecord::Renamed { title: t }, .. }) = serde_json::from_str(line)
+        {
+            title = Some(t);
+        }
+        if last_prompt.is_some() && title.is_some() {
+            break;
+        }
+    }
+    (last_prompt, title)
 }
 
 #[cfg(test)]
@@ -90,11 +195,13 @@ mod tests {
     use crate::session::{Session, SessionStart};
 
     #[test]
-    fn sessions_are_listed_newest_first_with_their_first_prompt() {
+    fn sessions_are_listed_newest_first_with_their_first_and_last_prompt() {
         let dir = tempfile::tempdir().unwrap();
         let start = |cwd: &str| SessionStart { cwd: cwd.into(), provider: "anthropic".into(), model: "m".into() };
         let a = Session::create(dir.path(), start("/ws")).unwrap();
-        a.write(&SessionRecord::UserMessage { message: tern_protocol::Message::user_text("fix   the\ntests") });
+        a.write(&SessionRecord::Message { message: Message::user_text("fix   the\ntests") });
+        a.write(&SessionRecord::Message { message: Message::assistant_text("done") });
+        a.write(&SessionRecord::Message { message: Message::user_text("now the docs") });
         let b = Session::create(dir.path(), start("/other")).unwrap();
         std::fs::write(dir.path().join("garbage.jsonl"), "not json\n").unwrap();
         let all = list(dir.path(), None);
@@ -103,6 +210,23 @@ mod tests {
         assert_eq!(mine.len(), 1);
         assert_eq!(mine[0].id, a.id());
         assert_eq!(mine[0].first_prompt.as_deref(), Some("fix the tests"));
+        assert_eq!(mine[0].last_prompt.as_deref(), Some("now the docs"));
+        assert_eq!(mine[0].format, 1);
         assert!(all.iter().any(|s| s.id == b.id() && s.first_prompt.is_none()));
+    }
+
+    #[test]
+    fn ids_find_one_session_and_nothing_outside_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = SessionStart { cwd: "/ws".into(), provider: "anthropic".into(), model: "m".into() };
+        let a = Session::create(dir.path(), start).unwrap();
+        let ws = Path::new("/ws");
+        assert_eq!(find(dir.path(), ws, &Resume::Id(a.id().into())).unwrap(), a.path());
+        assert_eq!(find(dir.path(), ws, &Resume::Id(a.id()[..17].into())).unwrap(), a.path());
+        assert_eq!(find(dir.path(), ws, &Resume::Latest).unwrap(), a.path());
+        for bad in ["../x", "a/b", ""] {
+            assert!(find(dir.path(), ws, &Resume::Id(bad.into())).is_err(), "{bad}");
+        }
+        assert!(find(dir.path(), Path::new("/elsewhere"), &Resume::Latest).is_err());
     }
 }

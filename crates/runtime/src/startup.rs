@@ -2,7 +2,7 @@
 //! runs them. Each step decides one thing and says where it came from;
 //! problems a person should know about go to `warnings`, never to stderr.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tern_mcp::McpManager;
@@ -13,9 +13,10 @@ use tern_protocol::ChildEnv;
 use crate::config::{self, FileConfig, TernPaths};
 use crate::mcp_config::{self, ConfiguredServer};
 use crate::permissions::{self, PermissionFlags};
-use crate::session::Session;
+use crate::session::{LoadedSession, Session};
 use crate::setup::ResolvedProvider;
 use crate::{Overrides, RuntimeError, secrets, trust};
+use tern_protocol::SessionRecord;
 
 /// Config as this run may use it, with where it came from.
 pub(crate) struct Loaded {
@@ -138,23 +139,70 @@ pub(crate) async fn start_servers(
     Some(McpManager::start(startable, Some(paths.log_file())).await)
 }
 
-/// Step 5: the session log (none for inspection commands).
+/// Step 5: the session file: a new one, an earlier one to go on with
+/// (`--continue`, `--resume`), a copy of one (`--fork-session`), or none
+/// (inspection commands, `--no-session`).
 pub(crate) fn open_session(
     overrides: &Overrides,
     loaded: &Loaded,
     provider: &ResolvedProvider,
-) -> Result<Session, RuntimeError> {
-    if overrides.ephemeral {
-        return Ok(Session::ephemeral(&loaded.paths.sessions_dir()));
+) -> Result<(Session, Option<crate::Resumed>), RuntimeError> {
+    let dir = loaded.paths.sessions_dir();
+    let start = crate::session::SessionStart {
+        cwd: loaded.workspace.display().to_string(),
+        provider: provider.name.clone(),
+        model: provider.model.clone(),
+    };
+    let Some(which) = &overrides.resume else {
+        if overrides.ephemeral || overrides.no_session {
+            return Ok((Session::ephemeral(&dir), None));
+        }
+        return Ok((Session::create(&dir, start)?, None));
+    };
+    let path = crate::session_index::find(&dir, &loaded.workspace, which)?;
+    let earlier = LoadedSession::load(&path)?;
+    if Path::new(&earlier.header.cwd) != loaded.workspace {
+        return Err(RuntimeError::Config(format!(
+            "session {} ran in {}; resume it from there (cd there, or pass --cwd {})",
+            earlier.header.id, earlier.header.cwd, earlier.header.cwd
+        )));
     }
-    Session::create(
-        &loaded.paths.sessions_dir(),
-        crate::session::SessionStart {
-            cwd: loaded.workspace.display().to_string(),
-            provider: provider.name.clone(),
-            model: provider.model.clone(),
-        },
-    )
+    let session = if overrides.no_session || overrides.ephemeral {
+        Session::ephemeral(&dir)
+    } else if overrides.fork_session {
+        Session::fork(&dir, &earlier, start)?
+    } else {
+        Session::reopen(&dir, &earlier)?
+    };
+    let conversation = earlier.conversation();
+    let mut messages = conversation.messages();
+    let repaired = crate::session::repair(&mut messages);
+    let mut notices = earlier.notices.clone();
+    if !repaired.is_empty() {
+        notices.push(format!(
+            "session {} stopped in the middle of a turn; {} marked as interrupted",
+            earlier.header.id,
+            if repaired.iter().any(|m| m.role == tern_protocol::Role::User) {
+                "the unfinished tool calls are"
+            } else {
+                "the unanswered prompt is"
+            }
+        ));
+    }
+    for m in repaired {
+        session.write(&SessionRecord::Message { message: m });
+    }
+    session.write(&SessionRecord::Resumed { at: crate::prompt::now_utc_rfc3339() });
+    session.sync();
+    let resumed = crate::Resumed {
+        from: earlier.header.id.clone(),
+        messages,
+        todos: conversation.todos,
+        title: conversation.title,
+        model: conversation.model,
+        notices,
+    };
+    Ok((session, Some(resumed)))
 }
 
 /// Step 6: the sandbox from `--sandbox` and `[sandbox]`. Commands never read

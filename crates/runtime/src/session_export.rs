@@ -1,0 +1,83 @@
+//! A session's conversation for people (`tern sessions show`, `export
+//! --format markdown`, the TUI's `/export`) and for programs (`--format json`).
+
+use tern_protocol::{ContentBlock, Message, Role, SessionHeader, ToolResultContent};
+
+/// The conversation as Markdown: a heading with the session's facts, then
+/// each message; tool calls and results as fenced blocks.
+pub fn markdown(header: &SessionHeader, title: Option<&str>, messages: &[Message]) -> String {
+    let mut out = format!("# {}\n\n", title.unwrap_or("tern session"));
+    out.push_str(&format!(
+        "- session: `{}`\n- folder: `{}`\n- model: {} ({})\n- started: {}\n",
+        header.id, header.cwd, header.model, header.provider, header.started_at
+    ));
+    if let Some(b) = &header.git_branch {
+        out.push_str(&format!("- branch: `{b}`\n"));
+    }
+    if let Some(f) = &header.forked_from {
+        out.push_str(&format!("- forked from: `{}`\n", f.session));
+    }
+    for m in messages {
+        let results = m.content.iter().all(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        let who = match (m.role, results) {
+            (Role::User, true) => "Tool results",
+            (Role::User, false) => "You",
+            (Role::Assistant, _) => "tern",
+        };
+        out.push_str(&format!("\n## {who}\n"));
+        for block in &m.content {
+            out.push('\n');
+            match block {
+                ContentBlock::Text { text } => out.push_str(&format!("{}\n", text.trim_end())),
+                ContentBlock::Thinking { thinking, .. } => out.push_str(&format!(
+                    "<details><summary>thinking</summary>\n\n{}\n\n</details>\n",
+                    thinking.trim_end()
+                )),
+                ContentBlock::RedactedThinking { .. } => out.push_str("*(redacted thinking)*\n"),
+                ContentBlock::Image { .. } => out.push_str("*(image)*\n"),
+                ContentBlock::ToolUse { name, input, .. } => {
+                    let args = serde_json::to_string_pretty(input).unwrap_or_default();
+                    out.push_str(&format!("**{name}**\n{}", fenced("json", &args)));
+                }
+                ContentBlock::ToolResult { content, is_error, .. } => {
+                    let text = content
+                        .iter()
+                        .map(|c| match c {
+                            ToolResultContent::Text { text } => text.as_str(),
+                            ToolResultContent::Image { .. } => "(image)",
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    if *is_error {
+                        out.push_str("*(error)*\n");
+                    }
+                    out.push_str(&fenced("", &text));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `text` in a code fence longer than any run of backticks inside it.
+fn fenced(lang: &str, text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{lang}\n{}\n{fence}\n", text.trim_end_matches('\n'))
+}
+
+/// The header and the messages as sent to the provider, as one JSON value.
+pub fn json(header: &SessionHeader, title: Option<&str>, messages: &[Message]) -> serde_json::Value {
+    serde_json::json!({"header": header, "title": title, "messages": messages})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outgrow_the_backticks_inside() {
+        assert_eq!(fenced("", "a ``` b"), "````\na ``` b\n````\n");
+        assert_eq!(fenced("json", "{}"), "```json\n{}\n```\n");
+    }
+}
