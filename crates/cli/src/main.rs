@@ -398,7 +398,6 @@ fn with_runtime_mut(
 /// is taken over; so is the trust question, when the folder's project would
 /// run or widen something and the folder is not trusted yet.
 fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) -> u8 {
-    let _ = pick;
     let builder = match tern_runtime::RuntimeBuilder::new(overrides) {
         Ok(b) => b,
         Err(e) => {
@@ -436,6 +435,26 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
                 return exit::FAILED;
             }
         },
+    };
+    // `--resume` with no id: pick one of this folder's sessions.
+    let builder = if pick {
+        let sessions = builder.sessions();
+        if sessions.is_empty() {
+            eprintln!("tern: no session to resume in this folder; starting a new one");
+            builder.resume(None)
+        } else {
+            match tern_tui::resume_picker::ask(&sessions) {
+                Ok(tern_tui::resume_picker::Pick::Session(id)) => builder.resume(Some(tern_runtime::Resume::Id(id))),
+                Ok(tern_tui::resume_picker::Pick::New) => builder.resume(None),
+                Ok(tern_tui::resume_picker::Pick::Quit) => return exit::SUCCESS,
+                Err(e) => {
+                    eprintln!("tern: terminal error: {e}");
+                    return exit::FAILED;
+                }
+            }
+        }
+    } else {
+        builder
     };
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,

@@ -52,10 +52,15 @@ impl Screen {
 }
 
 fn start(h: &Harness) -> Screen {
+    start_with(h, &[])
+}
+
+fn start_with(h: &Harness, args: &[&str]) -> Screen {
     let pty = portable_pty::native_pty_system();
     let pair = pty.openpty(portable_pty::PtySize { rows: 40, cols: 100, pixel_width: 0, pixel_height: 0 }).unwrap();
     let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
     cmd.args(["--provider", "anthropic", "--base-url", &h.server.url(), "--model", "mock"]);
+    cmd.args(args);
     cmd.env("TERN_HOME", h.home.path());
     cmd.env("ANTHROPIC_API_KEY", "test-key");
     cmd.env("TERM", "xterm-256color");
@@ -215,5 +220,54 @@ async fn a_shell_command_leaves_no_background_child() {
     assert!(wait_gone("sleep 35").await.is_empty(), "Esc left the background child running");
     assert!(wait_gone("sleep 36").await.is_empty(), "Esc left the command running");
     s.child.kill().unwrap();
+    let _ = s.child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_picks_a_session_and_the_session_commands_work() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first reply"},{"text":"second reply"}]}"#).await;
+    assert_eq!(h.run(&["-p", "remember the pelican"]).await.code, Some(0));
+    let sessions = h.home.path().join("sessions");
+    let files = |ext: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&sessions)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .collect();
+        v.sort();
+        v
+    };
+    let original = files("jsonl").remove(0);
+    let mut s = start_with(&h, &["-r"]);
+    s.wait_for("sessions in this folder");
+    s.wait_for("first: remember the pelican");
+    s.send(b"1");
+    s.wait_for("resumed session");
+    s.wait_for("first reply");
+    s.type_text("/rename pelican work\r");
+    s.wait_for("session named");
+    s.type_text("/export notes.md\r");
+    s.wait_for("conversation written to");
+    let notes = std::fs::read_to_string(h.path("notes.md")).unwrap();
+    assert!(notes.contains("# pelican work") && notes.contains("remember the pelican"), "{notes}");
+    let before_fork = std::fs::read(&original).unwrap();
+    s.type_text("/fork\r");
+    s.wait_for("forked: going on in session");
+    s.type_text("and more\r");
+    s.wait_for("second reply");
+    assert_eq!(std::fs::read(&original).unwrap(), before_fork, "after /fork the original file is left alone");
+    let all = files("jsonl");
+    assert_eq!(all.len(), 2);
+    let forked = all.iter().find(|p| **p != original).unwrap();
+    let text = std::fs::read_to_string(forked).unwrap();
+    assert!(text.contains("remember the pelican") && text.contains("and more"), "{text}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("Ctrl+C again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
     let _ = s.child.wait();
 }

@@ -26,7 +26,10 @@ pub use details::BashDetails;
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
 pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
-pub use session::{ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader, SessionRecord};
+pub use session::{
+    COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
+    SessionRecord,
+};
 pub use todo::{TodoItem, TodoStatus};
 pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, canonical_tool_name};
 pub use usage::{Usage, UsageTotals};

@@ -14,6 +14,10 @@ use crate::{Message, TodoItem};
 /// (a newer tern wrote it); version 0 is the event log tern wrote before.
 pub const SESSION_FORMAT_VERSION: u32 = 1;
 
+/// The first words of the message that stands for a compacted part of a
+/// conversation (front ends show it as a summary, not as a prompt).
+pub const COMPACTION_SUMMARY_PREFIX: &str = "[Summary of the conversation so far, written when it was compacted]";
+
 /// The header's `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -5,8 +5,7 @@
 
 use tern_protocol::Message;
 
-/// The first words of the message that stands for compacted history.
-pub const SUMMARY_PREFIX: &str = "[Summary of the conversation so far, written when it was compacted]";
+pub use tern_protocol::COMPACTION_SUMMARY_PREFIX as SUMMARY_PREFIX;
 
 /// The assistant's side of the exchange, so turns keep alternating.
 const SUMMARY_ACK: &str = "Understood: I have the summary and will continue from it.";

@@ -205,6 +205,20 @@ impl RuntimeBuilder {
         Ok(self)
     }
 
+    /// This folder's sessions that can be resumed, last written first (for a picker).
+    pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
+        session_index::list(&self.loaded.paths.sessions_dir(), Some(&self.loaded.workspace))
+            .into_iter()
+            .filter(|s| s.format >= 1)
+            .collect()
+    }
+
+    /// Go on with an earlier session (or, with `None`, start a new one).
+    pub fn resume(mut self, which: Option<Resume>) -> Self {
+        self.overrides.resume = which;
+        self
+    }
+
     /// Where permission questions go; without one, every question is refused.
     pub fn permission_prompt(mut self, prompt: Arc<dyn PermissionPrompt>) -> Self {
         self.prompt = Some(prompt);
@@ -260,7 +274,8 @@ impl RuntimeBuilder {
             catalog,
             mcp,
             servers,
-            session: Arc::new(session),
+            outputs_dir: session.tool_outputs_dir(),
+            session: std::sync::RwLock::new(Arc::new(session)),
             config,
             overrides,
             warnings,
@@ -295,7 +310,11 @@ pub struct Runtime {
     catalog: Arc<TurnCatalog>,
     mcp: Option<Arc<McpManager>>,
     servers: Vec<ConfiguredServer>,
-    session: Arc<Session>,
+    /// The session file in use; `/resume` and `/fork` switch it.
+    session: std::sync::RwLock<Arc<Session>>,
+    /// Where large tool outputs go: the first session's folder for the
+    /// whole process (the sandbox lets commands read it).
+    outputs_dir: PathBuf,
     config: FileConfig,
     overrides: Overrides,
     warnings: Vec<String>,
@@ -390,16 +409,18 @@ impl Runtime {
         let (info, warning) = setup::lookup_model(&self.config, name)?;
         self.catalog.set_model(name, &info);
         *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
-        self.session.write(&SessionRecord::ModelChanged { model: name.to_string() });
-        self.session.sync();
+        let session = self.session();
+        session.write(&SessionRecord::ModelChanged { model: name.to_string() });
+        session.sync();
         Ok(warning)
     }
 
     /// Forget the conversation (the next prompt starts afresh; the session
     /// log keeps everything).
     pub async fn clear_history(&self) {
-        self.history.lock().await.clear();
-        self.session.write(&SessionRecord::HistoryCleared);
+        let mut history = self.history.lock().await;
+        history.clear();
+        self.session().write(&SessionRecord::HistoryCleared);
     }
 
     /// Warnings found while setting up (unknown model, ...).
@@ -422,9 +443,86 @@ impl Runtime {
         &self.workspace
     }
 
-    /// The session.
-    pub fn session(&self) -> &Session {
-        &self.session
+    /// The session file in use.
+    pub fn session(&self) -> Arc<Session> {
+        self.session.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Name the session (`/rename`): recorded, shown by `tern sessions list` and the picker.
+    pub fn rename(&self, title: &str) -> Result<(), RuntimeError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(RuntimeError::Config("give the session a name: /rename NAME".into()));
+        }
+        let session = self.session();
+        session.write(&SessionRecord::Renamed { title: title.to_string() });
+        session.sync();
+        Ok(())
+    }
+
+    /// The conversation so far as Markdown.
+    pub async fn export_markdown(&self) -> String {
+        let messages = self.history.lock().await.clone();
+        let session = self.session();
+        session_export::markdown(session.header(), session.title().as_deref(), &messages)
+    }
+
+    /// Write the conversation as Markdown to `file` (relative to the
+    /// workspace; default `tern-session-ID.md`), whole or not at all (`/export`).
+    pub async fn export_to(&self, file: &str) -> Result<PathBuf, RuntimeError> {
+        let text = self.export_markdown().await;
+        let name = if file.trim().is_empty() {
+            format!("tern-session-{}.md", self.session().id())
+        } else {
+            file.trim().to_string()
+        };
+        let path = tern_tools::resolve_path(&self.workspace, &name);
+        tern_tools::write_atomic(&path, text.as_bytes())
+            .map_err(|e| RuntimeError::Io(format!("cannot write {}: {e}", path.display())))?;
+        Ok(path)
+    }
+
+    /// Go on in a new session file that starts with this one's conversation
+    /// (`/fork`); this file is left as it is. Returns the new id.
+    pub async fn fork(&self) -> Result<String, RuntimeError> {
+        let _history = self.history.lock().await;
+        let current = self.session();
+        if !current.is_recording() {
+            return Err(RuntimeError::Config(
+                "this session is not being recorded (--no-session); nothing to fork".into(),
+            ));
+        }
+        current.sync();
+        let loaded = session::LoadedSession::load(current.path())?;
+        let start = session::SessionStart {
+            cwd: self.workspace.display().to_string(),
+            provider: self.provider.name.clone(),
+            model: self.model(),
+        };
+        let forked = Arc::new(Session::fork(&self.paths.sessions_dir(), &loaded, start)?);
+        forked.set_title(current.title());
+        forked.sync();
+        let id = forked.id().to_string();
+        *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = forked;
+        Ok(id)
+    }
+
+    /// Switch to an earlier session of this folder (`/resume ID`): its
+    /// conversation replaces this one, and new entries go to its file.
+    pub async fn resume(&self, which: &Resume) -> Result<Resumed, RuntimeError> {
+        let mut history = self.history.lock().await;
+        let path = session_index::find(&self.paths.sessions_dir(), &self.workspace, which)?;
+        let (session, resumed) =
+            startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), startup::Reopen::Append)?;
+        self.session().sync();
+        *history = resumed.messages.clone();
+        *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(session);
+        Ok(resumed)
+    }
+
+    /// This folder's sessions, last written first (for `/resume` and the picker).
+    pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
+        session_index::list(&self.paths.sessions_dir(), Some(&self.workspace))
     }
 
     /// The tools the next request carries, in order.
@@ -475,7 +573,7 @@ impl Runtime {
 
     /// Stop every MCP server.
     pub async fn shutdown(&self) {
-        self.session.sync();
+        self.session().sync();
         if let Some(mcp) = &self.mcp {
             mcp.shutdown().await;
         }
@@ -505,6 +603,7 @@ impl Runtime {
     /// Run one prompt to the end. Events go to `events` and to the session log.
     pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
         let started = Instant::now();
+        let session = self.session();
         let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let max_tokens = self.config.max_tokens.unwrap_or(info.max_output.min(32_000));
         let loop_config = LoopConfig {
@@ -513,7 +612,7 @@ impl Runtime {
             max_tokens,
             max_turns: self.overrides.max_turns.or(self.config.max_turns),
             thinking_budget: self.config.thinking_budget,
-            cache_key: Some(self.session.id().to_string()),
+            cache_key: Some(session.id().to_string()),
         };
         let first = self.catalog.assemble();
         let hooks = Arc::new(permissions::PolicyHooks {
@@ -528,23 +627,23 @@ impl Runtime {
                     .config
                     .max_tool_output_kib
                     .map_or(output_budget::DEFAULT_BUDGET, |k| k.saturating_mul(1024)),
-                dir: self.session.tool_outputs_dir(),
+                dir: self.outputs_dir.clone(),
                 receipts: first.tools.iter().any(|t| t.name() == "read"),
             },
             sandbox: self.sandbox.clone(),
-            session: self.session.clone(),
+            session: session.clone(),
             workspace: self.workspace.clone(),
         });
         let agent =
             AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), loop_config);
-        let session = self.session.clone();
+        let recorder = session.clone();
         let outer = events.clone();
         let sink: EventSink = Arc::new(move |e| {
             let todos = todo_update(&e);
             outer(e);
             if let Some(todos) = todos {
                 if let tern_protocol::AgentEvent::TodoUpdate { todos } = &todos {
-                    session.write(&SessionRecord::Todos { todos: todos.clone() });
+                    recorder.write(&SessionRecord::Todos { todos: todos.clone() });
                 }
                 outer(todos);
             }
@@ -594,7 +693,7 @@ impl Runtime {
         for c in context {
             message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
         }
-        self.session.write(&SessionRecord::Message { message: message.clone() });
+        session.write(&SessionRecord::Message { message: message.clone() });
         history.push(message);
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
         // A stop hook may send the model back to work (bounded).
@@ -608,16 +707,16 @@ impl Runtime {
             };
             let text = format!("[stop hook] Do not stop yet: {reason}");
             sink(tern_protocol::AgentEvent::Notice { message: text.clone() });
-            self.session.write(&SessionRecord::Message { message: Message::user_text(&text) });
+            session.write(&SessionRecord::Message { message: Message::user_text(&text) });
             history.push(Message::user_text(text));
             let more = agent.run(&mut history, &sink, cancel).await;
             outcome = merge_outcomes(outcome, more);
         }
         drop(history);
-        self.session.sync();
+        session.sync();
         let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
         let mut notices = hooks.take_notices();
-        notices.extend(self.session.take_problem());
+        notices.extend(session.take_problem());
         RunReport {
             outcome,
             cost_usd,

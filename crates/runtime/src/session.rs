@@ -41,6 +41,10 @@ pub struct Session {
     /// Why the file stopped being written, until the front end takes it
     /// (never printed here: in the TUI stderr is the alternate screen).
     problem: Mutex<Option<String>>,
+    /// The header (as written, or as read back).
+    header: SessionHeader,
+    /// The title from `/rename`.
+    title: Mutex<Option<String>>,
 }
 
 impl Session {
@@ -75,6 +79,7 @@ impl Session {
             git_branch,
             forked_from,
         };
+        let line = serde_json::to_string(&header);
         let s = Self {
             dir: sessions_dir.join(&id),
             id,
@@ -82,8 +87,10 @@ impl Session {
             file: Mutex::new(Some(file)),
             leaf: Mutex::new(None),
             problem: Mutex::new(None),
+            header,
+            title: Mutex::new(None),
         };
-        if let Ok(line) = serde_json::to_string(&header) {
+        if let Ok(line) = line {
             s.append_line(line);
         }
         Ok(s)
@@ -116,6 +123,8 @@ impl Session {
             file: Mutex::new(Some(file)),
             leaf: Mutex::new(loaded.leaf.clone()),
             problem: Mutex::new(None),
+            header: loaded.header.clone(),
+            title: Mutex::new(None),
         })
     }
 
@@ -137,6 +146,18 @@ impl Session {
     /// A session that writes nothing (for `tern tools`, `tern mcp list`, `--no-session`).
     pub fn ephemeral(sessions_dir: &Path) -> Self {
         let id = new_session_id();
+        let header = SessionHeader {
+            tag: HeaderTag::Session,
+            version: SESSION_FORMAT_VERSION,
+            id: id.clone(),
+            cwd: String::new(),
+            provider: String::new(),
+            model: String::new(),
+            tern_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: crate::prompt::now_utc_rfc3339(),
+            git_branch: None,
+            forked_from: None,
+        };
         Self {
             path: sessions_dir.join(format!("{id}.jsonl")),
             dir: sessions_dir.join(&id),
@@ -144,7 +165,24 @@ impl Session {
             file: Mutex::new(None),
             leaf: Mutex::new(None),
             problem: Mutex::new(None),
+            header,
+            title: Mutex::new(None),
         }
+    }
+
+    /// The header.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// The title from `/rename`, if any.
+    pub fn title(&self) -> Option<String> {
+        self.title.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Set the title known for a session read back (not written).
+    pub fn set_title(&self, title: Option<String>) {
+        *self.title.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = title;
     }
 
     /// The session id.
@@ -179,6 +217,9 @@ impl Session {
 
     /// Append one entry after the last, flushed; returns its id.
     pub fn write(&self, record: &SessionRecord) -> String {
+        if let SessionRecord::Renamed { title } = record {
+            self.set_title(Some(title.clone()));
+        }
         let mut leaf = self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let id = new_entry_id();
         let entry = SessionEntry { id: id.clone(), parent: leaf.clone(), record: record.clone() };

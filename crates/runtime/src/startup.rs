@@ -160,33 +160,56 @@ pub(crate) fn open_session(
         return Ok((Session::create(&dir, start)?, None));
     };
     let path = crate::session_index::find(&dir, &loaded.workspace, which)?;
-    let earlier = LoadedSession::load(&path)?;
-    if Path::new(&earlier.header.cwd) != loaded.workspace {
+    let how = if overrides.no_session || overrides.ephemeral {
+        Reopen::Ephemeral
+    } else if overrides.fork_session {
+        Reopen::Fork(start)
+    } else {
+        Reopen::Append
+    };
+    let (session, resumed) = resume_from(&path, &loaded.workspace, &dir, how)?;
+    Ok((session, Some(resumed)))
+}
+
+/// How a resumed session goes on being written.
+pub(crate) enum Reopen {
+    /// Appended to its own file.
+    Append,
+    /// In a new file that starts with its conversation.
+    Fork(crate::session::SessionStart),
+    /// Not written.
+    Ephemeral,
+}
+
+/// Load the session in `path` (which must have run in `workspace`), repair
+/// what a crash cut short, and open it for writing as `how` says.
+pub(crate) fn resume_from(
+    path: &Path,
+    workspace: &Path,
+    sessions_dir: &Path,
+    how: Reopen,
+) -> Result<(Session, crate::Resumed), RuntimeError> {
+    let earlier = LoadedSession::load(path)?;
+    if Path::new(&earlier.header.cwd) != workspace {
         return Err(RuntimeError::Config(format!(
             "session {} ran in {}; resume it from there (cd there, or pass --cwd {})",
             earlier.header.id, earlier.header.cwd, earlier.header.cwd
         )));
     }
-    let session = if overrides.no_session || overrides.ephemeral {
-        Session::ephemeral(&dir)
-    } else if overrides.fork_session {
-        Session::fork(&dir, &earlier, start)?
-    } else {
-        Session::reopen(&dir, &earlier)?
+    let session = match how {
+        Reopen::Ephemeral => Session::ephemeral(sessions_dir),
+        Reopen::Fork(start) => Session::fork(sessions_dir, &earlier, start)?,
+        Reopen::Append => Session::reopen(sessions_dir, &earlier)?,
     };
     let conversation = earlier.conversation();
+    session.set_title(conversation.title.clone());
     let mut messages = conversation.messages();
     let repaired = crate::session::repair(&mut messages);
     let mut notices = earlier.notices.clone();
     if !repaired.is_empty() {
         notices.push(format!(
-            "session {} stopped in the middle of a turn; {} marked as interrupted",
-            earlier.header.id,
-            if repaired.iter().any(|m| m.role == tern_protocol::Role::User) {
-                "the unfinished tool calls are"
-            } else {
-                "the unanswered prompt is"
-            }
+            "session {} stopped in the middle of a turn; what it left unfinished is marked as interrupted",
+            earlier.header.id
         ));
     }
     for m in repaired {
@@ -202,7 +225,7 @@ pub(crate) fn open_session(
         model: conversation.model,
         notices,
     };
-    Ok((session, Some(resumed)))
+    Ok((session, resumed))
 }
 
 /// Step 6: the sandbox from `--sandbox` and `[sandbox]`. Commands never read

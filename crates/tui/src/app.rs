@@ -550,7 +550,14 @@ impl App {
                 self.quit = true;
                 Command::Quit
             }
-            Slash::Tools | Slash::Mcp | Slash::Clear | Slash::Mode => Command::Slash(command, arg.to_string()),
+            Slash::Tools
+            | Slash::Mcp
+            | Slash::Clear
+            | Slash::Mode
+            | Slash::Resume
+            | Slash::Fork
+            | Slash::Rename
+            | Slash::Export => Command::Slash(command, arg.to_string()),
         }
     }
 

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod markdown;
+pub mod resume_picker;
 pub mod sanitize;
 pub mod slash;
 pub mod terminal;

@@ -21,13 +21,21 @@ pub enum Slash {
     Clear,
     /// `/cost`.
     Cost,
+    /// `/resume [ID]`.
+    Resume,
+    /// `/fork`.
+    Fork,
+    /// `/rename NAME`.
+    Rename,
+    /// `/export [FILE]`.
+    Export,
     /// `/quit` (also `/exit`).
     Quit,
 }
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 9] = [
+    pub const ALL: [Slash; 13] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -36,6 +44,10 @@ impl Slash {
         Slash::Todos,
         Slash::Clear,
         Slash::Cost,
+        Slash::Resume,
+        Slash::Fork,
+        Slash::Rename,
+        Slash::Export,
         Slash::Quit,
     ];
 
@@ -50,6 +62,10 @@ impl Slash {
             Slash::Todos => "todos",
             Slash::Clear => "clear",
             Slash::Cost => "cost",
+            Slash::Resume => "resume",
+            Slash::Fork => "fork",
+            Slash::Rename => "rename",
+            Slash::Export => "export",
             Slash::Quit => "quit",
         }
     }
@@ -65,6 +81,10 @@ impl Slash {
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
+            Slash::Resume => "this folder's sessions, or go on with one: /resume ID",
+            Slash::Fork => "go on in a new session file; this one stays as it is",
+            Slash::Rename => "name this session: /rename NAME",
+            Slash::Export => "write the conversation as Markdown: /export [FILE]",
             Slash::Quit => "leave tern",
         }
     }
@@ -74,13 +94,16 @@ impl Slash {
         match self {
             Slash::Model => Some("NAME"),
             Slash::Mode => Some("default|accept-edits|plan"),
+            Slash::Resume => Some("[ID]"),
+            Slash::Rename => Some("NAME"),
+            Slash::Export => Some("[FILE]"),
             _ => None,
         }
     }
 
     /// Whether it may run while a turn is running.
     pub fn during_turn(self) -> bool {
-        !matches!(self, Slash::Clear)
+        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork)
     }
 
     /// The command named `name` (without the `/`).

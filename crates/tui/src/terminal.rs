@@ -42,6 +42,10 @@ enum Msg {
     ShellOutput(usize, String),
     ShellDone(usize, Option<i32>, u64),
     Files(Vec<String>),
+    /// `/resume` finished: the conversation to show, or why not.
+    Resumed(Result<Box<tern_runtime::Resumed>, String>),
+    /// A background slash command has something to say.
+    Notice(String, NoticeLevel),
 }
 
 /// Sends permission questions to the screen and waits for the answer.
@@ -128,6 +132,15 @@ fn new_app(runtime: &Runtime) -> App {
         runtime.model_info().context_window,
     );
     app.priced = runtime.model_info().input_per_mtok > 0.0;
+    if let Some(r) = runtime.resumed() {
+        app.transcript.replay(&r.messages);
+        app.todos = r.todos.clone();
+        let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
+        app.notice(format!("resumed session {}{title}: {} messages", r.from, r.messages.len()), NoticeLevel::Info);
+        for n in &r.notices {
+            app.notice(format!("warning: {n}"), NoticeLevel::Warning);
+        }
+    }
     for w in runtime.warnings() {
         app.notice(format!("warning: {w}"), NoticeLevel::Warning);
     }
@@ -315,7 +328,7 @@ impl Driver {
                 kill_shell(&self.shell);
             }
             Command::Shell(cmd) => start_shell(cmd, self.runtime.workspace(), &mut self.app, &self.tx, &self.shell),
-            Command::Slash(command, arg) => slash(command, &arg, &mut self.app, &self.runtime),
+            Command::Slash(command, arg) => slash(command, &arg, &mut self.app, &self.runtime, &self.tx),
         }
     }
 
@@ -346,6 +359,22 @@ impl Driver {
                 refresh_files(&self.runtime, &self.tx);
             }
             Msg::Files(list) => app.composer.set_files(list),
+            Msg::Notice(text, level) => app.notice(text, level),
+            Msg::Resumed(Err(e)) => app.notice(e, NoticeLevel::Warning),
+            Msg::Resumed(Ok(r)) => {
+                app.transcript.clear();
+                app.transcript.replay(&r.messages);
+                app.todos = r.todos.clone();
+                app.last_prompt_tokens = 0;
+                let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
+                app.notice(
+                    format!("resumed session {}{title}: {} messages", r.from, r.messages.len()),
+                    NoticeLevel::Info,
+                );
+                for n in &r.notices {
+                    app.notice(format!("warning: {n}"), NoticeLevel::Warning);
+                }
+            }
             Msg::ShellOutput(cell, chunk) => {
                 if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
                     s.tail.push(&chunk);
@@ -375,8 +404,9 @@ fn refresh_files(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     });
 }
 
-fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
+fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     match command {
+        Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
         Slash::Tools => {
             let text = runtime.assemble_catalog().render_text(true);
             app.notice(text.trim_end().to_string(), NoticeLevel::Info);
@@ -460,6 +490,68 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>) {
             }
         }
         Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit => {}
+    }
+}
+
+/// `/resume`, `/fork`, `/rename`, `/export`: the session commands. The
+/// slow ones run off the UI thread and answer with a message.
+fn session_slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
+    let (rt, tx, arg) = (runtime.clone(), tx.clone(), arg.trim().to_string());
+    match command {
+        Slash::Resume if arg.is_empty() => {
+            let current = runtime.session().id().to_string();
+            let list: Vec<String> = runtime
+                .sessions()
+                .into_iter()
+                .filter(|s| s.format >= 1 && s.id != current)
+                .take(10)
+                .map(|s| {
+                    let what = s.title.or(s.last_prompt).or(s.first_prompt).unwrap_or_else(|| "(no prompt)".into());
+                    format!("  {}  {:>9}  {what}", s.id, tern_protocol::text::human_bytes(s.bytes))
+                })
+                .collect();
+            let text = if list.is_empty() {
+                "no other session in this folder".to_string()
+            } else {
+                format!(
+                    "sessions in this folder, last written first (/resume ID; a prefix is enough):\n{}",
+                    list.join("\n")
+                )
+            };
+            app.notice(text, NoticeLevel::Info);
+        }
+        Slash::Resume => {
+            tokio::spawn(async move {
+                let r = rt.resume(&tern_runtime::Resume::Id(arg)).await.map(Box::new).map_err(|e| e.to_string());
+                let _ = tx.send(Msg::Resumed(r));
+            });
+        }
+        Slash::Fork => {
+            tokio::spawn(async move {
+                let msg = match rt.fork().await {
+                    Ok(id) => Msg::Notice(
+                        format!("forked: going on in session {id}; the earlier one is unchanged"),
+                        NoticeLevel::Info,
+                    ),
+                    Err(e) => Msg::Notice(e.to_string(), NoticeLevel::Warning),
+                };
+                let _ = tx.send(msg);
+            });
+        }
+        Slash::Rename => match runtime.rename(&arg) {
+            Ok(()) => app.notice(format!("session named “{arg}”"), NoticeLevel::Info),
+            Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+        },
+        Slash::Export => {
+            tokio::spawn(async move {
+                let msg = match rt.export_to(&arg).await {
+                    Ok(path) => Msg::Notice(format!("conversation written to {}", path.display()), NoticeLevel::Info),
+                    Err(e) => Msg::Notice(e.to_string(), NoticeLevel::Warning),
+                };
+                let _ = tx.send(msg);
+            });
+        }
+        _ => {}
     }
 }
 

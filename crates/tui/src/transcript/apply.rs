@@ -23,6 +23,64 @@ enum Streamed {
 }
 
 impl Transcript {
+    /// Show a conversation brought back by `--continue` / `--resume`, as the
+    /// cells its events made when it ran: prompts, replies, tool calls with
+    /// their results (without timings or details, which are not kept). The
+    /// summary of a compaction shows as a notice.
+    pub fn replay(&mut self, messages: &[Message]) {
+        let mut names = std::collections::HashMap::new();
+        for m in messages {
+            match m.role {
+                tern_protocol::Role::User => {
+                    for block in &m.content {
+                        match block {
+                            ContentBlock::Text { text } => {
+                                let kind = match text.strip_prefix(tern_protocol::COMPACTION_SUMMARY_PREFIX) {
+                                    Some(summary) => CellKind::Notice {
+                                        text: format!("summary of the earlier conversation:\n{}", summary.trim()),
+                                        level: NoticeLevel::Info,
+                                    },
+                                    None => CellKind::User { text: text.clone() },
+                                };
+                                self.push(kind);
+                            }
+                            ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                                self.apply(&AgentEvent::ToolExecutionEnd {
+                                    id: tool_use_id.clone(),
+                                    name: names.get(tool_use_id).cloned().unwrap_or_default(),
+                                    content: content.clone(),
+                                    is_error: *is_error,
+                                    details: None,
+                                    duration_ms: 0,
+                                });
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                tern_protocol::Role::Assistant => {
+                    self.apply(&AgentEvent::AssistantMessage {
+                        message: m.clone(),
+                        stop_reason: None,
+                        usage: Default::default(),
+                        model: String::new(),
+                    });
+                    for block in &m.content {
+                        if let ContentBlock::ToolUse { id, name, input } = block {
+                            names.insert(id.clone(), name.clone());
+                            self.apply(&AgentEvent::ToolCallStart {
+                                id: id.clone(),
+                                name: name.clone(),
+                                input: input.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        self.end_stream();
+    }
+
     /// Fold one agent event in: text and reasoning deltas grow the streaming
     /// Assistant / Thinking cell (creating it), the complete message ends the
     /// streaming (its text replaces the streamed text if they differ), tool
