@@ -59,6 +59,9 @@ pub struct RunOutcome {
     pub final_text: String,
     /// The fatal error, if any.
     pub error: Option<String>,
+    /// The request failed because the conversation no longer fits the
+    /// model's context window (the caller may compact and run again).
+    pub context_overflow: bool,
 }
 
 /// Supplies the tools of each request. The runtime's catalog implements it
@@ -128,6 +131,7 @@ impl AgentLoop {
             responses: Vec::new(),
             final_text: String::new(),
             error: None,
+            context_overflow: false,
         };
         loop {
             if cancel.is_cancelled() {
@@ -159,6 +163,7 @@ impl AgentLoop {
                 }
                 Err(e) => {
                     let msg = e.to_string();
+                    outcome.context_overflow = e.is_context_overflow();
                     outcome.error = Some(msg.clone());
                     events(AgentEvent::Error { message: msg });
                     events(AgentEvent::TurnEnd { turn });

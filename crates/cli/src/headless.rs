@@ -45,10 +45,14 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                 let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
                 let servers: Vec<Value> =
                     runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
+                let files: Vec<String> =
+                    runtime.instruction_files().iter().map(|f| f.path.display().to_string()).collect();
                 print_line(&json!({
                     "type": "system", "subtype": "init", "session_id": runtime.session().id(),
                     "model": runtime.model(), "provider": runtime.provider_name(),
                     "cwd": runtime.workspace().display().to_string(), "tools": tools, "mcp_servers": servers,
+                    "instruction_files": files,
+                    "resumed_from": runtime.resumed().map(|r| r.from.clone()),
                 }));
             }
             let events = event_sink(options.format, options.verbose);

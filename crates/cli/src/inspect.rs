@@ -253,6 +253,19 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
     exit::SUCCESS
 }
 
+/// `tern context [--continue | --resume ID] [--json]`: what fills the context window.
+pub fn context(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
+    with_runtime(overrides, async |runtime| {
+        let report = runtime.context_report().await;
+        if as_json {
+            print(&format!("{:#}\n", json!(report)));
+        } else {
+            print(&report.render());
+        }
+        exit::SUCCESS
+    })
+}
+
 /// `tern sessions show ID` and `tern sessions export ID --format markdown|json`:
 /// the conversation on the session's current branch, as a resume would
 /// continue it (after its last compaction).

@@ -144,6 +144,23 @@ enum Command {
     /// Sessions in the data dir.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// What fills the model's context window: system prompt, instruction files, tools, messages, free space,
+    /// and where auto-compaction triggers.
+    Context(ContextArgs),
+}
+
+/// `tern context`.
+#[derive(Debug, Args)]
+struct ContextArgs {
+    /// Measure the session last written in this folder (default: a new session).
+    #[arg(long = "continue", conflicts_with = "resume")]
+    continue_session: bool,
+    /// Measure this session (id or prefix).
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `tern sessions ...`.
@@ -312,6 +329,16 @@ fn main() -> ExitCode {
         }
         Some(Command::Sessions(SessionsCommand::Export { id, format })) => {
             return ExitCode::from(inspect::sessions_export(cli.common.cwd.clone(), &id, format));
+        }
+        Some(Command::Context(args)) => {
+            let mut overrides = cli.common.overrides();
+            overrides.ephemeral = true;
+            overrides.resume = match (args.resume, args.continue_session) {
+                (Some(id), _) => Some(tern_runtime::Resume::Id(id)),
+                (None, true) => Some(tern_runtime::Resume::Latest),
+                (None, false) => None,
+            };
+            return ExitCode::from(inspect::context(overrides, args.json));
         }
         Some(Command::Trust(args)) => {
             let dir = args.dir.or(cli.common.cwd.clone());

@@ -74,6 +74,28 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Whether the provider refused the request because the conversation is
+    /// longer than the model's context window (Anthropic "prompt is too
+    /// long", OpenAI `context_length_exceeded`): compacting may help.
+    pub fn is_context_overflow(&self) -> bool {
+        const SIGNS: [&str; 7] = [
+            "prompt is too long",
+            "context_length_exceeded",
+            "maximum context length",
+            "context window",
+            "input is too long",
+            "too many tokens",
+            "exceeds the context",
+        ];
+        let text = match self {
+            Self::Http { status: 400 | 413, message, .. } => message,
+            Self::Stream { message, .. } => message,
+            _ => return false,
+        };
+        let text = text.to_ascii_lowercase();
+        SIGNS.iter().any(|s| text.contains(s))
+    }
+
     /// Whether another attempt may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {

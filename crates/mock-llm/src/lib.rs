@@ -170,6 +170,24 @@ fn turn_index(format: WireFormat, body: &Value) -> usize {
     count
 }
 
+/// The script turn that answers `body`: the first turn whose
+/// `when_request_contains` text it holds, else the N-th of the other turns
+/// for a conversation with N assistant replies (past the end: an index
+/// past the script, which ends the conversation).
+fn pick_turn(script: &Script, format: WireFormat, body: &Value) -> usize {
+    if script.turns.iter().any(|t| t.when_request_contains.is_some()) {
+        let text = body.to_string();
+        if let Some(i) =
+            script.turns.iter().position(|t| t.when_request_contains.as_deref().is_some_and(|m| text.contains(m)))
+        {
+            return i;
+        }
+    }
+    let n = turn_index(format, body);
+    let mut counted = script.turns.iter().enumerate().filter(|(_, t)| t.when_request_contains.is_none());
+    counted.nth(n).map_or(script.turns.len().max(n), |(i, _)| i)
+}
+
 fn unix_ms() -> u128 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
 }
@@ -241,7 +259,7 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
     };
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let received = Instant::now();
-    let turn = turn_index(format, &body);
+    let turn = pick_turn(&shared.script, format, &body);
     let kept: HashMap<String, String> = ["authorization", "x-api-key", "anthropic-version", "content-type", "accept"]
         .iter()
         .filter_map(|h| Some((h.to_string(), headers.get(*h)?.to_str().ok()?.to_string())))

@@ -1,4 +1,5 @@
-//! The JSON script a mock server plays: one entry per model turn.
+//! The JSON script a mock server plays: one entry per model turn (a turn
+//! with `when_request_contains` answers any request holding that text).
 //!
 //! ```json
 //! {"turns": [
@@ -45,6 +46,11 @@ pub struct Turn {
     /// Override usage; default is derived from sizes.
     #[serde(default)]
     pub usage: Option<ScriptUsage>,
+    /// Serve this turn for any request whose body contains this text (e.g.
+    /// a compaction request's marker), whatever its position; such turns
+    /// are left out when counting the others.
+    #[serde(default)]
+    pub when_request_contains: Option<String>,
     /// Faults for successive attempts at this turn: attempt 1 gets
     /// `faults[0]`, attempt 2 `faults[1]`, …; once they run out, the turn is
     /// served normally (unless the last fault has `repeat`).

@@ -105,6 +105,19 @@ pub enum AgentEvent {
         /// The whole list, in order.
         todos: Vec<TodoItem>,
     },
+    /// The conversation was compacted: all but its last turns replaced by a
+    /// summary the model wrote.
+    Compaction {
+        /// Why: `auto` (near the window), `overflow` (the provider said the
+        /// prompt is too long), `manual` (`/compact`).
+        reason: String,
+        /// The summary, as the model will read it.
+        summary: String,
+        /// Estimated tokens before.
+        tokens_before: u64,
+        /// Estimated tokens after.
+        tokens_after: u64,
+    },
     /// The loop told the model something on its own (e.g. a cut reply).
     Notice {
         /// What it said.

@@ -101,13 +101,13 @@ pub enum SessionRecord {
         /// The whole list.
         todos: Vec<TodoItem>,
     },
-    /// The conversation before `first_kept` was replaced by a summary.
+    /// The conversation so far, but for its last `kept` messages, was
+    /// replaced by a summary.
     Compaction {
-        /// The summary the model wrote.
+        /// The summary the model wrote (with the todo list).
         summary: String,
-        /// The first message entry kept verbatim after the summary (`None`:
-        /// none kept).
-        first_kept: Option<String>,
+        /// How many of the latest messages stay verbatim after the summary.
+        kept: usize,
         /// Estimated tokens of the conversation before.
         tokens_before: u64,
         /// Estimated tokens after.

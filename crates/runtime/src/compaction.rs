@@ -1,18 +1,257 @@
 //! Compaction: when a conversation nears the model's context window, old
-//! tool results become receipts and the rest is replaced by a structured
-//! summary the model writes, with the todo list and the last turns kept
-//! verbatim.
+//! tool results become receipts (they are most of the bytes) and the part
+//! before the last turns is replaced by a structured summary the model
+//! writes; the todo list and the last turns stay verbatim.
+//!
+//! The pure parts live here (where to cut, what to archive, what to ask);
+//! [`crate::Runtime`] sends the request and records the result.
 
-use tern_protocol::Message;
+use std::path::Path;
+
+use tern_protocol::{ContentBlock, Message, Role, TodoItem, TodoStatus, ToolResultContent};
 
 pub use tern_protocol::COMPACTION_SUMMARY_PREFIX as SUMMARY_PREFIX;
 
 /// The assistant's side of the exchange, so turns keep alternating.
 const SUMMARY_ACK: &str = "Understood: I have the summary and will continue from it.";
 
+/// Tool results longer than this are archived as receipts when compacting.
+const ARCHIVE_MIN_BYTES: usize = 2 * 1024;
+
+/// A marker in the request for a summary (the mock model keys on it).
+pub const SUMMARY_REQUEST_MARKER: &str = "[tern: compaction request]";
+
+/// What to ask the model for.
+const INSTRUCTIONS: &str = "\
+Your conversation with the user so far is about to be replaced by a summary, because it is close to the \
+limit of your context window. Write that summary now. Do not call any tools; answer with the summary only.
+
+It must let you (or another engineer) continue the work without the conversation. Use these headings:
+
+## Goal
+What the user asked for, in their words where it matters, and any constraints they set.
+## Decisions
+What was decided and why; approaches rejected and why.
+## Files
+Files read (what was learned) and files changed (what changed), with paths.
+## Commands
+Commands that worked and commands that failed (with the error), so they are not retried blindly.
+## Current state
+Where the work stands right now; anything half-done.
+## Next steps
+What remains, in order.
+
+Be specific: paths, names, numbers, error messages. Leave out pleasantries and anything no longer relevant.";
+
+/// When to compact and what to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Compact automatically (as well as on `/compact` and "prompt too long").
+    pub auto: bool,
+    /// Tokens kept free below the window for the reply and the next turn.
+    pub reserve_tokens: u64,
+    /// User turns kept verbatim after the summary.
+    pub keep_turns: usize,
+}
+
+impl Settings {
+    /// The reserve when none is configured: the reply's limit plus room for
+    /// a turn of tool results, at most a quarter of the window.
+    pub fn default_reserve(window: u64, max_output: u64) -> u64 {
+        (max_output.min(32_000) + 8_000).min(window / 4)
+    }
+
+    /// Where auto-compaction triggers for `window`.
+    pub fn threshold(&self, window: u64) -> u64 {
+        window.saturating_sub(self.reserve_tokens)
+    }
+}
+
 /// The exchange that stands for the compacted part of a conversation: the
 /// summary as a user message and a short assistant acknowledgement, so the
 /// next message (a prompt) alternates as every provider expects.
 pub fn summary_messages(summary: &str) -> [Message; 2] {
     [Message::user_text(format!("{SUMMARY_PREFIX}\n\n{summary}")), Message::assistant_text(SUMMARY_ACK)]
+}
+
+/// A rough token count of `messages` (4 bytes a token; an image ~1,600),
+/// used where the provider's own count is not known yet.
+pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    let mut bytes = 0usize;
+    let mut images = 0u64;
+    for m in messages {
+        for b in &m.content {
+            match b {
+                ContentBlock::Text { text } => bytes += text.len(),
+                ContentBlock::Thinking { thinking, signature } => {
+                    bytes += thinking.len() + signature.as_ref().map_or(0, String::len)
+                }
+                ContentBlock::RedactedThinking { data } => bytes += data.len(),
+                ContentBlock::Image { .. } => images += 1,
+                ContentBlock::ToolUse { name, input, .. } => bytes += name.len() + input.to_string().len(),
+                ContentBlock::ToolResult { content, .. } => {
+                    for c in content {
+                        match c {
+                            ToolResultContent::Text { text } => bytes += text.len(),
+                            ToolResultContent::Image { .. } => images += 1,
+                        }
+                    }
+                }
+            }
+            bytes += 8;
+        }
+    }
+    (bytes as u64).div_ceil(4) + images * 1_600
+}
+
+/// Whether a user message is a prompt (not tool results).
+fn is_prompt(m: &Message) -> bool {
+    m.role == Role::User && !m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+}
+
+/// Where the kept part starts: at the `keep_turns`-th prompt from the end
+/// (a prompt, never a tool result, so no call is separated from its
+/// result). `None` when there is nothing before it to summarise.
+pub fn split_point(messages: &[Message], keep_turns: usize) -> Option<usize> {
+    let prompts: Vec<usize> = messages.iter().enumerate().filter(|(_, m)| is_prompt(m)).map(|(i, _)| i).collect();
+    let from = if keep_turns == 0 { messages.len() } else { *prompts.get(prompts.len().checked_sub(keep_turns)?)? };
+    (from > 0).then_some(from)
+}
+
+/// Replace the big tool results of `messages` with receipts pointing at
+/// files saved under `dir`; returns how many. A result that cannot be
+/// saved is cut to a head and tail instead.
+pub fn archive_tool_results(messages: &mut [Message], dir: &Path) -> usize {
+    let mut names = std::collections::HashMap::new();
+    for m in messages.iter() {
+        for b in &m.content {
+            if let ContentBlock::ToolUse { id, name, .. } = b {
+                names.insert(id.clone(), name.clone());
+            }
+        }
+    }
+    let mut archived = 0;
+    for m in messages.iter_mut() {
+        for b in &mut m.content {
+            let ContentBlock::ToolResult { tool_use_id, content, .. } = b else { continue };
+            let text = ToolResultContent::joined_text(content);
+            if text.len() <= ARCHIVE_MIN_BYTES || crate::output_budget::is_receipt(&text) {
+                continue;
+            }
+            let tool = names.get(tool_use_id.as_str()).map_or("a tool", String::as_str);
+            let replacement = crate::output_budget::archive(dir, tool, tool_use_id, &text);
+            let images: Vec<ToolResultContent> =
+                content.drain(..).filter(|c| matches!(c, ToolResultContent::Image { .. })).collect();
+            content.push(ToolResultContent::text(replacement));
+            content.extend(images);
+            archived += 1;
+        }
+    }
+    archived
+}
+
+/// The conversation to send for a summary: `old` (archived), then the
+/// instructions (and the person's focus, if any) as the last user turn.
+pub fn summary_request(old: &[Message], focus: Option<&str>) -> Vec<Message> {
+    let mut ask = format!("{SUMMARY_REQUEST_MARKER}\n{INSTRUCTIONS}");
+    if let Some(f) = focus.map(str::trim).filter(|f| !f.is_empty()) {
+        ask.push_str(&format!("\n\nThe user asks the summary to focus on: {f}"));
+    }
+    let mut messages = old.to_vec();
+    match messages.last_mut() {
+        // Tool results (or a prompt) last: the instructions join that user turn.
+        Some(last) if last.role == Role::User => last.content.push(ContentBlock::Text { text: ask }),
+        _ => messages.push(Message::user_text(ask)),
+    }
+    messages
+}
+
+/// The summary text with the todo list appended (kept verbatim).
+pub fn with_todos(summary: &str, todos: &[TodoItem]) -> String {
+    if todos.is_empty() {
+        return summary.trim().to_string();
+    }
+    let mut out = format!("{}\n\n## Todo list (current)\n", summary.trim());
+    for t in todos {
+        let mark = match t.status {
+            TodoStatus::Completed => "[x]",
+            TodoStatus::InProgress => "[>]",
+            TodoStatus::Pending => "[ ]",
+        };
+        out.push_str(&format!("{mark} {}\n", t.content));
+    }
+    out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse { id: id.into(), name: "bash".into(), input: serde_json::json!({}) }],
+        }
+    }
+
+    fn result(id: &str, text: &str) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id.into(),
+                content: vec![ToolResultContent::text(text)],
+                is_error: false,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_cut_falls_on_a_prompt_never_between_a_call_and_its_result() {
+        let m = vec![
+            Message::user_text("one"),
+            call("a"),
+            result("a", "x"),
+            Message::assistant_text("done"),
+            Message::user_text("two"),
+            call("b"),
+            result("b", "y"),
+        ];
+        assert_eq!(split_point(&m, 1), Some(4));
+        assert_eq!(split_point(&m, 2), None, "nothing before the first prompt");
+        assert_eq!(split_point(&m, 0), Some(7));
+        assert_eq!(split_point(&m[4..], 1), None);
+    }
+
+    #[test]
+    fn big_results_become_receipts_and_small_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "line\n".repeat(2000);
+        let mut m = vec![call("a"), result("a", &big), call("b"), result("b", "small")];
+        assert_eq!(archive_tool_results(&mut m, dir.path()), 1);
+        let ContentBlock::ToolResult { content, .. } = &m[1].content[0] else { panic!() };
+        let text = ToolResultContent::joined_text(content);
+        assert!(text.len() < 4096 && text.contains("saved at"), "{text}");
+        assert!(crate::output_budget::is_receipt(&text));
+        let saved = std::fs::read_dir(dir.path()).unwrap().flatten().next().unwrap().path();
+        assert_eq!(std::fs::read_to_string(saved).unwrap(), big);
+        // Archiving again changes nothing.
+        assert_eq!(archive_tool_results(&mut m, dir.path()), 0);
+    }
+
+    #[test]
+    fn the_request_ends_with_the_instructions_in_a_user_turn() {
+        let old = vec![Message::user_text("one"), call("a"), result("a", "x")];
+        let r = summary_request(&old, Some("the parser"));
+        assert_eq!(r.len(), 3, "joined the tool results' turn");
+        assert!(r[2].text().contains(SUMMARY_REQUEST_MARKER) && r[2].text().contains("the parser"));
+        let old = vec![Message::user_text("one"), Message::assistant_text("ok")];
+        assert_eq!(summary_request(&old, None).len(), 3);
+    }
+
+    #[test]
+    fn estimates_grow_with_the_text() {
+        let small = estimate_tokens(&[Message::user_text("hi")]);
+        let big = estimate_tokens(&[Message::user_text("x".repeat(40_000))]);
+        assert!(small < 10 && (10_000..10_100).contains(&big), "{small} {big}");
+    }
 }

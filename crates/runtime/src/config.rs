@@ -126,6 +126,34 @@ pub struct FileConfig {
     /// absolute path: where "allow always" answers are saved (user config only).
     #[serde(default)]
     pub projects: BTreeMap<String, ProjectSection>,
+    /// When and how the conversation is compacted.
+    #[serde(default)]
+    pub compaction: CompactionSection,
+    /// Which instruction files are read into the system prompt.
+    #[serde(default)]
+    pub context: ContextSection,
+}
+
+/// `[compaction]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactionSection {
+    /// Compact automatically near the context window (default true).
+    pub auto: Option<bool>,
+    /// Tokens kept free below the window (default: the reply limit + 8,000,
+    /// at most a quarter of the window).
+    pub reserve_tokens: Option<u64>,
+    /// Prompts (with what followed each) kept verbatim after the summary (default 2).
+    pub keep_turns: Option<usize>,
+}
+
+/// `[context]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSection {
+    /// Instruction file names, in order of preference within one directory
+    /// (default `["AGENTS.md", "CLAUDE.md"]`: the first that exists is read).
+    pub files: Option<Vec<String>>,
 }
 
 /// `[projects."/abs/path"]` in the user config.
@@ -356,6 +384,13 @@ impl FileConfig {
         for (path, p) in other.projects {
             self.projects.entry(path).or_default().allow.extend(p.allow);
         }
+        let c = other.compaction;
+        self.compaction = CompactionSection {
+            auto: c.auto.or(self.compaction.auto),
+            reserve_tokens: c.reserve_tokens.or(self.compaction.reserve_tokens),
+            keep_turns: c.keep_turns.or(self.compaction.keep_turns),
+        };
+        self.context.files = other.context.files.or(self.context.files.take());
         self
     }
 }

@@ -15,6 +15,7 @@
 pub mod agents;
 pub mod compaction;
 pub mod config;
+pub mod context;
 pub mod mcp_config;
 pub mod output_budget;
 pub mod permissions;
@@ -46,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use agents::AgentProfile;
 pub use config::{FileConfig, TernPaths};
+use context::CompactReason;
 pub use mcp_config::ConfiguredServer;
 pub use permissions::{
     PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll,
@@ -284,6 +286,7 @@ impl RuntimeBuilder {
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
+            todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
             resumed,
             trust,
             sandbox,
@@ -326,6 +329,8 @@ pub struct Runtime {
     history: tokio::sync::Mutex<Vec<Message>>,
     /// What `--continue` / `--resume` brought back.
     resumed: Option<Resumed>,
+    /// The todo list as last written (kept verbatim through compaction).
+    todos: Arc<std::sync::Mutex<Vec<tern_protocol::TodoItem>>>,
     trust: trust::Trust,
     sandbox: tern_tools::SandboxSettings,
     /// The environment children start from.
@@ -420,6 +425,7 @@ impl Runtime {
     pub async fn clear_history(&self) {
         let mut history = self.history.lock().await;
         history.clear();
+        self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
         self.session().write(&SessionRecord::HistoryCleared);
     }
 
@@ -579,6 +585,25 @@ impl Runtime {
         }
     }
 
+    /// The instruction file names (`[context] files`, default AGENTS.md, CLAUDE.md).
+    pub fn context_names(&self) -> Vec<String> {
+        self.config
+            .context
+            .files
+            .clone()
+            .unwrap_or_else(|| prompt::DEFAULT_CONTEXT_NAMES.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// The instruction files read into the system prompt, in order.
+    pub fn instruction_files(&self) -> Vec<prompt::InstructionFile> {
+        prompt::instruction_files(&self.workspace, &self.paths.config_dir, &self.context_names())
+    }
+
+    /// The todo list as last written.
+    pub fn todos(&self) -> Vec<tern_protocol::TodoItem> {
+        self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
     /// The system prompt for this session.
     pub fn system_prompt(&self) -> String {
         // Built-in tools only: MCP servers and disclosure never change the
@@ -597,6 +622,7 @@ impl Runtime {
             config_dir: &self.paths.config_dir,
             date: prompt::today_utc(),
             append: append.into_iter().flatten().collect(),
+            context_names: &self.context_names(),
         })
     }
 
@@ -638,12 +664,14 @@ impl Runtime {
             AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), loop_config);
         let recorder = session.clone();
         let outer = events.clone();
+        let current_todos = self.todos.clone();
         let sink: EventSink = Arc::new(move |e| {
             let todos = todo_update(&e);
             outer(e);
             if let Some(todos) = todos {
                 if let tern_protocol::AgentEvent::TodoUpdate { todos } = &todos {
                     recorder.write(&SessionRecord::Todos { todos: todos.clone() });
+                    *current_todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = todos.clone();
                 }
                 outer(todos);
             }
@@ -672,6 +700,7 @@ impl Runtime {
                     responses: Vec::new(),
                     final_text: String::new(),
                     error: Some(msg),
+                    context_overflow: false,
                 };
                 return RunReport {
                     outcome,
@@ -693,9 +722,30 @@ impl Runtime {
         for c in context {
             message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
         }
+        // Near the window: compact before the prompt joins (a failure leaves the conversation as it was).
+        // The prompt about to join is the newest kept turn.
+        let keep = self.compaction_settings().keep_turns;
+        let mut problems = Vec::new();
+        if self.needs_compaction(&history, &message)
+            && let Err(e) = self
+                .compact_history(&mut history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
+                .await
+        {
+            problems.push(e.to_string());
+        }
         session.write(&SessionRecord::Message { message: message.clone() });
         history.push(message);
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
+        // "Prompt too long": compact, then try once more.
+        if outcome.context_overflow && !cancel.is_cancelled() {
+            match self.compact_history(&mut history, None, CompactReason::Overflow, (keep, 1), &sink, cancel).await {
+                Ok(_) => {
+                    let more = agent.run(&mut history, &sink, cancel).await;
+                    outcome = merge_outcomes(outcome, more);
+                }
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
         // A stop hook may send the model back to work (bounded).
         for _ in 0..MAX_STOP_HOOK_CONTINUATIONS {
             if outcome.stop_reason != tern_protocol::AgentStopReason::Completed {
@@ -716,6 +766,7 @@ impl Runtime {
         session.sync();
         let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
         let mut notices = hooks.take_notices();
+        notices.extend(problems);
         notices.extend(session.take_problem());
         RunReport {
             outcome,
@@ -744,6 +795,7 @@ fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome {
         responses,
         final_text: more.final_text,
         error: more.error,
+        context_overflow: more.context_overflow,
     }
 }
 

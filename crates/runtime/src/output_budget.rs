@@ -66,7 +66,7 @@ impl OutputBudget {
         }
         // Gate 3.
         let replacement = if self.receipts {
-            match save(&self.dir, call_id, &kept) {
+            match save(&self.dir, "result", call_id, &kept) {
                 Ok(path) => receipt(tool, &path, &kept),
                 Err(e) => preview(&kept, &format!("the full output could not be saved ({e})")),
             }
@@ -86,13 +86,27 @@ impl OutputBudget {
     }
 }
 
-fn save(dir: &Path, call_id: &str, text: &str) -> std::io::Result<PathBuf> {
+/// Save `text` (an old result, when compacting) and return the receipt that
+/// stands in for it, or a head and tail when it cannot be saved.
+pub(crate) fn archive(dir: &Path, tool: &str, call_id: &str, text: &str) -> String {
+    match save(dir, "archived", call_id, text) {
+        Ok(path) => receipt(tool, &path, text),
+        Err(e) => preview(text, &format!("the full output could not be saved ({e})")),
+    }
+}
+
+/// Whether `text` is already a receipt or a preview (nothing more to archive).
+pub(crate) fn is_receipt(text: &str) -> bool {
+    text.starts_with("[The output of ") || text.starts_with("[The output was too large")
+}
+
+fn save(dir: &Path, kind: &str, call_id: &str, text: &str) -> std::io::Result<PathBuf> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     tern_tools::create_private_dir(dir)?;
     let name: String =
         call_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    let path = dir.join(format!("result-{name}.txt"));
+    let path = dir.join(format!("{kind}-{name}.txt"));
     let mut f = std::fs::File::options().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
     f.write_all(text.as_bytes())?;
     Ok(path)

@@ -20,6 +20,8 @@ pub struct PromptInputs<'a> {
     pub date: String,
     /// Extra text (config, `--append-system-prompt`).
     pub append: Vec<String>,
+    /// Instruction file names, in order of preference within a directory.
+    pub context_names: &'a [String],
 }
 
 /// Build the system prompt.
@@ -37,11 +39,15 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
     if let Some(git) = git_summary(inputs.workspace) {
         out.push_str(&format!("- Git: {git}\n"));
     }
-    let docs = instruction_files(inputs.config_dir, inputs.workspace);
+    let docs = instruction_files(inputs.workspace, inputs.config_dir, inputs.context_names);
     if !docs.is_empty() {
         out.push_str("\n# Project instructions\nFollow these instructions from AGENTS.md files (later ones are more specific):\n");
-        for (path, text) in docs {
-            out.push_str(&format!("\n<instructions path=\"{}\">\n{}\n</instructions>\n", path.display(), text.trim()));
+        for doc in docs {
+            out.push_str(&format!(
+                "\n<instructions path=\"{}\">\n{}\n</instructions>\n",
+                doc.path.display(),
+                doc.text.trim()
+            ));
         }
     }
     for extra in &inputs.append {
@@ -113,32 +119,110 @@ fn read_instruction(path: &Path, root: &Path) -> Option<String> {
     crate::small_file::read_bounded(path, MAX_INSTRUCTION_BYTES, Some(root)).ok()
 }
 
-/// AGENTS.md files in order: the user's, then from the repository root (or
-/// the workspace when not in a repository) down to the workspace. In a
-/// directory without AGENTS.md, CLAUDE.md is read instead.
-pub fn instruction_files(config_dir: &Path, workspace: &Path) -> Vec<(PathBuf, String)> {
+/// The instruction file names read when none are configured.
+pub const DEFAULT_CONTEXT_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
+
+/// How deep `@path` imports nest.
+const MAX_IMPORT_DEPTH: usize = 4;
+/// The most text all instruction files together put in the prompt.
+const MAX_INSTRUCTIONS_TOTAL: usize = 1024 * 1024;
+
+/// One instruction file read into the system prompt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstructionFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its text.
+    pub text: String,
+    /// The file whose `@path` imported it, if any.
+    pub imported_by: Option<PathBuf>,
+}
+
+/// Instruction files in order: the user's (in the config dir), then from
+/// the repository root (or the workspace when not in a repository) down to
+/// the workspace; in each directory the first of `names` that exists
+/// (default AGENTS.md, then CLAUDE.md). Each file's `@path` imports follow
+/// it: relative to the file, at most four levels deep, never outside the
+/// repository (or the config dir for the user's file), each file once.
+pub fn instruction_files(workspace: &Path, config_dir: &Path, names: &[String]) -> Vec<InstructionFile> {
+    let names: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        // A name, not a path: a project config cannot point tern at other files.
+        .filter(|n| !n.is_empty() && !n.contains('/') && *n != "." && *n != "..")
+        .collect();
     let mut out = Vec::new();
-    let mut push_from = |dir: &Path, root: &Path| {
-        for name in ["AGENTS.md", "CLAUDE.md"] {
-            let p = dir.join(name);
-            if std::fs::symlink_metadata(&p).is_err() {
-                continue;
-            }
-            if let Some(text) = read_instruction(&p, root)
-                && !text.trim().is_empty()
-            {
-                out.push((p, text));
-            }
-            break;
-        }
-    };
-    push_from(config_dir, config_dir);
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0usize;
     let top = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut chain: Vec<&Path> = workspace.ancestors().take_while(|d| d.starts_with(&top)).collect();
     chain.reverse();
-    for dir in chain {
-        push_from(dir, &top);
+    let dirs = std::iter::once((config_dir, config_dir)).chain(chain.into_iter().map(|d| (d, top.as_path())));
+    for (dir, root) in dirs {
+        let Some(path) = names.iter().map(|n| dir.join(n)).find(|p| std::fs::symlink_metadata(p).is_ok()) else {
+            continue;
+        };
+        read_with_imports(&path, root, None, 0, &mut seen, &mut total, &mut out);
     }
+    out
+}
+
+fn read_with_imports(
+    path: &Path,
+    root: &Path,
+    imported_by: Option<&Path>,
+    depth: usize,
+    seen: &mut std::collections::HashSet<PathBuf>,
+    total: &mut usize,
+    out: &mut Vec<InstructionFile>,
+) {
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if !seen.insert(key) {
+        return;
+    }
+    let Some(text) = read_instruction(path, root) else { return };
+    if text.trim().is_empty() || *total + text.len() > MAX_INSTRUCTIONS_TOTAL {
+        return;
+    }
+    *total += text.len();
+    let imports = if depth < MAX_IMPORT_DEPTH { import_paths(&text) } else { Vec::new() };
+    out.push(InstructionFile { path: path.to_path_buf(), text, imported_by: imported_by.map(Path::to_path_buf) });
+    let base = path.parent().unwrap_or(root);
+    for raw in imports {
+        // Relative to the importing file; `~` and absolute paths only where they stay inside the root.
+        let target = tern_tools::resolve_path(base, &raw);
+        if !target.starts_with(root) {
+            continue;
+        }
+        read_with_imports(&target, root, Some(path), depth + 1, seen, total, out);
+    }
+}
+
+/// The `@path` imports of an instruction file: words that start with `@`
+/// and name a file (they hold a `.` or a `/`), outside code blocks and
+/// inline code. `@alice` is a mention, not an import.
+fn import_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Drop inline code spans.
+        let plain: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        for word in plain.split_whitespace() {
+            let Some(p) = word.strip_prefix('@') else { continue };
+            let p = p.trim_end_matches([',', ';', ':', ')', ']', '.', '!', '?']);
+            if !p.is_empty() && (p.contains('.') || p.contains('/')) && !p.contains("://") {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out.truncate(32);
     out
 }
 
@@ -174,6 +258,42 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use super::*;
 
+    fn names() -> Vec<String> {
+        DEFAULT_CONTEXT_NAMES.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn imports_follow_their_file_bounded_and_inside_the_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("docs")).unwrap();
+        std::fs::write(dir.path().join("secret.md"), "SECRET").unwrap();
+        std::fs::write(
+            repo.join("AGENTS.md"),
+            "See @docs/style.md and @docs/style.md, not `@docs/code.md`; ask @alice.\n\
+             Escape: @../secret.md @/etc/passwd\n```\n@docs/fenced.md\n```\n",
+        )
+        .unwrap();
+        std::fs::write(repo.join("docs/style.md"), "style rules @deeper.md").unwrap();
+        std::fs::write(repo.join("docs/deeper.md"), "deeper rules @../AGENTS.md").unwrap();
+        for f in ["code.md", "fenced.md"] {
+            std::fs::write(repo.join("docs").join(f), "must not load").unwrap();
+        }
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config).unwrap();
+        let files = instruction_files(&repo, &config, &names());
+        let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(texts.len(), 3, "{texts:?}");
+        assert!(texts[1] == "style rules @deeper.md" && texts[2] == "deeper rules @../AGENTS.md");
+        assert_eq!(files[1].imported_by.as_deref(), Some(repo.join("AGENTS.md").as_path()));
+        // Configured names, and names that are paths ignored.
+        std::fs::write(repo.join("TEAM.md"), "team").unwrap();
+        let custom = vec!["../secret.md".to_string(), "TEAM.md".to_string()];
+        let texts: Vec<String> = instruction_files(&repo, &config, &custom).into_iter().map(|f| f.text).collect();
+        assert_eq!(texts, ["team"]);
+    }
+
     #[test]
     fn dates() {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
@@ -193,19 +313,21 @@ mod tests {
         std::os::unix::fs::symlink("/proc/self/status", root.join("AGENTS.md")).unwrap();
         let config = dir.path().join("config");
         std::fs::create_dir_all(&config).unwrap();
-        let texts: Vec<String> = instruction_files(&config, &root.join("sub")).into_iter().map(|(_, t)| t).collect();
+        let texts: Vec<String> =
+            instruction_files(&root.join("sub"), &config, &names()).into_iter().map(|f| f.text).collect();
         assert!(texts.is_empty(), "{texts:?}");
         // A FIFO does not hang the start.
         let fifo = root.join("sub/AGENTS.md");
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: mkfifo with a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(instruction_files(&config, &root.join("sub")).is_empty());
+        assert!(instruction_files(&root.join("sub"), &config, &names()).is_empty());
         // A link that stays inside the project is fine.
         std::fs::remove_file(&fifo).unwrap();
         std::fs::write(root.join("RULES.md"), "root rules").unwrap();
         std::os::unix::fs::symlink("../RULES.md", root.join("sub/AGENTS.md")).unwrap();
-        let texts: Vec<String> = instruction_files(&config, &root.join("sub")).into_iter().map(|(_, t)| t).collect();
+        let texts: Vec<String> =
+            instruction_files(&root.join("sub"), &config, &names()).into_iter().map(|f| f.text).collect();
         assert_eq!(texts, ["root rules"]);
     }
 
@@ -230,8 +352,8 @@ mod tests {
         std::fs::write(repo.path().join("AGENTS.md"), "root rules").unwrap();
         std::fs::write(repo.path().join("CLAUDE.md"), "ignored: AGENTS.md exists here").unwrap();
         std::fs::write(repo.path().join("crates/CLAUDE.md"), "crates rules").unwrap();
-        let files = instruction_files(home.path(), &sub);
-        let texts: Vec<&str> = files.iter().map(|(_, t)| t.as_str()).collect();
+        let files = instruction_files(&sub, home.path(), &names());
+        let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(texts, vec!["user rules", "root rules", "crates rules"]);
         let tools = [tern_tools::read::definition()];
         let p = system_prompt(&PromptInputs {
@@ -240,6 +362,7 @@ mod tests {
             config_dir: home.path(),
             date: "2026-11-30".into(),
             append: vec!["EXTRA".into()],
+            context_names: &names(),
         });
         assert!(p.contains("- read: numbered lines"), "{p}");
         assert!(p.contains("branch main"));

@@ -389,11 +389,9 @@ impl LoadedSession {
                 SessionRecord::Todos { todos } => c.todos = todos.clone(),
                 SessionRecord::Renamed { title } => c.title = Some(title.clone()),
                 SessionRecord::HistoryCleared => c.messages.clear(),
-                SessionRecord::Compaction { summary, first_kept, .. } => {
-                    let kept = first_kept
-                        .as_deref()
-                        .and_then(|k| c.messages.iter().position(|(id, _)| id.as_deref() == Some(k)))
-                        .map_or_else(Vec::new, |i| c.messages.split_off(i));
+                SessionRecord::Compaction { summary, kept, .. } => {
+                    let from = c.messages.len().saturating_sub(*kept);
+                    let kept = c.messages.split_off(from);
                     c.messages = crate::compaction::summary_messages(summary).into_iter().map(|m| (None, m)).collect();
                     c.messages.extend(kept);
                     c.compactions += 1;

@@ -129,6 +129,10 @@ pub struct App {
     pub context_window: u64,
     /// Prompt tokens of the last response (how full the context is).
     pub last_prompt_tokens: u64,
+    /// Where auto-compaction triggers, in percent of the window (`None`: off).
+    pub compact_at_pct: Option<u8>,
+    /// Whether the person was told compaction is near (once per approach).
+    compact_warned: bool,
     /// Tokens in, over the session.
     pub tokens_in: u64,
     /// Tokens out, over the session.
@@ -183,6 +187,8 @@ impl App {
             branch,
             context_window,
             last_prompt_tokens: 0,
+            compact_at_pct: None,
+            compact_warned: false,
             tokens_in: 0,
             tokens_out: 0,
             cost_usd: 0.0,
@@ -256,6 +262,23 @@ impl App {
                 self.tokens_in += usage.prompt_tokens();
                 self.tokens_out += usage.output_tokens;
                 self.cost_usd += cost(usage);
+                if let (Some(pct), Some(at)) = (self.context_pct(), self.compact_at_pct)
+                    && pct + 10 >= at
+                    && !self.compact_warned
+                {
+                    self.compact_warned = true;
+                    self.notice(
+                        format!(
+                            "context {pct}% full: the conversation is compacted at {at}% (before the next prompt); \
+                             /compact FOCUS now to steer the summary"
+                        ),
+                        NoticeLevel::Warning,
+                    );
+                }
+            }
+            AgentEvent::Compaction { tokens_after, .. } => {
+                self.last_prompt_tokens = *tokens_after;
+                self.compact_warned = false;
             }
             AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
             AgentEvent::ToolCallStart { name, .. } => self.set_activity(format!("Running {name}"), now),
@@ -554,6 +577,8 @@ impl App {
             | Slash::Mcp
             | Slash::Clear
             | Slash::Mode
+            | Slash::Compact
+            | Slash::Context
             | Slash::Resume
             | Slash::Fork
             | Slash::Rename

@@ -21,6 +21,10 @@ pub enum Slash {
     Clear,
     /// `/cost`.
     Cost,
+    /// `/compact [FOCUS]`.
+    Compact,
+    /// `/context`.
+    Context,
     /// `/resume [ID]`.
     Resume,
     /// `/fork`.
@@ -35,7 +39,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 13] = [
+    pub const ALL: [Slash; 15] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -44,6 +48,8 @@ impl Slash {
         Slash::Todos,
         Slash::Clear,
         Slash::Cost,
+        Slash::Compact,
+        Slash::Context,
         Slash::Resume,
         Slash::Fork,
         Slash::Rename,
@@ -62,6 +68,8 @@ impl Slash {
             Slash::Todos => "todos",
             Slash::Clear => "clear",
             Slash::Cost => "cost",
+            Slash::Compact => "compact",
+            Slash::Context => "context",
             Slash::Resume => "resume",
             Slash::Fork => "fork",
             Slash::Rename => "rename",
@@ -81,6 +89,8 @@ impl Slash {
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
+            Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
+            Slash::Context => "what fills the context window, and where compaction triggers",
             Slash::Resume => "this folder's sessions, or go on with one: /resume ID",
             Slash::Fork => "go on in a new session file; this one stays as it is",
             Slash::Rename => "name this session: /rename NAME",
@@ -94,6 +104,7 @@ impl Slash {
         match self {
             Slash::Model => Some("NAME"),
             Slash::Mode => Some("default|accept-edits|plan"),
+            Slash::Compact => Some("[FOCUS]"),
             Slash::Resume => Some("[ID]"),
             Slash::Rename => Some("NAME"),
             Slash::Export => Some("[FILE]"),
@@ -103,7 +114,7 @@ impl Slash {
 
     /// Whether it may run while a turn is running.
     pub fn during_turn(self) -> bool {
-        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork)
+        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork | Slash::Compact)
     }
 
     /// The command named `name` (without the `/`).

@@ -118,11 +118,7 @@ struct ShellJob {
 /// setup left (warnings, MCP servers that failed).
 fn new_app(runtime: &Runtime) -> App {
     let workspace = runtime.workspace();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let cwd = match home.as_deref().and_then(|h| workspace.strip_prefix(h).ok()) {
-        Some(rel) => format!("~/{}", rel.display()),
-        None => workspace.display().to_string(),
-    };
+    let cwd = home_relative(workspace);
     let mut app = App::new(
         Theme::from_env(),
         runtime.model().to_string(),
@@ -132,6 +128,15 @@ fn new_app(runtime: &Runtime) -> App {
         runtime.model_info().context_window,
     );
     app.priced = runtime.model_info().input_per_mtok > 0.0;
+    let settings = runtime.compaction_settings();
+    let window = runtime.model_info().context_window;
+    app.compact_at_pct =
+        (settings.auto && window > 0).then(|| (settings.threshold(window) * 100 / window).min(100) as u8);
+    let files = runtime.instruction_files();
+    if !files.is_empty() {
+        let names: Vec<String> = files.iter().map(|f| shown_path(&f.path, runtime.workspace())).collect();
+        app.notice(format!("instructions from {}", names.join(", ")), NoticeLevel::Info);
+    }
     if let Some(r) = runtime.resumed() {
         app.transcript.replay(&r.messages);
         app.todos = r.todos.clone();
@@ -407,6 +412,35 @@ fn refresh_files(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
 fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     match command {
         Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
+        Slash::Context => {
+            let (rt, tx) = (runtime.clone(), tx.clone());
+            tokio::spawn(async move {
+                let report = rt.context_report().await;
+                let _ = tx.send(Msg::Notice(report.render().trim_end().to_string(), NoticeLevel::Info));
+            });
+        }
+        Slash::Compact => {
+            app.notice("compacting the conversation…", NoticeLevel::Info);
+            let (rt, tx, focus) = (runtime.clone(), tx.clone(), arg.trim().to_string());
+            tokio::spawn(async move {
+                let events_tx = tx.clone();
+                let events: EventSink = Arc::new(move |e| {
+                    let _ = events_tx.send(Msg::Agent(e));
+                });
+                let focus = (!focus.is_empty()).then_some(focus.as_str());
+                let msg = match rt.compact(focus, &events, &CancellationToken::new()).await {
+                    Ok(c) => Msg::Notice(
+                        format!(
+                            "compacted: ~{} → ~{} tokens; {} old tool results saved as receipts, {} latest messages kept (Ctrl+O on the summary shows it)",
+                            c.tokens_before, c.tokens_after, c.archived, c.kept
+                        ),
+                        NoticeLevel::Info,
+                    ),
+                    Err(e) => Msg::Notice(e.to_string(), NoticeLevel::Warning),
+                };
+                let _ = tx.send(msg);
+            });
+        }
         Slash::Tools => {
             let text = runtime.assemble_catalog().render_text(true);
             app.notice(text.trim_end().to_string(), NoticeLevel::Info);
@@ -490,6 +524,23 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
             }
         }
         Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit => {}
+    }
+}
+
+/// `path` with `~` for the home directory.
+fn home_relative(path: &std::path::Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rel) => format!("~/{}", rel.display()),
+        None => path.display().to_string(),
+    }
+}
+
+/// `path` relative to the workspace when inside it, else with `~` for home.
+fn shown_path(path: &std::path::Path, workspace: &std::path::Path) -> String {
+    match path.strip_prefix(workspace) {
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => home_relative(path),
     }
 }
 

@@ -35,14 +35,12 @@ impl Transcript {
                     for block in &m.content {
                         match block {
                             ContentBlock::Text { text } => {
-                                let kind = match text.strip_prefix(tern_protocol::COMPACTION_SUMMARY_PREFIX) {
-                                    Some(summary) => CellKind::Notice {
-                                        text: format!("summary of the earlier conversation:\n{}", summary.trim()),
-                                        level: NoticeLevel::Info,
-                                    },
-                                    None => CellKind::User { text: text.clone() },
-                                };
-                                self.push(kind);
+                                match text.strip_prefix(tern_protocol::COMPACTION_SUMMARY_PREFIX) {
+                                    Some(summary) => self.compaction_cell("earlier", summary, None),
+                                    None => {
+                                        self.push(CellKind::User { text: text.clone() });
+                                    }
+                                }
                             }
                             ContentBlock::ToolResult { tool_use_id, content, is_error } => {
                                 self.apply(&AgentEvent::ToolExecutionEnd {
@@ -139,8 +137,25 @@ impl Transcript {
             AgentEvent::TurnStart { .. } | AgentEvent::TurnEnd { .. } | AgentEvent::AgentEnd { .. } => {
                 self.end_stream()
             }
+            AgentEvent::Compaction { reason, summary, tokens_before, tokens_after } => {
+                self.end_stream();
+                self.compaction_cell(reason, summary, Some((*tokens_before, *tokens_after)));
+            }
             AgentEvent::TodoUpdate { .. } => {}
         }
+    }
+
+    /// A compaction as a cell that shows its head and expands (Ctrl+O) to the whole summary.
+    fn compaction_cell(&mut self, reason: &str, summary: &str, tokens: Option<(u64, u64)>) {
+        let now = Instant::now();
+        let mut input = serde_json::json!({"reason": reason});
+        if let Some((before, after)) = tokens {
+            input["tokens"] = format!("~{before} → ~{after}").into();
+        }
+        let mut cell = ToolCell::new(format!("compaction-{}", self.len()), "compaction".to_string(), input, now);
+        cell.finished =
+            Some(FinishedTool { is_error: false, text: summary.trim().to_string(), details: None, duration_ms: 0 });
+        self.push(CellKind::Tool(cell));
     }
 
     fn delta(&mut self, kind: Streamed, text: &str) {

@@ -1,0 +1,92 @@
+//! What goes into the context, through the real binary: instruction files
+//! (order, CLAUDE.md fallback, `@` imports) listed at start and sent in the
+//! system prompt; `tern context`; a byte-stable prefix across turns.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Harness, Wire, write};
+use serde_json::Value;
+
+#[tokio::test]
+async fn instruction_files_with_imports_are_listed_and_sent() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    write(&h.path("AGENTS.md"), "Root rules. Style: @docs/style.md\n");
+    write(&h.path("docs/style.md"), "IMPORTED-STYLE-RULES");
+    write(&h.path("sub/CLAUDE.md"), "SUB-CLAUDE-RULES");
+    let mut cmd = h.command(&["-p", "hi", "--output-format", "stream-json"]);
+    cmd.current_dir(h.path("sub"));
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let init: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let files: Vec<String> =
+        init["instruction_files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(
+        files[0].ends_with("/AGENTS.md") && files[1].ends_with("docs/style.md") && files[2].ends_with("sub/CLAUDE.md")
+    );
+    let system = h.bodies()[0]["system"].to_string();
+    let (root, imported, sub) = (
+        system.find("Root rules").unwrap(),
+        system.find("IMPORTED-STYLE").unwrap(),
+        system.find("SUB-CLAUDE").unwrap(),
+    );
+    assert!(root < imported && imported < sub, "order: root, its import, then the subdirectory");
+}
+
+#[tokio::test]
+async fn the_prefix_is_byte_stable_across_three_turns() {
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"bash","arguments":{"command":"echo one"}}]},
+        {"tool_calls":[{"name":"bash","arguments":{"command":"echo two"}}]},
+        {"text":"done"}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    assert_eq!(h.run(&["-p", "go"]).await.code, Some(0));
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 3);
+    for b in &bodies[1..] {
+        assert_eq!(b["system"], bodies[0]["system"], "system prompt (with its cache marker) is the same");
+        assert_eq!(b["tools"], bodies[0]["tools"], "tools are the same, in order");
+    }
+    // Each request's messages start with the previous request's, apart from the moving cache markers.
+    let strip = |v: &Value| -> Vec<Value> {
+        let mut v = v["messages"].clone();
+        fn go(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    m.remove("cache_control");
+                    m.values_mut().for_each(go);
+                }
+                Value::Array(a) => a.iter_mut().for_each(go),
+                _ => {}
+            }
+        }
+        go(&mut v);
+        v.as_array().unwrap().clone()
+    };
+    for w in bodies.windows(2) {
+        let (a, b) = (strip(&w[0]), strip(&w[1]));
+        assert_eq!(b[..a.len()], a[..]);
+    }
+}
+
+#[tokio::test]
+async fn tern_context_breaks_the_window_down() {
+    let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"ok"}]}"#).await;
+    write(&h.path("AGENTS.md"), &"rule ".repeat(400));
+    let out = h.run(&["context", "--json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    let part = |name: &str| {
+        r["parts"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["tokens"].as_u64().unwrap()
+    };
+    assert!(part("instruction files") >= 500, "{r}");
+    assert!(part("tool definitions") > 1000, "{r}");
+    assert_eq!(part("messages"), 0);
+    assert_eq!(r["used"].as_u64().unwrap() + r["free"].as_u64().unwrap(), r["context_window"].as_u64().unwrap());
+    let text = h.run(&["context"]).await.stdout;
+    assert!(text.contains("auto-compaction at") && text.contains("AGENTS.md"), "{text}");
+}

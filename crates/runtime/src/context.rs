@@ -1,0 +1,277 @@
+//! The context window as a whole: what fills it (`/context`, `tern
+//! context`) and compacting it when it is nearly full (automatically,
+//! after "prompt too long", and on `/compact`).
+
+use serde::Serialize;
+use tern_agent_loop::EventSink;
+use tern_llm::ModelRequest;
+use tern_protocol::{AgentEvent, ContentBlock, Message, SessionRecord, ToolResultContent};
+use tokio_util::sync::CancellationToken;
+
+use crate::compaction::{self, Settings};
+use crate::{Runtime, RuntimeError};
+
+/// Why a compaction runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompactReason {
+    /// The conversation neared the window.
+    Auto,
+    /// The provider refused a request as too long.
+    Overflow,
+    /// `/compact`.
+    Manual,
+}
+
+impl CompactReason {
+    fn word(self) -> &'static str {
+        match self {
+            CompactReason::Auto => "auto",
+            CompactReason::Overflow => "overflow",
+            CompactReason::Manual => "manual",
+        }
+    }
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compacted {
+    /// Estimated tokens before and after.
+    pub tokens_before: u64,
+    /// After.
+    pub tokens_after: u64,
+    /// Old tool results turned into receipts.
+    pub archived: usize,
+    /// Messages kept verbatim.
+    pub kept: usize,
+}
+
+/// One row of the context breakdown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextPart {
+    /// What it is.
+    pub name: String,
+    /// Estimated tokens.
+    pub tokens: u64,
+}
+
+/// What fills the context window, estimated (4 bytes a token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextReport {
+    /// The model.
+    pub model: String,
+    /// Its window.
+    pub context_window: u64,
+    /// The parts, in the order a request carries them.
+    pub parts: Vec<ContextPart>,
+    /// All of them.
+    pub used: u64,
+    /// What is left.
+    pub free: u64,
+    /// Where auto-compaction triggers (`None`: off).
+    pub auto_compact_at: Option<u64>,
+    /// The instruction files read into the system prompt.
+    pub context_files: Vec<String>,
+    /// Tools offered inline, and deferred behind `tool_search`.
+    pub tools_inline: usize,
+    /// Deferred tools.
+    pub tools_deferred: usize,
+}
+
+impl ContextReport {
+    /// A bar and a table, for `/context` and `tern context`.
+    pub fn render(&self) -> String {
+        const WIDTH: u64 = 40;
+        let pct = |t: u64| (t * 100).checked_div(self.context_window).unwrap_or(0);
+        let filled = (self.used.min(self.context_window) * WIDTH).checked_div(self.context_window).unwrap_or(0);
+        let mut bar = String::new();
+        for i in 0..WIDTH {
+            let at = self.auto_compact_at.map(|a| (a * WIDTH).checked_div(self.context_window).unwrap_or(0));
+            bar.push(if i < filled {
+                '█'
+            } else if Some(i) == at {
+                '|'
+            } else {
+                '░'
+            });
+        }
+        let mut out = format!(
+            "{} · {} of {} tokens ({}%)\n[{bar}]\n",
+            self.model,
+            self.used,
+            self.context_window,
+            pct(self.used)
+        );
+        for p in &self.parts {
+            out.push_str(&format!("  {:<28} {:>9}  {:>3}%\n", p.name, p.tokens, pct(p.tokens)));
+        }
+        out.push_str(&format!("  {:<28} {:>9}  {:>3}%\n", "free", self.free, pct(self.free)));
+        match self.auto_compact_at {
+            Some(at) => out.push_str(&format!("auto-compaction at {at} tokens ({}%)\n", pct(at))),
+            None => out.push_str("auto-compaction off ([compaction] auto = false); /compact still works\n"),
+        }
+        out.push_str(&format!("tools: {} inline, {} deferred\n", self.tools_inline, self.tools_deferred));
+        if self.context_files.is_empty() {
+            out.push_str("instruction files: none\n");
+        } else {
+            out.push_str(&format!("instruction files: {}\n", self.context_files.join(", ")));
+        }
+        out
+    }
+}
+
+fn tokens_of_len(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(4)
+}
+
+impl Runtime {
+    /// When to compact, from `[compaction]` and the model.
+    pub fn compaction_settings(&self) -> Settings {
+        let info = self.model_info();
+        let c = &self.config.compaction;
+        Settings {
+            auto: c.auto.unwrap_or(true),
+            reserve_tokens: c
+                .reserve_tokens
+                .unwrap_or_else(|| Settings::default_reserve(info.context_window, info.max_output)),
+            keep_turns: c.keep_turns.unwrap_or(2),
+        }
+    }
+
+    /// Estimated tokens a request with `messages` would carry: the system
+    /// prompt, the tools and the messages.
+    fn request_tokens(&self, messages: &[Message]) -> u64 {
+        let tools: usize = self.tools().iter().map(|t| tern_catalog::definition_bytes(&t.definition)).sum();
+        tokens_of_len(self.system_prompt().len()) + tokens_of_len(tools) + compaction::estimate_tokens(messages)
+    }
+
+    /// What fills the context window now.
+    pub async fn context_report(&self) -> ContextReport {
+        let history = self.history.lock().await.clone();
+        let info = self.model_info();
+        let assembly = self.catalog.assemble();
+        let tools: usize = assembly.tools.iter().map(|t| tern_catalog::definition_bytes(&t.definition)).sum();
+        let files = self.instruction_files();
+        let files_bytes: usize = files.iter().map(|f| f.text.len()).sum();
+        let system = self.system_prompt().len();
+        let (mut messages, mut results, mut receipts) = (Vec::new(), 0usize, 0usize);
+        for m in &history {
+            let mut rest = Message { role: m.role, content: Vec::new() };
+            for b in &m.content {
+                match b {
+                    ContentBlock::ToolResult { content, .. } => {
+                        let text = ToolResultContent::joined_text(content);
+                        if crate::output_budget::is_receipt(&text) {
+                            receipts += text.len();
+                        } else {
+                            results += text.len();
+                        }
+                    }
+                    other => rest.content.push(other.clone()),
+                }
+            }
+            messages.push(rest);
+        }
+        let parts = vec![
+            ContextPart { name: "system prompt".into(), tokens: tokens_of_len(system.saturating_sub(files_bytes)) },
+            ContextPart { name: "instruction files".into(), tokens: tokens_of_len(files_bytes) },
+            ContextPart { name: "tool definitions".into(), tokens: tokens_of_len(tools) },
+            ContextPart { name: "messages".into(), tokens: compaction::estimate_tokens(&messages) },
+            ContextPart { name: "tool results".into(), tokens: tokens_of_len(results) },
+            ContextPart { name: "receipts (saved outputs)".into(), tokens: tokens_of_len(receipts) },
+        ];
+        let used: u64 = parts.iter().map(|p| p.tokens).sum();
+        let settings = self.compaction_settings();
+        ContextReport {
+            model: self.model(),
+            context_window: info.context_window,
+            free: info.context_window.saturating_sub(used),
+            used,
+            parts,
+            auto_compact_at: settings.auto.then(|| settings.threshold(info.context_window)),
+            context_files: files.iter().map(|f| f.path.display().to_string()).collect(),
+            tools_inline: assembly.tools.len(),
+            tools_deferred: assembly.deferred.len(),
+        }
+    }
+
+    /// `/compact [focus]`: compact the conversation now.
+    pub async fn compact(
+        &self,
+        focus: Option<&str>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Compacted, RuntimeError> {
+        let mut history = self.history.lock().await;
+        let keep = self.compaction_settings().keep_turns;
+        self.compact_history(&mut history, focus, CompactReason::Manual, (keep, 0), events, cancel).await
+    }
+
+    /// Whether `history` plus `next` would pass the auto-compaction threshold.
+    pub(crate) fn needs_compaction(&self, history: &[Message], next: &Message) -> bool {
+        let settings = self.compaction_settings();
+        if !settings.auto || history.is_empty() {
+            return false;
+        }
+        let mut all = history.to_vec();
+        all.push(next.clone());
+        self.request_tokens(&all) > settings.threshold(self.model_info().context_window)
+    }
+
+    /// Replace all but the last turns of `history` by a summary the model
+    /// writes, after turning old tool results into receipts. `keep` is how
+    /// many turns (a prompt and what followed it) stay verbatim, and the
+    /// fewest acceptable when there are not that many before them. On any
+    /// failure `history` is left exactly as it was.
+    pub(crate) async fn compact_history(
+        &self,
+        history: &mut Vec<Message>,
+        focus: Option<&str>,
+        reason: CompactReason,
+        (keep, at_least): (usize, usize),
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Compacted, RuntimeError> {
+        let split =
+            (at_least..=keep.max(at_least)).rev().find_map(|k| compaction::split_point(history, k)).ok_or_else(
+                || RuntimeError::Config("nothing to compact yet: the conversation is only its last turn".into()),
+            )?;
+        let mut old = history[..split].to_vec();
+        let archived = compaction::archive_tool_results(&mut old, &self.outputs_dir);
+        let info = self.model_info();
+        let req = ModelRequest {
+            model: self.model(),
+            system: self.system_prompt(),
+            messages: compaction::summary_request(&old, focus),
+            // The same tools as every turn: the cached prefix holds, and a provider that
+            // needs tool definitions for the calls in the history has them.
+            tools: self.tools().iter().map(|t| t.definition.clone()).collect(),
+            max_tokens: info.max_output.clamp(1024, 8192),
+            thinking_budget: None,
+            cache_key: Some(self.session().id().to_string()),
+        };
+        let completion = self
+            .provider
+            .client
+            .stream(&req, &|_| {}, cancel)
+            .await
+            .map_err(|e| RuntimeError::Io(format!("compaction failed, the conversation is unchanged: {e}")))?;
+        let text = completion.message.text();
+        if text.trim().is_empty() {
+            return Err(RuntimeError::Io(
+                "compaction failed, the conversation is unchanged: the model wrote an empty summary".into(),
+            ));
+        }
+        let summary = compaction::with_todos(&text, &self.todos());
+        let kept = history.len() - split;
+        let mut new: Vec<Message> = compaction::summary_messages(&summary).into();
+        new.extend_from_slice(&history[split..]);
+        let tokens_before = self.request_tokens(history);
+        let tokens_after = self.request_tokens(&new);
+        let session = self.session();
+        session.write(&SessionRecord::Compaction { summary: summary.clone(), kept, tokens_before, tokens_after });
+        session.sync();
+        *history = new;
+        events(AgentEvent::Compaction { reason: reason.word().into(), summary, tokens_before, tokens_after });
+        Ok(Compacted { tokens_before, tokens_after, archived, kept })
+    }
+}
