@@ -52,21 +52,7 @@ async fn the_prefix_is_byte_stable_across_three_turns() {
         assert_eq!(b["tools"], bodies[0]["tools"], "tools are the same, in order");
     }
     // Each request's messages start with the previous request's, apart from the moving cache markers.
-    let strip = |v: &Value| -> Vec<Value> {
-        let mut v = v["messages"].clone();
-        fn go(v: &mut Value) {
-            match v {
-                Value::Object(m) => {
-                    m.remove("cache_control");
-                    m.values_mut().for_each(go);
-                }
-                Value::Array(a) => a.iter_mut().for_each(go),
-                _ => {}
-            }
-        }
-        go(&mut v);
-        v.as_array().unwrap().clone()
-    };
+    let strip = |v: &Value| -> Vec<Value> { common::without_cache_markers(&v["messages"]).as_array().unwrap().clone() };
     for w in bodies.windows(2) {
         let (a, b) = (strip(&w[0]), strip(&w[1]));
         assert_eq!(b[..a.len()], a[..]);

@@ -28,18 +28,7 @@ fn id_of(path: &std::path::Path) -> String {
 
 /// A request's messages without cache markers (they move to the latest turns by design).
 fn messages(body: &Value, wire: Wire) -> Vec<Value> {
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                m.remove("cache_control");
-                m.values_mut().for_each(strip);
-            }
-            Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    let mut v = body["messages"].clone();
-    strip(&mut v);
+    let v = common::without_cache_markers(&body["messages"]);
     let list = v.as_array().cloned().unwrap_or_default();
     // OpenAI Chat carries the system prompt as the first message.
     match wire {
@@ -76,15 +65,8 @@ async fn continue_sends_the_earlier_conversation_as_the_first_run_sent_it() {
         assert!(all_text(&bodies[2]).contains("First answer."), "{wire:?}");
         // The same system prompt and tools: the cached prefix holds across runs.
         let system = |b: &Value| if wire == Wire::Anthropic { b["system"].clone() } else { b["messages"][0].clone() };
-        let strip_cache = |mut v: Value| {
-            if let Some(a) = v.as_array_mut() {
-                for b in a {
-                    b.as_object_mut().map(|o| o.remove("cache_control"));
-                }
-            }
-            v
-        };
-        assert_eq!(strip_cache(system(&bodies[1])), strip_cache(system(&bodies[2])), "{wire:?}");
+        let (s1, s2) = (system(&bodies[1]), system(&bodies[2]));
+        assert_eq!(common::without_cache_markers(&s1), common::without_cache_markers(&s2), "{wire:?}");
         assert_eq!(common::tool_names(&bodies[1]), common::tool_names(&bodies[2]), "{wire:?}");
         // One file, appended to.
         assert_eq!(session_files(&h).len(), 1, "{wire:?}");

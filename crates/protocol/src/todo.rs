@@ -14,6 +14,17 @@ pub enum TodoStatus {
     Completed,
 }
 
+impl TodoStatus {
+    /// The mark a plain-text list shows: `[x]` done, `[>]` in progress, `[ ]` pending.
+    pub fn mark(self) -> &'static str {
+        match self {
+            TodoStatus::Completed => "[x]",
+            TodoStatus::InProgress => "[>]",
+            TodoStatus::Pending => "[ ]",
+        }
+    }
+}
+
 /// One item of the list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TodoItem {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use tern_protocol::{ContentBlock, Message, Role, TodoItem, TodoStatus, ToolResultContent};
+use tern_protocol::{ContentBlock, Message, Role, TodoItem, ToolResultContent};
 
 pub use tern_protocol::COMPACTION_SUMMARY_PREFIX as SUMMARY_PREFIX;
 
@@ -173,12 +173,7 @@ pub fn with_todos(summary: &str, todos: &[TodoItem]) -> String {
     }
     let mut out = format!("{}\n\n## Todo list (current)\n", summary.trim());
     for t in todos {
-        let mark = match t.status {
-            TodoStatus::Completed => "[x]",
-            TodoStatus::InProgress => "[>]",
-            TodoStatus::Pending => "[ ]",
-        };
-        out.push_str(&format!("{mark} {}\n", t.content));
+        out.push_str(&format!("{} {}\n", t.status.mark(), t.content));
     }
     out.trim_end().to_string()
 }

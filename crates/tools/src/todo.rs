@@ -101,12 +101,7 @@ fn render(todos: &[TodoItem]) -> String {
         count(TodoStatus::Pending)
     );
     for t in todos {
-        let mark = match t.status {
-            TodoStatus::Completed => "[x]",
-            TodoStatus::InProgress => "[>]",
-            TodoStatus::Pending => "[ ]",
-        };
-        out.push_str(&format!("{mark} {}\n", t.content));
+        out.push_str(&format!("{} {}\n", t.status.mark(), t.content));
     }
     out.trim_end().to_string()
 }

@@ -177,3 +177,20 @@ pub fn tool_names(body: &Value) -> Vec<String> {
         .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string())
         .collect()
 }
+
+/// `v` without `cache_control` keys anywhere (the markers move to the latest turns by design).
+pub fn without_cache_markers(v: &Value) -> Value {
+    fn go(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("cache_control");
+                m.values_mut().for_each(go);
+            }
+            Value::Array(a) => a.iter_mut().for_each(go),
+            _ => {}
+        }
+    }
+    let mut v = v.clone();
+    go(&mut v);
+    v
+}
