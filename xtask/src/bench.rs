@@ -91,6 +91,7 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_mcp::rows(&tern, &dir.join("tern-test-mcp"))?);
     rows.extend(crate::bench_tui::rows(&tern)?);
     rows.extend(crate::bench_sandbox::rows()?);
+    rows.extend(crate::bench_sessions::rows(&tern)?);
 
     println!("\n| measurement | tern | baseline (same run) | target |");
     println!("|---|---|---|---|");
@@ -122,32 +123,7 @@ fn headless(tern: &Path) -> anyhow::Result<(Stats, Duration, Stats)> {
     let work = tempdir("bench-work")?;
     let home = tempdir("bench-home")?;
     std::fs::write(work.join("notes.txt"), "hello\n")?;
-    let mut samples = Vec::new();
-    let mut overheads = Vec::new();
-    for _ in 0..HEADLESS_RUNS {
-        let before = server.requests().len();
-        let sample = measure::run(
-            Command::new(tern)
-                .args(["-p", "what do the notes say?", "--output-format", "stream-json", "--model", "mock"])
-                .args(["--provider", "anthropic", "--base-url"])
-                .arg(server.url())
-                .env("ANTHROPIC_API_KEY", "bench")
-                .env("TERN_HOME", &home)
-                .current_dir(&work),
-        )?;
-        let reqs = server.requests();
-        let [first, second] = [&reqs[before], &reqs[before + 1]];
-        let gap = second.received.duration_since(first.finished.context("first response never finished")?);
-        let tool_ms: u64 = sample
-            .stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .filter(|v| v["type"] == "tool_execution_end")
-            .filter_map(|v| v["duration_ms"].as_u64())
-            .sum();
-        overheads.push(gap.saturating_sub(Duration::from_millis(tool_ms)));
-        samples.push(sample);
-    }
+    let (samples, overheads) = two_turn_runs(tern, &server, &[], &home, &work, HEADLESS_RUNS)?;
     // Baseline: the same two request bodies sent by curl, one after the other.
     let bodies: Vec<Value> = server.requests().iter().take(2).map(|r| r.body.clone()).collect();
     let mut curl_samples = Vec::new();
@@ -171,7 +147,49 @@ fn headless(tern: &Path) -> anyhow::Result<(Stats, Duration, Stats)> {
     Ok((measure::stats(&samples), measure::median(overheads), measure::stats(&curl_samples)))
 }
 
-fn tempdir(name: &str) -> anyhow::Result<std::path::PathBuf> {
+/// Run `tern -p` (plus `extra` args) `runs` times against `server`, whose
+/// script answers with a tool call then a text; return the samples and, for
+/// each run, the time from the end of response 1 to the start of request 2
+/// minus the tool's own time (the harness overhead of a turn).
+pub fn two_turn_runs(
+    tern: &Path,
+    server: &tern_mock_llm::MockServer,
+    extra: &[&str],
+    home: &Path,
+    work: &Path,
+    runs: usize,
+) -> anyhow::Result<(Vec<Sample>, Vec<Duration>)> {
+    let mut samples = Vec::new();
+    let mut overheads = Vec::new();
+    for _ in 0..runs {
+        let before = server.requests().len();
+        let sample = measure::run(
+            Command::new(tern)
+                .args(["-p", "what do the notes say?", "--output-format", "stream-json", "--model", "mock"])
+                .args(["--provider", "anthropic", "--base-url"])
+                .arg(server.url())
+                .args(extra)
+                .env("ANTHROPIC_API_KEY", "bench")
+                .env("TERN_HOME", home)
+                .current_dir(work),
+        )?;
+        let reqs = server.requests();
+        let [first, second] = [&reqs[before], &reqs[before + 1]];
+        let gap = second.received.duration_since(first.finished.context("first response never finished")?);
+        let tool_ms: u64 = sample
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|v| v["type"] == "tool_execution_end")
+            .filter_map(|v| v["duration_ms"].as_u64())
+            .sum();
+        overheads.push(gap.saturating_sub(Duration::from_millis(tool_ms)));
+        samples.push(sample);
+    }
+    Ok((samples, overheads))
+}
+
+pub fn tempdir(name: &str) -> anyhow::Result<std::path::PathBuf> {
     let d = std::env::temp_dir().join(format!("tern-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d)?;
     Ok(d)

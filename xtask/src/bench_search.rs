@@ -145,10 +145,15 @@ fn vendor_tree(root: &Path) -> anyhow::Result<()> {
 
 /// Build one of tern-tools' examples in release and return its path.
 pub fn build_example(root: &Path, name: &str) -> anyhow::Result<std::path::PathBuf> {
+    build_example_of(root, "tern-tools", name)
+}
+
+/// Build `name`, an example of `package`, in release; its path.
+pub fn build_example_of(root: &Path, package: &str, name: &str) -> anyhow::Result<std::path::PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
-        .args(["build", "--quiet", "--release", "-p", "tern-tools", "--example", name])
+        .args(["build", "--quiet", "--release", "-p", package, "--example", name])
         .status()
         .context("running cargo build")?;
     if !status.success() {

@@ -11,6 +11,7 @@ mod bench;
 mod bench_mcp;
 mod bench_sandbox;
 mod bench_search;
+mod bench_sessions;
 mod bench_tools;
 mod bench_tui;
 mod measure;
@@ -26,11 +27,12 @@ fn main() -> anyhow::Result<()> {
         Some("demo") => demo(args.next().as_deref() == Some("--tui")),
         Some("bench") => match args.next().as_deref() {
             Some("sandbox") => bench_sandbox::print(),
+            Some("sessions") => bench_sessions::print(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
         _ => {
-            eprintln!("usage: cargo xtask <demo [--tui]|bench [sandbox]|ci>");
+            eprintln!("usage: cargo xtask <demo [--tui]|bench [sandbox|sessions]|ci>");
             std::process::exit(2);
         }
     }

@@ -162,6 +162,9 @@ fn progress(e: &AgentEvent) {
             format!("{} {name} ({duration_ms} ms)\n{}", if *is_error { "✗" } else { "✓" }, shown.join("\n"))
         }
         AgentEvent::Notice { message } => format!("notice: {message}"),
+        AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => {
+            format!("compacted the conversation ({reason}): ~{tokens_before} → ~{tokens_after} tokens")
+        }
         AgentEvent::Error { message } => format!("error: {message}"),
         _ => return,
     };

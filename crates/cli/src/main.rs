@@ -36,6 +36,7 @@ pub enum OutputFormat {
 
 #[derive(Debug, Parser)]
 #[command(name = "tern", version, about = "A terminal coding agent", long_about = None)]
+#[command(group = clap::ArgGroup::new("session_source").args(["continue_session", "resume"]))]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -72,7 +73,7 @@ struct Cli {
     resume: Option<Option<String>>,
 
     /// With --continue or --resume: go on in a new session file, leaving the original as it was.
-    #[arg(long)]
+    #[arg(long, requires = "session_source")]
     fork_session: bool,
 
     /// Write no session file (this run cannot be resumed).
@@ -304,7 +305,16 @@ impl Cli {
 
 fn main() -> ExitCode {
     harden_process();
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // `tern -r "fix the test"`: what follows -r is a prompt, not an id (ids
+    // are letters, digits and dashes), when no other prompt was given.
+    if let Some(Some(word)) = &cli.resume
+        && cli.prompt.is_none()
+        && !word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        cli.prompt = Some(word.clone());
+        cli.resume = Some(None);
+    }
     match cli.command {
         Some(Command::Tools(args)) => {
             let mut overrides = cli.common.overrides();

@@ -104,6 +104,18 @@ async fn resume_by_id_picks_that_session_and_a_fork_leaves_it_unchanged() {
 }
 
 #[tokio::test]
+async fn words_after_r_are_a_prompt_and_fork_needs_a_session_to_fork() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"one"},{"text":"two"}]}"#).await;
+    assert_eq!(h.run(&["-p", "first"]).await.code, Some(0));
+    let out = h.run(&["-p", "-r", "and now the docs"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "two", "the latest session went on with the prompt");
+    assert!(all_text(&h.bodies().pop().unwrap()).contains("and now the docs"));
+    let out = h.run(&["-p", "x", "--fork-session"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[tokio::test]
 async fn no_session_writes_nothing_and_continue_without_one_says_so() {
     let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"ok"}]}"#).await;
     let out = h.run(&["-c", "-p", "hi"]).await;

@@ -249,6 +249,9 @@ fn reply_for(shared: &Shared, format: WireFormat, body: &Value, turn: usize) -> 
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
+    // When the whole request has arrived: before the mock's own parsing, which
+    // is no part of the client's time.
+    let received = Instant::now();
     let path = uri.path().to_string();
     let format = if path.ends_with("/messages") {
         WireFormat::Anthropic
@@ -258,7 +261,6 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         WireFormat::Chat
     };
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    let received = Instant::now();
     let turn = pick_turn(&shared.script, format, &body);
     let kept: HashMap<String, String> = ["authorization", "x-api-key", "anthropic-version", "content-type", "accept"]
         .iter()

@@ -209,10 +209,7 @@ impl RuntimeBuilder {
 
     /// This folder's sessions that can be resumed, last written first (for a picker).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
-        session_index::list(&self.loaded.paths.sessions_dir(), Some(&self.loaded.workspace))
-            .into_iter()
-            .filter(|s| s.format >= 1)
-            .collect()
+        session_index::resumable(&self.loaded.paths.sessions_dir(), &self.loaded.workspace)
     }
 
     /// Go on with an earlier session (or, with `None`, start a new one).
@@ -518,17 +515,32 @@ impl Runtime {
     pub async fn resume(&self, which: &Resume) -> Result<Resumed, RuntimeError> {
         let mut history = self.history.lock().await;
         let path = session_index::find(&self.paths.sessions_dir(), &self.workspace, which)?;
-        let (session, resumed) =
-            startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), startup::Reopen::Append)?;
-        self.session().sync();
+        let current = self.session();
+        // Under --no-session nothing is written, to the resumed file either.
+        let how = if current.is_recording() { startup::Reopen::Append } else { startup::Reopen::Ephemeral };
+        let (session, resumed) = startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), how)?;
+        current.sync();
         *history = resumed.messages.clone();
+        *self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.todos.clone();
         *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(session);
+        if self.overrides.model.is_none()
+            && let Some(model) = &resumed.model
+            && *model != self.model()
+        {
+            self.set_model(model)?;
+        }
         Ok(resumed)
     }
 
-    /// This folder's sessions, last written first (for `/resume` and the picker).
+    /// This folder's sessions that can be resumed, last written first (for `/resume`).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
-        session_index::list(&self.paths.sessions_dir(), Some(&self.workspace))
+        session_index::resumable(&self.paths.sessions_dir(), &self.workspace)
+    }
+
+    /// Change the permission mode (recorded in the session).
+    pub fn set_mode(&self, mode: Mode) {
+        self.policy.set_mode(mode);
+        self.session().write(&SessionRecord::ModeChanged { mode: mode.to_string() });
     }
 
     /// The tools the next request carries, in order.

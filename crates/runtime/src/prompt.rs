@@ -41,7 +41,7 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
     }
     let docs = instruction_files(inputs.workspace, inputs.config_dir, inputs.context_names);
     if !docs.is_empty() {
-        out.push_str("\n# Project instructions\nFollow these instructions from AGENTS.md files (later ones are more specific):\n");
+        out.push_str("\n# Project instructions\nFollow these instructions from the project's instruction files (later ones are more specific):\n");
         for doc in docs {
             out.push_str(&format!(
                 "\n<instructions path=\"{}\">\n{}\n</instructions>\n",

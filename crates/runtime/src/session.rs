@@ -66,6 +66,7 @@ impl Session {
         let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
             .open(&path)
             .map_err(|e| RuntimeError::Io(format!("cannot create session file {}: {e}", path.display())))?;
+        lock(&file, &id)?;
         let git_branch = crate::prompt::git_branch(Path::new(&start.cwd));
         let header = SessionHeader {
             tag: HeaderTag::Session,
@@ -106,6 +107,7 @@ impl Session {
             .append(true)
             .open(path)
             .map_err(|e| RuntimeError::Io(format!("cannot open session file {}: {e}", path.display())))?;
+        lock(&file, &loaded.header.id)?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len > 0 {
             let mut last = [0u8; 1];
@@ -262,6 +264,23 @@ impl Session {
     pub fn take_problem(&self) -> Option<String> {
         self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
+}
+
+/// Hold `file` for this process: two tern processes appending to one
+/// session would interleave two conversations. Released when the file closes.
+fn lock(file: &File, id: &str) -> Result<(), RuntimeError> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this File owns; it only sets a lock.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        return Err(RuntimeError::Config(format!(
+            "session {id} is open in another tern; go on in a copy with --fork-session, or close the other one first"
+        )));
+    }
+    Err(RuntimeError::Io(format!("cannot lock session {id}: {e}")))
 }
 
 /// A session file read back.
@@ -557,6 +576,18 @@ mod tests {
         let loaded = LoadedSession::load(&path).unwrap();
         assert_eq!(loaded.conversation().messages().len(), 2, "{:?}", loaded.notices);
         assert_eq!(loaded.notices.len(), 1, "the closed line is skipped: {:?}", loaded.notices);
+    }
+
+    #[test]
+    fn a_session_open_in_one_process_is_not_reopened_in_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::create(dir.path(), start()).unwrap();
+        let loaded = LoadedSession::load(s.path()).unwrap();
+        // flock locks belong to the open file: a second open is refused while the first is held.
+        let e = Session::reopen(dir.path(), &loaded).unwrap_err().to_string();
+        assert!(e.contains("open in another tern"), "{e}");
+        drop(s);
+        assert!(Session::reopen(dir.path(), &loaded).is_ok());
     }
 
     #[test]

@@ -517,7 +517,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     Ok(m) => m,
                 },
             };
-            policy.set_mode(next);
+            runtime.set_mode(next);
             app.mode = next;
             if arg != "next" {
                 app.notice(format!("permission mode: {next}"), NoticeLevel::Info);

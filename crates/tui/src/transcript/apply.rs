@@ -26,7 +26,7 @@ impl Transcript {
     /// Show a conversation brought back by `--continue` / `--resume`, as the
     /// cells its events made when it ran: prompts, replies, tool calls with
     /// their results (without timings or details, which are not kept). The
-    /// summary of a compaction shows as a notice.
+    /// summary of a compaction shows as a compaction cell (Ctrl+O expands it).
     pub fn replay(&mut self, messages: &[Message]) {
         let mut names = std::collections::HashMap::new();
         for m in messages {

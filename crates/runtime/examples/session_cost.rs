@@ -1,0 +1,114 @@
+//! Session file figures for `cargo xtask bench` (built in release):
+//!
+//! - `session_cost write TURNS DIR`: the cost of recording one turn (a
+//!   prompt, a reply with a tool call, its result, the final reply) plus the
+//!   end-of-turn fsync, against writing the same bytes with plain
+//!   `write_all` + `sync_data`. Prints `write_us=… raw_us=…` (medians).
+//! - `session_cost make SESSIONS_DIR CWD ENTRIES RESULT_BYTES`: write a
+//!   session of `ENTRIES` message entries for the folder `CWD` (tool results
+//!   of `RESULT_BYTES`), for the resume and long-history benchmarks. Prints
+//!   `id=… bytes=…`.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use tern_protocol::{ContentBlock, Message, Role, SessionRecord, ToolResultContent};
+use tern_runtime::session::{Session, SessionStart};
+
+fn turn(i: usize, result_bytes: usize) -> [Message; 4] {
+    let id = format!("toolu_{i:06}");
+    [
+        Message::user_text(format!("Prompt {i}: look at src/module_{i}.rs and fix the failing test")),
+        Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Text { text: "Let me read the file first.".into() },
+                ContentBlock::ToolUse {
+                    id: id.clone(),
+                    name: "read".into(),
+                    input: serde_json::json!({"path": format!("src/module_{i}.rs")}),
+                },
+            ],
+        },
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: id,
+                content: vec![ToolResultContent::text("fn main() {}\n".repeat(result_bytes / 13 + 1))],
+                is_error: false,
+            }],
+        },
+        Message::assistant_text(format!("Fixed module {i}: the off-by-one in the loop bound.")),
+    ]
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn write_cost(turns: usize, dir: &Path) -> anyhow::Result<()> {
+    let start = SessionStart { cwd: "/bench".into(), provider: "anthropic".into(), model: "m".into() };
+    let session = Session::create(dir, start)?;
+    let mut ours = Vec::new();
+    for i in 0..turns {
+        let messages = turn(i, 2048);
+        let t = Instant::now();
+        for m in messages {
+            session.write(&SessionRecord::Message { message: m });
+        }
+        session.sync();
+        ours.push(t.elapsed());
+    }
+    // The floor: the same lines written and synced by hand.
+    let raw_path = dir.join("raw.jsonl");
+    let mut raw = std::fs::File::create(&raw_path)?;
+    let mut floor = Vec::new();
+    for i in 0..turns {
+        let lines: Vec<String> = turn(i, 2048)
+            .into_iter()
+            .map(|m| serde_json::to_string(&SessionRecord::Message { message: m }).unwrap_or_default())
+            .collect();
+        let t = Instant::now();
+        for l in lines {
+            raw.write_all(l.as_bytes())?;
+            raw.write_all(b"\n")?;
+            raw.flush()?;
+        }
+        raw.sync_data()?;
+        floor.push(t.elapsed());
+    }
+    println!("write_us={} raw_us={}", median(ours).as_micros(), median(floor).as_micros());
+    Ok(())
+}
+
+fn make(sessions: &Path, cwd: &str, entries: usize, result_bytes: usize) -> anyhow::Result<()> {
+    let start = SessionStart { cwd: cwd.into(), provider: "anthropic".into(), model: "mock".into() };
+    let session = Session::create(sessions, start)?;
+    let mut i = 0;
+    let mut written = 0;
+    while written < entries {
+        for m in turn(i, result_bytes) {
+            if written == entries {
+                break;
+            }
+            session.write(&SessionRecord::Message { message: m });
+            written += 1;
+        }
+        i += 1;
+    }
+    session.sync();
+    let bytes = std::fs::metadata(session.path())?.len();
+    println!("id={} bytes={bytes}", session.id());
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["write", turns, dir] => write_cost(turns.parse()?, Path::new(dir)),
+        ["make", sessions, cwd, entries, bytes] => make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?),
+        _ => anyhow::bail!("usage: session_cost write TURNS DIR | make SESSIONS_DIR CWD ENTRIES RESULT_BYTES"),
+    }
+}

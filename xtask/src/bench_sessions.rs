@@ -1,0 +1,156 @@
+//! Session figures: resuming a 10,000-entry session, the harness overhead
+//! of a turn with a 500-message history, and the cost of recording a turn
+//! (with its fsync) — each beside a baseline from the same run.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+use crate::bench::{Row, ms, ratio, tempdir, two_turn_runs};
+use crate::measure;
+
+const RESUME_ENTRIES: usize = 10_000;
+const RESUME_RUNS: usize = 10;
+const LONG_HISTORY: usize = 500;
+const LONG_RUNS: usize = 10;
+const WRITE_TURNS: usize = 300;
+
+fn mb(kb: u64) -> String {
+    format!("{:.1} MB", kb as f64 / 1024.0)
+}
+
+/// `key=value` from a line of the example's output.
+fn field(line: &str, key: &str) -> anyhow::Result<String> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+        .map(str::to_string)
+        .with_context(|| format!("no `{key}` in session_cost output: {line}"))
+}
+
+fn example(bin: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new(bin).args(args).output().context("running session_cost")?;
+    if !out.status.success() {
+        bail!("session_cost {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
+    eprintln!("bench: building the session_cost example (release)…");
+    let bin = crate::bench_search::build_example_of(&crate::root(), "tern-runtime", "session_cost")?;
+    let mut rows = Vec::new();
+
+    // 1. Resume: `tern context --continue` loads and rebuilds the session
+    //    without calling a model; `tern context` is the same run without one,
+    //    and `wc -l` reads the same bytes.
+    let work = tempdir("bench-resume-work")?;
+    let home = tempdir("bench-resume-home")?;
+    let cwd = std::fs::canonicalize(&work)?;
+    let cwd = cwd.to_string_lossy();
+    let sessions = home.join("sessions");
+    let made = example(&bin, &["make", &sessions.to_string_lossy(), &cwd, &RESUME_ENTRIES.to_string(), "2048"])?;
+    let id = field(&made, "id")?;
+    let bytes: u64 = field(&made, "bytes")?.parse()?;
+    let file = sessions.join(format!("{id}.jsonl"));
+    let context = |resume: bool| {
+        let mut c = Command::new(tern);
+        c.args(["context", "--provider", "anthropic", "--model", "mock"]);
+        if resume {
+            c.arg("--continue");
+        }
+        c.env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", &home).current_dir(&work);
+        c
+    };
+    let resumed: Vec<_> = (0..RESUME_RUNS).map(|_| measure::run(&mut context(true))).collect::<Result<_, _>>()?;
+    let fresh: Vec<_> = (0..RESUME_RUNS).map(|_| measure::run(&mut context(false))).collect::<Result<_, _>>()?;
+    let wc: Vec<_> =
+        (0..RESUME_RUNS).map(|_| measure::run(Command::new("wc").arg("-l").arg(&file))).collect::<Result<_, _>>()?;
+    let (resumed, fresh, wc) = (measure::stats(&resumed), measure::stats(&fresh), measure::stats(&wc));
+    rows.push(Row {
+        what: format!(
+            "resume a {RESUME_ENTRIES}-entry session ({:.1} MB; `tern context --continue`, median)",
+            bytes as f64 / 1_048_576.0
+        ),
+        ours: ms(resumed.median),
+        baseline: format!("`tern context` (new session) {} · `wc -l` {}", ms(fresh.median), ms(wc.median)),
+        target: "≤ 150 ms".into(),
+    });
+    rows.push(Row {
+        what: format!("resume a {RESUME_ENTRIES}-entry session, peak RSS"),
+        ours: mb(resumed.max_rss_kb),
+        baseline: format!("`tern context` (new session) {}", mb(fresh.max_rss_kb)),
+        target: "≤ 60 MB".into(),
+    });
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
+
+    // 2. The harness overhead of a turn with a 500-message history
+    //    (`-c --no-session`: the same history every run), beside a fresh session's.
+    let work = tempdir("bench-long-work")?;
+    let home = tempdir("bench-long-home")?;
+    std::fs::write(work.join("notes.txt"), "hello\n")?;
+    let cwd = std::fs::canonicalize(&work)?;
+    example(
+        &bin,
+        &["make", &home.join("sessions").to_string_lossy(), &cwd.to_string_lossy(), &LONG_HISTORY.to_string(), "2048"],
+    )?;
+    // The history holds LONG_HISTORY / 2 replies: the script's real turns come after as many fillers.
+    let mut turns: Vec<serde_json::Value> = vec![serde_json::json!({"text": "filler"}); LONG_HISTORY / 2];
+    turns.push(serde_json::json!({"text": "Let me read it.", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]}));
+    turns.push(serde_json::json!({"text": "It says hello."}));
+    let long_script = tern_mock_llm::Script::from_json(&serde_json::json!({"turns": turns}).to_string())
+        .map_err(anyhow::Error::msg)?;
+    let short_script = tern_mock_llm::Script::from_json(
+        r#"{"turns":[{"text":"Let me read it.","tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}]},{"text":"It says hello."}]}"#,
+    )
+    .map_err(anyhow::Error::msg)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let long_server = rt.block_on(tern_mock_llm::MockServer::start(long_script, None))?;
+    let short_server = rt.block_on(tern_mock_llm::MockServer::start(short_script, None))?;
+    let (_, long) = two_turn_runs(tern, &long_server, &["-c", "--no-session"], &home, &work, LONG_RUNS)?;
+    let (_, short) = two_turn_runs(tern, &short_server, &["--no-session"], &home, &work, LONG_RUNS)?;
+    let (long, short) = (measure::median(long), measure::median(short));
+    rows.push(Row {
+        what: format!("harness overhead per turn with a {LONG_HISTORY}-message history (median)"),
+        ours: ms(long),
+        baseline: format!("a new session's {} ({})", ms(short), ratio(long, short)),
+        target: "≤ 5 ms".into(),
+    });
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
+
+    // 3. Recording a turn, fsync included, on tmpfs when there is one.
+    let shm = Path::new("/dev/shm");
+    let base =
+        if shm.is_dir() { shm.join(format!("tern-bench-{}", std::process::id())) } else { tempdir("bench-write")? };
+    std::fs::create_dir_all(&base)?;
+    let out = example(&bin, &["write", &WRITE_TURNS.to_string(), &base.to_string_lossy()])?;
+    let ours = Duration::from_micros(field(&out, "write_us")?.parse()?);
+    let raw = Duration::from_micros(field(&out, "raw_us")?.parse()?);
+    rows.push(Row {
+        what: format!(
+            "session write per turn, 4 entries + fsync ({}, median of {WRITE_TURNS})",
+            if shm.is_dir() { "tmpfs" } else { "temp dir" }
+        ),
+        ours: ms(ours),
+        baseline: format!("same bytes, `write_all` + `sync_data`: {} ({})", ms(raw), ratio(ours, raw)),
+        target: "≤ 1 ms".into(),
+    });
+    let _ = std::fs::remove_dir_all(&base);
+    Ok(rows)
+}
+
+/// `cargo xtask bench sessions`: these rows alone.
+pub fn print() -> anyhow::Result<()> {
+    eprintln!("bench: building release binaries…");
+    let dir = crate::cargo_build(true, &["tern-cli"])?;
+    let rows = rows(&dir.join("tern"))?;
+    println!("| measurement | tern | baseline (same run) | target |");
+    println!("|---|---|---|---|");
+    for r in rows {
+        println!("| {} | {} | {} | {} |", r.what, r.ours, r.baseline, r.target);
+    }
+    Ok(())
+}
