@@ -60,7 +60,11 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
             for n in &report.notices {
                 crate::say(n);
             }
-            let result = result_object(&report, runtime.session().id());
+            let mut result = result_object(&report, runtime.session().id());
+            // The whole session's, counting what a resumed session had spent before.
+            let (session_usage, session_cost) = runtime.session_usage();
+            result["session_usage"] = json!(session_usage);
+            result["session_cost_usd"] = json!(session_cost);
             match options.format {
                 OutputFormat::Text => {
                     if report.outcome.stop_reason == AgentStopReason::Completed {

@@ -338,9 +338,13 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
     let mut text = String::new();
     for s in &sessions {
         let size = tern_protocol::text::human_bytes(s.bytes);
-        let prompt = s.first_prompt.as_deref().unwrap_or("(no prompt)");
+        let about = s.title.as_deref().or(s.first_prompt.as_deref()).unwrap_or("(no prompt)");
         let place = if all { format!("  {}", s.cwd) } else { String::new() };
-        text.push_str(&format!("{}  {:<18}  {:>9}  {prompt}{place}\n", s.id, s.model, size));
+        let cost = match s.cost_usd {
+            Some(c) if c > 0.0 => format!("${c:.2}"),
+            _ => "-".into(),
+        };
+        text.push_str(&format!("{}  {:<18}  {:>9}  {cost:>7}  {about}{place}\n", s.id, s.model, size));
     }
     print(&text);
     exit::SUCCESS

@@ -116,6 +116,33 @@ async fn words_after_r_are_a_prompt_and_fork_needs_a_session_to_fork() {
 }
 
 #[tokio::test]
+async fn usage_adds_up_over_a_resumed_session() {
+    let script = r#"{"turns":[
+        {"text":"one","usage":{"input_tokens":100,"output_tokens":10}},
+        {"text":"two","usage":{"input_tokens":200,"output_tokens":20}}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    std::fs::write(
+        h.home.path().join("config.toml"),
+        "[models.mock]\ncontext_window = 100000\nmax_output = 1000\ninput_per_mtok = 1000.0\noutput_per_mtok = 1000.0\n",
+    )
+    .unwrap();
+    assert_eq!(h.run(&["-p", "first"]).await.code, Some(0));
+    let out = h.run(&["-c", "-p", "second", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(r["usage"]["input_tokens"], 200, "this run's");
+    assert_eq!(r["session_usage"]["input_tokens"], 300, "the session's: {r}");
+    assert_eq!(r["session_usage"]["output_tokens"], 30);
+    let cost = r["session_cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.33).abs() < 1e-9, "{cost}");
+    let list = h.run(&["sessions", "list", "--json"]).await;
+    let v: Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(v[0]["tokens"]["input_tokens"], 300, "{v}");
+    assert!(h.run(&["sessions", "list"]).await.stdout.contains("$0.33"));
+}
+
+#[tokio::test]
 async fn no_session_writes_nothing_and_continue_without_one_says_so() {
     let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"ok"}]}"#).await;
     let out = h.run(&["-c", "-p", "hi"]).await;

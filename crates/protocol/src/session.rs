@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, TodoItem};
+use crate::{Message, TodoItem, UsageTotals};
 
 /// The format this tern writes. A file with a higher version is refused
 /// (a newer tern wrote it); version 0 is the event log tern wrote before.
@@ -119,6 +119,18 @@ pub enum SessionRecord {
     Renamed {
         /// The title.
         title: String,
+    },
+    /// Tokens and estimated cost at the end of a prompt's run: that run's,
+    /// and the session's so far (so a reader needs only the last one).
+    Usage {
+        /// This run's tokens.
+        run: UsageTotals,
+        /// This run's estimated cost in USD.
+        run_cost_usd: f64,
+        /// The session's tokens so far.
+        session: UsageTotals,
+        /// The session's estimated cost so far.
+        session_cost_usd: f64,
     },
     /// The session was resumed here (by `--continue`, `--resume`, `/resume`).
     Resumed {

@@ -140,6 +140,8 @@ pub struct Resumed {
     pub title: Option<String>,
     /// The model the session last switched to with `/model`.
     pub model: Option<String>,
+    /// The session's tokens and estimated cost so far.
+    pub usage: (tern_protocol::UsageTotals, f64),
     /// What was repaired or skipped, one line each.
     pub notices: Vec<String>,
 }
@@ -284,6 +286,7 @@ impl RuntimeBuilder {
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
             todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
+            usage: std::sync::Mutex::new(resumed.as_ref().map(|r| r.usage).unwrap_or_default()),
             resumed,
             trust,
             sandbox,
@@ -328,6 +331,8 @@ pub struct Runtime {
     resumed: Option<Resumed>,
     /// The todo list as last written (kept verbatim through compaction).
     todos: Arc<std::sync::Mutex<Vec<tern_protocol::TodoItem>>>,
+    /// The session's tokens and estimated cost so far (with what a resumed session had).
+    usage: std::sync::Mutex<(tern_protocol::UsageTotals, f64)>,
     trust: trust::Trust,
     sandbox: tern_tools::SandboxSettings,
     /// The environment children start from.
@@ -522,6 +527,7 @@ impl Runtime {
         current.sync();
         *history = resumed.messages.clone();
         *self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.todos.clone();
+        *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.usage;
         *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(session);
         if self.overrides.model.is_none()
             && let Some(model) = &resumed.model
@@ -609,6 +615,11 @@ impl Runtime {
     /// The instruction files read into the system prompt, in order.
     pub fn instruction_files(&self) -> Vec<prompt::InstructionFile> {
         prompt::instruction_files(&self.workspace, &self.paths.config_dir, &self.context_names())
+    }
+
+    /// The session's tokens and estimated cost so far.
+    pub fn session_usage(&self) -> (tern_protocol::UsageTotals, f64) {
+        *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The todo list as last written.
@@ -775,8 +786,22 @@ impl Runtime {
             outcome = merge_outcomes(outcome, more);
         }
         drop(history);
+        let cost_usd: f64 = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
+        let (total, total_cost) = {
+            let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for r in &outcome.responses {
+                u.0.add(r);
+            }
+            u.1 += cost_usd;
+            *u
+        };
+        session.write(&SessionRecord::Usage {
+            run: outcome.usage,
+            run_cost_usd: cost_usd,
+            session: total,
+            session_cost_usd: total_cost,
+        });
         session.sync();
-        let cost_usd = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
         let mut notices = hooks.take_notices();
         notices.extend(problems);
         notices.extend(session.take_problem());

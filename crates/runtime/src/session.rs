@@ -314,6 +314,8 @@ pub struct Conversation {
     pub title: Option<String>,
     /// How many compactions the branch went through.
     pub compactions: usize,
+    /// The session's tokens and estimated cost so far.
+    pub usage: (tern_protocol::UsageTotals, f64),
 }
 
 impl Conversation {
@@ -414,6 +416,9 @@ impl LoadedSession {
                     c.messages = crate::compaction::summary_messages(summary).into_iter().map(|m| (None, m)).collect();
                     c.messages.extend(kept);
                     c.compactions += 1;
+                }
+                SessionRecord::Usage { session, session_cost_usd, .. } => {
+                    c.usage = (*session, *session_cost_usd);
                 }
                 SessionRecord::Resumed { .. } => {}
             }

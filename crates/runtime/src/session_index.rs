@@ -30,6 +30,10 @@ pub struct SessionSummary {
     pub last_prompt: Option<String>,
     /// The title from `/rename`.
     pub title: Option<String>,
+    /// The session's tokens so far (from its last usage entry).
+    pub tokens: Option<tern_protocol::UsageTotals>,
+    /// The session's estimated cost so far, in USD.
+    pub cost_usd: Option<f64>,
     /// The file's format version (0: written before sessions could be resumed).
     pub format: u32,
     /// The file's size in bytes.
@@ -118,7 +122,7 @@ fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
         return None;
     }
     let first_prompt = lines.map_while(Result::ok).find_map(|line| prompt_of(&line));
-    let (last_prompt, title) = tail_facts(path, meta.len());
+    let tail = tail_facts(path, meta.len());
     let modified_ms = meta
         .modified()
         .ok()
@@ -130,8 +134,10 @@ fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
         model: field("model").unwrap_or_default(),
         git_branch: field("git_branch"),
         first_prompt,
-        last_prompt,
-        title,
+        last_prompt: tail.last_prompt,
+        title: tail.title,
+        tokens: tail.usage.map(|u| u.0),
+        cost_usd: tail.usage.map(|u| u.1),
         format,
         bytes: meta.len(),
         path: path.to_path_buf(),
@@ -163,35 +169,44 @@ fn prompt_of(line: &str) -> Option<String> {
     Some(text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect())
 }
 
-/// The last prompt and title, from the file's last [`SCAN_BYTES`].
-fn tail_facts(path: &Path, len: u64) -> (Option<String>, Option<String>) {
-    let Ok(mut file) = std::fs::File::open(path) else { return (None, None) };
+/// What a file's end tells.
+#[derive(Default)]
+struct Tail {
+    last_prompt: Option<String>,
+    title: Option<String>,
+    usage: Option<(tern_protocol::UsageTotals, f64)>,
+}
+
+/// The last prompt, title and usage, from the file's last [`SCAN_BYTES`].
+fn tail_facts(path: &Path, len: u64) -> Tail {
+    let mut tail = Tail::default();
+    let Ok(mut file) = std::fs::File::open(path) else { return tail };
     let start = len.saturating_sub(SCAN_BYTES);
     if file.seek(std::io::SeekFrom::Start(start)).is_err() {
-        return (None, None);
+        return tail;
     }
     let mut bytes = Vec::new();
     if file.take(SCAN_BYTES).read_to_end(&mut bytes).is_err() {
-        return (None, None);
+        return tail;
     }
     let text = String::from_utf8_lossy(&bytes);
     // The first line may start mid-way when the tail was cut; it fails to parse and is passed over.
-    let mut last_prompt = None;
-    let mut title = None;
     for line in text.lines().rev() {
-        if last_prompt.is_none() {
-            last_prompt = prompt_of(line);
+        if tail.last_prompt.is_none() {
+            tail.last_prompt = prompt_of(line);
         }
-        if title.is_none()
-            && let Ok(SessionEntry { record: SessionRecord::Renamed { title: t }, .. }) = serde_json::from_str(line)
-        {
-            title = Some(t);
+        match serde_json::from_str::<SessionEntry>(line).map(|e| e.record) {
+            Ok(SessionRecord::Renamed { title }) if tail.title.is_none() => tail.title = Some(title),
+            Ok(SessionRecord::Usage { session, session_cost_usd, .. }) if tail.usage.is_none() => {
+                tail.usage = Some((session, session_cost_usd))
+            }
+            _ => {}
         }
-        if last_prompt.is_some() && title.is_some() {
+        if tail.last_prompt.is_some() && tail.title.is_some() && tail.usage.is_some() {
             break;
         }
     }
-    (last_prompt, title)
+    tail
 }
 
 #[cfg(test)]

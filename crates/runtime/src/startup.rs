@@ -223,6 +223,7 @@ pub(crate) fn resume_from(
         todos: conversation.todos,
         title: conversation.title,
         model: conversation.model,
+        usage: conversation.usage,
         notices,
     };
     Ok((session, resumed))

@@ -138,6 +138,8 @@ mod tests {
             first_prompt: Some(prompt.into()),
             last_prompt: Some("later".into()),
             title: None,
+            tokens: None,
+            cost_usd: None,
             format: 1,
             bytes: 2048,
             path: "/s".into(),

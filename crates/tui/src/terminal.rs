@@ -140,6 +140,11 @@ fn new_app(runtime: &Runtime) -> App {
     if let Some(r) = runtime.resumed() {
         app.transcript.replay(&r.messages);
         app.todos = r.todos.clone();
+        // The session's tokens and cost so far, as /cost and the status line count them.
+        let (u, cost) = r.usage;
+        app.tokens_in = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+        app.tokens_out = u.output_tokens;
+        app.cost_usd = cost;
         let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
         app.notice(format!("resumed session {}{title}: {} messages", r.from, r.messages.len()), NoticeLevel::Info);
         for n in &r.notices {
