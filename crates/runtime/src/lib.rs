@@ -20,6 +20,7 @@ pub mod mcp_config;
 pub mod output_budget;
 pub mod permissions;
 pub mod prompt;
+mod run;
 pub mod secrets;
 pub mod session;
 pub mod session_export;
@@ -31,23 +32,19 @@ mod turn_catalog;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
-use serde_json::json;
-use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, RunOutcome, RuntimeTool};
+use tern_agent_loop::{RunOutcome, RuntimeTool};
 use tern_catalog::{
     AgentFacts, AgentKind, Assembly, CatalogConfig, DisclosureConfig, FrontEnd, ModelFacts, PlatformFacts, Registry,
     SubagentRole, TurnFacts,
 };
 use tern_llm::ModelInfo;
 use tern_mcp::{McpManager, ServerState, ServerStatus};
-use tern_policy::hooks::{HookEvent, HookRunner};
-use tern_protocol::{ContentBlock, Message, SessionRecord};
-use tokio_util::sync::CancellationToken;
+use tern_policy::hooks::HookRunner;
+use tern_protocol::{Message, SessionRecord};
 
 pub use agents::AgentProfile;
 pub use config::{FileConfig, TernPaths};
-use context::CompactReason;
 pub use mcp_config::ConfiguredServer;
 pub use permissions::{
     PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll,
@@ -648,192 +645,6 @@ impl Runtime {
             context_names: &self.context_names(),
         })
     }
-
-    /// Run one prompt to the end. Events go to `events` and to the session log.
-    pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
-        let started = Instant::now();
-        let session = self.session();
-        let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        let max_tokens = self.config.max_tokens.unwrap_or(info.max_output.min(32_000));
-        let loop_config = LoopConfig {
-            model,
-            system: self.system_prompt(),
-            max_tokens,
-            max_turns: self.overrides.max_turns.or(self.config.max_turns),
-            thinking_budget: self.config.thinking_budget,
-            cache_key: Some(session.id().to_string()),
-        };
-        let first = self.catalog.assemble();
-        let hooks = Arc::new(permissions::PolicyHooks {
-            policy: self.policy.clone(),
-            hooks: self.hook_runner.clone(),
-            prompt: self.prompt.clone(),
-            denials: Default::default(),
-            notices: Default::default(),
-            user_config: self.paths.user_config(),
-            budget: output_budget::OutputBudget {
-                budget: self
-                    .config
-                    .max_tool_output_kib
-                    .map_or(output_budget::DEFAULT_BUDGET, |k| k.saturating_mul(1024)),
-                dir: self.outputs_dir.clone(),
-                receipts: first.tools.iter().any(|t| t.name() == "read"),
-            },
-            sandbox: self.sandbox.clone(),
-            session: session.clone(),
-            workspace: self.workspace.clone(),
-        });
-        let agent =
-            AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), loop_config);
-        let recorder = session.clone();
-        let outer = events.clone();
-        let current_todos = self.todos.clone();
-        let sink: EventSink = Arc::new(move |e| {
-            let todos = todo_update(&e);
-            outer(e);
-            if let Some(todos) = todos {
-                if let tern_protocol::AgentEvent::TodoUpdate { todos } = &todos {
-                    recorder.write(&SessionRecord::Todos { todos: todos.clone() });
-                    *current_todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = todos.clone();
-                }
-                outer(todos);
-            }
-        });
-        let mut message = Message::user_text(prompt);
-        let mut context = Vec::new();
-        if !self.started_session.swap(true, std::sync::atomic::Ordering::SeqCst)
-            && let Some(o) = hooks
-                .run_hooks(
-                    HookEvent::SessionStart,
-                    None,
-                    json!({"source": if self.resumed.is_some() { "resume" } else { "startup" }}),
-                )
-                .await
-        {
-            context.extend(o.additional_context);
-        }
-        if let Some(o) = hooks.run_hooks(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt})).await {
-            if let Some(reason) = o.blocked {
-                let msg = format!("the prompt was blocked by a user_prompt_submit hook: {reason}");
-                sink(tern_protocol::AgentEvent::Error { message: msg.clone() });
-                let outcome = RunOutcome {
-                    stop_reason: tern_protocol::AgentStopReason::Error,
-                    turns: 0,
-                    usage: Default::default(),
-                    responses: Vec::new(),
-                    final_text: String::new(),
-                    error: Some(msg),
-                    context_overflow: false,
-                };
-                return RunReport {
-                    outcome,
-                    cost_usd: 0.0,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    permission_denials: Vec::new(),
-                    notices: hooks.take_notices(),
-                };
-            }
-            context.extend(o.additional_context);
-        }
-        let mut history = self.history.lock().await;
-        // The deferred-tools notice belongs to the start of the conversation.
-        if history.is_empty()
-            && let Some(notice) = first.deferred_notice()
-        {
-            message.content.insert(0, ContentBlock::Text { text: notice });
-        }
-        for c in context {
-            message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
-        }
-        // Near the window: compact before the prompt joins (a failure leaves the conversation as it was).
-        // The prompt about to join is the newest kept turn.
-        let keep = self.compaction_settings().keep_turns;
-        let mut problems = Vec::new();
-        if self.needs_compaction(&history, &message)
-            && let Err(e) = self
-                .compact_history(&mut history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
-                .await
-        {
-            problems.push(e.to_string());
-        }
-        session.write(&SessionRecord::Message { message: message.clone() });
-        history.push(message);
-        let mut outcome = agent.run(&mut history, &sink, cancel).await;
-        // "Prompt too long": compact, then try once more.
-        if outcome.context_overflow && !cancel.is_cancelled() {
-            match self.compact_history(&mut history, None, CompactReason::Overflow, (keep, 1), &sink, cancel).await {
-                Ok(_) => {
-                    let more = agent.run(&mut history, &sink, cancel).await;
-                    outcome = merge_outcomes(outcome, more);
-                }
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
-        // A stop hook may send the model back to work (bounded).
-        for _ in 0..MAX_STOP_HOOK_CONTINUATIONS {
-            if outcome.stop_reason != tern_protocol::AgentStopReason::Completed {
-                break;
-            }
-            let extra = json!({"last_assistant_message": outcome.final_text, "stop_hook_active": true});
-            let Some(reason) = hooks.run_hooks(HookEvent::Stop, None, extra).await.and_then(|o| o.blocked) else {
-                break;
-            };
-            let text = format!("[stop hook] Do not stop yet: {reason}");
-            sink(tern_protocol::AgentEvent::Notice { message: text.clone() });
-            session.write(&SessionRecord::Message { message: Message::user_text(&text) });
-            history.push(Message::user_text(text));
-            let more = agent.run(&mut history, &sink, cancel).await;
-            outcome = merge_outcomes(outcome, more);
-        }
-        drop(history);
-        let cost_usd: f64 = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
-        let (total, total_cost) = {
-            let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            for r in &outcome.responses {
-                u.0.add(r);
-            }
-            u.1 += cost_usd;
-            *u
-        };
-        session.write(&SessionRecord::Usage {
-            run: outcome.usage,
-            run_cost_usd: cost_usd,
-            session: total,
-            session_cost_usd: total_cost,
-        });
-        session.sync();
-        let mut notices = hooks.take_notices();
-        notices.extend(problems);
-        notices.extend(session.take_problem());
-        RunReport {
-            outcome,
-            cost_usd,
-            duration_ms: started.elapsed().as_millis() as u64,
-            permission_denials: hooks.take_denials(),
-            notices,
-        }
-    }
-}
-
-/// How many times a stop hook may send the model back to work in one run.
-const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
-
-fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome {
-    let mut usage = first.usage;
-    for u in &more.responses {
-        usage.add(u);
-    }
-    let mut responses = first.responses;
-    responses.extend(more.responses);
-    RunOutcome {
-        stop_reason: more.stop_reason,
-        turns: first.turns + more.turns,
-        usage,
-        responses,
-        final_text: more.final_text,
-        error: more.error,
-        context_overflow: more.context_overflow,
-    }
 }
 
 /// Where an MCP server stands.
@@ -947,17 +758,4 @@ fn turn_facts(
         },
         activated: Vec::new(),
     })
-}
-
-/// A successful `todo_write` becomes a `todo_update` event carrying the list.
-fn todo_update(e: &tern_protocol::AgentEvent) -> Option<tern_protocol::AgentEvent> {
-    match e {
-        tern_protocol::AgentEvent::ToolExecutionEnd { name, is_error: false, details: Some(d), .. }
-            if name == "todo_write" =>
-        {
-            let todos = serde_json::from_value(d.get("todos")?.clone()).ok()?;
-            Some(tern_protocol::AgentEvent::TodoUpdate { todos })
-        }
-        _ => None,
-    }
 }

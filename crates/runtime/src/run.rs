@@ -1,0 +1,259 @@
+//! One prompt, run to the end: the hooks around it, the loop, recovery from
+//! a too-long conversation, stop hooks, and what is recorded.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::json;
+use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, RunOutcome};
+use tern_llm::ModelInfo;
+use tern_policy::hooks::HookEvent;
+use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, Message, SessionRecord};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::CompactReason;
+use crate::permissions::PolicyHooks;
+use crate::{RunReport, Runtime, Session, output_budget};
+
+/// How many times a stop hook may send the model back to work in one run.
+const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
+
+impl Runtime {
+    /// Run one prompt to the end. Events go to `events`; every message that
+    /// joins the conversation goes to the session file.
+    pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
+        let started = Instant::now();
+        let session = self.session();
+        let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let first = self.catalog.assemble();
+        let hooks = self.turn_hooks(&session, first.tools.iter().any(|t| t.name() == "read"));
+        let agent = AgentLoop::with_turn_tools(
+            self.provider.client.clone(),
+            self.catalog.clone(),
+            hooks.clone(),
+            self.loop_config(model, &info, &session),
+        );
+        let sink = self.recording_sink(&session, events);
+        let context = match self.prompt_hooks(&hooks, prompt).await {
+            Ok(context) => context,
+            Err(blocked) => {
+                sink(AgentEvent::Error { message: blocked.clone() });
+                return RunReport {
+                    outcome: failed(blocked),
+                    cost_usd: 0.0,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    permission_denials: Vec::new(),
+                    notices: hooks.take_notices(),
+                };
+            }
+        };
+        let mut history = self.history.lock().await;
+        let mut message = Message::user_text(prompt);
+        // The deferred-tools notice belongs to the start of the conversation.
+        if history.is_empty()
+            && let Some(notice) = first.deferred_notice()
+        {
+            message.content.insert(0, ContentBlock::Text { text: notice });
+        }
+        for c in context {
+            message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
+        }
+        let mut problems = Vec::new();
+        // Near the window: compact before the prompt joins; the prompt is then
+        // the newest kept turn. A failure leaves the conversation as it was.
+        let keep = self.compaction_settings().keep_turns;
+        if self.needs_compaction(&history, &message)
+            && let Err(e) = self
+                .compact_history(&mut history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
+                .await
+        {
+            problems.push(e.to_string());
+        }
+        session.write(&SessionRecord::Message { message: message.clone() });
+        history.push(message);
+        let mut outcome = agent.run(&mut history, &sink, cancel).await;
+        // "Prompt too long": compact, then try once more.
+        if outcome.context_overflow && !cancel.is_cancelled() {
+            match self.compact_history(&mut history, None, CompactReason::Overflow, (keep, 1), &sink, cancel).await {
+                Ok(_) => outcome = merge_outcomes(outcome, agent.run(&mut history, &sink, cancel).await),
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        outcome = self.stop_hooks(outcome, &agent, &hooks, &mut history, &session, &sink, cancel).await;
+        drop(history);
+        let cost_usd = self.record_usage(&session, &outcome, &info);
+        session.sync();
+        let mut notices = hooks.take_notices();
+        notices.extend(problems);
+        notices.extend(session.take_problem());
+        RunReport {
+            outcome,
+            cost_usd,
+            duration_ms: started.elapsed().as_millis() as u64,
+            permission_denials: hooks.take_denials(),
+            notices,
+        }
+    }
+
+    fn loop_config(&self, model: String, info: &ModelInfo, session: &Session) -> LoopConfig {
+        LoopConfig {
+            model,
+            system: self.system_prompt(),
+            max_tokens: self.config.max_tokens.unwrap_or(info.max_output.min(32_000)),
+            max_turns: self.overrides.max_turns.or(self.config.max_turns),
+            thinking_budget: self.config.thinking_budget,
+            cache_key: Some(session.id().to_string()),
+        }
+    }
+
+    /// The hooks of one run: policy, hook commands, the person's prompt,
+    /// the output budget, the sandbox, and the session the loop's messages go to.
+    fn turn_hooks(&self, session: &Arc<Session>, receipts: bool) -> Arc<PolicyHooks> {
+        Arc::new(PolicyHooks {
+            policy: self.policy.clone(),
+            hooks: self.hook_runner.clone(),
+            prompt: self.prompt.clone(),
+            denials: Default::default(),
+            notices: Default::default(),
+            user_config: self.paths.user_config(),
+            budget: output_budget::OutputBudget {
+                budget: self
+                    .config
+                    .max_tool_output_kib
+                    .map_or(output_budget::DEFAULT_BUDGET, |k| k.saturating_mul(1024)),
+                dir: self.outputs_dir.clone(),
+                receipts,
+            },
+            sandbox: self.sandbox.clone(),
+            session: session.clone(),
+            workspace: self.workspace.clone(),
+        })
+    }
+
+    /// `events`, plus a `todo_update` after each successful `todo_write`,
+    /// whose list is recorded and kept for compaction.
+    fn recording_sink(&self, session: &Arc<Session>, events: &EventSink) -> EventSink {
+        let recorder = session.clone();
+        let outer = events.clone();
+        let current_todos = self.todos.clone();
+        Arc::new(move |e| {
+            let todos = todo_list(&e);
+            outer(e);
+            if let Some(todos) = todos {
+                recorder.write(&SessionRecord::Todos { todos: todos.clone() });
+                *current_todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = todos.clone();
+                outer(AgentEvent::TodoUpdate { todos });
+            }
+        })
+    }
+
+    /// `session_start` (once per process) and `user_prompt_submit`: the
+    /// context they add, or why the prompt was blocked.
+    async fn prompt_hooks(&self, hooks: &PolicyHooks, prompt: &str) -> Result<Vec<String>, String> {
+        let mut context = Vec::new();
+        if !self.started_session.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let source = if self.resumed.is_some() { "resume" } else { "startup" };
+            if let Some(o) = hooks.run_hooks(HookEvent::SessionStart, None, json!({"source": source})).await {
+                context.extend(o.additional_context);
+            }
+        }
+        if let Some(o) = hooks.run_hooks(HookEvent::UserPromptSubmit, None, json!({"prompt": prompt})).await {
+            if let Some(reason) = o.blocked {
+                return Err(format!("the prompt was blocked by a user_prompt_submit hook: {reason}"));
+            }
+            context.extend(o.additional_context);
+        }
+        Ok(context)
+    }
+
+    /// A stop hook may send the model back to work (bounded).
+    #[allow(clippy::too_many_arguments)]
+    async fn stop_hooks(
+        &self,
+        mut outcome: RunOutcome,
+        agent: &AgentLoop,
+        hooks: &PolicyHooks,
+        history: &mut Vec<Message>,
+        session: &Session,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunOutcome {
+        for _ in 0..MAX_STOP_HOOK_CONTINUATIONS {
+            if outcome.stop_reason != AgentStopReason::Completed {
+                break;
+            }
+            let extra = json!({"last_assistant_message": outcome.final_text, "stop_hook_active": true});
+            let Some(reason) = hooks.run_hooks(HookEvent::Stop, None, extra).await.and_then(|o| o.blocked) else {
+                break;
+            };
+            let text = format!("[stop hook] Do not stop yet: {reason}");
+            sink(AgentEvent::Notice { message: text.clone() });
+            session.write(&SessionRecord::Message { message: Message::user_text(&text) });
+            history.push(Message::user_text(text));
+            let more = agent.run(history, sink, cancel).await;
+            outcome = merge_outcomes(outcome, more);
+        }
+        outcome
+    }
+
+    /// Add the run's tokens and cost to the session's and record both; the run's cost.
+    fn record_usage(&self, session: &Session, outcome: &RunOutcome, info: &ModelInfo) -> f64 {
+        let cost_usd: f64 = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
+        let (total, total_cost) = {
+            let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for r in &outcome.responses {
+                u.0.add(r);
+            }
+            u.1 += cost_usd;
+            *u
+        };
+        session.write(&SessionRecord::Usage {
+            run: outcome.usage,
+            run_cost_usd: cost_usd,
+            session: total,
+            session_cost_usd: total_cost,
+        });
+        cost_usd
+    }
+}
+
+/// The outcome of a run that never reached the model.
+fn failed(error: String) -> RunOutcome {
+    RunOutcome {
+        stop_reason: AgentStopReason::Error,
+        turns: 0,
+        usage: Default::default(),
+        responses: Vec::new(),
+        final_text: String::new(),
+        error: Some(error),
+        context_overflow: false,
+    }
+}
+
+pub(crate) fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome {
+    let mut usage = first.usage;
+    for u in &more.responses {
+        usage.add(u);
+    }
+    let mut responses = first.responses;
+    responses.extend(more.responses);
+    RunOutcome {
+        stop_reason: more.stop_reason,
+        turns: first.turns + more.turns,
+        usage,
+        responses,
+        final_text: more.final_text,
+        error: more.error,
+        context_overflow: more.context_overflow,
+    }
+}
+
+/// The list a successful `todo_write` wrote, from its details.
+fn todo_list(e: &AgentEvent) -> Option<Vec<tern_protocol::TodoItem>> {
+    match e {
+        AgentEvent::ToolExecutionEnd { name, is_error: false, details: Some(d), .. } if name == "todo_write" => {
+            serde_json::from_value(d.get("todos")?.clone()).ok()
+        }
+        _ => None,
+    }
+}
