@@ -145,9 +145,22 @@ enum Command {
     /// Sessions in the data dir.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Have the model study the repository and write AGENTS.md (headless; only that file may be written).
+    Init(InitArgs),
     /// What fills the model's context window: system prompt, instruction files, tools, messages, free space,
     /// and where auto-compaction triggers.
     Context(ContextArgs),
+}
+
+/// `tern init`.
+#[derive(Debug, Args)]
+struct InitArgs {
+    /// Revise an AGENTS.md that is already there (without this, an existing one is left alone).
+    #[arg(long)]
+    update: bool,
+    /// Print progress (tool calls) on stderr.
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 /// `tern context`.
@@ -340,6 +353,7 @@ fn main() -> ExitCode {
         Some(Command::Sessions(SessionsCommand::Export { id, format })) => {
             return ExitCode::from(inspect::sessions_export(cli.common.cwd.clone(), &id, format));
         }
+        Some(Command::Init(args)) => return ExitCode::from(init(cli.common.overrides(), &args)),
         Some(Command::Context(args)) => {
             let mut overrides = cli.common.overrides();
             overrides.ephemeral = true;
@@ -388,6 +402,31 @@ fn main() -> ExitCode {
     };
     let options = headless::Options { format: cli.output_format, verbose: cli.verbose };
     ExitCode::from(headless::run(&prompt, overrides, options))
+}
+
+/// `tern init`: a headless run of the `/init` prompt that may write AGENTS.md
+/// (and nothing else) without asking.
+fn init(mut overrides: tern_runtime::Overrides, args: &InitArgs) -> u8 {
+    let cwd = match tern_runtime::resolve_workspace(&overrides) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("tern: {e}");
+            return exit::USAGE;
+        }
+    };
+    let file = tern_runtime::prompt::INIT_FILE;
+    let existing = cwd.join(file).exists();
+    if existing && !args.update {
+        eprintln!(
+            "tern: {} already exists; `tern init --update` has tern read it and revise it",
+            cwd.join(file).display()
+        );
+        return exit::USAGE;
+    }
+    overrides.allowed_tools.extend([format!("write({file})"), format!("edit({file})")]);
+    overrides.front_end = Some(tern_catalog::FrontEnd::Headless);
+    let options = headless::Options { format: OutputFormat::Text, verbose: args.verbose };
+    headless::run(&tern_runtime::prompt::init_prompt(existing), overrides, options)
 }
 
 /// Start the async runtime, set up tern's [`tern_runtime::Runtime`] (config,

@@ -76,3 +76,28 @@ async fn tern_context_breaks_the_window_down() {
     let text = h.run(&["context"]).await.stdout;
     assert!(text.contains("auto-compaction at") && text.contains("AGENTS.md"), "{text}");
 }
+
+#[tokio::test]
+async fn tern_init_writes_agents_md_and_nothing_else() {
+    let script = r##"{"turns":[
+        {"tool_calls":[
+            {"name":"write","arguments":{"path":"AGENTS.md","content":"# Agents\nRun `make test`.\n"}},
+            {"name":"write","arguments":{"path":"other.md","content":"not allowed"}}
+        ]},
+        {"text":"Wrote AGENTS.md."}
+    ]}"##;
+    let mut h = Harness::new(Wire::Anthropic, script).await;
+    h.mode = None;
+    let out = h.run(&["init"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "Wrote AGENTS.md.");
+    assert_eq!(std::fs::read_to_string(h.path("AGENTS.md")).unwrap(), "# Agents\nRun `make test`.\n");
+    assert!(!h.path("other.md").exists(), "only AGENTS.md may be written");
+    assert!(common::tool_names(&h.bodies()[0]).contains(&"write".to_string()));
+    let prompt = h.bodies()[0]["messages"][0].to_string();
+    assert!(prompt.contains("Study this repository and write an AGENTS.md"), "{prompt}");
+    // An existing file is left alone unless --update.
+    let out = h.run(&["init"]).await;
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("tern init --update"), "{}", out.stderr);
+}

@@ -119,6 +119,34 @@ fn read_instruction(path: &Path, root: &Path) -> Option<String> {
     crate::small_file::read_bounded(path, MAX_INSTRUCTION_BYTES, Some(root)).ok()
 }
 
+/// The file `/init` and `tern init` write, in the workspace.
+pub const INIT_FILE: &str = "AGENTS.md";
+
+/// The prompt of `/init` and `tern init`: study the repository, write
+/// [`INIT_FILE`]; with `existing`, revise the one there.
+pub fn init_prompt(existing: bool) -> String {
+    let start = if existing {
+        "Read the AGENTS.md in the working directory, then study this repository and revise that file: keep what is \
+         still true, correct what is not, add what is missing."
+    } else {
+        "Study this repository and write an AGENTS.md file in the working directory."
+    };
+    format!(
+        "{start} AGENTS.md tells AI coding agents what they need to work here well. Look at the build files, CI \
+         configuration, READMEs, existing agent instructions (CLAUDE.md, .cursorrules, \
+         .github/copilot-instructions.md) and a sample of the source before writing. Include, briefly and only \
+         what is true of this repository:\n\
+         - what the project is, in two or three sentences;\n\
+         - the layout: the main directories and what lives where;\n\
+         - the exact commands to build, run the tests (all, and a single test), lint and format;\n\
+         - the conventions the code follows (naming, error handling, tests) that a newcomer would get wrong;\n\
+         - anything to avoid or be careful with.\n\
+         Keep it under about 150 lines of Markdown, with no generic advice. Write it with the write tool{}, then say \
+         in one paragraph what you wrote.",
+        if existing { " (or edit)" } else { "" }
+    )
+}
+
 /// The instruction file names read when none are configured.
 pub const DEFAULT_CONTEXT_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
 

@@ -577,6 +577,7 @@ impl App {
             | Slash::Mcp
             | Slash::Clear
             | Slash::Mode
+            | Slash::Init
             | Slash::Compact
             | Slash::Context
             | Slash::Resume

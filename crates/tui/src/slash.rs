@@ -21,6 +21,8 @@ pub enum Slash {
     Clear,
     /// `/cost`.
     Cost,
+    /// `/init [update]`.
+    Init,
     /// `/compact [FOCUS]`.
     Compact,
     /// `/context`.
@@ -39,7 +41,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 15] = [
+    pub const ALL: [Slash; 16] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -48,6 +50,7 @@ impl Slash {
         Slash::Todos,
         Slash::Clear,
         Slash::Cost,
+        Slash::Init,
         Slash::Compact,
         Slash::Context,
         Slash::Resume,
@@ -68,6 +71,7 @@ impl Slash {
             Slash::Todos => "todos",
             Slash::Clear => "clear",
             Slash::Cost => "cost",
+            Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
             Slash::Resume => "resume",
@@ -89,6 +93,7 @@ impl Slash {
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
+            Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
             Slash::Context => "what fills the context window, and where compaction triggers",
             Slash::Resume => "this folder's sessions, or go on with one: /resume ID",
@@ -104,6 +109,7 @@ impl Slash {
         match self {
             Slash::Model => Some("NAME"),
             Slash::Mode => Some("default|accept-edits|plan"),
+            Slash::Init => Some("[update]"),
             Slash::Compact => Some("[FOCUS]"),
             Slash::Resume => Some("[ID]"),
             Slash::Rename => Some("NAME"),
@@ -114,7 +120,7 @@ impl Slash {
 
     /// Whether it may run while a turn is running.
     pub fn during_turn(self) -> bool {
-        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork | Slash::Compact)
+        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork | Slash::Compact | Slash::Init)
     }
 
     /// The command named `name` (without the `/`).

@@ -338,6 +338,18 @@ impl Driver {
                 kill_shell(&self.shell);
             }
             Command::Shell(cmd) => start_shell(cmd, self.runtime.workspace(), &mut self.app, &self.tx, &self.shell),
+            Command::Slash(Slash::Init, arg) => {
+                let existing = self.runtime.workspace().join(tern_runtime::prompt::INIT_FILE).exists();
+                if existing && arg.trim() != "update" {
+                    self.app.notice(
+                        "AGENTS.md already exists here: `/init update` has tern read it and revise it (the write is \
+                         still asked about unless edits are allowed)",
+                        NoticeLevel::Warning,
+                    );
+                } else {
+                    self.start_turn(tern_runtime::prompt::init_prompt(existing));
+                }
+            }
             Command::Slash(command, arg) => slash(command, &arg, &mut self.app, &self.runtime, &self.tx),
         }
     }
@@ -528,7 +540,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                 app.notice(format!("permission mode: {next}"), NoticeLevel::Info);
             }
         }
-        Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit => {}
+        Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit | Slash::Init => {}
     }
 }
 
