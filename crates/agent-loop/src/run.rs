@@ -28,6 +28,10 @@ pub struct LoopConfig {
     pub thinking_budget: Option<u64>,
     /// A stable key for the provider's prompt cache (the session id).
     pub cache_key: Option<String>,
+    /// Stop between turns, before the tool results go back, once the last
+    /// response's tokens plus those results (4 bytes a token) reach this:
+    /// the caller compacts and runs again (`None`: never).
+    pub context_limit: Option<u64>,
 }
 
 impl LoopConfig {
@@ -40,6 +44,7 @@ impl LoopConfig {
             max_turns: None,
             thinking_budget: None,
             cache_key: None,
+            context_limit: None,
         }
     }
 }
@@ -170,6 +175,7 @@ impl AgentLoop {
                     return self.end(outcome, AgentStopReason::Error, events);
                 }
             };
+            let used = completion.usage.prompt_tokens() + completion.usage.output_tokens;
             outcome.usage.add(&completion.usage);
             outcome.responses.push(completion.usage);
             let notice = cut_reply_notice(&completion);
@@ -214,8 +220,13 @@ impl AgentLoop {
                     is_error: r.is_error,
                 })
                 .collect();
-            self.append(history, Message { role: Role::User, content });
+            let results = Message { role: Role::User, content };
+            let results_tokens = (serde_json::to_string(&results).map_or(0, |t| t.len()) / 4) as u64;
+            self.append(history, results);
             events(AgentEvent::TurnEnd { turn });
+            if self.config.context_limit.is_some_and(|limit| used + results_tokens >= limit) {
+                return self.end(outcome, AgentStopReason::ContextFull, events);
+            }
         }
     }
 

@@ -81,7 +81,7 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                     eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
                     exit::INTERRUPTED
                 }
-                AgentStopReason::MaxTurns | AgentStopReason::Error => {
+                AgentStopReason::MaxTurns | AgentStopReason::Error | AgentStopReason::ContextFull => {
                     if let Some(e) = &report.outcome.error {
                         eprintln!("tern: error: {e}");
                     }
@@ -183,6 +183,7 @@ fn result_object(report: &RunReport, session_id: &str) -> Value {
         AgentStopReason::MaxTurns => ("error_max_turns", true),
         AgentStopReason::Error => ("error_during_execution", true),
         AgentStopReason::Aborted => ("interrupted", true),
+        AgentStopReason::ContextFull => ("error_context_full", true),
     };
     let mut v = json!({
         "type": "result",

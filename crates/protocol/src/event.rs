@@ -33,6 +33,10 @@ pub enum AgentStopReason {
     Aborted,
     /// The provider failed after retries, or another fatal error.
     Error,
+    /// The conversation reached the context limit between turns, before the
+    /// tool results went back (the runtime compacts and goes on; a run
+    /// reports it only when that failed).
+    ContextFull,
 }
 
 /// One event of a run, in the order it happened.

@@ -123,6 +123,11 @@ fn tokens_of_len(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
+/// Where to cut `history` keeping `keep` turns, or as few as `at_least`.
+pub(crate) fn split_for(history: &[Message], (keep, at_least): (usize, usize)) -> Option<usize> {
+    (at_least..=keep.max(at_least)).rev().find_map(|k| compaction::split_point(history, k))
+}
+
 impl Runtime {
     /// When to compact, from `[compaction]` and the model.
     pub fn compaction_settings(&self) -> Settings {
@@ -231,10 +236,8 @@ impl Runtime {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<Compacted, RuntimeError> {
-        let split =
-            (at_least..=keep.max(at_least)).rev().find_map(|k| compaction::split_point(history, k)).ok_or_else(
-                || RuntimeError::Config("nothing to compact yet: the conversation is only its last turn".into()),
-            )?;
+        let split = split_for(history, (keep, at_least))
+            .ok_or_else(|| RuntimeError::Io("nothing to compact yet: the conversation is only its last turn".into()))?;
         let mut old = history[..split].to_vec();
         let archived = compaction::archive_tool_results(&mut old, &self.outputs_dir);
         let info = self.model_info();
@@ -265,6 +268,14 @@ impl Runtime {
         let kept = history.len() - split;
         let mut new: Vec<Message> = compaction::summary_messages(&summary).into();
         new.extend_from_slice(&history[split..]);
+        // In the middle of a prompt's run the kept turn may be what fills the window: its
+        // earlier tool results become receipts too (the latest, not seen yet, stay whole).
+        // The session file keeps them whole; a resume archives again if it must.
+        let mut archived = archived;
+        if at_least > 0 && new.len() > 3 {
+            let last = new.len() - 1;
+            archived += compaction::archive_tool_results(&mut new[2..last], &self.outputs_dir);
+        }
         let tokens_before = self.request_tokens(history);
         let tokens_after = self.request_tokens(&new);
         let session = self.session();

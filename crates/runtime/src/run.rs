@@ -15,6 +15,9 @@ use crate::context::CompactReason;
 use crate::permissions::PolicyHooks;
 use crate::{RunReport, Runtime, Session, output_budget};
 
+/// How many times one prompt's run may be compacted between its turns.
+const MAX_COMPACTIONS_PER_RUN: usize = 3;
+
 /// How many times a stop hook may send the model back to work in one run.
 const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
 
@@ -27,12 +30,13 @@ impl Runtime {
         let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let first = self.catalog.assemble();
         let hooks = self.turn_hooks(&session, first.tools.iter().any(|t| t.name() == "read"));
-        let agent = AgentLoop::with_turn_tools(
-            self.provider.client.clone(),
-            self.catalog.clone(),
-            hooks.clone(),
-            self.loop_config(model, &info, &session),
-        );
+        let config = self.loop_config(model, &info, &session);
+        // The same loop without the between-turns limit, for when compacting cannot help.
+        let unlimited = LoopConfig { context_limit: None, ..config.clone() };
+        let agent =
+            AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), config);
+        let unlimited =
+            AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), unlimited);
         let sink = self.recording_sink(&session, events);
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
@@ -79,6 +83,25 @@ impl Runtime {
                 Err(e) => problems.push(e.to_string()),
             }
         }
+        // Near the window between the turns of this prompt: compact and go on. When
+        // compacting fails (or was done enough times), go on without the limit: the
+        // provider's own "prompt too long" is the last word.
+        let mut compactions = 0;
+        while outcome.stop_reason == AgentStopReason::ContextFull && !cancel.is_cancelled() {
+            // A single turn that fills the window has nothing before it to summarise: go on quietly.
+            let compacted = compactions < MAX_COMPACTIONS_PER_RUN
+                && crate::context::split_for(&history, (keep, 1)).is_some()
+                && match self.compact_history(&mut history, None, CompactReason::Auto, (keep, 1), &sink, cancel).await {
+                    Ok(_) => true,
+                    Err(e) => {
+                        problems.push(e.to_string());
+                        false
+                    }
+                };
+            compactions += 1;
+            let runner = if compacted { &agent } else { &unlimited };
+            outcome = merge_outcomes(outcome, runner.run(&mut history, &sink, cancel).await);
+        }
         outcome = self.stop_hooks(outcome, &agent, &hooks, &mut history, &session, &sink, cancel).await;
         drop(history);
         let cost_usd = self.record_usage(&session, &outcome, &info);
@@ -103,6 +126,10 @@ impl Runtime {
             max_turns: self.overrides.max_turns.or(self.config.max_turns),
             thinking_budget: self.config.thinking_budget,
             cache_key: Some(session.id().to_string()),
+            context_limit: {
+                let settings = self.compaction_settings();
+                settings.auto.then(|| settings.threshold(info.context_window))
+            },
         }
     }
 

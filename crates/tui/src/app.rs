@@ -269,7 +269,7 @@ impl App {
                     self.compact_warned = true;
                     self.notice(
                         format!(
-                            "context {pct}% full: the conversation is compacted at {at}% (before the next prompt); \
+                            "context {pct}% full: the conversation is compacted at {at}%; \
                              /compact FOCUS now to steer the summary"
                         ),
                         NoticeLevel::Warning,
