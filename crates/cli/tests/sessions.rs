@@ -225,6 +225,40 @@ async fn killed_during_a_tool_the_session_resumes_with_the_call_interrupted() {
 }
 
 #[tokio::test]
+async fn killed_during_a_write_the_file_is_whole_or_absent_and_the_call_is_interrupted() {
+    let tag = format!("tern-write-kill-{}", std::process::id());
+    let script = serde_json::json!({"turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "out.txt", "content": "whole file\n"}}]},
+        {"text": "Back again."}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::Anthropic, &script).await;
+    // A pre_tool_use hook holds the write at its start, so the kill lands in the middle of the call.
+    let marker = h.home.path().join("hook-started");
+    let config = format!(
+        "[retry]\nbase_delay_ms = 1\n[[hooks.pre_tool_use]]\nmatcher = \"write\"\ncommand = \"touch {} && sleep 30 # {tag}\"\ntimeout_sec = 60\n",
+        marker.display()
+    );
+    std::fs::write(h.home.path().join("config.toml"), config).unwrap();
+    let mut child = h.command(&["-p", "write it"]).spawn().unwrap();
+    until("the write's hook to start", || marker.exists()).await;
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    for pid in common::processes_matching(&tag) {
+        // SAFETY: kill with a pid read from /proc; at worst ESRCH.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    assert!(!h.path("out.txt").exists(), "no half-written file");
+    std::fs::write(h.home.path().join("config.toml"), "[retry]\nbase_delay_ms = 1\n").unwrap();
+    let out = h.run(&["-c", "-p", "go on"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "Back again.");
+    let results = h.tool_results(&h.bodies().pop().unwrap());
+    assert_eq!(results.len(), 1);
+    assert!(results[0].0.contains("interrupted") && results[0].1, "{results:?}");
+}
+
+#[tokio::test]
 async fn killed_while_streaming_the_session_resumes_with_the_reply_marked_missing() {
     let long = "word ".repeat(400);
     let script = serde_json::json!({"chunk_delay_ms": 25, "turns": [{"text": long}, {"text": "ok"}]}).to_string();

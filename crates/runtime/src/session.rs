@@ -224,12 +224,62 @@ impl Session {
         }
         let mut leaf = self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let id = new_entry_id();
-        let entry = SessionEntry { id: id.clone(), parent: leaf.clone(), record: record.clone() };
+        let record = match record {
+            SessionRecord::Message { message } if self.is_recording() => {
+                SessionRecord::Message { message: self.images_by_reference(&id, message) }
+            }
+            other => other.clone(),
+        };
+        let entry = SessionEntry { id: id.clone(), parent: leaf.clone(), record };
         if let Ok(line) = serde_json::to_string(&entry) {
             self.append_line(line);
         }
         *leaf = Some(id.clone());
         id
+    }
+
+    /// `message` with each image's bytes saved under this session's
+    /// `images/` and its data replaced by a reference (`@file:ID/images/NAME`,
+    /// never valid base64), so the session file stays small. An image that
+    /// cannot be saved stays inline.
+    fn images_by_reference(&self, entry: &str, message: &Message) -> Message {
+        let mut message = message.clone();
+        let mut n = 0;
+        let mut save = |source: &mut tern_protocol::ImageSource| {
+            use base64::Engine;
+            if source.data.len() < INLINE_IMAGE_MAX || source.data.starts_with(IMAGE_REF) {
+                return;
+            }
+            let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&source.data) else { return };
+            let ext = source
+                .media_type
+                .rsplit('/')
+                .next()
+                .filter(|e| e.chars().all(|c| c.is_ascii_alphanumeric()))
+                .unwrap_or("bin");
+            n += 1;
+            let name = format!("{entry}-{n}.{ext}");
+            let dir = self.dir.join("images");
+            if tern_tools::create_private_dir(&dir).is_ok()
+                && tern_tools::write_atomic(&dir.join(&name), &bytes).is_ok()
+            {
+                source.data = format!("{IMAGE_REF}{}/images/{name}", self.id);
+            }
+        };
+        for block in &mut message.content {
+            match block {
+                ContentBlock::Image { source } => save(source),
+                ContentBlock::ToolResult { content, .. } => {
+                    for c in content {
+                        if let ToolResultContent::Image { source } = c {
+                            save(source);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        message
     }
 
     /// Append one line and flush it. A write failure disables the file
@@ -325,6 +375,58 @@ impl Conversation {
     }
 }
 
+/// What an image's data holds in the file when its bytes are saved beside it.
+const IMAGE_REF: &str = "@file:";
+/// Images smaller than this (base64 bytes) stay inline.
+const INLINE_IMAGE_MAX: usize = 4096;
+/// The largest image read back.
+const MAX_IMAGE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// `message` with the images saved beside the session read back in; an
+/// image whose file is gone (or is not where a session keeps images)
+/// becomes a line of text that says so.
+fn images_inline(sessions_dir: &Path, mut message: Message) -> Message {
+    fn load(sessions_dir: &Path, reference: &str) -> Option<String> {
+        use base64::Engine;
+        let rel = Path::new(reference);
+        // `ID/images/NAME`, nothing that climbs out.
+        let parts: Vec<_> = rel.components().collect();
+        if parts.len() != 3 || !parts.iter().all(|c| matches!(c, std::path::Component::Normal(_))) {
+            return None;
+        }
+        let bytes =
+            crate::small_file::read_bytes_bounded(&sessions_dir.join(rel), MAX_IMAGE_BYTES, Some(sessions_dir)).ok()?;
+        Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+    let gone = |r: &str| format!("[an image that is no longer available: {r}]");
+    for block in &mut message.content {
+        match block {
+            ContentBlock::Image { source } => {
+                if let Some(r) = source.data.strip_prefix(IMAGE_REF) {
+                    match load(sessions_dir, r) {
+                        Some(data) => source.data = data,
+                        None => *block = ContentBlock::Text { text: gone(r) },
+                    }
+                }
+            }
+            ContentBlock::ToolResult { content, .. } => {
+                for c in content.iter_mut() {
+                    if let ToolResultContent::Image { source } = c
+                        && let Some(r) = source.data.strip_prefix(IMAGE_REF)
+                    {
+                        match load(sessions_dir, r) {
+                            Some(data) => source.data = data,
+                            None => *c = ToolResultContent::Text { text: gone(r) },
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    message
+}
+
 /// The largest line read back (a message with a 4 MiB tool result, JSON-escaped, fits).
 const MAX_LINE: u64 = 64 * 1024 * 1024;
 
@@ -404,7 +506,13 @@ impl LoadedSession {
         let mut c = Conversation::default();
         for entry in self.branch() {
             match &entry.record {
-                SessionRecord::Message { message } => c.messages.push((Some(entry.id.clone()), message.clone())),
+                SessionRecord::Message { message } => {
+                    let message = match self.path.parent() {
+                        Some(dir) => images_inline(dir, message.clone()),
+                        None => message.clone(),
+                    };
+                    c.messages.push((Some(entry.id.clone()), message))
+                }
                 SessionRecord::ModelChanged { model } => c.model = Some(model.clone()),
                 SessionRecord::ModeChanged { mode } => c.mode = Some(mode.clone()),
                 SessionRecord::Todos { todos } => c.todos = todos.clone(),
@@ -581,6 +689,46 @@ mod tests {
         let loaded = LoadedSession::load(&path).unwrap();
         assert_eq!(loaded.conversation().messages().len(), 2, "{:?}", loaded.notices);
         assert_eq!(loaded.notices.len(), 1, "the closed line is skipped: {:?}", loaded.notices);
+    }
+
+    #[test]
+    fn images_are_kept_beside_the_file_and_read_back() {
+        use base64::Engine;
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::create(dir.path(), start()).unwrap();
+        let data = base64::engine::general_purpose::STANDARD.encode(vec![7u8; 10_000]);
+        let image = tern_protocol::ImageSource { media_type: "image/png".into(), data: data.clone() };
+        let result = Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "t".into(),
+                content: vec![ToolResultContent::Image { source: image }],
+                is_error: false,
+            }],
+        };
+        s.write(&SessionRecord::Message { message: result.clone() });
+        let text = std::fs::read_to_string(s.path()).unwrap();
+        assert!(!text.contains(&data[..100]) && text.contains("@file:"), "by reference");
+        let loaded = LoadedSession::load(s.path()).unwrap();
+        assert_eq!(loaded.conversation().messages(), vec![result]);
+        // A missing image becomes a line of text, and a reference cannot climb out.
+        std::fs::remove_dir_all(dir.path().join(s.id()).join("images")).unwrap();
+        let back = LoadedSession::load(s.path()).unwrap().conversation().messages();
+        assert!(back[0].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { content, .. }
+            if ToolResultContent::joined_text(content).contains("no longer available"))));
+        let m = images_inline(
+            dir.path(),
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::Image {
+                    source: tern_protocol::ImageSource {
+                        media_type: "image/png".into(),
+                        data: "@file:../../etc/passwd".into(),
+                    },
+                }],
+            },
+        );
+        assert!(matches!(&m.content[0], ContentBlock::Text { .. }));
     }
 
     #[test]

@@ -20,6 +20,11 @@ pub enum Refused {
 /// `max` bytes, which, once links are followed, stays inside `inside` when
 /// given. Opened without blocking.
 pub fn read_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<String, Refused> {
+    read_bytes_bounded(path, max, inside).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// [`read_bounded`]'s bytes, for files that are not text.
+pub fn read_bytes_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<Vec<u8>, Refused> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let real = match std::fs::canonicalize(path) {
@@ -53,7 +58,7 @@ pub fn read_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<Stri
     }
     let mut bytes = Vec::new();
     file.take(max).read_to_end(&mut bytes).map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(bytes)
 }
 
 /// The git directory a `.git` file names (`gitdir: <path>`, as linked
