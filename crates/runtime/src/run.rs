@@ -158,13 +158,18 @@ impl Runtime {
     }
 
     /// `events`, plus a `todo_update` after each successful `todo_write`,
-    /// whose list is recorded and kept for compaction.
+    /// whose list is recorded and kept for compaction; the session file is
+    /// synced at the end of every model turn.
     fn recording_sink(&self, session: &Arc<Session>, events: &EventSink) -> EventSink {
         let recorder = session.clone();
         let outer = events.clone();
         let current_todos = self.todos.clone();
         Arc::new(move |e| {
             let todos = todo_list(&e);
+            // What a model turn added is on disk before the next request.
+            if matches!(e, AgentEvent::TurnEnd { .. }) {
+                recorder.sync();
+            }
             outer(e);
             if let Some(todos) = todos {
                 recorder.write(&SessionRecord::Todos { todos: todos.clone() });
