@@ -1,7 +1,7 @@
 //! What every wire format's accumulator produces, and the common trait.
 
 use serde_json::Value;
-use tern_protocol::{Message, StopReason, Usage};
+use tern_protocol::{ContentBlock, Message, Role, StopReason, Usage};
 
 use crate::LlmError;
 
@@ -59,6 +59,32 @@ pub trait Accumulator: Send {
     /// Build the completion. `Err(LlmError::Incomplete)` when the stream ended
     /// before anything that counts as an end.
     fn finish(self: Box<Self>) -> Result<Completion, LlmError>;
+}
+
+/// The assistant message of an OpenAI-style stream (Chat Completions and
+/// Responses alike): reasoning, then text, then each call `(id, name, raw
+/// arguments)` in order — complete calls as tool uses, those whose
+/// arguments are not JSON set aside.
+pub(crate) fn assistant_message(
+    reasoning: String,
+    text: String,
+    calls: impl IntoIterator<Item = (String, String, String)>,
+) -> (Message, Vec<IncompleteToolCall>) {
+    let mut content = Vec::new();
+    if !reasoning.is_empty() {
+        content.push(ContentBlock::Thinking { thinking: reasoning, signature: None });
+    }
+    if !text.is_empty() {
+        content.push(ContentBlock::Text { text });
+    }
+    let mut incomplete = Vec::new();
+    for (id, name, raw_arguments) in calls {
+        match parse_arguments(&raw_arguments) {
+            Some(input) => content.push(ContentBlock::ToolUse { id, name, input }),
+            None => incomplete.push(IncompleteToolCall { id, name, raw_arguments }),
+        }
+    }
+    (Message { role: Role::Assistant, content }, incomplete)
 }
 
 /// Parse accumulated tool arguments: empty means `{}`; anything else must be

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
 
-use crate::accumulate::{parse_arguments, parse_json, u64_at};
-use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest, StreamDelta};
+use crate::accumulate::{assistant_message, parse_json, u64_at};
+use crate::{Accumulator, Completion, LlmError, ModelRequest, StreamDelta};
 
 const PROVIDER: &str = "openai";
 
@@ -227,22 +227,12 @@ impl Accumulator for ChatAccumulator {
                 detail: format!("no finish_reason and no [DONE] after {} chunks", this.chunks),
             });
         }
-        let mut content = Vec::new();
-        if !this.reasoning.is_empty() {
-            content.push(ContentBlock::Thinking { thinking: this.reasoning, signature: None });
-        }
-        if !this.text.is_empty() {
-            content.push(ContentBlock::Text { text: this.text });
-        }
-        let mut incomplete = Vec::new();
         let has_tools = !this.tools.is_empty();
-        for (index, t) in this.tools {
+        let calls = this.tools.into_iter().map(|(index, t)| {
             let id = if t.id.is_empty() { format!("call_{index}") } else { t.id };
-            match parse_arguments(&t.arguments) {
-                Some(input) => content.push(ContentBlock::ToolUse { id, name: t.name, input }),
-                None => incomplete.push(IncompleteToolCall { id, name: t.name, raw_arguments: t.arguments }),
-            }
-        }
+            (id, t.name, t.arguments)
+        });
+        let (message, incomplete) = assistant_message(this.reasoning, this.text, calls);
         // `[DONE]` without a finish_reason (Snowflake) is a normal stop, unless
         // tool calls are pending: then we cannot know they were complete.
         let stop_reason = match this.finish {
@@ -251,7 +241,7 @@ impl Accumulator for ChatAccumulator {
             None => None,
         };
         Ok(Completion {
-            message: Message { role: Role::Assistant, content },
+            message,
             stop_reason,
             usage: this.usage.unwrap_or_default(),
             model: this.model,

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
+use tern_protocol::{ContentBlock, Role, StopReason, ToolResultContent, Usage};
 
-use crate::accumulate::{parse_arguments, parse_json, str_at, u64_at};
-use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest, StreamDelta};
+use crate::accumulate::{assistant_message, parse_json, str_at, u64_at};
+use crate::{Accumulator, Completion, LlmError, ModelRequest, StreamDelta};
 
 const PROVIDER: &str = "openai-responses";
 
@@ -207,21 +207,9 @@ impl Accumulator for ResponsesAccumulator {
         let Some(status) = this.status else {
             return Err(LlmError::Incomplete { provider: PROVIDER.into(), detail: "no response.completed".into() });
         };
-        let mut content = Vec::new();
-        if !this.reasoning.is_empty() {
-            content.push(ContentBlock::Thinking { thinking: this.reasoning, signature: None });
-        }
-        if !this.text.is_empty() {
-            content.push(ContentBlock::Text { text: this.text });
-        }
-        let mut incomplete = Vec::new();
         let has_calls = !this.calls.is_empty();
-        for c in this.calls.into_values() {
-            match parse_arguments(&c.arguments) {
-                Some(input) => content.push(ContentBlock::ToolUse { id: c.call_id, name: c.name, input }),
-                None => incomplete.push(IncompleteToolCall { id: c.call_id, name: c.name, raw_arguments: c.arguments }),
-            }
-        }
+        let calls = this.calls.into_values().map(|c| (c.call_id, c.name, c.arguments));
+        let (message, incomplete) = assistant_message(this.reasoning, this.text, calls);
         let stop_reason = match (status.as_str(), this.incomplete_reason.as_deref()) {
             ("incomplete", Some("max_output_tokens")) => StopReason::MaxTokens,
             ("incomplete", Some("content_filter")) => StopReason::Refusal,
@@ -230,7 +218,7 @@ impl Accumulator for ResponsesAccumulator {
             _ => StopReason::EndTurn,
         };
         Ok(Completion {
-            message: Message { role: Role::Assistant, content },
+            message,
             stop_reason: Some(stop_reason),
             usage: this.usage,
             model: this.model,
