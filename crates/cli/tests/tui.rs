@@ -270,4 +270,16 @@ async fn resume_picks_a_session_and_the_session_commands_work() {
     }
     s.send(b"\x03");
     let _ = s.child.wait();
+    // Back on the normal screen: how to come back to this session.
+    let forked_id = forked.file_stem().unwrap().to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&s.raw.lock().unwrap()).contains(&format!("resume with: tern --resume {forked_id}"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no resume hint on exit:\n{}",
+            String::from_utf8_lossy(&s.raw.lock().unwrap())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -31,7 +31,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Up / Down", "move between lines; history on the first / last line"),
     ("Esc", "interrupt the turn (kills running tools); close a popup"),
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
-    ("Ctrl+D", "quit (empty composer)"),
+    ("Ctrl+D twice", "quit (empty composer)"),
     ("Shift+Tab", "cycle permission mode: default → accept-edits → plan"),
     ("Ctrl+T", "show or hide thinking"),
     ("Ctrl+O", "expand or collapse the last tool cell (Alt+Up/Down select another)"),
@@ -113,6 +113,10 @@ pub struct App {
     pub activity_since: Option<Instant>,
     /// When Ctrl+C was pressed on an empty composer.
     pub quit_armed: Option<Instant>,
+    /// The key that armed quitting (`C` or `D`), for the hint.
+    quit_key: char,
+    /// Prompts run in this process (for the summary printed on exit).
+    pub prompts_run: u64,
     /// Transcript search.
     pub search: Option<Search>,
     /// Styles.
@@ -179,6 +183,8 @@ impl App {
             activity: String::new(),
             activity_since: None,
             quit_armed: None,
+            quit_key: 'C',
+            prompts_run: 0,
             search: None,
             theme,
             model,
@@ -210,11 +216,34 @@ impl App {
         self.scroll.offset = 0;
     }
 
+    /// The line printed on the normal screen when the TUI ends: what this
+    /// run did, and how to come back (`resume` is the session id, when the
+    /// session is recorded).
+    pub fn exit_summary(&self, resume: Option<&str>) -> String {
+        let mut parts = vec![format!("{} prompt{}", self.prompts_run, if self.prompts_run == 1 { "" } else { "s" })];
+        if self.tokens_in > 0 || self.tokens_out > 0 {
+            parts.push(format!(
+                "↑{} ↓{} tokens",
+                crate::widgets::status::compact_count(self.tokens_in),
+                crate::widgets::status::compact_count(self.tokens_out)
+            ));
+        }
+        if self.priced && self.cost_usd > 0.0 {
+            parts.push(format!("~${:.2}", self.cost_usd));
+        }
+        let mut line = format!("tern: {}", parts.join(" · "));
+        if let Some(id) = resume {
+            line.push_str(&format!("\nresume with: tern --resume {id}"));
+        }
+        line
+    }
+
     /// The turn started.
     pub fn turn_started(&mut self, prompt: &str, now: Instant) {
         // Ctrl+O goes back to meaning "the last tool cell".
         self.transcript.clear_selection();
         self.transcript.push(CellKind::User { text: prompt.to_string() });
+        self.prompts_run += 1;
         self.busy_since = Some(now);
         self.activity = "Thinking".into();
         self.activity_since = Some(now);
@@ -408,19 +437,25 @@ impl App {
                 self.composer.clear();
                 return Some(Command::None);
             }
-            if self.quit_armed.is_some_and(|t| now.duration_since(t) < Duration::from_secs(2)) {
-                self.quit = true;
-                return Some(Command::Quit);
-            }
-            self.quit_armed = Some(now);
-            return Some(Command::None);
+            return Some(self.quit_when_pressed_again('C', now));
+        }
+        // Ctrl+D on an empty composer asks the same way: a stray one does not end the session.
+        if key_is(&key, KeyCode::Char('d'), ctrl) && self.composer.is_empty() {
+            return Some(self.quit_when_pressed_again('D', now));
         }
         self.quit_armed = None;
-        if key_is(&key, KeyCode::Char('d'), ctrl) && self.composer.is_empty() {
-            self.quit = true;
-            return Some(Command::Quit);
-        }
         None
+    }
+
+    /// Quit on the second press of the same key within two seconds; arm on the first.
+    fn quit_when_pressed_again(&mut self, key: char, now: Instant) -> Command {
+        if self.quit_key == key && self.quit_armed.is_some_and(|t| now.duration_since(t) < Duration::from_secs(2)) {
+            self.quit = true;
+            return Command::Quit;
+        }
+        self.quit_key = key;
+        self.quit_armed = Some(now);
+        Command::None
     }
 
     /// Keys about the view: thinking, tool cells, search, scrolling, the mode.
@@ -708,7 +743,7 @@ impl App {
             self.quit_armed = None;
         }
         let hint = if self.quit_armed.is_some() {
-            Some("Ctrl+C again to quit".to_string())
+            Some(format!("Ctrl+{} again to quit", self.quit_key))
         } else if self.scroll.offset > 0 {
             Some("scrolled up · Ctrl+End to follow".to_string())
         } else {

@@ -240,6 +240,11 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     runtime.shutdown().await;
     drop(terminal);
     drop(guard);
+    // Back on the normal screen: what happened, and how to come back.
+    let session = runtime.session();
+    let has_conversation = d.app.prompts_run > 0 || runtime.resumed().is_some();
+    let resume = (session.is_recording() && has_conversation).then(|| session.id().to_string());
+    println!("{}", d.app.exit_summary(resume.as_deref()));
     Ok(0)
 }
 

@@ -92,6 +92,24 @@ fn ctrl_c_interrupts_clears_then_quits_on_a_second_press() {
 }
 
 #[test]
+fn ctrl_d_asks_for_a_second_press_and_the_exit_summary_says_how_to_come_back() {
+    let t0 = Instant::now();
+    let mut a = app();
+    assert_eq!(a.on_key(ctrl('d'), t0), Command::None, "one stray Ctrl+D does not quit");
+    assert!(a.quit_armed.is_some() && !a.quit);
+    // Another key in between: Ctrl+C then Ctrl+D do not add up to a quit.
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::None);
+    assert_eq!(a.on_key(ctrl('d'), t0), Command::None);
+    assert_eq!(a.on_key(ctrl('d'), t0 + Duration::from_millis(500)), Command::Quit);
+    a.turn_started("x", t0);
+    a.tokens_in = 12_345;
+    a.tokens_out = 678;
+    let line = a.exit_summary(Some("20261201-190405-ab12cd"));
+    assert_eq!(line, "tern: 1 prompt · ↑12.3k ↓678 tokens\nresume with: tern --resume 20261201-190405-ab12cd");
+    assert_eq!(a.exit_summary(None), "tern: 1 prompt · ↑12.3k ↓678 tokens");
+}
+
+#[test]
 fn slash_commands_shell_and_mode_cycling() {
     let t0 = Instant::now();
     let mut a = app();

@@ -55,7 +55,8 @@ pub struct StatusInfo {
 }
 
 /// `950`, `12.3k`, `123k`, `1.2M`.
-fn compact(n: u64) -> String {
+/// `1234` as `1.2k`, `1234567` as `1.2M`.
+pub fn compact_count(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=99_999 => format!("{:.1}k", n as f64 / 1e3),
@@ -123,7 +124,7 @@ fn right_items(info: &StatusInfo, theme: &Theme) -> Vec<Vec<Span<'static>>> {
         items.push(vec![Span::styled(format!("ctx {pct}%"), style)]);
     }
     if info.tokens_in > 0 || info.tokens_out > 0 {
-        let text = format!("↑{} ↓{}", compact(info.tokens_in), compact(info.tokens_out));
+        let text = format!("↑{} ↓{}", compact_count(info.tokens_in), compact_count(info.tokens_out));
         items.push(vec![Span::styled(text, theme.dim())]);
     }
     if info.cost_usd > 0.0 {
@@ -224,7 +225,7 @@ mod tests {
     #[test]
     fn formats_counts_times_and_money() {
         assert_eq!(
-            [compact(950), compact(12_345), compact(123_456), compact(1_234_567)],
+            [compact_count(950), compact_count(12_345), compact_count(123_456), compact_count(1_234_567)],
             ["950", "12.3k", "123k", "1.2M"]
         );
         assert_eq!(
