@@ -418,7 +418,9 @@ fn command_body(tail: &OutputTail, end: Option<&CommandEnd>, expanded: bool, ctx
                 Some(path) => note.push_str(&format!("; full output in {path})")),
                 None => note.push(')'),
             }
-            out.push(wrap::truncate(&[Span::raw("  "), Span::styled(note, theme.dim())], ctx.width));
+            // Wrapped, not cut: the path is there to be copied.
+            let indent = Line::from("  ");
+            out.extend(wrap::wrap(&[Span::styled(note, theme.dim())], ctx.width, &indent, &indent, Break::Anywhere));
         }
         let rest = Line::from(Span::styled("↪ ", theme.dim()));
         for line in &lines {
@@ -433,9 +435,14 @@ fn command_body(tail: &OutputTail, end: Option<&CommandEnd>, expanded: bool, ctx
         Some(_) => FINISHED_LINES,
     };
     let start = lines.len().saturating_sub(keep);
-    if end.is_none() && total > keep as u64 {
-        let more = count(total - keep.min(lines.len()) as u64, "more line", "more lines");
-        out.push(Line::from(Span::styled(format!("  … {more}"), theme.dim())));
+    if total > keep as u64 {
+        let hidden = total - keep.min(lines.len()) as u64;
+        // Running: the lines scroll by. Finished: say what is folded and how to see it.
+        let note = match end {
+            None => format!("  … {}", count(hidden, "more line", "more lines")),
+            Some(_) => format!("  … +{} (Ctrl+O to expand)", count(hidden, "line", "lines")),
+        };
+        out.push(Line::from(Span::styled(note, theme.dim())));
     }
     out.extend(lines[start..].iter().map(|l| cut_row(l, theme.dim(), ctx)));
     out
