@@ -76,6 +76,9 @@ pub struct PendingPermission {
 /// person may still be typing into the composer).
 const TYPE_AHEAD_GUARD: Duration = Duration::from_millis(300);
 
+/// What the status line says while a permission question waits.
+const WAITING: &str = "Waiting for your answer";
+
 /// Transcript search.
 #[derive(Debug, Default)]
 pub struct Search {
@@ -111,6 +114,8 @@ pub struct App {
     pub activity: String,
     /// Since when it does that (the status line's timer).
     pub activity_since: Option<Instant>,
+    /// What the status line said before a permission question took it over.
+    activity_before_question: Option<String>,
     /// When Ctrl+C was pressed on an empty composer.
     pub quit_armed: Option<Instant>,
     /// The key that armed quitting (`C` or `D`), for the hint.
@@ -182,6 +187,7 @@ impl App {
             shell_running: false,
             activity: String::new(),
             activity_since: None,
+            activity_before_question: None,
             quit_armed: None,
             quit_key: 'C',
             prompts_run: 0,
@@ -339,6 +345,11 @@ impl App {
             return;
         }
         let suggestion = request.decision.suggestion.clone();
+        // The clock shows how long the question has waited, not the tool's time.
+        if self.activity != WAITING {
+            self.activity_before_question = Some(std::mem::take(&mut self.activity));
+        }
+        self.set_activity(WAITING.into(), now);
         self.permission = Some(PendingPermission {
             pane: PermissionPane::new(&request),
             suggestion,
@@ -514,6 +525,10 @@ impl App {
         }
         if let Some((request, reply)) = self.waiting_questions.pop_front() {
             self.ask_at(request, reply, now);
+        } else if let Some(before) = self.activity_before_question.take()
+            && self.busy()
+        {
+            self.set_activity(before, now);
         }
     }
 

@@ -128,6 +128,28 @@ fn slash_commands_shell_and_mode_cycling() {
 }
 
 #[test]
+fn the_status_line_waits_for_the_answer_then_goes_back_to_the_tool() {
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("x", t0);
+    a.on_agent_event(
+        &tern_protocol::AgentEvent::ToolCallStart { id: "c".into(), name: "bash".into(), input: json!({}) },
+        t0,
+        |_| 0.0,
+    );
+    assert_eq!(a.activity, "Running bash");
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    let asked = t0 + Duration::from_secs(2);
+    a.ask_at(request("bash", json!({"command": "touch x"})), tx, asked);
+    assert_eq!(a.activity, "Waiting for your answer");
+    assert_eq!(a.activity_since, Some(asked), "the clock counts the waiting, not the tool");
+    let answered = asked + Duration::from_secs(5);
+    assert_eq!(a.on_key(key(KeyCode::Char('1')), answered), Command::None);
+    assert_eq!(a.activity, "Running bash");
+    assert_eq!(a.activity_since, Some(answered));
+}
+
+#[test]
 fn permission_answers_reach_the_runtime() {
     let t0 = Instant::now();
     for (keys, expected) in [
