@@ -76,6 +76,56 @@ pub struct PendingPermission {
 /// person may still be typing into the composer).
 const TYPE_AHEAD_GUARD: Duration = Duration::from_millis(300);
 
+/// A retry as the status line shows it.
+#[derive(Debug, Clone)]
+struct RetryShown {
+    reason: String,
+    until: Instant,
+    attempt: u32,
+    of: u32,
+}
+
+impl RetryShown {
+    /// `Rate limited (429) · retrying in 3 s (2/4)`, counting down to `now`.
+    fn label(&self, now: Instant) -> String {
+        let left = self.until.saturating_duration_since(now);
+        let secs = left.as_millis().div_ceil(1000);
+        if secs == 0 {
+            format!("{} · retrying now ({}/{})", self.reason, self.attempt, self.of)
+        } else {
+            format!("{} · retrying in {secs} s ({}/{})", self.reason, self.attempt, self.of)
+        }
+    }
+}
+
+/// Why a request is retried, in a few words, from the provider error's text.
+pub fn retry_reason(error: &str) -> String {
+    let lower = error.to_ascii_lowercase();
+    let status = lower.split("http ").nth(1).and_then(|rest| rest.get(..3)).and_then(|code| code.parse::<u16>().ok());
+    match status {
+        Some(429) => return "Rate limited (429)".into(),
+        Some(529) => return "Overloaded (529)".into(),
+        Some(503) => return "Unavailable (503)".into(),
+        Some(code @ 500..=599) => return format!("Server error ({code})"),
+        Some(code) => return format!("HTTP {code}"),
+        None => {}
+    }
+    if lower.contains("overloaded") {
+        "Overloaded".into()
+    } else if lower.contains("connection refused") {
+        "Connection refused".into()
+    } else if lower.contains("timed out") || lower.contains("timeout") {
+        "Timed out".into()
+    } else if lower.contains("could not reach") || lower.contains("connection") {
+        "Connection failed".into()
+    } else if lower.contains("ended before") || lower.contains("stream") {
+        "Stream broke".into()
+    } else {
+        let short: String = error.chars().take(40).collect();
+        format!("Error: {short}")
+    }
+}
+
 /// What the status line says while a permission question waits.
 const WAITING: &str = "Waiting for your answer";
 
@@ -114,6 +164,8 @@ pub struct App {
     pub activity: String,
     /// Since when it does that (the status line's timer).
     pub activity_since: Option<Instant>,
+    /// A retry being waited for, shown as a countdown.
+    retry: Option<RetryShown>,
     /// What the status line said before a permission question took it over.
     activity_before_question: Option<String>,
     /// When Ctrl+C was pressed on an empty composer.
@@ -188,6 +240,7 @@ impl App {
             activity: String::new(),
             activity_since: None,
             activity_before_question: None,
+            retry: None,
             quit_armed: None,
             quit_key: 'C',
             prompts_run: 0,
@@ -322,14 +375,17 @@ impl App {
             }
             AgentEvent::TextDelta { .. } => self.set_activity("Writing".into(), now),
             AgentEvent::Retry(r) => {
-                // Retries show in the status line, not as transcript cells;
-                // a final failure still arrives as an error.
-                let what = format!("Retrying ({}/{}) in {} ms", r.attempt, r.max_attempts, r.delay_ms);
-                self.set_activity(what, now);
+                // Retries show in the status line, counting down, not as transcript
+                // cells; a final failure still arrives as an error.
+                let until = now + Duration::from_millis(r.delay_ms);
+                self.retry =
+                    Some(RetryShown { reason: retry_reason(&r.error), until, attempt: r.attempt, of: r.max_attempts });
+                self.set_activity(retry_reason(&r.error), now);
                 return;
             }
             _ => {}
         }
+        self.retry = None;
         self.transcript.apply(event);
     }
 
@@ -773,7 +829,13 @@ impl App {
             cost_usd: self.cost_usd,
             cwd: self.cwd.clone(),
             branch: self.branch.clone(),
-            busy: self.busy_since.map(|t| (self.activity.clone(), self.activity_since.unwrap_or(t))),
+            busy: self.busy_since.map(|t| {
+                let label = match &self.retry {
+                    Some(r) => r.label(now),
+                    None => self.activity.clone(),
+                };
+                (label, self.activity_since.unwrap_or(t))
+            }),
             queued: self.queue.len(),
             hint,
         };

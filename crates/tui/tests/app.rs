@@ -249,3 +249,40 @@ fn whole_frames_at_three_widths_and_with_a_question() {
     out.push_str(&format!("── 80 columns, asking ──\n{}", buffer_text(&buf)));
     insta::assert_snapshot!(out);
 }
+
+#[test]
+fn a_retry_says_why_and_counts_down() {
+    use tern_tui::app::retry_reason;
+    assert_eq!(retry_reason("anthropic returned HTTP 429 for model `m`: slow down"), "Rate limited (429)");
+    assert_eq!(retry_reason("anthropic returned HTTP 529 for model `m`: overloaded"), "Overloaded (529)");
+    assert_eq!(retry_reason("openai returned HTTP 502 for model `m`: bad gateway"), "Server error (502)");
+    assert_eq!(
+        retry_reason("could not reach anthropic at http://x: tcp connect error: Connection refused"),
+        "Connection refused"
+    );
+    assert_eq!(retry_reason("anthropic stream error (overloaded_error): Overloaded"), "Overloaded");
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("x", t0);
+    let info = tern_protocol::RetryInfo {
+        attempt: 2,
+        max_attempts: 4,
+        delay_ms: 3000,
+        error: "anthropic returned HTTP 429 for model `m`: slow down".into(),
+        discard_partial: false,
+    };
+    a.on_agent_event(&tern_protocol::AgentEvent::Retry(info), t0, |_| 0.0);
+    let area = Rect::new(0, 0, 100, 12);
+    let status_at = |a: &mut App, t: Instant| {
+        let mut buf = Buffer::empty(area);
+        a.draw(area, &mut buf, t);
+        buffer_text(&buf)
+    };
+    let first = status_at(&mut a, t0);
+    assert!(first.contains("Rate limited (429) · retrying in 3 s (2/4)"), "{first}");
+    let later = status_at(&mut a, t0 + Duration::from_millis(1500));
+    assert!(later.contains("retrying in 2 s"), "{later}");
+    a.on_agent_event(&tern_protocol::AgentEvent::TextDelta { text: "hi".into() }, t0 + Duration::from_secs(3), |_| 0.0);
+    let after = status_at(&mut a, t0 + Duration::from_secs(3));
+    assert!(!after.contains("retrying"), "{after}");
+}
