@@ -426,3 +426,19 @@ fn rendering_into_part_of_a_buffer_stays_inside_it() {
     // An area larger than the buffer is cut to it.
     t.render(Rect::new(0, 0, 200, 200), &mut buf, &mut ScrollState::default(), &PLAIN, Instant::now());
 }
+
+#[test]
+fn a_reply_that_broke_off_is_marked_as_not_kept() {
+    let mut t = Transcript::new();
+    t.apply(&AgentEvent::TextDelta { text: "Half of an ans".into() });
+    t.apply(&AgentEvent::Error { message: "anthropic stream ended before the response was complete".into() });
+    let Some(CellKind::Assistant { markdown, streaming }) = t.cell(0) else { panic!("{:?}", t.cell(0)) };
+    assert!(markdown.starts_with("Half of an ans") && markdown.ends_with(tern_tui::transcript::DISCARDED));
+    assert!(!streaming);
+    // A reply interrupted by the person is kept (the loop keeps what was seen): no mark.
+    let mut t = Transcript::new();
+    t.apply(&AgentEvent::TextDelta { text: "Seen so far".into() });
+    t.apply(&AgentEvent::AgentEnd { stop_reason: tern_protocol::AgentStopReason::Aborted });
+    let Some(CellKind::Assistant { markdown, .. }) = t.cell(0) else { panic!() };
+    assert_eq!(markdown, "Seen so far");
+}

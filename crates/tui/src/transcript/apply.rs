@@ -8,6 +8,9 @@ use super::Transcript;
 use super::cell::{CellKind, FinishedTool, NoticeLevel, ToolCell};
 use super::tool_view::bash_output_from_result;
 
+/// What a reply that broke off says at its end.
+pub const DISCARDED: &str = "\n\n*(this reply broke off and is not part of the conversation)*";
+
 /// The cells the response being received streams into. A response may
 /// interleave reasoning and text, so each kind can have several cells.
 #[derive(Debug, Default)]
@@ -131,6 +134,14 @@ impl Transcript {
                 self.push(CellKind::Notice { text: message.clone(), level: NoticeLevel::Info });
             }
             AgentEvent::Error { message } => {
+                // A reply that broke off is not in the conversation the model sees next: say so on it.
+                for i in self.stream.text.clone() {
+                    if let Some(CellKind::Assistant { markdown, .. }) = self.cell_mut(i)
+                        && !markdown.trim().is_empty()
+                    {
+                        markdown.push_str(DISCARDED);
+                    }
+                }
                 self.end_stream();
                 self.push(CellKind::Notice { text: message.clone(), level: NoticeLevel::Error });
             }

@@ -21,6 +21,7 @@
 //! ```
 
 mod apply;
+pub use apply::DISCARDED;
 mod cell;
 mod diff_view;
 mod output_tail;
