@@ -283,3 +283,35 @@ async fn resume_picks_a_session_and_the_session_commands_work() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"noted"}]}"#).await;
+    let quit = |s: &mut Screen| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !s.text().contains("again to quit") {
+            assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+            s.send(b"\x03");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        s.send(b"\x03");
+        let _ = s.child.wait();
+    };
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("remember the pelican\r");
+    s.wait_for("noted");
+    quit(&mut s);
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.send(b"\x12");
+    s.type_text("pelic");
+    s.wait_for("search: pelic");
+    s.wait_for("remember the pelican");
+    s.send(b"\r");
+    s.send(b"\r");
+    // A new session: the mock answers its first turn again, to the prompt found.
+    s.wait_for("noted");
+    assert_eq!(h.bodies().last().unwrap()["messages"][0]["content"][0]["text"], "remember the pelican");
+    quit(&mut s);
+}

@@ -20,6 +20,7 @@ pub mod mcp_config;
 pub mod output_budget;
 pub mod permissions;
 pub mod prompt;
+pub mod prompt_history;
 mod run;
 pub mod secrets;
 pub mod session;
@@ -617,6 +618,16 @@ impl Runtime {
     /// The session's tokens and estimated cost so far.
     pub fn session_usage(&self) -> (tern_protocol::UsageTotals, f64) {
         *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Prompts typed in this folder in earlier sessions, oldest first (Up and Ctrl+R in the TUI).
+    pub fn prompt_history(&self) -> Vec<String> {
+        prompt_history::load(&self.paths.data_dir, &self.workspace)
+    }
+
+    /// Keep a prompt typed in the TUI for later sessions (not secrets, not long pastes).
+    pub fn remember_prompt(&self, text: &str) {
+        prompt_history::append(&self.paths.data_dir, &self.workspace, text);
     }
 
     /// The todo list as last written.

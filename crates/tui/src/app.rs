@@ -29,6 +29,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Enter", "send (queued while a turn runs)"),
     ("Shift+Enter, Alt+Enter, Ctrl+J, \\ Enter", "new line"),
     ("Up / Down", "move between lines; history on the first / last line"),
+    ("Ctrl+R", "search earlier prompts (this folder's, across sessions)"),
     ("Esc", "interrupt the turn (kills running tools); close a popup"),
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
@@ -450,6 +451,11 @@ impl App {
         }
         if self.search.is_some() {
             return self.on_search_key(key);
+        }
+        // Ctrl+R's history search takes every key while it is open.
+        if self.composer.searching() {
+            self.composer.handle_key(key);
+            return Command::None;
         }
         if let Some(command) = self.on_quit_key(key, now) {
             return command;

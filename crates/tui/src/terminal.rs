@@ -128,6 +128,7 @@ fn new_app(runtime: &Runtime) -> App {
         runtime.model_info().context_window,
     );
     app.priced = runtime.model_info().input_per_mtok > 0.0;
+    app.composer.load_history(runtime.prompt_history());
     let settings = runtime.compaction_settings();
     let window = runtime.model_info().context_window;
     app.compact_at_pct =
@@ -334,7 +335,10 @@ impl Driver {
         match command {
             Command::None => {}
             Command::Quit => self.app.quit = true,
-            Command::Run(prompt) => self.start_turn(prompt),
+            Command::Run(prompt) => {
+                self.runtime.remember_prompt(&prompt);
+                self.start_turn(prompt)
+            }
             Command::Interrupt => {
                 if let Some(token) = self.cancel.as_ref() {
                     token.cancel();
@@ -381,6 +385,7 @@ impl Driver {
                     // instead of being sent behind the person's back.
                     app.turn_finished_keep_queue();
                 } else if let Some(next) = app.turn_finished() {
+                    self.runtime.remember_prompt(&next);
                     self.start_turn(next);
                 }
                 refresh_files(&self.runtime, &self.tx);

@@ -286,3 +286,30 @@ fn a_retry_says_why_and_counts_down() {
     let after = status_at(&mut a, t0 + Duration::from_secs(3));
     assert!(!after.contains("retrying"), "{after}");
 }
+
+#[test]
+fn ctrl_r_finds_an_earlier_prompt_and_esc_gives_the_draft_back() {
+    let t0 = Instant::now();
+    let mut a = app();
+    a.composer.load_history(vec!["fix the flaky login test".into(), "update the docs".into()]);
+    type_text(&mut a, "draft", t0);
+    assert_eq!(a.on_key(ctrl('r'), t0), Command::None);
+    assert!(a.composer.searching());
+    type_text(&mut a, "login", t0);
+    assert_eq!(a.composer.text(), "fix the flaky login test");
+    assert!(a.composer.search_title().unwrap().contains("search: login"));
+    // Esc: back to the draft.
+    assert_eq!(a.on_key(key(KeyCode::Esc), t0), Command::None);
+    assert!(!a.composer.searching());
+    assert_eq!(a.composer.text(), "draft");
+    // Enter takes the match into the composer (not sent yet); Enter again sends it.
+    a.on_key(ctrl('r'), t0);
+    type_text(&mut a, "docs", t0);
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::None);
+    assert_eq!(a.composer.text(), "update the docs");
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::Run("update the docs".into()));
+    // No match: the title says so and the draft stays.
+    a.on_key(ctrl('r'), t0);
+    type_text(&mut a, "zzz", t0);
+    assert!(a.composer.search_title().unwrap().contains("no match"));
+}

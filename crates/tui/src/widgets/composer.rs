@@ -13,6 +13,7 @@
 //! | Ctrl+W, Alt/Ctrl+Backspace, Alt/Ctrl+Delete | word back/forward |
 //! | Ctrl+U / Ctrl+K | to line start / end (at the edge: join lines) |
 //! | Up/Down | row above/below; from the first/last row, older/newer history (the draft comes back) |
+//! | Ctrl+R | search the history: type to narrow, Ctrl+R older, Enter/Tab/Right take, Esc (Ctrl+C, Ctrl+G) give the draft back |
 //! | Esc | closes the popup; in an empty composer, [`ComposerAction::Interrupt`] |
 //!
 //! While a popup is open, Up/Down move its highlight and Tab accepts it
@@ -99,6 +100,18 @@ pub struct Composer {
     wrap_width: Cell<usize>,
     /// First visible row, kept between renders so the view does not jump.
     scroll: Cell<usize>,
+    /// Ctrl+R: searching the history.
+    search: Option<HistorySearch>,
+}
+
+/// A reverse search of the prompt history (Ctrl+R).
+#[derive(Debug, Clone)]
+struct HistorySearch {
+    query: String,
+    /// Matches skipped (Ctrl+R again: the next older one).
+    skip: usize,
+    /// What was in the composer before, given back on Esc.
+    draft: String,
 }
 
 /// The text cut into rows at a width, and where the cursor is drawn.
@@ -147,6 +160,7 @@ impl Composer {
             goal_col: None,
             wrap_width: Cell::new(0),
             scroll: Cell::new(0),
+            search: None,
         }
     }
 
@@ -157,12 +171,92 @@ impl Composer {
         self.refresh_completion();
     }
 
+    /// Earlier sessions' prompts, oldest first, ahead of this session's.
+    pub fn load_history(&mut self, entries: Vec<String>) {
+        let mut all = PromptHistory::new(entries);
+        for e in std::mem::take(&mut self.history).into_entries() {
+            all.push(e);
+        }
+        self.history = all;
+    }
+
+    /// Whether Ctrl+R's search is open.
+    pub fn searching(&self) -> bool {
+        self.search.is_some()
+    }
+
+    /// The search line shown over the composer while searching.
+    pub fn search_title(&self) -> Option<String> {
+        let s = self.search.as_ref()?;
+        let found = self.history.search(&s.query, s.skip).is_some();
+        Some(format!(
+            " search: {}{} · Ctrl+R older · Enter take · Esc cancel ",
+            s.query,
+            if found || s.query.is_empty() { "" } else { " (no match)" }
+        ))
+    }
+
+    /// Keys while searching: type to narrow, Ctrl+R for an older match,
+    /// Enter (or Tab, Right) takes the match into the composer, Esc gives the draft back.
+    fn handle_search_key(&mut self, key: KeyEvent) -> ComposerAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(search) = self.search.as_mut() else { return ComposerAction::None };
+        match key.code {
+            KeyCode::Char('r') if ctrl => {
+                if self.history.search(&search.query, search.skip + 1).is_some() {
+                    search.skip += 1;
+                }
+            }
+            KeyCode::Esc => {
+                let draft = std::mem::take(&mut search.draft);
+                self.search = None;
+                self.buffer.set_text(draft);
+                return self.after_edit();
+            }
+            KeyCode::Char('c' | 'g') if ctrl => {
+                let draft = std::mem::take(&mut search.draft);
+                self.search = None;
+                self.buffer.set_text(draft);
+                return self.after_edit();
+            }
+            KeyCode::Enter | KeyCode::Tab | KeyCode::Right => {
+                self.search = None;
+                return self.after_edit();
+            }
+            KeyCode::Backspace => {
+                search.query.pop();
+                search.skip = 0;
+            }
+            KeyCode::Char(c) if !ctrl => {
+                search.query.push(c);
+                search.skip = 0;
+            }
+            _ => return ComposerAction::Changed,
+        }
+        let (query, skip) = (search.query.clone(), search.skip);
+        let shown = match self.history.search(&query, skip) {
+            Some(hit) => hit.to_string(),
+            None => self.search.as_ref().map(|s| s.draft.clone()).unwrap_or_default(),
+        };
+        self.buffer.set_text(shown);
+        self.completion = None;
+        ComposerAction::Changed
+    }
+
     /// Handles a key; the bindings are in the module docs.
     pub fn handle_key(&mut self, key: KeyEvent) -> ComposerAction {
         if key.kind == KeyEventKind::Release {
             return ComposerAction::None;
         }
+        if self.search.is_some() {
+            return self.handle_search_key(key);
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('r') {
+            self.search = Some(HistorySearch { query: String::new(), skip: 0, draft: self.buffer.text().to_string() });
+            self.completion = None;
+            return ComposerAction::Changed;
+        }
         let alt = key.modifiers.contains(KeyModifiers::ALT);
         let newline_mods = key.modifiers.intersects(KeyModifiers::SHIFT | KeyModifiers::ALT | KeyModifiers::CONTROL);
         if let Some(action) = self.handle_popup_key(key.code, newline_mods) {
@@ -352,7 +446,9 @@ impl Composer {
         self.scroll.set(scroll);
         // Say how much is out of view above and below.
         let below = layout.row_count().saturating_sub(scroll + visible);
-        if scroll > 0 {
+        if let Some(title) = self.search_title() {
+            block = block.title(Line::styled(title, theme.accent()));
+        } else if scroll > 0 {
             block = block.title(Line::styled(format!(" ↑ {scroll} more "), theme.dim()).right_aligned());
         }
         if below > 0 {

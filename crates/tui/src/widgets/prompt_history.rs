@@ -30,6 +30,17 @@ impl PromptHistory {
         self.entries.push(entry);
     }
 
+    /// The `skip`-th newest entry holding `query` (case-insensitive), if any.
+    pub(crate) fn search(&self, query: &str, skip: usize) -> Option<&str> {
+        let q = query.to_lowercase();
+        self.entries.iter().rev().filter(|e| e.to_lowercase().contains(&q)).nth(skip).map(String::as_str)
+    }
+
+    /// The entries, oldest first.
+    pub(crate) fn into_entries(self) -> Vec<String> {
+        self.entries
+    }
+
     /// Ends any walk without changing the entries.
     pub(crate) fn reset(&mut self) {
         self.index = None;
@@ -66,6 +77,15 @@ impl PromptHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_finds_the_newest_matches_first() {
+        let h = PromptHistory::new(vec!["Fix the tests".into(), "docs".into(), "fix lint".into()]);
+        assert_eq!(h.search("fix", 0), Some("fix lint"));
+        assert_eq!(h.search("FIX", 1), Some("Fix the tests"));
+        assert_eq!(h.search("fix", 2), None);
+        assert_eq!(h.search("", 0), Some("fix lint"));
+    }
 
     #[test]
     fn walks_back_and_returns_the_draft() {
