@@ -299,6 +299,12 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
     };
     let mut s = start(&h);
     s.wait_for("Ask tern");
+    // The first screen says where tern stands; /status says the rest.
+    s.wait_for("/help for keys and commands");
+    s.wait_for("· mock · ");
+    s.type_text("/status\r");
+    s.wait_for("permission mode");
+    s.wait_for("instruction files: none");
     s.type_text("remember the pelican\r");
     s.wait_for("noted");
     quit(&mut s);

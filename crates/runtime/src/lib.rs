@@ -389,6 +389,46 @@ impl Runtime {
         lines
     }
 
+    /// Everything about this session one might ask for, a line each
+    /// (`/status`): version, model and where it is served, mode, session
+    /// file, instruction files, MCP servers, trust, sandbox, hidden variables.
+    pub fn status_lines(&self) -> Vec<String> {
+        let info = self.model_info();
+        let session = self.session();
+        let mut lines = vec![
+            format!("tern {}", env!("CARGO_PKG_VERSION")),
+            format!(
+                "model {} · {} at {} · context window {} tokens",
+                self.model(),
+                self.provider.name,
+                self.provider.base_url,
+                info.context_window
+            ),
+            format!("permission mode {}", self.policy.mode()),
+            if session.is_recording() {
+                format!("session {} · {}", session.id(), session.path().display())
+            } else {
+                format!("session {} · not recorded (--no-session)", session.id())
+            },
+        ];
+        let files: Vec<String> = self.instruction_files().iter().map(|f| f.path.display().to_string()).collect();
+        lines.push(if files.is_empty() {
+            "instruction files: none".into()
+        } else {
+            format!("instruction files: {}", files.join(", "))
+        });
+        let servers = self.mcp_servers();
+        if servers.is_empty() {
+            lines.push("MCP servers: none".into());
+        } else {
+            for s in servers {
+                lines.push(format!("MCP server {}: {} · {} tools", s.name, s.state, s.tool_count));
+            }
+        }
+        lines.extend(self.security_summary());
+        lines
+    }
+
     /// The permission policy (mode, rules, decisions).
     pub fn policy(&self) -> &Arc<Policy> {
         &self.policy

@@ -689,6 +689,7 @@ impl App {
             | Slash::Mcp
             | Slash::Clear
             | Slash::Mode
+            | Slash::Status
             | Slash::Init
             | Slash::Compact
             | Slash::Context

@@ -21,6 +21,8 @@ pub enum Slash {
     Clear,
     /// `/cost`.
     Cost,
+    /// `/status`.
+    Status,
     /// `/init [update]`.
     Init,
     /// `/compact [FOCUS]`.
@@ -41,7 +43,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 16] = [
+    pub const ALL: [Slash; 17] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -50,6 +52,7 @@ impl Slash {
         Slash::Todos,
         Slash::Clear,
         Slash::Cost,
+        Slash::Status,
         Slash::Init,
         Slash::Compact,
         Slash::Context,
@@ -71,6 +74,7 @@ impl Slash {
             Slash::Todos => "todos",
             Slash::Clear => "clear",
             Slash::Cost => "cost",
+            Slash::Status => "status",
             Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
@@ -93,6 +97,7 @@ impl Slash {
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
+            Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
             Slash::Context => "what fills the context window, and where compaction triggers",

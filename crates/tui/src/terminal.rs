@@ -133,6 +133,25 @@ fn new_app(runtime: &Runtime) -> App {
     let window = runtime.model_info().context_window;
     app.compact_at_pct =
         (settings.auto && window > 0).then(|| (settings.threshold(window) * 100 / window).min(100) as u8);
+    // A first screen that says where tern stands (a resumed session shows its conversation instead).
+    if runtime.resumed().is_none() {
+        let servers = runtime.mcp_servers();
+        let connected = servers.iter().filter(|s| s.state == tern_runtime::McpState::Connected).count();
+        let mut welcome = format!(
+            "tern {} · {} · {} mode · {}",
+            env!("CARGO_PKG_VERSION"),
+            runtime.model(),
+            runtime.policy().mode(),
+            home_relative(runtime.workspace())
+        );
+        if !servers.is_empty() {
+            welcome.push_str(&format!(" · MCP {connected}/{} connected", servers.len()));
+        }
+        welcome.push_str(
+            "\n/help for keys and commands · /status for the details · tern -c goes on with the last session",
+        );
+        app.notice(welcome, NoticeLevel::Info);
+    }
     let files = runtime.instruction_files();
     if !files.is_empty() {
         let names: Vec<String> = files.iter().map(|f| shown_path(&f.path, runtime.workspace())).collect();
@@ -439,6 +458,7 @@ fn refresh_files(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
 fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     match command {
         Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
+        Slash::Status => app.notice(runtime.status_lines().join("\n"), NoticeLevel::Info),
         Slash::Context => {
             let (rt, tx) = (runtime.clone(), tx.clone());
             tokio::spawn(async move {
