@@ -56,6 +56,10 @@ fn start(h: &Harness) -> Screen {
 }
 
 fn start_with(h: &Harness, args: &[&str]) -> Screen {
+    start_env(h, args, &[])
+}
+
+fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
     let pty = portable_pty::native_pty_system();
     let pair = pty.openpty(portable_pty::PtySize { rows: 40, cols: 100, pixel_width: 0, pixel_height: 0 }).unwrap();
     let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
@@ -65,6 +69,10 @@ fn start_with(h: &Harness, args: &[&str]) -> Screen {
     cmd.env("ANTHROPIC_API_KEY", "test-key");
     cmd.env("TERM", "xterm-256color");
     cmd.env_remove("NO_COLOR");
+    cmd.env_remove("VISUAL");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     cmd.cwd(h.workspace.path());
     let child = pair.slave.spawn_command(cmd).unwrap();
     drop(pair.slave);
@@ -320,4 +328,29 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
     s.wait_for("noted");
     assert_eq!(h.bodies().last().unwrap()["messages"][0]["content"][0]["text"], "remember the pelican");
     quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_prompt_in_the_editor() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"got it"}]}"#).await;
+    // An "editor" that rewrites the file it is given, as a person would.
+    let editor = h.home.path().join("fake-editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf 'rewritten in the editor\\n' > \"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut s = start_env(&h, &[], &[("EDITOR", editor.to_str().unwrap())]);
+    s.wait_for("Ask tern");
+    s.type_text("draft text");
+    s.send(b"\x07");
+    s.wait_for("rewritten in the editor");
+    s.send(b"\r");
+    s.wait_for("got it");
+    assert_eq!(h.bodies()[0]["messages"][0]["content"][0]["text"], "rewritten in the editor");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let _ = s.child.wait();
 }

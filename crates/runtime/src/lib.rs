@@ -145,7 +145,7 @@ pub struct Resumed {
 }
 
 pub use startup::resolve_workspace;
-use tern_sandbox::small_file;
+pub use tern_sandbox::small_file;
 
 /// What a run produced, with cost and timing.
 #[derive(Debug, Clone)]

@@ -30,6 +30,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Shift+Enter, Alt+Enter, Ctrl+J, \\ Enter", "new line"),
     ("Up / Down", "move between lines; history on the first / last line"),
     ("Ctrl+R", "search earlier prompts (this folder's, across sessions)"),
+    ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
     ("Esc", "interrupt the turn (kills running tools); close a popup"),
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
@@ -57,6 +58,8 @@ pub enum Command {
     Interrupt,
     /// A slash command that needs the runtime (`/tools`, `/mcp`, `/clear`, `/mode X`), with its argument.
     Slash(Slash, String),
+    /// Edit the composer's text in `$VISUAL` / `$EDITOR` (Ctrl+G).
+    Editor,
     /// Leave.
     Quit,
 }
@@ -462,6 +465,9 @@ impl App {
         }
         if let Some(command) = self.on_view_key(key) {
             return command;
+        }
+        if key_is(&key, KeyCode::Char('g'), KeyModifiers::CONTROL) {
+            return Command::Editor;
         }
         if key.code == KeyCode::Esc && (self.busy() || self.shell_running) && self.composer.popup().is_none() {
             return Command::Interrupt;

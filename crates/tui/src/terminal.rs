@@ -66,6 +66,45 @@ impl PermissionPrompt for TuiPrompt {
     }
 }
 
+/// The composer's text edited in `$VISUAL` (or `$EDITOR`): the screen is
+/// handed over while it runs and taken back after; the edited text replaces
+/// the composer's. Without an editor set, a notice says so.
+fn edit_in_editor(app: &mut App, enhanced_keys: bool) {
+    let Some(editor) = ["VISUAL", "EDITOR"].iter().find_map(|v| std::env::var(v).ok().filter(|e| !e.trim().is_empty()))
+    else {
+        app.notice("Ctrl+G opens the prompt in your editor: set $VISUAL or $EDITOR", NoticeLevel::Warning);
+        return;
+    };
+    let path = std::env::temp_dir().join(format!("tern-prompt-{}-{}.md", std::process::id(), fastrand_suffix()));
+    let written = std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().write(true).create_new(true), 0o600)
+        .open(&path)
+        .and_then(|mut f| f.write_all(app.composer.text().as_bytes()));
+    if let Err(e) = written {
+        app.notice(format!("cannot open the editor: {e}"), NoticeLevel::Warning);
+        return;
+    }
+    restore(enhanced_keys);
+    // `$EDITOR` may carry arguments (`code --wait`): the shell splits it, the path goes as "$1".
+    let status =
+        std::process::Command::new("sh").arg("-c").arg(format!("{editor} \"$1\"")).arg("sh").arg(&path).status();
+    let _ = enter_screen();
+    match status {
+        Ok(s) if s.success() => match tern_runtime::small_file::read_bounded(&path, 1024 * 1024, None) {
+            Ok(text) => app.composer.set_text(text.trim_end_matches('\n')),
+            Err(e) => app.notice(format!("cannot read the edited prompt: {e:?}"), NoticeLevel::Warning),
+        },
+        Ok(s) => app.notice(format!("the editor exited with {s}; the prompt is unchanged"), NoticeLevel::Warning),
+        Err(e) => app.notice(format!("cannot run `{editor}`: {e}"), NoticeLevel::Warning),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+/// Six random lowercase letters and digits, for a temp file's name.
+fn fastrand_suffix() -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{nanos:08x}")
+}
+
 /// Restores the terminal however the TUI ends (return, error, panic).
 struct TerminalGuard {
     enhanced_keys: bool,
@@ -73,22 +112,28 @@ struct TerminalGuard {
 
 impl TerminalGuard {
     fn enter() -> std::io::Result<Self> {
-        enable_raw_mode()?;
-        let mut out = std::io::stdout();
-        execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableMouseCapture)?;
-        // Shift+Enter is only distinguishable where the terminal reports it
-        // (kitty keyboard protocol). Asking the terminal first can stall for
-        // seconds where nothing answers, so push the flags unconditionally:
-        // terminals without the protocol ignore the sequence.
-        let enhanced_keys = execute!(
-            out,
-            PushKeyboardEnhancementFlags(
-                KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES | KeyboardEnhancementFlags::REPORT_ALTERNATE_KEYS
-            )
-        )
-        .is_ok();
-        Ok(Self { enhanced_keys })
+        Ok(Self { enhanced_keys: enter_screen()? })
     }
+}
+
+/// Raw mode, the alternate screen, pastes and the mouse; whether the
+/// keyboard enhancement flags were pushed.
+fn enter_screen() -> std::io::Result<bool> {
+    enable_raw_mode()?;
+    let mut out = std::io::stdout();
+    execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableMouseCapture)?;
+    // Shift+Enter is only distinguishable where the terminal reports it
+    // (kitty keyboard protocol). Asking the terminal first can stall for
+    // seconds where nothing answers, so push the flags unconditionally:
+    // terminals without the protocol ignore the sequence.
+    let enhanced_keys = execute!(
+        out,
+        PushKeyboardEnhancementFlags(
+            KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES | KeyboardEnhancementFlags::REPORT_ALTERNATE_KEYS
+        )
+    )
+    .is_ok();
+    Ok(enhanced_keys)
 }
 
 fn restore(enhanced_keys: bool) {
@@ -214,7 +259,14 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
-    let mut d = Driver { app, runtime: runtime.clone(), tx: tx.clone(), cancel: None, shell: shell.clone() };
+    let mut d = Driver {
+        editor_requested: false,
+        app,
+        runtime: runtime.clone(),
+        tx: tx.clone(),
+        cancel: None,
+        shell: shell.clone(),
+    };
     if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
         d.start_turn(prompt);
     }
@@ -224,7 +276,19 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         let deadline = if dirty { Some(last_frame + FRAME) } else { None };
         tokio::select! {
             ev = input.next() => match ev {
-                Some(Ok(ev)) => { d.on_input(ev); dirty = true; }
+                Some(Ok(ev)) => {
+                    d.on_input(ev);
+                    dirty = true;
+                    if std::mem::take(&mut d.editor_requested) {
+                        // The editor gets the terminal, and the keys: stop reading them meanwhile.
+                        drop(input);
+                        edit_in_editor(&mut d.app, guard.enhanced_keys);
+                        input = EventStream::new();
+                        // A fresh terminal draws everything again (`clear` would ask for the cursor position).
+                        execute!(std::io::stdout(), crossterm::terminal::Clear(crossterm::terminal::ClearType::All))?;
+                        terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+                    }
+                }
                 Some(Err(_)) | None => break,
             },
             Some(msg) = rx.recv() => { d.on_msg(msg); dirty = true; }
@@ -310,6 +374,8 @@ fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
 
 /// What the event loop drives: the app, the runtime, and what is running.
 struct Driver {
+    /// Ctrl+G asked for the external editor (the event loop runs it: it owns the input stream).
+    editor_requested: bool,
     app: App,
     runtime: Arc<Runtime>,
     tx: mpsc::UnboundedSender<Msg>,
@@ -354,6 +420,7 @@ impl Driver {
         match command {
             Command::None => {}
             Command::Quit => self.app.quit = true,
+            Command::Editor => self.editor_requested = true,
             Command::Run(prompt) => {
                 self.runtime.remember_prompt(&prompt);
                 self.start_turn(prompt)
