@@ -354,3 +354,50 @@ async fn ctrl_g_edits_the_prompt_in_the_editor() {
     s.send(b"\x03");
     let _ = s.child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
+    let write = |path: &str, content: &str| json!({"name": "write", "arguments": {"path": path, "content": content}});
+    let script = json!({"turns": [
+        {"when_request_contains": "prompt-four", "text": "done four"},
+        {"tool_calls": [write("a.txt", "v1\n")]},
+        {"text": "done one"},
+        {"tool_calls": [write("a.txt", "v2\n"), write("b.txt", "b2\n")]},
+        {"text": "done two"},
+        {"tool_calls": [write("a.txt", "v3\n")]},
+        {"text": "done three"}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::Anthropic, &script).await;
+    let mut s = start_with(&h, &["--permission-mode", "accept-edits"]);
+    s.wait_for("Ask tern");
+    for (prompt, done) in [("prompt-one", "done one"), ("prompt-two", "done two"), ("prompt-three", "done three")] {
+        s.type_text(&format!("{prompt}\r"));
+        s.wait_for(done);
+    }
+    assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v3\n");
+    // Someone edits b.txt after tern wrote it.
+    std::fs::write(h.path("b.txt"), "the person's\n").unwrap();
+    s.type_text("/rewind\r");
+    s.wait_for("go back to before a prompt");
+    s.type_text("/rewind 2\r");
+    s.wait_for("went back to before prompt 2");
+    s.wait_for("left alone, changed since tern wrote them: b.txt");
+    assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v1\n", "as it was before prompt 2");
+    assert_eq!(std::fs::read_to_string(h.path("b.txt")).unwrap(), "the person's\n", "not overwritten");
+    // The rewound prompt is back in the composer; send another instead.
+    s.wait_for("› prompt-two");
+    s.send(b"\x15");
+    s.type_text("prompt-four\r");
+    s.wait_for("done four");
+    let last = h.bodies().pop().unwrap().to_string();
+    assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let _ = s.child.wait();
+}

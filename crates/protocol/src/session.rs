@@ -132,6 +132,13 @@ pub enum SessionRecord {
         /// The session's estimated cost so far.
         session_cost_usd: f64,
     },
+    /// `/rewind`: the conversation went back to before prompt `prompt` (this
+    /// entry's parent is where it goes on from; what came after is a branch
+    /// left in the file).
+    Rewound {
+        /// The prompt's number in the session (1 = the first).
+        prompt: usize,
+    },
     /// The session was resumed here (by `--continue`, `--resume`, `/resume`).
     Resumed {
         /// When (RFC 3339, UTC).

@@ -282,6 +282,7 @@ impl Runtime {
         session.write(&SessionRecord::Compaction { summary: summary.clone(), kept, tokens_before, tokens_after });
         session.sync();
         *history = new;
+        self.compactions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         events(AgentEvent::Compaction { reason: reason.word().into(), summary, tokens_before, tokens_after });
         Ok(Compacted { tokens_before, tokens_after, archived, kept })
     }

@@ -14,6 +14,7 @@
 
 pub mod agents;
 pub mod compaction;
+pub mod checkpoints;
 pub mod config;
 pub mod context;
 pub mod mcp_config;
@@ -115,6 +116,11 @@ pub struct Overrides {
     pub no_session: bool,
 }
 
+/// A prompt `/rewind` listed without a place in the conversation (both come from one index line).
+fn no_point() -> RuntimeError {
+    RuntimeError::Io("that prompt's checkpoint is incomplete".into())
+}
+
 /// Which earlier session to go on with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resume {
@@ -140,6 +146,8 @@ pub struct Resumed {
     pub model: Option<String>,
     /// The session's tokens and estimated cost so far.
     pub usage: (tern_protocol::UsageTotals, f64),
+    /// Compactions the conversation went through.
+    pub compactions: usize,
     /// What was repaired or skipped, one line each.
     pub notices: Vec<String>,
 }
@@ -265,6 +273,7 @@ impl RuntimeBuilder {
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
+        let checkpoints = Arc::new(checkpoints::Checkpoints::open(session.dir(), &workspace));
         let runtime = Runtime {
             workspace,
             paths,
@@ -285,6 +294,8 @@ impl RuntimeBuilder {
             history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
             todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
             usage: std::sync::Mutex::new(resumed.as_ref().map(|r| r.usage).unwrap_or_default()),
+            checkpoints: std::sync::Mutex::new(checkpoints),
+            compactions: std::sync::atomic::AtomicUsize::new(resumed.as_ref().map_or(0, |r| r.compactions)),
             resumed,
             trust,
             sandbox,
@@ -331,6 +342,10 @@ pub struct Runtime {
     todos: Arc<std::sync::Mutex<Vec<tern_protocol::TodoItem>>>,
     /// The session's tokens and estimated cost so far (with what a resumed session had).
     usage: std::sync::Mutex<(tern_protocol::UsageTotals, f64)>,
+    /// The files as they were before each prompt changed them (`/rewind`).
+    checkpoints: std::sync::Mutex<Arc<checkpoints::Checkpoints>>,
+    /// Compactions so far (a rewind of the conversation cannot cross one).
+    compactions: std::sync::atomic::AtomicUsize,
     trust: trust::Trust,
     sandbox: tern_tools::SandboxSettings,
     /// The environment children start from.
@@ -549,6 +564,8 @@ impl Runtime {
         forked.set_title(current.title());
         forked.sync();
         let id = forked.id().to_string();
+        *self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Arc::new(checkpoints::Checkpoints::open(forked.dir(), &self.workspace));
         *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = forked;
         Ok(id)
     }
@@ -566,6 +583,9 @@ impl Runtime {
         *history = resumed.messages.clone();
         *self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.todos.clone();
         *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.usage;
+        self.compactions.store(resumed.compactions, std::sync::atomic::Ordering::SeqCst);
+        *self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Arc::new(checkpoints::Checkpoints::open(session.dir(), &self.workspace));
         *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(session);
         if self.overrides.model.is_none()
             && let Some(model) = &resumed.model
@@ -658,6 +678,56 @@ impl Runtime {
     /// The session's tokens and estimated cost so far.
     pub fn session_usage(&self) -> (tern_protocol::UsageTotals, f64) {
         *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The checkpoints of the session in use.
+    pub fn checkpoints(&self) -> Arc<checkpoints::Checkpoints> {
+        self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// The conversation as it stands.
+    pub async fn conversation(&self) -> Vec<Message> {
+        self.history.lock().await.clone()
+    }
+
+    /// `/rewind`: put the files (`code`) and/or the conversation back as
+    /// they were before prompt `number`. Files changed by someone else
+    /// since are left alone unless `force`. Returns what the files did and
+    /// the prompt, for the composer.
+    pub async fn rewind(
+        &self,
+        number: usize,
+        code: bool,
+        conversation: bool,
+        force: bool,
+    ) -> Result<(checkpoints::Restored, String), RuntimeError> {
+        let mut history = self.history.lock().await;
+        let cps = self.checkpoints();
+        let turns = cps.turns();
+        let turn = turns
+            .get(number.wrapping_sub(1))
+            .ok_or_else(|| RuntimeError::Io(format!("no prompt {number} to go back to (/rewind lists them)")))?;
+        let point = cps.conversation_point(number);
+        if conversation {
+            let compactions = point.as_ref().map(|p| p.2).ok_or_else(no_point)?;
+            if compactions != self.compactions.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(RuntimeError::Io(
+                    "the conversation was compacted after that prompt, so it cannot go back there; the files can \
+                     (`/rewind N code`)"
+                        .into(),
+                ));
+            }
+        }
+        let restored = if code { cps.restore(number, force) } else { checkpoints::Restored::default() };
+        if conversation && let Some((parent, len, _)) = point {
+            history.truncate(len);
+            let session = self.session();
+            session.set_leaf(parent);
+            session.write(&SessionRecord::Rewound { prompt: number });
+            session.sync();
+            cps.drop_from(number);
+        }
+        Ok((restored, turn.prompt.clone()))
     }
 
     /// Prompts typed in this folder in earlier sessions, oldest first (Up and Ctrl+R in the TUI).

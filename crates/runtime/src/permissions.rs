@@ -202,6 +202,7 @@ pub struct PolicyHooks {
     pub(crate) budget: crate::output_budget::OutputBudget,
     pub(crate) sandbox: tern_tools::SandboxSettings,
     pub(crate) session: Arc<crate::Session>,
+    pub(crate) checkpoints: Arc<crate::checkpoints::Checkpoints>,
     pub(crate) workspace: PathBuf,
 }
 
@@ -506,17 +507,42 @@ fn is_protected(d: &Decision) -> bool {
     matches!(d.decided_by, tern_policy::engine::DecidedBy::ProtectedPath { .. })
 }
 
+impl PolicyHooks {
+    /// The file an edit-kind call changes, resolved in the workspace.
+    fn changed_path(&self, tool: &str, input: &serde_json::Value) -> Option<PathBuf> {
+        if tern_protocol::ToolKind::of(tool) != tern_protocol::ToolKind::Edit {
+            return None;
+        }
+        let raw = input.get("path").or_else(|| input.get("file_path")).and_then(serde_json::Value::as_str)?;
+        Some(tern_tools::resolve_path(&self.workspace, raw))
+    }
+}
+
 impl Hooks for PolicyHooks {
     fn on_message(&self, message: &tern_protocol::Message) {
         self.session.write(&tern_protocol::SessionRecord::Message { message: message.clone() });
     }
 
     fn before_tool_call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
-        Box::pin(self.before(call))
+        Box::pin(async move {
+            let decided = self.before(call).await;
+            // A change that will run: keep the file as it is first (`/rewind`).
+            if let BeforeToolCall::Continue { input, .. } = &decided
+                && let Some(path) = self.changed_path(&call.name, input.as_ref().unwrap_or(&call.input))
+            {
+                self.checkpoints.before_change(&path);
+            }
+            decided
+        })
     }
 
     fn after_tool_call<'a>(&'a self, call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
-        Box::pin(self.after(call, result))
+        Box::pin(async move {
+            if let Some(path) = self.changed_path(&call.name, &call.input) {
+                self.checkpoints.after_change(&path);
+            }
+            self.after(call, result).await
+        })
     }
 }
 

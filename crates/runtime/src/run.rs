@@ -73,7 +73,10 @@ impl Runtime {
         {
             problems.push(e.to_string());
         }
-        session.write(&SessionRecord::Message { message: message.clone() });
+        let parent = session.leaf();
+        let entry = session.write(&SessionRecord::Message { message: message.clone() });
+        let compactions = self.compactions.load(std::sync::atomic::Ordering::SeqCst);
+        hooks.checkpoints.begin_turn(&entry, parent, history.len(), compactions, prompt);
         history.push(message);
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
         // "Prompt too long": compact, then try once more.
@@ -154,6 +157,7 @@ impl Runtime {
             sandbox: self.sandbox.clone(),
             session: session.clone(),
             workspace: self.workspace.clone(),
+            checkpoints: self.checkpoints(),
         })
     }
 

@@ -212,6 +212,17 @@ impl Session {
         self.dir.join("tmp")
     }
 
+    /// This session's folder (tool outputs, images, checkpoints).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Go on from `entry` (the next entry's parent): the conversation went
+    /// back (`/rewind`); what came after stays in the file as a branch.
+    pub fn set_leaf(&self, entry: Option<String>) {
+        *self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = entry;
+    }
+
     /// The id of the last entry written.
     pub fn leaf(&self) -> Option<String> {
         self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
@@ -528,7 +539,7 @@ impl LoadedSession {
                 SessionRecord::Usage { session, session_cost_usd, .. } => {
                     c.usage = (*session, *session_cost_usd);
                 }
-                SessionRecord::Resumed { .. } => {}
+                SessionRecord::Resumed { .. } | SessionRecord::Rewound { .. } => {}
             }
         }
         c

@@ -224,6 +224,7 @@ pub(crate) fn resume_from(
         title: conversation.title,
         model: conversation.model,
         usage: conversation.usage,
+        compactions: conversation.compactions,
         notices,
     };
     Ok((session, resumed))

@@ -31,6 +31,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Up / Down", "move between lines; history on the first / last line"),
     ("Ctrl+R", "search earlier prompts (this folder's, across sessions)"),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
+    ("Esc Esc", "on an empty composer: the prompts to go back to (/rewind)"),
     ("Esc", "interrupt the turn (kills running tools); close a popup"),
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
@@ -168,6 +169,8 @@ pub struct App {
     pub activity: String,
     /// Since when it does that (the status line's timer).
     pub activity_since: Option<Instant>,
+    /// When Esc was last pressed on an empty composer (twice: `/rewind`).
+    last_esc: Option<Instant>,
     /// A retry being waited for, shown as a countdown.
     retry: Option<RetryShown>,
     /// What the status line said before a permission question took it over.
@@ -245,6 +248,7 @@ impl App {
             activity_since: None,
             activity_before_question: None,
             retry: None,
+            last_esc: None,
             quit_armed: None,
             quit_key: 'C',
             prompts_run: 0,
@@ -475,6 +479,15 @@ impl App {
         match self.composer.handle_key(key) {
             ComposerAction::Submit(text) => self.submit(text),
             ComposerAction::Interrupt if self.busy() => Command::Interrupt,
+            // Esc twice on an empty composer: the prompts to go back to.
+            ComposerAction::Interrupt => {
+                if self.last_esc.is_some_and(|t| now.duration_since(t) < Duration::from_millis(800)) {
+                    self.last_esc = None;
+                    return Command::Slash(Slash::Rewind, String::new());
+                }
+                self.last_esc = Some(now);
+                Command::None
+            }
             _ => Command::None,
         }
     }
@@ -699,6 +712,7 @@ impl App {
             | Slash::Init
             | Slash::Compact
             | Slash::Context
+            | Slash::Rewind
             | Slash::Resume
             | Slash::Fork
             | Slash::Rename

@@ -29,6 +29,8 @@ pub enum Slash {
     Compact,
     /// `/context`.
     Context,
+    /// `/rewind [N [code|conversation] [force]]`.
+    Rewind,
     /// `/resume [ID]`.
     Resume,
     /// `/fork`.
@@ -43,7 +45,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 17] = [
+    pub const ALL: [Slash; 18] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -56,6 +58,7 @@ impl Slash {
         Slash::Init,
         Slash::Compact,
         Slash::Context,
+        Slash::Rewind,
         Slash::Resume,
         Slash::Fork,
         Slash::Rename,
@@ -78,6 +81,7 @@ impl Slash {
             Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
+            Slash::Rewind => "rewind",
             Slash::Resume => "resume",
             Slash::Fork => "fork",
             Slash::Rename => "rename",
@@ -101,6 +105,7 @@ impl Slash {
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
             Slash::Context => "what fills the context window, and where compaction triggers",
+            Slash::Rewind => "go back to before a prompt: files, conversation or both (/rewind lists the prompts; Esc Esc)",
             Slash::Resume => "this folder's sessions, or go on with one: /resume ID",
             Slash::Fork => "go on in a new session file; this one stays as it is",
             Slash::Rename => "name this session: /rename NAME",
@@ -116,6 +121,7 @@ impl Slash {
             Slash::Mode => Some("default|accept-edits|plan"),
             Slash::Init => Some("[update]"),
             Slash::Compact => Some("[FOCUS]"),
+            Slash::Rewind => Some("[N [code|conversation] [force]]"),
             Slash::Resume => Some("[ID]"),
             Slash::Rename => Some("NAME"),
             Slash::Export => Some("[FILE]"),
@@ -125,7 +131,7 @@ impl Slash {
 
     /// Whether it may run while a turn is running.
     pub fn during_turn(self) -> bool {
-        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork | Slash::Compact | Slash::Init)
+        !matches!(self, Slash::Clear | Slash::Resume | Slash::Fork | Slash::Compact | Slash::Init | Slash::Rewind)
     }
 
     /// The command named `name` (without the `/`).

@@ -46,6 +46,8 @@ enum Msg {
     Resumed(Result<Box<tern_runtime::Resumed>, String>),
     /// A background slash command has something to say.
     Notice(String, NoticeLevel),
+    /// `/rewind` went back: the conversation now (when it went back too) and the prompt, for the composer.
+    Rewound(Option<Vec<tern_protocol::Message>>, String),
 }
 
 /// Sends permission questions to the screen and waits for the answer.
@@ -478,6 +480,16 @@ impl Driver {
             }
             Msg::Files(list) => app.composer.set_files(list),
             Msg::Notice(text, level) => app.notice(text, level),
+            Msg::Rewound(conversation, prompt) => {
+                if let Some(messages) = conversation {
+                    app.transcript.clear();
+                    app.transcript.replay(&messages);
+                    app.last_prompt_tokens = 0;
+                    if app.composer.is_empty() {
+                        app.composer.set_text(&prompt);
+                    }
+                }
+            }
             Msg::Resumed(Err(e)) => app.notice(e, NoticeLevel::Warning),
             Msg::Resumed(Ok(r)) => {
                 app.transcript.clear();
@@ -525,6 +537,7 @@ fn refresh_files(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
 fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     match command {
         Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
+        Slash::Rewind => rewind_slash(arg, app, runtime, tx),
         Slash::Status => app.notice(runtime.status_lines().join("\n"), NoticeLevel::Info),
         Slash::Context => {
             let (rt, tx) = (runtime.clone(), tx.clone());
@@ -656,6 +669,76 @@ fn shown_path(path: &std::path::Path, workspace: &std::path::Path) -> String {
         Ok(rel) => rel.display().to_string(),
         Err(_) => home_relative(path),
     }
+}
+
+/// `/rewind`: with no argument, the prompts to go back to; `/rewind N
+/// [code|conversation] [force]` goes back to before prompt N (both by default).
+fn rewind_slash(arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
+    let words: Vec<&str> = arg.split_whitespace().collect();
+    let Some(first) = words.first() else {
+        let turns = runtime.checkpoints().turns();
+        if turns.is_empty() {
+            app.notice("no prompt to go back to yet", NoticeLevel::Info);
+            return;
+        }
+        let mut text = String::from("go back to before a prompt: /rewind N (files and conversation), /rewind N code, /rewind N conversation\n");
+        for t in turns.iter().rev().take(20) {
+            let files = if t.files.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<String> = t.files.iter().map(|f| shown_path(f, runtime.workspace())).collect();
+                format!("  [{}]", names.join(", "))
+            };
+            text.push_str(&format!("  {:>3}  {}{files}\n", t.number, t.prompt));
+        }
+        app.notice(text.trim_end().to_string(), NoticeLevel::Info);
+        return;
+    };
+    let Ok(number) = first.parse::<usize>() else {
+        app.notice("usage: /rewind [N [code|conversation] [force]]", NoticeLevel::Warning);
+        return;
+    };
+    let (code, conversation) = match words.get(1).copied() {
+        Some("code" | "files") => (true, false),
+        Some("conversation" | "chat") => (false, true),
+        _ => (true, true),
+    };
+    let force = words.contains(&"force");
+    let (rt, tx) = (runtime.clone(), tx.clone());
+    let workspace = runtime.workspace().to_path_buf();
+    tokio::spawn(async move {
+        match rt.rewind(number, code, conversation, force).await {
+            Ok((r, prompt)) => {
+                let list = |v: &[std::path::PathBuf]| v.iter().map(|p| shown_path(p, &workspace)).collect::<Vec<_>>().join(", ");
+                let mut text = format!("went back to before prompt {number}");
+                if code {
+                    text.push_str(&format!(
+                        ": {} file(s) restored, {} removed",
+                        r.restored.len(),
+                        r.removed.len()
+                    ));
+                }
+                let mut level = NoticeLevel::Info;
+                if !r.conflicts.is_empty() {
+                    level = NoticeLevel::Warning;
+                    text.push_str(&format!(
+                        "\nleft alone, changed since tern wrote them: {} (`/rewind {number} code force` puts them back anyway)",
+                        list(&r.conflicts)
+                    ));
+                }
+                for (path, why) in &r.failed {
+                    level = NoticeLevel::Warning;
+                    text.push_str(&format!("\n{} could not be put back: {why}", shown_path(path, &workspace)));
+                }
+                let messages = if conversation { Some(rt.conversation().await) } else { None };
+                let _ = tx.send(Msg::Rewound(messages, prompt));
+                let _ = tx.send(Msg::Notice(text, level));
+            }
+            Err(e) => {
+                let _ = tx.send(Msg::Notice(e.to_string(), NoticeLevel::Warning));
+            }
+        }
+    });
 }
 
 /// `/resume`, `/fork`, `/rename`, `/export`: the session commands. The

@@ -1,0 +1,330 @@
+//! Checkpoints: before a prompt's tools first change a file in the
+//! workspace, its content is kept, so `/rewind` can put the files back as
+//! they were before that prompt. Each prompt is recorded too (its session
+//! entry and how long the conversation was), so the conversation can go
+//! back with them.
+//!
+//! Kept in the session's folder: `checkpoints/index.jsonl` (one line per
+//! prompt, per first change of a file in a prompt, per finished change) and
+//! the saved contents. Only files inside the workspace are kept or
+//! restored; a file changed by someone else since tern last wrote it is
+//! reported, not overwritten, unless forced.
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+/// Files larger than this are not kept (their change cannot be rewound).
+const MAX_KEPT: u64 = 16 * 1024 * 1024;
+
+/// One line of the index.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Line {
+    /// A prompt started.
+    Turn {
+        /// Its message's session entry.
+        entry: String,
+        /// The entry before it (where the conversation goes back to).
+        parent: Option<String>,
+        /// Messages in the conversation before it.
+        history_len: usize,
+        /// Compactions before it (a later one makes the count meaningless).
+        compactions: usize,
+        /// Its first words.
+        prompt: String,
+    },
+    /// The first change of `path` in the prompt `entry`: what it was before.
+    Before { entry: String, path: PathBuf, existed: bool, kept: Option<String>, note: Option<String> },
+    /// A change of `path` finished: what tern left there.
+    After { path: PathBuf, hash: Option<u64> },
+    /// The prompts from `from` on were rewound.
+    Rewound { from: usize },
+}
+
+/// A prompt as `/rewind` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnInfo {
+    /// 1 for the first prompt of the session.
+    pub number: usize,
+    /// Its first words.
+    pub prompt: String,
+    /// Files its tools changed.
+    pub files: Vec<PathBuf>,
+}
+
+/// What a rewind of the files did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Files put back as they were.
+    pub restored: Vec<PathBuf>,
+    /// Files tern had created, removed.
+    pub removed: Vec<PathBuf>,
+    /// Files changed by someone else since tern wrote them: left alone.
+    pub conflicts: Vec<PathBuf>,
+    /// Files that could not be put back, with why.
+    pub failed: Vec<(PathBuf, String)>,
+}
+
+#[derive(Debug, Clone)]
+struct Turn {
+    entry: String,
+    parent: Option<String>,
+    history_len: usize,
+    compactions: usize,
+    prompt: String,
+    before: BTreeMap<PathBuf, (bool, Option<String>)>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    turns: Vec<Turn>,
+    /// What tern last left in each file it changed.
+    after: BTreeMap<PathBuf, Option<u64>>,
+    next_file: usize,
+}
+
+/// A session's checkpoints.
+#[derive(Debug)]
+pub struct Checkpoints {
+    dir: PathBuf,
+    workspace: PathBuf,
+    state: Mutex<State>,
+}
+
+/// A file's content hash (`None`: it does not exist).
+fn content_hash(path: &Path) -> Option<u64> {
+    let bytes = std::fs::read(path).ok()?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    Some(h.finish())
+}
+
+impl Checkpoints {
+    /// The checkpoints kept in `session_dir` for `workspace` (those already
+    /// there, when a session is resumed).
+    pub fn open(session_dir: &Path, workspace: &Path) -> Self {
+        let dir = session_dir.join("checkpoints");
+        let mut state = State::default();
+        if let Ok(text) = std::fs::read_to_string(dir.join("index.jsonl")) {
+            for line in text.lines().filter_map(|l| serde_json::from_str::<Line>(l).ok()) {
+                apply(&mut state, line);
+            }
+        }
+        Self { dir, workspace: workspace.to_path_buf(), state: Mutex::new(state) }
+    }
+
+    fn record(&self, state: &mut State, line: Line) {
+        if let Ok(text) = serde_json::to_string(&line)
+            && tern_tools::create_private_dir(&self.dir).is_ok()
+        {
+            let opened =
+                std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().create(true).append(true), 0o600)
+                    .open(self.dir.join("index.jsonl"));
+            if let Ok(mut f) = opened {
+                let _ = f.write_all(format!("{text}\n").as_bytes());
+            }
+        }
+        apply(state, line);
+    }
+
+    /// A prompt starts: `entry` is its session entry, `parent` the one before.
+    pub fn begin_turn(&self, entry: &str, parent: Option<String>, history_len: usize, compactions: usize, prompt: &str) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let prompt: String = prompt.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect();
+        let line = Line::Turn { entry: entry.to_string(), parent, history_len, compactions, prompt };
+        self.record(&mut state, line);
+    }
+
+    /// A tool is about to change `path`: keep what it is now, the first time
+    /// in this prompt. Paths outside the workspace are not kept.
+    pub fn before_change(&self, path: &Path) {
+        if !path.starts_with(&self.workspace) {
+            return;
+        }
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(turn) = state.turns.last() else { return };
+        if turn.before.contains_key(path) {
+            return;
+        }
+        let entry = turn.entry.clone();
+        let (existed, kept, note) = match std::fs::symlink_metadata(path) {
+            Err(_) => (false, None, None),
+            Ok(m) if !m.is_file() => (true, None, Some("not a regular file".to_string())),
+            Ok(m) if m.len() > MAX_KEPT => (true, None, Some(format!("larger than {} MiB", MAX_KEPT >> 20))),
+            Ok(_) => {
+                let name = format!("{}.snap", state.next_file);
+                state.next_file += 1;
+                let saved = tern_tools::create_private_dir(&self.dir)
+                    .and_then(|()| std::fs::copy(path, self.dir.join(&name)).map(|_| ()));
+                match saved {
+                    Ok(()) => (true, Some(name), None),
+                    Err(e) => (true, None, Some(format!("could not be kept: {e}"))),
+                }
+            }
+        };
+        self.record(&mut state, Line::Before { entry, path: path.to_path_buf(), existed, kept, note });
+    }
+
+    /// A tool finished changing `path`.
+    pub fn after_change(&self, path: &Path) {
+        if !path.starts_with(&self.workspace) {
+            return;
+        }
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let hash = content_hash(path);
+        self.record(&mut state, Line::After { path: path.to_path_buf(), hash });
+    }
+
+    /// The prompts, oldest first.
+    pub fn turns(&self) -> Vec<TurnInfo> {
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state
+            .turns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TurnInfo { number: i + 1, prompt: t.prompt.clone(), files: t.before.keys().cloned().collect() })
+            .collect()
+    }
+
+    /// Where the conversation goes back to before prompt `number`: the
+    /// entry before it, how many messages came before it, and the
+    /// compactions before it.
+    pub fn conversation_point(&self, number: usize) -> Option<(Option<String>, usize, usize)> {
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let t = state.turns.get(number.checked_sub(1)?)?;
+        Some((t.parent.clone(), t.history_len, t.compactions))
+    }
+
+    /// Put the files back as they were before prompt `number`. A file
+    /// changed since tern last wrote it is left alone (a conflict) unless
+    /// `force`.
+    pub fn restore(&self, number: usize, force: bool) -> Restored {
+        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = Restored::default();
+        let Some(from) = number.checked_sub(1) else { return out };
+        // The earliest record of each file from that prompt on is its state before it.
+        let mut earliest: BTreeMap<&PathBuf, &(bool, Option<String>)> = BTreeMap::new();
+        for turn in state.turns.iter().skip(from) {
+            for (path, before) in &turn.before {
+                earliest.entry(path).or_insert(before);
+            }
+        }
+        for (path, (existed, kept)) in earliest {
+            let now = content_hash(path);
+            let ours = state.after.get(path).copied().flatten();
+            if !force && now != ours {
+                out.conflicts.push(path.clone());
+                continue;
+            }
+            match (existed, kept) {
+                (false, _) => match std::fs::remove_file(path) {
+                    Ok(()) => out.removed.push(path.clone()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => out.removed.push(path.clone()),
+                    Err(e) => out.failed.push((path.clone(), e.to_string())),
+                },
+                (true, Some(name)) => {
+                    let restored = std::fs::read(self.dir.join(name)).and_then(|b| tern_tools::write_atomic(path, &b));
+                    match restored {
+                        Ok(()) => out.restored.push(path.clone()),
+                        Err(e) => out.failed.push((path.clone(), e.to_string())),
+                    }
+                }
+                (true, None) => out.failed.push((path.clone(), "its earlier content was not kept".into())),
+            }
+        }
+        out
+    }
+
+    /// Forget the prompts from `number` on (the conversation went back before them).
+    pub fn drop_from(&self, number: usize) {
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let from = number.saturating_sub(1);
+        self.record(&mut state, Line::Rewound { from });
+    }
+}
+
+fn apply(state: &mut State, line: Line) {
+    match line {
+        Line::Turn { entry, parent, history_len, compactions, prompt } => {
+            state.turns.push(Turn { entry, parent, history_len, compactions, prompt, before: BTreeMap::new() })
+        }
+        Line::Before { entry, path, existed, kept, .. } => {
+            if let Some(t) = state.turns.iter_mut().rev().find(|t| t.entry == entry) {
+                t.before.entry(path).or_insert((existed, kept.clone()));
+            }
+            if let Some(k) = kept.and_then(|k| k.strip_suffix(".snap").and_then(|n| n.parse::<usize>().ok())) {
+                state.next_file = state.next_file.max(k + 1);
+            }
+        }
+        Line::After { path, hash } => {
+            state.after.insert(path, hash);
+        }
+        Line::Rewound { from } => state.turns.truncate(from),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_go_back_as_they_were_before_a_prompt_and_others_changes_are_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let (a, b, c) = (ws.join("a.txt"), ws.join("b.txt"), ws.join("c.txt"));
+        std::fs::write(&a, "a0").unwrap();
+        std::fs::write(&b, "b0").unwrap();
+        let cp = Checkpoints::open(&root.path().join("session"), &ws);
+        let change = |p: &Path, text: &str| {
+            cp.before_change(p);
+            std::fs::write(p, text).unwrap();
+            cp.after_change(p);
+        };
+        cp.begin_turn("e1", None, 0, 0, "first");
+        change(&a, "a1");
+        cp.begin_turn("e2", Some("x".into()), 2, 0, "second");
+        change(&a, "a2");
+        change(&b, "b2");
+        change(&c, "c2");
+        cp.begin_turn("e3", Some("y".into()), 4, 0, "third");
+        change(&b, "b3");
+        // Someone else edits b after tern.
+        std::fs::write(&b, "b-person").unwrap();
+        let turns = cp.turns();
+        assert_eq!(turns.len(), 3);
+        assert_eq!(turns[1].files, vec![a.clone(), b.clone(), c.clone()]);
+        let r = cp.restore(2, false);
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), "a1");
+        assert!(!c.exists(), "created after the prompt: removed");
+        assert_eq!(r.conflicts, vec![b.clone()]);
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "b-person", "not overwritten");
+        let r = cp.restore(2, true);
+        assert!(r.restored.contains(&b));
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), "b0");
+        assert_eq!(cp.conversation_point(2), Some((Some("x".into()), 2, 0)));
+        // Read back from disk, as after a resume.
+        let again = Checkpoints::open(&root.path().join("session"), &ws);
+        assert_eq!(again.turns().len(), 3);
+        again.drop_from(2);
+        assert_eq!(Checkpoints::open(&root.path().join("session"), &ws).turns().len(), 1);
+    }
+
+    #[test]
+    fn nothing_outside_the_workspace_is_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let outside = root.path().join("outside.txt");
+        std::fs::write(&outside, "x").unwrap();
+        let cp = Checkpoints::open(&root.path().join("session"), &ws);
+        cp.begin_turn("e1", None, 0, 0, "p");
+        cp.before_change(&outside);
+        assert!(cp.turns()[0].files.is_empty());
+    }
+}
