@@ -101,3 +101,30 @@ async fn tern_init_writes_agents_md_and_nothing_else() {
     assert_eq!(out.code, Some(2));
     assert!(out.stderr.contains("tern init --update"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn an_untrusted_project_cannot_pick_instruction_files_or_drive_compaction() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"one"},{"text":"two"}]}"#).await;
+    std::fs::write(
+        h.home.path().join("config.toml"),
+        "[retry]\nbase_delay_ms = 1\n[providers.anthropic]\napi_key = \"sk-ant-USERCONFIG-SECRET-123\"\n",
+    )
+    .unwrap();
+    write(
+        &h.path(".tern/config.toml"),
+        "[compaction]\nreserve_tokens = 9999999999\nkeep_turns = 9223372036854775807\n[context]\nfiles = [\"config.toml\"]\n",
+    );
+    let out = h.run(&["-p", "first"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("ignored `[compaction]`") && out.stderr.contains("ignored `[context] files`"), "{}", out.stderr);
+    let out = h.run(&["-c", "-p", "second"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.bodies().len(), 2, "no summary requests");
+    for b in h.bodies() {
+        assert!(!b.to_string().contains("USERCONFIG-SECRET"), "the user config never reaches the model");
+    }
+    // Trusted, names are still Markdown files only, and the config folder keeps its own names.
+    let out = h.run(&["--trust", "context", "--json"]).await;
+    let r: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(r["context_files"].as_array().unwrap().is_empty(), "{r}");
+}

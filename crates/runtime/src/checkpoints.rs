@@ -133,7 +133,14 @@ impl Checkpoints {
     }
 
     /// A prompt starts: `entry` is its session entry, `parent` the one before.
-    pub fn begin_turn(&self, entry: &str, parent: Option<String>, history_len: usize, compactions: usize, prompt: &str) {
+    pub fn begin_turn(
+        &self,
+        entry: &str,
+        parent: Option<String>,
+        history_len: usize,
+        compactions: usize,
+        prompt: &str,
+    ) {
         let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let prompt: String = prompt.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect();
         let line = Line::Turn { entry: entry.to_string(), parent, history_len, compactions, prompt };
@@ -187,7 +194,11 @@ impl Checkpoints {
             .turns
             .iter()
             .enumerate()
-            .map(|(i, t)| TurnInfo { number: i + 1, prompt: t.prompt.clone(), files: t.before.keys().cloned().collect() })
+            .map(|(i, t)| TurnInfo {
+                number: i + 1,
+                prompt: t.prompt.clone(),
+                files: t.before.keys().cloned().collect(),
+            })
             .collect()
     }
 

@@ -118,6 +118,18 @@ pub fn split_point(messages: &[Message], keep_turns: usize) -> Option<usize> {
     (from > 0).then_some(from)
 }
 
+/// [`split_point`] keeping `keep` turns, or fewer down to `at_least` when
+/// there are not that many before them; one pass over the messages.
+pub fn split_point_between(messages: &[Message], keep: usize, at_least: usize) -> Option<usize> {
+    let prompts: Vec<usize> = messages.iter().enumerate().filter(|(_, m)| is_prompt(m)).map(|(i, _)| i).collect();
+    // Keeping more turns than there are prompts is keeping them all: no more tries than prompts.
+    let keep = keep.min(prompts.len());
+    (at_least..=keep.max(at_least)).rev().find_map(|k| {
+        let from = if k == 0 { messages.len() } else { *prompts.get(prompts.len().checked_sub(k)?)? };
+        (from > 0).then_some(from)
+    })
+}
+
 /// Replace the big tool results of `messages` with receipts pointing at
 /// files saved under `dir`; returns how many. A result that cannot be
 /// saved is cut to a head and tail instead.
@@ -215,6 +227,8 @@ mod tests {
         assert_eq!(split_point(&m, 2), None, "nothing before the first prompt");
         assert_eq!(split_point(&m, 0), Some(7));
         assert_eq!(split_point(&m[4..], 1), None);
+        assert_eq!(split_point_between(&m, 2, 1), Some(4), "two are not there: one");
+        assert_eq!(split_point_between(&m, usize::MAX, 0), Some(4), "a huge keep is bounded by the prompts");
     }
 
     #[test]

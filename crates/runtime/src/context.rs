@@ -123,9 +123,12 @@ fn tokens_of_len(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
+/// The most turns kept verbatim through a compaction.
+const MAX_KEEP_TURNS: usize = 20;
+
 /// Where to cut `history` keeping `keep` turns, or as few as `at_least`.
 pub(crate) fn split_for(history: &[Message], (keep, at_least): (usize, usize)) -> Option<usize> {
-    (at_least..=keep.max(at_least)).rev().find_map(|k| compaction::split_point(history, k))
+    compaction::split_point_between(history, keep.min(MAX_KEEP_TURNS), at_least)
 }
 
 impl Runtime {
@@ -135,10 +138,12 @@ impl Runtime {
         let c = &self.config.compaction;
         Settings {
             auto: c.auto.unwrap_or(true),
+            // At most half the window: a larger reserve would compact before every prompt.
             reserve_tokens: c
                 .reserve_tokens
-                .unwrap_or_else(|| Settings::default_reserve(info.context_window, info.max_output)),
-            keep_turns: c.keep_turns.unwrap_or(2),
+                .unwrap_or_else(|| Settings::default_reserve(info.context_window, info.max_output))
+                .min(info.context_window / 2),
+            keep_turns: c.keep_turns.unwrap_or(2).min(MAX_KEEP_TURNS),
         }
     }
 

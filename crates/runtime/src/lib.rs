@@ -13,8 +13,8 @@
 //! ```
 
 pub mod agents;
-pub mod compaction;
 pub mod checkpoints;
+pub mod compaction;
 pub mod config;
 pub mod context;
 pub mod mcp_config;
@@ -208,10 +208,11 @@ impl RuntimeBuilder {
     }
 
     /// Trust the folder for this run (the person said yes): the project
-    /// config is read again without the restrictions that need trust.
+    /// config asked about applies without the restrictions that need trust
+    /// (it is not read again: what runs is what was shown).
     pub fn trusted_for_this_run(mut self) -> Result<Self, RuntimeError> {
         self.overrides.trust = true;
-        self.loaded = startup::load_config(&self.overrides)?;
+        self.loaded = startup::trusted(self.loaded);
         Ok(self)
     }
 

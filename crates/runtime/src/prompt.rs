@@ -176,23 +176,38 @@ pub fn instruction_files(workspace: &Path, config_dir: &Path, names: &[String]) 
     let names: Vec<&str> = names
         .iter()
         .map(String::as_str)
-        // A name, not a path: a project config cannot point tern at other files.
-        .filter(|n| !n.is_empty() && !n.contains('/') && *n != "." && *n != "..")
+        // A Markdown file's name, not a path: a config cannot point tern at other files.
+        .filter(|n| !n.contains('/') && n.len() > 3 && n.to_ascii_lowercase().ends_with(".md"))
         .collect();
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut total = 0usize;
-    let top = git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let top = project_top(workspace);
     let mut chain: Vec<&Path> = workspace.ancestors().take_while(|d| d.starts_with(&top)).collect();
     chain.reverse();
-    let dirs = std::iter::once((config_dir, config_dir)).chain(chain.into_iter().map(|d| (d, top.as_path())));
-    for (dir, root) in dirs {
+    // The user's own file goes by the default names only: no config picks what is read there.
+    let defaults: Vec<&str> = DEFAULT_CONTEXT_NAMES.to_vec();
+    let dirs = std::iter::once((config_dir, config_dir, &defaults))
+        .chain(chain.into_iter().map(|d| (d, top.as_path(), &names)));
+    for (dir, root, names) in dirs {
         let Some(path) = names.iter().map(|n| dir.join(n)).find(|p| std::fs::symlink_metadata(p).is_ok()) else {
             continue;
         };
         read_with_imports(&path, root, None, 0, &mut seen, &mut total, &mut out);
     }
     out
+}
+
+/// Where a project's instruction files (and their imports) may come from:
+/// its repository, unless that repository is the home folder (or holds it,
+/// a dotfiles repository): then only the workspace.
+fn project_top(workspace: &Path) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+    match git_root(workspace) {
+        Some(root) if home.as_deref().is_some_and(|h| h.starts_with(&root)) => workspace.to_path_buf(),
+        Some(root) => root,
+        None => workspace.to_path_buf(),
+    }
 }
 
 fn read_with_imports(
@@ -219,11 +234,22 @@ fn read_with_imports(
     for raw in imports {
         // Relative to the importing file; `~` and absolute paths only where they stay inside the root.
         let target = tern_tools::resolve_path(base, &raw);
-        if !target.starts_with(root) {
+        if !target.starts_with(root) || hidden_below(&target, root) {
             continue;
         }
         read_with_imports(&target, root, Some(path), depth + 1, seen, total, out);
     }
+}
+
+/// Whether `path` goes through a hidden folder below `root` (`.ssh`, `.git`,
+/// `.env`…); `.github` (where other agents' instructions live) is allowed.
+fn hidden_below(path: &Path, root: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| {
+        rel.components().any(|c| {
+            let name = c.as_os_str().to_string_lossy();
+            name.starts_with('.') && name != ".github"
+        })
+    })
 }
 
 /// The `@path` imports of an instruction file: words that start with `@`
@@ -304,7 +330,8 @@ mod tests {
         )
         .unwrap();
         std::fs::write(repo.join("docs/style.md"), "style rules @deeper.md").unwrap();
-        std::fs::write(repo.join("docs/deeper.md"), "deeper rules @../AGENTS.md").unwrap();
+        std::fs::write(repo.join("docs/deeper.md"), "deeper rules @../AGENTS.md @../.env.md").unwrap();
+        std::fs::write(repo.join(".env.md"), "HIDDEN").unwrap();
         for f in ["code.md", "fenced.md"] {
             std::fs::write(repo.join("docs").join(f), "must not load").unwrap();
         }
@@ -313,13 +340,30 @@ mod tests {
         let files = instruction_files(&repo, &config, &names());
         let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(texts.len(), 3, "{texts:?}");
-        assert!(texts[1] == "style rules @deeper.md" && texts[2] == "deeper rules @../AGENTS.md");
+        assert!(texts[1] == "style rules @deeper.md" && texts[2] == "deeper rules @../AGENTS.md @../.env.md");
         assert_eq!(files[1].imported_by.as_deref(), Some(repo.join("AGENTS.md").as_path()));
         // Configured names, and names that are paths ignored.
         std::fs::write(repo.join("TEAM.md"), "team").unwrap();
-        let custom = vec!["../secret.md".to_string(), "TEAM.md".to_string()];
+        let custom = vec!["../secret.md".to_string(), "config.toml".to_string(), "TEAM.md".to_string()];
         let texts: Vec<String> = instruction_files(&repo, &config, &custom).into_iter().map(|f| f.text).collect();
         assert_eq!(texts, ["team"]);
+    }
+
+    #[test]
+    fn a_home_folder_under_git_does_not_widen_what_imports_reach() {
+        let home = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(home.path()).unwrap();
+        std::fs::create_dir_all(home.join(".git")).unwrap();
+        std::fs::write(home.join("notes.md"), "HOME NOTES").unwrap();
+        let ws = home.join("Downloads/evil");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "@~/notes.md @../../notes.md @local.md").unwrap();
+        std::fs::write(ws.join("local.md"), "LOCAL").unwrap();
+        // SAFETY: nextest runs each test in its own process; nothing else reads HOME here.
+        unsafe { std::env::set_var("HOME", &home) };
+        let config = home.join("no-config");
+        let texts: Vec<String> = instruction_files(&ws, &config, &names()).into_iter().map(|f| f.text).collect();
+        assert_eq!(texts, ["@~/notes.md @../../notes.md @local.md", "LOCAL"]);
     }
 
     #[test]

@@ -26,17 +26,26 @@ impl Runtime {
     /// joins the conversation goes to the session file.
     pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
         let started = Instant::now();
+        // The conversation first: `/resume`, `/fork`, `/compact` and `/rewind` hold it while they
+        // switch the session, so this run records into the session it runs on.
+        let mut history = self.history.lock().await;
         let session = self.session();
         let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let first = self.catalog.assemble();
         let hooks = self.turn_hooks(&session, first.tools.iter().any(|t| t.name() == "read"));
         let config = self.loop_config(model, &info, &session);
-        // The same loop without the between-turns limit, for when compacting cannot help.
-        let unlimited = LoopConfig { context_limit: None, ..config.clone() };
-        let agent =
-            AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), config);
-        let unlimited =
-            AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), unlimited);
+        // A loop for the turns left of `--max-turns` after `used`, with or without the
+        // between-turns limit (without: when compacting cannot help). `None`: no turns left.
+        let runner = |used: u32, limited: bool| -> Option<AgentLoop> {
+            let mut c = config.clone();
+            if !limited {
+                c.context_limit = None;
+            }
+            if let Some(max) = c.max_turns {
+                c.max_turns = Some(max.checked_sub(used).filter(|left| *left > 0)?);
+            }
+            Some(AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), c))
+        };
         let sink = self.recording_sink(&session, events);
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
@@ -51,7 +60,6 @@ impl Runtime {
                 };
             }
         };
-        let mut history = self.history.lock().await;
         let mut message = Message::user_text(prompt);
         // The deferred-tools notice belongs to the start of the conversation.
         if history.is_empty()
@@ -78,11 +86,23 @@ impl Runtime {
         let compactions = self.compactions.load(std::sync::atomic::Ordering::SeqCst);
         hooks.checkpoints.begin_turn(&entry, parent, history.len(), compactions, prompt);
         history.push(message);
+        let agent = runner(0, true).unwrap_or_else(|| {
+            AgentLoop::with_turn_tools(
+                self.provider.client.clone(),
+                self.catalog.clone(),
+                hooks.clone(),
+                config.clone(),
+            )
+        });
         let mut outcome = agent.run(&mut history, &sink, cancel).await;
-        // "Prompt too long": compact, then try once more.
+        // "Prompt too long": compact, then try once more (within --max-turns).
         if outcome.context_overflow && !cancel.is_cancelled() {
             match self.compact_history(&mut history, None, CompactReason::Overflow, (keep, 1), &sink, cancel).await {
-                Ok(_) => outcome = merge_outcomes(outcome, agent.run(&mut history, &sink, cancel).await),
+                Ok(_) => {
+                    if let Some(again) = runner(outcome.turns, true) {
+                        outcome = merge_outcomes(outcome, again.run(&mut history, &sink, cancel).await);
+                    }
+                }
                 Err(e) => problems.push(e.to_string()),
             }
         }
@@ -102,8 +122,12 @@ impl Runtime {
                     }
                 };
             compactions += 1;
-            let runner = if compacted { &agent } else { &unlimited };
-            outcome = merge_outcomes(outcome, runner.run(&mut history, &sink, cancel).await);
+            let Some(next) = runner(outcome.turns, compacted) else {
+                // --max-turns reached: the run ends as a turn limit would end it.
+                outcome.stop_reason = AgentStopReason::MaxTurns;
+                break;
+            };
+            outcome = merge_outcomes(outcome, next.run(&mut history, &sink, cancel).await);
         }
         outcome = self.stop_hooks(outcome, &agent, &hooks, &mut history, &session, &sink, cancel).await;
         drop(history);

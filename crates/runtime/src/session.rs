@@ -392,23 +392,29 @@ const IMAGE_REF: &str = "@file:";
 const INLINE_IMAGE_MAX: usize = 4096;
 /// The largest image read back.
 const MAX_IMAGE_BYTES: u64 = 32 * 1024 * 1024;
+/// The most image bytes one session read back brings in.
+const MAX_IMAGES_TOTAL: u64 = 256 * 1024 * 1024;
 
 /// `message` with the images saved beside the session read back in; an
 /// image whose file is gone (or is not where a session keeps images)
 /// becomes a line of text that says so.
-fn images_inline(sessions_dir: &Path, mut message: Message) -> Message {
-    fn load(sessions_dir: &Path, reference: &str) -> Option<String> {
+fn images_inline(sessions_dir: &Path, mut message: Message, budget: &mut u64) -> Message {
+    let mut load = |sessions_dir: &Path, reference: &str| -> Option<String> {
         use base64::Engine;
         let rel = Path::new(reference);
-        // `ID/images/NAME`, nothing that climbs out.
+        // `ID/images/NAME`, nothing that climbs out or names another kind of file.
         let parts: Vec<_> = rel.components().collect();
-        if parts.len() != 3 || !parts.iter().all(|c| matches!(c, std::path::Component::Normal(_))) {
+        if parts.len() != 3
+            || !parts.iter().all(|c| matches!(c, std::path::Component::Normal(_)))
+            || parts[1].as_os_str() != "images"
+        {
             return None;
         }
-        let bytes =
-            crate::small_file::read_bytes_bounded(&sessions_dir.join(rel), MAX_IMAGE_BYTES, Some(sessions_dir)).ok()?;
+        let max = MAX_IMAGE_BYTES.min(*budget);
+        let bytes = crate::small_file::read_bytes_bounded(&sessions_dir.join(rel), max, Some(sessions_dir)).ok()?;
+        *budget = budget.saturating_sub(bytes.len() as u64);
         Some(base64::engine::general_purpose::STANDARD.encode(bytes))
-    }
+    };
     let gone = |r: &str| format!("[an image that is no longer available: {r}]");
     for block in &mut message.content {
         match block {
@@ -455,6 +461,14 @@ impl LoadedSession {
             .read_line(&mut first)
             .map_err(|e| RuntimeError::Io(format!("cannot read session file {shown}: {e}")))?;
         let header = parse_header(&first).map_err(|e| RuntimeError::Config(format!("{shown}: {e}")))?;
+        // The id names the session's folder: it must be the file's own name, nothing else.
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if header.id != stem || !header.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(RuntimeError::Config(format!(
+                "{shown}: the header's id `{}` is not the file's name; not a session tern wrote",
+                header.id.chars().take(80).collect::<String>()
+            )));
+        }
         let mut entries = Vec::new();
         let mut notices = Vec::new();
         let mut line = Vec::new();
@@ -473,8 +487,7 @@ impl LoadedSession {
             if !complete && n as u64 == MAX_LINE {
                 // An over-long line: skip the rest of it.
                 notices.push(format!("{shown}: line {number} is longer than 64 MiB; skipped"));
-                let mut rest = Vec::new();
-                let _ = reader.read_until(b'\n', &mut rest);
+                skip_rest_of_line(&mut reader);
                 continue;
             }
             let text = String::from_utf8_lossy(&line);
@@ -489,18 +502,34 @@ impl LoadedSession {
             }
         }
         let leaf = entries.last().map(|e| e.id.clone());
-        Ok(Self { header, path: path.to_path_buf(), entries, leaf, notices })
+        let loaded = Self { header, path: path.to_path_buf(), entries, leaf, notices };
+        let mut loaded = loaded;
+        if loaded.chain_broken() {
+            loaded.notices.push(format!(
+                "{shown}: an entry is missing from the conversation's chain (a damaged line); the entries are taken in \
+                 file order around it"
+            ));
+        }
+        Ok(loaded)
     }
 
-    /// The entries from the root to the leaf.
+    /// The entries from the root to the leaf. When the chain breaks (a
+    /// damaged line took an entry with it, or parents loop), the entries
+    /// before the break are taken in file order instead, so nothing earlier
+    /// is lost.
     pub fn branch(&self) -> Vec<&SessionEntry> {
         let index: HashMap<&str, usize> = self.entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
         let mut out = Vec::new();
         let mut next = self.leaf.as_deref();
-        // Bounded by the entry count: a parent loop in a damaged file ends the walk.
+        let mut seen = std::collections::HashSet::new();
+        let mut broken_at = None;
         while let Some(id) = next {
-            let Some(&i) = index.get(id) else { break };
-            if out.len() >= self.entries.len() {
+            let Some(&i) = index.get(id) else {
+                broken_at = out.last().map(|e: &&SessionEntry| e.id.as_str());
+                break;
+            };
+            if !seen.insert(i) {
+                broken_at = Some(id);
                 break;
             }
             let entry = &self.entries[i];
@@ -508,18 +537,32 @@ impl LoadedSession {
             next = entry.parent.as_deref();
         }
         out.reverse();
+        if let Some(from) = broken_at
+            && let Some(&first) = index.get(from)
+        {
+            let mut linear: Vec<&SessionEntry> = self.entries[..first].iter().collect();
+            linear.extend(out.into_iter().skip_while(|e| e.id != from));
+            return linear;
+        }
         out
+    }
+
+    /// Whether the parent chain is broken (a notice for resumes).
+    fn chain_broken(&self) -> bool {
+        let ids: std::collections::HashSet<&str> = self.entries.iter().map(|e| e.id.as_str()).collect();
+        self.entries.iter().any(|e| e.parent.as_deref().is_some_and(|p| !ids.contains(p)))
     }
 
     /// The conversation on the current branch: the summary of the last
     /// compaction and what followed it, or every message.
     pub fn conversation(&self) -> Conversation {
         let mut c = Conversation::default();
+        let mut image_budget = MAX_IMAGES_TOTAL;
         for entry in self.branch() {
             match &entry.record {
                 SessionRecord::Message { message } => {
                     let message = match self.path.parent() {
-                        Some(dir) => images_inline(dir, message.clone()),
+                        Some(dir) => images_inline(dir, message.clone(), &mut image_budget),
                         None => message.clone(),
                     };
                     c.messages.push((Some(entry.id.clone()), message))
@@ -543,6 +586,23 @@ impl LoadedSession {
             }
         }
         c
+    }
+}
+
+/// Read past the rest of a line without keeping it (bounded memory whatever its length).
+fn skip_rest_of_line(reader: &mut impl BufRead) {
+    loop {
+        let (done, used) = match reader.fill_buf() {
+            Ok([]) | Err(_) => return,
+            Ok(buf) => match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => (true, i + 1),
+                None => (false, buf.len()),
+            },
+        };
+        reader.consume(used);
+        if done {
+            return;
+        }
     }
 }
 
@@ -573,6 +633,33 @@ fn parse_header(line: &str) -> Result<SessionHeader, String> {
 pub const INTERRUPTED_RESULT: &str = "[interrupted: tern stopped before this call finished (a crash, a kill or a \
                                        power loss); whether it had any effect is unknown — check before repeating it]";
 
+/// What stands for a first prompt a damaged session file lost.
+pub const LOST_START: &str = "[the start of this conversation was lost from the session file]";
+
+/// Tool results whose call is not in the message just before them (a
+/// damaged line took it) are dropped, and messages left empty with them:
+/// every provider refuses a result without its call.
+fn drop_orphan_results(messages: &mut Vec<Message>) {
+    let mut prev_calls: Vec<String> = Vec::new();
+    for m in messages.iter_mut() {
+        if m.role == Role::User {
+            m.content.retain(|b| match b {
+                ContentBlock::ToolResult { tool_use_id, .. } => prev_calls.contains(tool_use_id),
+                _ => true,
+            });
+        }
+        prev_calls = m
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+    }
+    messages.retain(|m| !m.content.is_empty());
+}
+
 /// What an assistant turn says when tern stopped before the reply came.
 pub const INTERRUPTED_REPLY: &str = "[interrupted: tern stopped before this reply was written]";
 
@@ -582,6 +669,11 @@ pub const INTERRUPTED_REPLY: &str = "[interrupted: tern stopped before this repl
 /// reply never came. Returns the messages appended, to be
 /// recorded too (the file is never rewritten).
 pub fn repair(messages: &mut Vec<Message>) -> Vec<Message> {
+    drop_orphan_results(messages);
+    // A conversation starts with the person: one that lost its first prompt says so.
+    if messages.first().is_some_and(|m| m.role == Role::Assistant) {
+        messages.insert(0, Message::user_text(LOST_START));
+    }
     let mut added = Vec::new();
     let mut i = 0;
     while i < messages.len() {
@@ -727,6 +819,7 @@ mod tests {
         let back = LoadedSession::load(s.path()).unwrap().conversation().messages();
         assert!(back[0].content.iter().any(|b| matches!(b, ContentBlock::ToolResult { content, .. }
             if ToolResultContent::joined_text(content).contains("no longer available"))));
+        let mut budget = u64::MAX;
         let m = images_inline(
             dir.path(),
             Message {
@@ -738,8 +831,57 @@ mod tests {
                     },
                 }],
             },
+            &mut budget,
         );
         assert!(matches!(&m.content[0], ContentBlock::Text { .. }));
+    }
+
+    #[test]
+    fn a_damaged_line_in_the_middle_loses_nothing_before_it_and_the_rest_stays_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::create(dir.path(), start()).unwrap();
+        let call = ContentBlock::ToolUse { id: "c1".into(), name: "bash".into(), input: serde_json::json!({}) };
+        s.write(&SessionRecord::Message { message: Message::user_text("first") });
+        s.write(&SessionRecord::Message { message: Message { role: Role::Assistant, content: vec![call] } });
+        s.write(&SessionRecord::Message {
+            message: Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: vec![ToolResultContent::text("ok")],
+                    is_error: false,
+                }],
+            },
+        });
+        s.write(&SessionRecord::Message { message: Message::assistant_text("done") });
+        drop(s);
+        let path = std::fs::read_dir(dir.path()).unwrap().flatten().find(|e| e.path().is_file()).unwrap().path();
+        // Damage the tool call's line (the third line of the file).
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines[2] = "{\"id\": 7}".into();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let loaded = LoadedSession::load(&path).unwrap();
+        assert!(
+            loaded.notices.iter().any(|n| n.contains("missing from the conversation's chain")),
+            "{:?}",
+            loaded.notices
+        );
+        let mut messages = loaded.conversation().messages();
+        repair(&mut messages);
+        // The first prompt is kept; the result whose call was lost is dropped.
+        assert_eq!(messages[0], Message::user_text("first"));
+        assert!(!messages.iter().any(|m| m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }))));
+        assert_eq!(messages.last().unwrap(), &Message::assistant_text("done"));
+    }
+
+    #[test]
+    fn a_header_id_that_is_not_the_file_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("20261201-000000-trav01.jsonl");
+        std::fs::write(&f, "{\"type\":\"session\",\"version\":1,\"id\":\"/tmp/escape\",\"cwd\":\"/w\",\"provider\":\"a\",\"model\":\"m\",\"tern_version\":\"0\",\"started_at\":\"x\"}\n").unwrap();
+        let e = LoadedSession::load(&f).unwrap_err().to_string();
+        assert!(e.contains("not the file's name"), "{e}");
     }
 
     #[test]

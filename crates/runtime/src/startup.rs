@@ -38,6 +38,8 @@ pub(crate) struct Loaded {
     pub trust: trust::Trust,
     /// What the person should know.
     pub warnings: Vec<String>,
+    /// Of those, what reading the files found (before trust restricted anything).
+    pub read_warnings: Vec<String>,
 }
 
 /// The workspace: `--cwd` or the current directory, canonical.
@@ -74,10 +76,31 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         }
         Err(e) => return Err(e),
     };
-    let project_as_written = project_raw.clone();
-    let project = trust::restrict(project_raw, &user, &trust, &project_file, &workspace, &mut warnings);
+    Ok(restricted(workspace, paths, user, project_raw, project_file, trust, warnings))
+}
+
+/// The config as this run may use it, the project's restricted by `trust`.
+fn restricted(
+    workspace: PathBuf,
+    paths: TernPaths,
+    user: FileConfig,
+    project_as_written: FileConfig,
+    project_file: PathBuf,
+    trust: trust::Trust,
+    read_warnings: Vec<String>,
+) -> Loaded {
+    let mut warnings = read_warnings.clone();
+    let project = trust::restrict(project_as_written.clone(), &user, &trust, &project_file, &workspace, &mut warnings);
     let config = user.clone().merge(project.clone());
-    Ok(Loaded { workspace, paths, user, project, project_as_written, project_file, config, trust, warnings })
+    Loaded { workspace, paths, user, project, project_as_written, project_file, config, trust, warnings, read_warnings }
+}
+
+/// The same config trusted for this run (the person said yes to the
+/// question about `project_as_written`): exactly what was asked about, not
+/// the file read again.
+pub(crate) fn trusted(loaded: Loaded) -> Loaded {
+    let Loaded { workspace, paths, user, project_as_written, project_file, read_warnings, .. } = loaded;
+    restricted(workspace, paths, user, project_as_written, project_file, trust::Trust::Flag, read_warnings)
 }
 
 /// Step 2: what children may see. Never the provider keys: the ones tern

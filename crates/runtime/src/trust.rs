@@ -328,6 +328,30 @@ pub fn restrict(
         project.env.passthrough.clear();
     }
     restrict_sandbox(&mut project, user, &file.to_string(), warnings);
+    // Which files become instructions and how the conversation is cut are
+    // the person's to set: a repository could point tern at other files or
+    // make it summarise (and send) the conversation over and over.
+    if !trust.is_trusted() {
+        let c = &project.compaction;
+        if c.reserve_tokens.is_some() || c.keep_turns.is_some() || c.auto == Some(true) {
+            warnings.push(format!(
+                "{file}: ignored `[compaction]` settings other than `auto = false`: this folder is not trusted; {}",
+                how_to_trust(workspace)
+            ));
+            let off = c.auto == Some(false);
+            project.compaction = Default::default();
+            if off {
+                project.compaction.auto = Some(false);
+            }
+        }
+        if project.context.files.is_some() {
+            warnings.push(format!(
+                "{file}: ignored `[context] files`: this folder is not trusted; {}",
+                how_to_trust(workspace)
+            ));
+            project.context.files = None;
+        }
+    }
     if trust.is_trusted() {
         return project;
     }

@@ -105,7 +105,9 @@ impl Slash {
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
             Slash::Context => "what fills the context window, and where compaction triggers",
-            Slash::Rewind => "go back to before a prompt: files, conversation or both (/rewind lists the prompts; Esc Esc)",
+            Slash::Rewind => {
+                "go back to before a prompt: files, conversation or both (/rewind lists the prompts; Esc Esc)"
+            }
             Slash::Resume => "this folder's sessions, or go on with one: /resume ID",
             Slash::Fork => "go on in a new session file; this one stays as it is",
             Slash::Rename => "name this session: /rename NAME",

@@ -681,7 +681,9 @@ fn rewind_slash(arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::Unb
             app.notice("no prompt to go back to yet", NoticeLevel::Info);
             return;
         }
-        let mut text = String::from("go back to before a prompt: /rewind N (files and conversation), /rewind N code, /rewind N conversation\n");
+        let mut text = String::from(
+            "go back to before a prompt: /rewind N (files and conversation), /rewind N code, /rewind N conversation\n",
+        );
         for t in turns.iter().rev().take(20) {
             let files = if t.files.is_empty() {
                 String::new()
@@ -709,14 +711,12 @@ fn rewind_slash(arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::Unb
     tokio::spawn(async move {
         match rt.rewind(number, code, conversation, force).await {
             Ok((r, prompt)) => {
-                let list = |v: &[std::path::PathBuf]| v.iter().map(|p| shown_path(p, &workspace)).collect::<Vec<_>>().join(", ");
+                let list = |v: &[std::path::PathBuf]| {
+                    v.iter().map(|p| shown_path(p, &workspace)).collect::<Vec<_>>().join(", ")
+                };
                 let mut text = format!("went back to before prompt {number}");
                 if code {
-                    text.push_str(&format!(
-                        ": {} file(s) restored, {} removed",
-                        r.restored.len(),
-                        r.removed.len()
-                    ));
+                    text.push_str(&format!(": {} file(s) restored, {} removed", r.restored.len(), r.removed.len()));
                 }
                 let mut level = NoticeLevel::Info;
                 if !r.conflicts.is_empty() {
