@@ -16,6 +16,7 @@ const RESUME_RUNS: usize = 10;
 const LONG_HISTORY: usize = 500;
 const LONG_RUNS: usize = 10;
 const WRITE_TURNS: usize = 300;
+const CHECKPOINT_RUNS: usize = 50;
 
 fn mb(kb: u64) -> String {
     format!("{:.1} MB", kb as f64 / 1024.0)
@@ -136,6 +137,19 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         ),
         ours: ms(ours),
         baseline: format!("same bytes, `write_all` + `sync_data`: {} ({})", ms(raw), ratio(ours, raw)),
+        target: "≤ 1 ms".into(),
+    });
+    let _ = std::fs::remove_dir_all(&base);
+
+    // 4. What a checkpoint adds to an edit of a 1 MB file.
+    let base = tempdir("bench-checkpoint")?;
+    let out = example(&bin, &["checkpoint", &CHECKPOINT_RUNS.to_string(), &base.to_string_lossy()])?;
+    let ours = Duration::from_micros(field(&out, "checkpoint_us")?.parse()?);
+    let copy = Duration::from_micros(field(&out, "copy_us")?.parse()?);
+    rows.push(Row {
+        what: format!("checkpoint per edit of a 1 MB file (copy before, metadata after; median of {CHECKPOINT_RUNS})"),
+        ours: ms(ours),
+        baseline: format!("`std::fs::copy` of the file {} ({})", ms(copy), ratio(ours, copy)),
         target: "≤ 1 ms".into(),
     });
     let _ = std::fs::remove_dir_all(&base);

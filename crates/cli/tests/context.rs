@@ -116,7 +116,11 @@ async fn an_untrusted_project_cannot_pick_instruction_files_or_drive_compaction(
     );
     let out = h.run(&["-p", "first"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(out.stderr.contains("ignored `[compaction]`") && out.stderr.contains("ignored `[context] files`"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("ignored `[compaction]`") && out.stderr.contains("ignored `[context] files`"),
+        "{}",
+        out.stderr
+    );
     let out = h.run(&["-c", "-p", "second"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(h.bodies().len(), 2, "no summary requests");

@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
 
 use crate::accumulate::{parse_arguments, parse_json, str_at, u64_at};
@@ -10,15 +11,26 @@ use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest,
 
 const PROVIDER: &str = "anthropic";
 
-/// The JSON body of a streaming `POST /v1/messages`.
+/// The JSON body of a streaming `POST /v1/messages`, as a value (tests
+/// and callers that add fields); the same bytes as [`request_bytes`].
 pub fn request_body(req: &ModelRequest) -> Value {
-    let mut messages: Vec<Value> = req.messages.iter().map(message_json).collect();
-    // Prompt caching (at most 4 breakpoints: tools, system, and the two latest
-    // user turns): the end of the conversation, so the next turn reads
-    // everything before it from cache, and the turn before it, which the last
-    // request wrote, so a turn that added many blocks still reads the cache.
+    serde_json::to_value(wire(req)).unwrap_or(Value::Null)
+}
+
+/// The JSON body of a streaming `POST /v1/messages`, serialized straight
+/// from the request: no copy of the conversation is made, which matters
+/// with a long one (every turn sends it all).
+pub fn request_bytes(req: &ModelRequest) -> Vec<u8> {
+    serde_json::to_vec(&wire(req)).unwrap_or_default()
+}
+
+/// Prompt caching (at most 4 breakpoints: tools, system, and the two latest
+/// user turns): the end of the conversation, so the next turn reads
+/// everything before it from cache, and the turn before it, which the last
+/// request wrote, so a turn that added many blocks still reads the cache.
+fn cache_marks(messages: &[WireMessage<'_>]) -> Vec<usize> {
     let user_turns: Vec<usize> =
-        messages.iter().enumerate().filter(|(_, m)| m["role"] == "user").map(|(i, _)| i).rev().take(2).collect();
+        messages.iter().enumerate().filter(|(_, m)| m.role == "user").map(|(i, _)| i).rev().take(2).collect();
     let mut marks: Vec<usize> = user_turns;
     if let Some(last) = messages.len().checked_sub(1)
         && !marks.contains(&last)
@@ -26,75 +38,158 @@ pub fn request_body(req: &ModelRequest) -> Value {
         marks.truncate(1);
         marks.insert(0, last);
     }
-    for at in marks {
-        if let Some(block) = messages.get_mut(at).and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut())
-            && !matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking"))
-        {
-            block["cache_control"] = json!({"type": "ephemeral"});
-        }
-    }
-    let mut body = json!({
-        "model": req.model,
-        "max_tokens": req.max_tokens,
-        "messages": messages,
-        "stream": true,
-    });
-    if !req.system.is_empty() {
-        body["system"] = json!([{"type": "text", "text": req.system, "cache_control": {"type": "ephemeral"}}]);
-    }
-    if !req.tools.is_empty() {
-        let mut tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-            .collect();
-        if let Some(last) = tools.last_mut() {
-            last["cache_control"] = json!({"type": "ephemeral"});
-        }
-        body["tools"] = Value::Array(tools);
-    }
-    if let Some(budget) = req.thinking_budget {
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-    }
-    body
+    marks
 }
 
-fn message_json(m: &Message) -> Value {
+fn wire(req: &ModelRequest) -> WireBody<'_> {
+    let mut messages: Vec<WireMessage<'_>> = req.messages.iter().map(message_wire).collect();
+    for at in cache_marks(&messages) {
+        if let Some(block) = messages.get_mut(at).and_then(|m| m.content.last_mut())
+            && !matches!(block.block, WireBlock::Thinking { .. } | WireBlock::RedactedThinking { .. })
+        {
+            block.cache_control = Some(EPHEMERAL);
+        }
+    }
+    let mut tools: Vec<WireTool<'_>> = req
+        .tools
+        .iter()
+        .map(|t| WireTool {
+            name: &t.name,
+            description: &t.description,
+            input_schema: &t.input_schema,
+            cache_control: None,
+        })
+        .collect();
+    if let Some(last) = tools.last_mut() {
+        last.cache_control = Some(EPHEMERAL);
+    }
+    WireBody {
+        model: &req.model,
+        max_tokens: req.max_tokens,
+        messages,
+        stream: true,
+        system: (!req.system.is_empty())
+            .then(|| [SystemBlock { kind: "text", text: &req.system, cache_control: EPHEMERAL }]),
+        tools,
+        thinking: req.thinking_budget.map(|budget_tokens| Thinking { kind: "enabled", budget_tokens }),
+    }
+}
+
+#[derive(Serialize, Clone, Copy)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Serialize)]
+struct WireBody<'a> {
+    model: &'a str,
+    max_tokens: u64,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<[SystemBlock<'a>; 1]>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+}
+
+#[derive(Serialize)]
+struct SystemBlock<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: &'a str,
+    cache_control: CacheControl,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Marked<'a>>,
+}
+
+/// A content block and, on the ones that end a cached prefix, its marker.
+#[derive(Serialize)]
+struct Marked<'a> {
+    #[serde(flatten)]
+    block: WireBlock<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireBlock<'a> {
+    Text { text: &'a str },
+    Thinking { thinking: &'a str, signature: &'a str },
+    RedactedThinking { data: &'a str },
+    Image { source: ImageWire<'a> },
+    ToolUse { id: &'a str, name: &'a str, input: &'a Value },
+    ToolResult { tool_use_id: &'a str, content: Vec<WireBlock<'a>>, is_error: bool },
+}
+
+#[derive(Serialize)]
+struct ImageWire<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+fn message_wire(m: &Message) -> WireMessage<'_> {
     let role = match m.role {
         Role::User => "user",
         Role::Assistant => "assistant",
     };
-    let content: Vec<Value> = m.content.iter().filter_map(block_json).collect();
-    json!({"role": role, "content": content})
+    let content = m.content.iter().filter_map(block_wire).map(|block| Marked { block, cache_control: None }).collect();
+    WireMessage { role, content }
 }
 
-fn block_json(b: &ContentBlock) -> Option<Value> {
+fn block_wire(b: &ContentBlock) -> Option<WireBlock<'_>> {
     Some(match b {
-        ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+        ContentBlock::Text { text } => WireBlock::Text { text },
         // Thinking without a signature cannot be verified by the API: drop it.
         ContentBlock::Thinking { thinking, signature } => {
-            json!({"type": "thinking", "thinking": thinking, "signature": signature.as_ref()?})
+            WireBlock::Thinking { thinking, signature: signature.as_deref()? }
         }
-        ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-        ContentBlock::Image { source } => image_json(source),
-        ContentBlock::ToolUse { id, name, input } => {
-            json!({"type": "tool_use", "id": id, "name": name, "input": input})
-        }
-        ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-            let content: Vec<Value> = content
+        ContentBlock::RedactedThinking { data } => WireBlock::RedactedThinking { data },
+        ContentBlock::Image { source } => image_wire(source),
+        ContentBlock::ToolUse { id, name, input } => WireBlock::ToolUse { id, name, input },
+        ContentBlock::ToolResult { tool_use_id, content, is_error } => WireBlock::ToolResult {
+            tool_use_id,
+            content: content
                 .iter()
                 .map(|c| match c {
-                    ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
-                    ToolResultContent::Image { source } => image_json(source),
+                    ToolResultContent::Text { text } => WireBlock::Text { text },
+                    ToolResultContent::Image { source } => image_wire(source),
                 })
-                .collect();
-            json!({"type": "tool_result", "tool_use_id": tool_use_id, "content": content, "is_error": is_error})
-        }
+                .collect(),
+            is_error: *is_error,
+        },
     })
 }
 
-fn image_json(source: &tern_protocol::ImageSource) -> Value {
-    json!({"type": "image", "source": {"type": "base64", "media_type": source.media_type, "data": source.data}})
+fn image_wire(source: &tern_protocol::ImageSource) -> WireBlock<'_> {
+    WireBlock::Image { source: ImageWire { kind: "base64", media_type: &source.media_type, data: &source.data } }
 }
 
 #[derive(Debug)]

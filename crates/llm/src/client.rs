@@ -169,10 +169,11 @@ impl HttpProvider {
         Ok(Self { config, client, endpoint })
     }
 
-    fn body(&self, req: &ModelRequest) -> Value {
+    fn body(&self, req: &ModelRequest) -> Result<Vec<u8>, LlmError> {
         let official_openai = self.config.base_url.contains("api.openai.com");
         let mut body = match self.config.api {
-            Api::Anthropic => crate::anthropic::request_body(req),
+            // Serialized straight from the request: a long conversation is not copied.
+            Api::Anthropic => return Ok(crate::anthropic::request_bytes(req)),
             Api::OpenAiChat => {
                 let field = if official_openai { "max_completion_tokens" } else { "max_tokens" };
                 crate::openai_chat::request_body(req, field)
@@ -183,7 +184,7 @@ impl HttpProvider {
         if official_openai && let Some(key) = &req.cache_key {
             body["prompt_cache_key"] = Value::String(key.clone());
         }
-        body
+        serde_json::to_vec(&body).map_err(|e| LlmError::Setup(e.to_string()))
     }
 
     fn accumulator(&self) -> Box<dyn Accumulator> {
@@ -277,7 +278,7 @@ impl Provider for HttpProvider {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = serde_json::to_vec(&self.body(req)).map_err(|e| LlmError::Setup(e.to_string()))?;
+            let body = self.body(req)?;
             let policy = self.config.retry;
             let mut attempt = 1;
             loop {
@@ -351,7 +352,8 @@ mod tests {
             (Api::Anthropic, "https://api.anthropic.com", false),
         ] {
             let provider = HttpProvider::new(ProviderConfig::new(api, url, "k")).unwrap();
-            assert_eq!(provider.body(&req).get("prompt_cache_key").is_some(), sent, "{api:?} {url}");
+            let body: Value = serde_json::from_slice(&provider.body(&req).unwrap()).unwrap();
+            assert_eq!(body.get("prompt_cache_key").is_some(), sent, "{api:?} {url}");
         }
     }
 }

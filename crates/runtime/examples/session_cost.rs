@@ -4,6 +4,9 @@
 //!   prompt, a reply with a tool call, its result, the final reply) plus the
 //!   end-of-turn fsync, against writing the same bytes with plain
 //!   `write_all` + `sync_data`. Prints `write_us=… raw_us=…` (medians).
+//! - `session_cost checkpoint RUNS DIR`: what keeping a checkpoint adds to
+//!   an edit of a 1 MB file (the copy before, the metadata after), against a
+//!   plain `std::fs::copy` of it. Prints `checkpoint_us=… copy_us=…` (medians).
 //! - `session_cost make SESSIONS_DIR CWD ENTRIES RESULT_BYTES`: write a
 //!   session of `ENTRIES` message entries for the folder `CWD` (tool results
 //!   of `RESULT_BYTES`), for the resume and long-history benchmarks. Prints
@@ -83,6 +86,29 @@ fn write_cost(turns: usize, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn checkpoint_cost(runs: usize, dir: &Path) -> anyhow::Result<()> {
+    let ws = dir.join("ws");
+    std::fs::create_dir_all(&ws)?;
+    let file = ws.join("big.rs");
+    std::fs::write(&file, "fn main() { println!(\"hello\"); }\n".repeat(1024 * 1024 / 34))?;
+    let mut ours = Vec::new();
+    let mut floor = Vec::new();
+    for i in 0..runs {
+        // A prompt per run, so every edit is a first change that keeps a copy.
+        let cps = tern_runtime::checkpoints::Checkpoints::open(&dir.join(format!("s{i}")), &ws);
+        cps.begin_turn(&format!("e{i}"), None, 0, 0, "edit");
+        let t = Instant::now();
+        cps.before_change(&file);
+        cps.after_change(&file);
+        ours.push(t.elapsed());
+        let t = Instant::now();
+        std::fs::copy(&file, dir.join(format!("copy{i}")))?;
+        floor.push(t.elapsed());
+    }
+    println!("checkpoint_us={} copy_us={}", median(ours).as_micros(), median(floor).as_micros());
+    Ok(())
+}
+
 fn make(sessions: &Path, cwd: &str, entries: usize, result_bytes: usize) -> anyhow::Result<()> {
     let start = SessionStart { cwd: cwd.into(), provider: "anthropic".into(), model: "mock".into() };
     let session = Session::create(sessions, start)?;
@@ -108,7 +134,10 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["write", turns, dir] => write_cost(turns.parse()?, Path::new(dir)),
+        ["checkpoint", runs, dir] => checkpoint_cost(runs.parse()?, Path::new(dir)),
         ["make", sessions, cwd, entries, bytes] => make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?),
-        _ => anyhow::bail!("usage: session_cost write TURNS DIR | make SESSIONS_DIR CWD ENTRIES RESULT_BYTES"),
+        _ => anyhow::bail!(
+            "usage: session_cost write TURNS DIR | checkpoint RUNS DIR | make SESSIONS_DIR CWD ENTRIES RESULT_BYTES"
+        ),
     }
 }
