@@ -429,22 +429,10 @@ impl PolicyHooks {
     }
 }
 
-/// The diff a `write` would make to an existing file (up to 1 MB; larger or
-/// unreadable files get none).
+/// The diff a `write` over an existing file or an `edit` would make (up to
+/// 1 MB; larger or unreadable files get none): the tools' own computation.
 fn overwrite_diff(tool: &str, input: &Value, workspace: &Path) -> Option<String> {
-    if tool != "write" {
-        return None;
-    }
-    let rel = input.get("path").and_then(Value::as_str)?;
-    let content = input.get("content").and_then(Value::as_str)?;
-    // The tools' own resolution: `~/.bashrc` is the file the write would change.
-    let path = tern_tools::resolve_path(workspace, rel);
-    let meta = std::fs::metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > 1 << 20 {
-        return None;
-    }
-    let old = std::fs::read_to_string(&path).ok()?;
-    Some(tern_tools::diff::diff_summary(&old, content, rel).unified)
+    tern_tools::edit::change_preview(workspace, tool, input)
 }
 
 /// What a call is judged as. `mcp_invoke` runs another tool: hooks and

@@ -178,6 +178,36 @@ fn encode(text: &str, enc: &Encoding) -> Vec<u8> {
     out
 }
 
+/// The unified diff an `edit` (or `write`) call would make to its file, for
+/// the permission question: the same matching and the same diff as the
+/// tools use, computed without writing. `None` when it would fail, or the
+/// file is not a regular file of at most 1 MB (a new file's `write` shows
+/// its content instead).
+pub fn change_preview(workspace: &std::path::Path, tool: &str, input: &Value) -> Option<String> {
+    let rel = input.get("path").and_then(Value::as_str)?;
+    let path = crate::resolve_path(workspace, rel);
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
+    let (original, _) = decode(std::fs::read(&path).ok()?, rel).ok()?;
+    let changed = match tool {
+        "write" => input.get("content").and_then(Value::as_str)?.to_string(),
+        "edit" => {
+            let args: Args = serde_json::from_value(input.clone()).ok()?;
+            let (_, edits) = args.edits().ok()?;
+            let mut text = original.clone();
+            for e in &edits {
+                let (old, new) = (e.old_string.replace("\r\n", "\n"), e.new_string.replace("\r\n", "\n"));
+                text = apply_edit(&text, &old, &new, e.replace_all, rel).ok()?.content;
+            }
+            text
+        }
+        _ => return None,
+    };
+    Some(diff_summary(&original, &changed, rel).unified)
+}
+
 fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit]) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
     let meta = match std::fs::metadata(&target.real) {

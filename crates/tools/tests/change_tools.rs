@@ -332,3 +332,17 @@ async fn a_long_diff_of_multibyte_text_is_cut_between_characters() {
         assert_eq!(String::from_utf8(f.get("wide.txt")).unwrap(), new);
     }
 }
+
+#[test]
+fn the_permission_preview_is_the_diff_the_edit_will_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(dir.path().join("f.txt"), &lines).unwrap();
+    let input = serde_json::json!({"path": "f.txt", "old_string": "line 41\n", "new_string": "LINE 41\n"});
+    let diff = tern_tools::edit::change_preview(dir.path(), "edit", &input).unwrap();
+    assert!(diff.contains("@@ -38,7 +38,7 @@") && diff.contains("-line 41") && diff.contains("+LINE 41"), "{diff}");
+    // An edit that would fail (no match) has no preview; the file is untouched either way.
+    let bad = serde_json::json!({"path": "f.txt", "old_string": "nope", "new_string": "x"});
+    assert!(tern_tools::edit::change_preview(dir.path(), "edit", &bad).is_none());
+    assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), lines);
+}

@@ -22,6 +22,7 @@
 
 mod apply;
 pub use apply::DISCARDED;
+pub(crate) use diff_view::{DiffRow as DiffRowView, from_unified as diff_rows_of_unified};
 mod cell;
 mod diff_view;
 mod output_tail;

@@ -27,8 +27,9 @@ pub(crate) enum Mark {
 pub(crate) enum Preview {
     /// A bash command, every line of it.
     Command(String),
-    /// A file change: the path, a note, the first lines and how many more.
-    Change { path: String, note: String, lines: Vec<(Mark, String)>, more: usize },
+    /// A file change: the path, a note, the first lines (with their line
+    /// numbers in the file when the real diff is known) and how many more.
+    Change { path: String, note: String, lines: Vec<(Mark, Option<u64>, String)>, more: usize },
     /// What a read-like tool would touch: a path, pattern or URL.
     Target(String),
     /// Any other tool: its name and compact JSON arguments.
@@ -57,7 +58,11 @@ fn replacement_lines(old: &str, new: &str, out: &mut Vec<(Mark, String)>) {
     }
 }
 
-fn capped(mut lines: Vec<(Mark, String)>) -> (Vec<(Mark, String)>, usize) {
+fn capped(lines: Vec<(Mark, String)>) -> (Vec<(Mark, Option<u64>, String)>, usize) {
+    numbered_capped(lines.into_iter().map(|(m, t)| (m, None, t)).collect())
+}
+
+fn numbered_capped(mut lines: Vec<(Mark, Option<u64>, String)>) -> (Vec<(Mark, Option<u64>, String)>, usize) {
     let more = lines.len().saturating_sub(MAX_PREVIEW_LINES);
     lines.truncate(MAX_PREVIEW_LINES);
     (lines, more)
@@ -67,26 +72,29 @@ impl Preview {
     /// The preview, with the diff of a `write` over an existing file when
     /// the runtime supplied one: removed lines show too, marked as an overwrite.
     pub(crate) fn with_diff(tool: &str, input: &Value, diff: Option<&str>) -> Self {
-        let Some(diff) = diff.filter(|_| tool == "write") else { return Self::new(tool, input) };
+        let Some(diff) = diff.filter(|_| matches!(tool, "write" | "edit")) else { return Self::new(tool, input) };
         let path = str_field(input, "path").unwrap_or_default().to_string();
         let mut lines = Vec::new();
         let (mut added, mut removed) = (0usize, 0usize);
-        for l in diff.lines() {
-            if l.starts_with("+++") || l.starts_with("---") || l.starts_with("@@") {
-                continue;
-            }
-            if let Some(rest) = l.strip_prefix('+') {
-                added += 1;
-                lines.push((Mark::Added, rest.to_string()));
-            } else if let Some(rest) = l.strip_prefix('-') {
-                removed += 1;
-                lines.push((Mark::Removed, rest.to_string()));
-            } else {
-                lines.push((Mark::Context, l.strip_prefix(' ').unwrap_or(l).to_string()));
+        for row in crate::transcript::diff_rows_of_unified(diff) {
+            match row {
+                crate::transcript::DiffRowView::Line { tag: '+', new, text, .. } => {
+                    added += 1;
+                    lines.push((Mark::Added, new, text));
+                }
+                crate::transcript::DiffRowView::Line { tag: '-', old, text, .. } => {
+                    removed += 1;
+                    lines.push((Mark::Removed, old, text));
+                }
+                crate::transcript::DiffRowView::Line { new, old, text, .. } => {
+                    lines.push((Mark::Context, new.or(old), text))
+                }
+                crate::transcript::DiffRowView::Gap => lines.push((Mark::Context, None, "⋮".into())),
             }
         }
-        let note = format!("overwrites the existing file: +{added} −{removed}");
-        let (lines, more) = capped(lines);
+        let what = if tool == "write" { "overwrites the existing file: " } else { "" };
+        let note = format!("{what}+{added} −{removed}");
+        let (lines, more) = numbered_capped(lines);
         Preview::Change { path, note, lines, more }
     }
 
@@ -146,14 +154,25 @@ impl Preview {
             Preview::Change { path, note, lines, more } => {
                 let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
                 let mut out = wrap_spans(&[(path, theme.accent()), (&note, theme.dim())], width, none(), none());
-                for (mark, line) in lines {
+                let digits = lines.iter().filter_map(|(_, n, _)| *n).max().map_or(0, |n| n.to_string().len());
+                for (mark, number, line) in lines {
                     let (sign, style) = match mark {
                         Mark::Context => ("  ", theme.dim()),
                         Mark::Removed => ("- ", theme.diff_remove()),
                         Mark::Added => ("+ ", theme.diff_add()),
                     };
-                    let body = truncate(&line.replace('\t', "    "), width.saturating_sub(2));
-                    out.push(Line::from(vec![Span::styled(sign, style), Span::styled(body, style)]));
+                    let gutter = if digits == 0 {
+                        String::new()
+                    } else {
+                        format!("{:>digits$} ", number.map_or_else(String::new, |n| n.to_string()))
+                    };
+                    let room = width.saturating_sub(2 + gutter.chars().count());
+                    let body = truncate(&line.replace('\t', "    "), room);
+                    out.push(Line::from(vec![
+                        Span::styled(gutter, theme.dim()),
+                        Span::styled(sign, style),
+                        Span::styled(body, style),
+                    ]));
                 }
                 if *more > 0 {
                     let s = if *more == 1 { "" } else { "s" };
@@ -216,5 +235,24 @@ mod tests {
             panic!("write previews a change");
         };
         assert_eq!((lines.len(), more), (12, 8));
+        // An edit with the real diff: line numbers from the file, context around it.
+        let diff = "--- a/f\n+++ b/f\n@@ -40,3 +40,3 @@\n a\n-b\n+B\n c\n";
+        let Preview::Change { lines, note, .. } =
+            Preview::with_diff("edit", &json!({"path": "f", "old_string": "b", "new_string": "B"}), Some(diff))
+        else {
+            panic!("edit previews a change");
+        };
+        assert_eq!(note, "+1 −1");
+        let numbered: Vec<(Mark, Option<u64>)> = lines.iter().map(|(m, n, _)| (*m, *n)).collect();
+        assert_eq!(
+            numbered,
+            [(Mark::Context, Some(40)), (Mark::Removed, Some(41)), (Mark::Added, Some(41)), (Mark::Context, Some(42))]
+        );
+        let text: String = Preview::with_diff("edit", &json!({"path": "f"}), Some(diff))
+            .lines(60, &Theme::plain())
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>() + "\n")
+            .collect();
+        assert!(text.contains("41 - b") && text.contains("41 + B"), "{text}");
     }
 }
