@@ -132,3 +132,14 @@ async fn an_untrusted_project_cannot_pick_instruction_files_or_drive_compaction(
     let r: Value = serde_json::from_str(&out.stdout).unwrap();
     assert!(r["context_files"].as_array().unwrap().is_empty(), "{r}");
 }
+
+#[tokio::test]
+async fn an_at_mention_sends_the_file_with_the_prompt() {
+    let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"seen"}]}"#).await;
+    write(&h.path("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n");
+    let out = h.run(&["-p", "what does @src/lib.rs return?", "--verbose"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("attached src/lib.rs (1 line)"), "{}", out.stderr);
+    let body = h.bodies()[0].to_string();
+    assert!(body.contains("<file path=\\\"src/lib.rs\\\">\\npub fn answer() -> u32 { 42 }"), "{body}");
+}

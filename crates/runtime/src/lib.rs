@@ -18,6 +18,7 @@ pub mod compaction;
 pub mod config;
 pub mod context;
 pub mod mcp_config;
+pub mod mentions;
 pub mod output_budget;
 pub mod permissions;
 pub mod prompt;

@@ -70,6 +70,13 @@ impl Runtime {
         for c in context {
             message.content.push(ContentBlock::Text { text: format!("[hook context] {c}") });
         }
+        // `@path`: what the person pointed at goes with the prompt.
+        let policy = self.policy.clone();
+        let attached = crate::mentions::attach(prompt, &self.workspace, &|p: &std::path::Path| policy.read_denied(p));
+        if !attached.lines.is_empty() {
+            sink(AgentEvent::Notice { message: format!("attached {}", attached.lines.join(", ")) });
+        }
+        message.content.extend(attached.blocks);
         let mut problems = Vec::new();
         // Near the window: compact before the prompt joins; the prompt is then
         // the newest kept turn. A failure leaves the conversation as it was.
