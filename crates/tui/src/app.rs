@@ -131,6 +131,9 @@ pub fn retry_reason(error: &str) -> String {
     }
 }
 
+/// The most queued prompts shown above the composer.
+const MAX_QUEUE_ROWS: usize = 3;
+
 /// What the status line says while a permission question waits.
 const WAITING: &str = "Waiting for your answer";
 
@@ -473,6 +476,15 @@ impl App {
         if key_is(&key, KeyCode::Char('g'), KeyModifiers::CONTROL) {
             return Command::Editor;
         }
+        // A queued prompt comes back to be edited (Enter queues it again) or dropped.
+        if key.code == KeyCode::Up
+            && key.modifiers.is_empty()
+            && self.composer.is_empty()
+            && let Some(last) = self.queue.pop_back()
+        {
+            self.composer.set_text(&last);
+            return Command::None;
+        }
         if key.code == KeyCode::Esc && (self.busy() || self.shell_running) && self.composer.popup().is_none() {
             return Command::Interrupt;
         }
@@ -780,7 +792,10 @@ impl App {
         }
         let theme = self.theme;
         let status_h = 1u16;
-        let todo_h = if self.show_todos { todo_height(&self.todos, area.width) } else { 0 };
+        // A finished list folds away once the turn is over (it stays in the transcript's history).
+        let all_done = self.todos.iter().all(|t| t.status == tern_protocol::TodoStatus::Completed);
+        let todo_h =
+            if self.show_todos && !(all_done && !self.busy()) { todo_height(&self.todos, area.width) } else { 0 };
         // A question may take the whole screen but the status line: in a
         // short terminal what will run and the answers matter most.
         let max_bottom = if self.permission.is_some() {
@@ -795,10 +810,17 @@ impl App {
         }
         .min(max_bottom);
         let todo_h = todo_h.min(max_bottom.saturating_sub(bottom_h) / 2);
+        // Prompts typed during the turn, waiting: shown (the newest few), not just counted.
+        let queue_h = if self.permission.is_none() && !self.queue.is_empty() {
+            (self.queue.len().min(MAX_QUEUE_ROWS) as u16).min(max_bottom.saturating_sub(bottom_h + todo_h) / 2)
+        } else {
+            0
+        };
         // The transcript takes what the panes leave, top to bottom.
-        let [transcript_area, todo_area, bottom_area, status_area] = Layout::vertical([
+        let [transcript_area, todo_area, queue_area, bottom_area, status_area] = Layout::vertical([
             Constraint::Fill(1),
             Constraint::Length(todo_h),
+            Constraint::Length(queue_h),
             Constraint::Length(bottom_h),
             Constraint::Length(status_h),
         ])
@@ -809,6 +831,21 @@ impl App {
         self.transcript.render(transcript_area, buf, &mut self.scroll, &theme, now);
         if todo_h > 0 {
             render_todos(&self.todos, todo_area, buf, &theme);
+        }
+        if queue_h > 0 {
+            let skip = self.queue.len().saturating_sub(usize::from(queue_h));
+            for (i, q) in self.queue.iter().skip(skip).enumerate() {
+                let first = q.lines().next().unwrap_or_default();
+                let hint =
+                    if i + skip + 1 == self.queue.len() { "  (Up on an empty prompt takes it back)" } else { "" };
+                let line = Line::from(vec![
+                    Span::styled("  queued ▸ ", theme.dim()),
+                    Span::styled(first.to_string(), theme.text()),
+                    Span::styled(hint, theme.dim()),
+                ]);
+                let row = Rect { y: queue_area.y + i as u16, height: 1, ..queue_area };
+                crate::wrap::truncate(&line.spans, usize::from(row.width)).render(row, buf);
+            }
         }
         let mut cursor = None;
         match (&self.permission, &self.search) {

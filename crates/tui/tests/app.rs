@@ -313,3 +313,41 @@ fn ctrl_r_finds_an_earlier_prompt_and_esc_gives_the_draft_back() {
     type_text(&mut a, "zzz", t0);
     assert!(a.composer.search_title().unwrap().contains("no match"));
 }
+
+#[test]
+fn queued_prompts_are_shown_and_can_be_taken_back() {
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("first", t0);
+    type_text(&mut a, "then the docs", t0);
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::None);
+    assert_eq!(a.queue.len(), 1);
+    let area = Rect::new(0, 0, 80, 16);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0);
+    let text = buffer_text(&buf);
+    assert!(text.contains("queued ▸ then the docs"), "{text}");
+    // Up on the empty composer takes it back to edit; Enter queues it again.
+    assert_eq!(a.on_key(key(KeyCode::Up), t0), Command::None);
+    assert!(a.queue.is_empty());
+    assert_eq!(a.composer.text(), "then the docs");
+}
+
+#[test]
+fn a_finished_todo_list_folds_away_when_the_turn_ends() {
+    use tern_protocol::{TodoItem, TodoStatus};
+    let t0 = Instant::now();
+    let mut a = app();
+    let item = |s| TodoItem { content: "write tests".into(), active_form: "Writing tests".into(), status: s };
+    a.turn_started("x", t0);
+    a.on_agent_event(&tern_protocol::AgentEvent::TodoUpdate { todos: vec![item(TodoStatus::Completed)] }, t0, |_| 0.0);
+    let area = Rect::new(0, 0, 80, 20);
+    let draw = |a: &mut App| {
+        let mut buf = Buffer::empty(area);
+        a.draw(area, &mut buf, t0);
+        buffer_text(&buf)
+    };
+    assert!(draw(&mut a).contains("write tests"), "shown while the turn runs");
+    a.turn_finished();
+    assert!(!draw(&mut a).contains("write tests"), "folded once it is over");
+}
