@@ -795,7 +795,7 @@ impl App {
         // A finished list folds away once the turn is over (it stays in the transcript's history).
         let all_done = self.todos.iter().all(|t| t.status == tern_protocol::TodoStatus::Completed);
         let todo_h =
-            if self.show_todos && !(all_done && !self.busy()) { todo_height(&self.todos, area.width) } else { 0 };
+            if self.show_todos && (self.busy() || !all_done) { todo_height(&self.todos, area.width) } else { 0 };
         // A question may take the whole screen but the status line: in a
         // short terminal what will run and the answers matter most.
         let max_bottom = if self.permission.is_some() {
