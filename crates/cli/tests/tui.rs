@@ -315,6 +315,9 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
     s.wait_for("instruction files: none");
     s.type_text("remember the pelican\r");
     s.wait_for("noted");
+    // The terminal's title says what tern does, and where.
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(raw.contains("\x1b]0;tern · ready · ") && raw.contains("\x1b]0;tern · working · "), "{raw:?}");
     quit(&mut s);
     let mut s = start(&h);
     s.wait_for("Ask tern");

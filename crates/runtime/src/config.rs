@@ -132,6 +132,21 @@ pub struct FileConfig {
     /// Which instruction files are read into the system prompt.
     #[serde(default)]
     pub context: ContextSection,
+    /// The TUI's own settings.
+    #[serde(default)]
+    pub tui: TuiSection,
+}
+
+/// `[tui]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TuiSection {
+    /// How tern calls you back when a turn ends or a question waits while
+    /// the terminal is not focused: `auto` (a desktop notification where the
+    /// terminal supports OSC 9, else the bell), `bell`, `osc9`, `never`.
+    pub notify: Option<String>,
+    /// Set the terminal's title to tern's state and folder (default true).
+    pub title: Option<bool>,
 }
 
 /// `[compaction]`.
@@ -391,6 +406,8 @@ impl FileConfig {
             keep_turns: c.keep_turns.or(self.compaction.keep_turns),
         };
         self.context.files = other.context.files.or(self.context.files.take());
+        self.tui.notify = other.tui.notify.or(self.tui.notify.take());
+        self.tui.title = other.tui.title.or(self.tui.title);
         self
     }
 }

@@ -682,6 +682,11 @@ impl Runtime {
         *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The `[tui]` settings.
+    pub fn tui_settings(&self) -> &config::TuiSection {
+        &self.config.tui
+    }
+
     /// The checkpoints of the session in use.
     pub fn checkpoints(&self) -> Arc<checkpoints::Checkpoints> {
         self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()

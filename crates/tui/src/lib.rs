@@ -5,6 +5,7 @@
 //! turns, the TUI shows them and answers questions.
 
 pub mod app;
+pub mod attention;
 pub mod markdown;
 pub mod resume_picker;
 pub mod sanitize;

@@ -123,7 +123,7 @@ impl TerminalGuard {
 fn enter_screen() -> std::io::Result<bool> {
     enable_raw_mode()?;
     let mut out = std::io::stdout();
-    execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableMouseCapture)?;
+    execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableMouseCapture, crossterm::event::EnableFocusChange)?;
     // Shift+Enter is only distinguishable where the terminal reports it
     // (kitty keyboard protocol). Asking the terminal first can stall for
     // seconds where nothing answers, so push the flags unconditionally:
@@ -143,7 +143,14 @@ fn restore(enhanced_keys: bool) {
     if enhanced_keys {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
-    let _ = execute!(out, DisableMouseCapture, DisableBracketedPaste, LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(
+        out,
+        crossterm::event::DisableFocusChange,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
     let _ = disable_raw_mode();
 }
 
@@ -261,7 +268,13 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
 
+    let attention = crate::attention::Attention::new(
+        crate::attention::Notify::parse(runtime.tui_settings().notify.as_deref()),
+        runtime.tui_settings().title.unwrap_or(true),
+        &home_relative(runtime.workspace()),
+    );
     let mut d = Driver {
+        attention,
         editor_requested: false,
         app,
         runtime: runtime.clone(),
@@ -314,6 +327,14 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
             break;
         }
         if dirty && last_frame.elapsed() >= FRAME {
+            let state = if d.app.permission.is_some() {
+                crate::attention::State::Waiting
+            } else if d.app.busy() {
+                crate::attention::State::Working
+            } else {
+                crate::attention::State::Ready
+            };
+            d.attention.show(state, &mut std::io::stdout());
             draw(&mut terminal, &mut d.app)?;
             last_frame = Instant::now();
             dirty = false;
@@ -323,6 +344,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         token.cancel();
     }
     kill_shell(&shell);
+    d.attention.reset(&mut std::io::stdout());
     runtime.shutdown().await;
     drop(terminal);
     drop(guard);
@@ -376,6 +398,8 @@ fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
 
 /// What the event loop drives: the app, the runtime, and what is running.
 struct Driver {
+    /// The terminal title and the calls back to the person.
+    attention: crate::attention::Attention,
     /// Ctrl+G asked for the external editor (the event loop runs it: it owns the input stream).
     editor_requested: bool,
     app: App,
@@ -417,6 +441,14 @@ impl Driver {
                 app.on_mouse(m);
                 Command::None
             }
+            Event::FocusGained => {
+                self.attention.focused = true;
+                Command::None
+            }
+            Event::FocusLost => {
+                self.attention.focused = false;
+                Command::None
+            }
             _ => Command::None, // resize: the next draw reflows
         };
         match command {
@@ -456,9 +488,18 @@ impl Driver {
         let app = &mut self.app;
         match msg {
             Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| self.runtime.cost_of(u)),
-            Msg::Ask(request, reply) => app.ask(*request, reply),
+            Msg::Ask(request, reply) => {
+                self.attention.call(
+                    &format!("tern: {} wants to run — waiting for your answer", request.tool),
+                    &mut std::io::stdout(),
+                );
+                app.ask(*request, reply)
+            }
             Msg::Done(report) => {
                 self.cancel = None;
+                if report.outcome.stop_reason != tern_protocol::AgentStopReason::Aborted {
+                    self.attention.call("tern: done", &mut std::io::stdout());
+                }
                 // Questions still on screen belong to the ended turn.
                 app.drop_questions();
                 let aborted = report.outcome.stop_reason == tern_protocol::AgentStopReason::Aborted;

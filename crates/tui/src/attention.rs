@@ -1,0 +1,153 @@
+//! Getting the person's attention: the terminal title says what tern is
+//! doing (working, waiting for you, ready) in which folder, and when a turn
+//! ends or a question waits while the terminal is not focused, a bell or a
+//! desktop notification (OSC 9) calls them back. `[tui] notify` chooses
+//! (`auto`, `bell`, `osc9`, `never`); `[tui] title = false` leaves the title.
+
+use std::io::Write;
+
+/// How to call the person back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notify {
+    /// OSC 9 where the terminal is known to show it, else the bell.
+    Auto,
+    /// The terminal bell.
+    Bell,
+    /// An OSC 9 desktop notification.
+    Osc9,
+    /// Nothing.
+    Never,
+}
+
+impl Notify {
+    /// From `[tui] notify` (an unknown word is `auto`).
+    pub fn parse(word: Option<&str>) -> Self {
+        match word.map(str::trim) {
+            Some("bell") => Notify::Bell,
+            Some("osc9") => Notify::Osc9,
+            Some("never" | "off" | "none") => Notify::Never,
+            _ => Notify::Auto,
+        }
+    }
+
+    /// What `Auto` means in this terminal.
+    fn resolved(self) -> Notify {
+        if self != Notify::Auto {
+            return self;
+        }
+        let program = std::env::var("TERM_PROGRAM").unwrap_or_default();
+        if matches!(program.as_str(), "iTerm.app" | "WezTerm" | "ghostty") || std::env::var_os("WT_SESSION").is_some() {
+            Notify::Osc9
+        } else {
+            Notify::Bell
+        }
+    }
+}
+
+/// What tern is doing, for the title.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Nothing runs.
+    Ready,
+    /// A turn runs.
+    Working,
+    /// A question waits for the person.
+    Waiting,
+}
+
+/// Title and notifications for one TUI.
+#[derive(Debug)]
+pub struct Attention {
+    notify: Notify,
+    title: bool,
+    folder: String,
+    /// Whether the terminal has focus (assumed until it says otherwise).
+    pub focused: bool,
+    shown: Option<State>,
+}
+
+/// `text` without control characters (it goes inside an escape sequence).
+fn clean(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+impl Attention {
+    /// For the folder `folder` (as shown), with the `[tui]` settings.
+    pub fn new(notify: Notify, title: bool, folder: &str) -> Self {
+        Self { notify: notify.resolved(), title, folder: clean(folder), focused: true, shown: None }
+    }
+
+    /// The title for `state`.
+    pub fn title_for(&self, state: State) -> String {
+        let what = match state {
+            State::Ready => "ready",
+            State::Working => "working",
+            State::Waiting => "waiting for you",
+        };
+        format!("tern · {what} · {}", self.folder)
+    }
+
+    /// Set the title when the state changed (written to `out`).
+    pub fn show(&mut self, state: State, out: &mut impl Write) {
+        if !self.title || self.shown == Some(state) {
+            return;
+        }
+        self.shown = Some(state);
+        let _ = write!(out, "\x1b]0;{}\x07", self.title_for(state));
+        let _ = out.flush();
+    }
+
+    /// Call the person back about `what`, when the terminal is not focused.
+    pub fn call(&self, what: &str, out: &mut impl Write) {
+        if self.focused {
+            return;
+        }
+        match self.notify {
+            Notify::Never | Notify::Auto => return,
+            Notify::Bell => {
+                let _ = out.write_all(b"\x07");
+            }
+            Notify::Osc9 => {
+                let _ = write!(out, "\x1b]9;{}\x07", clean(what));
+            }
+        }
+        let _ = out.flush();
+    }
+
+    /// Give the title back to the shell (an empty title).
+    pub fn reset(&self, out: &mut impl Write) {
+        if self.title && self.shown.is_some() {
+            let _ = out.write_all(b"\x1b]0;\x07");
+            let _ = out.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_title_follows_the_state_and_calls_wait_for_focus_loss() {
+        let mut a = Attention::new(Notify::Osc9, true, "~/src/app\x1b]0;evil\x07");
+        let mut out = Vec::new();
+        a.show(State::Working, &mut out);
+        a.show(State::Working, &mut out);
+        assert_eq!(String::from_utf8_lossy(&out), "\x1b]0;tern · working · ~/src/app]0;evil\x07", "once, cleaned");
+        let mut out = Vec::new();
+        a.call("done", &mut out);
+        assert!(out.is_empty(), "focused: no call");
+        a.focused = false;
+        a.call("tern: waiting\x07for you", &mut out);
+        assert_eq!(out, b"\x1b]9;tern: waitingfor you\x07");
+        let mut out = Vec::new();
+        Attention::new(Notify::Bell, false, "x").call("done", &mut out);
+        assert!(out.is_empty(), "focused by default");
+        let mut b = Attention::new(Notify::Bell, false, "x");
+        b.focused = false;
+        b.call("done", &mut out);
+        b.show(State::Ready, &mut out);
+        assert_eq!(out, b"\x07", "a bell, and no title when titles are off");
+        assert_eq!(Notify::parse(Some("never")), Notify::Never);
+    }
+}
