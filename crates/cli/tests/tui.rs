@@ -313,6 +313,12 @@ async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
     s.type_text("/status\r");
     s.wait_for("permission mode");
     s.wait_for("instruction files: none");
+    // /model lists this provider's models; another provider's model is refused, not sent to the wrong API.
+    s.type_text("/model\r");
+    s.wait_for("models of anthropic");
+    s.wait_for("claude-sonnet-4-5");
+    s.type_text("/model gpt-5\r");
+    s.wait_for("is a model of openai");
     s.type_text("remember the pelican\r");
     s.wait_for("noted");
     // The terminal's title says what tern does, and where.

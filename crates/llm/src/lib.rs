@@ -35,5 +35,5 @@ pub mod sse;
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
 pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig};
 pub use error::LlmError;
-pub use models::{ModelInfo, ModelTable};
+pub use models::{ModelInfo, ModelTable, provider_family};
 pub use retry::{RetryPolicy, is_retryable_status};

@@ -114,12 +114,31 @@ impl ModelTable {
             .map(|(k, m)| (k.as_str(), m))
     }
 
+    /// The listed models served by `provider` (`openai-responses` counts as
+    /// `openai`), by name.
+    pub fn models_of(&self, provider: &str) -> Vec<(String, ModelInfo)> {
+        let family = provider_family(provider);
+        self.models
+            .iter()
+            .filter(|(_, m)| m.provider.as_deref().map(provider_family) == Some(family))
+            .map(|(k, m)| (k.clone(), m.clone()))
+            .collect()
+    }
+
     /// The model's info, and whether it was known (false: safe defaults).
     pub fn get(&self, name: &str) -> (ModelInfo, bool) {
         match self.lookup(name) {
             Some((_, m)) => (m.clone(), true),
             None => (self.default.clone(), false),
         }
+    }
+}
+
+/// The API family of a provider name: the OpenAI flavours are one.
+pub fn provider_family(provider: &str) -> &str {
+    match provider {
+        "openai" | "openai-responses" | "openai-chat" => "openai",
+        other => other,
     }
 }
 

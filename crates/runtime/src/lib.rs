@@ -469,12 +469,34 @@ impl Runtime {
             return Err(RuntimeError::Config("no model name given".into()));
         }
         let (info, warning) = setup::lookup_model(&self.config, name)?;
+        // A model the table places with another provider would be sent to the wrong API.
+        if let Some(other) = info.provider.as_deref()
+            && warning.is_none()
+            && tern_llm::provider_family(other) != tern_llm::provider_family(&self.provider.name)
+        {
+            let choices: Vec<String> = self.model_choices().into_iter().map(|(n, _)| n).collect();
+            return Err(RuntimeError::Config(format!(
+                "`{name}` is a model of {other}; this session talks to {} at {}. Start tern with `--provider {other}` \
+                 to use it, or choose one of: {}",
+                self.provider.name,
+                self.provider.base_url,
+                choices.join(", ")
+            )));
+        }
         self.catalog.set_model(name, &info);
         *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
         let session = self.session();
         session.write(&SessionRecord::ModelChanged { model: name.to_string() });
         session.sync();
         Ok(warning)
+    }
+
+    /// The listed models of this session's provider, with their facts (`/model`).
+    pub fn model_choices(&self) -> Vec<(String, ModelInfo)> {
+        tern_llm::ModelTable::bundled()
+            .with_overrides(&self.config.models)
+            .map(|t| t.models_of(&self.provider.name))
+            .unwrap_or_default()
     }
 
     /// Forget the conversation (the next prompt starts afresh; the session

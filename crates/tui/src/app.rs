@@ -682,15 +682,7 @@ impl App {
                 self.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 Command::None
             }
-            Slash::Model if !arg.is_empty() => Command::Slash(Slash::Model, arg.to_string()),
-            Slash::Model => {
-                let text = format!(
-                    "model {} · context window {} tokens (switch with /model NAME)",
-                    self.model, self.context_window
-                );
-                self.notice(text, NoticeLevel::Info);
-                Command::None
-            }
+            Slash::Model => Command::Slash(Slash::Model, arg.to_string()),
             Slash::Cost => {
                 let cost = if self.priced {
                     format!("estimated ${:.4}", self.cost_usd)

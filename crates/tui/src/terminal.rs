@@ -629,6 +629,25 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
             };
             app.notice(text, NoticeLevel::Info);
         }
+        Slash::Model if arg.trim().is_empty() => {
+            let current = runtime.model();
+            let mut text = format!(
+                "model {current} · {} · context window {} tokens\nmodels of {} (switch with /model NAME; others by name, with a warning):\n",
+                runtime.provider_name(),
+                runtime.model_info().context_window,
+                runtime.provider_name()
+            );
+            for (name, info) in runtime.model_choices() {
+                let mark = if name == current { "▸" } else { " " };
+                let price = if info.input_per_mtok > 0.0 {
+                    format!("${:.2} in / ${:.2} out per Mtok", info.input_per_mtok, info.output_per_mtok)
+                } else {
+                    "no price".into()
+                };
+                text.push_str(&format!(" {mark} {name:<24} {:>5}k context · {price}\n", info.context_window / 1000));
+            }
+            app.notice(text.trim_end().to_string(), NoticeLevel::Info);
+        }
         Slash::Model => match runtime.set_model(arg) {
             Ok(warning) => {
                 let info = runtime.model_info();
