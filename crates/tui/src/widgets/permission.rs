@@ -66,6 +66,10 @@ pub struct PermissionPane {
     selected: usize,
     /// The "what to do instead" field, while open.
     feedback: Option<TextBuffer>,
+    /// Ctrl+O: the whole change, scrolled with PageUp/PageDown.
+    expanded: bool,
+    /// First preview row shown while expanded (held to the last page when drawn).
+    scroll: std::cell::Cell<usize>,
 }
 
 /// The question at the top of the box.
@@ -112,6 +116,8 @@ impl PermissionPane {
             answers,
             selected: 0,
             feedback: None,
+            expanded: false,
+            scroll: std::cell::Cell::new(0),
         }
     }
 
@@ -119,6 +125,25 @@ impl PermissionPane {
     pub fn handle_key(&mut self, key: KeyEvent) -> Option<PermissionChoice> {
         if key.kind == KeyEventKind::Release {
             return None;
+        }
+        // Everything being approved can be seen: Ctrl+O shows all of it, PageUp/PageDown scroll.
+        if self.feedback.is_none() {
+            match key.code {
+                KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    self.expanded = !self.expanded;
+                    self.scroll.set(0);
+                    return None;
+                }
+                KeyCode::PageDown if self.expanded => {
+                    self.scroll.set(self.scroll.get() + 10);
+                    return None;
+                }
+                KeyCode::PageUp if self.expanded => {
+                    self.scroll.set(self.scroll.get().saturating_sub(10));
+                    return None;
+                }
+                _ => {}
+            }
         }
         if let Some(field) = &mut self.feedback {
             let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
@@ -201,7 +226,13 @@ impl PermissionPane {
             Severity::Dangerous => (theme.error(), theme.error()),
             _ => (theme.warning(), theme.warning()),
         };
-        let hint = if self.feedback.is_some() { " Enter send · Esc back " } else { " Enter choose · Esc deny " };
+        let long = self.preview.is_long();
+        let hint = match (self.feedback.is_some(), self.expanded, long) {
+            (true, _, _) => " Enter send · Esc back ",
+            (false, true, _) => " PageUp/PageDown scroll · Ctrl+O fold · Enter choose · Esc deny ",
+            (false, false, true) => " Enter choose · Ctrl+O all · Esc deny ",
+            (false, false, false) => " Enter choose · Esc deny ",
+        };
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(border)
@@ -214,6 +245,16 @@ impl PermissionPane {
         }
         let w = usize::from(inner.width) - 2;
         let (mut preview, notes, answers) = self.sections(w, theme);
+        // Expanded: start where the person scrolled to (the first row, the path, stays),
+        // no further than the last page.
+        let mut skipped = 0;
+        if self.expanded && preview.len() > 1 {
+            let fixed = answers.len() + 1 + notes.len() + usize::from(!notes.is_empty());
+            let room = usize::from(inner.height).saturating_sub(fixed).max(2);
+            skipped = self.scroll.get().min(preview.len().saturating_sub(room));
+            self.scroll.set(skipped);
+            preview.drain(1..1 + skipped);
+        }
         // When rows are short, keep by priority: the first row of what will
         // run, the answers, the reasons, then the rest of the preview; blank
         // separators go first.
@@ -233,8 +274,9 @@ impl PermissionPane {
         if shown_preview < preview.len() {
             preview.truncate(shown_preview.saturating_sub(1).max(first));
             if rest > 0 {
-                let hidden = self.preview.lines(w, theme).len().saturating_sub(preview.len());
-                preview.push(Line::styled(format!("… {hidden} more rows"), theme.dim()));
+                let hidden = self.preview.lines(w, theme, self.expanded).len().saturating_sub(preview.len() + skipped);
+                let how = if self.expanded { "PageDown" } else { "Ctrl+O shows all" };
+                preview.push(Line::styled(format!("… {hidden} more rows ({how})"), theme.dim()));
             }
         }
         let blank = Line::raw("");
@@ -252,7 +294,7 @@ impl PermissionPane {
 
     /// The preview, the notes (classifier and policy reasons) and the answers, laid out at `w` columns.
     fn sections(&self, w: usize, theme: &Theme) -> (Vec<Line<'static>>, Vec<Line<'static>>, Vec<Line<'static>>) {
-        let preview = self.preview.lines(w, theme);
+        let preview = self.preview.lines(w, theme, self.expanded);
         let mut notes = Vec::new();
         if let Some(why) = &self.classifier {
             let (text, style) = match self.severity {

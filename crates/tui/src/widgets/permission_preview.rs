@@ -27,9 +27,10 @@ pub(crate) enum Mark {
 pub(crate) enum Preview {
     /// A bash command, every line of it.
     Command(String),
-    /// A file change: the path, a note, the first lines (with their line
-    /// numbers in the file when the real diff is known) and how many more.
-    Change { path: String, note: String, lines: Vec<(Mark, Option<u64>, String)>, more: usize },
+    /// A file change: the path, a note and its lines (with their line
+    /// numbers in the file when the real diff is known); the first
+    /// [`MAX_PREVIEW_LINES`] show until the person asks for all.
+    Change { path: String, note: String, lines: Vec<(Mark, Option<u64>, String)> },
     /// What a read-like tool would touch: a path, pattern or URL.
     Target(String),
     /// Any other tool: its name and compact JSON arguments.
@@ -58,14 +59,8 @@ fn replacement_lines(old: &str, new: &str, out: &mut Vec<(Mark, String)>) {
     }
 }
 
-fn capped(lines: Vec<(Mark, String)>) -> (Vec<(Mark, Option<u64>, String)>, usize) {
-    numbered_capped(lines.into_iter().map(|(m, t)| (m, None, t)).collect())
-}
-
-fn numbered_capped(mut lines: Vec<(Mark, Option<u64>, String)>) -> (Vec<(Mark, Option<u64>, String)>, usize) {
-    let more = lines.len().saturating_sub(MAX_PREVIEW_LINES);
-    lines.truncate(MAX_PREVIEW_LINES);
-    (lines, more)
+fn unnumbered(lines: Vec<(Mark, String)>) -> Vec<(Mark, Option<u64>, String)> {
+    lines.into_iter().map(|(m, t)| (m, None, t)).collect()
 }
 
 impl Preview {
@@ -94,8 +89,7 @@ impl Preview {
         }
         let what = if tool == "write" { "overwrites the existing file: " } else { "" };
         let note = format!("{what}+{added} −{removed}");
-        let (lines, more) = numbered_capped(lines);
-        Preview::Change { path, note, lines, more }
+        Preview::Change { path, note, lines }
     }
 
     /// The preview for a call to `tool` with `input`.
@@ -117,8 +111,7 @@ impl Preview {
                     replacement_lines(old, str_field(input, "new_string").unwrap_or_default(), &mut lines);
                 }
                 let note = if all { "every occurrence".to_string() } else { String::new() };
-                let (lines, more) = capped(lines);
-                Preview::Change { path, note, lines, more }
+                Preview::Change { path, note, lines: unnumbered(lines) }
             }
             "write" => {
                 let content = str_field(input, "content").unwrap_or_default();
@@ -128,8 +121,8 @@ impl Preview {
                     1 => "1 line".to_string(),
                     n => format!("{n} lines"),
                 };
-                let (lines, more) = capped(content.lines().map(|l| (Mark::Added, l.to_string())).collect());
-                Preview::Change { path, note, lines, more }
+                let lines = unnumbered(content.lines().map(|l| (Mark::Added, l.to_string())).collect());
+                Preview::Change { path, note, lines }
             }
             "read" | "ls" | "notebook_edit" if !path.is_empty() => Preview::Target(path),
             "grep" | "glob" => match (str_field(input, "pattern"), path.as_str()) {
@@ -144,14 +137,22 @@ impl Preview {
         }
     }
 
-    /// The preview laid out at `width` columns.
-    pub(crate) fn lines(&self, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    /// Whether a change has more lines than show folded (Ctrl+O shows them).
+    pub(crate) fn is_long(&self) -> bool {
+        matches!(self, Preview::Change { lines, .. } if lines.len() > MAX_PREVIEW_LINES)
+    }
+
+    /// The preview laid out at `width` columns; a change shows all its lines
+    /// when `full`, else the first [`MAX_PREVIEW_LINES`] and how many more.
+    pub(crate) fn lines(&self, width: usize, theme: &Theme, full: bool) -> Vec<Line<'static>> {
         let none = || Span::raw("");
         match self {
             Preview::Command(cmd) => {
                 wrap_spans(&[(cmd.as_str(), theme.text())], width, Span::styled("$ ", theme.dim()), Span::raw("  "))
             }
-            Preview::Change { path, note, lines, more } => {
+            Preview::Change { path, note, lines } => {
+                let more = if full { 0 } else { lines.len().saturating_sub(MAX_PREVIEW_LINES) };
+                let lines = &lines[..lines.len() - more];
                 let note = if note.is_empty() { String::new() } else { format!(" ({note})") };
                 let mut out = wrap_spans(&[(path, theme.accent()), (&note, theme.dim())], width, none(), none());
                 let digits = lines.iter().filter_map(|(_, n, _)| *n).max().map_or(0, |n| n.to_string().len());
@@ -174,9 +175,9 @@ impl Preview {
                         Span::styled(body, style),
                     ]));
                 }
-                if *more > 0 {
-                    let s = if *more == 1 { "" } else { "s" };
-                    out.push(Line::styled(format!("… {more} more line{s}"), theme.dim()));
+                if more > 0 {
+                    let s = if more == 1 { "" } else { "s" };
+                    out.push(Line::styled(format!("… {more} more line{s} (Ctrl+O shows all)"), theme.dim()));
                 }
                 out
             }
@@ -229,12 +230,12 @@ mod tests {
             Preview::new("grep", &json!({"pattern": "TODO", "path": "src"})),
             Preview::Target(p) if p == "TODO in src"
         ));
-        let Preview::Change { lines, more, .. } =
-            Preview::new("write", &json!({"path": "a", "content": "x\n".repeat(20)}))
-        else {
-            panic!("write previews a change");
-        };
-        assert_eq!((lines.len(), more), (12, 8));
+        let write = Preview::new("write", &json!({"path": "a", "content": "x\n".repeat(20)}));
+        let Preview::Change { lines, .. } = &write else { panic!("write previews a change") };
+        assert_eq!(lines.len(), 20, "every line is kept");
+        let shown = write.lines(40, &Theme::plain(), false);
+        assert_eq!(shown.len(), 1 + 12 + 1, "the path, 12 lines, the count");
+        assert_eq!(write.lines(40, &Theme::plain(), true).len(), 1 + 20, "all of it on request");
         // An edit with the real diff: line numbers from the file, context around it.
         let diff = "--- a/f\n+++ b/f\n@@ -40,3 +40,3 @@\n a\n-b\n+B\n c\n";
         let Preview::Change { lines, note, .. } =
@@ -249,7 +250,7 @@ mod tests {
             [(Mark::Context, Some(40)), (Mark::Removed, Some(41)), (Mark::Added, Some(41)), (Mark::Context, Some(42))]
         );
         let text: String = Preview::with_diff("edit", &json!({"path": "f"}), Some(diff))
-            .lines(60, &Theme::plain())
+            .lines(60, &Theme::plain(), false)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>() + "\n")
             .collect();

@@ -193,3 +193,29 @@ fn a_very_short_pane_keeps_the_command_and_every_answer() {
     assert!(text.contains("$ touch fixed.txt"), "{text}");
     assert!(text.contains("1. Yes") && text.contains("3. No"), "{text}");
 }
+
+#[test]
+fn everything_being_approved_can_be_seen() {
+    let content: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+    let mut pane = PermissionPane::new(&request("write", json!({"path": "notes.txt", "content": content})));
+    let folded = draw(&pane, 60);
+    assert!(folded.contains("line 12") && !folded.contains("line 13"), "{folded}");
+    assert!(folded.contains("… 48 more lines (Ctrl+O shows all)"), "{folded}");
+    assert_eq!(pane.handle_key(ctrl('o')), None);
+    // Expanded, in a screen-sized area: more shows, and PageDown scrolls to the end.
+    let area = Rect::new(0, 0, 60, 30);
+    let frame = |pane: &PermissionPane| {
+        let mut buf = buffer(60, 30);
+        pane.render(area, &mut buf, &Theme::default());
+        buffer_text(&buf)
+    };
+    let first = frame(&pane);
+    assert!(first.contains("line 20") && first.contains("PageDown"), "{first}");
+    for _ in 0..6 {
+        assert_eq!(pane.handle_key(key(KeyCode::PageDown)), None);
+    }
+    let last = frame(&pane);
+    assert!(last.contains("line 60"), "{last}");
+    // Answering still works while expanded.
+    assert!(matches!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::Yes)));
+}
