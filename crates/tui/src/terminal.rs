@@ -413,6 +413,7 @@ struct Driver {
 impl Driver {
     /// Run `prompt` as a turn in the background; its events come back as messages.
     fn start_turn(&mut self, prompt: String) {
+        self.attention.show(crate::attention::State::Working, &mut std::io::stdout());
         let token = CancellationToken::new();
         self.cancel = Some(token.clone());
         self.app.turn_started(&prompt, Instant::now());
