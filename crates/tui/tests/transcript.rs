@@ -442,3 +442,13 @@ fn a_reply_that_broke_off_is_marked_as_not_kept() {
     let Some(CellKind::Assistant { markdown, .. }) = t.cell(0) else { panic!() };
     assert_eq!(markdown, "Seen so far");
 }
+
+#[test]
+fn a_pasted_prompt_folds_in_the_transcript() {
+    let mut t = Transcript::new();
+    let pasted: String = (1..=200).map(|i| format!("log line {i}\n")).collect();
+    t.push(CellKind::User { text: format!("why does this fail?\n{pasted}") });
+    let text = render(&mut t, 80, &PLAIN, Instant::now());
+    assert!(text.contains("why does this fail?") && text.contains("log line 4"), "{text}");
+    assert!(!text.contains("log line 5\n") && text.contains("… +196 more lines"), "{text}");
+}

@@ -167,14 +167,36 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// The rows of a cell at `ctx.width`; empty when it has nothing to show yet.
+/// A prompt longer than this many lines folds in the transcript.
+const USER_FOLD_LINES: usize = 12;
+/// The lines of a folded prompt shown.
+const USER_SHOWN_LINES: usize = 5;
+
 pub(crate) fn render(kind: &CellKind, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
     let theme = ctx.theme;
     match kind {
         CellKind::User { text } => {
             let text = sanitize::clean(text);
             let first = Line::from(Span::styled("› ", theme.user()));
-            let spans = [Span::styled(text.trim_end().to_string(), theme.text())];
-            wrap::wrap(&spans, ctx.width, &first, &Line::from("  "), Break::Words)
+            // A long prompt (a paste) folds to its first lines, as the composer showed it collapsed.
+            let total = text.trim_end().lines().count();
+            let shown: String = if total > USER_FOLD_LINES {
+                text.lines().take(USER_SHOWN_LINES).collect::<Vec<_>>().join("\n")
+            } else {
+                text.trim_end().to_string()
+            };
+            let spans = [Span::styled(shown, theme.text())];
+            let mut out = wrap::wrap(&spans, ctx.width, &first, &Line::from("  "), Break::Words);
+            if total > USER_FOLD_LINES {
+                out.push(Line::from(Span::styled(
+                    format!(
+                        "  … +{} more lines (the whole prompt is in the session: /export)",
+                        total - USER_SHOWN_LINES
+                    ),
+                    theme.dim(),
+                )));
+            }
+            out
         }
         CellKind::Assistant { markdown, .. } => {
             if markdown.trim().is_empty() {
