@@ -147,6 +147,8 @@ pub struct TuiSection {
     pub notify: Option<String>,
     /// Set the terminal's title to tern's state and folder (default true).
     pub title: Option<bool>,
+    /// Colours: `auto` (from `COLORFGBG`), `dark`, `light`, `high-contrast`, `colorblind`.
+    pub theme: Option<String>,
 }
 
 /// `[compaction]`.
@@ -408,6 +410,7 @@ impl FileConfig {
         self.context.files = other.context.files.or(self.context.files.take());
         self.tui.notify = other.tui.notify.or(self.tui.notify.take());
         self.tui.title = other.tui.title.or(self.tui.title);
+        self.tui.theme = other.tui.theme.or(self.tui.theme.take());
         self
     }
 }

@@ -286,6 +286,12 @@ impl App {
         self.scroll.offset = 0;
     }
 
+    /// Use `theme` from now on (the transcript redraws in it).
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+        self.transcript.set_theme(theme);
+    }
+
     /// The line printed on the normal screen when the TUI ends: what this
     /// run did, and how to come back (`resume` is the session id, when the
     /// session is recorded).
@@ -713,6 +719,7 @@ impl App {
             | Slash::Clear
             | Slash::Mode
             | Slash::Status
+            | Slash::Theme
             | Slash::Init
             | Slash::Compact
             | Slash::Context

@@ -23,6 +23,8 @@ pub enum Slash {
     Cost,
     /// `/status`.
     Status,
+    /// `/theme [NAME]`.
+    Theme,
     /// `/init [update]`.
     Init,
     /// `/compact [FOCUS]`.
@@ -45,7 +47,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 18] = [
+    pub const ALL: [Slash; 19] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -55,6 +57,7 @@ impl Slash {
         Slash::Clear,
         Slash::Cost,
         Slash::Status,
+        Slash::Theme,
         Slash::Init,
         Slash::Compact,
         Slash::Context,
@@ -78,6 +81,7 @@ impl Slash {
             Slash::Clear => "clear",
             Slash::Cost => "cost",
             Slash::Status => "status",
+            Slash::Theme => "theme",
             Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
@@ -101,6 +105,7 @@ impl Slash {
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
+            Slash::Theme => "colours: dark, light, high-contrast or colorblind",
             Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
@@ -122,6 +127,7 @@ impl Slash {
             Slash::Model => Some("NAME"),
             Slash::Mode => Some("default|accept-edits|plan"),
             Slash::Init => Some("[update]"),
+            Slash::Theme => Some("[dark|light|high-contrast|colorblind]"),
             Slash::Compact => Some("[FOCUS]"),
             Slash::Rewind => Some("[N [code|conversation] [force]]"),
             Slash::Resume => Some("[ID]"),

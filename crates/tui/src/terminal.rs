@@ -173,8 +173,9 @@ struct ShellJob {
 fn new_app(runtime: &Runtime) -> App {
     let workspace = runtime.workspace();
     let cwd = home_relative(workspace);
+    let palette = crate::theme::Palette::parse(runtime.tui_settings().theme.as_deref());
     let mut app = App::new(
-        Theme::from_env(),
+        Theme::from_env().with_palette(palette),
         runtime.model().to_string(),
         runtime.policy().mode(),
         cwd,
@@ -581,6 +582,22 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
         Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
         Slash::Rewind => rewind_slash(arg, app, runtime, tx),
         Slash::Status => app.notice(runtime.status_lines().join("\n"), NoticeLevel::Info),
+        Slash::Theme => {
+            let word = arg.trim();
+            if word.is_empty() {
+                app.notice(
+                    format!(
+                        "theme {:?} (/theme dark, light, high-contrast or colorblind; [tui] theme in config keeps it)",
+                        app.theme.palette
+                    ),
+                    NoticeLevel::Info,
+                );
+            } else {
+                let palette = crate::theme::Palette::parse(Some(word));
+                app.set_theme(app.theme.with_palette(palette));
+                app.notice(format!("theme {palette:?}"), NoticeLevel::Info);
+            }
+        }
         Slash::Context => {
             let (rt, tx) = (runtime.clone(), tx.clone());
             tokio::spawn(async move {

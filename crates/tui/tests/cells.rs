@@ -11,7 +11,7 @@ use tern_protocol::{AgentEvent, Message};
 use tern_tui::theme::Theme;
 use tern_tui::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell, Transcript};
 
-const PLAIN: Theme = Theme { color: false };
+const PLAIN: Theme = Theme { color: false, palette: tern_tui::theme::Palette::Dark };
 
 fn snapshot(name: &str, t: &mut Transcript, now: Instant) {
     insta::assert_snapshot!(name, at_widths(t, &PLAIN, now));

@@ -17,8 +17,8 @@ use tern_tui::markdown::render_markdown;
 use tern_tui::theme::Theme;
 use tern_tui::transcript::{CellKind, NoticeLevel, ScrollState, Transcript};
 
-const PLAIN: Theme = Theme { color: false };
-const COLOR: Theme = Theme { color: true };
+const PLAIN: Theme = Theme { color: false, palette: tern_tui::theme::Palette::Dark };
+const COLOR: Theme = Theme { color: true, palette: tern_tui::theme::Palette::Dark };
 
 fn session() -> Transcript {
     let mut t = Transcript::new();
