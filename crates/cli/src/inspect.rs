@@ -179,17 +179,7 @@ pub fn permissions_list(mut overrides: tern_runtime::Overrides, as_json: bool) -
             print(&format!("{:#}\n", json!({"mode": policy.mode(), "rules": rules})));
             return exit::SUCCESS;
         }
-        let mut text = format!("mode: {}\n", policy.mode());
-        if rules.is_empty() {
-            text.push_str("no rules (add [permissions] allow/ask/deny to config, or --allowed-tools)\n");
-        }
-        for kind in
-            [tern_policy::rules::RuleKind::Deny, tern_policy::rules::RuleKind::Ask, tern_policy::rules::RuleKind::Allow]
-        {
-            for r in rules.iter().filter(|r| r.kind == kind) {
-                text.push_str(&format!("{:<6} {:<40} {}\n", kind.to_string(), r.text, r.source));
-            }
-        }
+        let text = runtime.permissions_report();
         print(&text);
         exit::SUCCESS
     })

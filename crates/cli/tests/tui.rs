@@ -410,3 +410,29 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
     s.send(b"\x03");
     let _ = s.child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permissions_lists_adds_and_removes_rules() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/permissions allow bash(make test:*)\r");
+    s.wait_for("allowed `bash(make test:*)` for this project");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(config.contains("bash(make test:*)") && config.contains("[retry]"), "saved, the rest kept: {config}");
+    s.type_text("/permissions\r");
+    s.wait_for("mode: default");
+    s.wait_for("no call refused in this session");
+    s.type_text("/permissions remove bash(make test:*)\r");
+    s.wait_for("is asked again from now on");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(!config.contains("bash(make test:*)"), "{config}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let _ = s.child.wait();
+}

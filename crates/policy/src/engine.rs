@@ -326,6 +326,14 @@ impl Policy {
         }
     }
 
+    /// Drop the rules of `kind` written `text` (from whatever source); how many went.
+    pub fn remove_rules(&self, kind: RuleKind, text: &str) -> usize {
+        let mut rules = self.rules.write().unwrap_or_else(PoisonError::into_inner);
+        let before = rules.len();
+        rules.retain(|r| !(r.kind == kind && r.text == text));
+        before - rules.len()
+    }
+
     /// Every rule, in the order given.
     pub fn rules(&self) -> Vec<Rule> {
         self.rules.read().unwrap_or_else(PoisonError::into_inner).clone()

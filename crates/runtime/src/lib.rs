@@ -446,6 +446,54 @@ impl Runtime {
         lines
     }
 
+    /// The mode and every rule with its source, deny first (`/permissions`,
+    /// `tern permissions list`).
+    pub fn permissions_report(&self) -> String {
+        use tern_policy::rules::RuleKind;
+        let rules = self.policy.rules();
+        let mut text = format!("mode: {}\n", self.policy.mode());
+        if rules.is_empty() {
+            text.push_str("no rules (add [permissions] allow/ask/deny to config, or --allowed-tools)\n");
+        }
+        for kind in [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow] {
+            for r in rules.iter().filter(|r| r.kind == kind) {
+                text.push_str(&format!("{:<6} {:<40} {}\n", kind.to_string(), r.text, r.source));
+            }
+        }
+        text
+    }
+
+    /// `/permissions allow RULE`: allow it from now on, and for this project
+    /// in later sessions (saved in the user config, comments kept).
+    pub fn allow_rule(&self, rule: &str) -> Result<PathBuf, RuntimeError> {
+        let file = self.paths.user_config();
+        let parsed = tern_policy::rules::Rule::parse(
+            rule,
+            tern_policy::rules::RuleKind::Allow,
+            &format!("{} [projects]", file.display()),
+            self.policy.context(),
+        )
+        .map_err(|e| RuntimeError::Config(format!("`{rule}`: {e}")))?;
+        permissions::save_allow_rule(&file, &self.workspace, rule).map_err(RuntimeError::Io)?;
+        self.policy.add_rule(parsed);
+        Ok(file)
+    }
+
+    /// `/permissions remove RULE`: stop allowing it without asking, now and
+    /// in later sessions (removed from this project's list in the user config).
+    pub fn remove_allow_rule(&self, rule: &str) -> Result<usize, RuntimeError> {
+        let removed = self.policy.remove_rules(tern_policy::rules::RuleKind::Allow, rule);
+        let file = self.paths.user_config();
+        let key = permissions::project_key(&self.workspace);
+        config::edit_string_list(&file, &["projects", &key, "allow"], |allow| {
+            let before = allow.len();
+            allow.retain(|v| v.as_str() != Some(rule));
+            allow.len() != before
+        })
+        .map_err(RuntimeError::Io)?;
+        Ok(removed)
+    }
+
     /// The permission policy (mode, rules, decisions).
     pub fn policy(&self) -> &Arc<Policy> {
         &self.policy

@@ -184,6 +184,8 @@ pub struct App {
     quit_key: char,
     /// Prompts run in this process (for the summary printed on exit).
     pub prompts_run: u64,
+    /// Calls refused in this session, newest last (for `/permissions`).
+    pub denials: Vec<String>,
     /// Transcript search.
     pub search: Option<Search>,
     /// Styles.
@@ -255,6 +257,7 @@ impl App {
             quit_armed: None,
             quit_key: 'C',
             prompts_run: 0,
+            denials: Vec::new(),
             search: None,
             theme,
             model,
@@ -720,6 +723,7 @@ impl App {
             | Slash::Mode
             | Slash::Status
             | Slash::Theme
+            | Slash::Permissions
             | Slash::Init
             | Slash::Compact
             | Slash::Context

@@ -25,6 +25,8 @@ pub enum Slash {
     Status,
     /// `/theme [NAME]`.
     Theme,
+    /// `/permissions [allow RULE | remove RULE]`.
+    Permissions,
     /// `/init [update]`.
     Init,
     /// `/compact [FOCUS]`.
@@ -47,7 +49,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 19] = [
+    pub const ALL: [Slash; 20] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -58,6 +60,7 @@ impl Slash {
         Slash::Cost,
         Slash::Status,
         Slash::Theme,
+        Slash::Permissions,
         Slash::Init,
         Slash::Compact,
         Slash::Context,
@@ -82,6 +85,7 @@ impl Slash {
             Slash::Cost => "cost",
             Slash::Status => "status",
             Slash::Theme => "theme",
+            Slash::Permissions => "permissions",
             Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
@@ -105,6 +109,9 @@ impl Slash {
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
+            Slash::Permissions => {
+                "the mode, every rule and its file, this session's refusals; allow RULE / remove RULE"
+            }
             Slash::Theme => "colours: dark, light, high-contrast or colorblind",
             Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
@@ -128,6 +135,7 @@ impl Slash {
             Slash::Mode => Some("default|accept-edits|plan"),
             Slash::Init => Some("[update]"),
             Slash::Theme => Some("[dark|light|high-contrast|colorblind]"),
+            Slash::Permissions => Some("[allow RULE | remove RULE]"),
             Slash::Compact => Some("[FOCUS]"),
             Slash::Rewind => Some("[N [code|conversation] [force]]"),
             Slash::Resume => Some("[ID]"),

@@ -511,6 +511,11 @@ impl Driver {
                 for n in &report.notices {
                     app.notice(n.clone(), NoticeLevel::Info);
                 }
+                for d in &report.permission_denials {
+                    app.denials.push(format!("{}: {}", d.tool_name, d.reason));
+                }
+                let extra = app.denials.len().saturating_sub(50);
+                app.denials.drain(..extra);
                 if aborted {
                     // After an interrupt, queued prompts go back to the composer
                     // instead of being sent behind the person's back.
@@ -582,6 +587,45 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
         Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
         Slash::Rewind => rewind_slash(arg, app, runtime, tx),
         Slash::Status => app.notice(runtime.status_lines().join("\n"), NoticeLevel::Info),
+        Slash::Permissions => {
+            let words: Vec<&str> = arg.split_whitespace().collect();
+            match words.as_slice() {
+                [] => {
+                    let mut text = runtime.permissions_report();
+                    if app.denials.is_empty() {
+                        text.push_str("no call refused in this session");
+                    } else {
+                        text.push_str("refused in this session, newest last:\n");
+                        for d in app.denials.iter().rev().take(10).rev() {
+                            text.push_str(&format!("  {d}\n"));
+                        }
+                    }
+                    text.push_str(
+                        "\n/permissions allow RULE · /permissions remove RULE (kept for this project in your config)",
+                    );
+                    app.notice(text.trim_end().to_string(), NoticeLevel::Info);
+                }
+                ["allow", rule @ ..] if !rule.is_empty() => match runtime.allow_rule(&rule.join(" ")) {
+                    Ok(file) => app.notice(
+                        format!("allowed `{}` for this project (saved in {})", rule.join(" "), file.display()),
+                        NoticeLevel::Info,
+                    ),
+                    Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+                },
+                ["remove", rule @ ..] if !rule.is_empty() => match runtime.remove_allow_rule(&rule.join(" ")) {
+                    Ok(0) => app.notice(
+                        format!(
+                            "no allow rule `{}` in this session (rules from other files are edited there)",
+                            rule.join(" ")
+                        ),
+                        NoticeLevel::Warning,
+                    ),
+                    Ok(_) => app.notice(format!("`{}` is asked again from now on", rule.join(" ")), NoticeLevel::Info),
+                    Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+                },
+                _ => app.notice("usage: /permissions [allow RULE | remove RULE]", NoticeLevel::Warning),
+            }
+        }
         Slash::Theme => {
             let word = arg.trim();
             if word.is_empty() {
