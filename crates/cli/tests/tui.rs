@@ -436,3 +436,37 @@ async fn permissions_lists_adds_and_removes_rules() {
     s.send(b"\x03");
     let _ = s.child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_answer_can_be_left_in_scrollback() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"The answer is 42."}]}"#).await;
+    let config = h.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[tui]\nprint_on_exit = \"last\"\n");
+    std::fs::write(&config, text).unwrap();
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("question\r");
+    s.wait_for("The answer is 42.");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let _ = s.child.wait();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+        // After the alternate screen is left: the answer, then the summary.
+        if let Some(after) = raw.rsplit("\x1b[?1049l").next()
+            && after.contains("The answer is 42.")
+            && after.contains("resume with")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answer was not printed on exit: {raw:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -149,6 +149,9 @@ pub struct TuiSection {
     pub title: Option<bool>,
     /// Colours: `auto` (from `COLORFGBG`), `dark`, `light`, `high-contrast`, `colorblind`.
     pub theme: Option<String>,
+    /// What to print on the normal screen when the TUI ends: `none`
+    /// (default), `last` (the last answer) or `all` (the conversation).
+    pub print_on_exit: Option<String>,
 }
 
 /// `[compaction]`.
@@ -411,6 +414,7 @@ impl FileConfig {
         self.tui.notify = other.tui.notify.or(self.tui.notify.take());
         self.tui.title = other.tui.title.or(self.tui.title);
         self.tui.theme = other.tui.theme.or(self.tui.theme.take());
+        self.tui.print_on_exit = other.tui.print_on_exit.or(self.tui.print_on_exit.take());
         self
     }
 }

@@ -351,6 +351,26 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     drop(guard);
     // Back on the normal screen: what happened, and how to come back.
     let session = runtime.session();
+    // For scrollback, when asked: the last answer or the whole conversation, cleaned.
+    match runtime.tui_settings().print_on_exit.as_deref().map(str::trim) {
+        Some("all") => {
+            let text = runtime.export_markdown().await;
+            println!("{}", crate::sanitize::clean(text.trim_end()));
+        }
+        Some("last") => {
+            let last = runtime
+                .conversation()
+                .await
+                .iter()
+                .rev()
+                .find(|m| m.role == tern_protocol::Role::Assistant && !m.text().trim().is_empty())
+                .map(tern_protocol::Message::text);
+            if let Some(text) = last {
+                println!("{}", crate::sanitize::clean(text.trim_end()));
+            }
+        }
+        _ => {}
+    }
     let has_conversation = d.app.prompts_run > 0 || runtime.resumed().is_some();
     let resume = (session.is_recording() && has_conversation).then(|| session.id().to_string());
     println!("{}", d.app.exit_summary(resume.as_deref()));
