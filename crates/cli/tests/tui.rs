@@ -427,6 +427,15 @@ async fn permissions_lists_adds_and_removes_rules() {
     s.wait_for("is asked again from now on");
     let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
     assert!(!config.contains("bash(make test:*)"), "{config}");
+    // /config keeps settings in the same file; bypass is not one it sets.
+    s.type_text("/config theme light\r");
+    s.wait_for("theme = light, kept in");
+    s.type_text("/config mode bypass\r");
+    s.wait_for("bypass only by --permission-mode");
+    s.type_text("/config\r");
+    s.wait_for("print_on_exit  none (default)");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(config.contains("[tui]\ntheme = \"light\"") && !config.contains("bypass"), "{config}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !s.text().contains("again to quit") {
         assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());

@@ -469,14 +469,36 @@ pub fn edit_string_list(
     path: &[&str],
     change: impl FnOnce(&mut toml_edit::Array) -> bool,
 ) -> Result<bool, String> {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
-    };
-    let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e| format!("{} is not valid TOML, so it was not changed: {e}", file.display()))?;
-    let Some((last, tables)) = path.split_last() else { return Ok(false) };
+    edit_toml(file, |doc| {
+        let Some((last, tables)) = path.split_last() else { return Ok(false) };
+        let (table, at) = table_at(doc, tables, file)?;
+        let list = table
+            .entry(last)
+            .or_insert(toml_edit::value(toml_edit::Array::new()))
+            .as_array_mut()
+            .ok_or_else(|| format!("{}: `{at}.{last}` is not a list", file.display()))?;
+        Ok(change(list))
+    })
+}
+
+/// Set the value at `path` (tables created when missing) in `file`,
+/// keeping everything else as it is, as [`edit_string_list`] does.
+pub fn set_value(file: &Path, path: &[&str], value: impl Into<toml_edit::Value>) -> Result<(), String> {
+    edit_toml(file, |doc| {
+        let Some((last, tables)) = path.split_last() else { return Ok(false) };
+        let (table, _) = table_at(doc, tables, file)?;
+        table.insert(last, toml_edit::Item::Value(value.into()));
+        Ok(true)
+    })
+    .map(|_| ())
+}
+
+/// The table at `tables` in `doc`, created when missing, and its dotted name.
+fn table_at<'a>(
+    doc: &'a mut toml_edit::DocumentMut,
+    tables: &[&str],
+    file: &Path,
+) -> Result<(&'a mut dyn toml_edit::TableLike, String), String> {
     let mut table = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
     let mut at = String::new();
     for (i, key) in tables.iter().enumerate() {
@@ -493,12 +515,24 @@ pub fn edit_string_list(
             .as_table_like_mut()
             .ok_or_else(|| format!("{}: `{at}` is not a table", file.display()))?;
     }
-    let list = table
-        .entry(last)
-        .or_insert(toml_edit::value(toml_edit::Array::new()))
-        .as_array_mut()
-        .ok_or_else(|| format!("{}: `{at}.{last}` is not a list", file.display()))?;
-    if !change(list) {
+    Ok((table, at))
+}
+
+/// Read `file` as TOML (empty when missing), let `change` edit it, and
+/// write it back atomically (through a symlink, keeping the mode) when it
+/// says it changed something.
+fn edit_toml(
+    file: &Path,
+    change: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<bool, String>,
+) -> Result<bool, String> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e| format!("{} is not valid TOML, so it was not changed: {e}", file.display()))?;
+    if !change(&mut doc)? {
         return Ok(false);
     }
     if let Some(dir) = file.parent() {

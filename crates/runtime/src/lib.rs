@@ -752,6 +752,55 @@ impl Runtime {
         *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// `/config KEY VALUE`: keep a setting in the user config (comments and
+    /// the rest kept). Keys: `theme`, `notify`, `title`, `print_on_exit`
+    /// (`[tui]`) and `mode` (the permission mode new sessions start in; not
+    /// `bypass`, which only a flag or an edit of the file may choose).
+    pub fn set_setting(&self, key: &str, value: &str) -> Result<PathBuf, RuntimeError> {
+        let file = self.paths.user_config();
+        let bad = |allowed: &str| RuntimeError::Config(format!("`{key}` takes {allowed}, not `{value}`"));
+        match key {
+            "theme" if ["auto", "dark", "light", "high-contrast", "colorblind"].contains(&value) => {
+                config::set_value(&file, &["tui", "theme"], value)
+            }
+            "theme" => return Err(bad("auto, dark, light, high-contrast or colorblind")),
+            "notify" if ["auto", "bell", "osc9", "never"].contains(&value) => {
+                config::set_value(&file, &["tui", "notify"], value)
+            }
+            "notify" => return Err(bad("auto, bell, osc9 or never")),
+            "print_on_exit" if ["none", "last", "all"].contains(&value) => {
+                config::set_value(&file, &["tui", "print_on_exit"], value)
+            }
+            "print_on_exit" => return Err(bad("none, last or all")),
+            "title" => match value {
+                "true" | "on" => config::set_value(&file, &["tui", "title"], true),
+                "false" | "off" => config::set_value(&file, &["tui", "title"], false),
+                _ => return Err(bad("true or false")),
+            },
+            "mode" if ["default", "accept-edits", "plan"].contains(&value) => {
+                config::set_value(&file, &["permissions", "mode"], value)
+            }
+            "mode" => return Err(bad("default, accept-edits or plan (bypass only by --permission-mode or the file)")),
+            _ => {
+                return Err(RuntimeError::Config(format!(
+                    "no setting `{key}`: theme, notify, title, print_on_exit, mode"
+                )));
+            }
+        }
+        .map_err(RuntimeError::Io)?;
+        Ok(file)
+    }
+
+    /// The user config file.
+    pub fn user_config_path(&self) -> PathBuf {
+        self.paths.user_config()
+    }
+
+    /// The permission mode the config sets for new sessions, if any.
+    pub fn configured_mode(&self) -> Option<String> {
+        self.config.permissions.mode.clone()
+    }
+
     /// The `[tui]` settings.
     pub fn tui_settings(&self) -> &config::TuiSection {
         &self.config.tui

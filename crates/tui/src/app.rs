@@ -724,6 +724,7 @@ impl App {
             | Slash::Status
             | Slash::Theme
             | Slash::Permissions
+            | Slash::Config
             | Slash::Init
             | Slash::Compact
             | Slash::Context

@@ -27,6 +27,8 @@ pub enum Slash {
     Theme,
     /// `/permissions [allow RULE | remove RULE]`.
     Permissions,
+    /// `/config [KEY VALUE]`.
+    Config,
     /// `/init [update]`.
     Init,
     /// `/compact [FOCUS]`.
@@ -49,7 +51,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 20] = [
+    pub const ALL: [Slash; 21] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -61,6 +63,7 @@ impl Slash {
         Slash::Status,
         Slash::Theme,
         Slash::Permissions,
+        Slash::Config,
         Slash::Init,
         Slash::Compact,
         Slash::Context,
@@ -86,6 +89,7 @@ impl Slash {
             Slash::Status => "status",
             Slash::Theme => "theme",
             Slash::Permissions => "permissions",
+            Slash::Config => "config",
             Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
@@ -102,7 +106,7 @@ impl Slash {
     pub fn description(self) -> &'static str {
         match self {
             Slash::Help => "keys and commands",
-            Slash::Model => "show the model, or switch: /model NAME (same provider; from the next turn)",
+            Slash::Model => "the provider's models, or switch: /model NAME (from the next turn)",
             Slash::Mode => "show or set the permission mode: /mode accept-edits",
             Slash::Tools => "the tool catalog of the next request, with every removal and why",
             Slash::Mcp => "MCP servers, their state and tool counts",
@@ -113,6 +117,7 @@ impl Slash {
                 "the mode, every rule and its file, this session's refusals; allow RULE / remove RULE"
             }
             Slash::Theme => "colours: dark, light, high-contrast or colorblind",
+            Slash::Config => "settings kept in your config: theme, notify, title, print_on_exit, mode",
             Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
@@ -136,6 +141,7 @@ impl Slash {
             Slash::Init => Some("[update]"),
             Slash::Theme => Some("[dark|light|high-contrast|colorblind]"),
             Slash::Permissions => Some("[allow RULE | remove RULE]"),
+            Slash::Config => Some("[KEY VALUE]"),
             Slash::Compact => Some("[FOCUS]"),
             Slash::Rewind => Some("[N [code|conversation] [force]]"),
             Slash::Resume => Some("[ID]"),

@@ -607,6 +607,42 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
         Slash::Resume | Slash::Fork | Slash::Rename | Slash::Export => session_slash(command, arg, app, runtime, tx),
         Slash::Rewind => rewind_slash(arg, app, runtime, tx),
         Slash::Status => app.notice(runtime.status_lines().join("\n"), NoticeLevel::Info),
+        Slash::Config => {
+            let words: Vec<&str> = arg.split_whitespace().collect();
+            match words.as_slice() {
+                [] => {
+                    let t = runtime.tui_settings();
+                    let show = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| format!("{d} (default)"));
+                    let text = format!(
+                        "settings (your config: {}), change with /config KEY VALUE:\n  theme          {}\n  notify         {}\n  title          {}\n  print_on_exit  {}\n  mode           {} (new sessions; this one: {})",
+                        runtime.user_config_path().display(),
+                        show(&t.theme, "auto"),
+                        show(&t.notify, "auto"),
+                        t.title.map_or_else(|| "true (default)".to_string(), |b| b.to_string()),
+                        show(&t.print_on_exit, "none"),
+                        runtime.configured_mode().unwrap_or_else(|| "default (default)".into()),
+                        runtime.policy().mode()
+                    );
+                    app.notice(text, NoticeLevel::Info);
+                }
+                [key, value] => match runtime.set_setting(key, value) {
+                    Ok(file) => {
+                        if *key == "theme" {
+                            app.set_theme(app.theme.with_palette(crate::theme::Palette::parse(Some(value))));
+                        }
+                        app.notice(
+                            format!(
+                                "{key} = {value}, kept in {} (from the next start where it is not live)",
+                                file.display()
+                            ),
+                            NoticeLevel::Info,
+                        );
+                    }
+                    Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+                },
+                _ => app.notice("usage: /config [KEY VALUE]", NoticeLevel::Warning),
+            }
+        }
         Slash::Permissions => {
             let words: Vec<&str> = arg.split_whitespace().collect();
             match words.as_slice() {
