@@ -144,6 +144,9 @@ fn width_of(spans: &[Span<'_>]) -> usize {
     spans.iter().map(|s| str_width(&s.content)).sum()
 }
 
+/// Columns the busy side keeps in a narrow terminal: the spinner, a word, the time.
+const BUSY_MIN: usize = 16;
+
 /// Draws the status line in the first row of `area`; `now` drives the spinner and the elapsed time.
 pub fn render_status(info: &StatusInfo, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
     if area.height == 0 || area.width == 0 {
@@ -170,9 +173,12 @@ pub fn render_status(info: &StatusInfo, area: Rect, buf: &mut Buffer, theme: &Th
         right = joined(&items);
     }
     let mut right_width = width_of(&right);
-    if right_width + 2 > width {
+    // While busy the spinner, what tern does and for how long come first: the
+    // model's name gives way to them.
+    let reserve = if info.busy.is_some() { BUSY_MIN.min(left_width) + 2 } else { 0 };
+    if right_width + 2 + reserve > width {
         // Not even model and mode fit: cut the model name.
-        let over = right_width + 2 - width;
+        let over = right_width + 2 + reserve - width;
         let model = &info.model;
         let keep = str_width(model).saturating_sub(over).max(1);
         items[0] = vec![Span::styled(truncate(model, keep), theme.text())];
