@@ -152,6 +152,8 @@ pub struct TuiSection {
     /// What to print on the normal screen when the TUI ends: `none`
     /// (default), `last` (the last answer) or `all` (the conversation).
     pub print_on_exit: Option<String>,
+    /// Start the prompt in vim mode (default false).
+    pub vim: Option<bool>,
 }
 
 /// `[compaction]`.
@@ -415,6 +417,7 @@ impl FileConfig {
         self.tui.title = other.tui.title.or(self.tui.title);
         self.tui.theme = other.tui.theme.or(self.tui.theme.take());
         self.tui.print_on_exit = other.tui.print_on_exit.or(self.tui.print_on_exit.take());
+        self.tui.vim = other.tui.vim.or(self.tui.vim);
         self
     }
 }

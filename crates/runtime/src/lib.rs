@@ -772,9 +772,9 @@ impl Runtime {
                 config::set_value(&file, &["tui", "print_on_exit"], value)
             }
             "print_on_exit" => return Err(bad("none, last or all")),
-            "title" => match value {
-                "true" | "on" => config::set_value(&file, &["tui", "title"], true),
-                "false" | "off" => config::set_value(&file, &["tui", "title"], false),
+            "title" | "vim" => match value {
+                "true" | "on" => config::set_value(&file, &["tui", key], true),
+                "false" | "off" => config::set_value(&file, &["tui", key], false),
                 _ => return Err(bad("true or false")),
             },
             "mode" if ["default", "accept-edits", "plan"].contains(&value) => {
@@ -783,7 +783,7 @@ impl Runtime {
             "mode" => return Err(bad("default, accept-edits or plan (bypass only by --permission-mode or the file)")),
             _ => {
                 return Err(RuntimeError::Config(format!(
-                    "no setting `{key}`: theme, notify, title, print_on_exit, mode"
+                    "no setting `{key}`: theme, notify, title, print_on_exit, vim, mode"
                 )));
             }
         }

@@ -494,7 +494,14 @@ impl App {
             self.composer.set_text(&last);
             return Command::None;
         }
-        if key.code == KeyCode::Esc && (self.busy() || self.shell_running) && self.composer.popup().is_none() {
+        // In vim's insert mode with text typed, Esc goes to normal mode, not to the turn.
+        let vim_typing =
+            self.composer.vim_mode() == Some(crate::widgets::composer::VimMode::Insert) && !self.composer.is_empty();
+        if key.code == KeyCode::Esc
+            && (self.busy() || self.shell_running)
+            && self.composer.popup().is_none()
+            && !vim_typing
+        {
             return Command::Interrupt;
         }
         match self.composer.handle_key(key) {
@@ -704,6 +711,17 @@ impl App {
                     self.tokens_out,
                     self.context_pct().unwrap_or(0)
                 );
+                self.notice(text, NoticeLevel::Info);
+                Command::None
+            }
+            Slash::Vim => {
+                let on = self.composer.vim_mode().is_none();
+                self.composer.set_vim(on);
+                let text = if on {
+                    "vim mode on: Esc for normal mode (h j k l, w b, 0 $, x, dd, D, i a I A o O, gg G), Enter sends; /vim turns it off"
+                } else {
+                    "vim mode off"
+                };
                 self.notice(text, NoticeLevel::Info);
                 Command::None
             }

@@ -29,6 +29,8 @@ pub enum Slash {
     Permissions,
     /// `/config [KEY VALUE]`.
     Config,
+    /// `/vim`.
+    Vim,
     /// `/init [update]`.
     Init,
     /// `/compact [FOCUS]`.
@@ -51,7 +53,7 @@ pub enum Slash {
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 21] = [
+    pub const ALL: [Slash; 22] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -64,6 +66,7 @@ impl Slash {
         Slash::Theme,
         Slash::Permissions,
         Slash::Config,
+        Slash::Vim,
         Slash::Init,
         Slash::Compact,
         Slash::Context,
@@ -90,6 +93,7 @@ impl Slash {
             Slash::Theme => "theme",
             Slash::Permissions => "permissions",
             Slash::Config => "config",
+            Slash::Vim => "vim",
             Slash::Init => "init",
             Slash::Compact => "compact",
             Slash::Context => "context",
@@ -117,7 +121,8 @@ impl Slash {
                 "the mode, every rule and its file, this session's refusals; allow RULE / remove RULE"
             }
             Slash::Theme => "colours: dark, light, high-contrast or colorblind",
-            Slash::Config => "settings kept in your config: theme, notify, title, print_on_exit, mode",
+            Slash::Config => "settings kept in your config: theme, notify, title, print_on_exit, vim, mode",
+            Slash::Vim => "vim keys in the prompt (normal and insert mode), on or off",
             Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",

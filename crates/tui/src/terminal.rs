@@ -184,6 +184,7 @@ fn new_app(runtime: &Runtime) -> App {
     );
     app.priced = runtime.model_info().input_per_mtok > 0.0;
     app.composer.load_history(runtime.prompt_history());
+    app.composer.set_vim(runtime.tui_settings().vim.unwrap_or(false));
     let settings = runtime.compaction_settings();
     let window = runtime.model_info().context_window;
     app.compact_at_pct =
@@ -614,12 +615,13 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     let t = runtime.tui_settings();
                     let show = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| format!("{d} (default)"));
                     let text = format!(
-                        "settings (your config: {}), change with /config KEY VALUE:\n  theme          {}\n  notify         {}\n  title          {}\n  print_on_exit  {}\n  mode           {} (new sessions; this one: {})",
+                        "settings (your config: {}), change with /config KEY VALUE:\n  theme          {}\n  notify         {}\n  title          {}\n  print_on_exit  {}\n  vim            {}\n  mode           {} (new sessions; this one: {})",
                         runtime.user_config_path().display(),
                         show(&t.theme, "auto"),
                         show(&t.notify, "auto"),
                         t.title.map_or_else(|| "true (default)".to_string(), |b| b.to_string()),
                         show(&t.print_on_exit, "none"),
+                        t.vim.map_or_else(|| "false (default)".to_string(), |b| b.to_string()),
                         runtime.configured_mode().unwrap_or_else(|| "default (default)".into()),
                         runtime.policy().mode()
                     );
@@ -828,7 +830,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                 app.notice(format!("permission mode: {next}"), NoticeLevel::Info);
             }
         }
-        Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit | Slash::Init => {}
+        Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit | Slash::Init | Slash::Vim => {}
     }
 }
 

@@ -351,3 +351,34 @@ fn a_finished_todo_list_folds_away_when_the_turn_ends() {
     a.turn_finished();
     assert!(!draw(&mut a).contains("write tests"), "folded once it is over");
 }
+
+#[test]
+fn vim_mode_edits_with_normal_and_insert_keys() {
+    let t0 = Instant::now();
+    let mut a = app();
+    assert_eq!(a.submit("/vim".into()), Command::None);
+    type_text(&mut a, "fix the tests", t0);
+    // Esc: normal mode (the turn is not interrupted, nothing is sent).
+    assert_eq!(a.on_key(key(KeyCode::Esc), t0), Command::None);
+    assert_eq!(a.composer.vim_mode(), Some(tern_tui::widgets::composer::VimMode::Normal));
+    // 0 to the start, w over "fix", x x x deletes " th"... then i types.
+    for c in ['0', 'w'] {
+        a.on_key(key(KeyCode::Char(c)), t0);
+    }
+    a.on_key(key(KeyCode::Char('D')), t0);
+    assert_eq!(a.composer.text(), "fix");
+    a.on_key(key(KeyCode::Char('A')), t0);
+    type_text(&mut a, " the build", t0);
+    assert_eq!(a.composer.text(), "fix the build");
+    a.on_key(key(KeyCode::Esc), t0);
+    a.on_key(key(KeyCode::Char('o')), t0);
+    type_text(&mut a, "and lint", t0);
+    a.on_key(key(KeyCode::Esc), t0);
+    a.on_key(key(KeyCode::Char('d')), t0);
+    a.on_key(key(KeyCode::Char('d')), t0);
+    assert_eq!(a.composer.text(), "fix the build");
+    // Enter in normal mode sends.
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::Run("fix the build".into()));
+    assert_eq!(a.submit("/vim".into()), Command::None);
+    assert_eq!(a.composer.vim_mode(), None);
+}
