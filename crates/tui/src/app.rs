@@ -683,9 +683,11 @@ impl App {
         }
         match command {
             Slash::Help => {
+                // Each entry on its own line, its meaning indented under it: readable at any width
+                // (side by side columns wrapped their descriptions back to the margin).
                 let mut text = String::from("Keys\n");
                 for (k, what) in KEYS {
-                    text.push_str(&format!("  {k:<42} {what}\n"));
+                    text.push_str(&format!("  {k}\n      {what}\n"));
                 }
                 text.push_str("Commands\n");
                 for c in Slash::ALL {
@@ -693,7 +695,7 @@ impl App {
                         Some(a) => format!("/{} {a}", c.name()),
                         None => format!("/{}", c.name()),
                     };
-                    text.push_str(&format!("  {usage:<42} {}\n", c.description()));
+                    text.push_str(&format!("  {usage}\n      {}\n", c.description()));
                 }
                 self.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 Command::None
