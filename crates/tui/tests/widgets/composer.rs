@@ -333,3 +333,30 @@ fn up_and_down_follow_wrapped_rows() {
     c.handle_key(key(KeyCode::Backspace));
     assert_eq!(c.text(), "aaaa bbbb cccc dddd eeee ffff gggg hhh iiii jjjj kkkk");
 }
+
+#[test]
+fn a_joined_emoji_does_not_shift_the_border() {
+    let mut c = composer();
+    type_text(&mut c, "family 👨‍👩‍👧 and flag 🇫🇷 ok");
+    let width = 40u16;
+    let height = c.desired_height(width);
+    let mut buf = buffer(width, height);
+    let cursor = c.render(Rect::new(0, 0, width, height), &mut buf, &Theme::default());
+    // The right border stands in the last column on every row.
+    for y in 0..height {
+        assert_eq!(
+            buf[(width - 1, y)].symbol(),
+            if y == 0 {
+                "╮"
+            } else if y + 1 == height {
+                "╯"
+            } else {
+                "│"
+            },
+            "row {y}"
+        );
+    }
+    // The cursor sits right after the text: "› " + the text's width.
+    let text_width = unicode_width::UnicodeWidthStr::width("family ") + 2 + " and flag ".len() + 2 + " ok".len();
+    assert_eq!(cursor, Some((2 + u16::try_from(text_width).unwrap() + 1, 1)));
+}
