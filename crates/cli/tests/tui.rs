@@ -401,6 +401,11 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
     s.wait_for("done four");
     let last = h.bodies().pop().unwrap().to_string();
     assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
+    // After /clear the conversation cannot go back across it (the files still could).
+    s.type_text("/clear\r");
+    s.wait_for("new conversation");
+    s.type_text("/rewind 1 conversation\r");
+    s.wait_for("compacted or cleared after that prompt");
     let deadline = Instant::now() + Duration::from_secs(10);
     while !s.text().contains("again to quit") {
         assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());

@@ -552,6 +552,8 @@ impl Runtime {
     pub async fn clear_history(&self) {
         let mut history = self.history.lock().await;
         history.clear();
+        // The conversation cannot be rewound to before a clear (files still can).
+        self.compactions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
         self.session().write(&SessionRecord::HistoryCleared);
     }
@@ -838,7 +840,7 @@ impl Runtime {
             let compactions = point.as_ref().map(|p| p.2).ok_or_else(no_point)?;
             if compactions != self.compactions.load(std::sync::atomic::Ordering::SeqCst) {
                 return Err(RuntimeError::Io(
-                    "the conversation was compacted after that prompt, so it cannot go back there; the files can \
+                    "the conversation was compacted or cleared after that prompt, so it cannot go back there; the files can \
                      (`/rewind N code`)"
                         .into(),
                 ));

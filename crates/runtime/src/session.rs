@@ -373,7 +373,8 @@ pub struct Conversation {
     pub todos: Vec<TodoItem>,
     /// The title from `/rename`.
     pub title: Option<String>,
-    /// How many compactions the branch went through.
+    /// How many compactions (and `/clear`s) the branch went through: the
+    /// conversation cannot be rewound across one.
     pub compactions: usize,
     /// The session's tokens and estimated cost so far.
     pub usage: (tern_protocol::UsageTotals, f64),
@@ -571,7 +572,11 @@ impl LoadedSession {
                 SessionRecord::ModeChanged { mode } => c.mode = Some(mode.clone()),
                 SessionRecord::Todos { todos } => c.todos = todos.clone(),
                 SessionRecord::Renamed { title } => c.title = Some(title.clone()),
-                SessionRecord::HistoryCleared => c.messages.clear(),
+                SessionRecord::HistoryCleared => {
+                    c.messages.clear();
+                    // A `/rewind` of the conversation cannot cross a clear either.
+                    c.compactions += 1;
+                }
                 SessionRecord::Compaction { summary, kept, .. } => {
                     let from = c.messages.len().saturating_sub(*kept);
                     let kept = c.messages.split_off(from);
