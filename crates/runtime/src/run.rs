@@ -203,7 +203,7 @@ impl Runtime {
             let todos = todo_list(&e);
             // What a model turn added is on disk before the next request.
             if matches!(e, AgentEvent::TurnEnd { .. }) {
-                recorder.sync();
+                recorder.sync_in_background();
             }
             outer(e);
             if let Some(todos) = todos {

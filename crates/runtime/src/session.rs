@@ -316,6 +316,21 @@ impl Session {
         }
     }
 
+    /// [`Session::sync`] on another thread: what a model turn wrote goes to
+    /// disk while the next request is already on its way (the next write
+    /// is not held up by the disk).
+    pub fn sync_in_background(self: &std::sync::Arc<Self>) {
+        let Some(file) = self.file.lock().ok().and_then(|f| f.as_ref().and_then(|f| f.try_clone().ok())) else {
+            return;
+        };
+        let session = self.clone();
+        let _ = std::thread::Builder::new().name("tern-session-sync".into()).spawn(move || {
+            if let Err(e) = file.sync_data() {
+                session.disabled(&e);
+            }
+        });
+    }
+
     fn disabled(&self, e: &std::io::Error) {
         let text = format!("session file {} disabled: {e}", self.path.display());
         *self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(text);
