@@ -23,6 +23,22 @@ pub struct Attached {
     pub lines: Vec<String>,
 }
 
+/// The first [`MAX_FILE_BYTES`] of a regular file (opened without
+/// blocking: a FIFO cannot hang the prompt) and its size; nothing more is
+/// read, however big the file.
+fn head_of(path: &Path) -> Option<(Vec<u8>, u64)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
+    Some((bytes, meta.len()))
+}
+
 /// The `@` words of `prompt` that name a file or folder.
 fn mentioned(prompt: &str) -> Vec<&str> {
     let mut out: Vec<&str> = prompt
@@ -79,7 +95,7 @@ pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) ->
             out.lines.push(format!("{shown} (folder, {total} entries)"));
             continue;
         }
-        let Ok(bytes) = crate::small_file::read_bytes_bounded(&real, u64::MAX >> 1, Some(workspace)) else { continue };
+        let Some((bytes, size)) = head_of(&real) else { continue };
         if bytes.contains(&0) {
             out.lines.push(format!("{shown} not attached: a binary file (the read tool can show images)"));
             continue;
@@ -87,11 +103,11 @@ pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) ->
         let text = String::from_utf8_lossy(&bytes);
         let cut = tern_protocol::text::prefix_within(&text, MAX_FILE_BYTES as usize);
         let lines = cut.lines().count();
-        let note = if cut.len() < text.len() {
+        let note = if (cut.len() as u64) < size {
             format!(
                 "\n[cut: the first {} of {}; read the rest with the read tool]",
                 tern_protocol::text::human_bytes(cut.len() as u64),
-                tern_protocol::text::human_bytes(text.len() as u64)
+                tern_protocol::text::human_bytes(size)
             )
         } else {
             String::new()
