@@ -176,7 +176,9 @@ impl HttpProvider {
             Api::Anthropic => return Ok(crate::anthropic::request_bytes(req)),
             Api::OpenAiChat => {
                 let field = if official_openai { "max_completion_tokens" } else { "max_tokens" };
-                crate::openai_chat::request_body(req, field)
+                // Compatible servers may refuse fields they do not know: the cache key goes to OpenAI only.
+                let key = req.cache_key.as_deref().filter(|_| official_openai);
+                return Ok(crate::openai_chat::request_bytes(req, field, key));
             }
             Api::OpenAiResponses => crate::openai_responses::request_body(req),
         };

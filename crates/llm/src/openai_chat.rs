@@ -1,9 +1,11 @@
 //! OpenAI Chat Completions (and compatible servers): request body and stream
 //! accumulator, tolerant of the quirks listed in the wire-fixtures README.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
 
 use crate::accumulate::{assistant_message, parse_json, u64_at};
@@ -11,95 +13,201 @@ use crate::{Accumulator, Completion, LlmError, ModelRequest, StreamDelta};
 
 const PROVIDER: &str = "openai";
 
-/// The JSON body of a streaming `POST {base}/chat/completions`.
+/// The JSON body of a streaming `POST {base}/chat/completions`, as a value
+/// (tests); the same as [`request_bytes`] without a cache key.
 /// `max_tokens_field` is `max_completion_tokens` for OpenAI itself and
 /// `max_tokens` for compatible servers, most of which know only that one.
 pub fn request_body(req: &ModelRequest, max_tokens_field: &str) -> Value {
+    serde_json::to_value(wire(req, max_tokens_field, None)).unwrap_or(Value::Null)
+}
+
+/// The body serialized straight from the request (no copy of the
+/// conversation as a JSON tree), with `prompt_cache_key` when given.
+pub fn request_bytes(req: &ModelRequest, max_tokens_field: &str, cache_key: Option<&str>) -> Vec<u8> {
+    serde_json::to_vec(&wire(req, max_tokens_field, cache_key)).unwrap_or_default()
+}
+
+fn wire<'a>(req: &'a ModelRequest, max_tokens_field: &str, cache_key: Option<&'a str>) -> WireBody<'a> {
     let mut messages = Vec::new();
     if !req.system.is_empty() {
-        messages.push(json!({"role": "system", "content": req.system}));
+        messages.push(WireMessage::System { content: &req.system });
     }
     for m in &req.messages {
         push_message(m, &mut messages);
     }
-    let mut body = json!({
-        "model": req.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    body[max_tokens_field] = json!(req.max_tokens);
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    let completion = max_tokens_field == "max_completion_tokens";
+    WireBody {
+        model: &req.model,
+        messages,
+        stream: true,
+        stream_options: StreamOptions { include_usage: true },
+        max_tokens: (!completion).then_some(req.max_tokens),
+        max_completion_tokens: completion.then_some(req.max_tokens),
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}))
-            .collect();
+            .map(|t| WireTool {
+                kind: "function",
+                function: WireFunction { name: &t.name, description: &t.description, parameters: &t.input_schema },
+            })
+            .collect(),
+        prompt_cache_key: cache_key,
     }
-    body
 }
 
-fn image_url(source: &tern_protocol::ImageSource) -> Value {
-    json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", source.media_type, source.data)}})
+#[derive(Serialize)]
+struct WireBody<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    stream: bool,
+    stream_options: StreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
 }
 
-fn push_message(m: &Message, out: &mut Vec<Value>) {
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<WireCall<'a>>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: Cow<'a, str>,
+    },
+    User {
+        content: UserContent<'a>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    url: String,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireCallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireCallFunction<'a> {
+    name: &'a str,
+    arguments: String,
+}
+
+fn image_url(source: &tern_protocol::ImageSource) -> Part<'static> {
+    Part::ImageUrl { image_url: ImageUrl { url: format!("data:{};base64,{}", source.media_type, source.data) } }
+}
+
+fn push_message<'a>(m: &'a Message, out: &mut Vec<WireMessage<'a>>) {
     match m.role {
         Role::Assistant => {
             let text = m.text();
-            let calls: Vec<Value> = m
-                .tool_calls()
-                .into_iter()
-                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.input.to_string()}}))
+            let tool_calls = m
+                .content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolUse { id, name, input } => Some(WireCall {
+                        id,
+                        kind: "function",
+                        function: WireCallFunction { name, arguments: input.to_string() },
+                    }),
+                    _ => None,
+                })
                 .collect();
-            let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-            if !calls.is_empty() {
-                msg["tool_calls"] = Value::Array(calls);
-            }
-            out.push(msg);
+            out.push(WireMessage::Assistant { content: (!text.is_empty()).then_some(text), tool_calls });
         }
         Role::User => {
             // Tool results become `tool` messages, which must directly follow
             // the assistant's calls; images they carry go in a user message after.
-            let mut parts = Vec::new();
+            let mut parts: Vec<Part<'a>> = Vec::new();
             let mut result_images = Vec::new();
             for b in &m.content {
                 match b {
                     ContentBlock::ToolResult { tool_use_id, content, is_error } => {
-                        let mut text = String::new();
+                        let mut texts = Vec::new();
                         for c in content {
                             match c {
-                                ToolResultContent::Text { text: t } => {
-                                    if !text.is_empty() {
-                                        text.push('\n');
-                                    }
-                                    text.push_str(t)
-                                }
+                                ToolResultContent::Text { text } => texts.push(text.as_str()),
                                 ToolResultContent::Image { source } => {
                                     // Tool messages cannot carry images: they follow in a
                                     // user message, each labelled with its call.
-                                    result_images.push(
-                                        json!({"type": "text", "text": format!("Image from tool call {tool_use_id}:")}),
-                                    );
+                                    result_images.push(Part::Text {
+                                        text: Cow::Owned(format!("Image from tool call {tool_use_id}:")),
+                                    });
                                     result_images.push(image_url(source))
                                 }
                             }
                         }
+                        let mut text: Cow<'a, str> = match texts.as_slice() {
+                            [one] => Cow::Borrowed(one),
+                            many => Cow::Owned(many.join("\n")),
+                        };
                         if *is_error && !text.starts_with("Error") {
-                            text = format!("Error: {text}");
+                            text = Cow::Owned(format!("Error: {text}"));
                         }
-                        out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
+                        out.push(WireMessage::Tool { tool_call_id: tool_use_id, content: text });
                     }
-                    ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+                    ContentBlock::Text { text } => parts.push(Part::Text { text: Cow::Borrowed(text) }),
                     ContentBlock::Image { source } => parts.push(image_url(source)),
                     _ => {}
                 }
             }
             parts.extend(result_images);
-            if parts.len() == 1 && parts[0]["type"] == "text" {
-                out.push(json!({"role": "user", "content": parts[0]["text"]}));
-            } else if !parts.is_empty() {
-                out.push(json!({"role": "user", "content": parts}));
+            match parts.as_slice() {
+                [Part::Text { text: Cow::Borrowed(text) }] => {
+                    out.push(WireMessage::User { content: UserContent::Text(text) })
+                }
+                [] => {}
+                _ => out.push(WireMessage::User { content: UserContent::Parts(parts) }),
             }
         }
     }
