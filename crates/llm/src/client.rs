@@ -169,24 +169,22 @@ impl HttpProvider {
         Ok(Self { config, client, endpoint })
     }
 
-    fn body(&self, req: &ModelRequest) -> Result<Vec<u8>, LlmError> {
+    fn body(&self, req: &ModelRequest) -> Vec<u8> {
         let official_openai = self.config.base_url.contains("api.openai.com");
-        let mut body = match self.config.api {
-            // Serialized straight from the request: a long conversation is not copied.
-            Api::Anthropic => return Ok(crate::anthropic::request_bytes(req)),
+        // Serialized straight from the request: a long conversation is not copied.
+        match self.config.api {
+            Api::Anthropic => crate::anthropic::request_bytes(req),
             Api::OpenAiChat => {
                 let field = if official_openai { "max_completion_tokens" } else { "max_tokens" };
                 // Compatible servers may refuse fields they do not know: the cache key goes to OpenAI only.
                 let key = req.cache_key.as_deref().filter(|_| official_openai);
-                return Ok(crate::openai_chat::request_bytes(req, field, key));
+                crate::openai_chat::request_bytes(req, field, key)
             }
-            Api::OpenAiResponses => crate::openai_responses::request_body(req),
-        };
-        // Compatible servers may refuse fields they do not know.
-        if official_openai && let Some(key) = &req.cache_key {
-            body["prompt_cache_key"] = Value::String(key.clone());
+            Api::OpenAiResponses => {
+                let key = req.cache_key.as_deref().filter(|_| official_openai);
+                crate::openai_responses::request_bytes(req, key)
+            }
         }
-        serde_json::to_vec(&body).map_err(|e| LlmError::Setup(e.to_string()))
     }
 
     fn accumulator(&self) -> Box<dyn Accumulator> {
@@ -280,7 +278,7 @@ impl Provider for HttpProvider {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(async move {
-            let body = self.body(req)?;
+            let body = self.body(req);
             let policy = self.config.retry;
             let mut attempt = 1;
             loop {
@@ -354,7 +352,7 @@ mod tests {
             (Api::Anthropic, "https://api.anthropic.com", false),
         ] {
             let provider = HttpProvider::new(ProviderConfig::new(api, url, "k")).unwrap();
-            let body: Value = serde_json::from_slice(&provider.body(&req).unwrap()).unwrap();
+            let body: Value = serde_json::from_slice(&provider.body(&req)).unwrap();
             assert_eq!(body.get("prompt_cache_key").is_some(), sent, "{api:?} {url}");
         }
     }

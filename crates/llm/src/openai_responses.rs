@@ -3,9 +3,12 @@
 //! Function calls stream keyed by `item_id` (`fc_…`); the result must
 //! reference `call_id` (`call_…`), which we keep as the tool call's id.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+
+use serde_json::Value;
 use tern_protocol::{ContentBlock, Role, StopReason, ToolResultContent, Usage};
 
 use crate::accumulate::{assistant_message, parse_json, str_at, u64_at};
@@ -13,67 +16,151 @@ use crate::{Accumulator, Completion, LlmError, ModelRequest, StreamDelta};
 
 const PROVIDER: &str = "openai-responses";
 
-/// The JSON body of a streaming `POST {base}/responses` (stateless: `store: false`).
+/// The JSON body of a streaming `POST {base}/responses` (stateless:
+/// `store: false`), as a value (tests); the same as [`request_bytes`]
+/// without a cache key.
 pub fn request_body(req: &ModelRequest) -> Value {
+    serde_json::to_value(wire(req, None)).unwrap_or(Value::Null)
+}
+
+/// The body serialized straight from the request (no copy of the
+/// conversation as a JSON tree), with `prompt_cache_key` when given.
+pub fn request_bytes(req: &ModelRequest, cache_key: Option<&str>) -> Vec<u8> {
+    serde_json::to_vec(&wire(req, cache_key)).unwrap_or_default()
+}
+
+fn data_url(source: &tern_protocol::ImageSource) -> String {
+    format!("data:{};base64,{}", source.media_type, source.data)
+}
+
+fn wire<'a>(req: &'a ModelRequest, cache_key: Option<&'a str>) -> WireBody<'a> {
     let mut input = Vec::new();
     for m in &req.messages {
         for b in &m.content {
             match (m.role, b) {
-                (Role::User, ContentBlock::Text { text }) => {
-                    input.push(json!({"role": "user", "content": [{"type": "input_text", "text": text}]}))
-                }
-                (Role::User, ContentBlock::Image { source }) => input.push(json!({"role": "user", "content": [
-                    {"type": "input_image", "image_url": format!("data:{};base64,{}", source.media_type, source.data)}
-                ]})),
+                (Role::User, ContentBlock::Text { text }) => input
+                    .push(Item::Message { role: "user", content: vec![Part::InputText { text: Cow::Borrowed(text) }] }),
+                (Role::User, ContentBlock::Image { source }) => input.push(Item::Message {
+                    role: "user",
+                    content: vec![Part::InputImage { image_url: data_url(source) }],
+                }),
                 (Role::Assistant, ContentBlock::Text { text }) => {
-                    input.push(json!({"role": "assistant", "content": [{"type": "output_text", "text": text}]}))
+                    input.push(Item::Message { role: "assistant", content: vec![Part::OutputText { text }] })
                 }
-                (_, ContentBlock::ToolUse { id, name, input: args }) => input
-                    .push(json!({"type": "function_call", "call_id": id, "name": name, "arguments": args.to_string()})),
+                (_, ContentBlock::ToolUse { id, name, input: args }) => input.push(Item::FunctionCall {
+                    kind: "function_call",
+                    call_id: id,
+                    name,
+                    arguments: args.to_string(),
+                }),
                 (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
                     let text = ToolResultContent::joined_text(content);
                     // The format has no error flag: say it in the text, as for Chat.
                     let text = if *is_error && !text.starts_with("Error") { format!("Error: {text}") } else { text };
-                    let images: Vec<Value> = content
+                    let images: Vec<Part<'a>> = content
                         .iter()
                         .filter_map(|c| match c {
-                            ToolResultContent::Image { source } => Some(json!({"type": "input_image",
-                                "image_url": format!("data:{};base64,{}", source.media_type, source.data)})),
+                            ToolResultContent::Image { source } => {
+                                Some(Part::InputImage { image_url: data_url(source) })
+                            }
                             ToolResultContent::Text { .. } => None,
                         })
                         .collect();
                     // Images travel as content parts of the output itself.
                     let output = if images.is_empty() {
-                        Value::String(text)
+                        Output::Text(text)
                     } else {
-                        let mut parts = vec![json!({"type": "input_text", "text": text})];
+                        let mut parts = vec![Part::InputText { text: Cow::Owned(text) }];
                         parts.extend(images);
-                        Value::Array(parts)
+                        Output::Parts(parts)
                     };
-                    input.push(json!({"type": "function_call_output", "call_id": tool_use_id, "output": output}));
+                    input.push(Item::FunctionCallOutput { kind: "function_call_output", call_id: tool_use_id, output });
                 }
                 _ => {}
             }
         }
     }
-    let mut body = json!({
-        "model": req.model,
-        "input": input,
-        "stream": true,
-        "store": false,
-        "max_output_tokens": req.max_tokens,
-    });
-    if !req.system.is_empty() {
-        body["instructions"] = json!(req.system);
-    }
-    if !req.tools.is_empty() {
-        body["tools"] = req
+    WireBody {
+        model: &req.model,
+        input,
+        stream: true,
+        store: false,
+        max_output_tokens: req.max_tokens,
+        instructions: (!req.system.is_empty()).then_some(req.system.as_str()),
+        tools: req
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema}))
-            .collect();
+            .map(|t| WireTool {
+                kind: "function",
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.input_schema,
+            })
+            .collect(),
+        prompt_cache_key: cache_key,
     }
-    body
+}
+
+#[derive(Serialize)]
+struct WireBody<'a> {
+    model: &'a str,
+    input: Vec<Item<'a>>,
+    stream: bool,
+    store: bool,
+    max_output_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instructions: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// One input item. Messages carry no `type` (as the API allows); calls and outputs do.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Message {
+        role: &'static str,
+        content: Vec<Part<'a>>,
+    },
+    FunctionCall {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        call_id: &'a str,
+        name: &'a str,
+        arguments: String,
+    },
+    FunctionCallOutput {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        call_id: &'a str,
+        output: Output<'a>,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Output<'a> {
+    Text(String),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    InputText { text: Cow<'a, str> },
+    InputImage { image_url: String },
+    OutputText { text: &'a str },
 }
 
 #[derive(Debug, Default)]
