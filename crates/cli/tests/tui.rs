@@ -371,20 +371,22 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
         {"when_request_contains": "prompt-four", "text": "done four"},
         {"tool_calls": [write("a.txt", "v1\n")]},
         {"text": "done one"},
-        {"tool_calls": [write("a.txt", "v2\n"), write("b.txt", "b2\n")]},
+        {"tool_calls": [write("a.txt", "v2\n"), write("b.txt", "b2\n"),
+            {"name": "bash", "arguments": {"command": "printf 'made by bash\\n' > made.txt"}}]},
         {"text": "done two"},
         {"tool_calls": [write("a.txt", "v3\n")]},
         {"text": "done three"}
     ]})
     .to_string();
     let h = Harness::new(Wire::Anthropic, &script).await;
-    let mut s = start_with(&h, &["--permission-mode", "accept-edits"]);
+    let mut s = start_with(&h, &["--permission-mode", "bypass"]);
     s.wait_for("Ask tern");
     for (prompt, done) in [("prompt-one", "done one"), ("prompt-two", "done two"), ("prompt-three", "done three")] {
         s.type_text(&format!("{prompt}\r"));
         s.wait_for(done);
     }
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v3\n");
+    assert_eq!(std::fs::read_to_string(h.path("made.txt")).unwrap(), "made by bash\n");
     // Someone edits b.txt after tern wrote it.
     std::fs::write(h.path("b.txt"), "the person's\n").unwrap();
     s.type_text("/rewind\r");
@@ -393,6 +395,7 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
     s.wait_for("went back to before prompt 2");
     s.wait_for("left alone, changed since tern wrote them: b.txt");
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v1\n", "as it was before prompt 2");
+    assert!(!h.path("made.txt").exists(), "a file a bash command created in prompt 2 is gone too");
     assert_eq!(std::fs::read_to_string(h.path("b.txt")).unwrap(), "the person's\n", "not overwritten");
     // The rewound prompt is back in the composer; send another instead.
     s.wait_for("› prompt-two");

@@ -496,13 +496,36 @@ fn is_protected(d: &Decision) -> bool {
 }
 
 impl PolicyHooks {
-    /// The file an edit-kind call changes, resolved in the workspace.
-    fn changed_path(&self, tool: &str, input: &serde_json::Value) -> Option<PathBuf> {
-        if tern_protocol::ToolKind::of(tool) != tern_protocol::ToolKind::Edit {
-            return None;
+    /// The files a call changes, resolved in the workspace: an edit-kind
+    /// call's path, or what a bash command's classifier names as written
+    /// (redirections, `cp`/`mv` targets, `sed -i`, `touch`, …) when it runs
+    /// in the workspace and every target is written out.
+    fn changed_paths(&self, tool: &str, input: &serde_json::Value) -> Vec<PathBuf> {
+        match tern_protocol::ToolKind::of(tool) {
+            tern_protocol::ToolKind::Edit => input
+                .get("path")
+                .or_else(|| input.get("file_path"))
+                .and_then(serde_json::Value::as_str)
+                .map(|raw| vec![tern_tools::resolve_path(&self.workspace, raw)])
+                .unwrap_or_default(),
+            tern_protocol::ToolKind::Execute => {
+                let Some(command) = input.get("command").and_then(serde_json::Value::as_str) else {
+                    return Vec::new();
+                };
+                let analysis = tern_policy::bash::classify(command);
+                let in_workspace = analysis.parts.iter().all(|p| p.cwd == tern_policy::bash::Cwd::Workspace);
+                if !analysis.parsed || !in_workspace {
+                    return Vec::new();
+                }
+                analysis
+                    .write_paths
+                    .iter()
+                    .filter(|w| !w.contains(['$', '`', '*', '?', '[']) && !w.starts_with("/dev/"))
+                    .map(|w| tern_tools::resolve_path(&self.workspace, w))
+                    .collect()
+            }
+            _ => Vec::new(),
         }
-        let raw = input.get("path").or_else(|| input.get("file_path")).and_then(serde_json::Value::as_str)?;
-        Some(tern_tools::resolve_path(&self.workspace, raw))
     }
 }
 
@@ -515,10 +538,10 @@ impl Hooks for PolicyHooks {
         Box::pin(async move {
             let decided = self.before(call).await;
             // A change that will run: keep the file as it is first (`/rewind`).
-            if let BeforeToolCall::Continue { input, .. } = &decided
-                && let Some(path) = self.changed_path(&call.name, input.as_ref().unwrap_or(&call.input))
-            {
-                self.checkpoints.before_change(&path);
+            if let BeforeToolCall::Continue { input, .. } = &decided {
+                for path in self.changed_paths(&call.name, input.as_ref().unwrap_or(&call.input)) {
+                    self.checkpoints.before_change(&path);
+                }
             }
             decided
         })
@@ -526,7 +549,7 @@ impl Hooks for PolicyHooks {
 
     fn after_tool_call<'a>(&'a self, call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
         Box::pin(async move {
-            if let Some(path) = self.changed_path(&call.name, &call.input) {
+            for path in self.changed_paths(&call.name, &call.input) {
                 self.checkpoints.after_change(&path);
             }
             self.after(call, result).await
