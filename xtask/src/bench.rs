@@ -29,8 +29,17 @@ pub fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-fn mb(kb: u64) -> String {
+/// KiB as `12.3 MB`.
+pub fn mb(kb: u64) -> String {
     format!("{:.1} MB", kb as f64 / 1024.0)
+}
+
+/// The number after `key=` in a line a benchmark example printed.
+pub fn field<T: std::str::FromStr>(line: &str, key: &str) -> anyhow::Result<T> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+        .and_then(|v| v.parse().ok())
+        .with_context(|| format!("no `{key}` in the example's output: {line}"))
 }
 
 pub fn ratio(a: Duration, b: Duration) -> String {

@@ -21,12 +21,7 @@ pub fn rows() -> anyhow::Result<Vec<Row>> {
         bail!("sandbox_cost failed: {}", String::from_utf8_lossy(&out.stderr));
     }
     let line = String::from_utf8_lossy(&out.stdout).into_owned();
-    let field = |key: &str| -> anyhow::Result<u64> {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-            .and_then(|v| v.parse().ok())
-            .with_context(|| format!("no `{key}` in sandbox_cost output: {line}"))
-    };
+    let field = |key: &str| -> anyhow::Result<u64> { crate::bench::field(&line, key) };
     let abi = field("abi")?;
     if abi == 0 {
         eprintln!("bench: skipped the sandbox row: Landlock is not available on this kernel");

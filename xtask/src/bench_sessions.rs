@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crate::bench::{Row, ms, ratio, tempdir, two_turn_runs};
+use crate::bench::{Row, field, mb, ms, ratio, tempdir, two_turn_runs};
 use crate::measure;
 
 const RESUME_ENTRIES: usize = 10_000;
@@ -17,18 +17,6 @@ const LONG_HISTORY: usize = 500;
 const LONG_RUNS: usize = 10;
 const WRITE_TURNS: usize = 300;
 const CHECKPOINT_RUNS: usize = 50;
-
-fn mb(kb: u64) -> String {
-    format!("{:.1} MB", kb as f64 / 1024.0)
-}
-
-/// `key=value` from a line of the example's output.
-fn field(line: &str, key: &str) -> anyhow::Result<String> {
-    line.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-        .map(str::to_string)
-        .with_context(|| format!("no `{key}` in session_cost output: {line}"))
-}
 
 fn example(bin: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new(bin).args(args).output().context("running session_cost")?;
@@ -52,8 +40,8 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     let cwd = cwd.to_string_lossy();
     let sessions = home.join("sessions");
     let made = example(&bin, &["make", &sessions.to_string_lossy(), &cwd, &RESUME_ENTRIES.to_string(), "2048"])?;
-    let id = field(&made, "id")?;
-    let bytes: u64 = field(&made, "bytes")?.parse()?;
+    let id: String = field(&made, "id")?;
+    let bytes: u64 = field(&made, "bytes")?;
     let file = sessions.join(format!("{id}.jsonl"));
     let context = |resume: bool| {
         let mut c = Command::new(tern);
@@ -128,8 +116,8 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         if shm.is_dir() { shm.join(format!("tern-bench-{}", std::process::id())) } else { tempdir("bench-write")? };
     std::fs::create_dir_all(&base)?;
     let out = example(&bin, &["write", &WRITE_TURNS.to_string(), &base.to_string_lossy()])?;
-    let ours = Duration::from_micros(field(&out, "write_us")?.parse()?);
-    let raw = Duration::from_micros(field(&out, "raw_us")?.parse()?);
+    let ours = Duration::from_micros(field(&out, "write_us")?);
+    let raw = Duration::from_micros(field(&out, "raw_us")?);
     rows.push(Row {
         what: format!(
             "session write per turn, 4 entries + fsync ({}, median of {WRITE_TURNS})",
@@ -144,8 +132,8 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     // 4. What a checkpoint adds to an edit of a 1 MB file.
     let base = tempdir("bench-checkpoint")?;
     let out = example(&bin, &["checkpoint", &CHECKPOINT_RUNS.to_string(), &base.to_string_lossy()])?;
-    let ours = Duration::from_micros(field(&out, "checkpoint_us")?.parse()?);
-    let copy = Duration::from_micros(field(&out, "copy_us")?.parse()?);
+    let ours = Duration::from_micros(field(&out, "checkpoint_us")?);
+    let copy = Duration::from_micros(field(&out, "copy_us")?);
     rows.push(Row {
         what: format!("checkpoint per edit of a 1 MB file (copy before, metadata after; median of {CHECKPOINT_RUNS})"),
         ours: ms(ours),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::bench::Row;
+use crate::bench::{Row, mb};
 use crate::measure::{self, Sample};
 
 const GIB: u64 = 1 << 30;
@@ -58,10 +58,6 @@ fn tern_with_tool(
 
 fn ms(d: Duration) -> String {
     format!("{:.0} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn mb(kb: u64) -> String {
-    format!("{:.1} MB", kb as f64 / 1024.0)
 }
 
 /// Make a file of `lines` numbered lines of ~100 bytes, once.

@@ -51,6 +51,23 @@ impl Screen {
     }
 }
 
+/// Ctrl+C until quitting is armed (a turn that is still ending takes the first one), then once
+/// more to quit; waits (bounded) for tern to exit.
+fn quit(s: &mut Screen) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn start(h: &Harness) -> Screen {
     start_with(h, &[])
 }
@@ -190,18 +207,7 @@ async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
     s.wait_for("hi");
     assert!(marker.exists(), "trusted: the project's session_start hook ran");
     // The turn may still be ending (a Ctrl+C then interrupts it): press until quitting is armed.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.text().contains("Ctrl+C again to quit") {
-        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-        s.send(b"\x03");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    s.send(b"\x03");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while s.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "tern did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    quit(&mut s);
     // Trusted now: the next start asks nothing.
     let mut s = start(&h);
     s.wait_for("Ask tern");
@@ -270,14 +276,7 @@ async fn resume_picks_a_session_and_the_session_commands_work() {
     let forked = all.iter().find(|p| **p != original).unwrap();
     let text = std::fs::read_to_string(forked).unwrap();
     assert!(text.contains("remember the pelican") && text.contains("and more"), "{text}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.text().contains("Ctrl+C again to quit") {
-        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-        s.send(b"\x03");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    s.send(b"\x03");
-    let _ = s.child.wait();
+    quit(&mut s);
     // Back on the normal screen: how to come back to this session.
     let forked_id = forked.file_stem().unwrap().to_string_lossy().into_owned();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -295,16 +294,6 @@ async fn resume_picks_a_session_and_the_session_commands_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
     let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"noted"}]}"#).await;
-    let quit = |s: &mut Screen| {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !s.text().contains("again to quit") {
-            assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-            s.send(b"\x03");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        s.send(b"\x03");
-        let _ = s.child.wait();
-    };
     let mut s = start(&h);
     s.wait_for("Ask tern");
     // The first screen says where tern stands; /status says the rest.
@@ -354,14 +343,7 @@ async fn ctrl_g_edits_the_prompt_in_the_editor() {
     s.send(b"\r");
     s.wait_for("got it");
     assert_eq!(h.bodies()[0]["messages"][0]["content"][0]["text"], "rewritten in the editor");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.text().contains("again to quit") {
-        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-        s.send(b"\x03");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    s.send(b"\x03");
-    let _ = s.child.wait();
+    quit(&mut s);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -409,14 +391,7 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
     s.wait_for("new conversation");
     s.type_text("/rewind 1 conversation\r");
     s.wait_for("compacted or cleared after that prompt");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.text().contains("again to quit") {
-        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-        s.send(b"\x03");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    s.send(b"\x03");
-    let _ = s.child.wait();
+    quit(&mut s);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -444,14 +419,7 @@ async fn permissions_lists_adds_and_removes_rules() {
     s.wait_for("print_on_exit  none (default)");
     let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
     assert!(config.contains("[tui]\ntheme = \"light\"") && !config.contains("bypass"), "{config}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.text().contains("again to quit") {
-        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-        s.send(b"\x03");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    s.send(b"\x03");
-    let _ = s.child.wait();
+    quit(&mut s);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -465,14 +433,7 @@ async fn the_last_answer_can_be_left_in_scrollback() {
     s.wait_for("Ask tern");
     s.type_text("question\r");
     s.wait_for("The answer is 42.");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.text().contains("again to quit") {
-        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
-        s.send(b"\x03");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    s.send(b"\x03");
-    let _ = s.child.wait();
+    quit(&mut s);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
