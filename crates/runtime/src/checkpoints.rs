@@ -20,6 +20,8 @@ use serde::{Deserialize, Serialize};
 
 /// Files larger than this are not kept (their change cannot be rewound).
 const MAX_KEPT: u64 = 16 * 1024 * 1024;
+/// What one session keeps at most, all files together; past it, changes are not kept.
+const MAX_KEPT_TOTAL: u64 = 1024 * 1024 * 1024;
 
 /// One line of the index.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,6 +88,8 @@ struct State {
     /// What tern last left in each file it changed.
     after: BTreeMap<PathBuf, Option<u64>>,
     next_file: usize,
+    /// Bytes of the kept contents so far.
+    kept_bytes: u64,
 }
 
 /// A session's checkpoints.
@@ -118,6 +122,9 @@ impl Checkpoints {
                 apply(&mut state, line);
             }
         }
+        state.kept_bytes = std::fs::read_dir(&dir)
+            .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
+            .unwrap_or(0);
         Self { dir, workspace: workspace.to_path_buf(), state: Mutex::new(state) }
     }
 
@@ -166,7 +173,13 @@ impl Checkpoints {
             Err(_) => (false, None, None),
             Ok(m) if !m.is_file() => (true, None, Some("not a regular file".to_string())),
             Ok(m) if m.len() > MAX_KEPT => (true, None, Some(format!("larger than {} MiB", MAX_KEPT >> 20))),
-            Ok(_) => {
+            Ok(m) if state.kept_bytes + m.len() > MAX_KEPT_TOTAL => (
+                true,
+                None,
+                Some(format!("this session already keeps {} GiB of earlier contents", MAX_KEPT_TOTAL >> 30)),
+            ),
+            Ok(m) => {
+                state.kept_bytes += m.len();
                 let name = format!("{}.snap", state.next_file);
                 state.next_file += 1;
                 let saved = tern_tools::create_private_dir(&self.dir)

@@ -123,6 +123,13 @@ fn tokens_of_len(bytes: usize) -> u64 {
     (bytes as u64).div_ceil(4)
 }
 
+/// Estimated tokens every request carries before its messages: the system
+/// prompt and the tool definitions.
+pub(crate) fn base_tokens<'a>(system: &str, tools: impl IntoIterator<Item = &'a tern_protocol::ToolDefinition>) -> u64 {
+    let tools: usize = tools.into_iter().map(tern_catalog::definition_bytes).sum();
+    tokens_of_len(system.len()) + tokens_of_len(tools)
+}
+
 /// The most turns kept verbatim through a compaction.
 const MAX_KEEP_TURNS: usize = 20;
 
@@ -145,13 +152,6 @@ impl Runtime {
                 .min(info.context_window / 2),
             keep_turns: c.keep_turns.unwrap_or(2).min(MAX_KEEP_TURNS),
         }
-    }
-
-    /// Estimated tokens a request with `messages` would carry: the system
-    /// prompt, the tools and the messages.
-    fn request_tokens(&self, messages: &[Message]) -> u64 {
-        let tools: usize = self.tools().iter().map(|t| tern_catalog::definition_bytes(&t.definition)).sum();
-        tokens_of_len(self.system_prompt().len()) + tokens_of_len(tools) + compaction::estimate_tokens(messages)
     }
 
     /// What fills the context window now.
@@ -216,15 +216,16 @@ impl Runtime {
         self.compact_history(&mut history, focus, CompactReason::Manual, (keep, 0), events, cancel).await
     }
 
-    /// Whether `history` plus `next` would pass the auto-compaction threshold.
-    pub(crate) fn needs_compaction(&self, history: &[Message], next: &Message) -> bool {
+    /// Whether `history` plus `next`, on top of `base` (see [`base_tokens`]),
+    /// would pass the auto-compaction threshold.
+    pub(crate) fn needs_compaction(&self, history: &[Message], next: &Message, base: u64) -> bool {
         let settings = self.compaction_settings();
         if !settings.auto || history.is_empty() {
             return false;
         }
-        let mut all = history.to_vec();
-        all.push(next.clone());
-        self.request_tokens(&all) > settings.threshold(self.model_info().context_window)
+        let tokens =
+            base + compaction::estimate_tokens(history) + compaction::estimate_tokens(std::slice::from_ref(next));
+        tokens > settings.threshold(self.model_info().context_window)
     }
 
     /// Replace all but the last turns of `history` by a summary the model
@@ -246,13 +247,17 @@ impl Runtime {
         let mut old = history[..split].to_vec();
         let archived = compaction::archive_tool_results(&mut old, &self.outputs_dir);
         let info = self.model_info();
+        // Built once: the request's system prompt and tools, and the sizes before and after.
+        let system = self.system_prompt();
+        let tools: Vec<tern_protocol::ToolDefinition> = self.tools().iter().map(|t| t.definition.clone()).collect();
+        let base = base_tokens(&system, &tools);
         let req = ModelRequest {
             model: self.model(),
-            system: self.system_prompt(),
+            system,
             messages: compaction::summary_request(&old, focus),
             // The same tools as every turn: the cached prefix holds, and a provider that
             // needs tool definitions for the calls in the history has them.
-            tools: self.tools().iter().map(|t| t.definition.clone()).collect(),
+            tools,
             max_tokens: info.max_output.clamp(1024, 8192),
             thinking_budget: None,
             cache_key: Some(self.session().id().to_string()),
@@ -281,8 +286,8 @@ impl Runtime {
             let last = new.len() - 1;
             archived += compaction::archive_tool_results(&mut new[2..last], &self.outputs_dir);
         }
-        let tokens_before = self.request_tokens(history);
-        let tokens_after = self.request_tokens(&new);
+        let tokens_before = base + compaction::estimate_tokens(history);
+        let tokens_after = base + compaction::estimate_tokens(&new);
         let session = self.session();
         session.write(&SessionRecord::Compaction { summary: summary.clone(), kept, tokens_before, tokens_after });
         session.sync();

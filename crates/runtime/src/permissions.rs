@@ -203,6 +203,8 @@ pub struct PolicyHooks {
     pub(crate) sandbox: tern_tools::SandboxSettings,
     pub(crate) session: Arc<crate::Session>,
     pub(crate) checkpoints: Arc<crate::checkpoints::Checkpoints>,
+    /// The files each running call changes (by call id), found once before it runs.
+    pub(crate) changing: Mutex<std::collections::HashMap<String, Vec<PathBuf>>>,
     pub(crate) workspace: PathBuf,
 }
 
@@ -539,8 +541,12 @@ impl Hooks for PolicyHooks {
             let decided = self.before(call).await;
             // A change that will run: keep the file as it is first (`/rewind`).
             if let BeforeToolCall::Continue { input, .. } = &decided {
-                for path in self.changed_paths(&call.name, input.as_ref().unwrap_or(&call.input)) {
-                    self.checkpoints.before_change(&path);
+                let paths = self.changed_paths(&call.name, input.as_ref().unwrap_or(&call.input));
+                for path in &paths {
+                    self.checkpoints.before_change(path);
+                }
+                if !paths.is_empty() {
+                    self.changing.lock().unwrap_or_else(PoisonError::into_inner).insert(call.id.clone(), paths);
                 }
             }
             decided
@@ -549,7 +555,8 @@ impl Hooks for PolicyHooks {
 
     fn after_tool_call<'a>(&'a self, call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
         Box::pin(async move {
-            for path in self.changed_paths(&call.name, &call.input) {
+            let paths = self.changing.lock().unwrap_or_else(PoisonError::into_inner).remove(&call.id);
+            for path in paths.unwrap_or_default() {
                 self.checkpoints.after_change(&path);
             }
             self.after(call, result).await

@@ -81,7 +81,8 @@ impl Runtime {
         // Near the window: compact before the prompt joins; the prompt is then
         // the newest kept turn. A failure leaves the conversation as it was.
         let keep = self.compaction_settings().keep_turns;
-        if self.needs_compaction(&history, &message)
+        let base = crate::context::base_tokens(&config.system, first.tools.iter().map(|t| &t.definition));
+        if self.needs_compaction(&history, &message, base)
             && let Err(e) = self
                 .compact_history(&mut history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
                 .await
@@ -189,6 +190,7 @@ impl Runtime {
             session: session.clone(),
             workspace: self.workspace.clone(),
             checkpoints: self.checkpoints(),
+            changing: Default::default(),
         })
     }
 

@@ -235,8 +235,13 @@ impl Session {
         }
         let mut leaf = self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let id = new_entry_id();
+        // Nothing is written (`--no-session`, or the file failed): keep the chain, skip the work.
+        if !self.is_recording() {
+            *leaf = Some(id.clone());
+            return id;
+        }
         let record = match record {
-            SessionRecord::Message { message } if self.is_recording() => {
+            SessionRecord::Message { message } => {
                 SessionRecord::Message { message: self.images_by_reference(&id, message) }
             }
             other => other.clone(),
