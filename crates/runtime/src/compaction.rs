@@ -109,17 +109,11 @@ fn is_prompt(m: &Message) -> bool {
     m.role == Role::User && !m.content.iter().any(|b| matches!(b, ContentBlock::ToolResult { .. }))
 }
 
-/// Where the kept part starts: at the `keep_turns`-th prompt from the end
+/// Where the kept part starts: at the `keep`-th prompt from the end
 /// (a prompt, never a tool result, so no call is separated from its
 /// result). `None` when there is nothing before it to summarise.
-pub fn split_point(messages: &[Message], keep_turns: usize) -> Option<usize> {
-    let prompts: Vec<usize> = messages.iter().enumerate().filter(|(_, m)| is_prompt(m)).map(|(i, _)| i).collect();
-    let from = if keep_turns == 0 { messages.len() } else { *prompts.get(prompts.len().checked_sub(keep_turns)?)? };
-    (from > 0).then_some(from)
-}
-
-/// [`split_point`] keeping `keep` turns, or fewer down to `at_least` when
-/// there are not that many before them; one pass over the messages.
+/// When there are not that many turns before them, as few as `at_least`
+/// are kept; one pass over the messages.
 pub fn split_point_between(messages: &[Message], keep: usize, at_least: usize) -> Option<usize> {
     let prompts: Vec<usize> = messages.iter().enumerate().filter(|(_, m)| is_prompt(m)).map(|(i, _)| i).collect();
     // Keeping more turns than there are prompts is keeping them all: no more tries than prompts.
@@ -223,10 +217,10 @@ mod tests {
             call("b"),
             result("b", "y"),
         ];
-        assert_eq!(split_point(&m, 1), Some(4));
-        assert_eq!(split_point(&m, 2), None, "nothing before the first prompt");
-        assert_eq!(split_point(&m, 0), Some(7));
-        assert_eq!(split_point(&m[4..], 1), None);
+        assert_eq!(split_point_between(&m, 1, 1), Some(4));
+        assert_eq!(split_point_between(&m, 2, 2), None, "nothing before the first prompt");
+        assert_eq!(split_point_between(&m, 0, 0), Some(7));
+        assert_eq!(split_point_between(&m[4..], 1, 1), None);
         assert_eq!(split_point_between(&m, 2, 1), Some(4), "two are not there: one");
         assert_eq!(split_point_between(&m, usize::MAX, 0), Some(4), "a huge keep is bounded by the prompts");
     }
