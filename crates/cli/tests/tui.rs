@@ -400,16 +400,22 @@ async fn permissions_lists_adds_and_removes_rules() {
     let mut s = start(&h);
     s.wait_for("Ask tern");
     s.type_text("/permissions allow bash(make test:*)\r");
-    s.wait_for("allowed `bash(make test:*)` for this project");
+    s.wait_for("allow `bash(make test:*)` for this project");
     let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
     assert!(config.contains("bash(make test:*)") && config.contains("[retry]"), "saved, the rest kept: {config}");
+    s.type_text("/permissions deny user bash(curl:*)\r");
+    s.wait_for("deny `bash(curl:*)` for every project");
     s.type_text("/permissions\r");
     s.wait_for("mode: default");
     s.wait_for("no call refused in this session");
-    s.type_text("/permissions remove bash(make test:*)\r");
-    s.wait_for("is asked again from now on");
+    s.type_text("/permissions move bash(make test:*) session\r");
+    s.wait_for("`bash(make test:*)` now holds for this session");
     let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
-    assert!(!config.contains("bash(make test:*)"), "{config}");
+    assert!(!config.contains("bash(make test:*)") && config.contains("deny = [\"bash(curl:*)\"]"), "{config}");
+    s.type_text("/permissions remove bash(curl:*)\r");
+    s.wait_for("`bash(curl:*)` removed from");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(!config.contains("bash(curl:*)"), "{config}");
     // /config keeps settings in the same file; bypass is not one it sets.
     s.type_text("/config theme light\r");
     s.wait_for("theme = light, kept in");

@@ -145,6 +145,10 @@ pub struct TuiSection {
     /// the terminal is not focused: `auto` (a desktop notification where the
     /// terminal supports OSC 9, else the bell), `bell`, `osc9`, `never`.
     pub notify: Option<String>,
+    /// Also call the person back while the terminal is focused (or never
+    /// reports focus) once a question has waited this many seconds, or when
+    /// a turn that ran this long ends (default: only when unfocused).
+    pub notify_after_secs: Option<u64>,
     /// Set the terminal's title to tern's state and folder (default true).
     pub title: Option<bool>,
     /// Colours: `auto` (from `COLORFGBG`), `dark`, `light`, `high-contrast`, `colorblind`.
@@ -185,6 +189,12 @@ pub struct ProjectSection {
     /// Rules the person chose to allow always in that project.
     #[serde(default)]
     pub allow: Vec<String>,
+    /// Rules the person chose to be asked about in that project.
+    #[serde(default)]
+    pub ask: Vec<String>,
+    /// Rules the person chose to refuse in that project.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// `[sandbox]`.
@@ -404,7 +414,10 @@ impl FileConfig {
         self.env.passthrough.extend(other.env.passthrough);
         self.trust.folders.extend(other.trust.folders);
         for (path, p) in other.projects {
-            self.projects.entry(path).or_default().allow.extend(p.allow);
+            let entry = self.projects.entry(path).or_default();
+            entry.allow.extend(p.allow);
+            entry.ask.extend(p.ask);
+            entry.deny.extend(p.deny);
         }
         let c = other.compaction;
         self.compaction = CompactionSection {
@@ -414,6 +427,7 @@ impl FileConfig {
         };
         self.context.files = other.context.files.or(self.context.files.take());
         self.tui.notify = other.tui.notify.or(self.tui.notify.take());
+        self.tui.notify_after_secs = other.tui.notify_after_secs.or(self.tui.notify_after_secs);
         self.tui.title = other.tui.title.or(self.tui.title);
         self.tui.theme = other.tui.theme.or(self.tui.theme.take());
         self.tui.print_on_exit = other.tui.print_on_exit.or(self.tui.print_on_exit.take());

@@ -50,7 +50,7 @@ pub use agents::AgentProfile;
 pub use config::{FileConfig, TernPaths};
 pub use mcp_config::ConfiguredServer;
 pub use permissions::{
-    PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll,
+    PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll, RuleScope,
 };
 pub use session::Session;
 pub use setup::ResolvedProvider;
@@ -463,35 +463,65 @@ impl Runtime {
         text
     }
 
-    /// `/permissions allow RULE`: allow it from now on, and for this project
-    /// in later sessions (saved in the user config, comments kept).
-    pub fn allow_rule(&self, rule: &str) -> Result<PathBuf, RuntimeError> {
+    /// `/permissions allow|ask|deny [session|project|user] RULE`: the rule
+    /// holds from now on, and is saved for `scope` in the user config
+    /// (comments kept); returns the file it was saved in.
+    pub fn add_rule(
+        &self,
+        kind: tern_policy::rules::RuleKind,
+        rule: &str,
+        scope: permissions::RuleScope,
+    ) -> Result<Option<PathBuf>, RuntimeError> {
         let file = self.paths.user_config();
-        let parsed = tern_policy::rules::Rule::parse(
-            rule,
-            tern_policy::rules::RuleKind::Allow,
-            &format!("{} [projects]", file.display()),
-            self.policy.context(),
-        )
-        .map_err(|e| RuntimeError::Config(format!("`{rule}`: {e}")))?;
-        permissions::save_allow_rule(&file, &self.workspace, rule).map_err(RuntimeError::Io)?;
+        let source = permissions::rule_source(&file, &self.workspace, scope);
+        let parsed = tern_policy::rules::Rule::parse(rule, kind, &source, self.policy.context())
+            .map_err(|e| RuntimeError::Config(format!("`{rule}`: {e}")))?;
+        permissions::save_rule(&file, &self.workspace, kind, rule, scope).map_err(RuntimeError::Io)?;
         self.policy.add_rule(parsed);
-        Ok(file)
+        Ok((scope != permissions::RuleScope::Session).then_some(file))
     }
 
-    /// `/permissions remove RULE`: stop allowing it without asking, now and
-    /// in later sessions (removed from this project's list in the user config).
-    pub fn remove_allow_rule(&self, rule: &str) -> Result<usize, RuntimeError> {
-        let removed = self.policy.remove_rules(tern_policy::rules::RuleKind::Allow, rule);
+    /// `/permissions remove RULE`: the rule no longer holds, in this session
+    /// and in the user config (this project's and the global lists). Returns
+    /// where it was removed from. A rule that also comes from a file tern
+    /// does not edit (the project config, a flag) is left alone and named in
+    /// the error.
+    pub fn remove_rule(&self, rule: &str) -> Result<Vec<String>, RuntimeError> {
+        use tern_policy::rules::RuleKind;
         let file = self.paths.user_config();
-        let key = permissions::project_key(&self.workspace);
-        config::edit_string_list(&file, &["projects", &key, "allow"], |allow| {
-            let before = allow.len();
-            allow.retain(|v| v.as_str() != Some(rule));
-            allow.len() != before
-        })
-        .map_err(RuntimeError::Io)?;
+        let user_source = file.display().to_string();
+        let elsewhere: Vec<String> = self
+            .policy
+            .rules()
+            .iter()
+            .filter(|r| r.text == rule && r.source != "session" && !r.source.starts_with(&user_source))
+            .map(|r| r.source.clone())
+            .collect();
+        if !elsewhere.is_empty() {
+            return Err(RuntimeError::Config(format!(
+                "`{rule}` comes from {}: tern edits only your user config; change it there",
+                elsewhere.join(", ")
+            )));
+        }
+        let mut removed = permissions::unsave_rule(&file, &self.workspace, rule).map_err(RuntimeError::Io)?;
+        let in_session = [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny]
+            .into_iter()
+            .map(|kind| self.policy.remove_rules(kind, rule))
+            .sum::<usize>();
+        if in_session > 0 && removed.is_empty() {
+            removed.push("this session".into());
+        }
         Ok(removed)
+    }
+
+    /// `/permissions move RULE session|project|user`: the same rule, kept
+    /// at another scope (removed from the others).
+    pub fn move_rule(&self, rule: &str, to: permissions::RuleScope) -> Result<Option<PathBuf>, RuntimeError> {
+        let Some(kind) = self.policy.rules().iter().find(|r| r.text == rule).map(|r| r.kind) else {
+            return Err(RuntimeError::Config(format!("no rule `{rule}` in force (/permissions lists them)")));
+        };
+        self.remove_rule(rule)?;
+        self.add_rule(kind, rule, to)
     }
 
     /// The permission policy (mode, rules, decisions).
@@ -770,6 +800,10 @@ impl Runtime {
                 config::set_value(&file, &["tui", "notify"], value)
             }
             "notify" => return Err(bad("auto, bell, osc9 or never")),
+            "notify_after_secs" => match value.parse::<u32>() {
+                Ok(secs) => config::set_value(&file, &["tui", key], i64::from(secs)),
+                Err(_) => return Err(bad("a number of seconds")),
+            },
             "print_on_exit" if ["none", "last", "all"].contains(&value) => {
                 config::set_value(&file, &["tui", "print_on_exit"], value)
             }
@@ -785,7 +819,7 @@ impl Runtime {
             "mode" => return Err(bad("default, accept-edits or plan (bypass only by --permission-mode or the file)")),
             _ => {
                 return Err(RuntimeError::Config(format!(
-                    "no setting `{key}`: theme, notify, title, print_on_exit, vim, mode"
+                    "no setting `{key}`: theme, notify, notify_after_secs, title, print_on_exit, vim, mode"
                 )));
             }
         }

@@ -43,13 +43,13 @@ pub struct PermissionRequest {
 pub enum PermissionAnswer {
     /// Run it this once.
     Allow,
-    /// Run it, and add `rule` for the rest of the session (and to the
-    /// project config when `save`).
+    /// Run it, and add `rule` for the rest of the session, and to the
+    /// user config when `scope` says so.
     AllowAlways {
         /// The rule to add, e.g. `bash(npm run test:*)`.
         rule: String,
-        /// Also save it in the user config for this project (`[projects."<path>"] allow`).
-        save: bool,
+        /// How far it holds: this session, this project, every project.
+        scope: RuleScope,
     },
     /// The person said no; `feedback` tells the model what to do instead.
     Deny {
@@ -128,11 +128,13 @@ pub fn build_policy(
         add(&cfg.permissions.ask, RuleKind::Ask, &source)?;
         add(&cfg.permissions.deny, RuleKind::Deny, &source)?;
     }
-    // "Allow always" answers, kept in the user config per project: the
-    // person's own, so they hold whether or not the folder is trusted.
-    let key = project_key(&ctx.workspace);
-    if let Some(saved) = user.projects.get(&key) {
-        add(&saved.allow, RuleKind::Allow, &format!("{} [projects.\"{key}\"]", user_file.display()))?;
+    // Rules the person kept for this project, in the user config: their
+    // own, so they hold whether or not the folder is trusted.
+    if let Some(saved) = user.projects.get(&project_key(&ctx.workspace)) {
+        let source = rule_source(user_file, &ctx.workspace, RuleScope::Project);
+        add(&saved.allow, RuleKind::Allow, &source)?;
+        add(&saved.ask, RuleKind::Ask, &source)?;
+        add(&saved.deny, RuleKind::Deny, &source)?;
     }
     add(&flags.allowed_tools, RuleKind::Allow, "--allowed-tools")?;
     add(&flags.disallowed_tools, RuleKind::Deny, "--disallowed-tools")?;
@@ -175,20 +177,100 @@ pub fn project_key(workspace: &Path) -> String {
     workspace.display().to_string()
 }
 
-/// Append `rule` to `[projects."<workspace>"] allow` in the user config,
-/// keeping everything else (comments, order) as it is; written atomically.
-/// Saved there, not in the repository: a file the repository controls must
-/// never be where allow rules come from.
-pub fn save_allow_rule(file: &Path, workspace: &Path, rule: &str) -> Result<(), String> {
-    let key = project_key(workspace);
-    crate::config::edit_string_list(file, &["projects", &key, "allow"], |allow| {
-        if allow.iter().any(|v| v.as_str() == Some(rule)) {
+/// How far a rule the person adds holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleScope {
+    /// Until tern exits; saved nowhere.
+    Session,
+    /// In this folder from now on: the user config's `[projects."<path>"]`
+    /// table, outside the repository, so it is never committed.
+    Project,
+    /// In every folder: the user config's `[permissions]`.
+    User,
+}
+
+impl RuleScope {
+    /// Parses `session`, `project` or `user`.
+    pub fn parse(word: &str) -> Option<RuleScope> {
+        match word {
+            "session" => Some(RuleScope::Session),
+            "project" => Some(RuleScope::Project),
+            "user" | "global" | "everywhere" => Some(RuleScope::User),
+            _ => None,
+        }
+    }
+
+    /// "for this session", "for this project", "for every project".
+    pub fn describe(self) -> &'static str {
+        match self {
+            RuleScope::Session => "for this session",
+            RuleScope::Project => "for this project",
+            RuleScope::User => "for every project",
+        }
+    }
+}
+
+/// The key of a rule list in the user config: `[projects."<workspace>"]
+/// allow|ask|deny` for [`RuleScope::Project`], `[permissions] allow|ask|deny`
+/// for [`RuleScope::User`]; None for a session rule.
+fn rule_list_path(workspace: &Path, kind: RuleKind, scope: RuleScope) -> Option<Vec<String>> {
+    let list = kind.to_string();
+    match scope {
+        RuleScope::Session => None,
+        RuleScope::Project => Some(vec!["projects".into(), project_key(workspace), list]),
+        RuleScope::User => Some(vec!["permissions".into(), list]),
+    }
+}
+
+/// The source a rule saved at `scope` in `user_file` is shown with.
+pub fn rule_source(user_file: &Path, workspace: &Path, scope: RuleScope) -> String {
+    match scope {
+        RuleScope::Session => "session".into(),
+        RuleScope::Project => format!("{} [projects.\"{}\"]", user_file.display(), project_key(workspace)),
+        RuleScope::User => user_file.display().to_string(),
+    }
+}
+
+/// Append `rule` to its list for `scope` in the user config `file`
+/// (nothing for a session rule), keeping everything else (comments, order)
+/// as it is; written atomically. Saved there, never in the repository: a
+/// file the repository controls must never be where allow rules come from.
+pub fn save_rule(file: &Path, workspace: &Path, kind: RuleKind, rule: &str, scope: RuleScope) -> Result<(), String> {
+    let Some(path) = rule_list_path(workspace, kind, scope) else { return Ok(()) };
+    let path: Vec<&str> = path.iter().map(String::as_str).collect();
+    crate::config::edit_string_list(file, &path, |list| {
+        if list.iter().any(|v| v.as_str() == Some(rule)) {
             return false;
         }
-        allow.push(rule);
+        list.push(rule);
         true
     })
     .map(|_| ())
+}
+
+/// Remove `rule` from every list of the user config `file` that applies
+/// here (this project's and the global ones, of every kind); returns the
+/// lists it was in, as `[table] kind`.
+pub fn unsave_rule(file: &Path, workspace: &Path, rule: &str) -> Result<Vec<String>, String> {
+    let mut found = Vec::new();
+    if !file.exists() {
+        return Ok(found);
+    }
+    for scope in [RuleScope::Project, RuleScope::User] {
+        for kind in [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny] {
+            let Some(path) = rule_list_path(workspace, kind, scope) else { continue };
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let changed = crate::config::edit_string_list(file, &path, |list| {
+                let before = list.len();
+                list.retain(|v| v.as_str() != Some(rule));
+                list.len() != before
+            })?;
+            if changed {
+                found.push(format!("{} ({kind}, {})", file.display(), scope.describe()));
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// Policy + hooks + prompt, as the loop's [`Hooks`].
@@ -354,8 +436,8 @@ impl PolicyHooks {
         let reason = request.decision.reason.clone();
         match self.prompt.ask(request).await {
             PermissionAnswer::Allow => Ok(()),
-            PermissionAnswer::AllowAlways { rule, save } => {
-                self.keep_rule(&rule, save);
+            PermissionAnswer::AllowAlways { rule, scope } => {
+                self.keep_rule(&rule, scope);
                 Ok(())
             }
             PermissionAnswer::Unanswered => {
@@ -385,22 +467,24 @@ impl PolicyHooks {
     }
 
     /// "Allow always": the rule holds for the session at once, and is saved
-    /// for this project in the user config when asked. A rule that does not
-    /// parse would break the next start: it is never saved.
-    fn keep_rule(&self, rule: &str, save: bool) {
-        match Rule::parse(rule, RuleKind::Allow, "session", self.policy.context()) {
+    /// in the user config for this project or every project when asked; the
+    /// notice names the file. A rule that does not parse would break the
+    /// next start: it is never saved.
+    fn keep_rule(&self, rule: &str, scope: RuleScope) {
+        let source = rule_source(&self.user_config, &self.workspace, scope);
+        match Rule::parse(rule, RuleKind::Allow, &source, self.policy.context()) {
             Ok(r) => self.policy.add_rule(r),
             Err(e) => {
                 self.notice(format!("rule not added: {e}"));
                 return;
             }
         }
-        if save {
-            match save_allow_rule(&self.user_config, &self.workspace, rule) {
-                Ok(()) => self.notice(format!("saved `{rule}` for this project in {}", self.user_config.display())),
-                Err(e) => self.notice(format!("rule not saved: {e}")),
-            }
-        }
+        let notice = match save_rule(&self.user_config, &self.workspace, RuleKind::Allow, rule, scope) {
+            Ok(()) if scope == RuleScope::Session => format!("allowed `{rule}` for this session (saved nowhere)"),
+            Ok(()) => format!("saved `{rule}` {} in {}", scope.describe(), self.user_config.display()),
+            Err(e) => format!("`{rule}` allowed for this session only; not saved: {e}"),
+        };
+        self.notice(notice);
     }
 
     async fn after(&self, call: &ToolCall, mut result: ToolCallResult) -> ToolCallResult {
@@ -584,11 +668,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ws = Path::new("/src/app");
         let f = dir.path().join("config.toml");
-        save_allow_rule(&f, ws, "bash(npm test:*)").unwrap();
+        save_rule(&f, ws, RuleKind::Allow, "bash(npm test:*)", RuleScope::Project).unwrap();
         assert!(std::fs::read_to_string(&f).unwrap().contains("bash(npm test:*)"));
         std::fs::write(&f, "# my settings\nmodel = \"x\"\n\n[permissions]\nallow = [\"edit\"] # edits ok\n").unwrap();
-        save_allow_rule(&f, ws, "bash(npm test:*)").unwrap();
-        save_allow_rule(&f, ws, "bash(npm test:*)").unwrap();
+        save_rule(&f, ws, RuleKind::Allow, "bash(npm test:*)", RuleScope::Project).unwrap();
+        save_rule(&f, ws, RuleKind::Allow, "bash(npm test:*)", RuleScope::Project).unwrap();
         let text = std::fs::read_to_string(&f).unwrap();
         assert!(text.starts_with("# my settings\nmodel = \"x\"\n"), "{text}");
         let parsed: FileConfig = toml::from_str(&text).unwrap();
@@ -600,13 +684,13 @@ mod tests {
         std::fs::set_permissions(&real, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
         let link = dir.path().join("link.toml");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        save_allow_rule(&link, ws, "edit").unwrap();
+        save_rule(&link, ws, RuleKind::Allow, "edit", RuleScope::Project).unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert!(std::fs::read_to_string(&real).unwrap().contains("edit"));
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&real).unwrap().permissions());
         assert_eq!(mode & 0o777, 0o600);
         std::fs::write(&f, "projects = 3\n").unwrap();
-        assert!(save_allow_rule(&f, ws, "edit").unwrap_err().contains("not a table"));
+        assert!(save_rule(&f, ws, RuleKind::Allow, "edit", RuleScope::Project).unwrap_err().contains("not a table"));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "projects = 3\n", "nothing lost on error");
     }
 }

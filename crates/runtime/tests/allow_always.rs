@@ -9,18 +9,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
-use tern_runtime::{Overrides, PermissionAnswer, PermissionPrompt, PermissionRequest, Runtime};
+use tern_runtime::{Overrides, PermissionAnswer, PermissionPrompt, PermissionRequest, RuleScope, Runtime};
 
-/// Answers "yes, and don't ask again" with the suggested rule, and counts.
+/// Answers "yes, and don't ask again" with the suggested rule at `scope`, and counts.
 struct AllowAlways {
     asked: AtomicUsize,
+    scope: RuleScope,
 }
 
 impl PermissionPrompt for AllowAlways {
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer> {
         self.asked.fetch_add(1, Ordering::SeqCst);
         let rule = request.decision.suggestion.clone().expect("a suggestion");
-        Box::pin(async move { PermissionAnswer::AllowAlways { rule, save: true } })
+        let scope = self.scope;
+        Box::pin(async move { PermissionAnswer::AllowAlways { rule, scope } })
     }
 }
 
@@ -35,14 +37,15 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
         format!(r#"{{"turns": [{{"tool_calls": [{touch}]}}, {{"tool_calls": [{touch}]}}, {{"text": "done"}}]}}"#);
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script).unwrap(), None).await.unwrap();
-    let overrides = || Overrides {
+    let overrides_in = |dir: &std::path::Path| Overrides {
         provider: Some("anthropic".into()),
         base_url: Some(server.url()),
         model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
+        cwd: Some(dir.to_path_buf()),
         ..Default::default()
     };
-    let prompt = Arc::new(AllowAlways { asked: AtomicUsize::new(0) });
+    let overrides = || overrides_in(work.path());
+    let prompt = Arc::new(AllowAlways { asked: AtomicUsize::new(0), scope: RuleScope::Project });
     let events: tern_agent_loop::EventSink = Arc::new(|_| {});
 
     let mut rt = Runtime::new(overrides()).await.unwrap();
@@ -67,4 +70,49 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     assert_eq!(report.outcome.final_text, "done");
     assert!(report.permission_denials.is_empty());
     assert_eq!(prompt.asked.load(Ordering::SeqCst), 1, "the saved rule matched in the next session");
+
+    // "Only for this session", in another folder: asked once in the session,
+    // saved nowhere, so asked again in the next one.
+    let other = tempfile::tempdir().unwrap();
+    let session_only = Arc::new(AllowAlways { asked: AtomicUsize::new(0), scope: RuleScope::Session });
+    for (round, asked) in [(1, 1), (2, 2)] {
+        let mut rt = Runtime::new(overrides_in(other.path())).await.unwrap();
+        rt.set_permission_prompt(session_only.clone());
+        let report = rt.run_prompt("touch it", &events, &Default::default()).await;
+        assert_eq!(report.outcome.final_text, "done");
+        assert_eq!(session_only.asked.load(Ordering::SeqCst), asked, "round {round}");
+        assert!(report.notices.iter().any(|n| n.contains("for this session (saved nowhere)")), "{:?}", report.notices);
+    }
+    assert_eq!(std::fs::read_to_string(home.path().join("config.toml")).unwrap(), saved, "nothing saved");
+
+    // "In every project": saved under [permissions], so a third folder is not asked.
+    let everywhere = Arc::new(AllowAlways { asked: AtomicUsize::new(0), scope: RuleScope::User });
+    let mut rt = Runtime::new(overrides_in(other.path())).await.unwrap();
+    rt.set_permission_prompt(everywhere.clone());
+    rt.run_prompt("touch it", &events, &Default::default()).await;
+    assert_eq!(everywhere.asked.load(Ordering::SeqCst), 1);
+    let saved = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    let global: toml::Value = toml::from_str(&saved).unwrap();
+    assert_eq!(global["permissions"]["allow"][0].as_str(), Some("bash(touch:*)"), "{saved}");
+    let third = tempfile::tempdir().unwrap();
+    let mut rt = Runtime::new(overrides_in(third.path())).await.unwrap();
+    rt.set_permission_prompt(everywhere.clone());
+    let report = rt.run_prompt("touch it", &events, &Default::default()).await;
+    assert!(report.permission_denials.is_empty());
+    assert_eq!(everywhere.asked.load(Ordering::SeqCst), 1, "the global rule held in another folder");
+
+    // /permissions: moved to this project only, then removed: asked again.
+    rt.move_rule("bash(touch:*)", RuleScope::Project).unwrap();
+    let saved = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    let moved: toml::Value = toml::from_str(&saved).unwrap();
+    assert!(moved["permissions"]["allow"].as_array().unwrap().is_empty(), "{saved}");
+    let key = third.path().display().to_string();
+    assert_eq!(moved["projects"][key.as_str()]["allow"][0].as_str(), Some("bash(touch:*)"), "{saved}");
+    let removed = rt.remove_rule("bash(touch:*)").unwrap();
+    assert_eq!(removed.len(), 1, "{removed:?}");
+    assert!(!rt.permissions_report().contains("bash(touch:*)"), "gone from this session too");
+    let mut rt = Runtime::new(overrides_in(third.path())).await.unwrap();
+    rt.set_permission_prompt(everywhere.clone());
+    rt.run_prompt("touch it", &events, &Default::default()).await;
+    assert_eq!(everywhere.asked.load(Ordering::SeqCst), 2, "asked again once removed");
 }

@@ -49,7 +49,7 @@ fn main() {
     // 10,000 cells: prompts, markdown answers, finished tool calls.
     let mut tr = Transcript::new();
     for i in 0..2_500u32 {
-        tr.push(CellKind::User { text: format!("prompt {i}: look at the parser again") });
+        tr.push(CellKind::user(format!("prompt {i}: look at the parser again")));
         tr.apply(&AgentEvent::TextDelta {
             text: format!("## Step {i}\n\nI looked at `src/lib.rs` and found **{i}** issues:\n\n- first\n- second\n\n```rust\nfn f{i}() -> u32 {{ {i} }}\n```\n"),
         });

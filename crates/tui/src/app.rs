@@ -71,6 +71,8 @@ pub struct PendingPermission {
     pub pane: PermissionPane,
     /// The suggested rule ("don't ask again").
     pub suggestion: Option<String>,
+    /// The tool it is about.
+    pub tool: String,
     /// The answer's channel.
     pub reply: Option<oneshot::Sender<PermissionAnswer>>,
     /// When it appeared: keys typed ahead within a moment do not answer it.
@@ -164,6 +166,8 @@ pub struct App {
     pub waiting_questions: VecDeque<(PermissionRequest, oneshot::Sender<PermissionAnswer>)>,
     /// Prompts typed while a turn ran.
     pub queue: VecDeque<String>,
+    /// Prompts sent with a folded paste, (sent, shown), until their turn starts.
+    folded_prompts: VecDeque<(String, String)>,
     /// A turn is running since then.
     pub busy_since: Option<Instant>,
     /// A `!cmd` is running (Esc stops it).
@@ -247,6 +251,7 @@ impl App {
             permission: None,
             waiting_questions: VecDeque::new(),
             queue: VecDeque::new(),
+            folded_prompts: VecDeque::new(),
             busy_since: None,
             shell_running: false,
             activity: String::new(),
@@ -321,7 +326,9 @@ impl App {
     pub fn turn_started(&mut self, prompt: &str, now: Instant) {
         // Ctrl+O goes back to meaning "the last tool cell".
         self.transcript.clear_selection();
-        self.transcript.push(CellKind::User { text: prompt.to_string() });
+        let folded = self.folded_prompts.iter().position(|(sent, _)| sent == prompt);
+        let folded = folded.and_then(|i| self.folded_prompts.remove(i)).map(|(_, shown)| shown);
+        self.transcript.push(CellKind::User { text: prompt.to_string(), folded, expanded: false });
         self.prompts_run += 1;
         self.busy_since = Some(now);
         self.activity = "Thinking".into();
@@ -429,6 +436,7 @@ impl App {
         self.permission = Some(PendingPermission {
             pane: PermissionPane::new(&request),
             suggestion,
+            tool: request.tool.clone(),
             reply: Some(reply),
             shown_at: now,
         });
@@ -535,8 +543,8 @@ impl App {
         if let Some(choice) = p.pane.handle_key(key) {
             let answer = match choice {
                 PermissionChoice::Yes => PermissionAnswer::Allow,
-                PermissionChoice::YesAlways => match p.suggestion.clone() {
-                    Some(rule) => PermissionAnswer::AllowAlways { rule, save: true },
+                PermissionChoice::YesAlways(scope) => match p.suggestion.clone() {
+                    Some(rule) => PermissionAnswer::AllowAlways { rule, scope },
                     None => PermissionAnswer::Allow,
                 },
                 PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
@@ -648,6 +656,15 @@ impl App {
             return Command::None;
         }
         self.composer.push_history(text.clone());
+        // A prompt with a folded paste keeps its placeholder in the transcript.
+        if let Some((sent, shown)) = self.composer.take_folded()
+            && sent == text
+        {
+            if self.folded_prompts.len() >= 16 {
+                self.folded_prompts.pop_front();
+            }
+            self.folded_prompts.push_back((sent, shown));
+        }
         self.composer.clear();
         self.scroll.offset = 0;
         if let Some(rest) = trimmed.strip_prefix('!') {

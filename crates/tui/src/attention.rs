@@ -3,8 +3,12 @@
 //! ends or a question waits while the terminal is not focused, a bell or a
 //! desktop notification (OSC 9) calls them back. `[tui] notify` chooses
 //! (`auto`, `bell`, `osc9`, `never`); `[tui] title = false` leaves the title.
+//! `[tui] notify_after_secs = N` also calls when the terminal is focused (or
+//! never reports focus) once a question has waited N seconds, or when a turn
+//! that ran at least N seconds ends.
 
 use std::io::Write;
+use std::time::{Duration, Instant};
 
 /// How to call the person back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +68,10 @@ pub struct Attention {
     /// Whether the terminal has focus (assumed until it says otherwise).
     pub focused: bool,
     shown: Option<State>,
+    /// Call even when focused once this much time has passed.
+    after: Option<Duration>,
+    /// The question called about (by when it appeared), so it is called once.
+    question: Option<Instant>,
 }
 
 /// `text` without control characters (it goes inside an escape sequence).
@@ -74,7 +82,47 @@ fn clean(text: &str) -> String {
 impl Attention {
     /// For the folder `folder` (as shown), with the `[tui]` settings.
     pub fn new(notify: Notify, title: bool, folder: &str) -> Self {
-        Self { notify: notify.resolved(), title, folder: clean(folder), focused: true, shown: None }
+        Self {
+            notify: notify.resolved(),
+            title,
+            folder: clean(folder),
+            focused: true,
+            shown: None,
+            after: None,
+            question: None,
+        }
+    }
+
+    /// Also call when focused once `after` has passed (`[tui] notify_after_secs`).
+    pub fn with_delay(mut self, after: Option<Duration>) -> Self {
+        self.after = after;
+        self
+    }
+
+    /// Whether something that has waited (or run) `elapsed` is worth a call.
+    fn due(&self, elapsed: Duration) -> bool {
+        !self.focused || self.after.is_some_and(|a| elapsed >= a)
+    }
+
+    /// The open question, if any (`tool`, shown at `since`): called about
+    /// once, as soon as it is due.
+    pub fn question(&mut self, open: Option<(&str, Instant)>, now: Instant, out: &mut impl Write) {
+        let Some((tool, since)) = open else {
+            self.question = None;
+            return;
+        };
+        if self.question == Some(since) || !self.due(now.saturating_duration_since(since)) {
+            return;
+        }
+        self.question = Some(since);
+        self.call(&format!("tern: {tool} wants to run — waiting for your answer"), out);
+    }
+
+    /// A turn that ran `ran` has ended.
+    pub fn done(&self, ran: Duration, out: &mut impl Write) {
+        if self.due(ran) {
+            self.call("tern: done", out);
+        }
     }
 
     /// The title for `state`.
@@ -97,11 +145,8 @@ impl Attention {
         let _ = out.flush();
     }
 
-    /// Call the person back about `what`, when the terminal is not focused.
-    pub fn call(&self, what: &str, out: &mut impl Write) {
-        if self.focused {
-            return;
-        }
+    /// Call the person back about `what`.
+    fn call(&self, what: &str, out: &mut impl Write) {
         match self.notify {
             Notify::Never | Notify::Auto => return,
             Notify::Bell => {
@@ -135,19 +180,38 @@ mod tests {
         a.show(State::Working, &mut out);
         assert_eq!(String::from_utf8_lossy(&out), "\x1b]0;tern · working · ~/src/app]0;evil\x07", "once, cleaned");
         let mut out = Vec::new();
-        a.call("done", &mut out);
-        assert!(out.is_empty(), "focused: no call");
+        let t0 = Instant::now();
+        a.done(Duration::from_secs(600), &mut out);
+        a.question(Some(("bash", t0)), t0 + Duration::from_secs(600), &mut out);
+        assert!(out.is_empty(), "focused and no delay set: no call");
         a.focused = false;
-        a.call("tern: waiting\x07for you", &mut out);
-        assert_eq!(out, b"\x1b]9;tern: waitingfor you\x07");
+        a.question(Some(("bash\x07", t0)), t0, &mut out);
+        a.question(Some(("bash", t0)), t0 + Duration::from_secs(1), &mut out);
+        assert_eq!(out, "\x1b]9;tern: bash wants to run — waiting for your answer\x07".as_bytes(), "once, cleaned");
         let mut out = Vec::new();
-        Attention::new(Notify::Bell, false, "x").call("done", &mut out);
+        Attention::new(Notify::Bell, false, "x").done(Duration::ZERO, &mut out);
         assert!(out.is_empty(), "focused by default");
         let mut b = Attention::new(Notify::Bell, false, "x");
         b.focused = false;
-        b.call("done", &mut out);
+        b.done(Duration::ZERO, &mut out);
         b.show(State::Ready, &mut out);
         assert_eq!(out, b"\x07", "a bell, and no title when titles are off");
         assert_eq!(Notify::parse(Some("never")), Notify::Never);
+    }
+
+    #[test]
+    fn with_a_delay_a_focused_terminal_is_called_once_the_wait_is_long() {
+        let mut a = Attention::new(Notify::Bell, false, "x").with_delay(Some(Duration::from_secs(30)));
+        let t0 = Instant::now();
+        let mut out = Vec::new();
+        a.done(Duration::from_secs(5), &mut out);
+        a.question(Some(("bash", t0)), t0 + Duration::from_secs(29), &mut out);
+        assert!(out.is_empty(), "short turn, short wait");
+        a.question(Some(("bash", t0)), t0 + Duration::from_secs(30), &mut out);
+        a.question(Some(("bash", t0)), t0 + Duration::from_secs(40), &mut out);
+        assert_eq!(out, b"\x07", "the question, once");
+        a.question(None, t0, &mut out);
+        a.done(Duration::from_secs(31), &mut out);
+        assert_eq!(out, b"\x07\x07", "a long turn ended");
     }
 }

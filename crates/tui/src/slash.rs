@@ -145,7 +145,7 @@ impl Slash {
             Slash::Mode => Some("default|accept-edits|plan"),
             Slash::Init => Some("[update]"),
             Slash::Theme => Some("[dark|light|high-contrast|colorblind]"),
-            Slash::Permissions => Some("[allow RULE | remove RULE]"),
+            Slash::Permissions => Some("[allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]"),
             Slash::Config => Some("[KEY VALUE]"),
             Slash::Compact => Some("[FOCUS]"),
             Slash::Rewind => Some("[N [code|conversation] [force]]"),

@@ -274,7 +274,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         crate::attention::Notify::parse(runtime.tui_settings().notify.as_deref()),
         runtime.tui_settings().title.unwrap_or(true),
         &home_relative(runtime.workspace()),
-    );
+    )
+    .with_delay(runtime.tui_settings().notify_after_secs.map(Duration::from_secs));
     let mut d = Driver {
         attention,
         editor_requested: false,
@@ -328,6 +329,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         if d.app.quit {
             break;
         }
+        let open = d.app.permission.as_ref().map(|p| (p.tool.as_str(), p.shown_at));
+        d.attention.question(open, Instant::now(), &mut std::io::stdout());
         if dirty && last_frame.elapsed() >= FRAME {
             let state = if d.app.permission.is_some() {
                 crate::attention::State::Waiting
@@ -511,17 +514,12 @@ impl Driver {
         let app = &mut self.app;
         match msg {
             Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| self.runtime.cost_of(u)),
-            Msg::Ask(request, reply) => {
-                self.attention.call(
-                    &format!("tern: {} wants to run — waiting for your answer", request.tool),
-                    &mut std::io::stdout(),
-                );
-                app.ask(*request, reply)
-            }
+            Msg::Ask(request, reply) => app.ask(*request, reply),
             Msg::Done(report) => {
                 self.cancel = None;
                 if report.outcome.stop_reason != tern_protocol::AgentStopReason::Aborted {
-                    self.attention.call("tern: done", &mut std::io::stdout());
+                    let ran = app.busy_since.map(|t| t.elapsed()).unwrap_or_default();
+                    self.attention.done(ran, &mut std::io::stdout());
                 }
                 // Questions still on screen belong to the ended turn.
                 app.drop_questions();
@@ -659,29 +657,62 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                         }
                     }
                     text.push_str(
-                        "\n/permissions allow RULE · /permissions remove RULE (kept for this project in your config)",
+                        "\n/permissions allow|ask|deny [session|project|user] RULE (default: project, kept in your \
+                         user config) · /permissions remove RULE · /permissions move RULE session|project|user",
                     );
                     app.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 }
-                ["allow", rule @ ..] if !rule.is_empty() => match runtime.allow_rule(&rule.join(" ")) {
-                    Ok(file) => app.notice(
-                        format!("allowed `{}` for this project (saved in {})", rule.join(" "), file.display()),
-                        NoticeLevel::Info,
-                    ),
-                    Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
-                },
-                ["remove", rule @ ..] if !rule.is_empty() => match runtime.remove_allow_rule(&rule.join(" ")) {
-                    Ok(0) => app.notice(
-                        format!(
-                            "no allow rule `{}` in this session (rules from other files are edited there)",
-                            rule.join(" ")
+                [verb @ ("allow" | "ask" | "deny"), rest @ ..] if !rest.is_empty() => {
+                    use tern_policy::rules::RuleKind;
+                    let kind = match *verb {
+                        "allow" => RuleKind::Allow,
+                        "ask" => RuleKind::Ask,
+                        _ => RuleKind::Deny,
+                    };
+                    let (scope, rule) = match tern_runtime::RuleScope::parse(rest[0]) {
+                        Some(scope) if rest.len() > 1 => (scope, rest[1..].join(" ")),
+                        _ => (tern_runtime::RuleScope::Project, rest.join(" ")),
+                    };
+                    match runtime.add_rule(kind, &rule, scope) {
+                        Ok(file) => app.notice(
+                            format!(
+                                "{verb} `{rule}` {}{}",
+                                scope.describe(),
+                                file.map(|f| format!(" (saved in {})", f.display())).unwrap_or_default()
+                            ),
+                            NoticeLevel::Info,
                         ),
+                        Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+                    }
+                }
+                ["move", rest @ .., to] if !rest.is_empty() => match tern_runtime::RuleScope::parse(to) {
+                    Some(scope) => match runtime.move_rule(&rest.join(" "), scope) {
+                        Ok(file) => app.notice(
+                            format!(
+                                "`{}` now holds {}{}",
+                                rest.join(" "),
+                                scope.describe(),
+                                file.map(|f| format!(" (saved in {})", f.display())).unwrap_or_default()
+                            ),
+                            NoticeLevel::Info,
+                        ),
+                        Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+                    },
+                    None => app.notice("usage: /permissions move RULE session|project|user", NoticeLevel::Warning),
+                },
+                ["remove", rule @ ..] if !rule.is_empty() => match runtime.remove_rule(&rule.join(" ")) {
+                    Ok(places) if places.is_empty() => app.notice(
+                        format!("no rule `{}` to remove (/permissions lists them)", rule.join(" ")),
                         NoticeLevel::Warning,
                     ),
-                    Ok(_) => app.notice(format!("`{}` is asked again from now on", rule.join(" ")), NoticeLevel::Info),
+                    Ok(places) => app
+                        .notice(format!("`{}` removed from {}", rule.join(" "), places.join("; ")), NoticeLevel::Info),
                     Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
                 },
-                _ => app.notice("usage: /permissions [allow RULE | remove RULE]", NoticeLevel::Warning),
+                _ => app.notice(
+                    "usage: /permissions [allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]",
+                    NoticeLevel::Warning,
+                ),
             }
         }
         Slash::Theme => {

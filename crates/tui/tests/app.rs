@@ -16,7 +16,7 @@ use support::buffer_text;
 use tern_policy::engine::{Mode, Policy, PolicySetup};
 use tern_policy::rules::RuleContext;
 use tern_protocol::{AgentEvent, TodoItem, TodoStatus, ToolResultContent};
-use tern_runtime::{PermissionAnswer, PermissionRequest};
+use tern_runtime::{PermissionAnswer, PermissionRequest, RuleScope};
 use tern_tui::app::{App, Command};
 use tern_tui::slash::Slash;
 use tern_tui::theme::Theme;
@@ -153,11 +153,13 @@ fn the_status_line_waits_for_the_answer_then_goes_back_to_the_tool() {
 fn permission_answers_reach_the_runtime() {
     let t0 = Instant::now();
     for (keys, expected) in [
-        ("2", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), save: true }),
+        ("2", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::Project }),
+        ("3", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::Session }),
+        ("4", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::User }),
         ("1", PermissionAnswer::Allow),
         ("y", PermissionAnswer::Allow),
         ("n", PermissionAnswer::Deny { feedback: None }),
-        ("3use make instead\r", PermissionAnswer::Deny { feedback: Some("use make instead".into()) }),
+        ("5use make instead\r", PermissionAnswer::Deny { feedback: Some("use make instead".into()) }),
     ] {
         let mut a = app();
         let (tx, mut rx) = tokio::sync::oneshot::channel();
@@ -381,4 +383,27 @@ fn vim_mode_edits_with_normal_and_insert_keys() {
     assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::Run("fix the build".into()));
     assert_eq!(a.submit("/vim".into()), Command::None);
     assert_eq!(a.composer.vim_mode(), None);
+}
+
+#[test]
+fn a_pasted_block_stays_a_placeholder_in_the_transcript_and_is_sent_whole() {
+    let t0 = Instant::now();
+    let mut a = app();
+    type_text(&mut a, "why? ", t0);
+    let pasted: String = (1..=200).map(|i| format!("log line {i}\n")).collect();
+    a.on_paste(&pasted);
+    let Command::Run(sent) = a.on_key(key(KeyCode::Enter), t0) else { panic!("not run") };
+    assert!(sent.contains("log line 200"), "the model gets the whole paste");
+    a.turn_started(&sent, t0);
+    let area = Rect::new(0, 0, 80, 12);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0);
+    let screen = buffer_text(&buf);
+    assert!(screen.contains("› why? [Pasted 200 lines]") && !screen.contains("log line 1"), "{screen}");
+    // Ctrl+O expands it.
+    a.on_key(ctrl('o'), t0);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0);
+    let screen = buffer_text(&buf);
+    assert!(screen.contains("log line 19") && !screen.contains("[Pasted"), "{screen}");
 }

@@ -53,11 +53,10 @@ Done."#;
 #[test]
 fn user() {
     let mut t = Transcript::new();
-    t.push(CellKind::User {
-        text: "Fix the failing test in parser.rs — it panics on empty input. Also add a regression test \
-               for the unicode case: 日本語のテキスト.\n\nThanks!"
-            .into(),
-    });
+    t.push(CellKind::user(
+        "Fix the failing test in parser.rs — it panics on empty input. Also add a regression test \
+               for the unicode case: 日本語のテキスト.\n\nThanks!",
+    ));
     snapshot("user", &mut t, Instant::now());
 }
 
@@ -401,7 +400,7 @@ fn shell() {
 #[test]
 fn a_whole_turn_through_events() {
     let mut t = Transcript::new();
-    t.push(CellKind::User { text: "What does main do?".into() });
+    t.push(CellKind::user("What does main do?"));
     t.apply(&AgentEvent::TurnStart { turn: 1 });
     t.apply(&AgentEvent::TextDelta { text: "Let me ".into() });
     t.apply(&AgentEvent::TextDelta { text: "read it.".into() });

@@ -22,9 +22,7 @@ const COLOR: Theme = Theme { color: true, palette: tern_tui::theme::Palette::Dar
 
 fn session() -> Transcript {
     let mut t = Transcript::new();
-    t.push(CellKind::User {
-        text: "Why does the build fail on CI but not locally? It started after the last merge.".into(),
-    });
+    t.push(CellKind::user("Why does the build fail on CI but not locally? It started after the last merge."));
     t.push(CellKind::Assistant {
         markdown: "Two likely causes:\n\n1. A **feature flag** that CI enables (`--all-features`) and you do not.\n2. A newer toolchain on CI.\n\n```sh\ncargo build --all-features --locked\n```".into(),
         streaming: false,
@@ -107,7 +105,7 @@ fn super_markdown() -> String {
 fn scroll_offset_is_clamped() {
     let mut t = Transcript::new();
     for i in 0..100 {
-        t.push(CellKind::User { text: format!("message {i}") });
+        t.push(CellKind::user(format!("message {i}")));
     }
     // 100 one-row cells with a blank row between them.
     assert_eq!(t.height(40), 199);
@@ -123,7 +121,7 @@ fn scroll_offset_is_clamped() {
     assert_eq!(buffer_text(&buf).lines().last(), Some("› message 99"));
     // Content shorter than the window starts at the top.
     let mut short = Transcript::new();
-    short.push(CellKind::User { text: "hi".into() });
+    short.push(CellKind::user("hi"));
     let mut scroll = ScrollState { offset: 5 };
     short.render(area, &mut buf, &mut scroll, &PLAIN, Instant::now());
     assert_eq!(scroll.offset, 0);
@@ -134,7 +132,7 @@ fn scroll_offset_is_clamped() {
 fn new_output_does_not_move_a_scrolled_window() {
     let mut t = Transcript::new();
     for i in 0..50 {
-        t.push(CellKind::User { text: format!("message {i}") });
+        t.push(CellKind::user(format!("message {i}")));
     }
     let area = Rect::new(0, 0, 40, 5);
     let mut buf = Buffer::empty(area);
@@ -157,7 +155,7 @@ fn a_frame_redraws_only_what_changed() {
     let mut t = Transcript::new();
     for i in 0..10_000 {
         let kind = match i % 4 {
-            0 => CellKind::User { text: format!("question {i} with some words to wrap around the edge of the row") },
+            0 => CellKind::user(format!("question {i} with some words to wrap around the edge of the row")),
             1 => CellKind::Assistant {
                 markdown: format!("Answer **{i}**:\n\n- one\n- two\n\n`code` and text"),
                 streaming: false,
@@ -200,7 +198,7 @@ fn find_walks_up_and_wraps_around() {
     let mut t = Transcript::new();
     for i in 0..30 {
         let text = if i % 10 == 5 { format!("the NEEDLE is here ({i})") } else { format!("hay {i}") };
-        t.push(CellKind::User { text });
+        t.push(CellKind::user(text));
     }
     // Cell i sits on row 2i; the total is 59 rows, so its offset is 58 - 2i.
     assert_eq!(t.height(40), 59);
@@ -222,7 +220,7 @@ fn find_walks_up_and_wraps_around() {
 #[test]
 fn matches_are_highlighted_while_searching() {
     let mut t = Transcript::new();
-    t.push(CellKind::User { text: "find the Needle, then the needle".into() });
+    t.push(CellKind::user("find the Needle, then the needle"));
     t.set_highlight(Some("NEEDLE".into()));
     let buf = draw(&mut t, 40, &PLAIN, Instant::now());
     let marked: String = (0..40)
@@ -238,7 +236,7 @@ fn matches_are_highlighted_while_searching() {
 #[test]
 fn selection_moves_between_tools() {
     let mut t = session();
-    t.push(CellKind::User { text: "again".into() });
+    t.push(CellKind::user("again"));
     assert!(t.select_last_tool());
     assert_eq!(t.selected(), Some(2));
     t.select_prev_tool();
@@ -381,7 +379,7 @@ fn random_input_never_panics() {
         let theme = if round % 2 == 0 { PLAIN } else { COLOR };
         let _ = render_markdown(&text, width, &theme);
         let mut t = Transcript::new();
-        t.push(CellKind::User { text: text.clone() });
+        t.push(CellKind::user(text.clone()));
         t.push(CellKind::Assistant { markdown: text.clone(), streaming: true });
         t.push(CellKind::Thinking { text: text.clone(), streaming: false });
         t.push(CellKind::Notice { text: text.clone(), level: NoticeLevel::Error });
@@ -447,8 +445,31 @@ fn a_reply_that_broke_off_is_marked_as_not_kept() {
 fn a_pasted_prompt_folds_in_the_transcript() {
     let mut t = Transcript::new();
     let pasted: String = (1..=200).map(|i| format!("log line {i}\n")).collect();
-    t.push(CellKind::User { text: format!("why does this fail?\n{pasted}") });
+    t.push(CellKind::user(format!("why does this fail?\n{pasted}")));
     let text = render(&mut t, 80, &PLAIN, Instant::now());
     assert!(text.contains("why does this fail?") && text.contains("log line 4"), "{text}");
     assert!(!text.contains("log line 5\n") && text.contains("… +196 more lines"), "{text}");
+    // Ctrl+O on it shows it whole.
+    assert!(t.select_last_tool(), "a folded prompt is selectable");
+    t.toggle_selected();
+    let text = render(&mut t, 80, &PLAIN, Instant::now());
+    assert!(text.contains("log line 200") && !text.contains("more lines"), "{text}");
+}
+
+#[test]
+fn a_paste_keeps_its_placeholder_in_the_transcript_until_expanded() {
+    let mut t = Transcript::new();
+    let pasted: String = (1..=200).map(|i| format!("log line {i}\n")).collect();
+    t.push(CellKind::User {
+        text: format!("why does this fail?\n{pasted}\nthanks"),
+        folded: Some("why does this fail?\n[Pasted 200 lines]\nthanks".into()),
+        expanded: false,
+    });
+    let text = render(&mut t, 80, &PLAIN, Instant::now());
+    assert!(text.contains("[Pasted 200 lines]") && text.contains("thanks"), "{text}");
+    assert!(!text.contains("log line 1") && text.contains("Ctrl+O shows the pasted text"), "{text}");
+    assert!(t.select_last_tool());
+    t.toggle_selected();
+    let text = render(&mut t, 80, &PLAIN, Instant::now());
+    assert!(text.contains("log line 1\n") && !text.contains("[Pasted"), "{text}");
 }

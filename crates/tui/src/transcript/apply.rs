@@ -41,7 +41,7 @@ impl Transcript {
                                 match text.strip_prefix(tern_protocol::COMPACTION_SUMMARY_PREFIX) {
                                     Some(summary) => self.compaction_cell("earlier", summary, None),
                                     None => {
-                                        self.push(CellKind::User { text: text.clone() });
+                                        self.push(CellKind::user(text.clone()));
                                     }
                                 }
                             }

@@ -28,8 +28,13 @@ pub enum NoticeLevel {
 pub enum CellKind {
     /// What the person sent.
     User {
-        /// The message.
+        /// The message, as sent.
         text: String,
+        /// As the composer showed it, with `[Pasted N lines]` placeholders
+        /// for long pastes; shown instead of `text` until expanded.
+        folded: Option<String>,
+        /// Whether the whole message is shown (Ctrl+O).
+        expanded: bool,
     },
     /// The model's answer, in Markdown.
     Assistant {
@@ -151,9 +156,21 @@ impl CellKind {
         }
     }
 
-    /// Whether it is a tool or shell cell (selectable, expandable).
+    /// A prompt cell for `text`, shown whole.
+    pub fn user(text: impl Into<String>) -> Self {
+        CellKind::User { text: text.into(), folded: None, expanded: false }
+    }
+
+    /// Whether Ctrl+O can select and expand it: a tool or shell cell, or a
+    /// prompt that shows folded (a paste placeholder, or many lines).
     pub fn is_expandable(&self) -> bool {
-        matches!(self, CellKind::Tool(_) | CellKind::Shell(_))
+        match self {
+            CellKind::Tool(_) | CellKind::Shell(_) => true,
+            CellKind::User { text, folded, .. } => {
+                folded.is_some() || text.trim_end().lines().count() > USER_FOLD_LINES
+            }
+            _ => false,
+        }
     }
 }
 
@@ -175,24 +192,39 @@ const USER_SHOWN_LINES: usize = 5;
 pub(crate) fn render(kind: &CellKind, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
     let theme = ctx.theme;
     match kind {
-        CellKind::User { text } => {
-            let text = sanitize::clean(text);
+        CellKind::User { text, folded, expanded } => {
             let first = Line::from(Span::styled("› ", theme.user()));
-            // A long prompt (a paste) folds to its first lines, as the composer showed it collapsed.
+            let rest = Line::from("  ");
+            // A paste shows as the composer showed it: its placeholder, the text around it whole.
+            if let (Some(folded), false) = (folded, *expanded) {
+                let folded = sanitize::clean(folded);
+                let mut out = wrap::wrap(
+                    &[Span::styled(folded.trim_end().to_string(), theme.text())],
+                    ctx.width,
+                    &first,
+                    &rest,
+                    Break::Words,
+                );
+                out.push(Line::from(Span::styled(
+                    format!("  ({} lines sent · Ctrl+O shows the pasted text)", text.lines().count()),
+                    theme.dim(),
+                )));
+                return out;
+            }
+            let text = sanitize::clean(text);
+            // A long prompt folds to its first lines until expanded.
             let total = text.trim_end().lines().count();
-            let shown: String = if total > USER_FOLD_LINES {
+            let fold = total > USER_FOLD_LINES && !*expanded;
+            let shown: String = if fold {
                 text.lines().take(USER_SHOWN_LINES).collect::<Vec<_>>().join("\n")
             } else {
                 text.trim_end().to_string()
             };
             let spans = [Span::styled(shown, theme.text())];
-            let mut out = wrap::wrap(&spans, ctx.width, &first, &Line::from("  "), Break::Words);
-            if total > USER_FOLD_LINES {
+            let mut out = wrap::wrap(&spans, ctx.width, &first, &rest, Break::Words);
+            if fold {
                 out.push(Line::from(Span::styled(
-                    format!(
-                        "  … +{} more lines (the whole prompt is in the session: /export)",
-                        total - USER_SHOWN_LINES
-                    ),
+                    format!("  … +{} more lines (Ctrl+O to expand)", total - USER_SHOWN_LINES),
                     theme.dim(),
                 )));
             }

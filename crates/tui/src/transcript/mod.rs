@@ -13,7 +13,7 @@
 //! use ratatui::{buffer::Buffer, layout::Rect};
 //! use tern_tui::{theme::Theme, transcript::{CellKind, ScrollState, Transcript}};
 //! let mut t = Transcript::new();
-//! t.push(CellKind::User { text: "hello".into() });
+//! t.push(CellKind::user("hello"));
 //! let area = Rect::new(0, 0, 40, 5);
 //! let mut buf = Buffer::empty(area);
 //! t.render(area, &mut buf, &mut ScrollState::default(), &Theme::plain(), Instant::now());
@@ -223,6 +223,7 @@ impl Transcript {
         match self.cell_mut(i) {
             Some(CellKind::Tool(t)) => t.expanded = !t.expanded,
             Some(CellKind::Shell(s)) => s.expanded = !s.expanded,
+            Some(CellKind::User { expanded, .. }) => *expanded = !*expanded,
             _ => {}
         }
     }

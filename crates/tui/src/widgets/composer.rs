@@ -88,6 +88,8 @@ pub enum ComposerAction {
 pub struct Composer {
     buffer: TextBuffer,
     pastes: PasteStore,
+    /// The last submit's (sent, shown) text when a paste was folded in it.
+    last_folded: Option<(String, String)>,
     history: PromptHistory,
     commands: Vec<SlashCommand>,
     files: Vec<String>,
@@ -165,6 +167,7 @@ impl Composer {
         Self {
             buffer: TextBuffer::default(),
             pastes: PasteStore::default(),
+            last_folded: None,
             history: PromptHistory::new(history),
             commands,
             files: Vec::new(),
@@ -518,6 +521,12 @@ impl Composer {
         self.after_edit();
     }
 
+    /// The last submitted text as it was shown, with its paste
+    /// placeholders, paired with the text sent; taken once.
+    pub fn take_folded(&mut self) -> Option<(String, String)> {
+        self.last_folded.take()
+    }
+
     /// The text with pastes expanded.
     pub fn text(&self) -> String {
         self.pastes.expand(self.buffer.text())
@@ -627,6 +636,8 @@ impl Composer {
         if text.trim().is_empty() {
             return ComposerAction::None;
         }
+        let shown = self.buffer.text().trim_end();
+        self.last_folded = (shown != text).then(|| (text.clone(), shown.to_string()));
         self.clear();
         self.history.push(text.clone());
         ComposerAction::Submit(text)

@@ -1,6 +1,7 @@
 //! The permission prompt in the bottom pane: what will run, why tern asks,
-//! and three answers — yes, yes and don't ask again for a rule (when the
-//! policy suggested one), or no with a note for the model.
+//! and the answers — yes; yes and don't ask again for a rule (when the
+//! policy suggested one) in this project, this session or every project;
+//! or no with a note for the model.
 //!
 //! Keys: the option's number picks it; Up/Down and Enter; `y` is yes; `n`
 //! and Esc are no. Picking "No, and tell tern…" opens a one-line field:
@@ -13,7 +14,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use tern_policy::bash::BashClass;
-use tern_runtime::PermissionRequest;
+use tern_runtime::{PermissionRequest, RuleScope};
 
 use super::permission_preview::{Preview, note_lines};
 use super::text_buffer::TextBuffer;
@@ -25,8 +26,8 @@ use crate::theme::Theme;
 pub enum PermissionChoice {
     /// Run it this once.
     Yes,
-    /// Run it and add the request's suggested rule.
-    YesAlways,
+    /// Run it and add the request's suggested rule, kept for `scope`.
+    YesAlways(RuleScope),
     /// Do not run it; `feedback` tells the model what to do instead.
     No {
         /// The note typed in the field, if any.
@@ -38,7 +39,7 @@ pub enum PermissionChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Answer {
     Yes,
-    Always,
+    Always(RuleScope),
     No,
 }
 
@@ -103,7 +104,7 @@ impl PermissionPane {
             decision.bash.as_ref().map(|b| b.reason.clone()).filter(|r| !decision.reason.contains(r.as_str()));
         let mut answers = vec![Answer::Yes];
         if decision.suggestion.is_some() {
-            answers.push(Answer::Always);
+            answers.extend([RuleScope::Project, RuleScope::Session, RuleScope::User].map(Answer::Always));
         }
         answers.push(Answer::No);
         Self {
@@ -203,7 +204,7 @@ impl PermissionPane {
         self.selected = index;
         match self.answers.get(index)? {
             Answer::Yes => Some(PermissionChoice::Yes),
-            Answer::Always => Some(PermissionChoice::YesAlways),
+            Answer::Always(scope) => Some(PermissionChoice::YesAlways(*scope)),
             Answer::No => {
                 self.feedback = Some(TextBuffer::default());
                 None
@@ -266,18 +267,18 @@ impl PermissionPane {
         };
         let first = take(preview.len().min(1));
         let shown_answers = take(answers.len());
+        // A cut preview always says so: one row for "… N more rows".
+        let marker = if preview.len() > first { take(1) } else { 0 };
         let blank_before_answers = take(1);
         let shown_notes = take(notes.len());
         let blank_before_notes = if shown_notes > 0 { take(1) } else { 0 };
-        let rest = take(preview.len() - first);
-        let shown_preview = first + rest;
+        let rest = take(preview.len() - first - marker);
+        let shown_preview = first + marker + rest;
         if shown_preview < preview.len() {
-            preview.truncate(shown_preview.saturating_sub(1).max(first));
-            if rest > 0 {
-                let hidden = self.preview.lines(w, theme, self.expanded).len().saturating_sub(preview.len() + skipped);
-                let how = if self.expanded { "PageDown" } else { "Ctrl+O shows all" };
-                preview.push(Line::styled(format!("… {hidden} more rows ({how})"), theme.dim()));
-            }
+            preview.truncate(first + rest);
+            let hidden = self.preview.lines(w, theme, self.expanded).len().saturating_sub(preview.len() + skipped);
+            let how = if self.expanded { "PageDown" } else { "Ctrl+O shows all" };
+            preview.push(Line::styled(format!("… {hidden} more rows ({how})"), theme.dim()));
         }
         let blank = Line::raw("");
         let rows = preview
@@ -313,7 +314,13 @@ impl PermissionPane {
             let suggestion = self.suggestion.as_deref().unwrap_or_default();
             let segments: Vec<(&str, Style)> = match answer {
                 Answer::Yes => vec![("Yes", style)],
-                Answer::Always => vec![("Yes, and don't ask again for ", style), (suggestion, theme.code())],
+                Answer::Always(RuleScope::Project) => vec![
+                    ("Yes, and don't ask again for ", style),
+                    (suggestion, theme.code()),
+                    (" in this project", style),
+                ],
+                Answer::Always(RuleScope::Session) => vec![("… only for this session", style)],
+                Answer::Always(RuleScope::User) => vec![("… in every project (user config)", style)],
                 Answer::No => vec![("No, and tell tern what to do instead", style)],
             };
             answers.extend(wrap_spans(&segments, w, Span::styled(marker, style), Span::raw("     ")));

@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use serde_json::{Value, json};
 use tern_policy::engine::{Policy, PolicySetup};
 use tern_policy::rules::RuleContext;
-use tern_runtime::{Mode, PermissionRequest, Verdict};
+use tern_runtime::{Mode, PermissionRequest, RuleScope, Verdict};
 use tern_tui::theme::Theme;
 use tern_tui::widgets::permission::{PermissionChoice, PermissionPane};
 
@@ -103,7 +103,7 @@ fn mcp_tool_without_a_suggestion() {
 #[test]
 fn feedback_field_open() {
     let mut pane = bash("cargo test --workspace");
-    assert_eq!(pane.handle_key(key(KeyCode::Char('3'))), None);
+    assert_eq!(pane.handle_key(key(KeyCode::Char('5'))), None);
     for c in "use cargo nextest instead".chars() {
         assert_eq!(pane.handle_key(key(KeyCode::Char(c))), None);
     }
@@ -121,11 +121,13 @@ fn too_short_an_area_cuts_the_preview_first() {
 #[test]
 fn number_keys_pick_directly() {
     assert_eq!(bash("make").handle_key(key(KeyCode::Char('1'))), Some(PermissionChoice::Yes));
-    assert_eq!(bash("make").handle_key(key(KeyCode::Char('2'))), Some(PermissionChoice::YesAlways));
+    assert_eq!(bash("make").handle_key(key(KeyCode::Char('2'))), Some(PermissionChoice::YesAlways(RuleScope::Project)));
+    assert_eq!(bash("make").handle_key(key(KeyCode::Char('3'))), Some(PermissionChoice::YesAlways(RuleScope::Session)));
+    assert_eq!(bash("make").handle_key(key(KeyCode::Char('4'))), Some(PermissionChoice::YesAlways(RuleScope::User)));
     let mut pane = bash("make");
-    assert_eq!(pane.handle_key(key(KeyCode::Char('3'))), None, "3 opens the field");
+    assert_eq!(pane.handle_key(key(KeyCode::Char('5'))), None, "5 opens the field");
     assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::No { feedback: None }));
-    assert_eq!(bash("make").handle_key(key(KeyCode::Char('4'))), None);
+    assert_eq!(bash("make").handle_key(key(KeyCode::Char('6'))), None);
 }
 
 #[test]
@@ -150,20 +152,24 @@ fn letters_and_esc() {
 fn arrows_and_enter() {
     let mut pane = bash("make");
     assert_eq!(pane.handle_key(key(KeyCode::Down)), None);
-    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::YesAlways));
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::YesAlways(RuleScope::Project)));
     let mut pane = bash("make");
     pane.handle_key(key(KeyCode::Up));
     assert_eq!(pane.handle_key(key(KeyCode::Enter)), None, "Up wraps to No, which opens the field");
     pane.handle_key(key(KeyCode::Esc));
     pane.handle_key(key(KeyCode::Up));
-    pane.handle_key(key(KeyCode::Up));
-    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::Yes));
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::YesAlways(RuleScope::User)));
+    let mut pane = bash("make");
+    for _ in 0..5 {
+        pane.handle_key(key(KeyCode::Up));
+    }
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::Yes), "five answers, round");
 }
 
 #[test]
 fn feedback_typing() {
     let mut pane = bash("make");
-    pane.handle_key(key(KeyCode::Char('3')));
+    pane.handle_key(key(KeyCode::Char('5')));
     for c in "yes no".chars() {
         assert_eq!(pane.handle_key(key(KeyCode::Char(c))), None, "letters type into the field");
     }
@@ -178,7 +184,7 @@ fn feedback_typing() {
     );
 
     let mut pane = bash("make");
-    pane.handle_key(key(KeyCode::Char('3')));
+    pane.handle_key(key(KeyCode::Char('5')));
     pane.handle_key(key(KeyCode::Char('x')));
     assert_eq!(pane.handle_key(key(KeyCode::Esc)), None, "Esc goes back to the answers");
     assert_eq!(pane.handle_key(key(KeyCode::Char('1'))), Some(PermissionChoice::Yes));
@@ -187,11 +193,11 @@ fn feedback_typing() {
 #[test]
 fn a_very_short_pane_keeps_the_command_and_every_answer() {
     let pane = bash("touch fixed.txt");
-    let mut buf = buffer(50, 7);
-    pane.render(Rect::new(0, 0, 50, 7), &mut buf, &Theme::default());
+    let mut buf = buffer(50, 9);
+    pane.render(Rect::new(0, 0, 50, 9), &mut buf, &Theme::default());
     let text = buffer_text(&buf);
     assert!(text.contains("$ touch fixed.txt"), "{text}");
-    assert!(text.contains("1. Yes") && text.contains("3. No"), "{text}");
+    assert!(text.contains("1. Yes") && text.contains("5. No"), "{text}");
 }
 
 #[test]
@@ -210,7 +216,7 @@ fn everything_being_approved_can_be_seen() {
         buffer_text(&buf)
     };
     let first = frame(&pane);
-    assert!(first.contains("line 20") && first.contains("PageDown"), "{first}");
+    assert!(first.contains("line 14") && first.contains("PageDown"), "{first}");
     for _ in 0..6 {
         assert_eq!(pane.handle_key(key(KeyCode::PageDown)), None);
     }
