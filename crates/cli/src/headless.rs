@@ -56,7 +56,15 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                 }));
             }
             let events = event_sink(options.format, options.verbose);
-            let report = runtime.run_prompt(prompt, &events, &cancel).await;
+            // `/NAME args`: a custom command or a skill.
+            let report = match runtime.invocation(prompt) {
+                Some(Ok(invocation)) => runtime.run_invocation(&invocation, &events, &cancel).await,
+                Some(Err(e)) => {
+                    eprintln!("tern: {prompt}: {e}");
+                    return crate::exit::USAGE;
+                }
+                None => runtime.run_prompt(prompt, &events, &cancel).await,
+            };
             for n in &report.notices {
                 crate::say(n);
             }

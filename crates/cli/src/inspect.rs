@@ -339,3 +339,80 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
     print(&text);
     exit::SUCCESS
 }
+
+/// The config as a session here would read it, with its warnings said, and
+/// `list` printed as JSON when asked (Err: the exit code, when done).
+fn listing<T: serde::Serialize>(
+    overrides: tern_runtime::Overrides,
+    as_json: bool,
+    find: impl FnOnce(&tern_runtime::RuntimeBuilder) -> (Vec<T>, Vec<String>),
+) -> Result<Vec<T>, u8> {
+    let builder = tern_runtime::RuntimeBuilder::new(overrides).map_err(|e| {
+        eprintln!("tern: {e}");
+        crate::exit::USAGE
+    })?;
+    let (list, warnings) = find(&builder);
+    for w in &warnings {
+        crate::say(&format!("warning: {w}"));
+    }
+    if as_json {
+        print(&serde_json::to_string_pretty(&list).unwrap_or_default());
+        return Err(crate::exit::SUCCESS);
+    }
+    Ok(list)
+}
+
+/// `tern skills list`: the skills a session here would offer.
+pub fn skills_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
+    let list = match listing(overrides, as_json, |b| {
+        let s = b.skills();
+        (s.list, s.warnings)
+    }) {
+        Ok(list) => list,
+        Err(code) => return code,
+    };
+    let skills = tern_runtime::skills::Skills { list, warnings: Vec::new() };
+    if skills.list.is_empty() {
+        print("No skills. Add skills/NAME/SKILL.md in your config dir or .tern/skills/NAME/SKILL.md here.");
+        return crate::exit::SUCCESS;
+    }
+    let mut text = String::new();
+    for s in &skills.list {
+        let at = s.path.as_ref().map_or_else(|| "built in".to_string(), |p| p.display().to_string());
+        text.push_str(&format!("/{}  ({}, {at})\n    {}\n", s.name, s.source.as_str(), s.description));
+        if !s.allowed_tools.is_empty() {
+            text.push_str(&format!("    allows: {}\n", s.allowed_tools.join(", ")));
+        }
+    }
+    print(text.trim_end());
+    crate::exit::SUCCESS
+}
+
+/// `tern commands list`: the custom slash commands a session here would offer.
+pub fn commands_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
+    let list = match listing(overrides, as_json, |b| {
+        let c = b.commands();
+        (c.list, c.warnings)
+    }) {
+        Ok(list) => list,
+        Err(code) => return code,
+    };
+    let commands = tern_runtime::commands::Commands { list, warnings: Vec::new() };
+    if commands.list.is_empty() {
+        print("No custom commands. Add .tern/commands/NAME.md here or commands/NAME.md in your config dir.");
+        return crate::exit::SUCCESS;
+    }
+    let mut text = String::new();
+    for c in &commands.list {
+        let hint = c.argument_hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
+        text.push_str(&format!(
+            "/{}{hint}  ({}, {})\n    {}\n",
+            c.name,
+            c.source.as_str(),
+            c.path.display(),
+            c.description
+        ));
+    }
+    print(text.trim_end());
+    crate::exit::SUCCESS
+}

@@ -80,6 +80,11 @@ struct Cli {
     #[arg(long)]
     no_session: bool,
 
+    /// Run as this agent (.tern/agents/NAME.md or agents/NAME.md in the config dir): its tools, model, mode
+    /// and instructions.
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+
     #[command(flatten)]
     common: Common,
 }
@@ -150,6 +155,23 @@ enum Command {
     /// What fills the model's context window: system prompt, instruction files, tools, messages, free space,
     /// and where auto-compaction triggers.
     Context(ContextArgs),
+    /// Skills: SKILL.md instructions the model loads by name (bundled, user config dir, project).
+    #[command(subcommand)]
+    Skills(ListCommand),
+    /// Custom slash commands: prompt templates in .tern/commands/ and the user config dir.
+    #[command(subcommand)]
+    Commands(ListCommand),
+}
+
+/// `tern skills ...` / `tern commands ...`.
+#[derive(Debug, Subcommand)]
+enum ListCommand {
+    /// Every one found, with where it came from; files skipped are named on stderr.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `tern init`.
@@ -311,6 +333,7 @@ impl Cli {
             resume,
             fork_session: self.fork_session,
             no_session: self.no_session,
+            agent: self.agent.clone(),
             ..self.common.overrides()
         }
     }
@@ -363,6 +386,12 @@ fn main() -> ExitCode {
                 (None, false) => None,
             };
             return ExitCode::from(inspect::context(overrides, args.json));
+        }
+        Some(Command::Skills(ListCommand::List { json })) => {
+            return ExitCode::from(inspect::skills_list(cli.common.overrides(), json));
+        }
+        Some(Command::Commands(ListCommand::List { json })) => {
+            return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
         }
         Some(Command::Trust(args)) => {
             let dir = args.dir.or(cli.common.cwd.clone());

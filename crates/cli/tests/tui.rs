@@ -454,3 +454,22 @@ async fn the_last_answer_can_be_left_in_scrollback() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_command_runs_from_the_composer_and_shows_as_typed() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"Looked at it."}]}"#).await;
+    common::write(
+        &h.path(".tern/commands/explain.md"),
+        "---\ndescription: Explain a file\n---\nEXPLAIN-TEMPLATE for $1.",
+    );
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/expl");
+    s.wait_for("Explain a file");
+    s.type_text("\x15/explain src/main.rs\r");
+    s.wait_for("Looked at it.");
+    assert!(s.text().contains("› /explain src/main.rs"), "{}", s.text());
+    let body = &h.bodies()[0];
+    assert!(body["messages"].to_string().contains("EXPLAIN-TEMPLATE for src/main.rs."), "{body}");
+    quit(&mut s);
+}

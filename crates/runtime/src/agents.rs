@@ -31,6 +31,10 @@ pub struct AgentProfile {
     pub mcp_servers: Option<Vec<String>>,
     /// Built-in role (`explore`, `worker`, `verifier`).
     pub role: Option<String>,
+    /// The model it runs with (`inherit` or absent: the session's).
+    pub model: Option<String>,
+    /// The permission mode it starts in.
+    pub permission_mode: Option<String>,
     /// The instructions after the front matter.
     pub body: String,
     /// The file it came from.
@@ -70,71 +74,22 @@ pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path, trusted: bool
     }
 }
 
-/// Parse a profile: a `---` front matter block of `key: value` lines (lists as
-/// `a, b`, `[a, b]` or `- a` lines), then the body.
+/// Parse a profile: a front matter block ([`crate::frontmatter`]), then the body.
 pub fn parse_agent(name: &str, text: &str, path: &Path) -> Result<AgentProfile, String> {
-    let mut profile = AgentProfile { name: name.to_string(), path: path.to_path_buf(), ..Default::default() };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text.strip_prefix("---").and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
-    else {
-        profile.body = text.to_string();
-        return Ok(profile);
-    };
-    let mut lines = rest.lines();
-    let mut fields: Vec<(String, Vec<String>, String)> = Vec::new();
-    let mut closed = false;
-    for line in lines.by_ref() {
-        if line.trim_end() == "---" {
-            closed = true;
-            break;
-        }
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
-            continue;
-        }
-        if let Some(item) = line.trim_start().strip_prefix("- ") {
-            match fields.last_mut() {
-                Some((_, list, _)) => list.push(unquote(item)),
-                None => return Err(format!("{}: list item `{line}` has no key above it", path.display())),
-            }
-            continue;
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("{}: front matter line `{line}` is not `key: value`", path.display()));
-        };
-        let value = value.trim();
-        let list = if let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
-            split_list(inner)
-        } else {
-            split_list(value)
-        };
-        fields.push((key.trim().to_ascii_lowercase(), list, unquote(value)));
-    }
-    if !closed {
-        return Err(format!("{}: the front matter is not closed with a `---` line", path.display()));
-    }
-    profile.body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
-    for (key, list, scalar) in fields {
-        match key.as_str() {
-            "name" => profile.name = scalar,
-            "description" => profile.description = Some(scalar),
-            "tools" | "allowed_tools" | "allowedtools" => profile.tools = list,
-            "disallowed_tools" | "disallowedtools" => profile.disallowed_tools = list,
-            "mcp_servers" | "mcpservers" => profile.mcp_servers = Some(list),
-            "role" => profile.role = Some(scalar),
-            _ => {} // model, color, ...: used elsewhere or by other tools
-        }
-    }
-    Ok(profile)
-}
-
-fn split_list(s: &str) -> Vec<String> {
-    s.split(',').map(unquote).filter(|x| !x.is_empty()).collect()
-}
-
-fn unquote(s: &str) -> String {
-    let s = s.trim();
-    let q = |c: char| s.len() >= 2 && s.starts_with(c) && s.ends_with(c);
-    if q('"') || q('\'') { s[1..s.len() - 1].to_string() } else { s.to_string() }
+    let front = crate::frontmatter::FrontMatter::parse(text, path)?;
+    let list = |keys: &[&str]| front.list_of(keys).map(<[String]>::to_vec);
+    Ok(AgentProfile {
+        name: front.get("name").filter(|n| !n.is_empty()).unwrap_or(name).to_string(),
+        description: front.get("description").map(str::to_string),
+        tools: list(&["tools", "allowed_tools", "allowedtools"]).unwrap_or_default(),
+        disallowed_tools: list(&["disallowed_tools", "disallowedtools"]).unwrap_or_default(),
+        mcp_servers: list(&["mcp_servers", "mcpservers"]),
+        role: front.get("role").map(str::to_string),
+        model: front.get("model").map(str::to_string).filter(|m| !m.is_empty() && m != "inherit"),
+        permission_mode: front.get("permission_mode").map(str::to_string),
+        body: front.body,
+        path: path.to_path_buf(),
+    })
 }
 
 #[cfg(test)]

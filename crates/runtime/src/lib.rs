@@ -14,9 +14,11 @@
 
 pub mod agents;
 pub mod checkpoints;
+pub mod commands;
 pub mod compaction;
 pub mod config;
 pub mod context;
+pub mod frontmatter;
 pub mod mcp_config;
 pub mod mentions;
 pub mod output_budget;
@@ -29,6 +31,7 @@ pub mod session;
 pub mod session_export;
 pub mod session_index;
 mod setup;
+pub mod skills;
 mod startup;
 pub mod trust;
 mod turn_catalog;
@@ -222,6 +225,18 @@ impl RuntimeBuilder {
         session_index::resumable(&self.loaded.paths.sessions_dir(), &self.loaded.workspace)
     }
 
+    /// The skills a session here would offer (`tern skills list`), without starting anything.
+    pub fn skills(&self) -> skills::Skills {
+        let l = &self.loaded;
+        skills::Skills::discover(&l.workspace, &l.paths.config_dir, l.trust.is_trusted())
+    }
+
+    /// The custom slash commands a session here would offer.
+    pub fn commands(&self) -> commands::Commands {
+        let l = &self.loaded;
+        commands::Commands::discover(&l.workspace, &l.paths.config_dir, l.trust.is_trusted())
+    }
+
     /// Go on with an earlier session (or, with `None`, start a new one).
     pub fn resume(mut self, which: Option<Resume>) -> Self {
         self.overrides.resume = which;
@@ -239,12 +254,10 @@ impl RuntimeBuilder {
     /// MCP servers (all at once), open the session log, build the policy and
     /// hooks, and assemble the catalog.
     pub async fn build(self) -> Result<Runtime, RuntimeError> {
-        let RuntimeBuilder { overrides, mut loaded, prompt } = self;
+        let RuntimeBuilder { mut overrides, mut loaded, prompt } = self;
         let mut warnings = std::mem::take(&mut loaded.warnings);
         let warnings = &mut warnings;
-        let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
-        let child_env = startup::child_env(&loaded);
-        let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
+        // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
         let agent = match &overrides.agent {
             Some(name) => Some(
                 agents::load_agent(name, &loaded.workspace, &loaded.paths.config_dir, loaded.trust.is_trusted())
@@ -252,6 +265,22 @@ impl RuntimeBuilder {
             ),
             None => None,
         };
+        if let Some(a) = &agent {
+            overrides.model = overrides.model.take().or_else(|| a.model.clone());
+            let from_repo = a.path.starts_with(&loaded.workspace);
+            match a.permission_mode.as_deref() {
+                // A repository must not switch off its own reader's protection.
+                Some("bypass") if from_repo => warnings.push(format!(
+                    "{}: `permission_mode: bypass` is ignored in a project agent; use --permission-mode bypass",
+                    a.path.display()
+                )),
+                Some(mode) if overrides.permission_mode.is_none() => overrides.permission_mode = Some(mode.to_string()),
+                _ => {}
+            }
+        }
+        let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
+        let child_env = startup::child_env(&loaded);
+        let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
@@ -267,8 +296,15 @@ impl RuntimeBuilder {
             let deny_policy = policy.clone();
             env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
         }
-        let registry = Registry::new(tern_tools::builtin_tools(Arc::new(env)))
-            .map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
+        let trusted = loaded.trust.is_trusted();
+        let skills = Arc::new(skills::Skills::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
+        let commands = Arc::new(commands::Commands::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
+        warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
+        let mut tools = tern_tools::builtin_tools(Arc::new(env));
+        if !skills.list.is_empty() {
+            tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
+        }
+        let registry = Registry::new(tools).map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         warnings.extend(registry.warnings().iter().cloned());
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
@@ -302,6 +338,9 @@ impl RuntimeBuilder {
             trust,
             sandbox,
             child_env,
+            skills,
+            commands,
+            agent,
         };
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
@@ -352,6 +391,12 @@ pub struct Runtime {
     sandbox: tern_tools::SandboxSettings,
     /// The environment children start from.
     child_env: tern_protocol::ChildEnv,
+    /// Skills found at start.
+    skills: Arc<skills::Skills>,
+    /// Custom slash commands found at start.
+    commands: Arc<commands::Commands>,
+    /// `--agent NAME`: the profile this session runs as.
+    agent: Option<AgentProfile>,
 }
 
 impl Runtime {
@@ -522,6 +567,22 @@ impl Runtime {
         };
         self.remove_rule(rule)?;
         self.add_rule(kind, rule, to)
+    }
+
+    /// The skills found at start (`tern skills list`, the `/` popup).
+    pub fn skills(&self) -> &skills::Skills {
+        &self.skills
+    }
+
+    /// The custom slash commands found at start.
+    pub fn commands(&self) -> &commands::Commands {
+        &self.commands
+    }
+
+    /// `text` as `/NAME args` naming a custom command or a skill (None
+    /// otherwise); run it with [`Runtime::run_invocation`].
+    pub fn invocation(&self, text: &str) -> Option<Result<commands::Invocation, String>> {
+        commands::invocation(text, &self.commands, &self.skills)
     }
 
     /// The permission policy (mode, rules, decisions).
@@ -918,7 +979,10 @@ impl Runtime {
             .filter(|t| !matches!(t.name(), "tool_search" | "mcp_invoke"))
             .map(|t| t.definition.clone())
             .collect();
-        let append = [self.config.append_system_prompt.clone(), self.overrides.append_system_prompt.clone()];
+        let agent = self.agent.as_ref().filter(|a| !a.body.trim().is_empty()).map(|a| {
+            format!("# Agent: {}\nYou are running as this agent. Its instructions:\n\n{}", a.name, a.body.trim())
+        });
+        let append = [self.config.append_system_prompt.clone(), agent, self.overrides.append_system_prompt.clone()];
         prompt::system_prompt(&prompt::PromptInputs {
             workspace: &self.workspace,
             tools: &defs,
@@ -926,6 +990,7 @@ impl Runtime {
             date: prompt::today_utc(),
             append: append.into_iter().flatten().collect(),
             context_names: &self.context_names(),
+            skills: self.skills.prompt_block(),
         })
     }
 }

@@ -22,6 +22,8 @@ pub struct PromptInputs<'a> {
     pub append: Vec<String>,
     /// Instruction file names, in order of preference within a directory.
     pub context_names: &'a [String],
+    /// The skills list ([`crate::skills::Skills::prompt_block`]).
+    pub skills: Option<String>,
 }
 
 /// Build the system prompt.
@@ -49,6 +51,9 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
                 doc.text.trim()
             ));
         }
+    }
+    if let Some(block) = &inputs.skills {
+        out.push_str(block);
     }
     for extra in &inputs.append {
         if !extra.trim().is_empty() {
@@ -201,7 +206,7 @@ pub fn instruction_files(workspace: &Path, config_dir: &Path, names: &[String]) 
 /// Where a project's instruction files (and their imports) may come from:
 /// its repository, unless that repository is the home folder (or holds it,
 /// a dotfiles repository): then only the workspace.
-fn project_top(workspace: &Path) -> PathBuf {
+pub(crate) fn project_top(workspace: &Path) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
     match git_root(workspace) {
         Some(root) if home.as_deref().is_some_and(|h| h.starts_with(&root)) => workspace.to_path_buf(),
@@ -435,7 +440,9 @@ mod tests {
             date: "2026-11-30".into(),
             append: vec!["EXTRA".into()],
             context_names: &names(),
+            skills: Some("\n# Skills\n- pdf: Fill forms\n".into()),
         });
+        assert!(p.find("# Skills").unwrap() < p.find("EXTRA").unwrap(), "skills before appended text");
         assert!(p.contains("- read: numbered lines"), "{p}");
         assert!(p.contains("branch main"));
         assert!(p.contains("- Date: 2026-11-30"));

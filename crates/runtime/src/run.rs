@@ -22,6 +22,51 @@ const MAX_COMPACTIONS_PER_RUN: usize = 3;
 const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
 
 impl Runtime {
+    /// Run a `/NAME args` invocation ([`Runtime::invocation`]): its
+    /// `allowed-tools` become session rules, and its `model` runs this
+    /// prompt only (the model before it comes back after).
+    pub async fn run_invocation(
+        &self,
+        invocation: &crate::commands::Invocation,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunReport {
+        let mut notices = Vec::new();
+        for rule in &invocation.allowed_tools {
+            let parsed = tern_policy::rules::Rule::parse(
+                rule,
+                tern_policy::rules::RuleKind::Allow,
+                &invocation.origin,
+                self.policy.context(),
+            );
+            match parsed {
+                Ok(r) => {
+                    self.policy.add_rule(r);
+                    notices.push(format!("{} allows `{rule}` for this session", invocation.origin));
+                }
+                Err(e) => notices.push(format!("{}: rule `{rule}` ignored: {e}", invocation.origin)),
+            }
+        }
+        let before = self.model();
+        let switched = match invocation.model.as_deref().filter(|m| *m != before) {
+            Some(model) => match self.set_model(model) {
+                Ok(_) => true,
+                Err(e) => {
+                    notices.push(format!("{}: model `{model}` not used: {e}", invocation.origin));
+                    false
+                }
+            },
+            None => false,
+        };
+        let mut report = self.run_prompt(&invocation.prompt, events, cancel).await;
+        if switched && let Err(e) = self.set_model(&before) {
+            notices.push(format!("could not switch back to {before}: {e}"));
+        }
+        notices.append(&mut report.notices);
+        report.notices = notices;
+        report
+    }
+
     /// Run one prompt to the end. Events go to `events`; every message that
     /// joins the conversation goes to the session file.
     pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {

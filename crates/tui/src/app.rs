@@ -168,6 +168,8 @@ pub struct App {
     pub queue: VecDeque<String>,
     /// Prompts sent with a folded paste, (sent, shown), until their turn starts.
     folded_prompts: VecDeque<(String, String)>,
+    /// Custom commands and skills, `/NAME` in the composer.
+    custom_commands: Vec<SlashCommand>,
     /// A turn is running since then.
     pub busy_since: Option<Instant>,
     /// A `!cmd` is running (Esc stops it).
@@ -240,8 +242,10 @@ impl App {
         branch: Option<String>,
         context_window: u64,
     ) -> Self {
-        let commands =
-            Slash::ALL.iter().map(|c| SlashCommand { name: c.name(), description: c.description() }).collect();
+        let commands = Slash::ALL
+            .iter()
+            .map(|c| SlashCommand { name: c.name().into(), description: c.description().into() })
+            .collect();
         Self {
             transcript: Transcript::new(),
             scroll: ScrollState { offset: 0 },
@@ -252,6 +256,7 @@ impl App {
             waiting_questions: VecDeque::new(),
             queue: VecDeque::new(),
             folded_prompts: VecDeque::new(),
+            custom_commands: Vec::new(),
             busy_since: None,
             shell_running: false,
             activity: String::new(),
@@ -320,6 +325,28 @@ impl App {
             line.push_str(&format!("\nresume with: tern --resume {id}"));
         }
         line
+    }
+
+    /// Custom commands and skills (name, description): offered after `/`,
+    /// listed by `/help`, and sent as `/NAME args`. A name a built-in
+    /// command has stays the built-in's.
+    pub fn set_custom_commands(&mut self, list: impl IntoIterator<Item = (String, String)>) {
+        let list: Vec<SlashCommand> = list
+            .into_iter()
+            .filter(|(name, _)| Slash::parse(name).is_none())
+            .map(|(name, description)| SlashCommand { name: name.into(), description: description.into() })
+            .collect();
+        self.composer.add_commands(list.iter().cloned());
+        self.custom_commands = list;
+    }
+
+    /// The next turn's prompt `sent` shows as `shown` in the transcript
+    /// (a custom command's expansion shows as `/NAME args`).
+    pub fn show_prompt_as(&mut self, sent: &str, shown: &str) {
+        if self.folded_prompts.len() >= 16 {
+            self.folded_prompts.pop_front();
+        }
+        self.folded_prompts.push_back((sent.to_string(), shown.to_string()));
     }
 
     /// The turn started.
@@ -660,10 +687,7 @@ impl App {
         if let Some((sent, shown)) = self.composer.take_folded()
             && sent == text
         {
-            if self.folded_prompts.len() >= 16 {
-                self.folded_prompts.pop_front();
-            }
-            self.folded_prompts.push_back((sent, shown));
+            self.show_prompt_as(&sent, &shown);
         }
         self.composer.clear();
         self.scroll.offset = 0;
@@ -688,6 +712,15 @@ impl App {
 
     fn slash(&mut self, name: &str, arg: &str) -> Command {
         let Some(command) = Slash::parse(name) else {
+            // A custom command or a skill: sent as `/NAME args`, expanded by the runtime.
+            if self.custom_commands.iter().any(|c| c.name == name) {
+                let text = if arg.is_empty() { format!("/{name}") } else { format!("/{name} {arg}") };
+                if self.busy() {
+                    self.queue.push_back(text);
+                    return Command::None;
+                }
+                return Command::Run(text);
+            }
             self.notice(format!("unknown command /{name} — /help lists them"), NoticeLevel::Warning);
             return Command::None;
         };
@@ -713,6 +746,12 @@ impl App {
                         None => format!("/{}", c.name()),
                     };
                     text.push_str(&format!("  {usage}\n      {}\n", c.description()));
+                }
+                if !self.custom_commands.is_empty() {
+                    text.push_str("Custom commands and skills\n");
+                    for c in &self.custom_commands {
+                        text.push_str(&format!("  /{}\n      {}\n", c.name, c.description));
+                    }
                 }
                 self.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 Command::None

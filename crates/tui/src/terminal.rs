@@ -185,6 +185,9 @@ fn new_app(runtime: &Runtime) -> App {
     app.priced = runtime.model_info().input_per_mtok > 0.0;
     app.composer.load_history(runtime.prompt_history());
     app.composer.set_vim(runtime.tui_settings().vim.unwrap_or(false));
+    let commands = runtime.commands().list.iter().map(|c| (c.name.clone(), c.description.clone()));
+    let skills = runtime.skills().list.iter().map(|s| (s.name.clone(), format!("skill: {}", s.description)));
+    app.set_custom_commands(commands.chain(skills).collect::<Vec<_>>());
     let settings = runtime.compaction_settings();
     let window = runtime.model_info().context_window;
     app.compact_at_pct =
@@ -438,6 +441,19 @@ struct Driver {
 impl Driver {
     /// Run `prompt` as a turn in the background; its events come back as messages.
     fn start_turn(&mut self, prompt: String) {
+        // `/NAME args`: a custom command or a skill, expanded; the transcript shows what was typed.
+        let invocation = match self.runtime.invocation(&prompt) {
+            Some(Ok(invocation)) => Some(invocation),
+            Some(Err(e)) => {
+                self.app.notice(format!("{prompt}: {e}"), NoticeLevel::Warning);
+                return;
+            }
+            None => None,
+        };
+        if let Some(i) = &invocation {
+            self.app.show_prompt_as(&i.prompt, &i.shown);
+        }
+        let prompt = invocation.as_ref().map_or(prompt, |i| i.prompt.clone());
         self.attention.show(crate::attention::State::Working, &mut std::io::stdout());
         let token = CancellationToken::new();
         self.cancel = Some(token.clone());
@@ -449,7 +465,10 @@ impl Driver {
             let events: EventSink = Arc::new(move |e| {
                 let _ = events_tx.send(Msg::Agent(e));
             });
-            let report = rt.run_prompt(&prompt, &events, &token).await;
+            let report = match invocation {
+                Some(i) => rt.run_invocation(&i, &events, &token).await,
+                None => rt.run_prompt(&prompt, &events, &token).await,
+            };
             let _ = tx.send(Msg::Done(Box::new(report)));
         });
     }

@@ -407,3 +407,39 @@ fn a_pasted_block_stays_a_placeholder_in_the_transcript_and_is_sent_whole() {
     let screen = buffer_text(&buf);
     assert!(screen.contains("log line 19") && !screen.contains("[Pasted"), "{screen}");
 }
+
+#[test]
+fn custom_commands_and_skills_are_offered_listed_and_sent_as_typed() {
+    let t0 = Instant::now();
+    let mut a = app();
+    a.set_custom_commands(vec![
+        ("fix".to_string(), "Fix an issue".to_string()),
+        ("help".to_string(), "shadowed by the built-in".to_string()),
+    ]);
+    type_text(&mut a, "/fi", t0);
+    let area = Rect::new(0, 0, 80, 16);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0);
+    assert!(buffer_text(&buf).contains("Fix an issue"), "offered in the popup:\n{}", buffer_text(&buf));
+    a.composer.clear();
+    type_text(&mut a, "/fix 42 now", t0);
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::Run("/fix 42 now".into()));
+    // The runtime expands it; the transcript shows what was typed.
+    a.show_prompt_as("Fix issue #42", "/fix 42 now");
+    a.turn_started("Fix issue #42", t0);
+    type_text(&mut a, "/fix 7", t0);
+    assert_eq!(a.on_key(key(KeyCode::Enter), t0), Command::None, "queued during a turn");
+    assert_eq!(a.queue.front().map(String::as_str), Some("/fix 7"));
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0);
+    assert!(buffer_text(&buf).contains("› /fix 42 now"), "{}", buffer_text(&buf));
+    a.turn_finished();
+    a.turn_finished();
+    type_text(&mut a, "/help", t0);
+    a.on_key(key(KeyCode::Enter), t0);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 80, 200));
+    a.draw(Rect::new(0, 0, 80, 200), &mut buf, t0);
+    let help = buffer_text(&buf);
+    assert!(help.contains("Custom commands and skills") && help.contains("/fix"), "{help}");
+    assert!(!help.contains("shadowed by the built-in"), "a built-in name stays the built-in's");
+}

@@ -467,7 +467,7 @@ fn a_paste_keeps_its_placeholder_in_the_transcript_until_expanded() {
     });
     let text = render(&mut t, 80, &PLAIN, Instant::now());
     assert!(text.contains("[Pasted 200 lines]") && text.contains("thanks"), "{text}");
-    assert!(!text.contains("log line 1") && text.contains("Ctrl+O shows the pasted text"), "{text}");
+    assert!(!text.contains("log line 1") && text.contains("Ctrl+O shows them"), "{text}");
     assert!(t.select_last_tool());
     t.toggle_selected();
     let text = render(&mut t, 80, &PLAIN, Instant::now());

@@ -206,7 +206,7 @@ pub(crate) fn render(kind: &CellKind, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
                     Break::Words,
                 );
                 out.push(Line::from(Span::styled(
-                    format!("  ({} lines sent · Ctrl+O shows the pasted text)", text.lines().count()),
+                    format!("  ({} lines sent · Ctrl+O shows them)", text.lines().count()),
                     theme.dim(),
                 )));
                 return out;

@@ -186,7 +186,7 @@ mod tests {
     use super::*;
 
     fn cmd(name: &'static str) -> SlashCommand {
-        SlashCommand { name, description: "" }
+        SlashCommand { name: name.into(), description: "".into() }
     }
 
     #[test]
@@ -203,7 +203,10 @@ mod tests {
 
     #[test]
     fn an_exact_command_name_ranks_first() {
-        let cmds = [SlashCommand { name: "model", description: "" }, SlashCommand { name: "mode", description: "" }];
+        let cmds = [
+            SlashCommand { name: "model".into(), description: "".into() },
+            SlashCommand { name: "mode".into(), description: "".into() },
+        ];
         let c = slash_candidates(&cmds, "mode");
         assert_eq!(c[0].value, "mode");
         assert_eq!(c[1].value, "model");

@@ -59,13 +59,14 @@ const FILE_MATCHES: usize = 8;
 /// Shown in the empty composer.
 const PLACEHOLDER: &str = "Ask tern to… (/ for commands, @ for files, ! for shell)";
 
-/// A slash command offered by the `/` popup.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A slash command offered by the `/` popup: a built-in one, or a custom
+/// command or skill found at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlashCommand {
     /// Its name, without the `/`.
-    pub name: &'static str,
+    pub name: std::borrow::Cow<'static, str>,
     /// One line about what it does.
-    pub description: &'static str,
+    pub description: std::borrow::Cow<'static, str>,
 }
 
 /// What a key did.
@@ -513,6 +514,15 @@ impl Composer {
         self.goal_col = None;
         self.history.reset();
         self.scroll.set(0);
+    }
+
+    /// Offers `more` after `/` too (custom commands and skills, after the built-in ones).
+    pub fn add_commands(&mut self, more: impl IntoIterator<Item = SlashCommand>) {
+        for c in more {
+            if !self.commands.iter().any(|have| have.name == c.name) {
+                self.commands.push(c);
+            }
+        }
     }
 
     /// Replaces the text (placeholders of earlier pastes still expand); the cursor goes to the end.

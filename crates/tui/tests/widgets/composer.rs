@@ -23,7 +23,7 @@ fn commands() -> Vec<SlashCommand> {
         ("quit", "Leave tern"),
     ]
     .into_iter()
-    .map(|(name, description)| SlashCommand { name, description })
+    .map(|(name, description)| SlashCommand { name: name.into(), description: description.into() })
     .collect()
 }
 

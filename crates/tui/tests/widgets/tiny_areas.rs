@@ -18,7 +18,8 @@ use crate::support::{buffer, key};
 #[test]
 fn widgets_survive_tiny_areas() {
     let theme = Theme::default();
-    let mut composer = Composer::new(vec![SlashCommand { name: "model", description: "Choose the model" }], vec![]);
+    let mut composer =
+        Composer::new(vec![SlashCommand { name: "model".into(), description: "Choose the model".into() }], vec![]);
     composer.handle_paste("/mo日本語\twith a tab and a very long line that wraps");
     composer.set_text("/m");
     let popup = composer.popup().unwrap();

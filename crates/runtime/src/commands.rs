@@ -1,0 +1,322 @@
+//! Custom slash commands: Markdown prompt templates. `/NAME args` in the
+//! composer (or as a `-p` prompt) sends the file's body with the arguments
+//! put in: `$ARGUMENTS` is all of them, `$1`…`$9` one each (quotes group
+//! words); a template that uses neither gets them appended. Front matter:
+//! `description` (shown in the `/` popup and `/help`), `argument-hint`,
+//! `allowed-tools` (rules allowed for the session once the command runs)
+//! and `model` (the model for that prompt).
+//!
+//! Found, first name wins: the user's `commands/` in the config dir, then
+//! the project's `.tern/commands/`, `.claude/commands/`, `.agents/commands/`.
+//! A file in a subfolder is `folder:name`. A project command's
+//! `allowed-tools` and `model` count only in a trusted folder.
+
+use std::path::{Path, PathBuf};
+
+use crate::frontmatter::FrontMatter;
+use crate::skills::{SkillSource, Skills, project_dirs, valid_name};
+
+/// The largest command file read.
+const MAX_COMMAND_BYTES: u64 = 256 * 1024;
+/// Command files read from one folder at most.
+const MAX_PER_DIR: usize = 500;
+
+/// One custom command.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CustomCommand {
+    /// `/NAME`.
+    pub name: String,
+    /// One line about it (default: the template's first line).
+    pub description: String,
+    /// What its arguments are, e.g. `[issue number]`.
+    pub argument_hint: Option<String>,
+    /// Rules allowed once it runs.
+    pub allowed_tools: Vec<String>,
+    /// The model its prompt runs with.
+    pub model: Option<String>,
+    /// User or project.
+    pub source: SkillSource,
+    /// Its file.
+    pub path: PathBuf,
+    /// The template.
+    #[serde(skip)]
+    pub template: String,
+}
+
+/// The commands found, and what was skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Commands {
+    /// Every command, user first.
+    pub list: Vec<CustomCommand>,
+    /// One line per skipped file.
+    pub warnings: Vec<String>,
+}
+
+impl Commands {
+    /// Find every command for `workspace`; `trusted`: whether project
+    /// commands may widen permissions or choose the model.
+    pub fn discover(workspace: &Path, config_dir: &Path, trusted: bool) -> Commands {
+        let mut commands = Commands::default();
+        commands.read_dir(&config_dir.join("commands"), SkillSource::User, None, true);
+        let top = crate::prompt::project_top(workspace);
+        for dir in project_dirs(workspace, "commands") {
+            commands.read_dir(&dir, SkillSource::Project, Some(&top), trusted);
+        }
+        commands
+    }
+
+    fn read_dir(&mut self, dir: &Path, source: SkillSource, inside: Option<&Path>, may_widen: bool) {
+        let mut files = Vec::new();
+        let mut walker = ignore::WalkBuilder::new(dir);
+        walker.max_depth(Some(2)).follow_links(false).standard_filters(false);
+        for entry in walker.build().flatten() {
+            let path = entry.path();
+            if entry.file_type().is_some_and(|t| t.is_file()) && path.extension().is_some_and(|e| e == "md") {
+                files.push(path.to_path_buf());
+            }
+        }
+        files.sort();
+        if files.len() > MAX_PER_DIR {
+            self.warnings.push(format!("{}: only the first {MAX_PER_DIR} commands are read", dir.display()));
+            files.truncate(MAX_PER_DIR);
+        }
+        for file in files {
+            let Ok(rel) = file.strip_prefix(dir) else { continue };
+            let name = rel
+                .with_extension("")
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(":");
+            if !valid_name(&name) {
+                self.warnings.push(format!(
+                    "command skipped: {}: `{name}` is not a usable name (letters, digits, `-`, `_`, `.`)",
+                    file.display()
+                ));
+                continue;
+            }
+            if self.list.iter().any(|c| c.name == name) {
+                continue;
+            }
+            let text = match crate::small_file::read_bounded(&file, MAX_COMMAND_BYTES, inside) {
+                Ok(text) => text,
+                Err(crate::small_file::Refused::Missing) => continue,
+                Err(crate::small_file::Refused::Unreadable(why)) => {
+                    self.warnings.push(format!("command skipped: {}: {why}", file.display()));
+                    continue;
+                }
+            };
+            let front = match FrontMatter::parse(&text, &file) {
+                Ok(f) => f,
+                Err(e) => {
+                    self.warnings.push(format!("command skipped: {e}"));
+                    continue;
+                }
+            };
+            if front.body.is_empty() {
+                self.warnings.push(format!("command skipped: {}: the template is empty", file.display()));
+                continue;
+            }
+            let description =
+                front.get("description").map(str::to_string).filter(|d| !d.is_empty()).unwrap_or_else(|| {
+                    front.body.lines().next().unwrap_or_default().trim_start_matches('#').trim().to_string()
+                });
+            let description = tern_protocol::text::prefix_within(&description, 200).to_string();
+            let (allowed_tools, model) = if may_widen {
+                (
+                    front.list_of(&["allowed_tools"]).map(<[String]>::to_vec).unwrap_or_default(),
+                    front.get("model").map(str::to_string).filter(|m| !m.is_empty()),
+                )
+            } else {
+                (Vec::new(), None)
+            };
+            self.list.push(CustomCommand {
+                name,
+                description,
+                argument_hint: front.get("argument_hint").map(str::to_string),
+                allowed_tools,
+                model,
+                source,
+                path: file,
+                template: front.body,
+            });
+        }
+    }
+
+    /// The command `name`.
+    pub fn get(&self, name: &str) -> Option<&CustomCommand> {
+        self.list.iter().find(|c| c.name == name)
+    }
+}
+
+impl CustomCommand {
+    /// The prompt for `args`.
+    pub fn expand(&self, args: &str) -> String {
+        expand_template(&self.template, args)
+    }
+}
+
+/// `template` with `$ARGUMENTS` and `$1`…`$9` put in; when it uses neither
+/// and `args` is not empty, the arguments follow it.
+pub fn expand_template(template: &str, args: &str) -> String {
+    let args = args.trim();
+    let words = split_words(args);
+    let mut out = String::with_capacity(template.len() + args.len());
+    let mut used = false;
+    let mut rest = template;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
+            out.push_str(args);
+            used = true;
+            rest = tail;
+        } else if let Some(d) = after.chars().next().and_then(|c| c.to_digit(10)).filter(|d| *d >= 1) {
+            out.push_str(words.get(d as usize - 1).map(String::as_str).unwrap_or_default());
+            used = true;
+            rest = &after[1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    if !used && !args.is_empty() {
+        out.push_str(&format!("\n\nARGUMENTS: {args}"));
+    }
+    out
+}
+
+/// Words, with `"…"` and `'…'` grouping.
+fn split_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in s.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+/// What `/NAME args` runs: a custom command's prompt, or a skill's
+/// instructions with the request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    /// The prompt sent.
+    pub prompt: String,
+    /// What the transcript shows (`/NAME args`).
+    pub shown: String,
+    /// Rules allowed once it runs (with where they came from).
+    pub allowed_tools: Vec<String>,
+    /// `command NAME` or `skill NAME`.
+    pub origin: String,
+    /// The model for this prompt.
+    pub model: Option<String>,
+}
+
+/// `text` as a custom command or skill invocation: None when it does not
+/// start with `/NAME` naming one.
+pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Result<Invocation, String>> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let args = args.trim();
+    let shown = text.trim().to_string();
+    if let Some(c) = commands.get(name) {
+        return Some(Ok(Invocation {
+            prompt: c.expand(args),
+            shown,
+            allowed_tools: c.allowed_tools.clone(),
+            origin: format!("command {name}"),
+            model: c.model.clone(),
+        }));
+    }
+    let skill = skills.get(name)?;
+    Some(skills.body(skill).map(|body| {
+        let request = if args.is_empty() { "Use this skill now." } else { args };
+        Invocation {
+            prompt: format!(
+                "<skill name=\"{}\">\n{body}\n</skill>\n\nFollow the skill above for this request: {request}",
+                skill.name
+            ),
+            shown,
+            allowed_tools: skill.allowed_tools.clone(),
+            origin: format!("skill {}", skill.name),
+            model: None,
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_go_where_the_template_says() {
+        assert_eq!(expand_template("Fix issue #$ARGUMENTS now", " 42 "), "Fix issue #42 now");
+        assert_eq!(
+            expand_template("Review $1 against $2 ($3)", "\"src/a b.rs\" main"),
+            "Review src/a b.rs against main ()"
+        );
+        assert_eq!(
+            expand_template("Costs $5.00 and $0", ""),
+            "Costs .00 and $0",
+            "$5 is an argument (empty), $0 is not"
+        );
+        assert_eq!(expand_template("Summarise the diff", "briefly"), "Summarise the diff\n\nARGUMENTS: briefly");
+        assert_eq!(expand_template("Summarise the diff", ""), "Summarise the diff");
+        assert_eq!(expand_template("end $", "x"), "end $\n\nARGUMENTS: x");
+        assert_eq!(expand_template("日本 $ARGUMENTS", "語"), "日本 語");
+    }
+
+    #[test]
+    fn found_in_user_and_project_folders_with_subfolders() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+        let write = |p: PathBuf, t: &str| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        write(home.join("commands/review.md"), "---\ndescription: Review mine\nmodel: m1\n---\nReview $ARGUMENTS");
+        write(ws.join(".tern/commands/review.md"), "Repo review");
+        write(
+            ws.join(".claude/commands/git/commit.md"),
+            "---\nallowed-tools: bash(git commit:*)\nmodel: m2\n---\n# Commit the staged work\nDo it",
+        );
+        write(ws.join(".tern/commands/empty.md"), "---\ndescription: x\n---\n");
+        write(ws.join(".tern/commands/bad name.md"), "x");
+        let c = Commands::discover(&ws, &home, false);
+        let names: Vec<&str> = c.list.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["review", "git:commit"]);
+        assert_eq!(c.get("review").unwrap().model.as_deref(), Some("m1"));
+        let commit = c.get("git:commit").unwrap();
+        assert_eq!(commit.description, "Commit the staged work");
+        assert!(commit.allowed_tools.is_empty() && commit.model.is_none(), "untrusted: no widening");
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        let trusted = Commands::discover(&ws, &home, true);
+        assert_eq!(trusted.get("git:commit").unwrap().allowed_tools, ["bash(git commit:*)"]);
+        let skills = Skills::default();
+        let inv = invocation("/review src/lib.rs", &c, &skills).unwrap().unwrap();
+        assert_eq!(inv.prompt, "Review src/lib.rs");
+        assert_eq!(inv.shown, "/review src/lib.rs");
+        assert!(invocation("/nothing", &c, &skills).is_none());
+        assert!(invocation("review", &c, &skills).is_none());
+    }
+}

@@ -1,0 +1,163 @@
+//! Markdown files that open with a front matter block — agent profiles,
+//! skills and custom commands — parsed one way.
+//!
+//! The block is the YAML subset these files use: `key: value` lines, lists
+//! as `a, b`, `[a, b]` or `- a` lines under the key, and `>` / `|` block
+//! scalars (indented lines joined with spaces or kept as lines). Keys are
+//! compared lowercase with `-` read as `_` (`allowed-tools` is
+//! `allowed_tools`). Anything else is an error naming the file and line.
+
+use std::path::Path;
+
+/// One `key: value` of the block.
+#[derive(Debug, Clone, PartialEq)]
+struct Field {
+    /// Lowercase, `-` as `_`.
+    key: String,
+    /// The value as one string, unquoted.
+    scalar: String,
+    /// The value as a list.
+    list: Vec<String>,
+}
+
+/// A parsed file: its front matter and the text after it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrontMatter {
+    fields: Vec<Field>,
+    /// Whether the file had a front matter block at all.
+    pub present: bool,
+    /// The text after the block, trimmed.
+    pub body: String,
+}
+
+impl FrontMatter {
+    /// Parse `text` (from `path`, for errors). A file without a block is all body.
+    pub fn parse(text: &str, path: &Path) -> Result<FrontMatter, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let Some(rest) = text.strip_prefix("---").and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
+        else {
+            return Ok(FrontMatter { body: text.trim().to_string(), ..Default::default() });
+        };
+        let mut fields: Vec<Field> = Vec::new();
+        // A `>` or `|` value collects the indented lines after it.
+        let mut block: Option<(char, Vec<String>)> = None;
+        let mut closed = false;
+        let mut lines = rest.lines();
+        for (number, line) in lines.by_ref().enumerate() {
+            let line = line.trim_end_matches('\r');
+            if line.trim_end() == "---" {
+                closed = true;
+                break;
+            }
+            if let Some((_, collected)) = &mut block {
+                if line.starts_with([' ', '\t']) || line.trim().is_empty() {
+                    collected.push(line.trim().to_string());
+                    continue;
+                }
+                finish_block(&mut fields, block.take());
+            }
+            if line.trim().is_empty() || line.trim_start().starts_with('#') {
+                continue;
+            }
+            let at = || format!("{}: front matter line {}", path.display(), number + 2);
+            if let Some(item) = line.trim_start().strip_prefix("- ") {
+                match fields.last_mut() {
+                    Some(f) => f.list.push(unquote(item)),
+                    None => return Err(format!("{}: list item `{}` has no key above it", at(), line.trim())),
+                }
+                continue;
+            }
+            let Some((key, value)) = line.split_once(':') else {
+                return Err(format!("{}: `{}` is not `key: value`", at(), line.trim()));
+            };
+            let key = key.trim().to_ascii_lowercase().replace('-', "_");
+            let value = value.trim();
+            if let Some(style @ ('>' | '|')) = value.chars().next().filter(|_| value.len() <= 2) {
+                fields.push(Field { key, scalar: String::new(), list: Vec::new() });
+                block = Some((style, Vec::new()));
+                continue;
+            }
+            let list = match value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                Some(inner) => split_list(inner),
+                None => split_list(value),
+            };
+            fields.push(Field { key, scalar: unquote(value), list });
+        }
+        finish_block(&mut fields, block);
+        if !closed {
+            return Err(format!("{}: the front matter is not closed with a `---` line", path.display()));
+        }
+        let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
+        Ok(FrontMatter { fields, present: true, body })
+    }
+
+    /// The value of `key` as one string (the last one given).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.fields.iter().rev().find(|f| f.key == key).map(|f| f.scalar.as_str())
+    }
+
+    /// The value of `key` as a list.
+    pub fn list(&self, key: &str) -> Option<&[String]> {
+        self.fields.iter().rev().find(|f| f.key == key).map(|f| f.list.as_slice())
+    }
+
+    /// The first of `keys` that is present, as a list.
+    pub fn list_of(&self, keys: &[&str]) -> Option<&[String]> {
+        keys.iter().find_map(|k| self.list(k))
+    }
+}
+
+/// Ends a `>` / `|` block scalar: folded lines joined with spaces, literal ones with newlines.
+fn finish_block(fields: &mut [Field], block: Option<(char, Vec<String>)>) {
+    let (Some((style, lines)), Some(field)) = (block, fields.last_mut()) else { return };
+    let joined = if style == '>' { lines.join(" ") } else { lines.join("\n") };
+    field.scalar = joined.trim().to_string();
+    field.list = split_list(&field.scalar);
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(',').map(unquote).filter(|x| !x.is_empty()).collect()
+}
+
+fn unquote(s: &str) -> String {
+    let s = s.trim();
+    let q = |c: char| s.len() >= 2 && s.starts_with(c) && s.ends_with(c);
+    if q('"') || q('\'') { s[1..s.len() - 1].to_string() } else { s.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_lists_and_block_scalars() {
+        let text = "---\nname: pdf\nallowed-tools: Read, \"grep\"\ntags: [a, b]\nservers:\n  - github\n  - 'jira'\n\
+                    description: >\n  Fill PDF forms:\n  use when asked.\nnotes: |\n  one\n  two\nmodel: x\n---\n\nBody.\n";
+        let f = FrontMatter::parse(text, Path::new("s.md")).unwrap();
+        assert!(f.present);
+        assert_eq!(f.get("name"), Some("pdf"));
+        assert_eq!(f.list("allowed_tools").unwrap(), ["Read", "grep"]);
+        assert_eq!(f.list("tags").unwrap(), ["a", "b"]);
+        assert_eq!(f.list("servers").unwrap(), ["github", "jira"]);
+        assert_eq!(f.get("description"), Some("Fill PDF forms: use when asked."));
+        assert_eq!(f.get("notes"), Some("one\ntwo"));
+        assert_eq!(f.get("model"), Some("x"));
+        assert_eq!(f.body, "Body.");
+    }
+
+    #[test]
+    fn no_block_is_all_body_and_bad_blocks_say_where() {
+        let f = FrontMatter::parse("\u{feff}Just text\n", Path::new("a.md")).unwrap();
+        assert!(!f.present);
+        assert_eq!(f.body, "Just text");
+        let e = FrontMatter::parse("---\nname: x\n", Path::new("a.md")).unwrap_err();
+        assert!(e.contains("a.md") && e.contains("not closed"), "{e}");
+        let e = FrontMatter::parse("---\nname x\n---\n", Path::new("a.md")).unwrap_err();
+        assert!(e.contains("line 2") && e.contains("not `key: value`"), "{e}");
+        let e = FrontMatter::parse("---\n- item\n---\n", Path::new("a.md")).unwrap_err();
+        assert!(e.contains("no key above it"), "{e}");
+        // Multi-byte text anywhere is fine.
+        let f = FrontMatter::parse("---\ndescription: 日本語: テキスト\n---\n本文", Path::new("a.md")).unwrap();
+        assert_eq!(f.get("description"), Some("日本語: テキスト"));
+    }
+}

@@ -1,0 +1,415 @@
+//! Skills: instructions for particular tasks, in `SKILL.md` files with a
+//! front matter block (`name`, `description`, optional `allowed-tools`).
+//! Only names and descriptions go into the system prompt; the `skill` tool
+//! loads one's instructions when a task matches it, and lists the other
+//! files in its folder for the model to read when it needs them.
+//!
+//! Found, first name wins: the user's own (`skills/NAME/SKILL.md` in the
+//! config dir — a repository cannot replace them), then the project's
+//! (`.tern/skills/`, `.claude/skills/`, `.agents/skills/` at the top of the
+//! repository), then those bundled in the binary (`skills/` in tern's
+//! repository). A malformed skill is skipped with a warning naming its file.
+//! A project skill's `allowed-tools` widen permissions, so they count only in
+//! a trusted folder.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource};
+use tokio_util::sync::CancellationToken;
+
+use crate::frontmatter::FrontMatter;
+
+/// Skills bundled in the binary: `skills/NAME/SKILL.md` in tern's repository.
+const BUNDLED: &[(&str, &str)] = &[("tern-config", include_str!("../../../skills/tern-config/SKILL.md"))];
+
+/// The largest `SKILL.md` read.
+const MAX_SKILL_BYTES: u64 = 256 * 1024;
+/// Skills read from one folder at most.
+const MAX_PER_DIR: usize = 200;
+/// The longest description kept, in bytes.
+const MAX_DESCRIPTION: usize = 1024;
+/// What the list in the system prompt may take, in bytes.
+const PROMPT_BUDGET: usize = 8 * 1024;
+/// Other files of a skill's folder listed when it loads.
+const MAX_LISTED_FILES: usize = 50;
+
+/// Where a skill came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillSource {
+    /// The person's config dir.
+    User,
+    /// The project's `.tern/skills/`, `.claude/skills/` or `.agents/skills/`.
+    Project,
+    /// Built into tern.
+    Bundled,
+}
+
+impl SkillSource {
+    /// `user`, `project`, `bundled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillSource::User => "user",
+            SkillSource::Project => "project",
+            SkillSource::Bundled => "bundled",
+        }
+    }
+}
+
+/// One skill, as listed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skill {
+    /// Its name (`/NAME` in the composer).
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// Rules allowed while it is in use (`allowed-tools`), when its source may widen permissions.
+    pub allowed_tools: Vec<String>,
+    /// Where it came from.
+    pub source: SkillSource,
+    /// Its `SKILL.md` (None for a bundled one).
+    pub path: Option<PathBuf>,
+}
+
+/// The skills found, and what was skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Skills {
+    /// Every skill, user first, then project, then bundled.
+    pub list: Vec<Skill>,
+    /// One line per skipped file.
+    pub warnings: Vec<String>,
+}
+
+/// Whether `name` is a usable skill or command name: letters, digits, `-`,
+/// `_`, `.` and `:`, at most 64 chars.
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'))
+        && !name.starts_with(['.', '-'])
+}
+
+/// The project folders skills and commands are read from, at the top of the repository.
+pub(crate) fn project_dirs(workspace: &Path, kind: &str) -> Vec<PathBuf> {
+    let top = crate::prompt::project_top(workspace);
+    [".tern", ".claude", ".agents"].iter().map(|d| top.join(d).join(kind)).collect()
+}
+
+impl Skills {
+    /// Find every skill for `workspace`. `trusted`: whether the folder is
+    /// trusted (a project skill's `allowed-tools` count only then).
+    pub fn discover(workspace: &Path, config_dir: &Path, trusted: bool) -> Skills {
+        let mut skills = Skills::default();
+        skills.read_dir(&config_dir.join("skills"), SkillSource::User, None, true);
+        let top = crate::prompt::project_top(workspace);
+        for dir in project_dirs(workspace, "skills") {
+            skills.read_dir(&dir, SkillSource::Project, Some(&top), trusted);
+        }
+        for (name, text) in BUNDLED {
+            skills.add(name, text, SkillSource::Bundled, None, true);
+        }
+        skills
+    }
+
+    fn read_dir(&mut self, dir: &Path, source: SkillSource, inside: Option<&Path>, may_widen: bool) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut folders: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        folders.sort();
+        if folders.len() > MAX_PER_DIR {
+            self.warnings.push(format!(
+                "{}: {} skill folders; only the first {MAX_PER_DIR} are read",
+                dir.display(),
+                folders.len()
+            ));
+            folders.truncate(MAX_PER_DIR);
+        }
+        for folder in folders {
+            let file = folder.join("SKILL.md");
+            let text = match crate::small_file::read_bounded(&file, MAX_SKILL_BYTES, inside) {
+                Ok(text) => text,
+                Err(crate::small_file::Refused::Missing) => continue,
+                Err(crate::small_file::Refused::Unreadable(why)) => {
+                    self.warnings.push(format!("skill skipped: {}: {why}", file.display()));
+                    continue;
+                }
+            };
+            let fallback = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            self.add(&fallback, &text, source, Some(file), may_widen);
+        }
+    }
+
+    fn add(&mut self, fallback: &str, text: &str, source: SkillSource, path: Option<PathBuf>, may_widen: bool) {
+        let shown = path.as_ref().map_or_else(|| format!("bundled skill {fallback}"), |p| p.display().to_string());
+        let front = match FrontMatter::parse(text, Path::new(&shown)) {
+            Ok(f) => f,
+            Err(e) => {
+                self.warnings.push(format!("skill skipped: {e}"));
+                return;
+            }
+        };
+        let name = front.get("name").filter(|n| !n.is_empty()).unwrap_or(fallback).to_string();
+        if !valid_name(&name) {
+            self.warnings.push(format!(
+                "skill skipped: {shown}: name `{name}` may hold only letters, digits, `-`, `_`, `.` and `:` (at most 64)"
+            ));
+            return;
+        }
+        let Some(description) = front.get("description").map(str::trim).filter(|d| !d.is_empty()) else {
+            self.warnings.push(format!(
+                "skill skipped: {shown}: no `description` in its front matter (the model picks skills by it)"
+            ));
+            return;
+        };
+        if self.list.iter().any(|s| s.name == name) {
+            return; // an earlier place has it (the user's own win)
+        }
+        let description = tern_protocol::text::prefix_within(description, MAX_DESCRIPTION).replace('\n', " ");
+        let allowed_tools = if may_widen {
+            front.list_of(&["allowed_tools", "tools"]).map(<[String]>::to_vec).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        self.list.push(Skill { name, description, allowed_tools, source, path });
+    }
+
+    /// The skill `name`.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        let name = name.trim().trim_start_matches('/');
+        self.list.iter().find(|s| s.name == name)
+    }
+
+    /// The system prompt's list of skills, within its budget (None when there are none).
+    pub fn prompt_block(&self) -> Option<String> {
+        if self.list.is_empty() {
+            return None;
+        }
+        let mut out = String::from(
+            "\n# Skills\nSkills hold instructions for particular tasks. When a task matches one, call the `skill` \
+             tool with its name first and follow what it returns.\n",
+        );
+        let mut listed = 0;
+        for s in &self.list {
+            let line = format!("- {}: {}\n", s.name, s.description);
+            if out.len() + line.len() > PROMPT_BUDGET {
+                break;
+            }
+            out.push_str(&line);
+            listed += 1;
+        }
+        if listed < self.list.len() {
+            out.push_str(&format!(
+                "- … {} more skills not listed here (the list is capped); `skill` with any name lists them all\n",
+                self.list.len() - listed
+            ));
+        }
+        Some(out)
+    }
+
+    /// The instructions of `skill`, read now (bundled ones from the binary).
+    pub fn body(&self, skill: &Skill) -> Result<String, String> {
+        let text = match &skill.path {
+            None => BUNDLED
+                .iter()
+                .find(|(n, _)| *n == skill.name)
+                .map(|(_, t)| (*t).to_string())
+                .ok_or_else(|| format!("bundled skill `{}` is missing", skill.name))?,
+            Some(path) => crate::small_file::read_bounded(path, MAX_SKILL_BYTES, None).map_err(|e| match e {
+                crate::small_file::Refused::Missing => format!("{} is gone", path.display()),
+                crate::small_file::Refused::Unreadable(why) => why,
+            })?,
+        };
+        let shown = skill.path.as_ref().map_or_else(|| skill.name.clone(), |p| p.display().to_string());
+        Ok(FrontMatter::parse(&text, Path::new(&shown))?.body)
+    }
+
+    /// The other files in `skill`'s folder (relative paths, sorted, bounded).
+    pub fn files(skill: &Skill) -> Vec<String> {
+        let Some(dir) = skill.path.as_ref().and_then(|p| p.parent()) else { return Vec::new() };
+        let mut out = Vec::new();
+        let walker = ignore::WalkBuilder::new(dir).max_depth(Some(3)).follow_links(false).build();
+        for entry in walker.flatten() {
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && let Ok(rel) = entry.path().strip_prefix(dir)
+                && rel != Path::new("SKILL.md")
+            {
+                out.push(rel.display().to_string());
+                if out.len() > MAX_LISTED_FILES {
+                    break;
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+/// The `skill` tool: loads a skill's instructions. Its `allowed-tools`
+/// become session rules (when its source may widen permissions).
+pub struct SkillTool {
+    skills: Arc<Skills>,
+    policy: Arc<tern_policy::engine::Policy>,
+}
+
+impl SkillTool {
+    /// The tool over `skills`, adding rules to `policy`.
+    pub fn runtime_tool(skills: Arc<Skills>, policy: Arc<tern_policy::engine::Policy>) -> RuntimeTool {
+        RuntimeTool::new(definition(), Arc::new(SkillTool { skills, policy }), ToolSource::Builtin)
+    }
+}
+
+fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "skill".into(),
+        description: "Load a skill: instructions for a particular kind of task, listed under Skills in the \
+                      system prompt. Call it before starting a task that matches a skill's description, then \
+                      follow the instructions it returns. It also lists the other files in the skill's folder \
+                      (scripts, references) to read when the instructions point to them."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The skill's name, as listed."},
+                "arguments": {"type": "string", "description": "What the person asked for, when invoking it for a request."}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+        execution_mode: ExecutionMode::Parallel,
+        snippet: Some("skill: load a skill's instructions by name (the Skills section lists them)".into()),
+    }
+}
+
+impl Tool for SkillTool {
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let name = input.get("name").and_then(Value::as_str).unwrap_or_default();
+            let Some(skill) = self.skills.get(name) else {
+                let names: Vec<&str> = self.skills.list.iter().map(|s| s.name.as_str()).collect();
+                return Err(ToolError::new(format!(
+                    "no skill `{name}`. Skills: {}",
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                )));
+            };
+            let body = self.skills.body(skill).map_err(ToolError::new)?;
+            let mut text = format!("<skill name=\"{}\" source=\"{}\"", skill.name, skill.source.as_str());
+            if let Some(dir) = skill.path.as_ref().and_then(|p| p.parent()) {
+                text.push_str(&format!(" folder=\"{}\"", dir.display()));
+            }
+            text.push_str(&format!(">\n{body}\n</skill>\n"));
+            let files = Skills::files(skill);
+            if !files.is_empty() {
+                text.push_str("\nOther files in its folder (read them when the instructions point to them):\n");
+                for f in files.iter().take(MAX_LISTED_FILES) {
+                    text.push_str(&format!("- {f}\n"));
+                }
+                if files.len() > MAX_LISTED_FILES {
+                    text.push_str("- … more (list the folder with ls or glob)\n");
+                }
+            }
+            if let Some(args) = input.get("arguments").and_then(Value::as_str).filter(|a| !a.trim().is_empty()) {
+                text.push_str(&format!("\nThe request: {args}\n"));
+            }
+            let mut allowed = Vec::new();
+            for rule in &skill.allowed_tools {
+                let parsed = tern_policy::rules::Rule::parse(
+                    rule,
+                    tern_policy::rules::RuleKind::Allow,
+                    &format!("skill {}", skill.name),
+                    self.policy.context(),
+                );
+                if let Ok(r) = parsed {
+                    self.policy.add_rule(r);
+                    allowed.push(rule.clone());
+                }
+            }
+            if !allowed.is_empty() {
+                text.push_str(&format!(
+                    "\nAllowed without asking for the rest of the session: {}\n",
+                    allowed.join(", ")
+                ));
+            }
+            let details = json!({"skill": skill.name, "source": skill.source.as_str(), "path": skill.path,
+                                 "allowed_tools": allowed});
+            Ok(ToolOutput { content: vec![tern_protocol::ToolResultContent::text(text)], details: Some(details) })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn found_in_every_place_user_first_malformed_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+        std::fs::create_dir_all(&ws).unwrap();
+        write(&home.join("skills/pdf/SKILL.md"), "---\nname: pdf\ndescription: mine\n---\nUser body");
+        write(&ws.join(".tern/skills/pdf/SKILL.md"), "---\nname: pdf\ndescription: repo's\n---\nRepo body");
+        write(
+            &ws.join(".claude/skills/deploy/SKILL.md"),
+            "---\ndescription: Deploy it\nallowed-tools: bash(make deploy)\n---\nSteps",
+        );
+        write(
+            &ws.join(".agents/skills/lint/SKILL.md"),
+            "---\nname: lint\ndescription: >\n  Run the\n  linter\n---\nGo",
+        );
+        write(&ws.join(".tern/skills/broken/SKILL.md"), "---\nname: broken\n");
+        write(&ws.join(".tern/skills/nodesc/SKILL.md"), "---\nname: nodesc\n---\nx");
+        write(&ws.join(".tern/skills/bad/SKILL.md"), "---\nname: ../etc\ndescription: x\n---\nx");
+        let s = Skills::discover(&ws, &home, false);
+        let names: Vec<(&str, SkillSource)> = s.list.iter().map(|s| (s.name.as_str(), s.source)).collect();
+        assert_eq!(
+            names,
+            [
+                ("pdf", SkillSource::User),
+                ("deploy", SkillSource::Project),
+                ("lint", SkillSource::Project),
+                ("tern-config", SkillSource::Bundled)
+            ]
+        );
+        assert_eq!(s.get("pdf").unwrap().description, "mine", "the user's own wins");
+        assert_eq!(s.get("/lint").unwrap().description, "Run the linter");
+        assert!(s.get("deploy").unwrap().allowed_tools.is_empty(), "untrusted: no widening");
+        assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
+        assert!(s.warnings.iter().any(|w| w.contains("broken") && w.contains("not closed")));
+        assert!(s.warnings.iter().any(|w| w.contains("nodesc") && w.contains("description")));
+        let trusted = Skills::discover(&ws, &home, true);
+        assert_eq!(trusted.get("deploy").unwrap().allowed_tools, ["bash(make deploy)"]);
+        assert_eq!(s.body(s.get("pdf").unwrap()).unwrap(), "User body");
+        assert!(s.body(s.get("tern-config").unwrap()).unwrap().contains("config.toml"));
+    }
+
+    #[test]
+    fn the_prompt_list_is_capped_and_says_so() {
+        let mut s = Skills::default();
+        for i in 0..200 {
+            s.list.push(Skill {
+                name: format!("skill-{i}"),
+                description: "d".repeat(100),
+                allowed_tools: Vec::new(),
+                source: SkillSource::User,
+                path: None,
+            });
+        }
+        let block = s.prompt_block().unwrap();
+        assert!(block.len() <= PROMPT_BUDGET + 200, "{}", block.len());
+        assert!(block.contains("more skills not listed"), "{block}");
+        assert!(Skills::default().prompt_block().is_none());
+    }
+}
