@@ -129,13 +129,24 @@ fn print_line(v: &Value) {
 
 fn event_sink(format: OutputFormat, verbose: bool) -> EventSink {
     Arc::new(move |e: AgentEvent| {
+        // A subagent's event is printed as itself, marked with the `task` call it belongs to.
+        let (event, parent) = match e {
+            AgentEvent::Subagent { parent_tool_use_id, event } => (*event, Some(parent_tool_use_id)),
+            e => (e, None),
+        };
         if format == OutputFormat::StreamJson
-            && let Ok(v) = serde_json::to_value(&e)
+            && let Ok(mut v) = serde_json::to_value(&event)
         {
+            if let (Some(parent), Some(obj)) = (&parent, v.as_object_mut()) {
+                obj.insert("parent_tool_use_id".into(), Value::String(parent.clone()));
+            }
             print_line(&v);
         }
         if verbose {
-            progress(&e);
+            if parent.is_some() {
+                eprint!("  [subagent] ");
+            }
+            progress(&event);
         }
     })
 }

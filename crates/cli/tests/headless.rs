@@ -42,7 +42,7 @@ async fn tool_call_runs_and_its_output_reaches_the_next_request() {
             .iter()
             .map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).unwrap().to_string())
             .collect();
-        assert_eq!(tools, vec!["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write"], "{wire:?}");
+        assert_eq!(tools, common::BUILTINS, "{wire:?}");
         assert_eq!(first["stream"], true);
     }
 }
@@ -205,7 +205,7 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
     let lines = out.json_lines();
     assert_eq!(lines[0]["type"], "system");
     assert_eq!(lines[0]["subtype"], "init");
-    assert_eq!(lines[0]["tools"], json!(["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write"]));
+    assert_eq!(lines[0]["tools"], json!(common::BUILTINS));
     assert_eq!(lines[0]["model"], "mock");
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     let mut kinds = types.clone();

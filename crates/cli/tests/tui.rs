@@ -473,3 +473,23 @@ async fn a_custom_command_runs_from_the_composer_and_shows_as_typed() {
     assert!(body["messages"].to_string().contains("EXPLAIN-TEMPLATE for src/main.rs."), "{body}");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_shows_under_its_task_cell() {
+    let script = json!({"turns": [
+        {"when_request_contains": "NOTES-BODY", "text": "The notes say hi."},
+        {"when_request_contains": "You are a subagent (explore)", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "read the notes", "prompt": "What do the notes say?"}}]},
+        {"text": "Finished."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), "NOTES-BODY\n");
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("go\r");
+    s.wait_for("Finished.");
+    let screen = s.text();
+    assert!(screen.contains("task explore read the notes"), "{screen}");
+    assert!(screen.contains("↳ read notes.txt") && screen.contains("The notes say hi."), "{screen}");
+    quit(&mut s);
+}

@@ -15,8 +15,8 @@
 //!    not read-only (network included), edits, and every MCP or extension
 //!    tool its server does not mark read-only ([`Policy::set_read_only_tools`]),
 //!    allow rule or not;
-//! 6. the **tiers**: always allowed (todo_write, tool_search, skill,
-//!    ask_user); read-only work inside the workspace (read, grep, glob, ls,
+//! 6. the **tiers**: always allowed (todo_write, tool_search, skill, task —
+//!    each of a subagent's calls is judged on its own —, ask_user); read-only work inside the workspace (read, grep, glob, ls,
 //!    read-only bash); edits inside the workspace (asked in `default`,
 //!    allowed in `accept-edits`); everything else — other bash, writes
 //!    outside the workspace, MCP and extension tools — asked unless an
@@ -231,12 +231,13 @@ enum Category {
 fn category(tool: &str) -> Category {
     use tern_protocol::ToolKind;
     match ToolKind::of(tool) {
-        ToolKind::Meta | ToolKind::Ask => Category::Always,
+        // Starting a subagent runs nothing by itself: each of its calls is judged on its own.
+        ToolKind::Meta | ToolKind::Ask | ToolKind::Delegate => Category::Always,
         ToolKind::Read => Category::Read,
         ToolKind::Edit => Category::Edit,
         ToolKind::Execute => Category::Bash,
         ToolKind::Fetch => Category::WebFetch,
-        ToolKind::Delegate | ToolKind::External => Category::Other,
+        ToolKind::External => Category::Other,
     }
 }
 

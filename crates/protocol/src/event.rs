@@ -142,4 +142,11 @@ pub enum AgentEvent {
         /// Why.
         stop_reason: AgentStopReason,
     },
+    /// An event of a subagent started by the `task` call `parent_tool_use_id`.
+    Subagent {
+        /// The parent's `task` call.
+        parent_tool_use_id: String,
+        /// The child's event.
+        event: Box<AgentEvent>,
+    },
 }

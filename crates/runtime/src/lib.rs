@@ -33,6 +33,7 @@ pub mod session_index;
 mod setup;
 pub mod skills;
 mod startup;
+mod subagents;
 pub mod trust;
 mod turn_catalog;
 
@@ -300,10 +301,13 @@ impl RuntimeBuilder {
         let skills = Arc::new(skills::Skills::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
         let commands = Arc::new(commands::Commands::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
         warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
+        let subagents = subagents::Subagents::new();
         let mut tools = tern_tools::builtin_tools(Arc::new(env));
+        tools.push(subagents::TaskTool::runtime_tool(subagents.clone()));
         if !skills.list.is_empty() {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
         }
+        let builtin_tools = tools.clone();
         let registry = Registry::new(tools).map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         warnings.extend(registry.warnings().iter().cloned());
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
@@ -341,6 +345,8 @@ impl RuntimeBuilder {
             skills,
             commands,
             agent,
+            subagents,
+            builtin_tools,
         };
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
@@ -397,6 +403,10 @@ pub struct Runtime {
     commands: Arc<commands::Commands>,
     /// `--agent NAME`: the profile this session runs as.
     agent: Option<AgentProfile>,
+    /// What the `task` tool's children borrow from the running prompt.
+    subagents: Arc<subagents::Subagents>,
+    /// The built-in tools (a subagent's catalog is made from them).
+    builtin_tools: Vec<RuntimeTool>,
 }
 
 impl Runtime {

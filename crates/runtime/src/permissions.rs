@@ -288,9 +288,30 @@ pub struct PolicyHooks {
     /// The files each running call changes (by call id), found once before it runs.
     pub(crate) changing: Mutex<std::collections::HashMap<String, Vec<PathBuf>>>,
     pub(crate) workspace: PathBuf,
+    /// Whether the loop's messages go to the session file (not a subagent's).
+    pub(crate) records_messages: bool,
 }
 
 impl PolicyHooks {
+    /// The same checks for a subagent's calls, recording none of its messages.
+    pub(crate) fn for_subagent(&self) -> PolicyHooks {
+        PolicyHooks {
+            policy: self.policy.clone(),
+            hooks: self.hooks.clone(),
+            prompt: self.prompt.clone(),
+            denials: Default::default(),
+            notices: Default::default(),
+            user_config: self.user_config.clone(),
+            budget: self.budget.clone(),
+            sandbox: self.sandbox.clone(),
+            session: self.session.clone(),
+            checkpoints: self.checkpoints.clone(),
+            changing: Default::default(),
+            workspace: self.workspace.clone(),
+            records_messages: false,
+        }
+    }
+
     /// Denials so far, taken.
     pub fn take_denials(&self) -> Vec<PermissionDenial> {
         std::mem::take(&mut *self.denials.lock().unwrap_or_else(PoisonError::into_inner))
@@ -617,7 +638,10 @@ impl PolicyHooks {
 
 impl Hooks for PolicyHooks {
     fn on_message(&self, message: &tern_protocol::Message) {
-        self.session.write(&tern_protocol::SessionRecord::Message { message: message.clone() });
+        // A subagent's conversation is its own: only its answer joins the session's.
+        if self.records_messages {
+            self.session.write(&tern_protocol::SessionRecord::Message { message: message.clone() });
+        }
     }
 
     fn before_tool_call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {

@@ -92,10 +92,12 @@ impl Runtime {
             Some(AgentLoop::with_turn_tools(self.provider.client.clone(), self.catalog.clone(), hooks.clone(), c))
         };
         let sink = self.recording_sink(&session, events);
+        self.subagents.begin(self.subagent_kit(&config, &info, &hooks, &sink));
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
             Err(blocked) => {
                 sink(AgentEvent::Error { message: blocked.clone() });
+                self.subagents.end();
                 return RunReport {
                     outcome: failed(blocked),
                     cost_usd: 0.0,
@@ -184,7 +186,12 @@ impl Runtime {
         }
         outcome = self.stop_hooks(outcome, &agent, &hooks, &mut history, &session, &sink, cancel).await;
         drop(history);
-        let cost_usd = self.record_usage(&session, &outcome, &info);
+        // What subagents used counts in the run's and the session's totals.
+        let children = self.subagents.end();
+        for u in &children.responses {
+            outcome.usage.add(u);
+        }
+        let cost_usd = self.record_usage(&session, &outcome, &info, &children);
         session.sync();
         let mut notices = hooks.take_notices();
         notices.extend(problems);
@@ -213,6 +220,52 @@ impl Runtime {
         }
     }
 
+    /// What this run's subagents borrow: the provider, the built-in tools,
+    /// the session's catalog facts, the loop settings, a system prompt for
+    /// their tools, the run's hooks (recording nothing) and its events.
+    fn subagent_kit(
+        &self,
+        config: &LoopConfig,
+        info: &ModelInfo,
+        hooks: &PolicyHooks,
+        sink: &EventSink,
+    ) -> crate::subagents::Kit {
+        let (workspace, config_dir) = (self.workspace.clone(), self.paths.config_dir.clone());
+        let (names, skills) = (self.context_names(), self.skills.prompt_block());
+        let append: Vec<String> = self.config.append_system_prompt.iter().cloned().collect();
+        let ws = workspace.clone();
+        let cd = config_dir.clone();
+        let system = Arc::new(move |defs: &[tern_protocol::ToolDefinition]| {
+            let own: Vec<_> = defs
+                .iter()
+                .filter(|d| !d.name.starts_with("mcp__") && !matches!(d.name.as_str(), "tool_search" | "mcp_invoke"))
+                .cloned()
+                .collect();
+            crate::prompt::system_prompt(&crate::prompt::PromptInputs {
+                workspace: &ws,
+                tools: &own,
+                config_dir: &cd,
+                date: crate::prompt::today_utc(),
+                append: append.clone(),
+                context_names: &names,
+                skills: skills.clone(),
+            })
+        });
+        crate::subagents::Kit {
+            client: self.provider.client.clone(),
+            tools: self.builtin_tools.clone(),
+            mcp: self.mcp.clone(),
+            policy: self.policy.clone(),
+            facts: self.catalog.facts(),
+            config: config.clone(),
+            system,
+            hooks: Arc::new(hooks.for_subagent()),
+            events: sink.clone(),
+            model_info: info.clone(),
+            agents: (workspace, config_dir, self.trust.is_trusted()),
+        }
+    }
+
     /// The hooks of one run: policy, hook commands, the person's prompt,
     /// the output budget, the sandbox, and the session the loop's messages go to.
     fn turn_hooks(&self, session: &Arc<Session>, receipts: bool) -> Arc<PolicyHooks> {
@@ -236,6 +289,7 @@ impl Runtime {
             workspace: self.workspace.clone(),
             checkpoints: self.checkpoints(),
             changing: Default::default(),
+            records_messages: true,
         })
     }
 
@@ -311,11 +365,18 @@ impl Runtime {
     }
 
     /// Add the run's tokens and cost to the session's and record both; the run's cost.
-    fn record_usage(&self, session: &Session, outcome: &RunOutcome, info: &ModelInfo) -> f64 {
-        let cost_usd: f64 = outcome.responses.iter().map(|u| info.cost_usd(u)).sum();
+    /// (`outcome.usage` already includes the children's.)
+    fn record_usage(
+        &self,
+        session: &Session,
+        outcome: &RunOutcome,
+        info: &ModelInfo,
+        children: &crate::subagents::ChildUsage,
+    ) -> f64 {
+        let cost_usd: f64 = outcome.responses.iter().map(|u| info.cost_usd(u)).sum::<f64>() + children.cost_usd;
         let (total, total_cost) = {
             let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            for r in &outcome.responses {
+            for r in outcome.responses.iter().chain(&children.responses) {
                 u.0.add(r);
             }
             u.1 += cost_usd;

@@ -399,6 +399,14 @@ impl App {
     /// Fold in an agent event (cost needs the runtime: passed in).
     pub fn on_agent_event(&mut self, event: &AgentEvent, now: Instant, cost: impl Fn(&Usage) -> f64) {
         match event {
+            // A subagent's tokens count in the totals (not in this conversation's context).
+            AgentEvent::Subagent { event: inner, .. } => {
+                if let AgentEvent::AssistantMessage { usage, .. } = inner.as_ref() {
+                    self.tokens_in += usage.prompt_tokens();
+                    self.tokens_out += usage.output_tokens;
+                    self.cost_usd += cost(usage);
+                }
+            }
             AgentEvent::AssistantMessage { usage, .. } => {
                 self.last_prompt_tokens = usage.prompt_tokens() + usage.output_tokens;
                 self.tokens_in += usage.prompt_tokens();

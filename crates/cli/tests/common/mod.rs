@@ -161,6 +161,9 @@ pub async fn wait_gone(needle: &str) -> Vec<u32> {
     }
 }
 
+/// The built-in tools a main agent gets, in their fixed order (`skill`: the bundled skill is always there).
+pub const BUILTINS: [&str; 10] = ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "task", "skill"];
+
 pub fn write(path: &Path, text: &str) {
     if let Some(p) = path.parent() {
         std::fs::create_dir_all(p).unwrap();

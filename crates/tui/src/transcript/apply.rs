@@ -153,6 +153,32 @@ impl Transcript {
                 self.compaction_cell(reason, summary, Some((*tokens_before, *tokens_after)));
             }
             AgentEvent::TodoUpdate { .. } => {}
+            AgentEvent::Subagent { parent_tool_use_id, event } => self.subagent(parent_tool_use_id, event),
+        }
+    }
+
+    /// A subagent's event: its calls and turns show, live, in its `task` cell.
+    fn subagent(&mut self, parent: &str, event: &AgentEvent) {
+        let line = match event {
+            AgentEvent::ToolCallStart { name, input, .. } => {
+                let arg = ["path", "pattern", "command", "url", "query"]
+                    .iter()
+                    .find_map(|k| input.get(*k).and_then(serde_json::Value::as_str))
+                    .map(|a| a.lines().next().unwrap_or_default().chars().take(80).collect::<String>())
+                    .unwrap_or_default();
+                format!("↳ {name} {arg}\n")
+            }
+            AgentEvent::ToolExecutionEnd { name, is_error: true, .. } => format!("  ✗ {name} failed\n"),
+            AgentEvent::AssistantMessage { usage, .. } => {
+                format!("  · {} tokens in, {} out\n", usage.prompt_tokens(), usage.output_tokens)
+            }
+            AgentEvent::Error { message } => format!("  ✗ {message}\n"),
+            _ => return,
+        };
+        if let Some(&i) = self.tools.get(parent)
+            && let Some(CellKind::Tool(t)) = self.cell_mut(i)
+        {
+            t.tail.push(&crate::sanitize::clean(&line));
         }
     }
 

@@ -40,6 +40,7 @@ enum Kind {
     Grep,
     Glob,
     Todo,
+    Task,
     Other,
 }
 
@@ -54,6 +55,7 @@ impl Kind {
             "grep" => Kind::Grep,
             "glob" => Kind::Glob,
             "todo_write" => Kind::Todo,
+            "task" => Kind::Task,
             _ => Kind::Other,
         }
     }
@@ -120,6 +122,11 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
             }
         }
         Kind::Todo => {}
+        // A subagent: what it did (its calls), then its answer.
+        Kind::Task => {
+            out.extend(command_body(&cell.tail, None, cell.expanded, ctx));
+            out.extend(text_body(&f.text, RESULT_LINES, cell.expanded, theme.text(), ctx));
+        }
         Kind::Other => out.extend(text_body(&f.text, RESULT_LINES, cell.expanded, theme.dim(), ctx)),
     }
     out
@@ -260,6 +267,10 @@ fn key_arg(kind: Kind, input: &Value, ctx: &Ctx<'_>) -> Vec<Span<'static>> {
             let n = input.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
             vec![Span::raw(count(n as u64, "item", "items"))]
         }
+        Kind::Task => {
+            let who = s("subagent_type").filter(|t| !t.is_empty()).unwrap_or_else(|| "explore".into());
+            vec![Span::styled(format!("{who} "), dim), Span::raw(s("description").unwrap_or_default())]
+        }
         Kind::Other => vec![Span::raw(compact_args(input))],
     }
 }
@@ -340,6 +351,15 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
                 let (a, r) = d.and_then(|d| d.get("diff")).and_then(Value::as_str).map_or((0, 0), added_removed);
                 Some(format!("+{a} −{r}"))
             }
+        }
+        Kind::Task => {
+            let turns = num("turns")?;
+            let usage = d.and_then(|d| d.get("usage"));
+            let tokens = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+                .iter()
+                .filter_map(|k| usage.and_then(|u| u.get(*k)).and_then(Value::as_u64))
+                .sum::<u64>();
+            Some(format!("{} · {} tokens", count(turns, "turn", "turns"), tokens))
         }
         Kind::Bash | Kind::Todo | Kind::Other => None,
     }

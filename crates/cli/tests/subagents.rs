@@ -1,0 +1,142 @@
+//! Subagents through the real binary: the `task` tool runs a child with a
+//! fresh context and a capped tool list; two children in one batch overlap;
+//! the parent gets each answer; usage adds up; stream-json marks the child's
+//! events with `parent_tool_use_id`; an interrupt kills a child's command.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Harness, Wire, tool_names, wait_gone, write};
+use serde_json::{Value, json};
+
+fn two_children() -> String {
+    json!({"turns": [
+        {"when_request_contains": "ALPHA-CONTENT", "text": "alpha says hello"},
+        {"when_request_contains": "You are a subagent (explore)", "faults": [{"delay_ms": 300}],
+         "tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+        {"when_request_contains": "You are a subagent (verifier)", "faults": [{"delay_ms": 300}], "text": "beta verified"},
+        {"tool_calls": [
+            {"name": "task", "arguments": {"description": "look at a", "prompt": "Read a.txt and say what it holds", "subagent_type": "explore"}},
+            {"name": "task", "arguments": {"description": "check b", "prompt": "Verify b", "subagent_type": "verifier"}}
+        ]},
+        {"text": "both done"}
+    ]})
+    .to_string()
+}
+
+#[tokio::test]
+async fn two_subagents_run_at_once_with_fresh_contexts_and_their_answers_come_back() {
+    let h = Harness::new(Wire::Anthropic, &two_children()).await;
+    write(&h.path("a.txt"), "ALPHA-CONTENT\n");
+    let out = h.run(&["-p", "PARENT-PROMPT", "--output-format", "stream-json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 5, "parent twice, explore twice, verifier once");
+    let body = |r: &tern_mock_llm::LoggedRequest| r.body.to_string();
+    let children: Vec<_> = requests.iter().filter(|r| body(r).contains("You are a subagent")).collect();
+    assert_eq!(children.len(), 3);
+    for c in &children {
+        // A fresh context: none of the parent's conversation, and a capped tool list.
+        assert!(!body(c).contains("PARENT-PROMPT"), "the child sees nothing of the parent's conversation");
+        let tools = tool_names(&c.body);
+        assert!(!tools.contains(&"task".to_string()) && !tools.contains(&"todo_write".to_string()), "{tools:?}");
+        assert!(
+            !tools.contains(&"write".to_string()) && !tools.contains(&"edit".to_string()),
+            "read-only roles: {tools:?}"
+        );
+    }
+    // The two first child requests overlap in time.
+    let first = |marker: &str| {
+        *children.iter().find(|c| body(c).contains(marker) && !body(c).contains("ALPHA-CONTENT")).unwrap()
+    };
+    let (a, b) = (first("subagent (explore)"), first("subagent (verifier)"));
+    assert!(Some(a.received) < b.finished && Some(b.received) < a.finished, "the two children ran at the same time");
+    // The parent got both answers, in call order.
+    let parent_last = requests.last().unwrap();
+    assert!(!body(parent_last).contains("You are a subagent"));
+    let results = h.tool_results(&parent_last.body);
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0], ("alpha says hello".to_string(), false));
+    assert_eq!(results[1], ("beta verified".to_string(), false));
+    // stream-json: the child's events carry the parent's call id.
+    let lines = out.json_lines();
+    let task_ids: Vec<String> = lines
+        .iter()
+        .filter(|l| l["type"] == "tool_call_start" && l["name"] == "task" && l.get("parent_tool_use_id").is_none())
+        .map(|l| l["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(task_ids.len(), 2);
+    let nested: Vec<&Value> = lines.iter().filter(|l| l.get("parent_tool_use_id").is_some()).collect();
+    assert!(nested.iter().any(|l| l["type"] == "tool_call_start" && l["name"] == "read"), "the child's read shows");
+    assert!(nested.iter().all(|l| task_ids.contains(&l["parent_tool_use_id"].as_str().unwrap().to_string())));
+    // Usage: the result counts the children's tokens too.
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result");
+    let parent_tokens: u64 = requests
+        .iter()
+        .filter(|r| !body(r).contains("You are a subagent"))
+        .map(|r| (r.body.to_string().len() / 4) as u64)
+        .sum();
+    let counted = result["usage"]["input_tokens"].as_u64().unwrap();
+    assert!(counted > parent_tokens, "children's tokens counted: {counted} vs the parent's {parent_tokens}");
+    // The session's conversation holds the answers, not the children's messages.
+    let id = result["session_id"].as_str().unwrap();
+    let export = h.run(&["sessions", "export", id, "--format", "json"]).await;
+    let exported: Value = serde_json::from_str(&export.stdout).unwrap();
+    assert_eq!(exported["messages"].as_array().unwrap().len(), 4, "{}", export.stdout);
+}
+
+#[tokio::test]
+async fn an_interrupt_stops_the_subagent_and_kills_its_command() {
+    use tokio::io::AsyncBufReadExt;
+    let marker = "4094.25";
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (worker)",
+         "tool_calls": [{"name": "bash", "arguments": {"command": format!("echo started; sleep {marker}")}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "wait", "prompt": "Wait a long time", "subagent_type": "worker"}}]},
+        {"text": "unreachable"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut child = h.command(&["-p", "go", "--output-format", "stream-json"]).spawn().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "tool_execution_update" && v.get("parent_tool_use_id").is_some() {
+            break;
+        }
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let mut seen = Vec::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        seen.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new(), "the child's command is gone");
+    let end = seen.iter().find(|v| v["type"] == "tool_execution_end" && v["name"] == "task").expect("task end");
+    assert_eq!(end["is_error"], true, "{end}");
+}
+
+#[tokio::test]
+async fn a_custom_agent_is_a_subagent_type_and_an_unknown_one_says_what_exists() {
+    let script = json!({"turns": [
+        {"when_request_contains": "REVIEWER-RULES", "text": "reviewed"},
+        {"tool_calls": [
+            {"name": "task", "arguments": {"description": "review", "prompt": "Review it", "subagent_type": "reviewer"}},
+            {"name": "task", "arguments": {"description": "x", "prompt": "x", "subagent_type": "nobody"}}
+        ]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    write(&h.home.path().join("agents/reviewer.md"), "---\ntools: read, grep\n---\nREVIEWER-RULES");
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let requests = h.server.requests();
+    let child = requests.iter().find(|r| r.body.to_string().contains("REVIEWER-RULES")).unwrap();
+    assert_eq!(tool_names(&child.body), ["read", "grep"]);
+    let results = h.tool_results(&requests.last().unwrap().body);
+    assert_eq!(results[0], ("reviewed".to_string(), false));
+    assert!(results[1].1 && results[1].0.contains("explore, worker, verifier"), "{:?}", results[1]);
+}

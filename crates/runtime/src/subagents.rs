@@ -1,0 +1,298 @@
+//! Subagents: the `task` tool runs a child agent loop with a fresh
+//! conversation and a capped catalog, and returns its final answer as the
+//! tool's result.
+//!
+//! - Roles: `explore` (read-only), `worker`, `verifier` (read-only plus
+//!   bash for tests), and any agent profile ([`crate::agents`]) by name.
+//! - A child never gets `task`, `todo_write` or `ask_user` (the catalog's
+//!   profile caps), so there is no nesting beyond one level.
+//! - Several `task` calls in one batch run at once (the tool is parallel),
+//!   at most [`MAX_CONCURRENT`] at a time.
+//! - The child's calls go through the same policy, hooks, sandbox and
+//!   permission prompt as the parent's; its messages are not written to the
+//!   session's conversation (its answer is, as the tool result).
+//! - Cancelling the parent cancels the child: its loop stops and its tools
+//!   are killed.
+//! - Every event of the child reaches the parent's event stream wrapped in
+//!   [`AgentEvent::Subagent`] with the parent's call id; its usage and cost
+//!   count in the run's and the session's totals.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tern_agent_loop::{
+    AgentLoop, EventSink, LoopConfig, RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink,
+};
+use tern_catalog::{AgentKind, Registry, SubagentRole, TurnFacts};
+use tern_protocol::{AgentEvent, AgentStopReason, ExecutionMode, Message, ToolDefinition, ToolSource, Usage};
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::AgentProfile;
+use crate::permissions::PolicyHooks;
+use crate::turn_catalog::TurnCatalog;
+
+/// Children running at once, at most.
+pub const MAX_CONCURRENT: usize = 4;
+/// Model requests one child may make.
+const MAX_CHILD_TURNS: u32 = 60;
+
+/// Builds a system prompt for a tool list.
+pub(crate) type SystemFor = Arc<dyn Fn(&[ToolDefinition]) -> String + Send + Sync>;
+
+/// What one run lends its children: set when a prompt starts, cleared when it ends.
+pub(crate) struct Kit {
+    /// The provider client.
+    pub client: Arc<dyn tern_llm::Provider>,
+    /// The registry's built-in tools (the catalog caps them per child).
+    pub tools: Vec<RuntimeTool>,
+    /// MCP servers.
+    pub mcp: Option<Arc<tern_mcp::McpManager>>,
+    /// The policy.
+    pub policy: Arc<tern_policy::engine::Policy>,
+    /// The session's catalog facts.
+    pub facts: TurnFacts,
+    /// The parent's loop settings (model, output limit).
+    pub config: LoopConfig,
+    /// The system prompt for a tool list.
+    pub system: SystemFor,
+    /// The hooks a child's calls go through (the run's, recording nothing).
+    pub hooks: Arc<PolicyHooks>,
+    /// The run's event stream.
+    pub events: EventSink,
+    /// Prices of the model, for the child's cost.
+    pub model_info: tern_llm::ModelInfo,
+    /// Where agent profiles are found: (workspace, config dir, trusted).
+    pub agents: (std::path::PathBuf, std::path::PathBuf, bool),
+}
+
+/// The usage of every child of a run, and its cost.
+#[derive(Debug, Default)]
+pub(crate) struct ChildUsage {
+    /// Each response.
+    pub responses: Vec<Usage>,
+    /// Their cost.
+    pub cost_usd: f64,
+}
+
+/// State the runtime and its `task` tool share.
+pub(crate) struct Subagents {
+    kit: Mutex<Option<Arc<Kit>>>,
+    usage: Mutex<ChildUsage>,
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl Subagents {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            kit: Mutex::new(None),
+            usage: Mutex::new(ChildUsage::default()),
+            slots: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT)),
+        })
+    }
+
+    /// A run starts: its children use `kit`.
+    pub(crate) fn begin(&self, kit: Kit) {
+        *self.kit.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(kit));
+    }
+
+    /// The run ended: what its children used.
+    pub(crate) fn end(&self) -> ChildUsage {
+        *self.kit.lock().unwrap_or_else(PoisonError::into_inner) = None;
+        std::mem::take(&mut *self.usage.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// The `task` tool.
+pub(crate) struct TaskTool {
+    shared: Arc<Subagents>,
+}
+
+impl TaskTool {
+    pub(crate) fn runtime_tool(shared: Arc<Subagents>) -> RuntimeTool {
+        RuntimeTool::new(definition(), Arc::new(TaskTool { shared }), ToolSource::Builtin)
+    }
+}
+
+fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "task".into(),
+        description: "Hand a self-contained piece of work to a subagent: a fresh agent with its own context \
+                      that works alone and returns one final answer. Use it to search a large codebase \
+                      (`explore`, read-only), to do a bounded change (`worker`), or to check work by running \
+                      tests (`verifier`, read-only plus bash); or name a custom agent. Several task calls in \
+                      one reply run at the same time. The subagent sees nothing of this conversation: put \
+                      everything it needs (goal, paths, constraints, what to report) in `prompt`."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "description": {"type": "string", "description": "A few words on the task, shown to the person."},
+                "prompt": {"type": "string", "description": "The whole task for the subagent, self-contained."},
+                "subagent_type": {"type": "string", "description": "explore, worker, verifier, or a custom agent's name (default explore)."}
+            },
+            "required": ["description", "prompt"],
+            "additionalProperties": false
+        }),
+        execution_mode: ExecutionMode::Parallel,
+        snippet: Some("task: hand a self-contained task to a subagent (explore, worker, verifier)".into()),
+    }
+}
+
+/// What a child runs as.
+struct Child {
+    role: Option<SubagentRole>,
+    profile: Option<AgentProfile>,
+    name: String,
+}
+
+fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
+    let kind = kind.trim();
+    let role = |r: &str| match r.to_ascii_lowercase().as_str() {
+        "explore" | "explorer" | "general-purpose" => Some(SubagentRole::Explore),
+        "worker" => Some(SubagentRole::Worker),
+        "verifier" => Some(SubagentRole::Verifier),
+        _ => None,
+    };
+    if kind.is_empty() {
+        return Ok(Child { role: Some(SubagentRole::Explore), profile: None, name: "explore".into() });
+    }
+    if let Some(r) = role(kind) {
+        return Ok(Child { role: Some(r), profile: None, name: kind.to_ascii_lowercase() });
+    }
+    let (workspace, config_dir, trusted) = &kit.agents;
+    let profile = crate::agents::load_agent(kind, workspace, config_dir, *trusted)
+        .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier"))?;
+    let role = match profile.role.as_deref() {
+        None => None,
+        Some(r) => Some(role(r).ok_or_else(|| format!("agent `{kind}`: unknown role `{r}`"))?),
+    };
+    Ok(Child { role, name: profile.name.clone(), profile: Some(profile) })
+}
+
+/// What a role is told.
+fn role_brief(role: Option<SubagentRole>) -> &'static str {
+    match role {
+        Some(SubagentRole::Explore) => {
+            "You explore: read, search and list to answer the task. You cannot change anything. Report what you \
+             found with file paths and line numbers."
+        }
+        Some(SubagentRole::Verifier) => {
+            "You verify: read the code and run tests or checks with bash to confirm whether the work is right. \
+             Do not change files. Report what you ran and what passed or failed."
+        }
+        Some(SubagentRole::Worker) | None => {
+            "You do the task: make the changes it asks for, check them, and report what you changed."
+        }
+    }
+}
+
+impl Tool for TaskTool {
+    fn execute<'a>(
+        &'a self,
+        ctx: ToolContext,
+        input: Value,
+        cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let Some(kit) = self.shared.kit.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
+                return Err(ToolError::new("subagents are not available in this run"));
+            };
+            let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or_default();
+            if prompt.trim().is_empty() {
+                return Err(ToolError::new("`prompt` is empty: give the subagent the whole task"));
+            }
+            let kind = input.get("subagent_type").and_then(Value::as_str).unwrap_or_default();
+            let child = child_of(kind, &kit).map_err(ToolError::new)?;
+            // Wait for a free slot (cancellable).
+            let _slot = tokio::select! {
+                slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|_| ToolError::new("subagents are shutting down"))?,
+                () = cancel.cancelled() => return Err(ToolError::new("cancelled before the subagent started")),
+            };
+            let started = Instant::now();
+            let mut facts = kit.facts.clone();
+            facts.agent.kind = AgentKind::Subagent;
+            facts.agent.role = child.role;
+            facts.agent.name = Some(child.name.clone());
+            facts.agent.tools = child.profile.as_ref().map(|p| p.tools.clone()).unwrap_or_default();
+            facts.agent.disallowed_tools =
+                child.profile.as_ref().map(|p| p.disallowed_tools.clone()).unwrap_or_default();
+            if let Some(servers) = child.profile.as_ref().and_then(|p| p.mcp_servers.clone()) {
+                facts.config.mcp_allow = Some(servers);
+            }
+            let registry =
+                Registry::new(kit.tools.clone()).map_err(|e| ToolError::new(format!("tool registry: {e}")))?;
+            let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
+            let defs: Vec<ToolDefinition> = catalog.assemble().tools.iter().map(|t| t.definition.clone()).collect();
+            let mut system = (kit.system)(&defs);
+            system.push_str(&format!(
+                "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
+                 nobody answers questions. Your final message is returned to that agent as your whole answer, \
+                 so make it complete and self-contained.\n",
+                child.name,
+                role_brief(child.role)
+            ));
+            if let Some(body) = child.profile.as_ref().map(|p| p.body.trim()).filter(|b| !b.is_empty()) {
+                system.push_str(&format!("\n# Agent: {}\n{body}\n", child.name));
+            }
+            let mut config = kit.config.clone();
+            config.system = system;
+            config.max_turns = Some(MAX_CHILD_TURNS);
+            config.context_limit = None;
+            config.cache_key = config.cache_key.map(|k| format!("{k}/{}", ctx.call_id));
+            if let Some(model) = child.profile.as_ref().and_then(|p| p.model.clone()) {
+                config.model = model;
+            }
+            let parent_events = kit.events.clone();
+            let parent_id = ctx.call_id.clone();
+            let events: EventSink = Arc::new(move |e| {
+                parent_events(AgentEvent::Subagent { parent_tool_use_id: parent_id.clone(), event: Box::new(e) });
+            });
+            let agent = AgentLoop::with_turn_tools(kit.client.clone(), catalog, kit.hooks.clone(), config);
+            let mut history = vec![Message::user_text(prompt)];
+            let child_cancel = cancel.child_token();
+            let outcome = agent.run(&mut history, &events, &child_cancel).await;
+            let cost: f64 = outcome.responses.iter().map(|u| kit.model_info.cost_usd(u)).sum();
+            {
+                let mut usage = self.shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
+                usage.responses.extend(outcome.responses.iter().cloned());
+                usage.cost_usd += cost;
+            }
+            let details = json!({
+                "subagent_type": child.name,
+                "turns": outcome.turns,
+                "usage": outcome.usage,
+                "cost_usd": cost,
+                "duration_ms": started.elapsed().as_millis() as u64,
+                "stop_reason": outcome.stop_reason,
+            });
+            let answer = outcome.final_text.trim();
+            match outcome.stop_reason {
+                AgentStopReason::Completed if !answer.is_empty() => Ok(ToolOutput {
+                    content: vec![tern_protocol::ToolResultContent::text(answer)],
+                    details: Some(details),
+                }),
+                AgentStopReason::Completed => {
+                    Err(ToolError { message: "the subagent finished without an answer".into(), details: Some(details) })
+                }
+                AgentStopReason::Aborted => {
+                    Err(ToolError { message: "the subagent was cancelled".into(), details: Some(details) })
+                }
+                other => Err(ToolError {
+                    message: format!(
+                        "the subagent stopped ({}){}{}",
+                        serde_json::to_value(other)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                        outcome.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default(),
+                        if answer.is_empty() { String::new() } else { format!(". Its last words:\n{answer}") }
+                    ),
+                    details: Some(details),
+                }),
+            }
+        })
+    }
+}
