@@ -32,6 +32,13 @@ pub trait Hooks: Send + Sync {
         Box::pin(async { BeforeToolCall::Continue { input: None, confinement: None } })
     }
 
+    /// After a batch's results joined the conversation: `Some(answer)` ends
+    /// the run as completed, with `answer` as its final text (a plan nobody
+    /// can approve). Default: go on.
+    fn end_run(&self) -> Option<String> {
+        None
+    }
+
     /// After a call finished; may rewrite the result.
     fn after_tool_call<'a>(&'a self, _call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
         Box::pin(async move { result })

@@ -224,6 +224,10 @@ impl AgentLoop {
             let results_tokens = (serde_json::to_string(&results).map_or(0, |t| t.len()) / 4) as u64;
             self.append(history, results);
             events(AgentEvent::TurnEnd { turn });
+            if let Some(answer) = self.hooks.end_run() {
+                outcome.final_text = answer;
+                return self.end(outcome, AgentStopReason::Completed, events);
+            }
             if self.config.context_limit.is_some_and(|limit| used + results_tokens >= limit) {
                 return self.end(outcome, AgentStopReason::ContextFull, events);
             }

@@ -22,7 +22,7 @@ use crate::names::{NameSet, normalize_name};
 use crate::registry::{Capability, Entry, Registry};
 
 /// Tools a subagent never gets, whatever its definition says.
-pub const SUBAGENT_NEVER: [&str; 3] = ["task", "todo_write", "ask_user"];
+pub const SUBAGENT_NEVER: [&str; 5] = ["task", "todo_write", "ask_user", "enter_plan_mode", "exit_plan_mode"];
 
 /// The reason recorded for a deferred tool.
 pub const DEFERRED_REASON: &str = "deferred: find it with tool_search";
@@ -199,8 +199,16 @@ impl<'a> Filters<'a> {
         if let Some((_, why)) = self.unavailable.iter().find(|(n, _)| n == name) {
             return Some(format!("backend missing: {why}"));
         }
-        (self.facts.front_end == FrontEnd::Headless && name == "ask_user")
-            .then(|| "nobody can answer questions in headless mode".to_string())
+        // The plan-mode tools, per turn: entering only outside plan mode, leaving only inside it.
+        let plan_mode = self.facts.agent.plan_mode;
+        match name {
+            "ask_user" if self.facts.front_end == FrontEnd::Headless => {
+                Some("nobody can answer questions in headless mode".to_string())
+            }
+            "enter_plan_mode" if plan_mode => Some("already in plan mode".to_string()),
+            "exit_plan_mode" if !plan_mode => Some("only offered in plan mode".to_string()),
+            _ => None,
+        }
     }
 
     fn agent_selector(&self, name: &str) -> Option<String> {
@@ -241,7 +249,7 @@ impl<'a> Filters<'a> {
 
     fn profile_cap(&self, name: &str) -> Option<String> {
         (self.facts.agent.kind == AgentKind::Subagent && SUBAGENT_NEVER.contains(&name))
-            .then(|| "subagents never get todo_write/task/ask_user".to_string())
+            .then(|| "subagents never get todo_write/task/ask_user or the plan-mode tools".to_string())
     }
 
     fn role_cap(&self, entry: &Entry) -> Option<String> {

@@ -249,7 +249,7 @@ fn layer_6_subagents_never_get_task_todo_write_ask_user() {
     f.agent.tools = vec!["read".into(), "todo_write".into(), "ask_user".into(), "task".into()];
     let a = run(&f);
     assert_eq!(names(&a), ["read"]);
-    let cap = "subagents never get todo_write/task/ask_user".to_string();
+    let cap = "subagents never get todo_write/task/ask_user or the plan-mode tools".to_string();
     assert_eq!(removal(&a, "todo_write"), Some((Layer::ProfileCap, cap.clone())));
     assert_eq!(removal(&a, "ask_user"), Some((Layer::ProfileCap, cap)));
     // `task` is a delegation tool: layer 5 removes it first.

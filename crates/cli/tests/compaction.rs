@@ -45,7 +45,7 @@ async fn near_the_window_the_conversation_is_summarised_and_resumes_from_the_sum
         ]})
         .to_string();
         let h = Harness::new(wire, &script).await;
-        small_window(&h, 6000, 500, 2);
+        small_window(&h, 7500, 500, 2);
         for (args, answer) in [
             (vec!["-p", "first prompt"], "one done"),
             (vec!["-c", "-p", "second prompt"], "two done"),

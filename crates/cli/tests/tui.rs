@@ -53,6 +53,17 @@ impl Screen {
 
 /// Ctrl+C until quitting is armed (a turn that is still ending takes the first one), then once
 /// more to quit; waits (bounded) for tern to exit.
+/// Press `key` until `shown` is gone (bounded): keys within a moment of a
+/// question are type-ahead, not its answer.
+fn answer_until_gone(s: &mut Screen, key: &[u8], shown: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.text().contains(shown) {
+        assert!(Instant::now() < deadline, "the answer was never taken:\n{}", s.text());
+        s.send(key);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn quit(s: &mut Screen) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !s.text().contains("again to quit") {
@@ -141,12 +152,7 @@ async fn a_session_in_a_real_terminal() {
     s.wait_for("don't ask again");
     // Keys within a moment of the question are taken as typing ahead, not
     // as its answer: press 1 until the question is gone (bounded).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while s.text().contains("don't ask again") {
-        assert!(Instant::now() < deadline, "the answer was never taken:\n{}", s.text());
-        s.send(b"1");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    answer_until_gone(&mut s, b"1", "don't ask again");
     s.wait_for("Made the file.");
     assert!(h.path("made-by-tern.txt").exists());
 
@@ -491,5 +497,47 @@ async fn a_subagent_shows_under_its_task_cell() {
     let screen = s.text();
     assert!(screen.contains("task explore read the notes"), "{screen}");
     assert!(screen.contains("↳ read notes.txt") && screen.contains("The notes say hi."), "{screen}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "## Plan\n1. Fix PLAN-STEP-ONE\n2. Test it"}}]},
+        {"text": "Carrying it out."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start_with(&h, &["--permission-mode", "plan"]);
+    s.wait_for("Ask tern");
+    s.type_text("plan it\r");
+    s.wait_for("Approve this plan?");
+    assert!(s.text().contains("PLAN-STEP-ONE") && s.text().contains("Yes, and accept edits"), "{}", s.text());
+    answer_until_gone(&mut s, b"1", "Approve this plan?");
+    s.wait_for("Carrying it out.");
+    s.wait_for("accept-edits");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("approved the plan") && results[0].0.contains("accept-edits"), "{results:?}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_question_is_a_card_and_the_answer_goes_back() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"questions": [{
+            "question": "Which database should the cache use?", "header": "Cache",
+            "options": [{"label": "Redis", "description": "fast, separate service"}, {"label": "SQLite"}]
+        }]}}]},
+        {"text": "Going with your choice."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("add a cache\r");
+    s.wait_for("Which database should the cache use?");
+    assert!(s.text().contains("Redis — fast, separate service") && s.text().contains("Type your own answer"));
+    answer_until_gone(&mut s, b"2", "Type your own answer");
+    s.wait_for("Going with your choice.");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("Which database should the cache use? → SQLite"), "{results:?}");
     quit(&mut s);
 }

@@ -174,7 +174,8 @@ pub struct Decision {
 }
 
 impl Decision {
-    fn new(verdict: Verdict, reason: impl Into<String>, decided_by: DecidedBy) -> Self {
+    /// A decision without a suggestion or bash analysis.
+    pub fn new(verdict: Verdict, reason: impl Into<String>, decided_by: DecidedBy) -> Self {
         Self { verdict, reason: reason.into(), decided_by, suggestion: None, allowing_mode: None, bash: None }
     }
 

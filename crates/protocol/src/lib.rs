@@ -15,6 +15,7 @@
 mod details;
 mod event;
 mod message;
+mod question;
 mod sandbox;
 mod session;
 pub mod text;
@@ -25,6 +26,7 @@ mod usage;
 pub use details::BashDetails;
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
+pub use question::{QuestionOption, UserAnswer, UserQuestion};
 pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
 pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,

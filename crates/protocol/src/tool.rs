@@ -36,7 +36,7 @@ pub enum ToolKind {
     Execute,
     /// Reaches the network for the model: `web_fetch`, `web_search`.
     Fetch,
-    /// Works on tern's own state: `todo_write`, `tool_search`, `skill`.
+    /// Works on tern's own state: `todo_write`, `tool_search`, `skill`, the plan-mode tools.
     Meta,
     /// Asks the person: `ask_user`.
     Ask,
@@ -54,7 +54,7 @@ impl ToolKind {
             "write" | "edit" | "notebook_edit" => ToolKind::Edit,
             "bash" => ToolKind::Execute,
             "web_fetch" | "web_search" => ToolKind::Fetch,
-            "todo_write" | "tool_search" | "skill" => ToolKind::Meta,
+            "todo_write" | "tool_search" | "skill" | "enter_plan_mode" | "exit_plan_mode" => ToolKind::Meta,
             "ask_user" => ToolKind::Ask,
             "task" => ToolKind::Delegate,
             _ => ToolKind::External,

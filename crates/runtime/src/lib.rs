@@ -19,6 +19,7 @@ pub mod compaction;
 pub mod config;
 pub mod context;
 pub mod frontmatter;
+mod interactive;
 pub mod mcp_config;
 pub mod mentions;
 pub mod output_budget;
@@ -304,6 +305,8 @@ impl RuntimeBuilder {
         let subagents = subagents::Subagents::new();
         let mut tools = tern_tools::builtin_tools(Arc::new(env));
         tools.push(subagents::TaskTool::runtime_tool(subagents.clone()));
+        let interaction = Arc::new(interactive::Interaction::default());
+        tools.extend(interactive::tools(&interaction, &policy));
         if !skills.list.is_empty() {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
         }
@@ -347,6 +350,7 @@ impl RuntimeBuilder {
             agent,
             subagents,
             builtin_tools,
+            interaction,
         };
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
@@ -407,6 +411,8 @@ pub struct Runtime {
     subagents: Arc<subagents::Subagents>,
     /// The built-in tools (a subagent's catalog is made from them).
     builtin_tools: Vec<RuntimeTool>,
+    /// What `ask_user` and the plan-mode tools borrow from the running prompt.
+    interaction: Arc<interactive::Interaction>,
 }
 
 impl Runtime {

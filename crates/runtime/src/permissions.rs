@@ -58,12 +58,28 @@ pub enum PermissionAnswer {
     },
     /// Nobody can answer (headless mode): refused, with how to allow it.
     Unanswered,
+    /// Run it, and switch to `mode` (a plan approved with "accept edits" or "ask before edits").
+    AllowInMode(tern_policy::engine::Mode),
 }
 
 /// Where questions go: the TUI shows a prompt; headless mode refuses.
 pub trait PermissionPrompt: Send + Sync {
     /// Ask; the turn waits for the answer.
     fn ask(&self, request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer>;
+
+    /// The model's questions (`ask_user`); None when nobody answered (or
+    /// nobody can: the default).
+    fn ask_user(
+        &self,
+        _questions: Vec<tern_protocol::UserQuestion>,
+    ) -> BoxFuture<'_, Option<Vec<tern_protocol::UserAnswer>>> {
+        Box::pin(async { None })
+    }
+
+    /// Whether a person is there to answer (default: no).
+    fn interactive(&self) -> bool {
+        false
+    }
 }
 
 /// Answers every question "no" (headless mode without a front end).
@@ -290,6 +306,8 @@ pub struct PolicyHooks {
     pub(crate) workspace: PathBuf,
     /// Whether the loop's messages go to the session file (not a subagent's).
     pub(crate) records_messages: bool,
+    /// The run's `ask_user` / plan-mode state (None for a subagent).
+    pub(crate) interaction: Option<Arc<crate::interactive::Interaction>>,
 }
 
 impl PolicyHooks {
@@ -309,6 +327,7 @@ impl PolicyHooks {
             changing: Default::default(),
             workspace: self.workspace.clone(),
             records_messages: false,
+            interaction: None,
         }
     }
 
@@ -456,7 +475,7 @@ impl PolicyHooks {
         let how = request.decision.how_to_allow();
         let reason = request.decision.reason.clone();
         match self.prompt.ask(request).await {
-            PermissionAnswer::Allow => Ok(()),
+            PermissionAnswer::Allow | PermissionAnswer::AllowInMode(_) => Ok(()),
             PermissionAnswer::AllowAlways { rule, scope } => {
                 self.keep_rule(&rule, scope);
                 Ok(())
@@ -637,6 +656,10 @@ impl PolicyHooks {
 }
 
 impl Hooks for PolicyHooks {
+    fn end_run(&self) -> Option<String> {
+        self.interaction.as_ref().and_then(|i| i.take_end())
+    }
+
     fn on_message(&self, message: &tern_protocol::Message) {
         // A subagent's conversation is its own: only its answer joins the session's.
         if self.records_messages {

@@ -93,11 +93,13 @@ impl Runtime {
         };
         let sink = self.recording_sink(&session, events);
         self.subagents.begin(self.subagent_kit(&config, &info, &hooks, &sink));
+        self.interaction.begin(self.prompt.clone(), session.clone());
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
             Err(blocked) => {
                 sink(AgentEvent::Error { message: blocked.clone() });
                 self.subagents.end();
+                self.interaction.end();
                 return RunReport {
                     outcome: failed(blocked),
                     cost_usd: 0.0,
@@ -188,6 +190,7 @@ impl Runtime {
         drop(history);
         // What subagents used counts in the run's and the session's totals.
         let children = self.subagents.end();
+        self.interaction.end();
         for u in &children.responses {
             outcome.usage.add(u);
         }
@@ -290,6 +293,7 @@ impl Runtime {
             checkpoints: self.checkpoints(),
             changing: Default::default(),
             records_messages: true,
+            interaction: Some(self.interaction.clone()),
         })
     }
 

@@ -20,6 +20,7 @@ use crate::theme::Theme;
 use crate::transcript::{CellKind, NoticeLevel, ScrollState, Transcript};
 use crate::widgets::composer::{Composer, ComposerAction, SlashCommand};
 use crate::widgets::permission::{PermissionChoice, PermissionPane};
+use crate::widgets::question::{QuestionOutcome, QuestionPane};
 use crate::widgets::status::{StatusInfo, render_status};
 use crate::widgets::todo::{render_todos, todo_height};
 use tern_runtime::Mode;
@@ -76,6 +77,16 @@ pub struct PendingPermission {
     /// The answer's channel.
     pub reply: Option<oneshot::Sender<PermissionAnswer>>,
     /// When it appeared: keys typed ahead within a moment do not answer it.
+    pub shown_at: Instant,
+}
+
+/// The model's questions (`ask_user`) on screen, with where the answers go.
+pub struct PendingAsk {
+    /// The card.
+    pub pane: QuestionPane,
+    /// The answers' channel (None: dismissed).
+    pub reply: Option<oneshot::Sender<Option<Vec<tern_protocol::UserAnswer>>>>,
+    /// When it appeared (type-ahead guard).
     pub shown_at: Instant,
 }
 
@@ -162,6 +173,8 @@ pub struct App {
     pub show_todos: bool,
     /// A question waiting for an answer.
     pub permission: Option<PendingPermission>,
+    /// The model's questions on screen.
+    pub asking: Option<PendingAsk>,
     /// Questions behind it (parallel calls ask at the same time).
     pub waiting_questions: VecDeque<(PermissionRequest, oneshot::Sender<PermissionAnswer>)>,
     /// Prompts typed while a turn ran.
@@ -253,6 +266,7 @@ impl App {
             todos: Vec::new(),
             show_todos: true,
             permission: None,
+            asking: None,
             waiting_questions: VecDeque::new(),
             queue: VecDeque::new(),
             folded_prompts: VecDeque::new(),
@@ -432,9 +446,16 @@ impl App {
             }
             AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
             AgentEvent::ToolCallStart { name, .. } => self.set_activity(format!("Running {name}"), now),
-            AgentEvent::TurnStart { .. } | AgentEvent::ToolExecutionEnd { .. } => {
+            AgentEvent::ToolExecutionEnd { name, details, .. } => {
+                // The plan-mode tools change the mode: the status line follows.
+                if matches!(name.as_str(), "enter_plan_mode" | "exit_plan_mode")
+                    && let Some(mode) = details.as_ref().and_then(|d| d["mode"].as_str()).and_then(|m| m.parse().ok())
+                {
+                    self.mode = mode;
+                }
                 self.set_activity("Thinking".into(), now);
             }
+            AgentEvent::TurnStart { .. } => self.set_activity("Thinking".into(), now),
             AgentEvent::TextDelta { .. } => self.set_activity("Writing".into(), now),
             AgentEvent::Retry(r) => {
                 // Retries show in the status line, counting down, not as transcript
@@ -478,9 +499,52 @@ impl App {
         self.scroll.offset = 0;
     }
 
+    /// The model asks the person (`ask_user`).
+    pub fn ask_user_at(
+        &mut self,
+        questions: Vec<tern_protocol::UserQuestion>,
+        reply: oneshot::Sender<Option<Vec<tern_protocol::UserAnswer>>>,
+        now: Instant,
+    ) {
+        if self.activity != WAITING {
+            self.activity_before_question = Some(std::mem::take(&mut self.activity));
+        }
+        self.set_activity(WAITING.into(), now);
+        self.asking = Some(PendingAsk { pane: QuestionPane::new(questions), reply: Some(reply), shown_at: now });
+        self.scroll.offset = 0;
+    }
+
+    /// A key while the model's questions show: Ctrl+C dismisses them and interrupts.
+    fn on_ask_key(&mut self, key: KeyEvent, now: Instant) -> Command {
+        let Some(a) = self.asking.as_mut() else { return Command::None };
+        let interrupt = key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL);
+        let outcome = if interrupt {
+            Some(QuestionOutcome::Dismissed)
+        } else if now.duration_since(a.shown_at) < TYPE_AHEAD_GUARD {
+            None
+        } else {
+            a.pane.handle_key(key)
+        };
+        if let Some(outcome) = outcome {
+            if let Some(reply) = self.asking.take().and_then(|mut a| a.reply.take()) {
+                let _ = reply.send(match outcome {
+                    QuestionOutcome::Answered(answers) => Some(answers),
+                    QuestionOutcome::Dismissed => None,
+                });
+            }
+            if let Some(before) = self.activity_before_question.take()
+                && self.busy()
+            {
+                self.set_activity(before, now);
+            }
+        }
+        if interrupt { Command::Interrupt } else { Command::None }
+    }
+
     /// The turn ended: questions still on screen or waiting belong to it.
     pub fn drop_questions(&mut self) {
         self.permission = None;
+        self.asking = None;
         self.waiting_questions.clear();
     }
 
@@ -497,7 +561,11 @@ impl App {
     pub fn on_paste(&mut self, text: &str) {
         if let Some(search) = self.search.as_mut().filter(|s| s.editing) {
             search.query.push_str(text.lines().next().unwrap_or_default());
-        } else if self.permission.is_none() {
+        } else if let Some(p) = self.permission.as_mut() {
+            p.pane.handle_paste(text);
+        } else if let Some(a) = self.asking.as_mut() {
+            a.pane.handle_paste(text);
+        } else {
             self.composer.handle_paste(text);
         }
     }
@@ -507,9 +575,12 @@ impl App {
         if key.kind == KeyEventKind::Release {
             return Command::None;
         }
-        // The permission prompt takes every key while it shows.
+        // The permission prompt takes every key while it shows, and so do the model's questions.
         if self.permission.is_some() {
             return self.on_question_key(key, now);
+        }
+        if self.asking.is_some() {
+            return self.on_ask_key(key, now);
         }
         if self.search.is_some() {
             return self.on_search_key(key);
@@ -582,6 +653,10 @@ impl App {
                     Some(rule) => PermissionAnswer::AllowAlways { rule, scope },
                     None => PermissionAnswer::Allow,
                 },
+                PermissionChoice::YesInMode(mode) => {
+                    self.mode = mode;
+                    PermissionAnswer::AllowInMode(mode)
+                }
                 PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
             };
             self.answer(answer, now);
@@ -886,13 +961,14 @@ impl App {
             if self.show_todos && (self.busy() || !all_done) { todo_height(&self.todos, area.width) } else { 0 };
         // A question may take the whole screen but the status line: in a
         // short terminal what will run and the answers matter most.
-        let max_bottom = if self.permission.is_some() {
+        let max_bottom = if self.permission.is_some() || self.asking.is_some() {
             area.height.saturating_sub(status_h)
         } else {
             area.height.saturating_sub(status_h + 3)
         };
         let bottom_h = match &self.permission {
             Some(p) => p.pane.desired_height(area.width),
+            None if self.asking.is_some() => self.asking.as_ref().map_or(0, |a| a.pane.desired_height(area.width)),
             None if self.search.is_some() => 1,
             None => self.composer.desired_height(area.width),
         }
@@ -938,6 +1014,11 @@ impl App {
         let mut cursor = None;
         match (&self.permission, &self.search) {
             (Some(p), _) => p.pane.render(bottom_area, buf, &theme),
+            (None, _) if self.asking.is_some() => {
+                if let Some(a) = &self.asking {
+                    a.pane.render(bottom_area, buf, &theme);
+                }
+            }
             (None, Some(search)) => {
                 let hint =
                     if search.editing { "  (Enter to search, Esc to stop)" } else { "  (n next · N previous · Esc)" };

@@ -39,6 +39,8 @@ enum Msg {
     Agent(AgentEvent),
     Done(Box<RunReport>),
     Ask(Box<PermissionRequest>, oneshot::Sender<PermissionAnswer>),
+    /// The model's questions (`ask_user`).
+    AskUser(Vec<tern_protocol::UserQuestion>, oneshot::Sender<Option<Vec<tern_protocol::UserAnswer>>>),
     ShellOutput(usize, String),
     ShellDone(usize, Option<i32>, u64),
     Files(Vec<String>),
@@ -65,6 +67,24 @@ impl PermissionPrompt for TuiPrompt {
             }
             answer.await.unwrap_or(PermissionAnswer::Unanswered)
         })
+    }
+
+    fn ask_user(
+        &self,
+        questions: Vec<tern_protocol::UserQuestion>,
+    ) -> BoxFuture<'_, Option<Vec<tern_protocol::UserAnswer>>> {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.tx.send(Msg::AskUser(questions, reply)).is_ok();
+        Box::pin(async move {
+            if !sent {
+                return None;
+            }
+            answer.await.ok().flatten()
+        })
+    }
+
+    fn interactive(&self) -> bool {
+        true
     }
 }
 
@@ -333,9 +353,10 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
             break;
         }
         let open = d.app.permission.as_ref().map(|p| (p.tool.as_str(), p.shown_at));
+        let open = open.or_else(|| d.app.asking.as_ref().map(|a| ("ask_user", a.shown_at)));
         d.attention.question(open, Instant::now(), &mut std::io::stdout());
         if dirty && last_frame.elapsed() >= FRAME {
-            let state = if d.app.permission.is_some() {
+            let state = if d.app.permission.is_some() || d.app.asking.is_some() {
                 crate::attention::State::Waiting
             } else if d.app.busy() {
                 crate::attention::State::Working
@@ -534,6 +555,7 @@ impl Driver {
         match msg {
             Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| self.runtime.cost_of(u)),
             Msg::Ask(request, reply) => app.ask(*request, reply),
+            Msg::AskUser(questions, reply) => app.ask_user_at(questions, reply, Instant::now()),
             Msg::Done(report) => {
                 self.cancel = None;
                 if report.outcome.stop_reason != tern_protocol::AgentStopReason::Aborted {

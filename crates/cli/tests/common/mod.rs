@@ -161,8 +161,10 @@ pub async fn wait_gone(needle: &str) -> Vec<u32> {
     }
 }
 
-/// The built-in tools a main agent gets, in their fixed order (`skill`: the bundled skill is always there).
-pub const BUILTINS: [&str; 10] = ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "task", "skill"];
+/// The built-in tools a headless main agent outside plan mode gets, in their fixed order (`ask_user`
+/// is for front ends with a person; `skill`: the bundled skill is always there).
+pub const BUILTINS: [&str; 11] =
+    ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "task", "enter_plan_mode", "skill"];
 
 pub fn write(path: &Path, text: &str) {
     if let Some(p) = path.parent() {

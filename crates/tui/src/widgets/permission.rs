@@ -12,13 +12,12 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use tern_policy::bash::BashClass;
 use tern_runtime::{PermissionRequest, RuleScope};
 
+use super::line_field::{FieldKey, LineField};
 use super::permission_preview::{Preview, note_lines};
-use super::text_buffer::TextBuffer;
-use super::wrap::{measured, str_width, wrap_spans};
+use super::wrap::wrap_spans;
 use crate::theme::Theme;
 
 /// The person's answer.
@@ -28,6 +27,8 @@ pub enum PermissionChoice {
     Yes,
     /// Run it and add the request's suggested rule, kept for `scope`.
     YesAlways(RuleScope),
+    /// A plan approved: leave plan mode for `mode`.
+    YesInMode(tern_runtime::Mode),
     /// Do not run it; `feedback` tells the model what to do instead.
     No {
         /// The note typed in the field, if any.
@@ -40,6 +41,8 @@ pub enum PermissionChoice {
 enum Answer {
     Yes,
     Always(RuleScope),
+    /// A plan: approve it and go on in this mode.
+    Plan(tern_runtime::Mode),
     No,
 }
 
@@ -66,11 +69,13 @@ pub struct PermissionPane {
     answers: Vec<Answer>,
     selected: usize,
     /// The "what to do instead" field, while open.
-    feedback: Option<TextBuffer>,
+    feedback: Option<LineField>,
     /// Ctrl+O: the whole change, scrolled with PageUp/PageDown.
     expanded: bool,
     /// First preview row shown while expanded (held to the last page when drawn).
     scroll: std::cell::Cell<usize>,
+    /// Whether it asks to approve a plan (`exit_plan_mode`).
+    plan: bool,
 }
 
 /// The question at the top of the box.
@@ -86,6 +91,7 @@ fn title(tool: &str, severity: Severity) -> &'static str {
         (ToolKind::Read, _) => "Search here?",
         (ToolKind::Fetch, "web_search") => "Search the web?",
         (ToolKind::Fetch, _) => "Fetch this URL?",
+        (ToolKind::Meta, "exit_plan_mode") => "Approve this plan?",
         _ => "Use this tool?",
     }
 }
@@ -102,8 +108,11 @@ impl PermissionPane {
         // The policy's reason often quotes the classifier's; show it once.
         let classifier =
             decision.bash.as_ref().map(|b| b.reason.clone()).filter(|r| !decision.reason.contains(r.as_str()));
+        let plan = request.tool == "exit_plan_mode";
         let mut answers = vec![Answer::Yes];
-        if decision.suggestion.is_some() {
+        if plan {
+            answers = vec![Answer::Plan(tern_runtime::Mode::AcceptEdits), Answer::Plan(tern_runtime::Mode::Default)];
+        } else if decision.suggestion.is_some() {
             answers.extend([RuleScope::Project, RuleScope::Session, RuleScope::User].map(Answer::Always));
         }
         answers.push(Answer::No);
@@ -119,6 +128,7 @@ impl PermissionPane {
             feedback: None,
             expanded: false,
             scroll: std::cell::Cell::new(0),
+            plan,
         }
     }
 
@@ -147,24 +157,12 @@ impl PermissionPane {
             }
         }
         if let Some(field) = &mut self.feedback {
-            let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-            let cursor = field.cursor();
-            match key.code {
-                KeyCode::Enter => {
-                    let text = field.text().trim().to_string();
+            match field.handle_key(key) {
+                FieldKey::Submit(text) => {
                     return Some(PermissionChoice::No { feedback: (!text.is_empty()).then_some(text) });
                 }
-                KeyCode::Esc => self.feedback = None,
-                KeyCode::Char('u') if ctrl => field.delete(0..cursor),
-                KeyCode::Char('w') if ctrl => field.delete(field.word_start_before(cursor)..cursor),
-                KeyCode::Char(c) if !ctrl => field.insert(c.encode_utf8(&mut [0; 4])),
-                KeyCode::Backspace => field.delete(field.prev_char(cursor)..cursor),
-                KeyCode::Delete => field.delete(cursor..field.next_char(cursor)),
-                KeyCode::Left => field.set_cursor(field.prev_char(cursor)),
-                KeyCode::Right => field.set_cursor(field.next_char(cursor)),
-                KeyCode::Home => field.set_cursor(0),
-                KeyCode::End => field.set_cursor(field.text().len()),
-                _ => {}
+                FieldKey::Cancel => self.feedback = None,
+                FieldKey::Edited => {}
             }
             return None;
         }
@@ -177,7 +175,7 @@ impl PermissionPane {
                 }
                 None
             }
-            KeyCode::Char('y' | 'Y') => Some(PermissionChoice::Yes),
+            KeyCode::Char('y' | 'Y') => self.pick(0),
             KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(PermissionChoice::No { feedback: None }),
             KeyCode::Up => {
                 self.selected = (self.selected + n - 1) % n;
@@ -195,8 +193,7 @@ impl PermissionPane {
     /// A paste goes into the feedback field when it is open (newlines become spaces).
     pub fn handle_paste(&mut self, text: &str) {
         if let Some(field) = &mut self.feedback {
-            let flat: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-            field.insert(&flat);
+            field.paste(text);
         }
     }
 
@@ -205,8 +202,9 @@ impl PermissionPane {
         match self.answers.get(index)? {
             Answer::Yes => Some(PermissionChoice::Yes),
             Answer::Always(scope) => Some(PermissionChoice::YesAlways(*scope)),
+            Answer::Plan(mode) => Some(PermissionChoice::YesInMode(*mode)),
             Answer::No => {
-                self.feedback = Some(TextBuffer::default());
+                self.feedback = Some(LineField::default());
                 None
             }
         }
@@ -222,7 +220,6 @@ impl PermissionPane {
     /// Draws the prompt. When `area` is too short, the preview is cut first
     /// ("… N more rows"), then the notes; the answers always show.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
-        Clear.render(area, buf);
         let (border, title_style) = match self.severity {
             Severity::Dangerous => (theme.error(), theme.error()),
             _ => (theme.warning(), theme.warning()),
@@ -234,17 +231,8 @@ impl PermissionPane {
             (false, false, true) => " Enter choose · Ctrl+O all · Esc deny ",
             (false, false, false) => " Enter choose · Esc deny ",
         };
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(border)
-            .title(Line::styled(format!(" {} ", self.title), title_style))
-            .title_bottom(Line::styled(hint, theme.dim()).right_aligned());
-        let inner = block.inner(area);
-        block.render(area, buf);
-        if inner.width < 3 || inner.height == 0 {
-            return;
-        }
-        let w = usize::from(inner.width) - 2;
+        let title = Line::styled(format!(" {} ", self.title), title_style);
+        let Some((inner, w)) = super::card_frame(area, buf, border, title, hint, theme) else { return };
         let (mut preview, notes, answers) = self.sections(w, theme);
         // Expanded: start where the person scrolled to (the first row, the path, stays),
         // no further than the last page.
@@ -321,12 +309,17 @@ impl PermissionPane {
                 ],
                 Answer::Always(RuleScope::Session) => vec![("… only for this session", style)],
                 Answer::Always(RuleScope::User) => vec![("… in every project (user config)", style)],
+                Answer::Plan(tern_runtime::Mode::AcceptEdits) => vec![("Yes, and accept edits without asking", style)],
+                Answer::Plan(_) => vec![("Yes, and ask before each edit", style)],
+                Answer::No if self.plan => vec![("No, keep planning, and tell tern what to change", style)],
                 Answer::No => vec![("No, and tell tern what to do instead", style)],
             };
             answers.extend(wrap_spans(&segments, w, Span::styled(marker, style), Span::raw("     ")));
         }
         if let Some(field) = &self.feedback {
-            answers.push(field_line(field, w, theme));
+            let placeholder =
+                if self.plan { "what should change in the plan?" } else { "what should tern do instead?" };
+            answers.push(field.line("     ", w, placeholder, theme));
         }
         (preview, notes, answers)
     }
@@ -335,45 +328,4 @@ impl PermissionPane {
 /// Columns inside the border and its one-column padding on each side.
 fn content_width(width: u16) -> usize {
     usize::from(width).saturating_sub(4).max(1)
-}
-
-/// The feedback field: indented under the answers, scrolled so the cursor (a reversed cell) shows.
-fn field_line(field: &TextBuffer, w: usize, theme: &Theme) -> Line<'static> {
-    const INDENT: &str = "     ";
-    let room = w.saturating_sub(INDENT.len() + 1).max(1);
-    let text = field.text();
-    if text.is_empty() {
-        return Line::from(vec![
-            Span::raw(INDENT),
-            Span::styled(" ", theme.selected()),
-            Span::styled("what should tern do instead?", theme.dim()),
-        ]);
-    }
-    let (before, after) = text.split_at(field.cursor());
-    // Keep the tail of `before` that fits, so the cursor stays in view.
-    let mut shown = String::new();
-    let mut col = 0;
-    let before_graphemes: Vec<(&str, usize)> = measured(before).map(|(_, g, w)| (g, w)).collect();
-    for (g, w) in before_graphemes.into_iter().rev() {
-        col += w;
-        if col > room {
-            break;
-        }
-        shown.insert_str(0, g);
-    }
-    let mut graphemes = measured(after);
-    let at_cursor = graphemes.next().map_or(" ".to_string(), |(_, g, _)| g.to_string());
-    let left = room.saturating_sub(str_width(&shown) + 1);
-    let rest: String = graphemes
-        .scan(0, |used, (_, g, w)| {
-            *used += w;
-            (*used <= left).then_some(g)
-        })
-        .collect();
-    Line::from(vec![
-        Span::raw(INDENT),
-        Span::styled(shown, theme.user()),
-        Span::styled(at_cursor, theme.selected()),
-        Span::styled(rest, theme.user()),
-    ])
 }

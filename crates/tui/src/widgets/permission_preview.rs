@@ -11,6 +11,8 @@ use crate::theme::Theme;
 
 /// Diff or content lines shown before "… N more lines".
 pub(crate) const MAX_PREVIEW_LINES: usize = 12;
+/// Rows of a plan shown until the person asks for all.
+pub(crate) const MAX_PLAN_LINES: usize = 30;
 /// Rows of JSON arguments shown for other tools.
 const MAX_ARG_ROWS: usize = 6;
 
@@ -35,6 +37,8 @@ pub(crate) enum Preview {
     Target(String),
     /// Any other tool: its name and compact JSON arguments.
     Args { tool: String, json: String },
+    /// A plan to approve, in Markdown.
+    Plan(String),
 }
 
 fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
@@ -133,13 +137,18 @@ impl Preview {
             "web_fetch" if str_field(input, "url").is_some() => {
                 Preview::Target(str_field(input, "url").unwrap_or_default().to_string())
             }
+            "exit_plan_mode" => Preview::Plan(str_field(input, "plan").unwrap_or_default().to_string()),
             _ => Preview::Args { tool: tool.to_string(), json: serde_json::to_string(input).unwrap_or_default() },
         }
     }
 
     /// Whether a change has more lines than show folded (Ctrl+O shows them).
     pub(crate) fn is_long(&self) -> bool {
-        matches!(self, Preview::Change { lines, .. } if lines.len() > MAX_PREVIEW_LINES)
+        match self {
+            Preview::Change { lines, .. } => lines.len() > MAX_PREVIEW_LINES,
+            Preview::Plan(plan) => plan.lines().count() > MAX_PLAN_LINES,
+            _ => false,
+        }
     }
 
     /// The preview laid out at `width` columns; a change shows all its lines
@@ -182,6 +191,15 @@ impl Preview {
                 out
             }
             Preview::Target(target) => wrap_spans(&[(target, theme.accent())], width, none(), none()),
+            Preview::Plan(plan) => {
+                let mut out = crate::markdown::render_markdown(plan, u16::try_from(width).unwrap_or(u16::MAX), theme);
+                let more = if full { 0 } else { out.len().saturating_sub(MAX_PLAN_LINES) };
+                if more > 0 {
+                    out.truncate(MAX_PLAN_LINES);
+                    out.push(Line::styled(format!("… {more} more rows (Ctrl+O shows all)"), theme.dim()));
+                }
+                out
+            }
             Preview::Args { tool, json } => {
                 let (name, origin) = match tool.strip_prefix("mcp__").and_then(|rest| rest.split_once("__")) {
                     Some((server, name)) => (name.to_string(), format!(" (MCP server {server})")),

@@ -4,6 +4,7 @@
 
 mod composer;
 mod permission;
+mod question;
 mod status;
 mod support;
 mod tiny_areas;

@@ -1,0 +1,200 @@
+//! The model's questions (`ask_user`) as a card in the bottom pane: one
+//! question at a time, its choices numbered, and a last row to type your own
+//! answer.
+//!
+//! Keys: Up/Down move; a number picks; Enter picks the highlighted choice
+//! (with several allowed, Space ticks choices and Enter sends the ticked
+//! ones); the last row opens a field (Enter sends, Esc goes back); Esc
+//! dismisses the questions.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use tern_protocol::{UserAnswer, UserQuestion};
+
+use super::line_field::{FieldKey, LineField};
+use super::wrap::wrap_spans;
+use crate::theme::Theme;
+
+/// How the questions ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuestionOutcome {
+    /// Every question answered, in order.
+    Answered(Vec<UserAnswer>),
+    /// Esc: no answer.
+    Dismissed,
+}
+
+/// The card for one `ask_user` call.
+#[derive(Debug)]
+pub struct QuestionPane {
+    questions: Vec<UserQuestion>,
+    current: usize,
+    answers: Vec<UserAnswer>,
+    selected: usize,
+    ticked: Vec<bool>,
+    /// The "type your own answer" field, while open.
+    field: Option<LineField>,
+}
+
+impl QuestionPane {
+    /// A card for `questions` (at least one).
+    pub fn new(questions: Vec<UserQuestion>) -> Self {
+        let ticked = vec![false; questions.first().map_or(0, |q| q.options.len())];
+        Self { questions, current: 0, answers: Vec::new(), selected: 0, ticked, field: None }
+    }
+
+    fn question(&self) -> Option<&UserQuestion> {
+        self.questions.get(self.current)
+    }
+
+    /// Rows: the choices, then "type your own".
+    fn rows(&self) -> usize {
+        self.question().map_or(0, |q| q.options.len()) + 1
+    }
+
+    /// Handles a key; Some when the questions are done.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<QuestionOutcome> {
+        if key.kind == KeyEventKind::Release {
+            return None;
+        }
+        if let Some(field) = &mut self.field {
+            match field.handle_key(key) {
+                FieldKey::Submit(text) if !text.is_empty() => return self.answer(vec![text]),
+                FieldKey::Submit(_) => {}
+                FieldKey::Cancel => self.field = None,
+                FieldKey::Edited => {}
+            }
+            return None;
+        }
+        let n = self.rows();
+        let multi = self.question().is_some_and(|q| q.multi_select);
+        match key.code {
+            KeyCode::Esc => return Some(QuestionOutcome::Dismissed),
+            KeyCode::Up => self.selected = (self.selected + n - 1) % n,
+            KeyCode::Down | KeyCode::Tab => self.selected = (self.selected + 1) % n,
+            KeyCode::Char(' ') if multi && self.selected + 1 < n => {
+                self.ticked[self.selected] = !self.ticked[self.selected];
+            }
+            KeyCode::Char(c @ '1'..='9') => {
+                let index = c as usize - '1' as usize;
+                if index < n {
+                    self.selected = index;
+                    if multi && index + 1 < n {
+                        self.ticked[index] = !self.ticked[index];
+                    } else {
+                        return self.pick();
+                    }
+                }
+            }
+            KeyCode::Enter => return self.pick(),
+            _ => {}
+        }
+        None
+    }
+
+    /// A paste goes into the field when it is open.
+    pub fn handle_paste(&mut self, text: &str) {
+        if let Some(field) = &mut self.field {
+            field.paste(text);
+        }
+    }
+
+    /// Enter on the highlighted row.
+    fn pick(&mut self) -> Option<QuestionOutcome> {
+        let q = self.question()?;
+        if self.selected + 1 == self.rows() {
+            self.field = Some(LineField::default());
+            return None;
+        }
+        let labels: Vec<String> = if q.multi_select {
+            let ticked: Vec<String> =
+                q.options.iter().zip(&self.ticked).filter(|(_, t)| **t).map(|(o, _)| o.label.clone()).collect();
+            if ticked.is_empty() { vec![q.options[self.selected].label.clone()] } else { ticked }
+        } else {
+            vec![q.options[self.selected].label.clone()]
+        };
+        self.answer(labels)
+    }
+
+    /// The current question answered: the next one, or done.
+    fn answer(&mut self, answers: Vec<String>) -> Option<QuestionOutcome> {
+        let question = self.question()?.question.clone();
+        self.answers.push(UserAnswer { question, answers });
+        self.current += 1;
+        self.selected = 0;
+        self.field = None;
+        self.ticked = vec![false; self.question().map_or(0, |q| q.options.len())];
+        if self.current >= self.questions.len() {
+            return Some(QuestionOutcome::Answered(std::mem::take(&mut self.answers)));
+        }
+        None
+    }
+
+    /// Rows the card wants at `width`, border included.
+    pub fn desired_height(&self, width: u16) -> u16 {
+        let w = usize::from(width).saturating_sub(4).max(1);
+        u16::try_from(self.lines(w, &Theme::plain()).len() + 2).unwrap_or(u16::MAX)
+    }
+
+    fn lines(&self, w: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let Some(q) = self.question() else { return Vec::new() };
+        let mut out = Vec::new();
+        if let Some(h) = q.header.as_deref().filter(|h| !h.trim().is_empty()) {
+            out.push(Line::styled(format!("[{}]", h.trim()), theme.accent()));
+        }
+        out.extend(wrap_spans(&[(q.question.as_str(), theme.text())], w, Span::raw(""), Span::raw("")));
+        out.push(Line::raw(""));
+        let n = self.rows();
+        for i in 0..n {
+            let selected = i == self.selected;
+            let style = if selected { theme.accent() } else { theme.text() };
+            let tick = match (q.multi_select, self.ticked.get(i)) {
+                (true, Some(true)) => "[x] ",
+                (true, Some(false)) => "[ ] ",
+                _ => "",
+            };
+            let marker = format!("{} {}. {tick}", if selected { "›" } else { " " }, i + 1);
+            let (label, description): (String, Option<&str>) = match q.options.get(i) {
+                Some(o) => (o.label.clone(), o.description.as_deref()),
+                None => ("Type your own answer".into(), None),
+            };
+            let mut segments: Vec<(&str, Style)> = vec![(label.as_str(), style)];
+            let desc = description.map(|d| format!(" — {d}"));
+            if let Some(d) = &desc {
+                segments.push((d.as_str(), theme.dim()));
+            }
+            out.extend(wrap_spans(&segments, w, Span::styled(marker, style), Span::raw("     ")));
+        }
+        if let Some(field) = &self.field {
+            out.push(field.line("     ", w, "your answer", theme));
+        }
+        out
+    }
+
+    /// Draws the card; when `area` is short, the first rows (the question) go first.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
+        let count = if self.questions.len() > 1 {
+            format!(" ({}/{})", self.current + 1, self.questions.len())
+        } else {
+            String::new()
+        };
+        let multi = self.question().is_some_and(|q| q.multi_select);
+        let hint = match (self.field.is_some(), multi) {
+            (true, _) => " Enter send · Esc back ",
+            (false, true) => " Space tick · Enter send · Esc dismiss ",
+            (false, false) => " Enter choose · Esc dismiss ",
+        };
+        let title = Line::styled(format!(" tern asks{count} "), theme.accent());
+        let Some((inner, w)) = super::card_frame(area, buf, theme.accent(), title, hint, theme) else { return };
+        let lines = self.lines(w, theme);
+        // Keep the highlighted row in view when the card is cut.
+        let skip = lines.len().saturating_sub(usize::from(inner.height));
+        for (i, line) in lines.iter().skip(skip).take(usize::from(inner.height)).enumerate() {
+            let y = inner.y + u16::try_from(i).unwrap_or(0);
+            buf.set_line(inner.x + 1, y, line, inner.width - 2);
+        }
+    }
+}
