@@ -69,6 +69,8 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                 crate::say(n);
             }
             let mut result = result_object(&report, runtime.session().id());
+            // What ran in the background (all of it is stopped as tern exits).
+            result["background_tasks"] = json!(runtime.background_tasks());
             // The whole session's, counting what a resumed session had spent before.
             let (session_usage, session_cost) = runtime.session_usage();
             result["session_usage"] = json!(session_usage);

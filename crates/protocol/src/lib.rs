@@ -12,6 +12,7 @@
 //! assert!(matches!(m.content[0], ContentBlock::Text { .. }));
 //! ```
 
+mod background;
 mod details;
 mod event;
 mod message;
@@ -23,6 +24,7 @@ mod todo;
 mod tool;
 mod usage;
 
+pub use background::{TaskStatus, TaskSummary};
 pub use details::BashDetails;
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
 pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};

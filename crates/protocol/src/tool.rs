@@ -54,7 +54,8 @@ impl ToolKind {
             "write" | "edit" | "notebook_edit" => ToolKind::Edit,
             "bash" => ToolKind::Execute,
             "web_fetch" | "web_search" => ToolKind::Fetch,
-            "todo_write" | "tool_search" | "skill" | "enter_plan_mode" | "exit_plan_mode" => ToolKind::Meta,
+            "todo_write" | "tool_search" | "skill" | "enter_plan_mode" | "exit_plan_mode" | "task_output"
+            | "task_stop" => ToolKind::Meta,
             "ask_user" => ToolKind::Ask,
             "task" => ToolKind::Delegate,
             _ => ToolKind::External,

@@ -292,6 +292,7 @@ impl RuntimeBuilder {
         env.image_input = model_info.image_input;
         env.child_env = Some(child_env.clone());
         env.sandbox = sandbox.clone();
+        let background = env.background.clone();
         // Searches skip what `read(...)` deny rules cover inside the
         // directories they walk.
         if policy.has_read_deny_rules() {
@@ -351,6 +352,7 @@ impl RuntimeBuilder {
             subagents,
             builtin_tools,
             interaction,
+            background,
         };
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
@@ -413,6 +415,8 @@ pub struct Runtime {
     builtin_tools: Vec<RuntimeTool>,
     /// What `ask_user` and the plan-mode tools borrow from the running prompt.
     interaction: Arc<interactive::Interaction>,
+    /// Commands started with `run_in_background`.
+    background: Arc<tern_tools::background::BackgroundTasks>,
 }
 
 impl Runtime {
@@ -583,6 +587,16 @@ impl Runtime {
         };
         self.remove_rule(rule)?;
         self.add_rule(kind, rule, to)
+    }
+
+    /// The commands started in the background, oldest first (`/tasks`).
+    pub fn background_tasks(&self) -> Vec<tern_protocol::TaskSummary> {
+        self.background.list()
+    }
+
+    /// Stop the background task `id`.
+    pub async fn stop_background_task(&self, id: &str) -> Result<tern_protocol::TaskSummary, String> {
+        self.background.stop(id).await.map_err(|e| e.message)
     }
 
     /// The skills found at start (`tern skills list`, the `/` popup).
@@ -836,6 +850,8 @@ impl Runtime {
 
     /// Stop every MCP server.
     pub async fn shutdown(&self) {
+        // Nothing started in the background outlives the session.
+        self.background.stop_all();
         self.session().sync();
         if let Some(mcp) = &self.mcp {
             mcp.shutdown().await;

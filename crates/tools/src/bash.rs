@@ -41,6 +41,7 @@ pub fn definition() -> ToolDefinition {
              - Output keeps the LAST {MAX_LINES} lines or {} KB, whichever is less; when cut, the full output is saved to a file named in the result (search it with grep, read it in ranges).\n\
              - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}. On timeout the whole process group is killed.\n\
              - Background processes (`cmd &`) are killed when the command ends; there is no interactive input (stdin is empty).\n\
+             - `run_in_background: true` returns at once with a task id (servers, watchers, long builds); read it with task_output, stop it with task_stop.\n\
              - Prefer the read tool to `cat`/`head`/`tail` for files.",
             MAX_BYTES / 1024
         ),
@@ -49,7 +50,8 @@ pub fn definition() -> ToolDefinition {
             "properties": {
                 "command": {"type": "string", "description": "The command to run."},
                 "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds (default 120000, max 600000)."},
-                "description": {"type": "string", "description": "What the command does, in 5-10 words, for the person watching."}
+                "description": {"type": "string", "description": "What the command does, in 5-10 words, for the person watching."},
+                "run_in_background": {"type": "boolean", "description": "Return a task id at once; the command keeps running."}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -63,6 +65,8 @@ pub fn definition() -> ToolDefinition {
 struct Args {
     command: String,
     timeout: Option<u64>,
+    #[serde(default)]
+    run_in_background: bool,
 }
 
 /// The bash tool.
@@ -108,6 +112,16 @@ impl Tool for BashTool {
             let timeout_ms = requested.clamp(1, MAX_TIMEOUT_MS);
             let spill = self.env.output_dir.join(format!("bash-{}.log", sanitize(&ctx.call_id)));
             let sandbox = CallSandbox::prepare(&self.env, ctx.confinement)?;
+            if args.run_in_background {
+                let id = self.env.background.start(&self.env, &args.command, sandbox)?;
+                return Ok(ToolOutput {
+                    content: vec![ToolResultContent::text(format!(
+                        "Started in the background as {id}. Read its output with task_output {{\"id\": \"{id}\"}}; \
+                         stop it with task_stop. It is stopped when tern exits."
+                    ))],
+                    details: Some(json!({"background_task": id})),
+                });
+            }
             let timeout = Duration::from_millis(timeout_ms);
             run(&self.env, &args.command, timeout, spill, sandbox, &cancel, &updates).await.map(|mut out| {
                 if requested > MAX_TIMEOUT_MS
@@ -145,7 +159,7 @@ async fn run(
 
 /// Start `command` with `bash -c` in the workspace, in its own process group,
 /// confined as the call's sandbox says, stdout and stderr on one pipe.
-fn spawn(
+pub(crate) fn spawn(
     env: &ToolEnv,
     command: &str,
     sandbox: CallSandbox,
@@ -335,7 +349,7 @@ fn fmt_duration(d: Duration) -> String {
     if d.as_millis().is_multiple_of(1000) { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
 }
 
-async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, tx: mpsc::Sender<Vec<u8>>) {
+pub(crate) async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, tx: mpsc::Sender<Vec<u8>>) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match r.read(&mut buf).await {

@@ -13,6 +13,7 @@
 //! assert_eq!(tools[0].name(), "read");
 //! ```
 
+pub mod background;
 pub mod bash;
 mod bash_sandbox;
 pub use bash_sandbox::SandboxSettings;
@@ -80,6 +81,8 @@ pub struct ToolEnv {
     sandbox_tmp: Mutex<Option<tempfile::TempDir>>,
     /// Whether the sandbox's one-time warning went out with a result.
     sandbox_warned: AtomicBool,
+    /// Commands started with `run_in_background`.
+    pub background: Arc<background::BackgroundTasks>,
 }
 
 impl std::fmt::Debug for ToolEnv {
@@ -109,6 +112,7 @@ impl ToolEnv {
             sandbox: SandboxSettings::default(),
             sandbox_tmp: Mutex::new(None),
             sandbox_warned: AtomicBool::new(false),
+            background: Arc::default(),
         }
     }
 
@@ -145,5 +149,15 @@ pub fn builtin_tools(env: Arc<ToolEnv>) -> Vec<RuntimeTool> {
         RuntimeTool::new(glob::definition(), Arc::new(glob::GlobTool::new(env.clone())), ToolSource::Builtin),
         RuntimeTool::new(ls::definition(), Arc::new(ls::LsTool::new(env.clone())), ToolSource::Builtin),
         RuntimeTool::new(todo::definition(), Arc::new(todo::TodoTool::new()), ToolSource::Builtin),
+        RuntimeTool::new(
+            background::output_definition(),
+            Arc::new(background::TaskOutputTool::new(env.clone())),
+            ToolSource::Builtin,
+        ),
+        RuntimeTool::new(
+            background::stop_definition(),
+            Arc::new(background::TaskStopTool::new(env)),
+            ToolSource::Builtin,
+        ),
     ]
 }

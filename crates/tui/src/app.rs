@@ -883,6 +883,7 @@ impl App {
             | Slash::Status
             | Slash::Theme
             | Slash::Permissions
+            | Slash::Tasks
             | Slash::Config
             | Slash::Init
             | Slash::Compact

@@ -47,13 +47,15 @@ pub enum Slash {
     Rename,
     /// `/export [FILE]`.
     Export,
+    /// `/tasks [stop ID]`.
+    Tasks,
     /// `/quit` (also `/exit`).
     Quit,
 }
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 22] = [
+    pub const ALL: [Slash; 23] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -75,6 +77,7 @@ impl Slash {
         Slash::Fork,
         Slash::Rename,
         Slash::Export,
+        Slash::Tasks,
         Slash::Quit,
     ];
 
@@ -102,6 +105,7 @@ impl Slash {
             Slash::Fork => "fork",
             Slash::Rename => "rename",
             Slash::Export => "export",
+            Slash::Tasks => "tasks",
             Slash::Quit => "quit",
         }
     }
@@ -134,6 +138,7 @@ impl Slash {
             Slash::Fork => "go on in a new session file; this one stays as it is",
             Slash::Rename => "name this session: /rename NAME",
             Slash::Export => "write the conversation as Markdown: /export [FILE]",
+            Slash::Tasks => "commands running in the background: /tasks, /tasks stop ID",
             Slash::Quit => "leave tern",
         }
     }
@@ -152,6 +157,7 @@ impl Slash {
             Slash::Resume => Some("[ID]"),
             Slash::Rename => Some("NAME"),
             Slash::Export => Some("[FILE]"),
+            Slash::Tasks => Some("[stop ID]"),
             _ => None,
         }
     }

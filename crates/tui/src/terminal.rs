@@ -756,6 +756,44 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                 ),
             }
         }
+        Slash::Tasks => {
+            let words: Vec<&str> = arg.split_whitespace().collect();
+            match words.as_slice() {
+                [] => {
+                    let tasks = runtime.background_tasks();
+                    let text = if tasks.is_empty() {
+                        "no background tasks (the model starts them with bash run_in_background)".to_string()
+                    } else {
+                        tasks
+                            .iter()
+                            .map(|t| {
+                                format!(
+                                    "{}  {}  {}s  {}\n    log: {}",
+                                    t.id,
+                                    t.status,
+                                    t.elapsed_ms / 1000,
+                                    t.command.lines().next().unwrap_or_default(),
+                                    t.log.display()
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    app.notice(text, NoticeLevel::Info);
+                }
+                ["stop", id] => {
+                    let (rt, tx, id) = (runtime.clone(), tx.clone(), (*id).to_string());
+                    tokio::spawn(async move {
+                        let msg = match rt.stop_background_task(&id).await {
+                            Ok(t) => Msg::Notice(format!("{} stopped", t.id), NoticeLevel::Info),
+                            Err(e) => Msg::Notice(e, NoticeLevel::Warning),
+                        };
+                        let _ = tx.send(msg);
+                    });
+                }
+                _ => app.notice("usage: /tasks [stop ID]", NoticeLevel::Warning),
+            }
+        }
         Slash::Theme => {
             let word = arg.trim();
             if word.is_empty() {

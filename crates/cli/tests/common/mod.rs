@@ -163,8 +163,21 @@ pub async fn wait_gone(needle: &str) -> Vec<u32> {
 
 /// The built-in tools a headless main agent outside plan mode gets, in their fixed order (`ask_user`
 /// is for front ends with a person; `skill`: the bundled skill is always there).
-pub const BUILTINS: [&str; 11] =
-    ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "task", "enter_plan_mode", "skill"];
+pub const BUILTINS: [&str; 13] = [
+    "read",
+    "write",
+    "edit",
+    "bash",
+    "grep",
+    "glob",
+    "ls",
+    "todo_write",
+    "task_output",
+    "task_stop",
+    "task",
+    "enter_plan_mode",
+    "skill",
+];
 
 pub fn write(path: &Path, text: &str) {
     if let Some(p) = path.parent() {

@@ -1,0 +1,377 @@
+//! Background commands: `bash {run_in_background: true}` starts a command
+//! (a dev server, a watcher, a long build) and returns at once with a task
+//! id; `task_output {id, filter?}` reads what it printed since the last
+//! read; `task_stop {id}` ends its process group. Every task still running
+//! is stopped when tern exits.
+//!
+//! Bounds: at most [`MAX_RUNNING`] at once; output not yet read is kept up
+//! to [`PENDING_CAP`] bytes (older bytes are dropped and counted); the whole
+//! log goes to a file in the session's outputs, up to [`LOG_CAP`] bytes.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use grep_matcher::Matcher;
+use serde_json::{Value, json};
+use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+pub use tern_protocol::{TaskStatus, TaskSummary};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::ToolEnv;
+use crate::bash_sandbox::CallSandbox;
+use tern_process::{Utf8Carry, reap_leftovers, signal_group, terminate_group};
+
+/// Background commands running at once, at most.
+pub const MAX_RUNNING: usize = 16;
+/// Unread output kept per task, in bytes.
+pub const PENDING_CAP: usize = 1024 * 1024;
+/// The largest log file per task.
+pub const LOG_CAP: u64 = 64 * 1024 * 1024;
+/// The most a `task_output` result shows, in bytes (the rest is in the log).
+const SHOWN_CAP: usize = crate::bash::MAX_BYTES;
+
+struct State {
+    pending: VecDeque<u8>,
+    dropped: u64,
+    total: u64,
+    status: TaskStatus,
+    log: Option<std::fs::File>,
+    log_bytes: u64,
+    decoder: Utf8Carry,
+}
+
+struct Task {
+    id: String,
+    command: String,
+    pgid: u32,
+    started: Instant,
+    log_path: PathBuf,
+    stop: CancellationToken,
+    /// Told when the task has ended.
+    ended: tokio::sync::Notify,
+    state: Mutex<State>,
+}
+
+impl Task {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, chunk: &[u8]) {
+        let mut s = self.state();
+        s.total += chunk.len() as u64;
+        s.pending.extend(chunk);
+        let over = s.pending.len().saturating_sub(PENDING_CAP);
+        if over > 0 {
+            s.pending.drain(..over);
+            s.dropped += over as u64;
+        }
+        let room = LOG_CAP.saturating_sub(s.log_bytes) as usize;
+        let part = &chunk[..chunk.len().min(room)];
+        if !part.is_empty()
+            && let Some(f) = s.log.as_mut()
+            && f.write_all(part).is_ok()
+        {
+            s.log_bytes += part.len() as u64;
+        }
+    }
+
+    fn summary(&self) -> TaskSummary {
+        let s = self.state();
+        TaskSummary {
+            id: self.id.clone(),
+            command: self.command.clone(),
+            status: s.status,
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+            output_bytes: s.total,
+            log: self.log_path.clone(),
+        }
+    }
+}
+
+/// The background tasks of one session.
+#[derive(Default)]
+pub struct BackgroundTasks {
+    tasks: Mutex<Vec<Arc<Task>>>,
+    next: AtomicU64,
+}
+
+impl std::fmt::Debug for BackgroundTasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackgroundTasks").field("tasks", &self.list().len()).finish()
+    }
+}
+
+impl BackgroundTasks {
+    fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Task>>> {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Task>, ToolError> {
+        let id = id.trim();
+        let tasks = self.tasks();
+        if let Some(task) = tasks.iter().find(|t| t.id == id) {
+            return Ok(task.clone());
+        }
+        let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+        Err(ToolError::new(format!(
+            "no background task `{id}`; tasks: {}",
+            if ids.is_empty() { "none".to_string() } else { ids.join(", ") }
+        )))
+    }
+
+    /// Every task, oldest first.
+    pub fn list(&self) -> Vec<TaskSummary> {
+        self.tasks().iter().map(|t| t.summary()).collect()
+    }
+
+    /// Start `command` in the background (confined as `sandbox` says); its id.
+    pub(crate) fn start(&self, env: &ToolEnv, command: &str, sandbox: CallSandbox) -> Result<String, ToolError> {
+        let running = self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count();
+        if running >= MAX_RUNNING {
+            return Err(ToolError::new(format!(
+                "{MAX_RUNNING} background tasks are already running; stop one with task_stop first"
+            )));
+        }
+        let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
+        let (child, pgid, reader, _applied) = crate::bash::spawn(env, command, sandbox)?;
+        let log_path = env.output_dir.join(format!("{id}.log"));
+        let log = std::fs::create_dir_all(&env.output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
+        let task = Arc::new(Task {
+            id: id.clone(),
+            command: command.to_string(),
+            pgid,
+            started: Instant::now(),
+            log_path,
+            stop: CancellationToken::new(),
+            ended: tokio::sync::Notify::new(),
+            state: Mutex::new(State {
+                pending: VecDeque::new(),
+                dropped: 0,
+                total: 0,
+                status: TaskStatus::Running,
+                log,
+                log_bytes: 0,
+                decoder: Utf8Carry::default(),
+            }),
+        });
+        self.tasks().push(task.clone());
+        tokio::spawn(watch(task, child, reader));
+        Ok(id)
+    }
+
+    /// What task `id` printed since the last read (the lines matching
+    /// `filter`, when given), and how it stands.
+    pub fn output(&self, id: &str, filter: Option<&str>) -> Result<(String, TaskSummary), ToolError> {
+        let task = self.get(id)?;
+        let matcher = match filter.filter(|f| !f.is_empty()) {
+            Some(f) => Some(
+                grep_regex::RegexMatcher::new(f)
+                    .map_err(|e| ToolError::new(format!("`filter` is not a valid regex: {e}")))?,
+            ),
+            None => None,
+        };
+        let (bytes, dropped) = {
+            let mut s = task.state();
+            let bytes: Vec<u8> = s.pending.drain(..).collect();
+            (s.decoder.decode(&bytes), std::mem::take(&mut s.dropped))
+        };
+        let mut text: String = match &matcher {
+            Some(m) => {
+                bytes.lines().filter(|l| m.is_match(l.as_bytes()).unwrap_or(false)).map(|l| format!("{l}\n")).collect()
+            }
+            None => bytes,
+        };
+        let mut notes = Vec::new();
+        if dropped > 0 {
+            notes.push(format!("{dropped} older bytes were not kept"));
+        }
+        if text.len() > SHOWN_CAP {
+            let cut = text.len() - SHOWN_CAP;
+            let start = tern_protocol::text::floor_char_boundary(&text, cut);
+            let start = text[start..].find('\n').map_or(start, |i| start + i + 1);
+            notes.push(format!(
+                "showing the last {} of this read",
+                crate::output_tail::human_bytes(text.len() as u64 - start as u64)
+            ));
+            text = text[start..].to_string();
+        }
+        let summary = task.summary();
+        if !notes.is_empty() {
+            text.insert_str(0, &format!("[{}; the whole log: {}]\n", notes.join("; "), summary.log.display()));
+        }
+        Ok((text, summary))
+    }
+
+    /// End task `id`'s process group (TERM, then KILL).
+    pub async fn stop(&self, id: &str) -> Result<TaskSummary, ToolError> {
+        let task = self.get(id)?;
+        let ended = task.ended.notified();
+        task.stop.cancel();
+        // The watcher records the end (after terminate_group's own bounded grace).
+        if task.state().status == TaskStatus::Running {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(10), ended).await;
+        }
+        Ok(task.summary())
+    }
+
+    /// Stop every running task at once (tern exits): KILL to each group.
+    pub fn stop_all(&self) {
+        for t in self.tasks().iter() {
+            t.stop.cancel();
+            if t.state().status == TaskStatus::Running {
+                signal_group(t.pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for BackgroundTasks {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// Follow one task until it exits or is stopped; then leave nothing of its group.
+async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio::net::unix::pipe::Receiver) {
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    tokio::spawn(crate::bash::pump(reader, tx));
+    let mut open = true;
+    let status = loop {
+        tokio::select! {
+            chunk = rx.recv(), if open => match chunk {
+                Some(c) => task.push(&c),
+                None => open = false,
+            },
+            status = child.wait() => {
+                use std::os::unix::process::ExitStatusExt;
+                break match status {
+                    Ok(s) => TaskStatus::Exited { exit_code: s.code().or(s.signal().map(|sig| 128 + sig)) },
+                    Err(_) => TaskStatus::Exited { exit_code: None },
+                };
+            }
+            () = task.stop.cancelled() => {
+                terminate_group(&mut child, task.pgid).await;
+                break TaskStatus::Stopped;
+            }
+        }
+    };
+    while let Ok(c) = rx.try_recv() {
+        task.push(&c);
+    }
+    reap_leftovers(task.pgid).await;
+    task.state().status = status;
+    task.ended.notify_waiters();
+}
+
+/// `task_output`.
+pub fn output_definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "task_output".into(),
+        description: "New output of a background task (bash `run_in_background`) since the last read, and its \
+                      status. `filter`: a regex for the lines to keep."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "e.g. bg-1"},
+                "filter": {"type": "string"}
+            },
+            "required": ["id"],
+            "additionalProperties": false
+        }),
+        snippet: Some("task_output: read new output of a background task".into()),
+        execution_mode: ExecutionMode::Parallel,
+    }
+}
+
+/// `task_stop`.
+pub fn stop_definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "task_stop".into(),
+        description: "Stop a background task and its child processes.".into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"id": {"type": "string", "description": "e.g. bg-1"}},
+            "required": ["id"],
+            "additionalProperties": false
+        }),
+        snippet: Some("task_stop: stop a background task".into()),
+        execution_mode: ExecutionMode::Sequential,
+    }
+}
+
+fn status_line(s: &TaskSummary) -> String {
+    format!("[{} {} · {} printed in all]", s.id, s.status, crate::output_tail::human_bytes(s.output_bytes))
+}
+
+/// The `task_output` tool.
+pub struct TaskOutputTool {
+    env: Arc<ToolEnv>,
+}
+
+impl TaskOutputTool {
+    /// Over `env`'s background tasks.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+impl Tool for TaskOutputTool {
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let id = input.get("id").and_then(Value::as_str).unwrap_or_default();
+            let filter = input.get("filter").and_then(Value::as_str);
+            let (text, summary) = self.env.background.output(id, filter)?;
+            let body = if text.is_empty() { "(no new output)\n".to_string() } else { text };
+            Ok(ToolOutput {
+                content: vec![ToolResultContent::text(format!("{body}{}", status_line(&summary)))],
+                details: serde_json::to_value(&summary).ok(),
+            })
+        })
+    }
+}
+
+/// The `task_stop` tool.
+pub struct TaskStopTool {
+    env: Arc<ToolEnv>,
+}
+
+impl TaskStopTool {
+    /// Over `env`'s background tasks.
+    pub fn new(env: Arc<ToolEnv>) -> Self {
+        Self { env }
+    }
+}
+
+impl Tool for TaskStopTool {
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        _cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let id = input.get("id").and_then(Value::as_str).unwrap_or_default();
+            let summary = self.env.background.stop(id).await?;
+            Ok(ToolOutput {
+                content: vec![ToolResultContent::text(status_line(&summary))],
+                details: serde_json::to_value(&summary).ok(),
+            })
+        })
+    }
+}
