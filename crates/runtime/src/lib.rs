@@ -37,6 +37,7 @@ mod startup;
 mod subagents;
 pub mod trust;
 mod turn_catalog;
+pub mod web_fetch;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -308,6 +309,7 @@ impl RuntimeBuilder {
         tools.push(subagents::TaskTool::runtime_tool(subagents.clone()));
         let interaction = Arc::new(interactive::Interaction::default());
         tools.extend(interactive::tools(&interaction, &policy));
+        tools.push(web_fetch::runtime_tool(policy.clone()));
         if !skills.list.is_empty() {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
         }

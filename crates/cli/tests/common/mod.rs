@@ -163,7 +163,7 @@ pub async fn wait_gone(needle: &str) -> Vec<u32> {
 
 /// The built-in tools a headless main agent outside plan mode gets, in their fixed order (`ask_user`
 /// is for front ends with a person; `skill`: the bundled skill is always there).
-pub const BUILTINS: [&str; 13] = [
+pub const BUILTINS: [&str; 14] = [
     "read",
     "write",
     "edit",
@@ -176,6 +176,7 @@ pub const BUILTINS: [&str; 13] = [
     "task_stop",
     "task",
     "enter_plan_mode",
+    "web_fetch",
     "skill",
 ];
 

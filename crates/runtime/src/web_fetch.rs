@@ -1,0 +1,236 @@
+//! `web_fetch {url, prompt?}`: GET a page over HTTP(S) and return it as
+//! text — HTML turned into Markdown — for the model to read.
+//!
+//! - The policy judges the URL before the call (asked by default;
+//!   `web_fetch(domain:docs.rs)` rules allow a host), and every redirect hop
+//!   again: a hop the policy would not allow without asking is refused, with
+//!   the URL, so the model can ask for it in a call of its own.
+//! - At most [`MAX_REDIRECTS`] redirects, [`TIMEOUT`] in all, [`MAX_BODY`]
+//!   bytes read; only text types (HTML, plain text, JSON, XML, …).
+//! - Runs in tern's process (no sandbox applies): the policy is the wall.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_policy::engine::{Policy, Verdict};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent, ToolSource};
+use tokio_util::sync::CancellationToken;
+
+/// Redirects followed at most.
+pub const MAX_REDIRECTS: usize = 5;
+/// The whole fetch, redirects included.
+pub const TIMEOUT: Duration = Duration::from_secs(30);
+/// Bytes of body read at most.
+pub const MAX_BODY: usize = 5 * 1024 * 1024;
+/// Characters of text returned at most (the output gates may cut further).
+const MAX_TEXT: usize = 200 * 1024;
+
+/// The tool, judged hop by hop by `policy`.
+pub(crate) fn runtime_tool(policy: Arc<Policy>) -> RuntimeTool {
+    RuntimeTool::new(definition(), Arc::new(WebFetch { policy }), ToolSource::Builtin)
+}
+
+fn definition() -> ToolDefinition {
+    ToolDefinition {
+        name: "web_fetch".into(),
+        description: format!(
+            "Fetch a web page (http/https GET) and return it as text: HTML as Markdown, other text as is. Follows up to \
+             {MAX_REDIRECTS} redirects (each one checked against the permission rules), reads at most {} MB, text \
+             types only, {} s in all. `prompt` says what you are looking for in the page (it is returned with it).",
+            MAX_BODY / (1024 * 1024),
+            TIMEOUT.as_secs()
+        ),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "The full URL, http:// or https://."},
+                "prompt": {"type": "string", "description": "What to look for in the page."}
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        }),
+        snippet: Some("web_fetch: fetch a web page as Markdown (asked per domain)".into()),
+        execution_mode: ExecutionMode::Parallel,
+    }
+}
+
+struct WebFetch {
+    policy: Arc<Policy>,
+}
+
+/// Whether a content type is text the model can read.
+fn is_text(content_type: &str) -> bool {
+    let t = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    t.is_empty()
+        || t.starts_with("text/")
+        || matches!(
+            t.as_str(),
+            "application/json" | "application/xml" | "application/xhtml+xml" | "application/javascript"
+        )
+        || t.ends_with("+json")
+        || t.ends_with("+xml")
+}
+
+/// `html` as Markdown, without scripts, styles and other non-content.
+pub fn html_to_markdown(html: &str) -> String {
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec!["script", "style", "noscript", "svg", "iframe", "template", "head"])
+        .build();
+    converter.convert(html).unwrap_or_else(|_| html.to_string())
+}
+
+impl WebFetch {
+    /// Whether the policy lets `url` be fetched without asking (a redirect hop).
+    fn hop_allowed(&self, url: &str) -> Result<(), String> {
+        let d = self.policy.decide("web_fetch", &json!({"url": url}));
+        match d.verdict {
+            Verdict::Allow => Ok(()),
+            Verdict::Ask | Verdict::Deny => Err(d.reason),
+        }
+    }
+
+    async fn fetch(&self, url: &str) -> Result<(String, Vec<String>, String, bool), ToolError> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
+            .build()
+            .map_err(|e| ToolError::new(format!("web_fetch: could not build the HTTP client: {e}")))?;
+        let mut current =
+            reqwest::Url::parse(url).map_err(|e| ToolError::new(format!("`{url}` is not a valid URL: {e}")))?;
+        let mut hops = Vec::new();
+        let response = loop {
+            if !matches!(current.scheme(), "http" | "https") {
+                return Err(ToolError::new(format!("`{current}`: only http and https URLs can be fetched")));
+            }
+            let response = client
+                .get(current.clone())
+                .header("accept", "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
+                .send()
+                .await
+                .map_err(|e| ToolError::new(format!("fetching {current} failed: {e}")))?;
+            if !response.status().is_redirection() {
+                break response;
+            }
+            let Some(location) = response.headers().get("location").and_then(|l| l.to_str().ok()) else {
+                break response;
+            };
+            let next = current
+                .join(location)
+                .map_err(|e| ToolError::new(format!("{current} redirected to a bad URL `{location}`: {e}")))?;
+            if hops.len() >= MAX_REDIRECTS {
+                return Err(ToolError::new(format!(
+                    "more than {MAX_REDIRECTS} redirects (last to {next}); fetch the final URL directly if you know it"
+                )));
+            }
+            if let Err(reason) = self.hop_allowed(next.as_str()) {
+                return Err(ToolError::new(format!(
+                    "{current} redirected to {next}, which was not fetched: {reason}. To read it, call web_fetch \
+                     with that URL (it is then judged, and asked about, on its own)."
+                )));
+            }
+            hops.push(current.to_string());
+            current = next;
+        };
+        let status = response.status();
+        let content_type =
+            response.headers().get("content-type").and_then(|c| c.to_str().ok()).unwrap_or_default().to_string();
+        if !is_text(&content_type) {
+            return Err(ToolError::new(format!(
+                "{current} is `{content_type}`, not text: web_fetch reads web pages and text (HTML, plain text, JSON, \
+                 XML)"
+            )));
+        }
+        let mut body = Vec::new();
+        let mut cut = false;
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| ToolError::new(format!("reading {current} failed: {e}")))?;
+            let room = MAX_BODY - body.len();
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            if chunk.len() > room {
+                cut = true;
+                break;
+            }
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
+        let html = content_type.contains("html") || (content_type.is_empty() && text.trim_start().starts_with('<'));
+        let text = if html { html_to_markdown(&text) } else { text };
+        if !status.is_success() {
+            let head = tern_protocol::text::prefix_within(&text, 2000);
+            return Err(ToolError::new(format!("{current} answered HTTP {status}:\n{head}")));
+        }
+        Ok((current.to_string(), hops, text, cut))
+    }
+}
+
+impl Tool for WebFetch {
+    fn execute<'a>(
+        &'a self,
+        _ctx: ToolContext,
+        input: Value,
+        cancel: CancellationToken,
+        _updates: UpdateSink,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let url = input.get("url").and_then(Value::as_str).unwrap_or_default().trim().to_string();
+            if url.is_empty() {
+                return Err(ToolError::new("`url` is empty"));
+            }
+            let fetched = tokio::select! {
+                r = tokio::time::timeout(TIMEOUT, self.fetch(&url)) => r.map_err(|_| {
+                    ToolError::new(format!("fetching {url} took longer than {} s", TIMEOUT.as_secs()))
+                })?,
+                () = cancel.cancelled() => return Err(ToolError::new("cancelled")),
+            };
+            let (final_url, hops, text, cut) = fetched?;
+            let mut out = format!("URL: {final_url}\n");
+            if !hops.is_empty() {
+                out.push_str(&format!("Redirected from: {}\n", hops.join(" → ")));
+            }
+            if let Some(p) = input.get("prompt").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) {
+                out.push_str(&format!("Looking for: {p}\n"));
+            }
+            let shown = tern_protocol::text::prefix_within(&text, MAX_TEXT);
+            let note = if cut || shown.len() < text.len() {
+                format!("\n[the page was cut: {} of it shown]", tern_protocol::text::human_bytes(shown.len() as u64))
+            } else {
+                String::new()
+            };
+            out.push('\n');
+            out.push_str(shown);
+            out.push_str(&note);
+            let details =
+                json!({"url": final_url, "redirects": hops, "bytes": text.len(), "truncated": !note.is_empty()});
+            Ok(ToolOutput { content: vec![ToolResultContent::text(out)], details: Some(details) })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_types_and_markdown() {
+        for t in
+            ["text/html; charset=utf-8", "text/plain", "application/json", "application/ld+json", "image/svg+xml", ""]
+        {
+            assert!(is_text(t), "{t}");
+        }
+        for t in ["image/png", "application/octet-stream", "application/pdf", "video/mp4"] {
+            assert!(!is_text(t), "{t}");
+        }
+        let md = html_to_markdown(
+            "<html><head><title>T</title><style>p{}</style></head><body><h1>Title</h1><script>evil()</script>\
+             <p>Some <a href=\"https://x.y\">link</a> 日本語</p></body></html>",
+        );
+        assert!(md.contains("# Title") && md.contains("[link](https://x.y)") && md.contains("日本語"), "{md}");
+        assert!(!md.contains("evil") && !md.contains("p{}"), "{md}");
+    }
+}
