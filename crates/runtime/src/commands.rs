@@ -143,6 +143,32 @@ impl Commands {
         }
     }
 
+    /// Add the slash commands of `extensions` (a name already found stays).
+    pub fn add_extension_commands(&mut self, extensions: &[std::sync::Arc<dyn crate::extension::Extension>]) {
+        for ext in extensions {
+            for c in ext.commands() {
+                if !valid_name(&c.name) || self.get(&c.name).is_some() {
+                    self.warnings.push(format!(
+                        "extension {}: command `{}` skipped (bad or taken name)",
+                        ext.id(),
+                        c.name
+                    ));
+                    continue;
+                }
+                self.list.push(CustomCommand {
+                    name: c.name,
+                    description: c.description,
+                    argument_hint: None,
+                    allowed_tools: Vec::new(),
+                    model: None,
+                    source: SkillSource::Extension,
+                    path: PathBuf::from(format!("extension:{}", ext.id())),
+                    template: c.template,
+                });
+            }
+        }
+    }
+
     /// The command `name`.
     pub fn get(&self, name: &str) -> Option<&CustomCommand> {
         self.list.iter().find(|c| c.name == name)

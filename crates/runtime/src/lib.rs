@@ -18,6 +18,7 @@ pub mod commands;
 pub mod compaction;
 pub mod config;
 pub mod context;
+pub mod extension;
 pub mod frontmatter;
 mod interactive;
 pub mod mcp_config;
@@ -197,6 +198,10 @@ pub struct RuntimeBuilder {
     overrides: Overrides,
     loaded: startup::Loaded,
     prompt: Option<Arc<dyn PermissionPrompt>>,
+    /// Tools of the embedding program ([`RuntimeBuilder::tool`]).
+    sdk_tools: Vec<RuntimeTool>,
+    /// Extensions ([`RuntimeBuilder::extension`]).
+    extensions: Vec<Arc<dyn extension::Extension>>,
 }
 
 impl RuntimeBuilder {
@@ -204,7 +209,7 @@ impl RuntimeBuilder {
     /// the project's restricted by the folder's trust.
     pub fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
         let loaded = startup::load_config(&overrides)?;
-        Ok(Self { overrides, loaded, prompt: None })
+        Ok(Self { overrides, loaded, prompt: None, sdk_tools: Vec::new(), extensions: Vec::new() })
     }
 
     /// The question to ask before going on, when the folder is not trusted
@@ -226,6 +231,20 @@ impl RuntimeBuilder {
     /// This folder's sessions that can be resumed, last written first (for a picker).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
         session_index::resumable(&self.loaded.paths.sessions_dir(), &self.loaded.workspace)
+    }
+
+    /// Add a tool of the embedding program: after the built-ins, or in place
+    /// of the built-in of the same name ([`extension`]).
+    pub fn tool(mut self, tool: RuntimeTool) -> Self {
+        self.sdk_tools.push(tool);
+        self
+    }
+
+    /// Add an extension: its tools, slash commands, call checks and event
+    /// listener ([`extension::Extension`]).
+    pub fn extension(mut self, extension: Arc<dyn extension::Extension>) -> Self {
+        self.extensions.push(extension);
+        self
     }
 
     /// The skills a session here would offer (`tern skills list`), without starting anything.
@@ -257,7 +276,7 @@ impl RuntimeBuilder {
     /// MCP servers (all at once), open the session log, build the policy and
     /// hooks, and assemble the catalog.
     pub async fn build(self) -> Result<Runtime, RuntimeError> {
-        let RuntimeBuilder { mut overrides, mut loaded, prompt } = self;
+        let RuntimeBuilder { mut overrides, mut loaded, prompt, sdk_tools, extensions } = self;
         let mut warnings = std::mem::take(&mut loaded.warnings);
         let warnings = &mut warnings;
         // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
@@ -302,7 +321,9 @@ impl RuntimeBuilder {
         }
         let trusted = loaded.trust.is_trusted();
         let skills = Arc::new(skills::Skills::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
-        let commands = Arc::new(commands::Commands::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
+        let mut found = commands::Commands::discover(&loaded.workspace, &loaded.paths.config_dir, trusted);
+        found.add_extension_commands(&extensions);
+        let commands = Arc::new(found);
         warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
         let subagents = subagents::Subagents::new();
         let mut tools = tern_tools::builtin_tools(Arc::new(env));
@@ -314,7 +335,16 @@ impl RuntimeBuilder {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
         }
         let builtin_tools = tools.clone();
-        let registry = Registry::new(tools).map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
+        let mut registry = Registry::new(tools).map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
+        for tool in sdk_tools {
+            let meta = tern_catalog::ToolMeta::mcp(false);
+            registry.add_sdk_tool(tool, meta);
+        }
+        for ext in &extensions {
+            for tool in ext.tools() {
+                registry.add_extension_tool(tool, tern_catalog::ToolMeta::mcp(false));
+            }
+        }
         warnings.extend(registry.warnings().iter().cloned());
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
@@ -355,6 +385,7 @@ impl RuntimeBuilder {
             builtin_tools,
             interaction,
             background,
+            extensions: Arc::new(extensions),
         };
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
@@ -419,6 +450,8 @@ pub struct Runtime {
     interaction: Arc<interactive::Interaction>,
     /// Commands started with `run_in_background`.
     background: Arc<tern_tools::background::BackgroundTasks>,
+    /// Extensions given by an embedding program.
+    extensions: Arc<Vec<Arc<dyn extension::Extension>>>,
 }
 
 impl Runtime {

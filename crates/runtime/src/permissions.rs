@@ -308,6 +308,8 @@ pub struct PolicyHooks {
     pub(crate) records_messages: bool,
     /// The run's `ask_user` / plan-mode state (None for a subagent).
     pub(crate) interaction: Option<Arc<crate::interactive::Interaction>>,
+    /// Extensions' checks before and after each call.
+    pub(crate) extensions: Arc<Vec<Arc<dyn crate::extension::Extension>>>,
 }
 
 impl PolicyHooks {
@@ -328,6 +330,7 @@ impl PolicyHooks {
             workspace: self.workspace.clone(),
             records_messages: false,
             interaction: None,
+            extensions: self.extensions.clone(),
         }
     }
 
@@ -669,7 +672,14 @@ impl Hooks for PolicyHooks {
 
     fn before_tool_call<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
         Box::pin(async move {
-            let decided = self.before(call).await;
+            let mut decided = self.before(call).await;
+            // An extension may still block what the policy let through.
+            if matches!(decided, BeforeToolCall::Continue { .. })
+                && let Some((id, reason)) =
+                    self.extensions.iter().find_map(|e| e.before_tool_call(call).map(|r| (e.id().to_string(), r)))
+            {
+                decided = BeforeToolCall::Block { reason: format!("Blocked by extension {id}: {reason}") };
+            }
             // A change that will run: keep the file as it is first (`/rewind`).
             if let BeforeToolCall::Continue { input, .. } = &decided {
                 let paths = self.changed_paths(&call.name, input.as_ref().unwrap_or(&call.input));
@@ -690,7 +700,11 @@ impl Hooks for PolicyHooks {
             for path in paths.unwrap_or_default() {
                 self.checkpoints.after_change(&path);
             }
-            self.after(call, result).await
+            let mut result = self.after(call, result).await;
+            for e in self.extensions.iter() {
+                e.after_tool_call(call, &mut result);
+            }
+            result
         })
     }
 }

@@ -294,6 +294,7 @@ impl Runtime {
             changing: Default::default(),
             records_messages: true,
             interaction: Some(self.interaction.clone()),
+            extensions: self.extensions.clone(),
         })
     }
 
@@ -304,7 +305,11 @@ impl Runtime {
         let recorder = session.clone();
         let outer = events.clone();
         let current_todos = self.todos.clone();
+        let extensions = self.extensions.clone();
         Arc::new(move |e| {
+            for ext in extensions.iter() {
+                ext.on_event(&e);
+            }
             let todos = todo_list(&e);
             // What a model turn added is on disk before the next request.
             if matches!(e, AgentEvent::TurnEnd { .. }) {

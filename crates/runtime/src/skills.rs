@@ -47,6 +47,8 @@ pub enum SkillSource {
     Project,
     /// Built into tern.
     Bundled,
+    /// Given by an embedding program's extension (commands only).
+    Extension,
 }
 
 impl SkillSource {
@@ -56,6 +58,7 @@ impl SkillSource {
             SkillSource::User => "user",
             SkillSource::Project => "project",
             SkillSource::Bundled => "bundled",
+            SkillSource::Extension => "extension",
         }
     }
 }
