@@ -101,6 +101,7 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_tui::rows(&tern)?);
     rows.extend(crate::bench_sandbox::rows()?);
     rows.extend(crate::bench_sessions::rows(&tern)?);
+    rows.extend(crate::bench_subagents::rows(&tern)?);
 
     println!("\n| measurement | tern | baseline (same run) | target |");
     println!("|---|---|---|---|");

@@ -12,6 +12,7 @@ mod bench_mcp;
 mod bench_sandbox;
 mod bench_search;
 mod bench_sessions;
+mod bench_subagents;
 mod bench_tools;
 mod bench_tui;
 mod measure;
@@ -28,11 +29,12 @@ fn main() -> anyhow::Result<()> {
         Some("bench") => match args.next().as_deref() {
             Some("sandbox") => bench_sandbox::print(),
             Some("sessions") => bench_sessions::print(),
+            Some("subagents") => bench_subagents::print(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
         _ => {
-            eprintln!("usage: cargo xtask <demo [--tui]|bench [sandbox|sessions]|ci>");
+            eprintln!("usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents]|ci>");
             std::process::exit(2);
         }
     }
