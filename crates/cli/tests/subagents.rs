@@ -140,3 +140,46 @@ async fn a_custom_agent_is_a_subagent_type_and_an_unknown_one_says_what_exists()
     assert_eq!(results[0], ("reviewed".to_string(), false));
     assert!(results[1].1 && results[1].0.contains("explore, worker, verifier"), "{:?}", results[1]);
 }
+
+#[tokio::test]
+async fn a_subagent_in_the_background_answers_through_task_output() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (explore)", "text": "background answer"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "look", "prompt": "Look around", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "task_output", "arguments": {"id": "bg-1", "wait": true}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "go", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    let parent: Vec<&Value> = bodies.iter().filter(|b| !b.to_string().contains("You are a subagent")).collect();
+    let (started, _) = h.tool_results(parent[1]).last().cloned().unwrap();
+    assert!(started.contains("in the background as bg-1"), "{started}");
+    let (answer, failed) = h.tool_results(parent[2]).last().cloned().unwrap();
+    assert!(!failed && answer.contains("background answer") && answer.contains("bg-1 exited with code 0"), "{answer}");
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(result["background_tasks"][0]["status"], "exited", "{result}");
+}
+
+#[tokio::test]
+async fn a_background_subagent_can_be_stopped() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (explore)", "faults": [{"delay_ms": 30000}], "text": "too late"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "slow", "prompt": "Take your time", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "task_output", "arguments": {"id": "bg-1"}}]},
+        {"tool_calls": [{"name": "task_stop", "arguments": {"id": "bg-1"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let started = std::time::Instant::now();
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "the stop did not wait for the slow child");
+    let bodies = h.bodies();
+    let parent: Vec<&Value> = bodies.iter().filter(|b| !b.to_string().contains("You are a subagent")).collect();
+    let (running, _) = h.tool_results(parent[2]).last().cloned().unwrap();
+    assert!(running.contains("bg-1 running"), "{running}");
+    let (stopped, _) = h.tool_results(parent[3]).last().cloned().unwrap();
+    assert!(stopped.contains("bg-1 stopped"), "{stopped}");
+}

@@ -266,6 +266,8 @@ impl Runtime {
             events: sink.clone(),
             model_info: info.clone(),
             agents: (workspace, config_dir, self.trust.is_trusted()),
+            background: self.background.clone(),
+            output_dir: self.outputs_dir.clone(),
         }
     }
 

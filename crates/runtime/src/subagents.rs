@@ -65,6 +65,10 @@ pub(crate) struct Kit {
     pub model_info: tern_llm::ModelInfo,
     /// Where agent profiles are found: (workspace, config dir, trusted).
     pub agents: (std::path::PathBuf, std::path::PathBuf, bool),
+    /// Background tasks (a subagent run with `run_in_background` is one).
+    pub background: Arc<tern_tools::background::BackgroundTasks>,
+    /// Where their logs go.
+    pub output_dir: std::path::PathBuf,
 }
 
 /// The usage of every child of a run, and its cost.
@@ -130,7 +134,8 @@ fn definition() -> ToolDefinition {
             "properties": {
                 "description": {"type": "string", "description": "A few words on the task, shown to the person."},
                 "prompt": {"type": "string", "description": "The whole task for the subagent, self-contained."},
-                "subagent_type": {"type": "string", "description": "explore, worker, verifier, or a custom agent's name (default explore)."}
+                "subagent_type": {"type": "string", "description": "explore, worker, verifier, or a custom agent's name (default explore)."},
+                "run_in_background": {"type": "boolean", "description": "Return a task id at once; read the answer later with task_output."}
             },
             "required": ["description", "prompt"],
             "additionalProperties": false
@@ -252,6 +257,55 @@ impl Tool for TaskTool {
             });
             let agent = AgentLoop::with_turn_tools(kit.client.clone(), catalog, kit.hooks.clone(), config);
             let mut history = vec![Message::user_text(prompt)];
+            if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
+                let description = input.get("description").and_then(Value::as_str).unwrap_or_default();
+                let handle = kit
+                    .background
+                    .start_detached(&kit.output_dir, &format!("subagent {}: {description}", child.name))?;
+                let id = handle.id().to_string();
+                // Its events reach the run that started it while that run lasts; its answer stays for task_output.
+                let (shared, this_run) = (self.shared.clone(), kit.clone());
+                let forward = events.clone();
+                let events: EventSink = Arc::new(move |e| {
+                    let current = shared.kit.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                    if current.is_some_and(|k| Arc::ptr_eq(&k, &this_run)) {
+                        forward(e);
+                    }
+                });
+                let shared = self.shared.clone();
+                let model_info = kit.model_info.clone();
+                tokio::spawn(async move {
+                    let _slot = _slot;
+                    let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
+                    let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).sum();
+                    {
+                        let mut usage = shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
+                        usage.responses.extend(outcome.responses.iter().cloned());
+                        usage.cost_usd += cost;
+                    }
+                    let answer = outcome.final_text.trim();
+                    let (text, status) = match outcome.stop_reason {
+                        AgentStopReason::Completed => {
+                            (answer.to_string(), tern_protocol::TaskStatus::Exited { exit_code: Some(0) })
+                        }
+                        AgentStopReason::Aborted => ("(stopped)".to_string(), tern_protocol::TaskStatus::Stopped),
+                        _ => (
+                            format!("the subagent stopped: {}", outcome.error.as_deref().unwrap_or("no answer")),
+                            tern_protocol::TaskStatus::Exited { exit_code: Some(1) },
+                        ),
+                    };
+                    handle.push(&format!("{text}\n"));
+                    handle.finish(status);
+                });
+                return Ok(ToolOutput {
+                    content: vec![tern_protocol::ToolResultContent::text(format!(
+                        "Started the subagent ({}) in the background as {id}. Its answer comes with task_output \
+                         {{\"id\": \"{id}\"}} once it finishes (`exited with code 0`); task_stop ends it.",
+                        child.name
+                    ))],
+                    details: Some(json!({"background_task": id, "subagent_type": child.name})),
+                });
+            }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
             let cost: f64 = outcome.responses.iter().map(|u| kit.model_info.cost_usd(u)).sum();

@@ -50,7 +50,8 @@ struct State {
 struct Task {
     id: String,
     command: String,
-    pgid: u32,
+    /// The command's process group (None for a task the runtime runs, e.g. a subagent).
+    pgid: Option<u32>,
     started: Instant,
     log_path: PathBuf,
     stop: CancellationToken,
@@ -132,8 +133,8 @@ impl BackgroundTasks {
         self.tasks().iter().map(|t| t.summary()).collect()
     }
 
-    /// Start `command` in the background (confined as `sandbox` says); its id.
-    pub(crate) fn start(&self, env: &ToolEnv, command: &str, sandbox: CallSandbox) -> Result<String, ToolError> {
+    /// A new task's id and log, or why no more may start.
+    fn register(&self, output_dir: &std::path::Path, label: &str, pgid: Option<u32>) -> Result<Arc<Task>, ToolError> {
         let running = self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count();
         if running >= MAX_RUNNING {
             return Err(ToolError::new(format!(
@@ -141,12 +142,11 @@ impl BackgroundTasks {
             )));
         }
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
-        let (child, pgid, reader, _applied) = crate::bash::spawn(env, command, sandbox)?;
-        let log_path = env.output_dir.join(format!("{id}.log"));
-        let log = std::fs::create_dir_all(&env.output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
+        let log_path = output_dir.join(format!("{id}.log"));
+        let log = std::fs::create_dir_all(output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
         let task = Arc::new(Task {
-            id: id.clone(),
-            command: command.to_string(),
+            id,
+            command: label.to_string(),
             pgid,
             started: Instant::now(),
             log_path,
@@ -163,8 +163,34 @@ impl BackgroundTasks {
             }),
         });
         self.tasks().push(task.clone());
+        Ok(task)
+    }
+
+    /// Start `command` in the background (confined as `sandbox` says); its id.
+    pub(crate) fn start(&self, env: &ToolEnv, command: &str, sandbox: CallSandbox) -> Result<String, ToolError> {
+        if self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count() >= MAX_RUNNING {
+            return Err(ToolError::new(format!(
+                "{MAX_RUNNING} background tasks are already running; stop one with task_stop first"
+            )));
+        }
+        let (child, pgid, reader, _applied) = crate::bash::spawn(env, command, sandbox)?;
+        let task = match self.register(&env.output_dir, command, Some(pgid)) {
+            Ok(task) => task,
+            Err(e) => {
+                signal_group(pgid, libc::SIGKILL);
+                return Err(e);
+            }
+        };
+        let id = task.id.clone();
         tokio::spawn(watch(task, child, reader));
         Ok(id)
+    }
+
+    /// A task the caller runs itself (a subagent): what it writes goes
+    /// where `task_output` reads; `task_stop` cancels its token.
+    pub fn start_detached(&self, output_dir: &std::path::Path, label: &str) -> Result<DetachedTask, ToolError> {
+        let task = self.register(output_dir, label, None)?;
+        Ok(DetachedTask { task })
     }
 
     /// What task `id` printed since the last read (the lines matching
@@ -210,6 +236,24 @@ impl BackgroundTasks {
         Ok((text, summary))
     }
 
+    /// Wait (at most `limit`, or until `cancel`) for task `id` to end.
+    pub async fn wait(
+        &self,
+        id: &str,
+        limit: std::time::Duration,
+        cancel: &CancellationToken,
+    ) -> Result<(), ToolError> {
+        let task = self.get(id)?;
+        let ended = task.ended.notified();
+        if task.state().status != TaskStatus::Running {
+            return Ok(());
+        }
+        tokio::select! {
+            _ = tokio::time::timeout(limit, ended) => Ok(()),
+            () = cancel.cancelled() => Err(ToolError::new("cancelled while waiting for the task")),
+        }
+    }
+
     /// End task `id`'s process group (TERM, then KILL).
     pub async fn stop(&self, id: &str) -> Result<TaskSummary, ToolError> {
         let task = self.get(id)?;
@@ -226,8 +270,8 @@ impl BackgroundTasks {
     pub fn stop_all(&self) {
         for t in self.tasks().iter() {
             t.stop.cancel();
-            if t.state().status == TaskStatus::Running {
-                signal_group(t.pgid, libc::SIGKILL);
+            if let Some(pgid) = t.pgid.filter(|_| t.state().status == TaskStatus::Running) {
+                signal_group(pgid, libc::SIGKILL);
             }
         }
     }
@@ -241,6 +285,7 @@ impl Drop for BackgroundTasks {
 
 /// Follow one task until it exits or is stopped; then leave nothing of its group.
 async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio::net::unix::pipe::Receiver) {
+    let Some(pgid) = task.pgid else { return };
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     tokio::spawn(crate::bash::pump(reader, tx));
     let mut open = true;
@@ -258,7 +303,7 @@ async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio:
                 };
             }
             () = task.stop.cancelled() => {
-                terminate_group(&mut child, task.pgid).await;
+                terminate_group(&mut child, pgid).await;
                 break TaskStatus::Stopped;
             }
         }
@@ -266,9 +311,37 @@ async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio:
     while let Ok(c) = rx.try_recv() {
         task.push(&c);
     }
-    reap_leftovers(task.pgid).await;
+    reap_leftovers(pgid).await;
     task.state().status = status;
     task.ended.notify_waiters();
+}
+
+/// A background task run by the caller (a subagent), not a process.
+pub struct DetachedTask {
+    task: Arc<Task>,
+}
+
+impl DetachedTask {
+    /// Its id (`bg-N`).
+    pub fn id(&self) -> &str {
+        &self.task.id
+    }
+
+    /// Fires when `task_stop` (or tern's exit) stops it.
+    pub fn stopped(&self) -> CancellationToken {
+        self.task.stop.clone()
+    }
+
+    /// Add to what `task_output` reads.
+    pub fn push(&self, text: &str) {
+        self.task.push(text.as_bytes());
+    }
+
+    /// It ended: `status` is how.
+    pub fn finish(&self, status: TaskStatus) {
+        self.task.state().status = status;
+        self.task.ended.notify_waiters();
+    }
 }
 
 /// `task_output`.
@@ -282,7 +355,9 @@ pub fn output_definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "id": {"type": "string", "description": "e.g. bg-1"},
-                "filter": {"type": "string"}
+                "filter": {"type": "string"},
+                "wait": {"type": "boolean", "description": "Wait (up to `timeout` ms, default 120000) for it to end first."},
+                "timeout": {"type": "integer", "minimum": 1}
             },
             "required": ["id"],
             "additionalProperties": false
@@ -329,12 +404,17 @@ impl Tool for TaskOutputTool {
         &'a self,
         _ctx: ToolContext,
         input: Value,
-        _cancel: CancellationToken,
+        cancel: CancellationToken,
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let id = input.get("id").and_then(Value::as_str).unwrap_or_default();
             let filter = input.get("filter").and_then(Value::as_str);
+            if input.get("wait").and_then(Value::as_bool) == Some(true) {
+                let ms = input.get("timeout").and_then(Value::as_u64).unwrap_or(crate::bash::DEFAULT_TIMEOUT_MS);
+                let limit = std::time::Duration::from_millis(ms.clamp(1, crate::bash::MAX_TIMEOUT_MS));
+                self.env.background.wait(id, limit, &cancel).await?;
+            }
             let (text, summary) = self.env.background.output(id, filter)?;
             let body = if text.is_empty() { "(no new output)\n".to_string() } else { text };
             Ok(ToolOutput {
