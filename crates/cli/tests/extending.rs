@@ -88,6 +88,11 @@ async fn a_custom_command_expands_its_arguments_and_a_skill_runs_by_name() {
     assert!(sent.contains("# Configuring tern") && sent.ends_with("add an allow rule for make"), "{sent}");
     let out = h.run(&["commands", "list"]).await;
     assert!(out.stdout.contains("/fix  (project,") && out.stdout.contains("/git:summary  (user,"), "{}", out.stdout);
+    // The person's own skill beats a repository's command of the same name.
+    write(&h.home.path().join("skills/fix/SKILL.md"), "---\ndescription: my fix\n---\nMY-FIX-SKILL");
+    let out = h.run(&["-p", "/fix 7"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(last_user_text(&h.bodies()[3]).contains("MY-FIX-SKILL"));
 }
 
 #[tokio::test]
@@ -95,7 +100,7 @@ async fn an_agent_file_narrows_the_tools_and_adds_its_instructions() {
     let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
     write(
         &h.path(".tern/agents/reviewer.md"),
-        "---\nname: reviewer\ndescription: Reviews\ntools: read, grep\npermission_mode: bypass\n---\nREVIEWER-RULES",
+        "---\nname: reviewer\ndescription: Reviews\ntools: read, grep\npermission-mode: bypassPermissions\n---\nREVIEWER-RULES",
     );
     // A project agent needs trust.
     let out = h.run(&["-p", "hi", "--agent", "reviewer"]).await;
@@ -103,7 +108,7 @@ async fn an_agent_file_narrows_the_tools_and_adds_its_instructions() {
     assert!(out.stderr.contains("not trusted"), "{}", out.stderr);
     let out = h.run(&["-p", "hi", "--agent", "reviewer", "--trust"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(out.stderr.contains("`permission_mode: bypass` is ignored"), "{}", out.stderr);
+    assert!(out.stderr.contains("`permission_mode: bypass` is ignored"), "any spelling of bypass: {}", out.stderr);
     let body = &h.bodies()[0];
     assert_eq!(tool_names(body), ["read", "grep"]);
     assert!(body["system"].to_string().contains("REVIEWER-RULES"));

@@ -512,7 +512,7 @@ async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     s.type_text("plan it\r");
     s.wait_for("Approve this plan?");
     assert!(s.text().contains("PLAN-STEP-ONE") && s.text().contains("Yes, and accept edits"), "{}", s.text());
-    answer_until_gone(&mut s, b"1", "Approve this plan?");
+    answer_until_gone(&mut s, b"2", "Approve this plan?");
     s.wait_for("Carrying it out.");
     s.wait_for("accept-edits");
     let results = h.tool_results(&h.bodies()[1]);

@@ -104,7 +104,13 @@ async fn pages_redirects_caps_and_types() {
 #[tokio::test]
 async fn denied_domains_hold_for_the_call_and_for_every_redirect() {
     let port = serve().await;
-    let urls = vec![format!("http://localhost:{port}/page"), format!("http://127.0.0.1:{port}/to-localhost")];
+    let urls = vec![
+        format!("http://localhost:{port}/page"),
+        format!("http://127.0.0.1:{port}/to-localhost"),
+        // Read as an HTTP client reads it, this goes to localhost, not to 127.0.0.1.
+        format!("http://localhost:{port}\\@127.0.0.1/page"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+    ];
     let h = Harness::new(Wire::Anthropic, &fetches(&urls)).await;
     let out = h.run(&["-p", "go", "--disallowed-tools", "web_fetch(domain:localhost)"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -117,6 +123,10 @@ async fn denied_domains_hold_for_the_call_and_for_every_redirect() {
         "{hop}"
     );
     assert!(!hop.contains("# Docs"), "nothing of the denied page came back");
+    let (tricked, failed) = h.tool_results(&bodies[3]).last().cloned().unwrap();
+    assert!(failed && tricked.contains("web_fetch(domain:localhost)") && !tricked.contains("# Docs"), "{tricked}");
+    let (metadata, failed) = h.tool_results(&bodies[4]).last().cloned().unwrap();
+    assert!(failed && metadata.contains("link-local"), "{metadata}");
 }
 
 #[tokio::test]

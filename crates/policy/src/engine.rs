@@ -608,9 +608,20 @@ impl Call {
     }
 }
 
+/// The host a URL names, as an HTTP client will read it: the authority
+/// ends at `/`, `?`, `#` or `\` (which URL parsers read as `/` in http(s)
+/// URLs: `http://127.0.0.1\@docs.rs/` goes to 127.0.0.1), and any user
+/// info before the last `@` in it is dropped.
+pub fn url_host(url: &str) -> Option<String> {
+    host_of(url)
+}
+
 fn host_of(url: &str) -> Option<String> {
+    // URL parsers drop tabs and newlines anywhere, and spaces and controls at the ends.
+    let url: String = url.trim().chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+    let url = url.as_str();
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = rest.split(['/', '?', '#', '\\']).next()?;
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = host.split(':').next()?.trim();
     if host.is_empty() { None } else { Some(host.to_lowercase()) }
@@ -642,5 +653,9 @@ mod tests {
     fn hosts_come_out_of_urls() {
         assert_eq!(host_of("https://user@Docs.rs:443/x?y").as_deref(), Some("docs.rs"));
         assert_eq!(host_of("docs.rs/a").as_deref(), Some("docs.rs"));
+        // Read as an HTTP client reads them: `\` ends the host, tabs and newlines vanish.
+        assert_eq!(host_of("http://127.0.0.1:8080\\@docs.rs/").as_deref(), Some("127.0.0.1"));
+        assert_eq!(host_of("http://docs.rs\t.evil.com/").as_deref(), Some("docs.rs.evil.com"));
+        assert_eq!(host_of(" https://a@b@Docs.rs/").as_deref(), Some("docs.rs"));
     }
 }

@@ -265,7 +265,9 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     let args = args.trim();
     let shown = text.trim().to_string();
-    if let Some(c) = commands.get(name) {
+    // The user's own skill beats a repository's command of the same name.
+    let users_skill = skills.get(name).is_some_and(|s| s.source == SkillSource::User);
+    if let Some(c) = commands.get(name).filter(|c| !(users_skill && c.source == SkillSource::Project)) {
         return Some(Ok(Invocation {
             prompt: c.expand(args),
             shown,

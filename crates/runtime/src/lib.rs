@@ -290,13 +290,18 @@ impl RuntimeBuilder {
         if let Some(a) = &agent {
             overrides.model = overrides.model.take().or_else(|| a.model.clone());
             let from_repo = a.path.starts_with(&loaded.workspace);
-            match a.permission_mode.as_deref() {
-                // A repository must not switch off its own reader's protection.
-                Some("bypass") if from_repo => warnings.push(format!(
+            match a.permission_mode.as_deref().map(|m| (m, m.parse::<Mode>())) {
+                // A repository must not switch off its own reader's protection (in any spelling).
+                Some((_, Ok(Mode::Bypass))) if from_repo => warnings.push(format!(
                     "{}: `permission_mode: bypass` is ignored in a project agent; use --permission-mode bypass",
                     a.path.display()
                 )),
-                Some(mode) if overrides.permission_mode.is_none() => overrides.permission_mode = Some(mode.to_string()),
+                Some((m, Err(e))) => {
+                    warnings.push(format!("{}: `permission_mode: {m}` ignored: {e}", a.path.display()))
+                }
+                Some((m, Ok(_))) if overrides.permission_mode.is_none() => {
+                    overrides.permission_mode = Some(m.to_string())
+                }
                 _ => {}
             }
         }
@@ -334,7 +339,6 @@ impl RuntimeBuilder {
         if !skills.list.is_empty() {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
         }
-        let builtin_tools = tools.clone();
         let mut registry = Registry::new(tools).map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         for tool in sdk_tools {
             let meta = tern_catalog::ToolMeta::mcp(false);
@@ -346,6 +350,8 @@ impl RuntimeBuilder {
             }
         }
         warnings.extend(registry.warnings().iter().cloned());
+        // A subagent's catalog is made of the same tools (an SDK replacement included).
+        let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
@@ -444,8 +450,8 @@ pub struct Runtime {
     agent: Option<AgentProfile>,
     /// What the `task` tool's children borrow from the running prompt.
     subagents: Arc<subagents::Subagents>,
-    /// The built-in tools (a subagent's catalog is made from them).
-    builtin_tools: Vec<RuntimeTool>,
+    /// The session's tools before MCP (a subagent's catalog is made from them).
+    builtin_tools: Vec<tern_catalog::Entry>,
     /// What `ask_user` and the plan-mode tools borrow from the running prompt.
     interaction: Arc<interactive::Interaction>,
     /// Commands started with `run_in_background`.
@@ -594,7 +600,12 @@ impl Runtime {
             .policy
             .rules()
             .iter()
-            .filter(|r| r.text == rule && r.source != "session" && !r.source.starts_with(&user_source))
+            .filter(|r| {
+                // Session rules, including those a skill or command added, go; files tern does not edit stay.
+                let session =
+                    r.source == "session" || r.source.starts_with("skill ") || r.source.starts_with("command ");
+                r.text == rule && !session && !r.source.starts_with(&user_source)
+            })
             .map(|r| r.source.clone())
             .collect();
         if !elsewhere.is_empty() {

@@ -45,8 +45,9 @@ pub(crate) type SystemFor = Arc<dyn Fn(&[ToolDefinition]) -> String + Send + Syn
 pub(crate) struct Kit {
     /// The provider client.
     pub client: Arc<dyn tern_llm::Provider>,
-    /// The registry's built-in tools (the catalog caps them per child).
-    pub tools: Vec<RuntimeTool>,
+    /// The session's tools before MCP, with what the catalog knows of them
+    /// (the catalog caps them per child).
+    pub tools: Vec<tern_catalog::Entry>,
     /// MCP servers.
     pub mcp: Option<Arc<tern_mcp::McpManager>>,
     /// The policy.
@@ -145,6 +146,25 @@ fn definition() -> ToolDefinition {
     }
 }
 
+/// The session's tools for a child: built-ins as built-ins, an embedder's
+/// and extensions' tools as such (their facts kept: a tool that writes stays
+/// out of a read-only role).
+fn child_registry(entries: &[tern_catalog::Entry]) -> Result<Registry, ToolError> {
+    let (builtin, other): (Vec<_>, Vec<_>) =
+        entries.iter().cloned().partition(|e| e.tool.source == ToolSource::Builtin);
+    let mut registry = Registry::new(builtin.into_iter().map(|e| e.tool).collect())
+        .map_err(|e| ToolError::new(format!("tool registry: {e}")))?;
+    for e in other {
+        match e.tool.source {
+            ToolSource::Extension { .. } => {
+                registry.add_extension_tool(e.tool, e.meta);
+            }
+            _ => registry.add_sdk_tool(e.tool, e.meta),
+        }
+    }
+    Ok(registry)
+}
+
 /// What a child runs as.
 struct Child {
     role: Option<SubagentRole>,
@@ -227,8 +247,7 @@ impl Tool for TaskTool {
             if let Some(servers) = child.profile.as_ref().and_then(|p| p.mcp_servers.clone()) {
                 facts.config.mcp_allow = Some(servers);
             }
-            let registry =
-                Registry::new(kit.tools.clone()).map_err(|e| ToolError::new(format!("tool registry: {e}")))?;
+            let registry = child_registry(&kit.tools)?;
             let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
             let defs: Vec<ToolDefinition> = catalog.assemble().tools.iter().map(|t| t.definition.clone()).collect();
             let mut system = (kit.system)(&defs);

@@ -75,12 +75,74 @@ fn is_text(content_type: &str) -> bool {
         || t.ends_with("+xml")
 }
 
-/// `html` as Markdown, without scripts, styles and other non-content.
+/// Elements nested deeper than this are not converted (the converter
+/// recurses): the page comes back as plain text instead.
+const MAX_DEPTH: usize = 500;
+
+/// How deeply `html`'s elements nest, at most (a cheap, bounded scan).
+fn nesting_depth(html: &str) -> usize {
+    const VOID: [&str; 14] =
+        ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
+    let (mut depth, mut max) = (0usize, 0usize);
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    while let Some(at) = next_lt(&bytes[i..]) {
+        i += at + 1;
+        match bytes.get(i) {
+            Some(b'/') => depth = depth.saturating_sub(1),
+            Some(c) if c.is_ascii_alphabetic() => {
+                let end = bytes[i..].iter().position(|c| !c.is_ascii_alphanumeric()).map_or(bytes.len(), |p| i + p);
+                let name = html[i..end].to_ascii_lowercase();
+                let close = bytes[end..].iter().position(|c| *c == b'>').map_or(bytes.len(), |p| end + p);
+                let self_closing = close > 0 && bytes.get(close - 1) == Some(&b'/');
+                if !VOID.contains(&name.as_str()) && !self_closing {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+            }
+            _ => {}
+        }
+    }
+    max
+}
+
+fn next_lt(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|c| *c == b'<')
+}
+
+/// `html` without its tags (for pages too deeply nested to convert).
+fn strip_tags(html: &str) -> String {
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `html` as Markdown, without scripts, styles and other non-content. The
+/// converter runs on a thread of its own with a large stack; a page nested
+/// deeper than [`MAX_DEPTH`] comes back as plain text.
 pub fn html_to_markdown(html: &str) -> String {
-    let converter = htmd::HtmlToMarkdown::builder()
-        .skip_tags(vec!["script", "style", "noscript", "svg", "iframe", "template", "head"])
-        .build();
-    converter.convert(html).unwrap_or_else(|_| html.to_string())
+    if nesting_depth(html) > MAX_DEPTH {
+        return strip_tags(html);
+    }
+    let owned = html.to_string();
+    let converted = std::thread::Builder::new().stack_size(64 << 20).spawn(move || {
+        let converter = htmd::HtmlToMarkdown::builder()
+            .skip_tags(vec!["script", "style", "noscript", "svg", "iframe", "template", "head"])
+            .build();
+        converter.convert(&owned).ok()
+    });
+    match converted.ok().and_then(|t| t.join().ok()).flatten() {
+        Some(md) => md,
+        None => strip_tags(html),
+    }
 }
 
 impl WebFetch {
@@ -103,10 +165,31 @@ impl WebFetch {
             .map_err(|e| ToolError::new(format!("web_fetch: could not build the HTTP client: {e}")))?;
         let mut current =
             reqwest::Url::parse(url).map_err(|e| ToolError::new(format!("`{url}` is not a valid URL: {e}")))?;
+        // The policy judged the host it read in the text; the request must go to that host.
+        let judged = tern_policy::engine::url_host(url);
+        let going = current.host_str().map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase());
+        if judged.as_deref().map(|h| h.trim_matches(['[', ']'])) != going.as_deref() {
+            return Err(ToolError::new(format!(
+                "`{url}` is ambiguous: it would go to `{}`; write the URL plainly (scheme://host/path)",
+                going.unwrap_or_default()
+            )));
+        }
         let mut hops = Vec::new();
         let response = loop {
             if !matches!(current.scheme(), "http" | "https") {
                 return Err(ToolError::new(format!("`{current}`: only http and https URLs can be fetched")));
+            }
+            // Link-local addresses (cloud metadata services) are never fetched.
+            let ip = current.host_str().and_then(|h| h.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok());
+            let link_local = match ip {
+                Some(std::net::IpAddr::V4(ip)) => ip.is_link_local(),
+                Some(std::net::IpAddr::V6(ip)) => (ip.segments()[0] & 0xffc0) == 0xfe80,
+                None => false,
+            };
+            if link_local {
+                return Err(ToolError::new(format!(
+                    "`{current}` is a link-local address (cloud metadata services live there); web_fetch never fetches those"
+                )));
             }
             let response = client
                 .get(current.clone())
@@ -232,5 +315,10 @@ mod tests {
         );
         assert!(md.contains("# Title") && md.contains("[link](https://x.y)") && md.contains("日本語"), "{md}");
         assert!(!md.contains("evil") && !md.contains("p{}"), "{md}");
+        // A page nested a hundred thousand deep does not crash tern: it comes back as text.
+        let deep = format!("{}DEEP-TEXT{}", "<div>".repeat(100_000), "</div>".repeat(100_000));
+        assert_eq!(nesting_depth(&deep), 100_000);
+        assert_eq!(html_to_markdown(&deep), "DEEP-TEXT");
+        assert_eq!(nesting_depth("<p>a<br>b<img src=x/></p><p>c</p>"), 1);
     }
 }

@@ -34,6 +34,8 @@ pub const MAX_RUNNING: usize = 16;
 pub const PENDING_CAP: usize = 1024 * 1024;
 /// The largest log file per task.
 pub const LOG_CAP: u64 = 64 * 1024 * 1024;
+/// Tasks kept in the list at most; past it the oldest finished one is forgotten.
+pub const MAX_KEPT: usize = 64;
 /// The most a `task_output` result shows, in bytes (the rest is in the log).
 const SHOWN_CAP: usize = crate::bash::MAX_BYTES;
 
@@ -142,6 +144,14 @@ impl BackgroundTasks {
             )));
         }
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
+        {
+            let mut tasks = self.tasks();
+            if tasks.len() >= MAX_KEPT
+                && let Some(i) = tasks.iter().position(|t| t.state().status != TaskStatus::Running)
+            {
+                tasks.remove(i);
+            }
+        }
         let log_path = output_dir.join(format!("{id}.log"));
         let log = std::fs::create_dir_all(output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
         let task = Arc::new(Task {

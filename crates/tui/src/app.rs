@@ -750,6 +750,10 @@ impl App {
         {
             let _ = reply.send(answer);
         }
+        // A card that shows again takes no keys for a moment either (a double-tapped answer).
+        if let Some(a) = self.asking.as_mut() {
+            a.shown_at = now;
+        }
         if let Some((request, reply)) = self.waiting_questions.pop_front() {
             self.ask_at(request, reply, now);
         } else if let Some(before) = self.activity_before_question.take()

@@ -214,7 +214,7 @@ pub(super) fn has_protected_name(path: &str) -> bool {
         || components.windows(2).any(|w| w[0] == ".cargo" && matches!(w[1].as_str(), "config" | "config.toml"))
         || components.windows(2).any(|w| w[0] == ".vscode" && matches!(w[1].as_str(), "tasks.json" | "settings.json" | "mcp.json"))
         // Other agents' and editors' settings (they run hooks and MCP servers), tool managers' directories.
-        || components.iter().any(|c| matches!(c.as_str(), ".claude" | ".cursor" | ".mise"))
+        || components.iter().any(|c| matches!(c.as_str(), ".claude" | ".cursor" | ".mise" | ".agents"))
         || components.windows(2).any(|w| (w[0] == ".config" && w[1] == "mise") || (w[0] == ".yarn" && w[1] == "releases"))
 }
 

@@ -111,7 +111,8 @@ impl PermissionPane {
         let plan = request.tool == "exit_plan_mode";
         let mut answers = vec![Answer::Yes];
         if plan {
-            answers = vec![Answer::Plan(tern_runtime::Mode::AcceptEdits), Answer::Plan(tern_runtime::Mode::Default)];
+            // The safer answer first: a stray Enter or `y` keeps every edit asked about.
+            answers = vec![Answer::Plan(tern_runtime::Mode::Default), Answer::Plan(tern_runtime::Mode::AcceptEdits)];
         } else if decision.suggestion.is_some() {
             answers.extend([RuleScope::Project, RuleScope::Session, RuleScope::User].map(Answer::Always));
         }
