@@ -30,7 +30,7 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
         async move |runtime| {
             let cancel = CancellationToken::new();
             let interrupted = Arc::new(AtomicBool::new(false));
-            spawn_signal_watch(cancel.clone(), interrupted.clone());
+            spawn_signal_watch(cancel.clone(), interrupted.clone(), runtime.background_stopper());
             if options.verbose {
                 for line in runtime.security_summary() {
                     crate::say(&line);
@@ -103,8 +103,12 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
 }
 
 /// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
-/// signal exits at once.
-fn spawn_signal_watch(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
+/// signal exits at once, stopping background commands first.
+fn spawn_signal_watch(
+    cancel: CancellationToken,
+    interrupted: Arc<AtomicBool>,
+    stop_background: Arc<dyn Fn() + Send + Sync>,
+) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
         return;
@@ -116,6 +120,7 @@ fn spawn_signal_watch(cancel: CancellationToken, interrupted: Arc<AtomicBool>) {
                 _ = term.recv() => {}
             }
             if interrupted.swap(true, Ordering::SeqCst) {
+                stop_background();
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }
             cancel.cancel();

@@ -74,3 +74,44 @@ async fn unknown_tasks_and_bad_filters_say_what_exists() {
     let (bad, failed) = h.tool_results(&bodies[3]).last().cloned().unwrap();
     assert!(failed && bad.contains("not a valid regex"), "{bad}");
 }
+
+#[tokio::test]
+async fn a_second_interrupt_still_stops_background_commands() {
+    use tokio::io::AsyncBufReadExt;
+    let background = "sleep 4097.25";
+    // Says when TERM comes and keeps running: the first interrupt waits for it; the second exits at once.
+    let foreground = "trap 'touch got-term-4097' TERM; echo started; while true; do sleep 0.2 & wait; done";
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": background, "run_in_background": true}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": foreground}}]},
+        {"text": "unreachable"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut child = h.command(&["-p", "go", "--output-format", "stream-json"]).spawn().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "tool_execution_update" && v["text"].as_str().unwrap_or("").contains("started") {
+            break;
+        }
+    }
+    assert!(!processes_matching(background).is_empty(), "the background command runs");
+    let pid = child.id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    // The first interrupt reached the command (its trap leaves a file and it goes on); now the second.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !h.path("got-term-4097").exists() {
+        assert!(std::time::Instant::now() < deadline, "the command never got TERM");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(wait_gone(background).await, Vec::<u32>::new(), "stopped on the way out");
+    // The foreground command may outlive a second interrupt (issue 17, D7): clean up after the test.
+    for pid in processes_matching("got-term-4097") {
+        // SAFETY: killing a leftover of this test.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+}

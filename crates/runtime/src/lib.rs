@@ -640,6 +640,13 @@ impl Runtime {
         self.background.list()
     }
 
+    /// Something that stops every background command at once (for an exit
+    /// that skips [`Runtime::shutdown`], e.g. a second Ctrl+C).
+    pub fn background_stopper(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let background = self.background.clone();
+        Arc::new(move || background.stop_all())
+    }
+
     /// Stop the background task `id`.
     pub async fn stop_background_task(&self, id: &str) -> Result<tern_protocol::TaskSummary, String> {
         self.background.stop(id).await.map_err(|e| e.message)
