@@ -2,6 +2,7 @@
 //! subcommands (`tern tools`, `tern mcp list`) live here; the interactive
 //! TUI arrives with its own crate.
 
+mod doctor;
 mod headless;
 mod inspect;
 
@@ -161,6 +162,20 @@ enum Command {
     /// Custom slash commands: prompt templates in .tern/commands/ and the user config dir.
     #[command(subcommand)]
     Commands(ListCommand),
+    /// Check tern's setup: config files, provider key and reachability, MCP servers, sandbox, session dir,
+    /// terminal. Exits 1 when a check fails.
+    Doctor(DoctorArgs),
+}
+
+/// `tern doctor`.
+#[derive(Debug, Args)]
+struct DoctorArgs {
+    /// Skip the network probe of the provider's base URL.
+    #[arg(long)]
+    offline: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// `tern skills ...` / `tern commands ...`.
@@ -392,6 +407,9 @@ fn main() -> ExitCode {
         }
         Some(Command::Commands(ListCommand::List { json })) => {
             return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
+        }
+        Some(Command::Doctor(args)) => {
+            return ExitCode::from(doctor::run(cli.common.overrides(), args.offline, args.json));
         }
         Some(Command::Trust(args)) => {
             let dir = args.dir.or(cli.common.cwd.clone());

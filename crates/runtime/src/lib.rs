@@ -747,6 +747,16 @@ impl Runtime {
         &self.provider.name
     }
 
+    /// The provider's base URL.
+    pub fn provider_base_url(&self) -> &str {
+        &self.provider.base_url
+    }
+
+    /// Where session files go.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.paths.sessions_dir()
+    }
+
     /// The workspace root.
     pub fn workspace(&self) -> &std::path::Path {
         &self.workspace
