@@ -541,3 +541,14 @@ async fn the_models_question_is_a_card_and_the_answer_goes_back() {
     assert!(results[0].0.contains("Which database should the cache use? → SQLite"), "{results:?}");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_setup_from_the_tui() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/doctor\r");
+    s.wait_for("all checks passed");
+    assert!(s.text().contains("✓ reachability") && s.text().contains("✓ session dir"), "{}", s.text());
+    quit(&mut s);
+}

@@ -20,6 +20,7 @@ pub mod config;
 pub mod context;
 pub mod extension;
 pub mod frontmatter;
+pub mod health;
 mod interactive;
 pub mod mcp_config;
 pub mod mentions;
@@ -750,11 +751,6 @@ impl Runtime {
     /// The provider's base URL.
     pub fn provider_base_url(&self) -> &str {
         &self.provider.base_url
-    }
-
-    /// Where session files go.
-    pub fn sessions_dir(&self) -> PathBuf {
-        self.paths.sessions_dir()
     }
 
     /// The workspace root.

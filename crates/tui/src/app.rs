@@ -888,6 +888,7 @@ impl App {
             | Slash::Theme
             | Slash::Permissions
             | Slash::Tasks
+            | Slash::Doctor
             | Slash::Config
             | Slash::Init
             | Slash::Compact

@@ -49,13 +49,15 @@ pub enum Slash {
     Export,
     /// `/tasks [stop ID]`.
     Tasks,
+    /// `/doctor`.
+    Doctor,
     /// `/quit` (also `/exit`).
     Quit,
 }
 
 impl Slash {
     /// Every command, in the order `/help` and the popup list them.
-    pub const ALL: [Slash; 23] = [
+    pub const ALL: [Slash; 24] = [
         Slash::Help,
         Slash::Model,
         Slash::Mode,
@@ -78,6 +80,7 @@ impl Slash {
         Slash::Rename,
         Slash::Export,
         Slash::Tasks,
+        Slash::Doctor,
         Slash::Quit,
     ];
 
@@ -106,6 +109,7 @@ impl Slash {
             Slash::Rename => "rename",
             Slash::Export => "export",
             Slash::Tasks => "tasks",
+            Slash::Doctor => "doctor",
             Slash::Quit => "quit",
         }
     }
@@ -139,6 +143,7 @@ impl Slash {
             Slash::Rename => "name this session: /rename NAME",
             Slash::Export => "write the conversation as Markdown: /export [FILE]",
             Slash::Tasks => "commands running in the background: /tasks, /tasks stop ID",
+            Slash::Doctor => "check the setup: provider and its reachability, MCP servers, sandbox, session dir",
             Slash::Quit => "leave tern",
         }
     }

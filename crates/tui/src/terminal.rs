@@ -756,6 +756,15 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                 ),
             }
         }
+        Slash::Doctor => {
+            app.notice("checking…", NoticeLevel::Info);
+            let (rt, tx) = (runtime.clone(), tx.clone());
+            tokio::spawn(async move {
+                let checks = rt.health_checks(false).await;
+                let level = if checks.iter().all(|c| c.ok) { NoticeLevel::Info } else { NoticeLevel::Warning };
+                let _ = tx.send(Msg::Notice(tern_runtime::health::HealthCheck::render(&checks), level));
+            });
+        }
         Slash::Tasks => {
             let words: Vec<&str> = arg.split_whitespace().collect();
             match words.as_slice() {
