@@ -336,6 +336,15 @@ impl Policy {
         before - rules.len()
     }
 
+    /// Remove every rule whose source starts with `prefix` (e.g. the rules a
+    /// skill added for one prompt); how many went.
+    pub fn remove_rules_from(&self, prefix: &str) -> usize {
+        let mut rules = self.rules.write().unwrap_or_else(PoisonError::into_inner);
+        let before = rules.len();
+        rules.retain(|r| !r.source.starts_with(prefix));
+        before - rules.len()
+    }
+
     /// Every rule, in the order given.
     pub fn rules(&self) -> Vec<Rule> {
         self.rules.read().unwrap_or_else(PoisonError::into_inner).clone()

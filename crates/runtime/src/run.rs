@@ -42,7 +42,7 @@ impl Runtime {
             match parsed {
                 Ok(r) => {
                     self.policy.add_rule(r);
-                    notices.push(format!("{} allows `{rule}` for this session", invocation.origin));
+                    notices.push(format!("{} allows `{rule}` while this prompt runs", invocation.origin));
                 }
                 Err(e) => notices.push(format!("{}: rule `{rule}` ignored: {e}", invocation.origin)),
             }
@@ -191,6 +191,9 @@ impl Runtime {
         // What subagents used counts in the run's and the session's totals.
         let children = self.subagents.end();
         self.interaction.end();
+        // What a skill or a command allowed holds for the prompt it ran in.
+        self.policy.remove_rules_from("skill ");
+        self.policy.remove_rules_from("command ");
         for u in &children.responses {
             outcome.usage.add(u);
         }

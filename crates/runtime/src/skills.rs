@@ -251,7 +251,8 @@ impl Skills {
 }
 
 /// The `skill` tool: loads a skill's instructions. Its `allowed-tools`
-/// become session rules (when its source may widen permissions).
+/// hold while the prompt it was loaded in runs (when its source may widen
+/// permissions).
 pub struct SkillTool {
     skills: Arc<Skills>,
     policy: Arc<tern_policy::engine::Policy>,
@@ -336,10 +337,7 @@ impl Tool for SkillTool {
                 }
             }
             if !allowed.is_empty() {
-                text.push_str(&format!(
-                    "\nAllowed without asking for the rest of the session: {}\n",
-                    allowed.join(", ")
-                ));
+                text.push_str(&format!("\nAllowed without asking while this prompt runs: {}\n", allowed.join(", ")));
             }
             let details = json!({"skill": skill.name, "source": skill.source.as_str(), "path": skill.path,
                                  "allowed_tools": allowed});

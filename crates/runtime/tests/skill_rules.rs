@@ -1,0 +1,66 @@
+//! A skill's `allowed-tools` hold while the prompt that loaded it runs, and
+//! not after: the next prompt of the same session is asked again. One test
+//! in this file: it sets TERN_HOME for the process.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::future::BoxFuture;
+use tern_runtime::{Overrides, PermissionAnswer, PermissionPrompt, PermissionRequest, Runtime};
+
+/// Says yes, and counts the questions.
+struct Counting(AtomicUsize);
+
+impl PermissionPrompt for Counting {
+    fn ask(&self, _request: PermissionRequest) -> BoxFuture<'_, PermissionAnswer> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { PermissionAnswer::Allow })
+    }
+}
+
+#[tokio::test]
+async fn skill_rules_last_for_their_prompt_only() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // SAFETY: the only test in this binary; set before any thread reads it.
+    unsafe { std::env::set_var("TERN_HOME", home.path()) };
+    let skill = work.path().join(".tern/skills/toucher/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        "---\ndescription: Touch files\nallowed-tools: bash(touch:*)\n---\nTouch what you are told.",
+    )
+    .unwrap();
+    let script = r#"{"turns": [
+        {"tool_calls": [{"name": "skill", "arguments": {"name": "toucher"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch a.txt"}}]},
+        {"text": "first done"},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch b.txt"}}]},
+        {"text": "second done"}
+    ]}"#;
+    let server =
+        tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(script).unwrap(), None).await.unwrap();
+    let mut rt = Runtime::new(Overrides {
+        provider: Some("anthropic".into()),
+        base_url: Some(server.url()),
+        model: Some("mock".into()),
+        cwd: Some(work.path().to_path_buf()),
+        trust: true,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let prompt = Arc::new(Counting(AtomicUsize::new(0)));
+    rt.set_permission_prompt(prompt.clone());
+    let events: tern_agent_loop::EventSink = Arc::new(|_| {});
+    let report = rt.run_prompt("use the skill", &events, &Default::default()).await;
+    assert_eq!(report.outcome.final_text, "first done");
+    assert_eq!(prompt.0.load(Ordering::SeqCst), 0, "the skill allowed the touch");
+    assert!(work.path().join("a.txt").exists());
+    assert!(!rt.permissions_report().contains("skill toucher"), "gone when the prompt ended");
+    let report = rt.run_prompt("again", &events, &Default::default()).await;
+    assert_eq!(report.outcome.final_text, "second done");
+    assert_eq!(prompt.0.load(Ordering::SeqCst), 1, "the next prompt is asked again");
+}
