@@ -183,3 +183,29 @@ async fn a_background_subagent_can_be_stopped() {
     let (stopped, _) = h.tool_results(parent[3]).last().cloned().unwrap();
     assert!(stopped.contains("bg-1 stopped"), "{stopped}");
 }
+
+#[tokio::test]
+async fn a_custom_agents_own_model_runs_it_and_prices_it() {
+    let script = json!({"turns": [
+        {"when_request_contains": "PRICEY-RULES", "text": "priced"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "p", "prompt": "go", "subagent_type": "pricey"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    write(&h.home.path().join("agents/pricey.md"), "---\nmodel: pricey-model\n---\nPRICEY-RULES");
+    let config = h.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(
+        "\n[models.pricey-model]\ncontext_window = 100000\nmax_output = 4000\nimage_input = false\n\
+         input_per_mtok = 1000.0\noutput_per_mtok = 1000.0\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let out = h.run(&["-p", "go", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let requests = h.server.requests();
+    let child = requests.iter().find(|r| r.body.to_string().contains("PRICEY-RULES")).unwrap();
+    assert_eq!(child.body["model"], "pricey-model", "the agent's model runs it");
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let cost = result["total_cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.0, "the child is priced at its own model's prices (the session's model costs nothing): {result}");
+}

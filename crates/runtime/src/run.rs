@@ -268,6 +268,14 @@ impl Runtime {
             hooks: Arc::new(hooks.for_subagent()),
             events: sink.clone(),
             model_info: info.clone(),
+            price_of: {
+                let (config, fallback) = (self.config.clone(), info.clone());
+                Arc::new(move |model: &str| {
+                    crate::setup::lookup_model(&config, model)
+                        .map(|(info, _)| info)
+                        .unwrap_or_else(|_| fallback.clone())
+                })
+            },
             agents: (workspace, config_dir, self.trust.is_trusted()),
             background: self.background.clone(),
             output_dir: self.outputs_dir.clone(),

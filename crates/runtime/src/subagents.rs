@@ -62,8 +62,10 @@ pub(crate) struct Kit {
     pub hooks: Arc<PolicyHooks>,
     /// The run's event stream.
     pub events: EventSink,
-    /// Prices of the model, for the child's cost.
+    /// Prices of the session's model, for the child's cost.
     pub model_info: tern_llm::ModelInfo,
+    /// Prices of another model (a custom agent's `model:`).
+    pub price_of: Arc<dyn Fn(&str) -> tern_llm::ModelInfo + Send + Sync>,
     /// Where agent profiles are found: (workspace, config dir, trusted).
     pub agents: (std::path::PathBuf, std::path::PathBuf, bool),
     /// Background tasks (a subagent run with `run_in_background` is one).
@@ -266,9 +268,15 @@ impl Tool for TaskTool {
             config.max_turns = Some(MAX_CHILD_TURNS);
             config.context_limit = None;
             config.cache_key = config.cache_key.map(|k| format!("{k}/{}", ctx.call_id));
-            if let Some(model) = child.profile.as_ref().and_then(|p| p.model.clone()) {
-                config.model = model;
-            }
+            // A custom agent's own model runs it, and prices it.
+            let model_info = match child.profile.as_ref().and_then(|p| p.model.clone()) {
+                Some(model) => {
+                    let info = (kit.price_of)(&model);
+                    config.model = model;
+                    info
+                }
+                None => kit.model_info.clone(),
+            };
             let parent_events = kit.events.clone();
             let parent_id = ctx.call_id.clone();
             let events: EventSink = Arc::new(move |e| {
@@ -292,7 +300,6 @@ impl Tool for TaskTool {
                     }
                 });
                 let shared = self.shared.clone();
-                let model_info = kit.model_info.clone();
                 tokio::spawn(async move {
                     let _slot = _slot;
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
@@ -327,7 +334,7 @@ impl Tool for TaskTool {
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
-            let cost: f64 = outcome.responses.iter().map(|u| kit.model_info.cost_usd(u)).sum();
+            let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).sum();
             {
                 let mut usage = self.shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
                 usage.responses.extend(outcome.responses.iter().cloned());
