@@ -103,11 +103,8 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_sessions::rows(&tern)?);
     rows.extend(crate::bench_subagents::rows(&tern)?);
 
-    println!("\n| measurement | tern | baseline (same run) | target |");
-    println!("|---|---|---|---|");
-    for r in rows {
-        println!("| {} | {} | {} | {} |", r.what, r.ours, r.baseline, r.target);
-    }
+    println!();
+    print_rows(&rows);
     println!(
         "\n{} startup runs, {} headless runs; machine: {} cores, {}",
         STARTUP_RUNS,
@@ -197,6 +194,15 @@ pub fn two_turn_runs(
         samples.push(sample);
     }
     Ok((samples, overheads))
+}
+
+/// Print `rows` as the Markdown table the benchmark pages use.
+pub fn print_rows(rows: &[Row]) {
+    println!("| measurement | tern | baseline (same run) | target |");
+    println!("|---|---|---|---|");
+    for r in rows {
+        println!("| {} | {} | {} | {} |", r.what, r.ours, r.baseline, r.target);
+    }
 }
 
 pub fn tempdir(name: &str) -> anyhow::Result<std::path::PathBuf> {

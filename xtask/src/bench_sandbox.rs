@@ -42,11 +42,6 @@ pub fn rows() -> anyhow::Result<Vec<Row>> {
 
 /// `cargo xtask bench sandbox`: only this figure.
 pub fn print() -> anyhow::Result<()> {
-    let rows = rows()?;
-    println!("| measurement | tern | baseline (same run) | target |");
-    println!("|---|---|---|---|");
-    for r in rows {
-        println!("| {} | {} | {} | {} |", r.what, r.ours, r.baseline, r.target);
-    }
+    crate::bench::print_rows(&rows()?);
     Ok(())
 }

@@ -98,11 +98,6 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
 pub fn print() -> anyhow::Result<()> {
     eprintln!("bench: building release binaries…");
     let dir = crate::cargo_build(true, &["tern-cli"])?;
-    let rows = rows(&dir.join("tern"))?;
-    println!("| measurement | tern | baseline (same run) | target |");
-    println!("|---|---|---|---|");
-    for r in rows {
-        println!("| {} | {} | {} | {} |", r.what, r.ours, r.baseline, r.target);
-    }
+    crate::bench::print_rows(&rows(&dir.join("tern"))?);
     Ok(())
 }

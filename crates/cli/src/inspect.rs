@@ -371,13 +371,12 @@ pub fn skills_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
         Ok(list) => list,
         Err(code) => return code,
     };
-    let skills = tern_runtime::skills::Skills { list, warnings: Vec::new() };
-    if skills.list.is_empty() {
+    if list.is_empty() {
         print("No skills. Add skills/NAME/SKILL.md in your config dir or .tern/skills/NAME/SKILL.md here.");
         return crate::exit::SUCCESS;
     }
     let mut text = String::new();
-    for s in &skills.list {
+    for s in &list {
         let at = s.path.as_ref().map_or_else(|| "built in".to_string(), |p| p.display().to_string());
         text.push_str(&format!("/{}  ({}, {at})\n    {}\n", s.name, s.source.as_str(), s.description));
         if !s.allowed_tools.is_empty() {
@@ -397,13 +396,12 @@ pub fn commands_list(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
         Ok(list) => list,
         Err(code) => return code,
     };
-    let commands = tern_runtime::commands::Commands { list, warnings: Vec::new() };
-    if commands.list.is_empty() {
+    if list.is_empty() {
         print("No custom commands. Add .tern/commands/NAME.md here or commands/NAME.md in your config dir.");
         return crate::exit::SUCCESS;
     }
     let mut text = String::new();
-    for c in &commands.list {
+    for c in &list {
         let hint = c.argument_hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
         text.push_str(&format!(
             "/{}{hint}  ({}, {})\n    {}\n",

@@ -159,8 +159,7 @@ impl HttpProvider {
                 config.base_url
             )));
         }
-        // Ignore the error: it only means a provider is already installed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_tls_provider();
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(15))
             .read_timeout(Duration::from_secs(300))
@@ -342,7 +341,7 @@ mod tests {
 
     #[test]
     fn the_prompt_cache_key_goes_to_openai_only() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_tls_provider();
         let mut req = ModelRequest::new("gpt-5", "", vec![tern_protocol::Message::user_text("hi")]);
         req.cache_key = Some("session-1".into());
         for (api, url, sent) in [

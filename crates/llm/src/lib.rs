@@ -37,3 +37,9 @@ pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig};
 pub use error::LlmError;
 pub use models::{ModelInfo, ModelTable, provider_family};
 pub use retry::{RetryPolicy, is_retryable_status};
+
+/// Install rustls's ring crypto provider for reqwest (built without a
+/// default one); a second install is a harmless no-op.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::frontmatter::FrontMatter;
-use crate::skills::{SkillSource, Skills, project_dirs, valid_name};
+use crate::skills::{MAX_SCANNED, SkillSource, Skills, project_dirs, read_found, valid_name};
 
 /// The largest command file read.
 const MAX_COMMAND_BYTES: u64 = 256 * 1024;
@@ -50,6 +50,8 @@ pub struct Commands {
     pub list: Vec<CustomCommand>,
     /// One line per skipped file.
     pub warnings: Vec<String>,
+    /// Bytes read while finding them.
+    spent: u64,
 }
 
 impl Commands {
@@ -69,7 +71,7 @@ impl Commands {
         let mut files = Vec::new();
         let mut walker = ignore::WalkBuilder::new(dir);
         walker.max_depth(Some(2)).follow_links(false).standard_filters(false);
-        for entry in walker.build().flatten() {
+        for entry in walker.build().flatten().take(MAX_SCANNED) {
             let path = entry.path();
             if entry.file_type().is_some_and(|t| t.is_file()) && path.extension().is_some_and(|e| e == "md") {
                 files.push(path.to_path_buf());
@@ -98,13 +100,8 @@ impl Commands {
             if self.list.iter().any(|c| c.name == name) {
                 continue;
             }
-            let text = match crate::small_file::read_bounded(&file, MAX_COMMAND_BYTES, inside) {
-                Ok(text) => text,
-                Err(crate::small_file::Refused::Missing) => continue,
-                Err(crate::small_file::Refused::Unreadable(why)) => {
-                    self.warnings.push(format!("command skipped: {}: {why}", file.display()));
-                    continue;
-                }
+            let Some(text) = read_found(&file, MAX_COMMAND_BYTES, inside, &mut self.spent, &mut self.warnings) else {
+                continue;
             };
             let front = match FrontMatter::parse(&text, &file) {
                 Ok(f) => f,

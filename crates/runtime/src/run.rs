@@ -269,9 +269,10 @@ impl Runtime {
             events: sink.clone(),
             model_info: info.clone(),
             price_of: {
-                let (config, fallback) = (self.config.clone(), info.clone());
+                // Only the `[models]` table is needed, and only when a custom agent names a model.
+                let (models, fallback) = (self.config.models.clone(), info.clone());
                 Arc::new(move |model: &str| {
-                    crate::setup::lookup_model(&config, model)
+                    crate::setup::lookup_model_in(&models, model)
                         .map(|(info, _)| info)
                         .unwrap_or_else(|_| fallback.clone())
                 })

@@ -36,7 +36,15 @@ fn env_nonempty(name: &str) -> Option<String> {
 /// A model's facts from the bundled table and `[models]` overrides, with a
 /// warning when it is not in the table (defaults are assumed).
 pub fn lookup_model(config: &FileConfig, model: &str) -> Result<(ModelInfo, Option<String>), RuntimeError> {
-    let table = ModelTable::bundled().with_overrides(&config.models).map_err(RuntimeError::Config)?;
+    lookup_model_in(&config.models, model)
+}
+
+/// [`lookup_model`] with only the config's `[models]` table.
+pub fn lookup_model_in(
+    models: &std::collections::BTreeMap<String, toml::Value>,
+    model: &str,
+) -> Result<(ModelInfo, Option<String>), RuntimeError> {
+    let table = ModelTable::bundled().with_overrides(models).map_err(RuntimeError::Config)?;
     let (info, known) = table.get(model);
     let warning = (!known).then(|| {
         format!(

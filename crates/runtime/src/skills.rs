@@ -34,6 +34,11 @@ const MAX_PER_DIR: usize = 200;
 const MAX_DESCRIPTION: usize = 1024;
 /// What the list in the system prompt may take, in bytes.
 const PROMPT_BUDGET: usize = 8 * 1024;
+/// Entries one discovery folder is scanned for, at most.
+pub(crate) const MAX_SCANNED: usize = 10_000;
+/// Bytes discovery reads in all, per kind (skills, commands): a repository
+/// cannot make start-up read more.
+pub(crate) const DISCOVERY_BUDGET: u64 = 16 * 1024 * 1024;
 /// Other files of a skill's folder listed when it loads.
 const MAX_LISTED_FILES: usize = 50;
 
@@ -85,6 +90,40 @@ pub struct Skills {
     pub list: Vec<Skill>,
     /// One line per skipped file.
     pub warnings: Vec<String>,
+    /// Bytes read while finding them.
+    spent: u64,
+    /// The system prompt's list, made once.
+    prompt: std::sync::OnceLock<Option<String>>,
+}
+
+/// Read a file found by discovery: bounded per file and, with `spent`, in
+/// all; what is skipped (unreadable, or over the budget) gets a warning.
+pub(crate) fn read_found(
+    file: &Path,
+    max: u64,
+    inside: Option<&Path>,
+    spent: &mut u64,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    if *spent >= DISCOVERY_BUDGET {
+        warnings.push(format!(
+            "{} skipped: discovery already read {} MB in all",
+            file.display(),
+            DISCOVERY_BUDGET >> 20
+        ));
+        return None;
+    }
+    match crate::small_file::read_bounded(file, max, inside) {
+        Ok(text) => {
+            *spent += text.len() as u64;
+            Some(text)
+        }
+        Err(crate::small_file::Refused::Missing) => None,
+        Err(crate::small_file::Refused::Unreadable(why)) => {
+            warnings.push(format!("{} skipped: {why}", file.display()));
+            None
+        }
+    }
 }
 
 /// Whether `name` is a usable skill or command name: letters, digits, `-`,
@@ -120,7 +159,8 @@ impl Skills {
 
     fn read_dir(&mut self, dir: &Path, source: SkillSource, inside: Option<&Path>, may_widen: bool) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
-        let mut folders: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        let mut folders: Vec<PathBuf> =
+            entries.flatten().take(MAX_SCANNED).map(|e| e.path()).filter(|p| p.is_dir()).collect();
         folders.sort();
         if folders.len() > MAX_PER_DIR {
             self.warnings.push(format!(
@@ -132,13 +172,8 @@ impl Skills {
         }
         for folder in folders {
             let file = folder.join("SKILL.md");
-            let text = match crate::small_file::read_bounded(&file, MAX_SKILL_BYTES, inside) {
-                Ok(text) => text,
-                Err(crate::small_file::Refused::Missing) => continue,
-                Err(crate::small_file::Refused::Unreadable(why)) => {
-                    self.warnings.push(format!("skill skipped: {}: {why}", file.display()));
-                    continue;
-                }
+            let Some(text) = read_found(&file, MAX_SKILL_BYTES, inside, &mut self.spent, &mut self.warnings) else {
+                continue;
             };
             let fallback = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             self.add(&fallback, &text, source, Some(file), may_widen);
@@ -185,8 +220,13 @@ impl Skills {
         self.list.iter().find(|s| s.name == name)
     }
 
-    /// The system prompt's list of skills, within its budget (None when there are none).
+    /// The system prompt's list of skills, within its budget (None when
+    /// there are none); made once.
     pub fn prompt_block(&self) -> Option<String> {
+        self.prompt.get_or_init(|| self.make_prompt_block()).clone()
+    }
+
+    fn make_prompt_block(&self) -> Option<String> {
         if self.list.is_empty() {
             return None;
         }
@@ -394,6 +434,25 @@ mod tests {
         assert_eq!(trusted.get("deploy").unwrap().allowed_tools, ["bash(make deploy)"]);
         assert_eq!(s.body(s.get("pdf").unwrap()).unwrap(), "User body");
         assert!(s.body(s.get("tern-config").unwrap()).unwrap().contains("config.toml"));
+    }
+
+    #[test]
+    fn discovery_reads_a_bounded_amount_in_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = "x".repeat(240 * 1024);
+        for i in 0..80 {
+            write(
+                &dir.path().join(format!("home/skills/s{i:02}/SKILL.md")),
+                &format!("---\ndescription: d\n---\n{body}"),
+            );
+        }
+        std::fs::create_dir_all(dir.path().join("ws")).unwrap();
+        let s = Skills::discover(&dir.path().join("ws"), &dir.path().join("home"), false);
+        let read = s.list.iter().filter(|s| s.source == SkillSource::User).count();
+        assert!(read < 80 && read as u64 * 240 * 1024 <= DISCOVERY_BUDGET + 256 * 1024, "{read} read");
+        assert!(s.warnings.iter().any(|w| w.contains("discovery already read 16 MB")), "{:?}", &s.warnings[..1]);
+        // The prompt list is made once and is the same each time.
+        assert_eq!(s.prompt_block(), s.prompt_block());
     }
 
     #[test]

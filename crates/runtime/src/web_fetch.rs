@@ -31,7 +31,11 @@ const MAX_TEXT: usize = 200 * 1024;
 
 /// The tool, judged hop by hop by `policy`.
 pub(crate) fn runtime_tool(policy: Arc<Policy>) -> RuntimeTool {
-    RuntimeTool::new(definition(), Arc::new(WebFetch { policy }), ToolSource::Builtin)
+    RuntimeTool::new(
+        definition(),
+        Arc::new(WebFetch { policy, client: std::sync::OnceLock::new() }),
+        ToolSource::Builtin,
+    )
 }
 
 fn definition() -> ToolDefinition {
@@ -60,6 +64,8 @@ fn definition() -> ToolDefinition {
 
 struct WebFetch {
     policy: Arc<Policy>,
+    /// Built on the first fetch, then reused (its connection pool too).
+    client: std::sync::OnceLock<reqwest::Client>,
 }
 
 /// Whether a content type is text the model can read.
@@ -92,10 +98,10 @@ fn nesting_depth(html: &str) -> usize {
             Some(b'/') => depth = depth.saturating_sub(1),
             Some(c) if c.is_ascii_alphabetic() => {
                 let end = bytes[i..].iter().position(|c| !c.is_ascii_alphanumeric()).map_or(bytes.len(), |p| i + p);
-                let name = html[i..end].to_ascii_lowercase();
+                let name = &html[i..end];
                 let close = bytes[end..].iter().position(|c| *c == b'>').map_or(bytes.len(), |p| end + p);
                 let self_closing = close > 0 && bytes.get(close - 1) == Some(&b'/');
-                if !VOID.contains(&name.as_str()) && !self_closing {
+                if !VOID.iter().any(|v| v.eq_ignore_ascii_case(name)) && !self_closing {
                     depth += 1;
                     max = max.max(depth);
                 }
@@ -156,13 +162,19 @@ impl WebFetch {
     }
 
     async fn fetch(&self, url: &str) -> Result<(String, Vec<String>, String, bool), ToolError> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
-            .build()
-            .map_err(|e| ToolError::new(format!("web_fetch: could not build the HTTP client: {e}")))?;
+        let client = match self.client.get() {
+            Some(c) => c,
+            None => {
+                tern_llm::install_tls_provider();
+                let built = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .connect_timeout(Duration::from_secs(10))
+                    .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
+                    .build()
+                    .map_err(|e| ToolError::new(format!("web_fetch: could not build the HTTP client: {e}")))?;
+                self.client.get_or_init(|| built)
+            }
+        };
         let mut current =
             reqwest::Url::parse(url).map_err(|e| ToolError::new(format!("`{url}` is not a valid URL: {e}")))?;
         // The policy judged the host it read in the text; the request must go to that host.

@@ -136,13 +136,19 @@ impl BackgroundTasks {
     }
 
     /// A new task's id and log, or why no more may start.
-    fn register(&self, output_dir: &std::path::Path, label: &str, pgid: Option<u32>) -> Result<Arc<Task>, ToolError> {
+    /// Whether another task may start.
+    fn room(&self) -> Result<(), ToolError> {
         let running = self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count();
         if running >= MAX_RUNNING {
             return Err(ToolError::new(format!(
                 "{MAX_RUNNING} background tasks are already running; stop one with task_stop first"
             )));
         }
+        Ok(())
+    }
+
+    fn register(&self, output_dir: &std::path::Path, label: &str, pgid: Option<u32>) -> Result<Arc<Task>, ToolError> {
+        self.room()?;
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
         {
             let mut tasks = self.tasks();
@@ -178,11 +184,8 @@ impl BackgroundTasks {
 
     /// Start `command` in the background (confined as `sandbox` says); its id.
     pub(crate) fn start(&self, env: &ToolEnv, command: &str, sandbox: CallSandbox) -> Result<String, ToolError> {
-        if self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count() >= MAX_RUNNING {
-            return Err(ToolError::new(format!(
-                "{MAX_RUNNING} background tasks are already running; stop one with task_stop first"
-            )));
-        }
+        // Checked before spawning: a refused task never runs.
+        self.room()?;
         let (child, pgid, reader, _applied) = crate::bash::spawn(env, command, sandbox)?;
         let task = match self.register(&env.output_dir, command, Some(pgid)) {
             Ok(task) => task,
