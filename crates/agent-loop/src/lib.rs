@@ -32,4 +32,4 @@ mod tool;
 pub use batch::{ToolCallResult, execute_batch};
 pub use hooks::{BeforeToolCall, Hooks, NoHooks};
 pub use run::{AgentLoop, EventSink, LoopConfig, RunOutcome, TurnTools};
-pub use tool::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+pub use tool::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink, request_tools};

@@ -138,6 +138,7 @@ impl AgentLoop {
             error: None,
             context_overflow: false,
         };
+        let mut pauses = 0;
         loop {
             if cancel.is_cancelled() {
                 return self.end(outcome, AgentStopReason::Aborted, events);
@@ -176,6 +177,7 @@ impl AgentLoop {
                 }
             };
             let used = completion.usage.prompt_tokens() + completion.usage.output_tokens;
+            let paused = completion.stop_reason == Some(StopReason::PauseTurn);
             outcome.usage.add(&completion.usage);
             outcome.responses.push(completion.usage);
             let notice = cut_reply_notice(&completion);
@@ -197,8 +199,15 @@ impl AgentLoop {
             }
             if calls.is_empty() && failed.is_empty() {
                 events(AgentEvent::TurnEnd { turn });
+                // The provider paused a long turn of its own tools (searches):
+                // sending the conversation back as it is lets it go on.
+                if paused && pauses < MAX_PAUSES {
+                    pauses += 1;
+                    continue;
+                }
                 return self.end(outcome, AgentStopReason::Completed, events);
             }
+            pauses = 0;
             let mut callable = tools;
             let offered: std::collections::HashSet<String> = callable.iter().map(|t| t.name().to_string()).collect();
             let unlisted = self.tools.callable_unlisted();
@@ -244,11 +253,13 @@ impl AgentLoop {
     ) -> Result<Completion, LlmError> {
         let mut messages = history.to_vec();
         self.hooks.transform_context(&mut messages).await;
+        let (definitions, server_tools) = crate::tool::request_tools(tools);
         let req = ModelRequest {
             model: self.config.model.clone(),
             system: self.config.system.clone(),
             messages,
-            tools: tools.iter().map(|t| t.definition.clone()).collect(),
+            tools: definitions,
+            server_tools,
             max_tokens: self.config.max_tokens,
             thinking_budget: self.config.thinking_budget,
             cache_key: self.config.cache_key.clone(),
@@ -283,6 +294,10 @@ impl AgentLoop {
         outcome
     }
 }
+
+/// Most `pause_turn` replies in a row the loop resumes: a provider that
+/// only ever pauses cannot keep a run going.
+const MAX_PAUSES: u32 = 8;
 
 /// Decide which calls run. A reply that stopped on the output limit or
 /// without a stop reason runs none (its arguments may be cut); its calls are

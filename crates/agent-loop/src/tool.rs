@@ -77,6 +77,15 @@ pub trait Tool: Send + Sync {
         Ok(())
     }
 
+    /// A tool the provider runs on its own servers (web search) says what
+    /// the request declares — or, as `Err`, why it cannot be offered now —
+    /// read when each turn's tools are chosen and each request is built (so
+    /// rule changes apply at once); the loop never executes it. Default:
+    /// `None`, a tool tern runs.
+    fn server_tool(&self) -> Option<Result<tern_protocol::ServerTool, String>> {
+        None
+    }
+
     /// Run the call. Stream partial output through `updates`; stop promptly
     /// when `cancel` fires.
     fn execute<'a>(
@@ -86,6 +95,21 @@ pub trait Tool: Send + Sync {
         cancel: CancellationToken,
         updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}
+
+/// What a request declares for `tools`: the definitions of those tern runs,
+/// and the provider's own tools (those that cannot be offered now left out).
+pub fn request_tools(tools: &[RuntimeTool]) -> (Vec<ToolDefinition>, Vec<tern_protocol::ServerTool>) {
+    let mut server_tools = Vec::new();
+    let mut definitions = Vec::with_capacity(tools.len());
+    for t in tools {
+        match t.implementation.server_tool() {
+            Some(Ok(server)) => server_tools.push(server),
+            Some(Err(_)) => {}
+            None => definitions.push(t.definition.clone()),
+        }
+    }
+    (definitions, server_tools)
 }
 
 /// Definition + implementation + source: a tool as the loop holds it.

@@ -270,6 +270,11 @@ impl<'a> Filters<'a> {
         if !model.supports_tools {
             return Some(format!("model `{}` does not support tools", model.name));
         }
+        match entry.tool.implementation.server_tool() {
+            Some(_) if model.web_search_unavailable.is_some() => return model.web_search_unavailable.clone(),
+            Some(Err(why)) => return Some(why),
+            _ => {}
+        }
         match entry.meta.helper_for {
             Some(Capability::ImageInput) if model.image_input => Some("model sees images itself".to_string()),
             _ => None,

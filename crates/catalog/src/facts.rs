@@ -49,12 +49,22 @@ pub struct ModelFacts {
     pub supports_tools: bool,
     /// Whether the model accepts images.
     pub image_input: bool,
+    /// Why the provider cannot run web searches for this model; `None`
+    /// when it can (the server-side `web_search` tool is then offered).
+    pub web_search_unavailable: Option<String>,
 }
 
 impl ModelFacts {
-    /// A model that calls tools and does not take images.
+    /// A model that calls tools, does not take images and has no
+    /// provider-side search.
     pub fn new(name: impl Into<String>, context_window: u64) -> Self {
-        Self { name: name.into(), context_window, supports_tools: true, image_input: false }
+        Self {
+            name: name.into(),
+            context_window,
+            supports_tools: true,
+            image_input: false,
+            web_search_unavailable: Some("the provider has no server-side search".into()),
+        }
     }
 }
 

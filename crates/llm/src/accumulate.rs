@@ -117,3 +117,20 @@ pub(crate) fn u64_at(v: &Value, pointer: &str) -> Option<u64> {
 pub(crate) fn str_at<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {
     v.pointer(pointer).and_then(Value::as_str)
 }
+
+/// A page from a provider's JSON (`url`, `title`, and `cited_text` when it
+/// is a citation); `None` without a URL.
+pub(crate) fn web_source(v: &Value) -> Option<tern_protocol::WebSource> {
+    Some(tern_protocol::WebSource {
+        url: v["url"].as_str()?.to_string(),
+        title: v["title"].as_str().unwrap_or_default().to_string(),
+        cited_text: v["cited_text"].as_str().map(str::to_string),
+    })
+}
+
+/// Add `source` unless the same page is there already.
+pub(crate) fn push_source(sources: &mut Vec<tern_protocol::WebSource>, source: tern_protocol::WebSource) {
+    if !sources.iter().any(|s| s.url == source.url) {
+        sources.push(source);
+    }
+}

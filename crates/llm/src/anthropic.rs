@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
-use tern_protocol::{ContentBlock, Message, Role, StopReason, ToolResultContent, Usage};
+use tern_protocol::{ContentBlock, Message, Role, ServerTool, StopReason, ToolResultContent, Usage, WebSource};
 
-use crate::accumulate::{parse_arguments, parse_json, str_at, u64_at};
+use crate::accumulate::{parse_arguments, parse_json, push_source, str_at, u64_at, web_source};
 use crate::{Accumulator, Completion, IncompleteToolCall, LlmError, ModelRequest, StreamDelta};
 
 const PROVIDER: &str = "anthropic";
@@ -45,23 +45,21 @@ fn wire(req: &ModelRequest) -> WireBody<'_> {
     let mut messages: Vec<WireMessage<'_>> = req.messages.iter().map(message_wire).collect();
     for at in cache_marks(&messages) {
         if let Some(block) = messages.get_mut(at).and_then(|m| m.content.last_mut())
-            && !matches!(block.block, WireBlock::Thinking { .. } | WireBlock::RedactedThinking { .. })
+            && matches!(&block.block, Wire::Block(b) if !matches!(b, WireBlock::Thinking { .. } | WireBlock::RedactedThinking { .. }))
         {
             block.cache_control = Some(EPHEMERAL);
         }
     }
-    let mut tools: Vec<WireTool<'_>> = req
-        .tools
-        .iter()
-        .map(|t| WireTool {
-            name: &t.name,
-            description: &t.description,
-            input_schema: &t.input_schema,
-            cache_control: None,
-        })
-        .collect();
-    if let Some(last) = tools.last_mut() {
-        last.cache_control = Some(EPHEMERAL);
+    // Server tools first: the cache mark stays on the last function tool.
+    let mut tools: Vec<WireTool<'_>> = req.server_tools.iter().map(server_tool_wire).collect();
+    tools.extend(req.tools.iter().map(|t| WireTool::Function {
+        name: &t.name,
+        description: &t.description,
+        input_schema: &t.input_schema,
+        cache_control: None,
+    }));
+    if let Some(WireTool::Function { cache_control, .. }) = tools.last_mut() {
+        *cache_control = Some(EPHEMERAL);
     }
     WireBody {
         model: &req.model,
@@ -113,12 +111,44 @@ struct Thinking {
 }
 
 #[derive(Serialize)]
-struct WireTool<'a> {
-    name: &'a str,
-    description: &'a str,
-    input_schema: &'a Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cache_control: Option<CacheControl>,
+#[serde(untagged)]
+enum WireTool<'a> {
+    Function {
+        name: &'a str,
+        description: &'a str,
+        input_schema: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// `web_search_20250305`: `allowed_domains` and `blocked_domains` may
+    /// not both be sent; the allow list wins (it is the narrower).
+    WebSearch {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        max_uses: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        allowed_domains: Option<&'a [String]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        blocked_domains: Option<&'a [String]>,
+    },
+}
+
+/// The version of Anthropic's web search tool tern speaks.
+pub const WEB_SEARCH_TOOL_TYPE: &str = "web_search_20250305";
+
+fn server_tool_wire(t: &ServerTool) -> WireTool<'_> {
+    match t {
+        ServerTool::WebSearch { max_uses, allowed_domains, blocked_domains } => WireTool::WebSearch {
+            kind: WEB_SEARCH_TOOL_TYPE,
+            name: "web_search",
+            max_uses: *max_uses,
+            allowed_domains: (!allowed_domains.is_empty()).then_some(allowed_domains.as_slice()),
+            blocked_domains: (allowed_domains.is_empty() && !blocked_domains.is_empty())
+                .then_some(blocked_domains.as_slice()),
+        },
+    }
 }
 
 #[derive(Serialize)]
@@ -131,9 +161,18 @@ struct WireMessage<'a> {
 #[derive(Serialize)]
 struct Marked<'a> {
     #[serde(flatten)]
-    block: WireBlock<'a>,
+    block: Wire<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cache_control: Option<CacheControl>,
+}
+
+/// A block tern writes, or one the provider sent that goes back verbatim
+/// (always a JSON object: [`block_wire`] checks).
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Wire<'a> {
+    Block(WireBlock<'a>),
+    Verbatim(&'a serde_json::Map<String, Value>),
 }
 
 #[derive(Serialize)]
@@ -144,6 +183,7 @@ enum WireBlock<'a> {
     RedactedThinking { data: &'a str },
     Image { source: ImageWire<'a> },
     ToolUse { id: &'a str, name: &'a str, input: &'a Value },
+    ServerToolUse { id: &'a str, name: &'a str, input: &'a Value },
     ToolResult { tool_use_id: &'a str, content: Vec<WireBlock<'a>>, is_error: bool },
 }
 
@@ -160,12 +200,47 @@ fn message_wire(m: &Message) -> WireMessage<'_> {
         Role::User => "user",
         Role::Assistant => "assistant",
     };
-    let content = m.content.iter().filter_map(block_wire).map(|block| Marked { block, cache_control: None }).collect();
+    let content = m
+        .content
+        .iter()
+        .filter_map(|b| block_wire(b, &m.content))
+        .map(|block| Marked { block, cache_control: None })
+        .collect();
     WireMessage { role, content }
 }
 
-fn block_wire(b: &ContentBlock) -> Option<WireBlock<'_>> {
-    Some(match b {
+/// The verbatim result block Anthropic sent for the server call `id`, if
+/// the message holds one.
+fn anthropic_result<'a>(id: &str, siblings: &'a [ContentBlock]) -> Option<&'a serde_json::Map<String, Value>> {
+    siblings.iter().find_map(|b| match b {
+        ContentBlock::ServerToolResult { tool_use_id, raw: Value::Object(raw), .. }
+            if tool_use_id == id
+                && raw.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("_tool_result")) =>
+        {
+            Some(raw)
+        }
+        _ => None,
+    })
+}
+
+fn block_wire<'a>(b: &'a ContentBlock, siblings: &'a [ContentBlock]) -> Option<Wire<'a>> {
+    // A server call goes back only with its result (the API wants both),
+    // and only one Anthropic made (another provider's has its own `raw`).
+    match b {
+        ContentBlock::ServerToolUse { id, name, input, raw: None } => {
+            anthropic_result(id, siblings)?;
+            return Some(Wire::Block(WireBlock::ServerToolUse { id, name, input }));
+        }
+        ContentBlock::ServerToolResult { tool_use_id, .. } => {
+            let paired = siblings
+                .iter()
+                .any(|s| matches!(s, ContentBlock::ServerToolUse { id, raw: None, .. } if id == tool_use_id));
+            return anthropic_result(tool_use_id, siblings).filter(|_| paired).map(Wire::Verbatim);
+        }
+        ContentBlock::ServerToolUse { .. } | ContentBlock::Citations { .. } => return None,
+        _ => {}
+    }
+    Some(Wire::Block(match b {
         ContentBlock::Text { text } => WireBlock::Text { text },
         // Thinking without a signature cannot be verified by the API: drop it.
         ContentBlock::Thinking { thinking, signature } => {
@@ -185,7 +260,10 @@ fn block_wire(b: &ContentBlock) -> Option<WireBlock<'_>> {
                 .collect(),
             is_error: *is_error,
         },
-    })
+        ContentBlock::ServerToolUse { .. } | ContentBlock::ServerToolResult { .. } | ContentBlock::Citations { .. } => {
+            return None;
+        }
+    }))
 }
 
 fn image_wire(source: &tern_protocol::ImageSource) -> WireBlock<'_> {
@@ -194,11 +272,41 @@ fn image_wire(source: &tern_protocol::ImageSource) -> WireBlock<'_> {
 
 #[derive(Debug)]
 enum Block {
-    Text(String),
-    Thinking { text: String, signature: String },
+    Text {
+        text: String,
+        citations: Vec<WebSource>,
+    },
+    Thinking {
+        text: String,
+        signature: String,
+    },
     Redacted(String),
-    Tool { id: String, name: String, json: String },
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
+    /// A call the provider runs itself; `input` when the start carried it whole.
+    ServerTool {
+        id: String,
+        name: String,
+        json: String,
+        input: Value,
+    },
+    /// A server tool's result block, verbatim.
+    ServerResult(Value),
     Ignored,
+}
+
+/// The pages (or the error code) of a `web_search_tool_result` block.
+fn search_result_sources(block: &Value) -> (Vec<WebSource>, Option<String>) {
+    match &block["content"] {
+        Value::Array(items) => (items.iter().filter_map(web_source).collect(), None),
+        Value::Object(o) => {
+            (Vec::new(), Some(o.get("error_code").and_then(Value::as_str).unwrap_or("unknown_error").to_string()))
+        }
+        _ => (Vec::new(), None),
+    }
 }
 
 /// Accumulates one Anthropic message stream.
@@ -231,6 +339,9 @@ impl AnthropicAccumulator {
         if let Some(n) = u64_at(u, "/cache_creation_input_tokens") {
             self.usage.cache_write_tokens = n;
         }
+        if let Some(n) = u64_at(u, "/server_tool_use/web_search_requests") {
+            self.usage.web_search_requests = n;
+        }
     }
 }
 
@@ -256,8 +367,21 @@ impl Accumulator for AnthropicAccumulator {
                         if !text.is_empty() {
                             out.push(StreamDelta::Text(text.clone()));
                         }
-                        Block::Text(text)
+                        let mut citations = Vec::new();
+                        for c in b["citations"].as_array().into_iter().flatten() {
+                            if let Some(s) = web_source(c) {
+                                push_source(&mut citations, s);
+                            }
+                        }
+                        Block::Text { text, citations }
                     }
+                    "server_tool_use" => Block::ServerTool {
+                        id: b["id"].as_str().unwrap_or_default().to_string(),
+                        name: b["name"].as_str().unwrap_or_default().to_string(),
+                        json: String::new(),
+                        input: b["input"].clone(),
+                    },
+                    t if t.ends_with("_tool_result") && b.is_object() => Block::ServerResult(b.clone()),
                     "thinking" => Block::Thinking {
                         text: b["thinking"].as_str().unwrap_or_default().to_string(),
                         signature: b["signature"].as_str().unwrap_or_default().to_string(),
@@ -277,10 +401,18 @@ impl Accumulator for AnthropicAccumulator {
                 let index = u64_at(&v, "/index").unwrap_or(0);
                 let d = &v["delta"];
                 match (self.blocks.get_mut(&index), d["type"].as_str().unwrap_or_default()) {
-                    (Some(Block::Text(t)), "text_delta") => {
+                    (Some(Block::Text { text, .. }), "text_delta") => {
                         let s = d["text"].as_str().unwrap_or_default();
-                        t.push_str(s);
+                        text.push_str(s);
                         out.push(StreamDelta::Text(s.to_string()));
+                    }
+                    (Some(Block::Text { citations, .. }), "citations_delta") => {
+                        if let Some(s) = web_source(&d["citation"]) {
+                            push_source(citations, s);
+                        }
+                    }
+                    (Some(Block::ServerTool { json, .. }), "input_json_delta") => {
+                        json.push_str(d["partial_json"].as_str().unwrap_or_default());
                     }
                     (Some(Block::Thinking { text, .. }), "thinking_delta") => {
                         let s = d["thinking"].as_str().unwrap_or_default();
@@ -334,7 +466,27 @@ impl Accumulator for AnthropicAccumulator {
         let mut incomplete = Vec::new();
         for block in this.blocks.into_values() {
             match block {
-                Block::Text(text) if !text.is_empty() => content.push(ContentBlock::Text { text }),
+                Block::Text { text, citations } => {
+                    if !text.is_empty() {
+                        content.push(ContentBlock::Text { text });
+                    }
+                    if !citations.is_empty() {
+                        content.push(ContentBlock::Citations { sources: citations });
+                    }
+                }
+                Block::ServerTool { id, name, json, input } => {
+                    let input = match parse_arguments(&json) {
+                        Some(parsed) if !json.trim().is_empty() => parsed,
+                        _ if input.is_object() => input,
+                        _ => Value::Object(Default::default()),
+                    };
+                    content.push(ContentBlock::ServerToolUse { id, name, input, raw: None });
+                }
+                Block::ServerResult(raw) => {
+                    let (sources, error) = search_result_sources(&raw);
+                    let tool_use_id = raw["tool_use_id"].as_str().unwrap_or_default().to_string();
+                    content.push(ContentBlock::ServerToolResult { tool_use_id, sources, error, raw });
+                }
                 Block::Thinking { text, signature } => content.push(ContentBlock::Thinking {
                     thinking: text,
                     signature: (!signature.is_empty()).then_some(signature),

@@ -105,6 +105,8 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// Tools offered, in order.
     pub tools: Vec<ToolDefinition>,
+    /// Tools the provider runs itself (web search), declared by type.
+    pub server_tools: Vec<tern_protocol::ServerTool>,
     /// Output-token limit.
     pub max_tokens: u64,
     /// Extended-thinking budget (Anthropic), if enabled.
@@ -122,6 +124,7 @@ impl ModelRequest {
             system: system.into(),
             messages,
             tools: Vec::new(),
+            server_tools: Vec::new(),
             max_tokens: 8192,
             thinking_budget: None,
             cache_key: None,

@@ -42,8 +42,13 @@ impl ModelInfo {
             + per(u.output_tokens, self.output_per_mtok)
             + per(u.cache_read_tokens, self.cache_read_per_mtok.unwrap_or(self.input_per_mtok))
             + per(u.cache_write_tokens, self.cache_write_per_mtok.unwrap_or(self.input_per_mtok))
+            + u.web_search_requests as f64 * WEB_SEARCH_USD
     }
 }
+
+/// What one provider-side web search costs: Anthropic and OpenAI both list
+/// $10 per 1,000 searches.
+pub const WEB_SEARCH_USD: f64 = 0.01;
 
 /// Partial entry from config: every key optional, layered over the table.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -183,6 +188,7 @@ mod tests {
             output_tokens: 1_000_000,
             cache_read_tokens: 1_000_000,
             cache_write_tokens: 0,
+            web_search_requests: 0,
         };
         assert!((m.cost_usd(&u) - 18.3).abs() < 1e-9);
     }

@@ -251,6 +251,7 @@ fn read_usage(u: &Value) -> Usage {
         output_tokens: u64_at(u, "/completion_tokens").unwrap_or(0),
         cache_read_tokens: cached,
         cache_write_tokens: 0,
+        web_search_requests: 0,
     }
 }
 

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use serde_json::Value;
-use tern_protocol::{ContentBlock, Role, StopReason, ToolResultContent, Usage};
+use tern_protocol::{ContentBlock, Role, ServerTool, StopReason, ToolResultContent, Usage, WebSource};
 
-use crate::accumulate::{assistant_message, parse_json, str_at, u64_at};
+use crate::accumulate::{assistant_message, parse_json, push_source, str_at, u64_at, web_source};
 use crate::{Accumulator, Completion, LlmError, ModelRequest, StreamDelta};
 
 const PROVIDER: &str = "openai-responses";
@@ -46,6 +46,13 @@ fn wire<'a>(req: &'a ModelRequest, cache_key: Option<&'a str>) -> WireBody<'a> {
                 }),
                 (Role::Assistant, ContentBlock::Text { text }) => {
                     input.push(Item::Message { role: "assistant", content: vec![Part::OutputText { text }] })
+                }
+                // A search call goes back as the item the API sent; one made by
+                // another provider (no `raw`) cannot, and its result never does.
+                (Role::Assistant, ContentBlock::ServerToolUse { raw: Some(Value::Object(item)), .. })
+                    if item.get("type").and_then(Value::as_str) == Some("web_search_call") =>
+                {
+                    input.push(Item::Verbatim(item))
                 }
                 (_, ContentBlock::ToolUse { id, name, input: args }) => input.push(Item::FunctionCall {
                     kind: "function_call",
@@ -88,15 +95,22 @@ fn wire<'a>(req: &'a ModelRequest, cache_key: Option<&'a str>) -> WireBody<'a> {
         max_output_tokens: req.max_tokens,
         instructions: (!req.system.is_empty()).then_some(req.system.as_str()),
         tools: req
-            .tools
+            .server_tools
             .iter()
-            .map(|t| WireTool {
+            .map(|t| match t {
+                ServerTool::WebSearch { allowed_domains, .. } => WireTool::WebSearch {
+                    kind: "web_search",
+                    filters: (!allowed_domains.is_empty()).then_some(Filters { allowed_domains }),
+                },
+            })
+            .chain(req.tools.iter().map(|t| WireTool::Function {
                 kind: "function",
                 name: &t.name,
                 description: &t.description,
                 parameters: &t.input_schema,
-            })
+            }))
             .collect(),
+        include: if req.server_tools.is_empty() { Vec::new() } else { vec!["web_search_call.action.sources"] },
         prompt_cache_key: cache_key,
     }
 }
@@ -112,17 +126,34 @@ struct WireBody<'a> {
     instructions: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
 }
 
 #[derive(Serialize)]
-struct WireTool<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    name: &'a str,
-    description: &'a str,
-    parameters: &'a Value,
+#[serde(untagged)]
+enum WireTool<'a> {
+    Function {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        name: &'a str,
+        description: &'a str,
+        parameters: &'a Value,
+    },
+    /// The API's `web_search` tool: an allow list is all it filters by.
+    WebSearch {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filters: Option<Filters<'a>>,
+    },
+}
+
+#[derive(Serialize)]
+struct Filters<'a> {
+    allowed_domains: &'a [String],
 }
 
 /// One input item. Messages carry no `type` (as the API allows); calls and outputs do.
@@ -146,6 +177,8 @@ enum Item<'a> {
         call_id: &'a str,
         output: Output<'a>,
     },
+    /// An output item of an earlier response, sent back as it came.
+    Verbatim(&'a serde_json::Map<String, Value>),
 }
 
 #[derive(Serialize)]
@@ -181,6 +214,10 @@ pub struct ResponsesAccumulator {
     model: String,
     status: Option<String>,
     incomplete_reason: Option<String>,
+    /// Finished `web_search_call` items by output index.
+    searches: BTreeMap<u64, Value>,
+    /// Pages the text cites (`url_citation` annotations).
+    citations: Vec<WebSource>,
 }
 
 impl ResponsesAccumulator {
@@ -233,6 +270,20 @@ impl Accumulator for ResponsesAccumulator {
                 out.push(StreamDelta::ToolCallStart { id: call.call_id.clone(), name: call.name.clone() });
                 self.calls.insert(index, call);
             }
+            "response.output_item.done"
+                if v.pointer("/item/type").and_then(Value::as_str) == Some("web_search_call") =>
+            {
+                let index = u64_at(&v, "/output_index").unwrap_or(self.searches.len() as u64);
+                self.searches.insert(index, v["item"].clone());
+            }
+            "response.output_text.annotation.added" => {
+                let a = &v["annotation"];
+                if a["type"].as_str() == Some("url_citation")
+                    && let Some(source) = web_source(a)
+                {
+                    push_source(&mut self.citations, source);
+                }
+            }
             "response.function_call_arguments.delta" => {
                 let d = v["delta"].as_str().unwrap_or_default().to_string();
                 if let Some(c) = self.call_for(&v) {
@@ -261,6 +312,7 @@ impl Accumulator for ResponsesAccumulator {
                         output_tokens: u64_at(u, "/output_tokens").unwrap_or(0),
                         cache_read_tokens: cached,
                         cache_write_tokens: 0,
+                        web_search_requests: 0,
                     };
                 }
                 if kind == "response.failed" {
@@ -296,7 +348,26 @@ impl Accumulator for ResponsesAccumulator {
         };
         let has_calls = !this.calls.is_empty();
         let calls = this.calls.into_values().map(|c| (c.call_id, c.name, c.arguments));
-        let (message, incomplete) = assistant_message(this.reasoning, this.text, calls);
+        let (mut message, incomplete) = assistant_message(this.reasoning, this.text, calls);
+        let mut usage = this.usage;
+        // Searches come before the text that used them; citations after it.
+        let at = message.content.iter().take_while(|b| matches!(b, ContentBlock::Thinking { .. })).count();
+        let mut searches = Vec::new();
+        for item in this.searches.into_values() {
+            if item.pointer("/action/type").and_then(Value::as_str).is_none_or(|t| t == "search") {
+                usage.web_search_requests += 1;
+            }
+            searches.extend(search_blocks(item));
+        }
+        message.content.splice(at..at, searches);
+        if !this.citations.is_empty() {
+            let after_text = message
+                .content
+                .iter()
+                .rposition(|b| matches!(b, ContentBlock::Text { .. }))
+                .map_or(message.content.len(), |i| i + 1);
+            message.content.insert(after_text, ContentBlock::Citations { sources: this.citations });
+        }
         let stop_reason = match (status.as_str(), this.incomplete_reason.as_deref()) {
             ("incomplete", Some("max_output_tokens")) => StopReason::MaxTokens,
             ("incomplete", Some("content_filter")) => StopReason::Refusal,
@@ -307,9 +378,36 @@ impl Accumulator for ResponsesAccumulator {
         Ok(Completion {
             message,
             stop_reason: Some(stop_reason),
-            usage: this.usage,
+            usage,
             model: this.model,
             incomplete_tool_calls: incomplete,
         })
     }
+}
+
+/// A `web_search_call` item as a server call (which carries the item back)
+/// and its result (the sources it read, when the API listed them).
+fn search_blocks(item: Value) -> [ContentBlock; 2] {
+    let id = item["id"].as_str().unwrap_or_default().to_string();
+    let mut input = serde_json::Map::new();
+    if let Some(q) = item.pointer("/action/query").and_then(Value::as_str) {
+        input.insert("query".into(), Value::String(q.to_string()));
+    }
+    let sources = item
+        .pointer("/action/sources")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(web_source)
+        .collect();
+    let error = (item["status"].as_str() == Some("failed")).then(|| "search failed".to_string());
+    [
+        ContentBlock::ServerToolUse {
+            id: id.clone(),
+            name: "web_search".into(),
+            input: Value::Object(input),
+            raw: Some(item),
+        },
+        ContentBlock::ServerToolResult { tool_use_id: id, sources, error, raw: Value::Null },
+    ]
 }

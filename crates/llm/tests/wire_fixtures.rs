@@ -132,7 +132,13 @@ impl Default for Want<'_> {
 }
 
 fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
-    Usage { input_tokens: input, output_tokens: output, cache_read_tokens: cache_read, cache_write_tokens: cache_write }
+    Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: cache_read,
+        cache_write_tokens: cache_write,
+        web_search_requests: 0,
+    }
 }
 
 fn delta_text(deltas: &[StreamDelta]) -> String {
@@ -161,6 +167,9 @@ fn kind(b: &ContentBlock) -> &'static str {
         ContentBlock::Image { .. } => "image",
         ContentBlock::ToolUse { .. } => "tool_use",
         ContentBlock::ToolResult { .. } => "tool_result",
+        ContentBlock::ServerToolUse { .. } => "server_tool_use",
+        ContentBlock::ServerToolResult { .. } => "server_tool_result",
+        ContentBlock::Citations { .. } => "citations",
     }
 }
 

@@ -208,11 +208,16 @@ fn reply_for(shared: &Shared, format: WireFormat, body: &Value, turn: usize) -> 
             output_tokens: (text.len() / 4) as u64 + 1,
             text,
             tool_calls: vec![],
+            search: None,
             stop: "end_turn".into(),
             input_tokens,
             cache_read_tokens: 0,
         };
     };
+    let declared = body["tools"].as_array().is_some_and(|tools| {
+        tools.iter().any(|t| matches!(t["type"].as_str(), Some("web_search_20250305" | "web_search")))
+    });
+    let search = t.web_search.clone().filter(|_| declared && format != WireFormat::Chat);
     let tool_calls: Vec<(String, String, String)> = t
         .tool_calls
         .iter()
@@ -241,6 +246,7 @@ fn reply_for(shared: &Shared, format: WireFormat, body: &Value, turn: usize) -> 
         thinking: t.thinking.clone(),
         text,
         tool_calls,
+        search,
         stop,
         input_tokens: t.usage.map_or(input_tokens, |u| u.input_tokens),
         output_tokens: t.usage.map_or(derived_out, |u| u.output_tokens),

@@ -16,6 +16,8 @@ pub struct Reply {
     pub text: String,
     /// `(id, name, arguments as text)`.
     pub tool_calls: Vec<(String, String, String)>,
+    /// A provider-side search before the text (the text cites its pages).
+    pub search: Option<crate::script::ScriptSearch>,
     /// `end_turn`, `tool_use`, `max_tokens` or `none`.
     pub stop: String,
     /// Input tokens.
@@ -73,11 +75,34 @@ pub fn anthropic_events(r: &Reply) -> Vec<String> {
         push(&mut ev, json!({"type": "content_block_stop", "index": index}));
         index += 1;
     }
-    if !r.text.is_empty() {
+    if let Some(search) = &r.search {
+        let [use_block, result_block] = anthropic_search_blocks(r, search);
+        let mut start = use_block.clone();
+        start["input"] = json!({});
+        push(&mut ev, json!({"type": "content_block_start", "index": index, "content_block": start}));
         push(
             &mut ev,
-            json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": use_block["input"].to_string()}}),
         );
+        push(&mut ev, json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+        push(&mut ev, json!({"type": "content_block_start", "index": index, "content_block": result_block}));
+        push(&mut ev, json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    if !r.text.is_empty() {
+        let cites = anthropic_citations(r);
+        let mut block = json!({"type": "text", "text": ""});
+        if !cites.is_empty() {
+            block["citations"] = json!([]);
+        }
+        push(&mut ev, json!({"type": "content_block_start", "index": index, "content_block": block}));
+        for c in cites {
+            push(
+                &mut ev,
+                json!({"type": "content_block_delta", "index": index, "delta": {"type": "citations_delta", "citation": c}}),
+            );
+        }
         ev.push(sse(Some("ping"), &json!({"type": "ping"})));
         for p in pieces(&r.text, 12) {
             push(
@@ -109,11 +134,48 @@ pub fn anthropic_events(r: &Reply) -> Vec<String> {
     if r.stop != "none" {
         push(
             &mut ev,
-            json!({"type": "message_delta", "delta": {"stop_reason": r.stop, "stop_sequence": null}, "usage": {"output_tokens": r.output_tokens}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": r.stop, "stop_sequence": null}, "usage": anthropic_final_usage(r)}),
         );
         push(&mut ev, json!({"type": "message_stop"}));
     }
     ev
+}
+
+fn anthropic_final_usage(r: &Reply) -> Value {
+    let mut u = json!({"output_tokens": r.output_tokens});
+    if r.search.is_some() {
+        u["server_tool_use"] = json!({"web_search_requests": 1});
+    }
+    u
+}
+
+/// The `server_tool_use` and `web_search_tool_result` blocks of a search.
+fn anthropic_search_blocks(r: &Reply, s: &crate::script::ScriptSearch) -> [Value; 2] {
+    let id = format!("srvtoolu_mock_{}", r.turn);
+    let content = match &s.error {
+        Some(code) => json!({"type": "web_search_tool_result_error", "error_code": code}),
+        None => Value::Array(
+            s.results
+                .iter()
+                .enumerate()
+                .map(|(i, p)| json!({"type": "web_search_result", "url": p.url, "title": p.title, "encrypted_content": format!("mock-encrypted-{}-{i}", r.turn), "page_age": null}))
+                .collect(),
+        ),
+    };
+    [
+        json!({"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": s.query}}),
+        json!({"type": "web_search_tool_result", "tool_use_id": id, "content": content}),
+    ]
+}
+
+/// A citation of every page found, for the text that follows a search.
+fn anthropic_citations(r: &Reply) -> Vec<Value> {
+    let Some(s) = r.search.as_ref().filter(|s| s.error.is_none()) else { return Vec::new() };
+    s.results
+        .iter()
+        .enumerate()
+        .map(|(i, p)| json!({"type": "web_search_result_location", "url": p.url, "title": p.title, "encrypted_index": format!("mock-index-{}-{i}", r.turn), "cited_text": format!("from {}", p.title)}))
+        .collect()
 }
 
 /// Anthropic Messages non-streaming body.
@@ -122,8 +184,16 @@ pub fn anthropic_body(r: &Reply) -> Value {
     if let Some(t) = &r.thinking {
         content.push(json!({"type": "thinking", "thinking": t, "signature": format!("mock-signature-{}", r.turn)}));
     }
+    if let Some(search) = &r.search {
+        content.extend(anthropic_search_blocks(r, search));
+    }
     if !r.text.is_empty() {
-        content.push(json!({"type": "text", "text": r.text}));
+        let cites = anthropic_citations(r);
+        content.push(if cites.is_empty() {
+            json!({"type": "text", "text": r.text})
+        } else {
+            json!({"type": "text", "text": r.text, "citations": cites})
+        });
     }
     for (id, name, args) in &r.tool_calls {
         let input: Value = serde_json::from_str(args).unwrap_or(Value::String(args.clone()));
@@ -131,7 +201,7 @@ pub fn anthropic_body(r: &Reply) -> Value {
     }
     json!({"id": format!("msg_mock_{}", r.turn), "type": "message", "role": "assistant", "model": r.model,
         "content": content, "stop_reason": if r.stop == "none" { Value::Null } else { json!(r.stop) }, "stop_sequence": null,
-        "usage": {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "cache_read_input_tokens": r.cache_read_tokens}})
+        "usage": {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens, "cache_read_input_tokens": r.cache_read_tokens, "server_tool_use": {"web_search_requests": u64::from(r.search.is_some())}}})
 }
 
 fn openai_finish(stop: &str) -> Value {
@@ -232,6 +302,23 @@ pub fn responses_events(r: &Reply) -> Vec<String> {
     push(&mut ev, json!({"type": "response.created", "response": response_object(r, "in_progress", json!([]))}));
     let mut out_index = 0;
     let mut output = Vec::new();
+    if let Some(search) = &r.search {
+        let item = responses_search_item(r, search);
+        let id = item["id"].clone();
+        push(
+            &mut ev,
+            json!({"type": "response.output_item.added", "output_index": out_index, "item": {"type": "web_search_call", "id": id, "status": "in_progress"}}),
+        );
+        for step in ["in_progress", "searching", "completed"] {
+            push(
+                &mut ev,
+                json!({"type": format!("response.web_search_call.{step}"), "output_index": out_index, "item_id": id}),
+            );
+        }
+        push(&mut ev, json!({"type": "response.output_item.done", "output_index": out_index, "item": item}));
+        output.push(item);
+        out_index += 1;
+    }
     if !r.text.is_empty() {
         let item_id = format!("msg_mock_{}", r.turn);
         push(
@@ -244,11 +331,18 @@ pub fn responses_events(r: &Reply) -> Vec<String> {
                 json!({"type": "response.output_text.delta", "item_id": item_id, "output_index": out_index, "content_index": 0, "delta": p}),
             );
         }
+        let annotations = responses_annotations(r);
+        for (i, a) in annotations.iter().enumerate() {
+            push(
+                &mut ev,
+                json!({"type": "response.output_text.annotation.added", "item_id": item_id, "output_index": out_index, "content_index": 0, "annotation_index": i, "annotation": a}),
+            );
+        }
         push(
             &mut ev,
             json!({"type": "response.output_text.done", "item_id": item_id, "output_index": out_index, "content_index": 0, "text": r.text}),
         );
-        let item = json!({"type": "message", "id": item_id, "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": r.text}]});
+        let item = json!({"type": "message", "id": item_id, "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": r.text, "annotations": annotations}]});
         push(&mut ev, json!({"type": "response.output_item.done", "output_index": out_index, "item": item}));
         output.push(item);
         out_index += 1;
@@ -281,11 +375,32 @@ pub fn responses_events(r: &Reply) -> Vec<String> {
     ev
 }
 
+/// A finished `web_search_call` item, with the sources `include` asks for.
+fn responses_search_item(r: &Reply, s: &crate::script::ScriptSearch) -> Value {
+    let sources: Vec<Value> = s.results.iter().map(|p| json!({"type": "url", "url": p.url})).collect();
+    json!({"type": "web_search_call", "id": format!("ws_mock_{}", r.turn),
+        "status": if s.error.is_some() { "failed" } else { "completed" },
+        "action": {"type": "search", "query": s.query, "sources": sources}})
+}
+
+/// A `url_citation` of every page found, spanning the whole text.
+fn responses_annotations(r: &Reply) -> Vec<Value> {
+    let Some(s) = r.search.as_ref().filter(|s| s.error.is_none()) else { return Vec::new() };
+    let end = r.text.chars().count();
+    s.results
+        .iter()
+        .map(|p| json!({"type": "url_citation", "url": p.url, "title": p.title, "start_index": 0, "end_index": end}))
+        .collect()
+}
+
 /// OpenAI Responses non-streaming body.
 pub fn responses_body(r: &Reply) -> Value {
     let mut output = Vec::new();
+    if let Some(search) = &r.search {
+        output.push(responses_search_item(r, search));
+    }
     if !r.text.is_empty() {
-        output.push(json!({"type": "message", "id": format!("msg_mock_{}", r.turn), "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": r.text}]}));
+        output.push(json!({"type": "message", "id": format!("msg_mock_{}", r.turn), "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": r.text, "annotations": responses_annotations(r)}]}));
     }
     for (i, (cid, name, args)) in r.tool_calls.iter().enumerate() {
         output.push(json!({"type": "function_call", "id": format!("fc_mock_{}_{i}", r.turn), "call_id": cid, "name": name, "arguments": args, "status": "completed"}));

@@ -39,6 +39,12 @@ pub struct Turn {
     /// Tool calls.
     #[serde(default)]
     pub tool_calls: Vec<ScriptToolCall>,
+    /// A search the provider runs itself before the text, which then cites
+    /// every result — served only when the request declares the provider's
+    /// web search tool (Anthropic `web_search_20250305`, Responses
+    /// `web_search`), as a real provider would.
+    #[serde(default)]
+    pub web_search: Option<ScriptSearch>,
     /// Override the stop reason (`end_turn`, `tool_use`, `max_tokens`, or
     /// `none` to send no stop reason at all).
     #[serde(default)]
@@ -73,6 +79,30 @@ pub struct ScriptToolCall {
     /// Call id (default derived from turn and position).
     #[serde(default)]
     pub id: Option<String>,
+}
+
+/// A provider-side web search in a script.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSearch {
+    /// What the model searched for.
+    pub query: String,
+    /// The pages found.
+    #[serde(default)]
+    pub results: Vec<ScriptPage>,
+    /// Fail with this error code instead (Anthropic `max_uses_exceeded`, ...).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// A page a scripted search found.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptPage {
+    /// Its address.
+    pub url: String,
+    /// Its title.
+    pub title: String,
 }
 
 /// Usage numbers to report.

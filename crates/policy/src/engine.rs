@@ -153,6 +153,15 @@ pub enum DecidedBy {
     },
 }
 
+/// The domains `web_search(domain:…)` rules name, for the provider's filters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebSearchScope {
+    /// Results only from these (allow rules).
+    pub allowed_domains: Vec<String>,
+    /// Never results from these (deny rules).
+    pub blocked_domains: Vec<String>,
+}
+
 /// A decision with its reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decision {
@@ -343,6 +352,35 @@ impl Policy {
         let before = rules.len();
         rules.retain(|r| !r.source.starts_with(prefix));
         before - rules.len()
+    }
+
+    /// What the rules make of the provider's `web_search`, which runs on
+    /// the provider's servers where nothing can be asked: `Err(why)` when
+    /// it must not be offered (a deny rule, or an ask rule tern could not
+    /// honour), else the domains `web_search(domain:…)` rules allow and
+    /// deny, to be passed to the provider.
+    pub fn web_search_scope(&self) -> Result<WebSearchScope, String> {
+        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        let mut scope = WebSearchScope::default();
+        for r in rules.iter().filter(|r| r.names_tool("web_search")) {
+            match (r.kind, r.domain()) {
+                (RuleKind::Deny, None) => return Err(format!("denied by rule `{}` ({})", r.text, r.source)),
+                (RuleKind::Ask, _) => {
+                    return Err(format!(
+                        "rule `{}` ({}) asks before searches, but they run on the provider's servers where tern                          cannot ask: allow or deny web_search instead",
+                        r.text, r.source
+                    ));
+                }
+                (RuleKind::Deny, Some(d)) => scope.blocked_domains.push(d.to_string()),
+                (RuleKind::Allow, Some(d)) => scope.allowed_domains.push(d.to_string()),
+                (RuleKind::Allow, None) => {}
+            }
+        }
+        for list in [&mut scope.allowed_domains, &mut scope.blocked_domains] {
+            list.sort();
+            list.dedup();
+        }
+        Ok(scope)
     }
 
     /// Every rule, in the order given.

@@ -10,6 +10,7 @@
 //! | `edit(src/**)` | edits and writes of files under `src/` in the workspace |
 //! | `read(~/.ssh/**)` | reads (also grep, glob, ls) under `~/.ssh` |
 //! | `web_fetch(domain:docs.rs)` | fetches from docs.rs and its subdomains |
+//! | `web_search(domain:docs.rs)` | allow: searches only those domains; deny: never their results |
 //! | `mcp__github__*`, `mcp__github` | every tool of the `github` MCP server |
 //!
 //! Tool names are compared in lowercase, and Claude Code's names (`Bash`,
@@ -146,20 +147,20 @@ impl Rule {
                     let (glob, literal) = path_pattern(spec, ctx).map_err(|e| format!("rule `{trimmed}`: {e}"))?;
                     Pattern::Path { glob, literal }
                 }
-                "web_fetch" => match spec.strip_prefix("domain:") {
+                "web_fetch" | "web_search" => match spec.strip_prefix("domain:") {
                     Some(d) if !d.trim().is_empty() => {
                         Pattern::Domain(d.trim().trim_start_matches("*.").to_lowercase())
                     }
                     _ => {
                         return Err(format!(
-                            "rule `{trimmed}`: web_fetch takes `domain:HOST`, e.g. `web_fetch(domain:docs.rs)`"
+                            "rule `{trimmed}`: {tool} takes `domain:HOST`, e.g. `{tool}(domain:docs.rs)`"
                         ));
                     }
                 },
                 _ => {
                     return Err(format!(
-                        "rule `{trimmed}`: `{tool}` takes no argument pattern (only bash, read/edit/write/grep/glob/ls and \
-                         web_fetch do); write `{name}` to cover every call"
+                        "rule `{trimmed}`: `{tool}` takes no argument pattern (only bash, read/edit/write/grep/glob/ls, \
+                         web_fetch and web_search do); write `{name}` to cover every call"
                     ));
                 }
             },
@@ -237,6 +238,14 @@ impl Rule {
                 glob.is_match(path) || literal.as_ref().is_some_and(|dir| path.starts_with(dir))
             }
             _ => false,
+        }
+    }
+
+    /// The host of a `tool(domain:HOST)` rule.
+    pub fn domain(&self) -> Option<&str> {
+        match &self.pattern {
+            Pattern::Domain(d) => Some(d),
+            _ => None,
         }
     }
 

@@ -27,7 +27,7 @@ mod usage;
 pub use background::{TaskStatus, TaskSummary};
 pub use details::BashDetails;
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
-pub use message::{ContentBlock, ImageSource, Message, Role, StopReason, ToolResultContent};
+pub use message::{ContentBlock, ImageSource, Message, Role, ServerTool, StopReason, ToolResultContent, WebSource};
 pub use question::{QuestionOption, UserAnswer, UserQuestion};
 pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
 pub use session::{

@@ -84,6 +84,40 @@ pub enum ContentBlock {
         /// Parsed JSON arguments.
         input: Value,
     },
+    /// A tool the provider ran on its own servers (web search): not run by
+    /// tern, shown, and sent back as the provider sent it.
+    ServerToolUse {
+        /// Provider's id (`srvtoolu_…`, `ws_…`).
+        id: String,
+        /// Tool name (`web_search`).
+        name: String,
+        /// What it was asked (`{"query": …}`).
+        input: Value,
+        /// The provider's own item, verbatim, when its format sends the
+        /// call back whole (OpenAI Responses' `web_search_call`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<Value>,
+    },
+    /// What a server tool found: the pages to show, and the provider's
+    /// block verbatim (encrypted content included) to send back.
+    ServerToolResult {
+        /// The [`ContentBlock::ServerToolUse`] this answers.
+        tool_use_id: String,
+        /// The pages found, in order.
+        #[serde(default)]
+        sources: Vec<WebSource>,
+        /// The provider's error code when the search failed (`max_uses_exceeded`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// The provider's result block, verbatim.
+        raw: Value,
+    },
+    /// The sources the preceding text cites (web search citations). Shown,
+    /// never sent back: a text block is complete without them.
+    Citations {
+        /// The cited pages, in order of citation, without repeats.
+        sources: Vec<WebSource>,
+    },
     /// The result of a tool call, sent back in a user message.
     ToolResult {
         /// The call this answers.
@@ -94,6 +128,44 @@ pub enum ContentBlock {
         #[serde(default)]
         is_error: bool,
     },
+}
+
+/// A web page a search found or an answer cites.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebSource {
+    /// Its address.
+    pub url: String,
+    /// Its title, as the provider gave it.
+    #[serde(default)]
+    pub title: String,
+    /// The passage cited, when the provider says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cited_text: Option<String>,
+}
+
+/// A tool the provider runs on its own servers, declared in the request by
+/// type rather than by schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServerTool {
+    /// Web search (Anthropic `web_search_20250305`, OpenAI Responses `web_search`).
+    WebSearch {
+        /// Most searches in one response (Anthropic's `max_uses`).
+        max_uses: Option<u32>,
+        /// Only results from these domains (and their subdomains).
+        allowed_domains: Vec<String>,
+        /// Never results from these domains.
+        blocked_domains: Vec<String>,
+    },
+}
+
+impl ServerTool {
+    /// The tool's name as the model calls it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ServerTool::WebSearch { .. } => "web_search",
+        }
+    }
 }
 
 impl Message {

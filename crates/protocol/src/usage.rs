@@ -15,6 +15,13 @@ pub struct Usage {
     /// Prompt tokens written to the provider's cache.
     #[serde(default)]
     pub cache_write_tokens: u64,
+    /// Searches the provider ran for this response (priced per search).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_search_requests: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -35,6 +42,9 @@ pub struct UsageTotals {
     pub cache_read_tokens: u64,
     /// Sum of cache writes.
     pub cache_write_tokens: u64,
+    /// Sum of provider-side web searches.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_search_requests: u64,
 }
 
 impl UsageTotals {
@@ -44,5 +54,6 @@ impl UsageTotals {
         self.output_tokens += u.output_tokens;
         self.cache_read_tokens += u.cache_read_tokens;
         self.cache_write_tokens += u.cache_write_tokens;
+        self.web_search_requests += u.web_search_requests;
     }
 }

@@ -88,7 +88,11 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
                 }
                 ContentBlock::RedactedThinking { data } => bytes += data.len(),
                 ContentBlock::Image { .. } => images += 1,
-                ContentBlock::ToolUse { name, input, .. } => bytes += name.len() + input.to_string().len(),
+                ContentBlock::ToolUse { name, input, .. } | ContentBlock::ServerToolUse { name, input, .. } => {
+                    bytes += name.len() + input.to_string().len()
+                }
+                ContentBlock::ServerToolResult { raw, .. } => bytes += raw.to_string().len(),
+                ContentBlock::Citations { .. } => {}
                 ContentBlock::ToolResult { content, .. } => {
                     for c in content {
                         match c {

@@ -135,6 +135,20 @@ pub struct FileConfig {
     /// The TUI's own settings.
     #[serde(default)]
     pub tui: TuiSection,
+    /// The provider's server-side web search.
+    #[serde(default)]
+    pub web_search: WebSearchSection,
+}
+
+/// `[web_search]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSearchSection {
+    /// `false` never offers it; `true` offers it on an endpoint other than
+    /// the provider's official one (default: only there).
+    pub enabled: Option<bool>,
+    /// Most searches the provider may run in one response (default 5).
+    pub max_uses: Option<u32>,
 }
 
 /// `[tui]`.
@@ -432,6 +446,8 @@ impl FileConfig {
         self.tui.theme = other.tui.theme.or(self.tui.theme.take());
         self.tui.print_on_exit = other.tui.print_on_exit.or(self.tui.print_on_exit.take());
         self.tui.vim = other.tui.vim.or(self.tui.vim);
+        self.web_search.enabled = other.web_search.enabled.or(self.web_search.enabled);
+        self.web_search.max_uses = other.web_search.max_uses.or(self.web_search.max_uses);
         self
     }
 }

@@ -249,7 +249,7 @@ impl Runtime {
         let info = self.model_info();
         // Built once: the request's system prompt and tools, and the sizes before and after.
         let system = self.system_prompt();
-        let tools: Vec<tern_protocol::ToolDefinition> = self.tools().iter().map(|t| t.definition.clone()).collect();
+        let (tools, server_tools) = tern_agent_loop::request_tools(&self.tools());
         let base = base_tokens(&system, &tools);
         let req = ModelRequest {
             model: self.model(),
@@ -258,6 +258,7 @@ impl Runtime {
             // The same tools as every turn: the cached prefix holds, and a provider that
             // needs tool definitions for the calls in the history has them.
             tools,
+            server_tools,
             max_tokens: info.max_output.clamp(1024, 8192),
             thinking_budget: None,
             cache_key: Some(self.session().id().to_string()),

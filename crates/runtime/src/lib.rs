@@ -40,6 +40,7 @@ mod subagents;
 pub mod trust;
 mod turn_catalog;
 pub mod web_fetch;
+pub mod web_search;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -337,6 +338,7 @@ impl RuntimeBuilder {
         let interaction = Arc::new(interactive::Interaction::default());
         tools.extend(interactive::tools(&interaction, &policy));
         tools.push(web_fetch::runtime_tool(policy.clone()));
+        tools.push(web_search::runtime_tool(policy.clone(), provider.api, &loaded.config.web_search));
         if !skills.list.is_empty() {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
         }
@@ -354,7 +356,10 @@ impl RuntimeBuilder {
         // A subagent's catalog is made of the same tools (an SDK replacement included).
         let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
-        let facts = turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
+        let mut facts =
+            turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
+        facts.model.web_search_unavailable =
+            web_search::unavailable(provider.api, &provider.base_url, &loaded.config.web_search);
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
@@ -1172,6 +1177,7 @@ fn turn_facts(
             context_window: info.context_window,
             supports_tools: true,
             image_input: info.image_input,
+            web_search_unavailable: Some("the provider has no server-side search".into()),
         },
         front_end: overrides.front_end.unwrap_or(FrontEnd::Headless),
         agent: AgentFacts {

@@ -39,6 +39,18 @@ pub fn markdown(header: &SessionHeader, title: Option<&str>, messages: &[Message
                     let args = serde_json::to_string_pretty(input).unwrap_or_default();
                     out.push_str(&format!("**{name}**\n{}", fenced("json", &args)));
                 }
+                ContentBlock::ServerToolUse { name, input, .. } => {
+                    let query = input["query"].as_str().unwrap_or_default();
+                    out.push_str(&format!("**{name}** (run by the provider): {query}\n"));
+                }
+                ContentBlock::ServerToolResult { sources, error, .. } => match error {
+                    Some(code) => out.push_str(&format!("*(search failed: {code})*\n")),
+                    None => out.push_str(&sources_list(sources)),
+                },
+                ContentBlock::Citations { sources } => {
+                    out.push_str("Sources:\n");
+                    out.push_str(&sources_list(sources));
+                }
                 ContentBlock::ToolResult { content, is_error, .. } => {
                     let text = content
                         .iter()
@@ -69,6 +81,11 @@ fn fenced(lang: &str, text: &str) -> String {
 /// The header and the messages as sent to the provider, as one JSON value.
 pub fn json(header: &SessionHeader, title: Option<&str>, messages: &[Message]) -> serde_json::Value {
     serde_json::json!({"header": header, "title": title, "messages": messages})
+}
+
+/// Pages as a Markdown list of links.
+fn sources_list(sources: &[tern_protocol::WebSource]) -> String {
+    sources.iter().map(|s| format!("- [{}]({})\n", if s.title.is_empty() { &s.url } else { &s.title }, s.url)).collect()
 }
 
 #[cfg(test)]

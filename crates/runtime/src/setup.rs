@@ -17,6 +17,8 @@ pub struct ResolvedProvider {
     pub model: String,
     /// The base URL in use.
     pub base_url: String,
+    /// The wire format it speaks.
+    pub api: Api,
     /// The client.
     pub client: Arc<dyn Provider>,
 }
@@ -123,5 +125,5 @@ pub fn resolve(
         headers: section.headers.clone().into_iter().collect(),
     };
     let client: Arc<dyn Provider> = Arc::new(HttpProvider::new(provider_config)?);
-    Ok((ResolvedProvider { name, model, base_url, client }, info))
+    Ok((ResolvedProvider { name, model, base_url, api, client }, info))
 }

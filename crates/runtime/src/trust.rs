@@ -328,6 +328,24 @@ pub fn restrict(
         project.env.passthrough.clear();
     }
     restrict_sandbox(&mut project, user, &file.to_string(), warnings);
+    // Searches cost money and go to the provider: a project may turn them
+    // off or lower their number, never turn them on or raise it.
+    let ws = &mut project.web_search;
+    if ws.enabled == Some(true) {
+        warnings.push(format!(
+            "{file}: `[web_search] enabled = true` is ignored in a project config; set it in the user config"
+        ));
+        ws.enabled = None;
+    }
+    if let Some(n) = ws.max_uses {
+        let user_max = user.web_search.max_uses.unwrap_or(crate::web_search::DEFAULT_MAX_USES);
+        if n > user_max {
+            warnings.push(format!(
+                "{file}: `[web_search] max_uses = {n}` is ignored: a project config can only lower it (now {user_max})"
+            ));
+            ws.max_uses = None;
+        }
+    }
     // Which files become instructions and how the conversation is cut are
     // the person's to set: a repository could point tern at other files or
     // make it summarise (and send) the conversation over and over.

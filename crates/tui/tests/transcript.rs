@@ -473,3 +473,39 @@ fn a_paste_keeps_its_placeholder_in_the_transcript_until_expanded() {
     let text = render(&mut t, 80, &PLAIN, Instant::now());
     assert!(text.contains("log line 1\n") && !text.contains("[Pasted"), "{text}");
 }
+
+#[test]
+fn a_provider_search_shows_what_it_found_and_the_answer_its_sources() {
+    use tern_protocol::WebSource;
+    let page = |url: &str, title: &str| WebSource { url: url.into(), title: title.into(), cited_text: None };
+    let mut t = Transcript::new();
+    t.apply(&AgentEvent::TextDelta { text: "The edition is out.".into() });
+    let message = Message {
+        role: Role::Assistant,
+        content: vec![
+            ContentBlock::ServerToolUse {
+                id: "srv_1".into(),
+                name: "web_search".into(),
+                input: json!({"query": "rust 2026 edition"}),
+                raw: None,
+            },
+            ContentBlock::ServerToolResult {
+                tool_use_id: "srv_1".into(),
+                sources: vec![
+                    page("https://blog.rust-lang.org/e", "The edition"),
+                    page("https://doc.rust-lang.org/g", "Guide"),
+                ],
+                error: None,
+                raw: json!({}),
+            },
+            ContentBlock::Text { text: "The edition is out.".into() },
+            ContentBlock::Citations { sources: vec![page("https://blog.rust-lang.org/e", "The edition")] },
+            ContentBlock::Citations { sources: vec![page("https://blog.rust-lang.org/e", "The edition")] },
+        ],
+    };
+    t.apply(&AgentEvent::AssistantMessage { message, stop_reason: None, usage: Default::default(), model: "m".into() });
+    let text = render(&mut t, 80, &PLAIN, Instant::now());
+    assert!(text.contains("web_search rust 2026 edition · 2 results · by the provider"), "{text}");
+    assert!(text.contains("The edition — https://blog.rust-lang.org/e"), "{text}");
+    assert_eq!(text.matches("Sources").count(), 1, "citations of one answer are listed once: {text}");
+}

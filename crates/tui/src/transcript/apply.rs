@@ -276,7 +276,54 @@ impl Transcript {
             }
             _ => {}
         }
+        self.server_tool_cells(message);
         self.end_stream();
+    }
+
+    /// What the provider ran itself (web searches): a finished tool cell for
+    /// each, listing the pages found, then the pages the answer cites.
+    fn server_tool_cells(&mut self, message: &Message) {
+        let mut cited: Vec<&tern_protocol::WebSource> = Vec::new();
+        for block in &message.content {
+            match block {
+                ContentBlock::ServerToolUse { id, name, input, .. } => {
+                    let result = message.content.iter().find_map(|b| match b {
+                        ContentBlock::ServerToolResult { tool_use_id, sources, error, .. } if tool_use_id == id => {
+                            Some((sources, error))
+                        }
+                        _ => None,
+                    });
+                    let mut cell = ToolCell::new(id.clone(), name.clone(), input.clone(), Instant::now());
+                    let (text, is_error, found) = match result {
+                        Some((_, Some(code))) => (format!("the search failed: {code}"), true, 0),
+                        Some((sources, None)) => (source_lines(sources), false, sources.len()),
+                        None => (String::new(), false, 0),
+                    };
+                    cell.finished = Some(FinishedTool {
+                        is_error,
+                        text,
+                        details: Some(serde_json::json!({ "results": found })),
+                        duration_ms: 0,
+                    });
+                    self.push(CellKind::Tool(cell));
+                }
+                ContentBlock::Citations { sources } => {
+                    for s in sources {
+                        if !cited.iter().any(|c| c.url == s.url) {
+                            cited.push(s);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !cited.is_empty() {
+            let cited: Vec<tern_protocol::WebSource> = cited.into_iter().cloned().collect();
+            self.push(CellKind::Notice {
+                text: format!("Sources\n{}", source_lines(&cited)),
+                level: NoticeLevel::Info,
+            });
+        }
     }
 
     /// The response is complete: its cells stop streaming.
@@ -319,4 +366,13 @@ fn result_text(content: &[ToolResultContent]) -> String {
         text.push('…');
     }
     text
+}
+
+/// One `title — url` line per page.
+fn source_lines(sources: &[tern_protocol::WebSource]) -> String {
+    sources
+        .iter()
+        .map(|s| if s.title.is_empty() { s.url.clone() } else { format!("{} — {}", s.title, s.url) })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

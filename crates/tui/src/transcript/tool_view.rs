@@ -41,6 +41,7 @@ enum Kind {
     Glob,
     Todo,
     Task,
+    WebSearch,
     Other,
 }
 
@@ -56,6 +57,7 @@ impl Kind {
             "glob" => Kind::Glob,
             "todo_write" => Kind::Todo,
             "task" => Kind::Task,
+            "web_search" => Kind::WebSearch,
             _ => Kind::Other,
         }
     }
@@ -127,7 +129,7 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
             out.extend(command_body(&cell.tail, None, cell.expanded, ctx));
             out.extend(text_body(&f.text, RESULT_LINES, cell.expanded, theme.text(), ctx));
         }
-        Kind::Other => out.extend(text_body(&f.text, RESULT_LINES, cell.expanded, theme.dim(), ctx)),
+        Kind::Other | Kind::WebSearch => out.extend(text_body(&f.text, RESULT_LINES, cell.expanded, theme.dim(), ctx)),
     }
     out
 }
@@ -271,6 +273,7 @@ fn key_arg(kind: Kind, input: &Value, ctx: &Ctx<'_>) -> Vec<Span<'static>> {
             let who = s("subagent_type").filter(|t| !t.is_empty()).unwrap_or_else(|| "explore".into());
             vec![Span::styled(format!("{who} "), dim), Span::raw(s("description").unwrap_or_default())]
         }
+        Kind::WebSearch => vec![Span::raw(s("query").unwrap_or_default())],
         Kind::Other => vec![Span::raw(compact_args(input))],
     }
 }
@@ -339,6 +342,7 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
             Some(if total == 0 { "no files".into() } else { count(total, "file", "files") })
         }
         Kind::Ls => num("total").map(|n| count(n, "entry", "entries")),
+        Kind::WebSearch => num("results").map(|n| format!("{} · by the provider", count(n, "result", "results"))),
         Kind::Edit => {
             let (added, removed) = (num("added")?, num("removed").unwrap_or(0));
             Some(format!("+{added} −{removed}"))
