@@ -33,8 +33,16 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some("media-cli") => {
+            // For developers: the same pinned install a user gets, from this tree's tern.
+            let bin = cargo_build(false, &["tern-cli"])?.join("tern");
+            let status = Command::new(bin).arg("media-cli").args(args).status().context("running tern media-cli")?;
+            std::process::exit(status.code().unwrap_or(1));
+        }
         _ => {
-            eprintln!("usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents]|ci>");
+            eprintln!(
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents]|ci|media-cli install|status|remove>"
+            );
             std::process::exit(2);
         }
     }

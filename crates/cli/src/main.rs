@@ -165,6 +165,30 @@ enum Command {
     /// Check tern's setup: config files, provider key and reachability, MCP servers, sandbox, session dir,
     /// terminal. Exits 1 when a check fails.
     Doctor(DoctorArgs),
+    /// The external media CLI (`mmx`): install it from its pinned npm package into the data dir's
+    /// internal-bin/, check it, or remove it.
+    #[command(name = "media-cli", subcommand)]
+    MediaCli(MediaCliCommand),
+}
+
+/// `tern media-cli ...`.
+#[derive(Debug, Subcommand)]
+enum MediaCliCommand {
+    /// Fetch the pinned tarballs with `npm pack` (or take them from --from), check their integrity,
+    /// lay out the pinned files and write the `mmx` launcher.
+    Install {
+        /// A directory holding the tarballs (`mmx-cli-1.0.27.tgz`, ...) instead of the npm registry.
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+    },
+    /// Whether it is installed, intact and runnable here.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove it.
+    Remove,
 }
 
 /// `tern doctor`.
@@ -408,6 +432,7 @@ fn main() -> ExitCode {
         Some(Command::Commands(ListCommand::List { json })) => {
             return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
         }
+        Some(Command::MediaCli(command)) => return ExitCode::from(media_cli(command)),
         Some(Command::Doctor(args)) => {
             return ExitCode::from(doctor::run(cli.common.overrides(), args.offline, args.json));
         }
@@ -607,6 +632,59 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
 /// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
 /// (warnings quote config files, server names and hook commands from the
 /// repository).
+/// `tern media-cli install|status|remove`.
+fn media_cli(command: MediaCliCommand) -> u8 {
+    use tern_runtime::media_cli;
+    let paths = match tern_runtime::TernPaths::discover() {
+        Ok(p) => p,
+        Err(e) => {
+            say(&format!("error: {e}"));
+            return 2;
+        }
+    };
+    let data = &paths.data_dir;
+    match command {
+        MediaCliCommand::Install { from } => {
+            let source = from.map_or(media_cli::Source::Npm, media_cli::Source::Dir);
+            match media_cli::install(data, &source) {
+                Ok(done) => {
+                    println!("{done}");
+                    let found = media_cli::detect(data, true, std::env::var_os("PATH").as_deref());
+                    println!("{}", found.summary());
+                    0
+                }
+                Err(e) => {
+                    say(&format!("error: {e}"));
+                    1
+                }
+            }
+        }
+        MediaCliCommand::Status { json } => {
+            let found = media_cli::detect(data, true, std::env::var_os("PATH").as_deref());
+            if json {
+                println!("{}", serde_json::to_string(&found).unwrap_or_default());
+            } else {
+                println!("{}", found.summary());
+            }
+            u8::from(!matches!(found.state, media_cli::MediaState::Ready | media_cli::MediaState::Missing))
+        }
+        MediaCliCommand::Remove => match media_cli::remove(data) {
+            Ok(true) => {
+                println!("removed the media CLI from {}", media_cli::bin_dir(data).display());
+                0
+            }
+            Ok(false) => {
+                println!("the media CLI was not installed");
+                0
+            }
+            Err(e) => {
+                say(&format!("error: {e}"));
+                1
+            }
+        },
+    }
+}
+
 pub(crate) fn say(text: &str) {
     eprintln!("tern: {}", tern_tui::sanitize::clean(text));
 }

@@ -798,3 +798,22 @@ fn random_input_never_panics() {
         }
     }
 }
+
+#[test]
+fn the_media_cli_is_read_only_for_help_and_asked_for_what_spends_money() {
+    for read_only in
+        ["mmx --help", "mmx image --help", "mmx image generate --help", "mmx -h", "mmx help video", "mmx --version"]
+    {
+        assert_eq!(class_of(read_only), BashClass::ReadOnly, "{read_only}");
+    }
+    for asked in
+        ["mmx image generate --prompt cat --out-dir media", "mmx quota show", "mmx speech synthesize --text hi"]
+    {
+        let a = classify(asked);
+        assert_eq!(a.class, BashClass::Write, "{asked}: {}", a.reason);
+        assert!(a.reason.contains("MiniMax's API"), "{}", a.reason);
+    }
+    assert_eq!(class_of("mmx update"), BashClass::Dangerous);
+    // Not the launcher: a program of that name from a path is judged as such.
+    assert_ne!(class_of("./mmx --help"), BashClass::ReadOnly);
+}

@@ -138,6 +138,17 @@ pub struct FileConfig {
     /// The provider's server-side web search.
     #[serde(default)]
     pub web_search: WebSearchSection,
+    /// The external media CLI in internal-bin/.
+    #[serde(default)]
+    pub media_cli: MediaCliSection,
+}
+
+/// `[media_cli]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediaCliSection {
+    /// Offer the installed media CLI to tool subprocesses (default true).
+    pub enabled: Option<bool>,
 }
 
 /// `[web_search]`.
@@ -448,6 +459,7 @@ impl FileConfig {
         self.tui.vim = other.tui.vim.or(self.tui.vim);
         self.web_search.enabled = other.web_search.enabled.or(self.web_search.enabled);
         self.web_search.max_uses = other.web_search.max_uses.or(self.web_search.max_uses);
+        self.media_cli.enabled = other.media_cli.enabled.or(self.media_cli.enabled);
         self
     }
 }

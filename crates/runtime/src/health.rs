@@ -2,6 +2,7 @@
 //! about its provider, MCP servers, sandbox and session directory, each with
 //! what to do when it failed.
 
+use crate::media_cli;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -123,7 +124,7 @@ impl Runtime {
                 HealthCheck::pass(&name, detail)
             });
         }
-        for line in self.security_summary() {
+        for line in self.security_summary().into_iter().filter(|l| !l.starts_with("media CLI:")) {
             checks.push(HealthCheck::pass("security", line));
         }
         let dir = self.paths.sessions_dir();
@@ -138,7 +139,22 @@ impl Runtime {
                 "make it writable, or set TERN_HOME to a writable directory (or run with --no-session)",
             ),
         });
-        checks.push(HealthCheck::pass("media CLI", "not part of this build (no internal-bin)"));
+        let media = &self.media_cli();
+        checks.push(match media.state {
+            media_cli::MediaState::Ready | media_cli::MediaState::Disabled | media_cli::MediaState::Missing => {
+                HealthCheck::pass("media CLI", media.detail.clone())
+            }
+            media_cli::MediaState::NoNode | media_cli::MediaState::NodeTooOld => HealthCheck::fail(
+                "media CLI",
+                media.detail.clone(),
+                "install a newer Node.js (nodejs.org), or set [media_cli] enabled = false",
+            ),
+            media_cli::MediaState::Tampered | media_cli::MediaState::Broken => HealthCheck::fail(
+                "media CLI",
+                media.detail.clone(),
+                "run `tern media-cli install` (or `tern media-cli remove`)",
+            ),
+        });
         checks
     }
 }

@@ -23,6 +23,7 @@ pub mod frontmatter;
 pub mod health;
 mod interactive;
 pub mod mcp_config;
+pub mod media_cli;
 pub mod mentions;
 pub mod output_budget;
 pub mod permissions;
@@ -308,7 +309,12 @@ impl RuntimeBuilder {
             }
         }
         let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
-        let child_env = startup::child_env(&loaded);
+        let media = media_cli::detect(
+            &loaded.paths.data_dir,
+            loaded.config.media_cli.enabled.unwrap_or(true),
+            std::env::var_os("PATH").as_deref(),
+        );
+        let child_env = startup::child_env(&loaded, &[]);
         let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
@@ -317,8 +323,25 @@ impl RuntimeBuilder {
         let hook_runner = startup::hooks(&loaded, &child_env)?;
         let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
-        env.child_env = Some(child_env.clone());
         env.sandbox = sandbox.clone();
+        // The media CLI is for tool subprocesses alone: its directory first
+        // on their PATH, its variables let through — never for tern, its
+        // hooks or MCP servers.
+        if media.ready() {
+            let tool_env = startup::child_env(&loaded, &media.env);
+            let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
+            let mut path = media.bin_dir.clone().into_os_string();
+            if !rest.is_empty() {
+                path.push(":");
+                path.push(rest);
+            }
+            env.path_prepend = Some(path);
+            env.child_env = Some(tool_env);
+            // Confined commands may read and run it (nothing there is writable).
+            env.sandbox.programs.push(media.bin_dir.clone());
+        } else {
+            env.child_env = Some(child_env.clone());
+        }
         let background = env.background.clone();
         // Searches skip what `read(...)` deny rules cover inside the
         // directories they walk.
@@ -327,7 +350,11 @@ impl RuntimeBuilder {
             env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
         }
         let trusted = loaded.trust.is_trusted();
-        let skills = Arc::new(skills::Skills::discover(&loaded.workspace, &loaded.paths.config_dir, trusted));
+        let mut found_skills = skills::Skills::discover(&loaded.workspace, &loaded.paths.config_dir, trusted);
+        if media.ready() {
+            found_skills.add_media_skill();
+        }
+        let skills = Arc::new(found_skills);
         let mut found = commands::Commands::discover(&loaded.workspace, &loaded.paths.config_dir, trusted);
         found.add_extension_commands(&extensions);
         let commands = Arc::new(found);
@@ -390,6 +417,7 @@ impl RuntimeBuilder {
             trust,
             sandbox,
             child_env,
+            media,
             skills,
             commands,
             agent,
@@ -412,6 +440,8 @@ impl RuntimeBuilder {
 
 /// A configured runtime for one session.
 pub struct Runtime {
+    /// The media CLI as found at start.
+    media: media_cli::MediaCli,
     workspace: PathBuf,
     paths: TernPaths,
     provider: ResolvedProvider,
@@ -515,7 +545,13 @@ impl Runtime {
         if !hidden.is_empty() {
             lines.push(format!("not passed to commands, hooks and MCP servers: {}", hidden.join(", ")));
         }
+        lines.push(self.media.summary());
         lines
+    }
+
+    /// The media CLI as found at start.
+    pub fn media_cli(&self) -> &media_cli::MediaCli {
+        &self.media
     }
 
     /// Everything about this session one might ask for, a line each
@@ -555,6 +591,7 @@ impl Runtime {
             }
         }
         lines.extend(self.security_summary());
+        lines.push(self.media.summary());
         lines
     }
 
@@ -1078,7 +1115,13 @@ impl Runtime {
         let agent = self.agent.as_ref().filter(|a| !a.body.trim().is_empty()).map(|a| {
             format!("# Agent: {}\nYou are running as this agent. Its instructions:\n\n{}", a.name, a.body.trim())
         });
-        let append = [self.config.append_system_prompt.clone(), agent, self.overrides.append_system_prompt.clone()];
+        let media = self.media.ready().then(|| {
+            "The media CLI `mmx` is installed: for image, video, speech or music requests, load the `media-tools` \
+             skill and use `mmx` through bash."
+                .to_string()
+        });
+        let append =
+            [self.config.append_system_prompt.clone(), agent, self.overrides.append_system_prompt.clone(), media];
         prompt::system_prompt(&prompt::PromptInputs {
             workspace: &self.workspace,
             tools: &defs,

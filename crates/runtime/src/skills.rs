@@ -26,6 +26,9 @@ use crate::frontmatter::FrontMatter;
 /// Skills bundled in the binary: `skills/NAME/SKILL.md` in tern's repository.
 const BUNDLED: &[(&str, &str)] = &[("tern-config", include_str!("../../../skills/tern-config/SKILL.md"))];
 
+/// The bundled skill that teaches the media CLI, offered only while it is ready.
+const MEDIA_SKILL: (&str, &str) = ("media-tools", include_str!("../../../skills/media-tools/SKILL.md"));
+
 /// The largest `SKILL.md` read.
 const MAX_SKILL_BYTES: u64 = 256 * 1024;
 /// Skills read from one folder at most.
@@ -157,6 +160,13 @@ impl Skills {
         skills
     }
 
+    /// Offer the bundled `media-tools` skill (the media CLI is ready); a
+    /// user or project skill of that name still wins.
+    pub fn add_media_skill(&mut self) {
+        let (name, text) = MEDIA_SKILL;
+        self.add(name, text, SkillSource::Bundled, None, true);
+    }
+
     fn read_dir(&mut self, dir: &Path, source: SkillSource, inside: Option<&Path>, may_widen: bool) {
         let Ok(entries) = std::fs::read_dir(dir) else { return };
         let mut folders: Vec<PathBuf> =
@@ -257,6 +267,7 @@ impl Skills {
         let text = match &skill.path {
             None => BUNDLED
                 .iter()
+                .chain(std::iter::once(&MEDIA_SKILL))
                 .find(|(n, _)| *n == skill.name)
                 .map(|(_, t)| (*t).to_string())
                 .ok_or_else(|| format!("bundled skill `{}` is missing", skill.name))?,

@@ -105,9 +105,12 @@ pub(crate) fn trusted(loaded: Loaded) -> Loaded {
 
 /// Step 2: what children may see. Never the provider keys: the ones tern
 /// knows by name, and whatever variable the user config reads a key from.
-pub(crate) fn child_env(loaded: &Loaded) -> ChildEnv {
+/// `also_pass`: more names let through (the media CLI's variables).
+pub(crate) fn child_env(loaded: &Loaded, also_pass: &[String]) -> ChildEnv {
     let key_vars: Vec<String> = loaded.user.providers.values().filter_map(|p| p.api_key_env.clone()).collect();
-    secrets::child_env(&loaded.config.env.passthrough, &key_vars)
+    let mut passthrough = loaded.config.env.passthrough.clone();
+    passthrough.extend(also_pass.iter().cloned());
+    secrets::child_env(&passthrough, &key_vars)
 }
 
 /// Step 3: every configured MCP server, from the files trust allows.

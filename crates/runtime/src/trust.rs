@@ -346,6 +346,9 @@ pub fn restrict(
             ws.max_uses = None;
         }
     }
+    if project.media_cli.enabled == Some(true) {
+        project.media_cli.enabled = None;
+    }
     // Which files become instructions and how the conversation is cut are
     // the person's to set: a repository could point tern at other files or
     // make it summarise (and send) the conversation over and over.

@@ -47,12 +47,10 @@ impl AccessPlan {
         // The private temp dir is the command's own, even when it sits under
         // a denied directory (a session dir under tern's data dir).
         write.extend(resolve(&policy.temp_dir));
-        Self {
-            level: policy.level,
-            network: policy.network_allowed(),
-            read: carve_all(read, &deny_read),
-            write: minimise(write),
-        }
+        let mut read = carve_all(read, &deny_read);
+        // tern's own programs, even under a denied directory (never written).
+        read.extend(policy.programs.iter().filter_map(|p| resolve(p)));
+        Self { level: policy.level, network: policy.network_allowed(), read: minimise(read), write: minimise(write) }
     }
 }
 

@@ -108,6 +108,10 @@ pub struct SandboxPolicy {
     /// Paths never readable or writable, on top of [`HOME_DENY`] (tern's own
     /// config dir, `read(...)` deny rules).
     pub deny_read: Vec<PathBuf>,
+    /// tern's own programs for commands (internal-bin): readable and
+    /// runnable even under a denied directory (with `TERN_HOME`, the data
+    /// dir is the config dir), never writable.
+    pub programs: Vec<PathBuf>,
 }
 
 impl SandboxPolicy {
@@ -123,6 +127,7 @@ impl SandboxPolicy {
             readable: Vec::new(),
             home: None,
             deny_read: Vec::new(),
+            programs: Vec::new(),
         }
     }
 
@@ -151,6 +156,12 @@ impl SandboxPolicy {
     }
 
     /// Add paths that are never reachable.
+    pub fn programs(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.programs.extend(paths);
+        self
+    }
+
+    /// Add paths never readable.
     pub fn deny_read(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
         self.deny_read.extend(paths);
         self

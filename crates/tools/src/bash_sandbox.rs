@@ -29,6 +29,9 @@ pub struct SandboxSettings {
     pub readable: Vec<PathBuf>,
     /// Paths never readable (tern's config dir, `read(...)` deny rules).
     pub deny_read: Vec<PathBuf>,
+    /// tern's own program directories (internal-bin): readable and runnable
+    /// even under a denied directory.
+    pub programs: Vec<PathBuf>,
     /// The private temp dir, e.g. under the session dir (`None`: one is
     /// created on first use and removed with the environment).
     pub temp_dir: Option<PathBuf>,
@@ -44,6 +47,7 @@ impl Default for SandboxSettings {
             writable: Vec::new(),
             readable: Vec::new(),
             deny_read: Vec::new(),
+            programs: Vec::new(),
             temp_dir: None,
             home: None,
         }
@@ -118,7 +122,8 @@ impl CallSandbox {
             .home(home)
             .writable(env.sandbox.writable.iter().cloned())
             .readable(env.sandbox.readable.iter().cloned())
-            .deny_read(env.sandbox.deny_read.iter().cloned());
+            .deny_read(env.sandbox.deny_read.iter().cloned())
+            .programs(env.sandbox.programs.iter().cloned());
         let host = HostPaths::from_vars(var);
         let plan = AccessPlan::build(&policy, &host);
         let prepared = Prepared::new(&plan).map_err(|e| ToolError::new(format!("bash: {e}")))?;

@@ -509,3 +509,17 @@ fn a_provider_search_shows_what_it_found_and_the_answer_its_sources() {
     assert!(text.contains("The edition — https://blog.rust-lang.org/e"), "{text}");
     assert_eq!(text.matches("Sources").count(), 1, "citations of one answer are listed once: {text}");
 }
+
+#[test]
+fn a_media_command_shows_the_files_it_made() {
+    let mut t = Transcript::new();
+    start_tool(&mut t, "m1", "bash", json!({"command": "mmx image generate --prompt cat --out-dir media"}));
+    t.apply(&AgentEvent::ToolExecutionUpdate {
+        id: "m1".into(),
+        text: "Saved media/cat-1.png\nSaved 'media/cat-2.webp' and media/cat-1.png (see https://x.example/a.png)\n"
+            .into(),
+    });
+    end_tool(&mut t, "m1", "bash", "…", false, Some(json!({"exit_code": 0, "total_lines": 2})), 1_200);
+    let text = render(&mut t, 100, &PLAIN, Instant::now());
+    assert!(text.contains("generated: media/cat-1.png, media/cat-2.webp\n"), "{text}");
+}

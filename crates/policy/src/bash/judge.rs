@@ -229,11 +229,35 @@ fn dispatch(program: &str, inv: &Invocation) -> Verdict {
             Verdict::dangerous(format!("{program} runs a command as another user (root)"))
         }
         "git" => git::judge(inv.args),
+        "mmx" => media_cli(inv.args),
         _ => runners::judge(program, inv)
             .or_else(|| readers::judge(program, inv.args, inv.depth, inv.cwd))
             .or_else(|| changers::judge(program, inv.args))
             .or_else(|| toolchains::judge(program, inv.args))
             .unwrap_or_else(|| Verdict::write(format!("{} is not known to be read-only", inv.name))),
+    }
+}
+
+/// The media CLI (`mmx`, from tern's internal-bin): its help and version
+/// are read-only; everything else calls MiniMax's paid API, so it is asked
+/// (network); `update` would swap the pinned CLI for an unpinned one.
+fn media_cli(args: &[super::word::Word]) -> Verdict {
+    let words: Vec<Option<&str>> = args.iter().map(|w| w.fixed()).collect();
+    let plain: Vec<&str> = words.iter().flatten().copied().filter(|w| !w.starts_with('-')).collect();
+    if words.iter().any(|w| matches!(w, Some("--help" | "-h"))) || plain.first() == Some(&"help") {
+        return Verdict::read_only("mmx only prints its help");
+    }
+    if words.len() == 1 && matches!(words[0], Some("--version" | "-v")) {
+        return Verdict::read_only("mmx only prints its version");
+    }
+    match plain.as_slice() {
+        ["update", ..] => Verdict::dangerous(
+            "mmx update would replace the pinned media CLI with an unpinned version from the network",
+        ),
+        [resource, command, ..] => {
+            Verdict::network(format!("mmx {resource} {command} calls MiniMax's API (generation spends money)"))
+        }
+        _ => Verdict::network("mmx calls MiniMax's API (generation spends money)"),
     }
 }
 

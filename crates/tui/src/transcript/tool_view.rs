@@ -115,6 +115,14 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
         Kind::Bash => {
             let end = bash_end(f, &cell.tail);
             out.extend(command_body(&cell.tail, Some(&end), cell.expanded, ctx));
+            let command = cell.input.get("command").and_then(Value::as_str).unwrap_or("");
+            if command.split_whitespace().next() == Some("mmx") {
+                let made = media_paths(cell.tail.lines());
+                if !made.is_empty() {
+                    let text = format!("  generated: {}", made.join(", "));
+                    out.push(Line::from(Span::styled(sanitize::clean(&text).to_string(), theme.accent())));
+                }
+            }
         }
         _ if f.is_error => out.extend(text_body(&f.text, ERROR_LINES, cell.expanded, theme.error(), ctx)),
         Kind::Edit | Kind::Write => out.extend(change_body(kind, cell, f, ctx)),
@@ -211,6 +219,25 @@ fn header(
         line.spans.push(Span::styled(info, ctx.theme.dim()));
     }
     line
+}
+
+/// Files a media command printed it made: words naming image, video or
+/// audio files, in order, without repeats (at most 8).
+pub(crate) fn media_paths<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    const EXT: &[&str] =
+        &["png", "jpg", "jpeg", "webp", "gif", "mp4", "mov", "webm", "mp3", "wav", "flac", "ogg", "m4a", "opus"];
+    let mut out: Vec<String> = Vec::new();
+    for word in lines.flat_map(str::split_whitespace) {
+        let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';' | '(' | ')' | '[' | ']' | '`'));
+        let word = word.rsplit_once("://").map_or(word, |_| "");
+        let is_media = word
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && EXT.contains(&ext.to_ascii_lowercase().as_str()));
+        if is_media && !out.iter().any(|w| w == word) && out.len() < 8 {
+            out.push(word.to_string());
+        }
+    }
+    out
 }
 
 /// The first line of `text`, cleaned, and how many lines follow it.

@@ -1,0 +1,541 @@
+//! The external media CLI (`mmx`, MiniMax's image, video, speech and music
+//! CLI): installed from pinned npm tarballs into the data dir's
+//! `internal-bin/`, checked at every start, and put first on the PATH of
+//! tool subprocesses only — never tern's own. The model learns it from the
+//! bundled `media-tools` skill and runs it through `bash`.
+//!
+//! Nothing is fetched at run time and nothing unpinned runs: `install`
+//! refuses a tarball whose sha512 differs from `assets/internal-bin/manifest.toml`
+//! (built into the binary), lays out only the pinned files, records each
+//! file's sha256, and [`detect`] refuses to offer the CLI when any file, the
+//! launcher or the record differs. See docs/media-cli.md.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256, Sha512};
+
+/// The manifest built into the binary.
+const BUNDLED_MANIFEST: &str = include_str!("../../../assets/internal-bin/manifest.toml");
+/// Replaces the bundled manifest (for packagers and tests: a fixture
+/// package has its own digests). Set by the person, never by a repository.
+pub const MANIFEST_ENV: &str = "TERN_MEDIA_CLI_MANIFEST";
+/// The largest tarball read.
+const MAX_TARBALL: u64 = 64 << 20;
+/// The most bytes and entries unpacked from one tarball.
+const MAX_UNPACKED: u64 = 64 << 20;
+const MAX_ENTRIES: usize = 5_000;
+
+/// One pinned npm package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pin {
+    /// npm package name.
+    pub package: String,
+    /// Exact version.
+    pub version: String,
+    /// npm's `sha512-…` integrity of the tarball.
+    pub integrity: String,
+}
+
+/// The pinned media CLI.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// npm package name.
+    pub package: String,
+    /// Exact version.
+    pub version: String,
+    /// npm's `sha512-…` integrity of the tarball.
+    pub integrity: String,
+    /// The script `node` runs, inside the package.
+    pub entry: String,
+    /// The oldest Node.js major version it runs on.
+    pub node_min: u32,
+    /// Variables of tern's environment the CLI may see.
+    #[serde(default)]
+    pub env: Vec<String>,
+    /// The files of the package laid out (the rest is left in the tarball).
+    pub files: Vec<String>,
+    /// Packages it imports that it does not bundle, laid out whole.
+    #[serde(default)]
+    pub dependencies: Vec<Pin>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    mmx: Manifest,
+}
+
+impl Manifest {
+    /// The manifest in force: `$TERN_MEDIA_CLI_MANIFEST` when set, else the bundled one.
+    pub fn load() -> Result<Manifest, String> {
+        let (text, from) = match std::env::var_os(MANIFEST_ENV).filter(|v| !v.is_empty()) {
+            Some(path) => {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{MANIFEST_ENV}={}: {e}", Path::new(&path).display()))?;
+                (text, Path::new(&path).display().to_string())
+            }
+            None => (BUNDLED_MANIFEST.to_string(), "the bundled manifest".to_string()),
+        };
+        let file: ManifestFile = toml::from_str(&text).map_err(|e| format!("{from}: {e}"))?;
+        Ok(file.mmx)
+    }
+
+    fn pins(&self) -> Vec<Pin> {
+        let main =
+            Pin { package: self.package.clone(), version: self.version.clone(), integrity: self.integrity.clone() };
+        std::iter::once(main).chain(self.dependencies.iter().cloned()).collect()
+    }
+}
+
+/// What was installed, written last by `install` and checked by [`detect`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Record {
+    /// The pins the tarballs were checked against.
+    pins: Vec<Pin>,
+    /// sha256 (hex) of every file laid out, by path inside the install dir.
+    files: BTreeMap<String, String>,
+}
+
+/// Where the media CLI stands at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaState {
+    /// Installed, intact, with a suitable `node`: offered.
+    Ready,
+    /// `[media_cli] enabled = false`.
+    Disabled,
+    /// Not installed.
+    Missing,
+    /// A file differs from what was installed, or the install from the pin.
+    Tampered,
+    /// No `node` on PATH.
+    NoNode,
+    /// `node` older than the package needs.
+    NodeTooOld,
+    /// The manifest cannot be read.
+    Broken,
+}
+
+/// The media CLI as this session sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MediaCli {
+    /// Its state.
+    pub state: MediaState,
+    /// One line: the version when ready, else why not and what to do.
+    pub detail: String,
+    /// The directory that goes first on tool subprocesses' PATH.
+    pub bin_dir: PathBuf,
+    /// Variables passed through to tool subprocesses when ready.
+    pub env: Vec<String>,
+}
+
+impl MediaCli {
+    /// Whether it is offered.
+    pub fn ready(&self) -> bool {
+        self.state == MediaState::Ready
+    }
+
+    /// The one-line summary for `--verbose`, `/doctor` and the status details.
+    pub fn summary(&self) -> String {
+        format!("media CLI: {}", self.detail)
+    }
+}
+
+/// `internal-bin/` in the data dir.
+pub fn bin_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("internal-bin")
+}
+
+fn install_root(data_dir: &Path) -> PathBuf {
+    bin_dir(data_dir).join("media-cli")
+}
+
+fn install_dir(data_dir: &Path, m: &Manifest) -> PathBuf {
+    install_root(data_dir).join(format!("{}-{}", m.package.replace('/', "+"), m.version))
+}
+
+fn launcher_path(data_dir: &Path) -> PathBuf {
+    bin_dir(data_dir).join("mmx")
+}
+
+fn entry_path(dir: &Path, m: &Manifest) -> PathBuf {
+    dir.join("node_modules").join(&m.package).join(&m.entry)
+}
+
+/// A shell word for `s`, single-quoted.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn launcher_text(data_dir: &Path, m: &Manifest) -> String {
+    let entry = entry_path(&install_dir(data_dir, m), m);
+    format!(
+        "#!/bin/sh\n# Written by `tern media-cli install`: the pinned {} {}, run with node.\nexec node {} \"$@\"\n",
+        m.package,
+        m.version,
+        sh_quote(&entry.display().to_string())
+    )
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// npm's integrity string of `bytes`.
+pub fn integrity_of(bytes: &[u8]) -> String {
+    format!("sha512-{}", base64::engine::general_purpose::STANDARD.encode(Sha512::digest(bytes)))
+}
+
+/// Find the media CLI for this session: `enabled` from `[media_cli]`,
+/// `path` the PATH `node` is looked up in.
+pub fn detect(data_dir: &Path, enabled: bool, path: Option<&OsStr>) -> MediaCli {
+    let bin = bin_dir(data_dir);
+    let off = |state, detail: String| MediaCli { state, detail, bin_dir: bin.clone(), env: Vec::new() };
+    if !enabled {
+        return off(MediaState::Disabled, "off ([media_cli] enabled = false)".into());
+    }
+    let m = match Manifest::load() {
+        Ok(m) => m,
+        Err(e) => return off(MediaState::Broken, format!("off: the manifest cannot be read: {e}")),
+    };
+    let dir = install_dir(data_dir, &m);
+    let record_file = dir.join("installed.json");
+    let launcher = launcher_path(data_dir);
+    if !record_file.exists() || !launcher.exists() {
+        return off(
+            MediaState::Missing,
+            format!("not installed (run `tern media-cli install` to add {} {})", m.package, m.version),
+        );
+    }
+    if let Err(why) = verify(data_dir, &m) {
+        return off(
+            MediaState::Tampered,
+            format!("off: {why}; run `tern media-cli install` to lay out the pinned files again"),
+        );
+    }
+    match node_major(path, &dir) {
+        None => off(
+            MediaState::NoNode,
+            format!("off: no `node` on PATH ({} needs Node.js {} or newer)", m.package, m.node_min),
+        ),
+        Some((found, _)) if found < m.node_min => off(
+            MediaState::NodeTooOld,
+            format!("off: node {found} is older than the {} {} needs", m.node_min, m.package),
+        ),
+        Some((found, _)) => MediaCli {
+            state: MediaState::Ready,
+            detail: format!("{} {} (mmx) with node {found}, in {}", m.package, m.version, bin.display()),
+            bin_dir: bin,
+            env: m.env.clone(),
+        },
+    }
+}
+
+/// Check the install against the record and the record against the pins.
+fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
+    let dir = install_dir(data_dir, m);
+    let record_file = dir.join("installed.json");
+    let text = crate::small_file::read_bounded(&record_file, 1 << 20, None)
+        .map_err(|_| format!("{} cannot be read", record_file.display()))?;
+    let record: Record =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not a valid record: {e}", record_file.display()))?;
+    if record.pins != m.pins() {
+        return Err(format!("{} was installed from other pins than this tern's manifest", dir.display()));
+    }
+    let launcher = launcher_path(data_dir);
+    let expected = launcher_text(data_dir, m);
+    match std::fs::symlink_metadata(&launcher) {
+        Ok(meta) if meta.file_type().is_file() => {}
+        _ => return Err(format!("{} is not the launcher tern wrote", launcher.display())),
+    }
+    if std::fs::read(&launcher).ok().as_deref() != Some(expected.as_bytes()) {
+        return Err(format!("{} differs from the launcher tern wrote", launcher.display()));
+    }
+    for (rel, digest) in &record.files {
+        let file = dir.join(rel);
+        let intact = std::fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_file())
+            && std::fs::read(&file).is_ok_and(|bytes| sha256_hex(&bytes) == *digest);
+        if !intact {
+            return Err(format!("{} differs from what was installed", file.display()));
+        }
+    }
+    if !record.files.keys().any(|f| dir.join(f) == entry_path(&dir, m)) {
+        return Err(format!("{} is missing from the install", entry_path(&dir, m).display()));
+    }
+    Ok(())
+}
+
+/// `node`'s major version and path, found on `path` (cached by the binary's
+/// path, size and modification time in `cache_dir`).
+fn node_major(path: Option<&OsStr>, cache_dir: &Path) -> Option<(u32, PathBuf)> {
+    let node = std::env::split_paths(path?).map(|d| d.join("node")).find(|p| is_executable(p))?;
+    let meta = std::fs::metadata(&node).ok()?;
+    let stamp = format!(
+        "{}\n{}\n{:?}",
+        node.display(),
+        meta.len(),
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+    );
+    let cache = cache_dir.join("node-version");
+    if let Ok(text) = std::fs::read_to_string(&cache)
+        && let Some((cached_stamp, version)) = text.rsplit_once('\n')
+        && cached_stamp == stamp
+        && let Ok(v) = version.parse()
+    {
+        return Some((v, node));
+    }
+    let out = std::process::Command::new(&node)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let major: u32 = text.trim().trim_start_matches('v').split('.').next()?.parse().ok()?;
+    let _ = std::fs::write(&cache, format!("{stamp}\n{major}"));
+    Some((major, node))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Where the tarballs come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// `npm pack` from the registry npm is configured for.
+    Npm,
+    /// A directory holding `NAME-VERSION.tgz` files (npm pack's names).
+    Dir(PathBuf),
+}
+
+/// The file name `npm pack` gives a package's tarball.
+fn tarball_name(pin: &Pin) -> String {
+    format!("{}-{}.tgz", pin.package.trim_start_matches('@').replace('/', "-"), pin.version)
+}
+
+/// Install the pinned media CLI: fetch (or take) each tarball, check it
+/// against its pin, lay out the pinned files in a staging directory, record
+/// their digests, then move it into place and write the launcher. Returns
+/// what was installed.
+pub fn install(data_dir: &Path, source: &Source) -> Result<String, String> {
+    let m = Manifest::load()?;
+    let root = install_root(data_dir);
+    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    let staging = root.join(format!(".staging-{}-{:x}", std::process::id(), fastrand::u64(..)));
+    let result = stage(&m, source, &root, &staging).and_then(|record| {
+        let json = serde_json::to_vec_pretty(&record).map_err(|e| e.to_string())?;
+        std::fs::write(staging.join("installed.json"), json).map_err(|e| format!("cannot write the record: {e}"))?;
+        let dir = install_dir(data_dir, &m);
+        let old = root.join(format!(".old-{}-{:x}", std::process::id(), fastrand::u64(..)));
+        if dir.exists() {
+            std::fs::rename(&dir, &old).map_err(|e| format!("cannot move {} aside: {e}", dir.display()))?;
+        }
+        std::fs::rename(&staging, &dir).map_err(|e| format!("cannot move the install into place: {e}"))?;
+        let _ = std::fs::remove_dir_all(&old);
+        write_launcher(data_dir, &m)?;
+        // Other versions left by earlier installs.
+        for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            if entry.path() != dir && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        Ok(format!(
+            "installed {} {} (and {}) into {}; launcher {}",
+            m.package,
+            m.version,
+            m.dependencies.iter().map(|d| format!("{} {}", d.package, d.version)).collect::<Vec<_>>().join(", "),
+            dir.display(),
+            launcher_path(data_dir).display()
+        ))
+    });
+    let _ = std::fs::remove_dir_all(&staging);
+    result
+}
+
+fn write_launcher(data_dir: &Path, m: &Manifest) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let launcher = launcher_path(data_dir);
+    let tmp = launcher.with_file_name(format!(".mmx-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, launcher_text(data_dir, m)).map_err(|e| format!("cannot write the launcher: {e}"))?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+        .and_then(|()| std::fs::rename(&tmp, &launcher))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot put the launcher in place at {}: {e}", launcher.display())
+        })
+}
+
+fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<Record, String> {
+    let pins = m.pins();
+    let download = root.join(format!(".download-{}", std::process::id()));
+    let tarballs = match source {
+        Source::Dir(dir) => pins.iter().map(|p| dir.join(tarball_name(p))).collect::<Vec<_>>(),
+        Source::Npm => {
+            let _ = std::fs::remove_dir_all(&download);
+            std::fs::create_dir_all(&download).map_err(|e| format!("cannot create {}: {e}", download.display()))?;
+            npm_pack(&pins, &download)?
+        }
+    };
+    let mut record = Record { pins: pins.clone(), files: BTreeMap::new() };
+    let result = (|| {
+        for (i, (pin, tarball)) in pins.iter().zip(&tarballs).enumerate() {
+            let bytes = read_tarball(tarball)?;
+            let got = integrity_of(&bytes);
+            if got != pin.integrity {
+                return Err(format!(
+                    "{} is not the pinned {} {}: its integrity is {got}, the pin says {}; nothing was installed",
+                    tarball.display(),
+                    pin.package,
+                    pin.version,
+                    pin.integrity
+                ));
+            }
+            let only = (i == 0).then_some(m.files.as_slice());
+            unpack(&bytes, &staging.join("node_modules").join(&pin.package), only, &mut record, staging)?;
+        }
+        let entry = entry_path(staging, m);
+        if !entry.is_file() {
+            return Err(format!("the package has no {} (its entry)", m.entry));
+        }
+        Ok(record)
+    })();
+    let _ = std::fs::remove_dir_all(&download);
+    result
+}
+
+fn read_tarball(path: &Path) -> Result<Vec<u8>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TARBALL + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_TARBALL {
+        return Err(format!("{} is larger than {} MB", path.display(), MAX_TARBALL >> 20));
+    }
+    Ok(bytes)
+}
+
+/// `npm pack` every pin into `dest` (no scripts run), returning the tarballs.
+fn npm_pack(pins: &[Pin], dest: &Path) -> Result<Vec<PathBuf>, String> {
+    let specs: Vec<String> = pins.iter().map(|p| format!("{}@{}", p.package, p.version)).collect();
+    let out = std::process::Command::new("npm")
+        .arg("pack")
+        .args(&specs)
+        .args(["--ignore-scripts", "--silent", "--pack-destination"])
+        .arg(dest)
+        .current_dir(dest)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| {
+            format!(
+                "cannot run npm ({e}): install Node.js (npm comes with it), or pass --from DIR with the tarballs {}",
+                pins.iter().map(tarball_name).collect::<Vec<_>>().join(", ")
+            )
+        })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let err: String = err.trim().chars().take(2000).collect();
+        return Err(format!("`npm pack {}` failed ({}): {err}", specs.join(" "), out.status));
+    }
+    Ok(pins.iter().map(|p| dest.join(tarball_name(p))).collect())
+}
+
+/// Unpack an npm tarball (its files sit under `package/`) into `into`:
+/// regular files and directories only, no path leaving it; `only` keeps
+/// just those files. Each file's digest joins `record` (paths relative to `base`).
+fn unpack(bytes: &[u8], into: &Path, only: Option<&[String]>, record: &mut Record, base: &Path) -> Result<(), String> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
+    let entries = archive.entries().map_err(|e| format!("not a tarball: {e}"))?;
+    let (mut total, mut count) = (0u64, 0usize);
+    for entry in entries {
+        let mut entry = entry.map_err(|e| format!("a broken tarball: {e}"))?;
+        count += 1;
+        if count > MAX_ENTRIES {
+            return Err(format!("the tarball has more than {MAX_ENTRIES} entries"));
+        }
+        let path = entry.path().map_err(|e| format!("a tarball entry with a bad name: {e}"))?.into_owned();
+        let kind = entry.header().entry_type();
+        if kind.is_dir() || kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
+            continue;
+        }
+        if !kind.is_file() {
+            return Err(format!("the tarball holds {}, which is not a regular file; refused", path.display()));
+        }
+        let mut parts = path.components();
+        let _top = parts.next();
+        let rel: PathBuf = parts.as_path().to_path_buf();
+        if rel.as_os_str().is_empty() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
+            return Err(format!("the tarball entry {} leaves the package; refused", path.display()));
+        }
+        let rel_text = rel.to_string_lossy().to_string();
+        if only.is_some_and(|keep| !keep.contains(&rel_text)) {
+            continue;
+        }
+        total += entry.size();
+        if total > MAX_UNPACKED {
+            return Err(format!("the tarball unpacks to more than {} MB", MAX_UNPACKED >> 20));
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(|e| format!("cannot read {} from the tarball: {e}", path.display()))?;
+        let dest = into.join(&rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&dest, &data).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+        let key = dest.strip_prefix(base).unwrap_or(&dest).to_string_lossy().to_string();
+        record.files.insert(key, sha256_hex(&data));
+    }
+    Ok(())
+}
+
+/// Remove the media CLI; whether there was one.
+pub fn remove(data_dir: &Path) -> Result<bool, String> {
+    let launcher = launcher_path(data_dir);
+    let root = install_root(data_dir);
+    let had = launcher.exists() || root.exists();
+    if launcher.exists() {
+        std::fs::remove_file(&launcher).map_err(|e| format!("cannot remove {}: {e}", launcher.display()))?;
+    }
+    if root.exists() {
+        std::fs::remove_dir_all(&root).map_err(|e| format!("cannot remove {}: {e}", root.display()))?;
+    }
+    Ok(had)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundled_manifest_pins_mmx_and_what_it_imports() {
+        let m: ManifestFile = toml::from_str(BUNDLED_MANIFEST).unwrap();
+        let m = m.mmx;
+        assert_eq!((m.package.as_str(), m.version.as_str()), ("mmx-cli", "1.0.27"));
+        assert!(m.integrity.starts_with("sha512-Npl9vvTqRH6jH+A+dtGjR20Rn06E"));
+        assert_eq!(m.entry, "dist/mmx.mjs");
+        assert!(m.files.contains(&m.entry));
+        assert_eq!(m.dependencies[0].package, "undici");
+        assert_eq!(m.env, ["MINIMAX_API_KEY", "MINIMAX_BASE_URL", "MINIMAX_REGION"]);
+    }
+
+    #[test]
+    fn integrity_is_npms_sha512_form_and_names_are_npm_packs() {
+        assert_eq!(
+            integrity_of(b""),
+            "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg=="
+        );
+        let pin = |p: &str| Pin { package: p.into(), version: "1.2.3".into(), integrity: String::new() };
+        assert_eq!(tarball_name(&pin("mmx-cli")), "mmx-cli-1.2.3.tgz");
+        assert_eq!(tarball_name(&pin("@clack/core")), "clack-core-1.2.3.tgz");
+        assert_eq!(sh_quote("/a b/it's"), "'/a b/it'\\''s'");
+    }
+}
