@@ -73,10 +73,15 @@ fn terminal() -> HealthCheck {
             _ => format!("TERM={}", std::env::var("TERM").unwrap_or_else(|_| "unset".into())),
         }
     };
+    let keys = match tern_tui::terminal::keyboard_protocol() {
+        Some(true) => "; keyboard protocol: kitty (Shift+Enter makes a new line)",
+        Some(false) => "; keyboard protocol: legacy (use Alt+Enter or Ctrl+J for a new line)",
+        None => "",
+    };
     HealthCheck::pass(
         "terminal",
         if tty {
-            format!("a terminal ({colors})")
+            format!("a terminal ({colors}{keys})")
         } else {
             format!("not a terminal: the TUI needs one, `tern -p` does not ({colors})")
         },

@@ -28,6 +28,8 @@ async fn all_well_against_the_mock() {
     assert!(check(&report, "provider")["detail"].as_str().unwrap().contains(&h.server.url()));
     assert_eq!(check(&report, "reachability")["ok"], true);
     assert_eq!(check(&report, "session dir")["ok"], true);
+    let media = check(&report, "media CLI");
+    assert!(media["ok"] == true && media["detail"].as_str().unwrap().contains("not installed"), "{media}");
     let text = h.run(&["doctor"]).await.stdout;
     assert!(text.contains("✓ provider: anthropic") && text.contains("all checks passed"), "{text}");
 }

@@ -1173,3 +1173,14 @@ fn start_shell(
         let _ = done_tx.send(Msg::ShellDone(cell, code, started.elapsed().as_millis() as u64));
     });
 }
+
+/// Whether the terminal speaks the kitty keyboard protocol (so Shift+Enter
+/// and other modified keys are reported), asked of the terminal itself;
+/// `None` when it cannot be asked (not a terminal, no answer).
+pub fn keyboard_protocol() -> Option<bool> {
+    use std::io::IsTerminal as _;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        return None;
+    }
+    crossterm::terminal::supports_keyboard_enhancement().ok()
+}
