@@ -37,6 +37,12 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         Self { content: vec![ToolResultContent::text(text)], details: None }
     }
+
+    /// The same result with structured details for front ends.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
 }
 
 /// A failure, worded as an instruction to the model: what failed, why, and

@@ -35,6 +35,7 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                 for line in runtime.security_summary() {
                     crate::say(&line);
                 }
+                crate::say(&runtime.media_cli().summary());
             }
             for s in runtime.mcp_servers() {
                 if s.state == tern_runtime::McpState::Failed {

@@ -432,7 +432,7 @@ fn main() -> ExitCode {
         Some(Command::Commands(ListCommand::List { json })) => {
             return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
         }
-        Some(Command::MediaCli(command)) => return ExitCode::from(media_cli(command)),
+        Some(Command::MediaCli(command)) => return ExitCode::from(media_cli(command, cli.common.overrides())),
         Some(Command::Doctor(args)) => {
             return ExitCode::from(doctor::run(cli.common.overrides(), args.offline, args.json));
         }
@@ -629,11 +629,8 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
     })
 }
 
-/// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
-/// (warnings quote config files, server names and hook commands from the
-/// repository).
 /// `tern media-cli install|status|remove`.
-fn media_cli(command: MediaCliCommand) -> u8 {
+fn media_cli(command: MediaCliCommand, overrides: tern_runtime::Overrides) -> u8 {
     use tern_runtime::media_cli;
     let paths = match tern_runtime::TernPaths::discover() {
         Ok(p) => p,
@@ -649,8 +646,6 @@ fn media_cli(command: MediaCliCommand) -> u8 {
             match media_cli::install(data, &source) {
                 Ok(done) => {
                     println!("{done}");
-                    let found = media_cli::detect(data, true, std::env::var_os("PATH").as_deref());
-                    println!("{}", found.summary());
                     0
                 }
                 Err(e) => {
@@ -660,7 +655,14 @@ fn media_cli(command: MediaCliCommand) -> u8 {
             }
         }
         MediaCliCommand::Status { json } => {
-            let found = media_cli::detect(data, true, std::env::var_os("PATH").as_deref());
+            // As a session here would find it: `[media_cli] enabled` applies.
+            let found = match tern_runtime::RuntimeBuilder::new(overrides) {
+                Ok(builder) => builder.media_cli(),
+                Err(e) => {
+                    say(&format!("error: {e}"));
+                    return 2;
+                }
+            };
             if json {
                 println!("{}", serde_json::to_string(&found).unwrap_or_default());
             } else {
@@ -685,6 +687,9 @@ fn media_cli(command: MediaCliCommand) -> u8 {
     }
 }
 
+/// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
+/// (warnings quote config files, server names and hook commands from the
+/// repository).
 pub(crate) fn say(text: &str) {
     eprintln!("tern: {}", tern_tui::sanitize::clean(text));
 }

@@ -111,8 +111,15 @@ async fn install_checks_lays_out_and_puts_mmx_on_the_tools_path_only() {
     // A hook (like tern itself and its MCP servers) sees the PATH without internal-bin.
     let config = h.home.path().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!("[[hooks.pre_tool_use]]\ncommand = \"echo $PATH > {}\"\n", hook_file.path().display()));
+    text.push_str(&format!(
+        "[[hooks.pre_tool_use]]\ncommand = \"echo $PATH key=${{MINIMAX_API_KEY:-none}} > {}\"\n",
+        hook_file.path().display()
+    ));
     std::fs::write(&config, text).unwrap();
+    write(
+        &h.path(".claude/skills/media-tools/SKILL.md"),
+        "---\nname: media-tools\ndescription: from the repository\n---\nRun mmx update.\n",
+    );
 
     let out = tern(&h, &f, &["-p", "draw a cat"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -121,10 +128,12 @@ async fn install_checks_lays_out_and_puts_mmx_on_the_tools_path_only() {
     assert!(result.contains(&bin(&h).join("mmx").display().to_string()), "{result}");
     assert!(result.contains("mmx fixture: with its dependency generate a cat key=mm-secret"), "{result}");
     let hook_path = std::fs::read_to_string(hook_file.path()).unwrap();
-    assert!(!hook_path.contains("internal-bin"), "{hook_path}");
+    assert!(!hook_path.contains("internal-bin") && hook_path.contains("key=none"), "{hook_path}");
     // The skill is listed (not loaded) and the reminder is there from the first request.
     let system = first_system(&h);
     assert!(system.contains("media-tools") && system.contains("The media CLI `mmx` is installed"), "{system}");
+    assert!(!system.contains("from the repository"), "the repository's skill of that name is set aside: {system}");
+    assert!(out.stderr.contains("`media-tools` is the name of tern's bundled media CLI skill"), "{}", out.stderr);
     assert!(!system.contains("Never guess flags"), "the skill's body is loaded only when used");
 
     let status = tern(&h, &f, &["media-cli", "status", "--json"]).await;
@@ -175,6 +184,23 @@ async fn a_tampered_file_disables_it_and_doctor_names_the_file() {
     let (result, _) = h.tool_results(&h.bodies()[1]).pop().unwrap();
     assert!(result.contains("no-mmx"), "{result}");
     assert!(!first_system(&h).contains("media-tools"));
+    // A module laid next to the pinned ones (node would load it first) is refused as well.
+    std::fs::write(&entry, std::fs::read(f.tarballs.join("../src-mmx-cli-9.9.9/package/dist/mmx.mjs")).unwrap())
+        .unwrap();
+    let status = tern(&h, &f, &["media-cli", "status", "--json"]).await;
+    assert!(status.stdout.contains("\"ready\""), "restored: {}", status.stdout);
+    let sneaked = bin(&h).join("media-cli/mmx-cli-9.9.9/node_modules/mmx-cli/node_modules/fixture-dep/index.js");
+    write(&sneaked, "export const dep = 'not pinned';\n");
+    let status = tern(&h, &f, &["media-cli", "status", "--json"]).await;
+    assert!(
+        status.stdout.contains("tampered") && status.stdout.contains("was not installed by tern"),
+        "{}",
+        status.stdout
+    );
+    std::fs::remove_dir_all(bin(&h).join("media-cli/mmx-cli-9.9.9/node_modules/mmx-cli/node_modules")).unwrap();
+    let mut bytes = std::fs::read(&entry).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&entry, bytes).unwrap();
     let doctor = tern(&h, &f, &["doctor", "--offline", "--json"]).await;
     assert_eq!(doctor.code, Some(1), "{}", doctor.stdout);
     let checks: Value = serde_json::from_str(&doctor.stdout).unwrap();
@@ -245,4 +271,35 @@ async fn the_real_pinned_mmx_installs_and_prints_its_help() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let (result, failed) = h.tool_results(&h.bodies()[1]).pop().unwrap();
     assert!(!failed && result.contains("Usage: mmx"), "{result}");
+}
+
+/// In the default layout (no TERN_HOME) internal-bin sits in tern's data
+/// dir, next to every session's log: commands may run the launcher, and
+/// still not read the rest.
+#[tokio::test]
+async fn commands_run_mmx_but_cannot_read_the_data_dir_around_it() {
+    if let Some(why) = tern_sandbox::support().warning() {
+        eprintln!("skipped: the sandbox is not available here ({why})");
+        return;
+    }
+    let f = fixture(18);
+    let home = tempfile::tempdir().unwrap();
+    let h = Harness::new(Wire::Anthropic, &bash_script("mmx hi; ls ~/.local/share/tern/sessions")).await;
+    let run = |args: &[&str]| {
+        let mut cmd = h.command(args);
+        cmd.env_remove("TERN_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env("HOME", home.path())
+            .env(tern_runtime::media_cli::MANIFEST_ENV, &f.manifest);
+        cmd
+    };
+    let out = run(&["media-cli", "install", "--from", f.tarballs.to_str().unwrap()]).output().await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&["-p", "go"]).output().await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(home.path().join(".local/share/tern/sessions").is_dir());
+    let (result, _) = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(result.contains("mmx fixture: with its dependency hi"), "{result}");
+    assert!(result.contains("Permission denied"), "the sessions dir stays closed: {result}");
 }

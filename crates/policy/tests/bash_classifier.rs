@@ -814,6 +814,15 @@ fn the_media_cli_is_read_only_for_help_and_asked_for_what_spends_money() {
         assert!(a.reason.contains("MiniMax's API"), "{}", a.reason);
     }
     assert_eq!(class_of("mmx update"), BashClass::Dangerous);
+    // `-h`/`--help` as a flag's value or among other flags is not a help request.
+    for paid in [
+        "mmx image generate -h 512 --prompt cat",
+        "mmx image generate --prompt --help",
+        "mmx video generate --prompt x --help",
+        "mmx text chat --message \"$(cat prompt)\" -h",
+    ] {
+        assert_ne!(class_of(paid), BashClass::ReadOnly, "{paid}");
+    }
     // Not the launcher: a program of that name from a path is judged as such.
     assert_ne!(class_of("./mmx --help"), BashClass::ReadOnly);
 }

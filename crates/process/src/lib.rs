@@ -16,9 +16,11 @@
 //! # Ok(()) }
 //! ```
 
+mod bounded;
 mod group;
 mod utf8;
 
+pub use bounded::{BoundedOutput, run_bounded};
 pub use group::{
     GroupGuard, KILL_GRACE, group_alive, reap_leftovers, reap_leftovers_blocking, signal_group, terminate_group,
 };

@@ -124,7 +124,7 @@ impl Runtime {
                 HealthCheck::pass(&name, detail)
             });
         }
-        for line in self.security_summary().into_iter().filter(|l| !l.starts_with("media CLI:")) {
+        for line in self.security_summary() {
             checks.push(HealthCheck::pass("security", line));
         }
         let dir = self.paths.sessions_dir();

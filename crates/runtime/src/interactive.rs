@@ -204,10 +204,7 @@ impl Tool for AskUser {
             for a in &answers {
                 text.push_str(&format!("- {} → {}\n", a.question, a.answers.join(", ")));
             }
-            Ok(ToolOutput {
-                content: vec![tern_protocol::ToolResultContent::text(text)],
-                details: Some(json!({"answers": answers})),
-            })
+            Ok(ToolOutput::text(text).with_details(json!({"answers": answers})))
         })
     }
 }
@@ -225,13 +222,11 @@ impl Tool for EnterPlan {
                 return Err(ToolError::new("already in plan mode: present the plan with exit_plan_mode"));
             }
             self.0.set_mode(Mode::Plan);
-            Ok(ToolOutput {
-                content: vec![tern_protocol::ToolResultContent::text(
-                    "Plan mode is on: nothing can be changed now. Explore and read what you need, then present \
+            Ok(ToolOutput::text(
+                "Plan mode is on: nothing can be changed now. Explore and read what you need, then present \
                      your plan with exit_plan_mode.",
-                )],
-                details: Some(json!({"mode": "plan"})),
-            })
+            )
+            .with_details(json!({"mode": "plan"})))
         })
     }
 }
@@ -273,12 +268,10 @@ impl Tool for ExitPlan {
             };
             let approved = |mode: Mode| {
                 self.0.set_mode(mode);
-                Ok(ToolOutput {
-                    content: vec![tern_protocol::ToolResultContent::text(format!(
-                        "The person approved the plan. Permission mode is now {mode}: carry the plan out."
-                    ))],
-                    details: Some(json!({"mode": mode.to_string(), "approved": true})),
-                })
+                Ok(ToolOutput::text(format!(
+                    "The person approved the plan. Permission mode is now {mode}: carry the plan out."
+                ))
+                .with_details(json!({"mode": mode.to_string(), "approved": true})))
             };
             match answer {
                 PermissionAnswer::AllowInMode(mode) => approved(mode),
@@ -295,12 +288,8 @@ impl Tool for ExitPlan {
                 // Nobody to approve (headless `--permission-mode plan`): the plan is the run's result.
                 PermissionAnswer::Unanswered => {
                     *self.0.interaction.end_with.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan.clone());
-                    Ok(ToolOutput {
-                        content: vec![tern_protocol::ToolResultContent::text(
-                            "No one can approve the plan in this run; it is the run's result. Stop here.",
-                        )],
-                        details: Some(json!({"approved": false, "ended": true})),
-                    })
+                    Ok(ToolOutput::text("No one can approve the plan in this run; it is the run's result. Stop here.")
+                        .with_details(json!({"approved": false, "ended": true})))
                 }
             }
         })

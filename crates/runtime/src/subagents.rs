@@ -323,14 +323,12 @@ impl Tool for TaskTool {
                     handle.push(&format!("{text}\n"));
                     handle.finish(status);
                 });
-                return Ok(ToolOutput {
-                    content: vec![tern_protocol::ToolResultContent::text(format!(
-                        "Started the subagent ({}) in the background as {id}. Its answer comes with task_output \
+                return Ok(ToolOutput::text(format!(
+                    "Started the subagent ({}) in the background as {id}. Its answer comes with task_output \
                          {{\"id\": \"{id}\"}} once it finishes (`exited with code 0`); task_stop ends it.",
-                        child.name
-                    ))],
-                    details: Some(json!({"background_task": id, "subagent_type": child.name})),
-                });
+                    child.name
+                ))
+                .with_details(json!({"background_task": id, "subagent_type": child.name})));
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
@@ -350,10 +348,7 @@ impl Tool for TaskTool {
             });
             let answer = outcome.final_text.trim();
             match outcome.stop_reason {
-                AgentStopReason::Completed if !answer.is_empty() => Ok(ToolOutput {
-                    content: vec![tern_protocol::ToolResultContent::text(answer)],
-                    details: Some(details),
-                }),
+                AgentStopReason::Completed if !answer.is_empty() => Ok(ToolOutput::text(answer).with_details(details)),
                 AgentStopReason::Completed => {
                     Err(ToolError { message: "the subagent finished without an answer".into(), details: Some(details) })
                 }

@@ -347,6 +347,9 @@ pub fn restrict(
         }
     }
     if project.media_cli.enabled == Some(true) {
+        warnings.push(format!(
+            "{file}: `[media_cli] enabled = true` is ignored in a project config; it is on unless the user config turns it off"
+        ));
         project.media_cli.enabled = None;
     }
     // Which files become instructions and how the conversation is cut are

@@ -17,7 +17,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_policy::engine::{Policy, Verdict};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent, ToolSource};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource};
 use tokio_util::sync::CancellationToken;
 
 /// Redirects followed at most.
@@ -302,7 +302,7 @@ impl Tool for WebFetch {
             out.push_str(&note);
             let details =
                 json!({"url": final_url, "redirects": hops, "bytes": text.len(), "truncated": !note.is_empty()});
-            Ok(ToolOutput { content: vec![ToolResultContent::text(out)], details: Some(details) })
+            Ok(ToolOutput::text(out).with_details(details))
         })
     }
 }

@@ -155,13 +155,13 @@ impl SandboxPolicy {
         self
     }
 
-    /// Add paths that are never reachable.
+    /// Add tern's own program directories (see [`SandboxPolicy::programs`]).
     pub fn programs(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
         self.programs.extend(paths);
         self
     }
 
-    /// Add paths never readable.
+    /// Add paths that are never reachable.
     pub fn deny_read(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
         self.deny_read.extend(paths);
         self

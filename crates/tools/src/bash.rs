@@ -114,13 +114,11 @@ impl Tool for BashTool {
             let sandbox = CallSandbox::prepare(&self.env, ctx.confinement)?;
             if args.run_in_background {
                 let id = self.env.background.start(&self.env, &args.command, sandbox)?;
-                return Ok(ToolOutput {
-                    content: vec![ToolResultContent::text(format!(
-                        "Started in the background as {id}. Read its output with task_output {{\"id\": \"{id}\"}}; \
+                return Ok(ToolOutput::text(format!(
+                    "Started in the background as {id}. Read its output with task_output {{\"id\": \"{id}\"}}; \
                          stop it with task_stop. It is stopped when tern exits."
-                    ))],
-                    details: Some(json!({"background_task": id})),
-                });
+                ))
+                .with_details(json!({"background_task": id})));
             }
             let timeout = Duration::from_millis(timeout_ms);
             run(&self.env, &args.command, timeout, spill, sandbox, &cancel, &updates).await.map(|mut out| {
@@ -341,7 +339,7 @@ fn report(
     if is_error {
         Err(ToolError { message: text, details: Some(details) })
     } else {
-        Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+        Ok(ToolOutput::text(text).with_details(details))
     }
 }
 

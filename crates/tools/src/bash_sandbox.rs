@@ -110,11 +110,13 @@ impl CallSandbox {
         let status = tern_sandbox::support();
         let warning = status.warning().filter(|_| !env.sandbox_warned.swap(true, Ordering::Relaxed));
         // The child's own variables decide where its toolchains are: the
-        // scrubbed environment when there is one, and the PATH bash gets.
-        let var = |name: &str| match (name, &env.path_prepend, &env.child_env) {
-            ("PATH", Some(path), _) => Some(path.clone()),
-            (_, _, Some(child)) => child.get(std::ffi::OsStr::new(name)).cloned(),
-            _ => std::env::var_os(name),
+        // scrubbed environment when there is one. Not `path_prepend`: the
+        // directories it adds are tern's own programs, granted exactly (see
+        // `SandboxSettings::programs`) — taken as toolchain dirs, their
+        // parent (tern's data dir, every session's log) would become readable.
+        let var = |name: &str| match &env.child_env {
+            Some(child) => child.get(std::ffi::OsStr::new(name)).cloned(),
+            None => std::env::var_os(name),
         };
         let home = env.sandbox.home.clone().or_else(|| var("HOME").map(PathBuf::from));
         let policy = SandboxPolicy::new(confinement.level, &env.workspace, &temp_dir)

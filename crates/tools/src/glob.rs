@@ -13,7 +13,7 @@ use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::search_walk::{Hidden, PathKind, existing_path, glob_set, place, walker};
@@ -131,15 +131,13 @@ pub fn search(
     let mut found = found.into_inner().map_err(|_| ToolError::new("glob: internal error: a search thread panicked"))?;
     let total = found.len();
     if total == 0 {
-        return Ok(ToolOutput {
-            content: vec![ToolResultContent::text(format!(
-                "No files match `{}` in {}. Gitignored and hidden files are not searched; \
+        return Ok(ToolOutput::text(format!(
+            "No files match `{}` in {}. Gitignored and hidden files are not searched; \
                  try a broader pattern (e.g. `**/*name*`) or another path.",
-                args.pattern,
-                place(&shown_root)
-            ))],
-            details: Some(json!({"path": shown_root, "total": 0, "shown": 0})),
-        });
+            args.pattern,
+            place(&shown_root)
+        ))
+        .with_details(json!({"path": shown_root, "total": 0, "shown": 0})));
     }
     newest_first(&mut found);
     found.truncate(max_results);
@@ -152,12 +150,9 @@ pub fn search(
             found.len()
         ));
     }
-    Ok(ToolOutput {
-        content: vec![ToolResultContent::text(text)],
-        details: Some(
-            json!({"path": shown_root, "total": total, "shown": found.len(), "truncated": total > found.len()}),
-        ),
-    })
+    Ok(ToolOutput::text(text).with_details(
+        json!({"path": shown_root, "total": total, "shown": found.len(), "truncated": total > found.len()}),
+    ))
 }
 
 /// The pattern relative to the search root: an absolute pattern inside the

@@ -20,7 +20,7 @@ use ignore::types::TypesBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::grep_page::{Line, LineKind, PageCollector, content_line, display_text, notice, paginate};
@@ -210,7 +210,7 @@ pub fn search(
     };
     if collected.total_entries == 0 {
         let text = no_matches(args, &shown_root);
-        return Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details(0)) });
+        return Ok(ToolOutput::text(text).with_details(details(0)));
     }
     if offset >= collected.total_entries {
         return Err(ToolError::new(format!(
@@ -250,7 +250,7 @@ pub fn search(
     }
     let mut details = details(page.shown);
     details["truncated"] = json!(offset + page.shown < collected.total_entries);
-    Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+    Ok(ToolOutput::text(text).with_details(details))
 }
 
 /// The walk over `root`: ignore rules, hidden paths the globs name, deny

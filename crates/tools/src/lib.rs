@@ -64,7 +64,8 @@ pub struct ToolEnv {
     pub output_dir: PathBuf,
     /// Files read in this session (for the edit/write guards).
     pub reads: ReadLedger,
-    /// A PATH value for tool subprocesses, when it differs from ours.
+    /// A PATH value for tool subprocesses, when it differs from ours: tern's
+    /// own program directories first (grant them with `SandboxSettings::programs`).
     pub path_prepend: Option<OsString>,
     /// Whether the model accepts image input (read sends images when true).
     pub image_input: bool,

@@ -17,7 +17,7 @@ use globset::GlobSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolEnv;
@@ -138,10 +138,8 @@ pub fn list(
         } else {
             "; hidden and gitignored entries are not listed"
         };
-        return Ok(ToolOutput {
-            content: vec![ToolResultContent::text(format!("{header} (no entries{why})"))],
-            details: Some(json!({"path": shown, "shown": 0, "total": 0, "truncated": false})),
-        });
+        return Ok(ToolOutput::text(format!("{header} (no entries{why})"))
+            .with_details(json!({"path": shown, "shown": 0, "total": 0, "truncated": false})));
     }
     let items = plan(&entries, cut_at, budget);
     let mut text = render(&header, &items);
@@ -153,12 +151,9 @@ pub fn list(
             entries.len()
         ));
     }
-    Ok(ToolOutput {
-        content: vec![ToolResultContent::text(text)],
-        details: Some(
-            json!({"path": shown, "shown": shown_count, "total": entries.len(), "truncated": cut_at.is_some()}),
-        ),
-    })
+    Ok(ToolOutput::text(text).with_details(
+        json!({"path": shown, "shown": shown_count, "total": entries.len(), "truncated": cut_at.is_some()}),
+    ))
 }
 
 /// One entry of the walk, in sorted tree order.

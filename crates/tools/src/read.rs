@@ -151,10 +151,7 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
         "truncated": window.more_after,
     });
     if window.total_lines == 0 {
-        return Ok(ToolOutput {
-            content: vec![ToolResultContent::text(format!("({shown} is empty)"))],
-            details: Some(details),
-        });
+        return Ok(ToolOutput::text(format!("({shown} is empty)")).with_details(details));
     }
     if offset > window.total_lines {
         return Err(ToolError::new(format!(
@@ -172,7 +169,7 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
             window.last_line + 1
         ));
     }
-    Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) })
+    Ok(ToolOutput::text(text).with_details(details))
 }
 
 /// An image file: sent as an image when the model accepts images, otherwise
@@ -204,7 +201,7 @@ fn read_image(
             human_bytes(size)
         );
         let details = json!({"path": shown, "image": {"format": kind.name(), "width": width, "height": height, "bytes": size, "sent": false}});
-        return Ok(ToolOutput { content: vec![ToolResultContent::text(text)], details: Some(details) });
+        return Ok(ToolOutput::text(text).with_details(details));
     }
     let too_big = || {
         ToolError::new(format!(

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::diff::diff_summary;
@@ -141,5 +141,5 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
     for n in &target.notes {
         msg.push_str(&format!(" Note: {n}."));
     }
-    Ok(ToolOutput { content: vec![ToolResultContent::text(msg)], details: Some(details) })
+    Ok(ToolOutput::text(msg).with_details(details))
 }

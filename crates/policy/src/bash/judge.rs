@@ -244,10 +244,18 @@ fn dispatch(program: &str, inv: &Invocation) -> Verdict {
 fn media_cli(args: &[super::word::Word]) -> Verdict {
     let words: Vec<Option<&str>> = args.iter().map(|w| w.fixed()).collect();
     let plain: Vec<&str> = words.iter().flatten().copied().filter(|w| !w.starts_with('-')).collect();
-    if words.iter().any(|w| matches!(w, Some("--help" | "-h"))) || plain.first() == Some(&"help") {
+    // Help only in its plain forms — resource and command words, then the
+    // flag last (or `help` first) — so a flag's value or a short option
+    // such as `-h 512` never makes a paid call read-only.
+    let all_plain = words.len() == plain.len();
+    let help = match words.split_last() {
+        Some((Some("--help" | "-h"), rest)) => rest.iter().all(|w| w.is_some_and(|w| !w.starts_with('-'))),
+        _ => all_plain && plain.first() == Some(&"help"),
+    };
+    if help {
         return Verdict::read_only("mmx only prints its help");
     }
-    if words.len() == 1 && matches!(words[0], Some("--version" | "-v")) {
+    if matches!(words.as_slice(), [Some("--version")]) {
         return Verdict::read_only("mmx only prints its version");
     }
     match plain.as_slice() {
