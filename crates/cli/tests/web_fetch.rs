@@ -110,6 +110,7 @@ async fn denied_domains_hold_for_the_call_and_for_every_redirect() {
         // Read as an HTTP client reads it, this goes to localhost, not to 127.0.0.1.
         format!("http://localhost:{port}\\@127.0.0.1/page"),
         "http://169.254.169.254/latest/meta-data/".to_string(),
+        "http://[::ffff:169.254.169.254]/latest/meta-data/".to_string(),
     ];
     let h = Harness::new(Wire::Anthropic, &fetches(&urls)).await;
     let out = h.run(&["-p", "go", "--disallowed-tools", "web_fetch(domain:localhost)"]).await;
@@ -127,6 +128,8 @@ async fn denied_domains_hold_for_the_call_and_for_every_redirect() {
     assert!(failed && tricked.contains("web_fetch(domain:localhost)") && !tricked.contains("# Docs"), "{tricked}");
     let (metadata, failed) = h.tool_results(&bodies[4]).last().cloned().unwrap();
     assert!(failed && metadata.contains("link-local"), "{metadata}");
+    let (mapped, failed) = h.tool_results(&bodies[5]).last().cloned().unwrap();
+    assert!(failed && mapped.contains("link-local"), "{mapped}");
 }
 
 #[tokio::test]
@@ -144,4 +147,29 @@ async fn without_a_rule_a_fetch_is_asked_so_headless_refuses_it_and_says_how_to_
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let (page, failed) = h.tool_results(h.bodies().last().unwrap()).last().cloned().unwrap();
     assert!(!failed && page.contains("# Docs"), "{page}");
+}
+
+/// A name the policy allows that resolves to this machine is not fetched
+/// (DNS rebinding); `localhost` and addresses written out are judged by the
+/// policy instead.
+#[tokio::test]
+async fn a_name_that_leads_to_this_machine_is_refused() {
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    let name =
+        hosts.lines().filter(|l| l.trim_start().starts_with("127.")).flat_map(|l| l.split_whitespace().skip(1)).find(
+            |n| !n.starts_with('#') && *n != "localhost" && !n.ends_with(".localhost") && !n.contains("localhost"),
+        );
+    let Some(name) = name else {
+        eprintln!("skipped: /etc/hosts names no loopback host other than localhost here");
+        return;
+    };
+    let port = serve().await;
+    let url = format!("http://{name}:{port}/page");
+    let h = Harness::new(Wire::Anthropic, &fetches(&[url.clone(), format!("http://localhost:{port}/page")])).await;
+    let out = h.run(&["-p", "go", "--allowed-tools", &format!("web_fetch(domain:{name})")]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (refused, failed) = h.tool_results(&h.bodies()[1]).last().cloned().unwrap();
+    assert!(failed && refused.contains("resolves to 127.") && !refused.contains("# Docs"), "{refused}");
+    let (local, failed) = h.tool_results(&h.bodies()[2]).last().cloned().unwrap();
+    assert!(!failed && local.contains("# Docs"), "localhost, named and allowed (bypass), is fetched: {local}");
 }

@@ -655,23 +655,19 @@ impl Call {
     }
 }
 
-/// The host a URL names, as an HTTP client will read it: the authority
-/// ends at `/`, `?`, `#` or `\` (which URL parsers read as `/` in http(s)
-/// URLs: `http://127.0.0.1\@docs.rs/` goes to 127.0.0.1), and any user
-/// info before the last `@` in it is dropped.
+/// The host a URL names, as the HTTP client will read it: parsed by the
+/// WHATWG rules reqwest itself follows (so `http://127.0.0.1\@docs.rs/`
+/// goes to 127.0.0.1, tabs and newlines vanish, user info is dropped, IPv6
+/// comes without brackets). A URL without a scheme is read as `http://`.
 pub fn url_host(url: &str) -> Option<String> {
     host_of(url)
 }
 
 fn host_of(url: &str) -> Option<String> {
-    // URL parsers drop tabs and newlines anywhere, and spaces and controls at the ends.
-    let url: String = url.trim().chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
-    let url = url.as_str();
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#', '\\']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next()?.trim();
-    if host.is_empty() { None } else { Some(host.to_lowercase()) }
+    let url = url.trim();
+    let parsed = if url.contains("://") { url::Url::parse(url) } else { url::Url::parse(&format!("http://{url}")) };
+    let host = parsed.ok()?.host_str()?.trim_matches(['[', ']']).to_lowercase();
+    (!host.is_empty()).then_some(host)
 }
 
 #[cfg(test)]
@@ -704,5 +700,9 @@ mod tests {
         assert_eq!(host_of("http://127.0.0.1:8080\\@docs.rs/").as_deref(), Some("127.0.0.1"));
         assert_eq!(host_of("http://docs.rs\t.evil.com/").as_deref(), Some("docs.rs.evil.com"));
         assert_eq!(host_of(" https://a@b@Docs.rs/").as_deref(), Some("docs.rs"));
+        assert_eq!(host_of("http://[::1]:8080/x").as_deref(), Some("::1"));
+        assert_eq!(host_of("http://[::FFFF:169.254.169.254]/").as_deref(), Some("::ffff:a9fe:a9fe"));
+        assert_eq!(host_of("localhost:8080/x").as_deref(), Some("localhost"));
+        assert_eq!(host_of("file:///etc/passwd"), None);
     }
 }

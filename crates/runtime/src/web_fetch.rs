@@ -9,6 +9,7 @@
 //!   bytes read; only text types (HTML, plain text, JSON, XML, …).
 //! - Runs in tern's process (no sandbox applies): the policy is the wall.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,12 +95,14 @@ fn nesting_depth(html: &str) -> usize {
     let mut i = 0;
     while let Some(at) = next_lt(&bytes[i..]) {
         i += at + 1;
+        // Each tag is scanned to its `>` once and the scan goes on from
+        // there: linear however the tags are cut.
+        let close = bytes[i..].iter().position(|c| *c == b'>').map_or(bytes.len(), |p| i + p);
         match bytes.get(i) {
             Some(b'/') => depth = depth.saturating_sub(1),
             Some(c) if c.is_ascii_alphabetic() => {
-                let end = bytes[i..].iter().position(|c| !c.is_ascii_alphanumeric()).map_or(bytes.len(), |p| i + p);
+                let end = bytes[i..close].iter().position(|c| !c.is_ascii_alphanumeric()).map_or(close, |p| i + p);
                 let name = &html[i..end];
-                let close = bytes[end..].iter().position(|c| *c == b'>').map_or(bytes.len(), |p| end + p);
                 let self_closing = close > 0 && bytes.get(close - 1) == Some(&b'/');
                 if !VOID.iter().any(|v| v.eq_ignore_ascii_case(name)) && !self_closing {
                     depth += 1;
@@ -108,6 +111,7 @@ fn nesting_depth(html: &str) -> usize {
             }
             _ => {}
         }
+        i = close.min(bytes.len());
     }
     max
 }
@@ -151,6 +155,61 @@ pub fn html_to_markdown(html: &str) -> String {
     }
 }
 
+/// Why tern never fetches from `ip`, if it does not: a link-local address
+/// (cloud metadata services) never; a loopback, private or unspecified one
+/// only when the URL names it (`named`: an address or `localhost` written
+/// by the model and judged by the policy), never behind another name — a
+/// page allowed by its domain must not turn into a request to this machine
+/// or its network (DNS rebinding).
+fn refused_address(ip: IpAddr, named: bool) -> Option<&'static str> {
+    let ip = ip.to_canonical();
+    let link_local = match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
+    };
+    if link_local {
+        return Some("a link-local address (cloud metadata services live there)");
+    }
+    let inside = match ip {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_unspecified() || v4.octets()[0] == 0,
+        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+    };
+    (inside && !named).then_some("a name for a loopback or private address (this machine or its network)")
+}
+
+/// Resolves names like the system does, and refuses those that lead where
+/// [`refused_address`] says no.
+struct GuardedResolver;
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_ascii_lowercase();
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let named = host == "localhost" || host.ends_with(".localhost");
+            if let Some((ip, why)) = addrs.iter().find_map(|a| refused_address(a.ip(), named).map(|w| (a.ip(), w))) {
+                return Err(format!("`{host}` resolves to {ip}, {why}; web_fetch never fetches those").into());
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// An error with its causes (reqwest keeps the useful part in the sources).
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 impl WebFetch {
     /// Whether the policy lets `url` be fetched without asking (a redirect hop).
     fn hop_allowed(&self, url: &str) -> Result<(), String> {
@@ -168,6 +227,7 @@ impl WebFetch {
                 tern_llm::install_tls_provider();
                 let built = reqwest::Client::builder()
                     .redirect(reqwest::redirect::Policy::none())
+                    .dns_resolver(GuardedResolver)
                     .connect_timeout(Duration::from_secs(10))
                     .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
                     .build()
@@ -177,38 +237,23 @@ impl WebFetch {
         };
         let mut current =
             reqwest::Url::parse(url).map_err(|e| ToolError::new(format!("`{url}` is not a valid URL: {e}")))?;
-        // The policy judged the host it read in the text; the request must go to that host.
-        let judged = tern_policy::engine::url_host(url);
-        let going = current.host_str().map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase());
-        if judged.as_deref().map(|h| h.trim_matches(['[', ']'])) != going.as_deref() {
-            return Err(ToolError::new(format!(
-                "`{url}` is ambiguous: it would go to `{}`; write the URL plainly (scheme://host/path)",
-                going.unwrap_or_default()
-            )));
-        }
         let mut hops = Vec::new();
         let response = loop {
             if !matches!(current.scheme(), "http" | "https") {
                 return Err(ToolError::new(format!("`{current}`: only http and https URLs can be fetched")));
             }
-            // Link-local addresses (cloud metadata services) are never fetched.
-            let ip = current.host_str().and_then(|h| h.trim_matches(['[', ']']).parse::<std::net::IpAddr>().ok());
-            let link_local = match ip {
-                Some(std::net::IpAddr::V4(ip)) => ip.is_link_local(),
-                Some(std::net::IpAddr::V6(ip)) => (ip.segments()[0] & 0xffc0) == 0xfe80,
-                None => false,
-            };
-            if link_local {
-                return Err(ToolError::new(format!(
-                    "`{current}` is a link-local address (cloud metadata services live there); web_fetch never fetches those"
-                )));
+            // An address written in the URL is judged here; a name, when it
+            // resolves (GuardedResolver).
+            let ip = current.host_str().and_then(|h| h.trim_matches(['[', ']']).parse::<IpAddr>().ok());
+            if let Some(why) = ip.and_then(|ip| refused_address(ip, true)) {
+                return Err(ToolError::new(format!("`{current}` is {why}; web_fetch never fetches those")));
             }
             let response = client
                 .get(current.clone())
                 .header("accept", "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
                 .send()
                 .await
-                .map_err(|e| ToolError::new(format!("fetching {current} failed: {e}")))?;
+                .map_err(|e| ToolError::new(format!("fetching {current} failed: {}", error_chain(&e))))?;
             if !response.status().is_redirection() {
                 break response;
             }
@@ -255,7 +300,15 @@ impl WebFetch {
         }
         let text = String::from_utf8_lossy(&body).into_owned();
         let html = content_type.contains("html") || (content_type.is_empty() && text.trim_start().starts_with('<'));
-        let text = if html { html_to_markdown(&text) } else { text };
+        // The conversion is CPU work on a model-chosen page: off the async
+        // workers, so the deadline and cancellation keep working.
+        let text = if html {
+            tokio::task::spawn_blocking(move || html_to_markdown(&text))
+                .await
+                .map_err(|e| ToolError::new(format!("converting {current} failed: {e}")))?
+        } else {
+            text
+        };
         if !status.is_success() {
             let head = tern_protocol::text::prefix_within(&text, 2000);
             return Err(ToolError::new(format!("{current} answered HTTP {status}:\n{head}")));
@@ -332,5 +385,32 @@ mod tests {
         assert_eq!(nesting_depth(&deep), 100_000);
         assert_eq!(html_to_markdown(&deep), "DEEP-TEXT");
         assert_eq!(nesting_depth("<p>a<br>b<img src=x/></p><p>c</p>"), 1);
+    }
+
+    #[test]
+    fn tags_cut_anywhere_are_scanned_in_one_pass() {
+        // Quadratic scanning would take hours here.
+        let hostile = "<a".repeat(2_500_000);
+        assert_eq!(nesting_depth(&hostile), 1);
+        assert_eq!(nesting_depth("<div><p>x</p><br><img src=a/><span>"), 2);
+    }
+
+    #[test]
+    fn metadata_and_this_machine_are_refused_where_they_must_be() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        for always in ["169.254.169.254", "fe80::1", "::ffff:169.254.169.254"] {
+            assert!(refused_address(ip(always), true).unwrap().contains("link-local"), "{always}");
+        }
+        for behind_a_name in
+            ["127.0.0.1", "10.1.2.3", "192.168.0.1", "172.16.0.1", "0.0.0.0", "::1", "fd00::1", "::ffff:127.0.0.1"]
+        {
+            assert!(refused_address(ip(behind_a_name), false).is_some(), "{behind_a_name}");
+            assert_eq!(
+                refused_address(ip(behind_a_name), true),
+                None,
+                "{behind_a_name} written in the URL is judged by the policy"
+            );
+        }
+        assert_eq!(refused_address(ip("93.184.216.34"), false), None);
     }
 }
