@@ -154,12 +154,12 @@ fn permission_answers_reach_the_runtime() {
     let t0 = Instant::now();
     for (keys, expected) in [
         ("2", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::Project }),
-        ("3", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::Session }),
-        ("4", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::User }),
+        ("4", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::Session }),
+        ("5", PermissionAnswer::AllowAlways { rule: "bash(touch:*)".into(), scope: RuleScope::User }),
         ("1", PermissionAnswer::Allow),
         ("y", PermissionAnswer::Allow),
         ("n", PermissionAnswer::Deny { feedback: None }),
-        ("5use make instead\r", PermissionAnswer::Deny { feedback: Some("use make instead".into()) }),
+        ("3use make instead\r", PermissionAnswer::Deny { feedback: Some("use make instead".into()) }),
     ] {
         let mut a = app();
         let (tx, mut rx) = tokio::sync::oneshot::channel();

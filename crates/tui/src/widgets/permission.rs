@@ -114,9 +114,18 @@ impl PermissionPane {
             // The safer answer first: a stray Enter or `y` keeps every edit asked about.
             answers = vec![Answer::Plan(tern_runtime::Mode::Default), Answer::Plan(tern_runtime::Mode::AcceptEdits)];
         } else if decision.suggestion.is_some() {
-            answers.extend([RuleScope::Project, RuleScope::Session, RuleScope::User].map(Answer::Always));
+            // 1 yes, 2 don't ask again here, 3 no — as in other agents, so a
+            // practised `3` still refuses; the other scopes come after it.
+            answers.extend([
+                Answer::Always(RuleScope::Project),
+                Answer::No,
+                Answer::Always(RuleScope::Session),
+                Answer::Always(RuleScope::User),
+            ]);
         }
-        answers.push(Answer::No);
+        if !answers.contains(&Answer::No) {
+            answers.push(Answer::No);
+        }
         Self {
             title: title(&request.tool, severity),
             severity,
@@ -308,8 +317,8 @@ impl PermissionPane {
                     (suggestion, theme.code()),
                     (" in this project", style),
                 ],
-                Answer::Always(RuleScope::Session) => vec![("… only for this session", style)],
-                Answer::Always(RuleScope::User) => vec![("… in every project (user config)", style)],
+                Answer::Always(RuleScope::Session) => vec![("Yes, don't ask again this session", style)],
+                Answer::Always(RuleScope::User) => vec![("Yes, don't ask again in any project", style)],
                 Answer::Plan(tern_runtime::Mode::AcceptEdits) => vec![("Yes, and accept edits without asking", style)],
                 Answer::Plan(_) => vec![("Yes, and ask before each edit", style)],
                 Answer::No if self.plan => vec![("No, keep planning, and tell tern what to change", style)],

@@ -103,7 +103,7 @@ fn mcp_tool_without_a_suggestion() {
 #[test]
 fn feedback_field_open() {
     let mut pane = bash("cargo test --workspace");
-    assert_eq!(pane.handle_key(key(KeyCode::Char('5'))), None);
+    assert_eq!(pane.handle_key(key(KeyCode::Char('3'))), None);
     for c in "use cargo nextest instead".chars() {
         assert_eq!(pane.handle_key(key(KeyCode::Char(c))), None);
     }
@@ -122,10 +122,10 @@ fn too_short_an_area_cuts_the_preview_first() {
 fn number_keys_pick_directly() {
     assert_eq!(bash("make").handle_key(key(KeyCode::Char('1'))), Some(PermissionChoice::Yes));
     assert_eq!(bash("make").handle_key(key(KeyCode::Char('2'))), Some(PermissionChoice::YesAlways(RuleScope::Project)));
-    assert_eq!(bash("make").handle_key(key(KeyCode::Char('3'))), Some(PermissionChoice::YesAlways(RuleScope::Session)));
-    assert_eq!(bash("make").handle_key(key(KeyCode::Char('4'))), Some(PermissionChoice::YesAlways(RuleScope::User)));
+    assert_eq!(bash("make").handle_key(key(KeyCode::Char('4'))), Some(PermissionChoice::YesAlways(RuleScope::Session)));
+    assert_eq!(bash("make").handle_key(key(KeyCode::Char('5'))), Some(PermissionChoice::YesAlways(RuleScope::User)));
     let mut pane = bash("make");
-    assert_eq!(pane.handle_key(key(KeyCode::Char('5'))), None, "5 opens the field");
+    assert_eq!(pane.handle_key(key(KeyCode::Char('3'))), None, "3 is No, as in other agents: it opens the field");
     assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::No { feedback: None }));
     assert_eq!(bash("make").handle_key(key(KeyCode::Char('6'))), None);
 }
@@ -155,10 +155,11 @@ fn arrows_and_enter() {
     assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::YesAlways(RuleScope::Project)));
     let mut pane = bash("make");
     pane.handle_key(key(KeyCode::Up));
-    assert_eq!(pane.handle_key(key(KeyCode::Enter)), None, "Up wraps to No, which opens the field");
-    pane.handle_key(key(KeyCode::Esc));
-    pane.handle_key(key(KeyCode::Up));
-    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::YesAlways(RuleScope::User)));
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::YesAlways(RuleScope::User)), "Up wraps");
+    let mut pane = bash("make");
+    pane.handle_key(key(KeyCode::Down));
+    pane.handle_key(key(KeyCode::Down));
+    assert_eq!(pane.handle_key(key(KeyCode::Enter)), None, "the third answer is No, which opens the field");
     let mut pane = bash("make");
     for _ in 0..5 {
         pane.handle_key(key(KeyCode::Up));
@@ -169,7 +170,7 @@ fn arrows_and_enter() {
 #[test]
 fn feedback_typing() {
     let mut pane = bash("make");
-    pane.handle_key(key(KeyCode::Char('5')));
+    pane.handle_key(key(KeyCode::Char('3')));
     for c in "yes no".chars() {
         assert_eq!(pane.handle_key(key(KeyCode::Char(c))), None, "letters type into the field");
     }
@@ -184,7 +185,7 @@ fn feedback_typing() {
     );
 
     let mut pane = bash("make");
-    pane.handle_key(key(KeyCode::Char('5')));
+    pane.handle_key(key(KeyCode::Char('3')));
     pane.handle_key(key(KeyCode::Char('x')));
     assert_eq!(pane.handle_key(key(KeyCode::Esc)), None, "Esc goes back to the answers");
     assert_eq!(pane.handle_key(key(KeyCode::Char('1'))), Some(PermissionChoice::Yes));
@@ -197,7 +198,10 @@ fn a_very_short_pane_keeps_the_command_and_every_answer() {
     pane.render(Rect::new(0, 0, 50, 9), &mut buf, &Theme::default());
     let text = buffer_text(&buf);
     assert!(text.contains("$ touch fixed.txt"), "{text}");
-    assert!(text.contains("1. Yes") && text.contains("5. No"), "{text}");
+    assert!(
+        text.contains("1. Yes") && text.contains("3. No") && text.contains("5. Yes, don't ask again in any project"),
+        "{text}"
+    );
 }
 
 #[test]
