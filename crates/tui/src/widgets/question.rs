@@ -39,9 +39,30 @@ pub struct QuestionPane {
     field: Option<LineField>,
 }
 
+/// The longest question and choice text shown (the model writes them).
+const MAX_QUESTION: usize = 1500;
+const MAX_LABEL: usize = 200;
+const MAX_DESCRIPTION: usize = 300;
+
+/// Model text made safe to draw: no escape sequences, control or bidi
+/// characters, and at most `max` bytes.
+fn shown(text: &str, max: usize) -> String {
+    let clean = crate::sanitize::clean(text);
+    let cut = tern_protocol::text::prefix_within(&clean, max);
+    if cut.len() < clean.len() { format!("{cut}…") } else { cut.to_string() }
+}
+
 impl QuestionPane {
     /// A card for `questions` (at least one).
-    pub fn new(questions: Vec<UserQuestion>) -> Self {
+    pub fn new(mut questions: Vec<UserQuestion>) -> Self {
+        for q in &mut questions {
+            q.header = q.header.as_deref().map(|h| shown(h, MAX_LABEL));
+            q.question = shown(&q.question, MAX_QUESTION);
+            for o in &mut q.options {
+                o.label = shown(&o.label, MAX_LABEL);
+                o.description = o.description.as_deref().map(|d| shown(d, MAX_DESCRIPTION));
+            }
+        }
         let ticked = vec![false; questions.first().map_or(0, |q| q.options.len())];
         Self { questions, current: 0, answers: Vec::new(), selected: 0, ticked, field: None }
     }
@@ -136,12 +157,15 @@ impl QuestionPane {
     /// Rows the card wants at `width`, border included.
     pub fn desired_height(&self, width: u16) -> u16 {
         let w = usize::from(width).saturating_sub(4).max(1);
-        u16::try_from(self.lines(w, &Theme::plain()).len() + 2).unwrap_or(u16::MAX)
+        u16::try_from(self.lines(w, &Theme::plain()).0.len() + 2).unwrap_or(u16::MAX)
     }
 
-    fn lines(&self, w: usize, theme: &Theme) -> Vec<Line<'static>> {
-        let Some(q) = self.question() else { return Vec::new() };
+    /// The card's lines, and where the highlighted row (with the field,
+    /// when open) ends among them.
+    fn lines(&self, w: usize, theme: &Theme) -> (Vec<Line<'static>>, usize) {
+        let Some(q) = self.question() else { return (Vec::new(), 0) };
         let mut out = Vec::new();
+        let mut selected_end = 0;
         if let Some(h) = q.header.as_deref().filter(|h| !h.trim().is_empty()) {
             out.push(Line::styled(format!("[{}]", h.trim()), theme.accent()));
         }
@@ -167,11 +191,15 @@ impl QuestionPane {
                 segments.push((d.as_str(), theme.dim()));
             }
             out.extend(wrap_spans(&segments, w, Span::styled(marker, style), Span::raw("     ")));
+            if selected {
+                selected_end = out.len();
+            }
         }
         if let Some(field) = &self.field {
             out.push(field.line("     ", w, "your answer", theme));
+            selected_end = out.len();
         }
-        out
+        (out, selected_end)
     }
 
     /// Draws the card; when `area` is short, the first rows (the question) go first.
@@ -189,9 +217,11 @@ impl QuestionPane {
         };
         let title = Line::styled(format!(" tern asks{count} "), theme.accent());
         let Some((inner, w)) = super::card_frame(area, buf, theme.accent(), title, hint, theme) else { return };
-        let lines = self.lines(w, theme);
-        // Keep the highlighted row in view when the card is cut.
-        let skip = lines.len().saturating_sub(usize::from(inner.height));
+        let (lines, selected_end) = self.lines(w, theme);
+        // When the card is cut, the question shows first, unless that would
+        // hide the highlighted row: then as little as needed scrolls away.
+        let height = usize::from(inner.height);
+        let skip = selected_end.saturating_sub(height).min(lines.len().saturating_sub(height));
         for (i, line) in lines.iter().skip(skip).take(usize::from(inner.height)).enumerate() {
             let y = inner.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(inner.x + 1, y, line, inner.width - 2);

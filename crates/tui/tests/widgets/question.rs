@@ -89,3 +89,34 @@ fn tiny_areas_do_not_panic() {
         pane.render(Rect::new(0, 0, w, h), &mut buf, &Theme::plain());
     }
 }
+
+#[test]
+fn model_text_is_drawn_clean_and_bounded() {
+    let mut q = question("Pick \u{1b}[2Jone\u{202e}", &["safe\u{1b}]0;pwned\u{7}", "ok"], false);
+    q.options[1].description = Some("x".repeat(10_000));
+    let pane = QuestionPane::new(vec![q]);
+    let text = draw(&pane, 60);
+    assert!(!text.contains('\u{1b}') && !text.contains("[2J") && !text.contains('\u{202e}'), "{text}");
+    assert!(text.contains("Pick one") && text.contains("1. safe"), "{text}");
+    assert!(pane.desired_height(60) < 20, "a long description is cut: {}", pane.desired_height(60));
+}
+
+#[test]
+fn a_cut_card_keeps_the_highlighted_choice_in_view() {
+    let options: Vec<String> = (1..=8).map(|i| format!("choice {i}")).collect();
+    let refs: Vec<&str> = options.iter().map(String::as_str).collect();
+    let mut pane = QuestionPane::new(vec![question("A question\nover\nseveral\nlines", &refs, false)]);
+    let (w, h) = (40, 8);
+    let render = |pane: &QuestionPane| {
+        let mut buf = buffer(w, h);
+        pane.render(Rect::new(0, 0, w, h), &mut buf, &Theme::plain());
+        buffer_text(&buf)
+    };
+    let top = render(&pane);
+    assert!(top.contains("A question") && top.contains("› 1. choice 1"), "the question shows first: {top}");
+    for _ in 0..7 {
+        pane.handle_key(key(KeyCode::Down));
+    }
+    let low = render(&pane);
+    assert!(low.contains("› 8. choice 8"), "{low}");
+}
