@@ -111,7 +111,9 @@ fn spawn_signal_watch(
     stop_background: Arc<dyn Fn() + Send + Sync>,
 ) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
+    else {
         return;
     };
     tokio::spawn(async move {
@@ -119,6 +121,7 @@ fn spawn_signal_watch(
             tokio::select! {
                 _ = int.recv() => {}
                 _ = term.recv() => {}
+                _ = hup.recv() => {}
             }
             if interrupted.swap(true, Ordering::SeqCst) {
                 stop_background();

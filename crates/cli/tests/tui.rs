@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Harness, Wire, wait_gone};
+use common::{Harness, Wire, processes_matching, wait_gone};
 use serde_json::json;
 
 struct Screen {
@@ -551,4 +551,29 @@ async fn doctor_checks_the_setup_from_the_tui() {
     s.wait_for("all checks passed");
     assert!(s.text().contains("✓ reachability") && s.text().contains("✓ session dir"), "{}", s.text());
     quit(&mut s);
+}
+
+/// Closing the terminal (SIGHUP) or SIGTERM ends the session like /quit:
+/// background commands, in process groups of their own, are stopped too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_terminal_stops_the_background_tasks() {
+    for (signal, marker) in [(libc::SIGHUP, "sleep 3131"), (libc::SIGTERM, "sleep 3132")] {
+        let script = json!({"turns": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": marker, "run_in_background": true}}]},
+            {"text": "it runs in the background"}
+        ]});
+        let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+        let mut s = start_with(&h, &["--permission-mode", "bypass", "start it"]);
+        s.wait_for("it runs in the background");
+        assert!(!processes_matching(marker).is_empty(), "{marker} runs");
+        let pid = s.child.process_id().unwrap() as i32;
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, signal) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while s.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "tern did not exit on signal {signal}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "signal {signal} stopped {marker}");
+    }
 }

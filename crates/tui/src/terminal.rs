@@ -311,6 +311,13 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
         d.start_turn(prompt);
     }
+    // The terminal closing (SIGHUP) or a polite kill (SIGTERM) ends the
+    // session like /quit: background tasks live in their own process
+    // groups, so nothing else would stop them.
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut ended_by_signal = false;
 
     loop {
         // Wait for something, then take everything already waiting before drawing.
@@ -333,6 +340,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                 Some(Err(_)) | None => break,
             },
             Some(msg) = rx.recv() => { d.on_msg(msg); dirty = true; }
+            _ = hangup.recv() => { ended_by_signal = true; break; }
+            _ = terminate.recv() => { ended_by_signal = true; break; }
             _ = tick.tick(), if d.app.busy() || shell_running(&shell) || d.app.quit_armed.is_some() => { dirty = true; }
             _ = sleep_until(deadline), if deadline.is_some() => {}
             Ok(list) = async {
@@ -375,6 +384,12 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     kill_shell(&shell);
     d.attention.reset(&mut std::io::stdout());
     runtime.shutdown().await;
+    if ended_by_signal {
+        // The terminal may be gone: nothing more is written to it.
+        drop(terminal);
+        drop(guard);
+        return Ok(crate::EXIT_SIGNALLED);
+    }
     drop(terminal);
     drop(guard);
     // Back on the normal screen: what happened, and how to come back.
