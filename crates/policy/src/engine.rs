@@ -153,6 +153,17 @@ pub enum DecidedBy {
     },
 }
 
+/// Holds a prompt's rules ([`Policy::open_prompt`]); dropping it removes them.
+#[derive(Debug)]
+pub struct PromptRules<'a>(&'a Policy);
+
+impl Drop for PromptRules<'_> {
+    fn drop(&mut self) {
+        self.0.prompt_open.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.0.rules.write().unwrap_or_else(PoisonError::into_inner).retain(|r| !r.prompt_scoped);
+    }
+}
+
 /// The domains `web_search(domain:…)` rules name, for the provider's filters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WebSearchScope {
@@ -276,6 +287,8 @@ pub struct Policy {
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     read_only_tools: RwLock<Vec<String>>,
+    /// Whether a prompt runs (prompt-scoped rules may be added).
+    prompt_open: std::sync::atomic::AtomicBool,
     /// Why git in this workspace may run programs its untrusted config names.
     risky_git_config: RwLock<Option<String>>,
 }
@@ -290,6 +303,7 @@ impl Policy {
             protected: setup.protected,
             readable: setup.readable,
             read_only_tools: RwLock::new(Vec::new()),
+            prompt_open: std::sync::atomic::AtomicBool::new(false),
             risky_git_config: RwLock::new(None),
         }
     }
@@ -345,15 +359,6 @@ impl Policy {
         before - rules.len()
     }
 
-    /// Remove every rule whose source starts with `prefix` (e.g. the rules a
-    /// skill added for one prompt); how many went.
-    pub fn remove_rules_from(&self, prefix: &str) -> usize {
-        let mut rules = self.rules.write().unwrap_or_else(PoisonError::into_inner);
-        let before = rules.len();
-        rules.retain(|r| !r.source.starts_with(prefix));
-        before - rules.len()
-    }
-
     /// What the rules make of the provider's `web_search`, which runs on
     /// the provider's servers where nothing can be asked: `Err(why)` when
     /// it must not be offered (a deny rule, or an ask rule tern could not
@@ -381,6 +386,25 @@ impl Policy {
             list.dedup();
         }
         Ok(scope)
+    }
+
+    /// A prompt starts: rules added with [`Policy::add_prompt_rule`] hold
+    /// until the returned guard is dropped — whichever way the prompt ends.
+    pub fn open_prompt(&self) -> PromptRules<'_> {
+        self.prompt_open.store(true, std::sync::atomic::Ordering::SeqCst);
+        PromptRules(self)
+    }
+
+    /// Add a rule for the prompt that is running (a skill's or a command's
+    /// `allowed-tools`). Outside a prompt (a background subagent after its
+    /// prompt ended) nothing is added; returns whether it was.
+    pub fn add_prompt_rule(&self, mut rule: Rule) -> bool {
+        if !self.prompt_open.load(std::sync::atomic::Ordering::SeqCst) {
+            return false;
+        }
+        rule.prompt_scoped = true;
+        self.add_rule(rule);
+        true
     }
 
     /// Every rule, in the order given.

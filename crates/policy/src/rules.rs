@@ -82,6 +82,10 @@ pub struct Rule {
     tool_glob: Option<GlobMatcher>,
     #[serde(skip)]
     pattern: Pattern,
+    /// It holds only while the current prompt runs (a skill's or a
+    /// command's `allowed-tools`); see `Policy::open_prompt`.
+    #[serde(skip)]
+    pub(crate) prompt_scoped: bool,
 }
 
 impl PartialEq for Rule {
@@ -165,7 +169,15 @@ impl Rule {
                 }
             },
         };
-        Ok(Rule { kind, text: trimmed.to_string(), source: source.to_string(), tool, tool_glob, pattern })
+        Ok(Rule {
+            kind,
+            text: trimmed.to_string(),
+            source: source.to_string(),
+            tool,
+            tool_glob,
+            pattern,
+            prompt_scoped: false,
+        })
     }
 
     /// The tool-name pattern this rule is about.

@@ -23,15 +23,28 @@ const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
 
 impl Runtime {
     /// Run a `/NAME args` invocation ([`Runtime::invocation`]): its
-    /// `allowed-tools` become session rules, and its `model` runs this
-    /// prompt only (the model before it comes back after).
+    /// `allowed-tools` hold and its `model` runs for this prompt only (the
+    /// model before it comes back after).
     pub async fn run_invocation(
         &self,
         invocation: &crate::commands::Invocation,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> RunReport {
-        let mut notices = Vec::new();
+        self.run(&invocation.prompt, Some(invocation), events, cancel).await
+    }
+
+    /// Run one prompt to the end. Events go to `events`; every message that
+    /// joins the conversation goes to the session file.
+    pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
+        self.run(prompt, None, events, cancel).await
+    }
+
+    /// An invocation's rules and model, set once this run holds the
+    /// conversation (so they never reach a prompt still running). Its
+    /// notices are said at once.
+    fn apply_invocation(&self, invocation: &crate::commands::Invocation, events: &EventSink) -> Option<String> {
+        let say = |message: String| events(AgentEvent::Notice { message });
         for rule in &invocation.allowed_tools {
             let parsed = tern_policy::rules::Rule::parse(
                 rule,
@@ -41,39 +54,55 @@ impl Runtime {
             );
             match parsed {
                 Ok(r) => {
-                    self.policy.add_rule(r);
-                    notices.push(format!("{} allows `{rule}` while this prompt runs", invocation.origin));
+                    self.policy.add_prompt_rule(r);
+                    say(format!("{} allows `{rule}` while this prompt runs", invocation.origin));
                 }
-                Err(e) => notices.push(format!("{}: rule `{rule}` ignored: {e}", invocation.origin)),
+                Err(e) => say(format!("{}: rule `{rule}` ignored: {e}", invocation.origin)),
             }
         }
         let before = self.model();
-        let switched = match invocation.model.as_deref().filter(|m| *m != before) {
-            Some(model) => match self.set_model(model) {
-                Ok(_) => true,
-                Err(e) => {
-                    notices.push(format!("{}: model `{model}` not used: {e}", invocation.origin));
-                    false
-                }
-            },
-            None => false,
-        };
-        let mut report = self.run_prompt(&invocation.prompt, events, cancel).await;
-        if switched && let Err(e) = self.set_model(&before) {
-            notices.push(format!("could not switch back to {before}: {e}"));
+        let model = invocation.model.as_deref().filter(|m| *m != before)?;
+        match self.set_model(model) {
+            Ok(_) => Some(before),
+            Err(e) => {
+                say(format!("{}: model `{model}` not used: {e}", invocation.origin));
+                None
+            }
         }
-        notices.append(&mut report.notices);
-        report.notices = notices;
-        report
     }
 
-    /// Run one prompt to the end. Events go to `events`; every message that
-    /// joins the conversation goes to the session file.
-    pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
+    async fn run(
+        &self,
+        prompt: &str,
+        invocation: Option<&crate::commands::Invocation>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunReport {
         let started = Instant::now();
         // The conversation first: `/resume`, `/fork`, `/compact` and `/rewind` hold it while they
         // switch the session, so this run records into the session it runs on.
         let mut history = self.history.lock().await;
+        // What a skill or a command allows holds while this prompt runs, however it ends.
+        let _prompt_rules = self.policy.open_prompt();
+        let switched_from = invocation.and_then(|i| self.apply_invocation(i, events));
+        let mut report = self.run_locked(prompt, &mut history, started, events, cancel).await;
+        drop(history);
+        if let Some(before) = switched_from
+            && let Err(e) = self.set_model(&before)
+        {
+            report.notices.push(format!("could not switch back to {before}: {e}"));
+        }
+        report
+    }
+
+    async fn run_locked(
+        &self,
+        prompt: &str,
+        history: &mut Vec<Message>,
+        started: Instant,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunReport {
         let session = self.session();
         let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         let first = self.catalog.assemble();
@@ -131,9 +160,9 @@ impl Runtime {
         // the newest kept turn. A failure leaves the conversation as it was.
         let keep = self.compaction_settings().keep_turns;
         let base = crate::context::base_tokens(&config.system, first.tools.iter().map(|t| &t.definition));
-        if self.needs_compaction(&history, &message, base)
+        if self.needs_compaction(history, &message, base)
             && let Err(e) = self
-                .compact_history(&mut history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
+                .compact_history(history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
                 .await
         {
             problems.push(e.to_string());
@@ -151,13 +180,13 @@ impl Runtime {
                 config.clone(),
             )
         });
-        let mut outcome = agent.run(&mut history, &sink, cancel).await;
+        let mut outcome = agent.run(history, &sink, cancel).await;
         // "Prompt too long": compact, then try once more (within --max-turns).
         if outcome.context_overflow && !cancel.is_cancelled() {
-            match self.compact_history(&mut history, None, CompactReason::Overflow, (keep, 1), &sink, cancel).await {
+            match self.compact_history(history, None, CompactReason::Overflow, (keep, 1), &sink, cancel).await {
                 Ok(_) => {
                     if let Some(again) = runner(outcome.turns, true) {
-                        outcome = merge_outcomes(outcome, again.run(&mut history, &sink, cancel).await);
+                        outcome = merge_outcomes(outcome, again.run(history, &sink, cancel).await);
                     }
                 }
                 Err(e) => problems.push(e.to_string()),
@@ -170,8 +199,8 @@ impl Runtime {
         while outcome.stop_reason == AgentStopReason::ContextFull && !cancel.is_cancelled() {
             // A single turn that fills the window has nothing before it to summarise: go on quietly.
             let compacted = compactions < MAX_COMPACTIONS_PER_RUN
-                && crate::context::split_for(&history, (keep, 1)).is_some()
-                && match self.compact_history(&mut history, None, CompactReason::Auto, (keep, 1), &sink, cancel).await {
+                && crate::context::split_for(history, (keep, 1)).is_some()
+                && match self.compact_history(history, None, CompactReason::Auto, (keep, 1), &sink, cancel).await {
                     Ok(_) => true,
                     Err(e) => {
                         problems.push(e.to_string());
@@ -184,16 +213,12 @@ impl Runtime {
                 outcome.stop_reason = AgentStopReason::MaxTurns;
                 break;
             };
-            outcome = merge_outcomes(outcome, next.run(&mut history, &sink, cancel).await);
+            outcome = merge_outcomes(outcome, next.run(history, &sink, cancel).await);
         }
-        outcome = self.stop_hooks(outcome, &agent, &hooks, &mut history, &session, &sink, cancel).await;
-        drop(history);
+        outcome = self.stop_hooks(outcome, &agent, &hooks, history, &session, &sink, cancel).await;
         // What subagents used counts in the run's and the session's totals.
         let children = self.subagents.end();
         self.interaction.end();
-        // What a skill or a command allowed holds for the prompt it ran in.
-        self.policy.remove_rules_from("skill ");
-        self.policy.remove_rules_from("command ");
         for u in &children.responses {
             outcome.usage.add(u);
         }

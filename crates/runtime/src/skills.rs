@@ -390,8 +390,9 @@ impl Tool for SkillTool {
                     &format!("skill {}", skill.name),
                     self.policy.context(),
                 );
-                if let Ok(r) = parsed {
-                    self.policy.add_rule(r);
+                if let Ok(r) = parsed
+                    && self.policy.add_prompt_rule(r)
+                {
                     allowed.push(rule.clone());
                 }
             }

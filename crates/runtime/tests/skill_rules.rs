@@ -1,6 +1,7 @@
-//! A skill's `allowed-tools` hold while the prompt that loaded it runs, and
-//! not after: the next prompt of the same session is asked again. One test
-//! in this file: it sets TERN_HOME for the process.
+//! A skill's or a command's `allowed-tools` hold while the prompt that
+//! loaded it runs, and not after — also when a hook blocks the prompt: the
+//! next prompt of the same session is asked again. One test in this file:
+//! it sets TERN_HOME for the process.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -33,6 +34,16 @@ async fn skill_rules_last_for_their_prompt_only() {
         "---\ndescription: Touch files\nallowed-tools: bash(touch:*)\n---\nTouch what you are told.",
     )
     .unwrap();
+    // A command whose prompt a hook blocks.
+    let command = work.path().join(".tern/commands/mk.md");
+    std::fs::create_dir_all(command.parent().unwrap()).unwrap();
+    std::fs::write(&command, "---\ndescription: Make dirs\nallowed-tools: bash(mkdir:*)\n---\nBLOCKME $ARGUMENTS")
+        .unwrap();
+    std::fs::write(
+        work.path().join(".tern/config.toml"),
+        "[[hooks.user_prompt_submit]]\ncommand = \"grep -q BLOCKME && exit 2 || exit 0\"\n",
+    )
+    .unwrap();
     let script = r#"{"turns": [
         {"tool_calls": [{"name": "skill", "arguments": {"name": "toucher"}}]},
         {"tool_calls": [{"name": "bash", "arguments": {"command": "touch a.txt"}}]},
@@ -63,4 +74,9 @@ async fn skill_rules_last_for_their_prompt_only() {
     let report = rt.run_prompt("again", &events, &Default::default()).await;
     assert_eq!(report.outcome.final_text, "second done");
     assert_eq!(prompt.0.load(Ordering::SeqCst), 1, "the next prompt is asked again");
+    let Some(Ok(invocation)) = rt.invocation("/mk x") else { panic!("the command is found") };
+    let report = rt.run_invocation(&invocation, &events, &Default::default()).await;
+    assert!(report.outcome.error.is_some(), "the hook blocked it");
+    let rules = rt.permissions_report();
+    assert!(!rules.contains("mkdir"), "a blocked prompt leaves no rule behind: {rules}");
 }
