@@ -115,3 +115,20 @@ async fn a_second_interrupt_still_stops_background_commands() {
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
 }
+
+/// What a short background command printed right before it exited is all
+/// there for task_output, to the last line, and so is what its own child
+/// printed just after (the pipe is drained, within a bound, as for bash).
+#[tokio::test]
+async fn the_last_output_of_an_ended_task_is_kept() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "(while kill -0 $$ 2>/dev/null; do :; done; echo late) & seq 1 20000", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "task_output", "arguments": {"id": "bg-1", "wait": true, "filter": "^(1|20000|late)$"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (read, failed) = h.tool_results(&h.bodies()[2]).last().cloned().unwrap();
+    assert!(!failed && read.contains("1\n20000\nlate\n") && read.contains("exited with code 0"), "{read}");
+}

@@ -179,34 +179,56 @@ impl CustomCommand {
     }
 }
 
+/// The largest prompt a template expands to: a repository's template that
+/// repeats `$ARGUMENTS` thousands of times must not turn a pasted argument
+/// into gigabytes.
+pub const MAX_EXPANSION: usize = 1 << 20;
+
 /// `template` with `$ARGUMENTS` and `$1`…`$9` put in; when it uses neither
-/// and `args` is not empty, the arguments follow it.
+/// and `args` is not empty, the arguments follow it. At most
+/// [`MAX_EXPANSION`] bytes: the rest is left out, with a note.
 pub fn expand_template(template: &str, args: &str) -> String {
     let args = args.trim();
     let words = split_words(args);
-    let mut out = String::with_capacity(template.len() + args.len());
+    let mut out = String::with_capacity(template.len().min(MAX_EXPANSION) + args.len().min(MAX_EXPANSION));
     let mut used = false;
     let mut rest = template;
+    let fits = |out: &String, more: &str| out.len() + more.len() <= MAX_EXPANSION;
     while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
-        if let Some(tail) = after.strip_prefix("ARGUMENTS") {
-            out.push_str(args);
+        let digit = after.chars().next().and_then(|c| c.to_digit(10)).filter(|d| *d >= 1);
+        let (piece, tail) = if let Some(tail) = after.strip_prefix("ARGUMENTS") {
             used = true;
-            rest = tail;
-        } else if let Some(d) = after.chars().next().and_then(|c| c.to_digit(10)).filter(|d| *d >= 1) {
-            out.push_str(words.get(d as usize - 1).map(String::as_str).unwrap_or_default());
+            (args, tail)
+        } else if let Some(d) = digit {
             used = true;
-            rest = &after[1..];
+            (words.get(d as usize - 1).map(String::as_str).unwrap_or_default(), &after[1..])
         } else {
-            out.push('$');
-            rest = after;
+            ("$", after)
+        };
+        if !fits(&out, &rest[..at]) || !fits(&out, piece) {
+            return cut(out);
         }
+        out.push_str(&rest[..at]);
+        out.push_str(piece);
+        rest = tail;
+    }
+    if !fits(&out, rest) {
+        return cut(out);
     }
     out.push_str(rest);
     if !used && !args.is_empty() {
-        out.push_str(&format!("\n\nARGUMENTS: {args}"));
+        let appended = format!("\n\nARGUMENTS: {args}");
+        if !fits(&out, &appended) {
+            return cut(out);
+        }
+        out.push_str(&appended);
     }
+    out
+}
+
+fn cut(mut out: String) -> String {
+    out.push_str("\n[the command's text was cut at 1 MiB]");
     out
 }
 
@@ -309,6 +331,10 @@ mod tests {
         assert_eq!(expand_template("Summarise the diff", ""), "Summarise the diff");
         assert_eq!(expand_template("end $", "x"), "end $\n\nARGUMENTS: x");
         assert_eq!(expand_template("日本 $ARGUMENTS", "語"), "日本 語");
+        // A template that repeats its arguments cannot grow without bound.
+        let hostile = "$ARGUMENTS ".repeat(30_000);
+        let big = expand_template(&hostile, &"x".repeat(100_000));
+        assert!(big.len() <= MAX_EXPANSION + 64 && big.ends_with("cut at 1 MiB]"), "{}", big.len());
     }
 
     #[test]

@@ -321,6 +321,9 @@ async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio:
             }
         }
     };
+    if matches!(status, TaskStatus::Exited { .. }) && open {
+        crate::bash::drain_after_exit(&mut rx, |c| task.push(&c)).await;
+    }
     while let Ok(c) = rx.try_recv() {
         task.push(&c);
     }

@@ -206,6 +206,22 @@ pub(crate) fn spawn(
     Ok((child, pgid, reader, sandbox))
 }
 
+/// After a command exited: what is still buffered in its pipe, until the
+/// pipe closes or [`DRAIN_BOUND`] passes (a child it left in the background
+/// may hold the pipe open forever).
+pub(crate) async fn drain_after_exit(rx: &mut mpsc::Receiver<Vec<u8>>, mut each: impl FnMut(Vec<u8>)) {
+    let deadline = tokio::time::Instant::now() + DRAIN_BOUND;
+    loop {
+        tokio::select! {
+            chunk = rx.recv() => match chunk {
+                Some(c) => each(c),
+                None => return,
+            },
+            () = tokio::time::sleep_until(deadline) => return,
+        }
+    }
+}
+
 /// Stream the command's output into `tail` (and `updates`) until it exits,
 /// times out or is cancelled; then leave no process of its group behind.
 async fn collect(
@@ -243,17 +259,15 @@ async fn collect(
     };
     match ending {
         Ending::Exited(..) => {
-            // Read what is still buffered; a background child may hold the
-            // pipe open forever, so stop after a short bound.
-            let drain_deadline = tokio::time::Instant::now() + DRAIN_BOUND;
-            while pipes_open {
-                tokio::select! {
-                    chunk = rx.recv() => match chunk {
-                        Some(c) => { tail.push(&c); let t = decoder.decode(&c); if !t.is_empty() { updates(t); } }
-                        None => pipes_open = false,
-                    },
-                    () = tokio::time::sleep_until(drain_deadline) => break,
-                }
+            if pipes_open {
+                drain_after_exit(&mut rx, |c| {
+                    tail.push(&c);
+                    let t = decoder.decode(&c);
+                    if !t.is_empty() {
+                        updates(t);
+                    }
+                })
+                .await;
             }
             reap_leftovers(pgid).await;
         }
