@@ -209,3 +209,29 @@ async fn a_custom_agents_own_model_runs_it_and_prices_it() {
     let cost = result["total_cost_usd"].as_f64().unwrap();
     assert!(cost > 0.0, "the child is priced at its own model's prices (the session's model costs nothing): {result}");
 }
+
+/// Background subagents hold no slot: with four of them still running, a
+/// foreground `task` starts at once (it used to wait for as long as they ran).
+#[tokio::test]
+async fn background_subagents_do_not_block_a_foreground_one() {
+    let slow = |n: u32| {
+        json!({"name": "task", "arguments": {"description": format!("slow {n}"), "prompt": "verify slowly",
+            "subagent_type": "verifier", "run_in_background": true}})
+    };
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (verifier)", "faults": [{"delay_ms": 600000, "repeat": true}], "text": "never"},
+        {"when_request_contains": "You are a subagent (explore)", "text": "found it"},
+        {"tool_calls": [slow(1), slow(2), slow(3), slow(4)]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "quick", "prompt": "look", "subagent_type": "explore"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "go", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(result["result"], "done");
+    let bodies = h.bodies();
+    let last = bodies.iter().rev().find(|b| !b.to_string().contains("You are a subagent")).unwrap();
+    let (answer, failed) = h.tool_results(last).last().cloned().unwrap();
+    assert!(!failed && answer.contains("found it"), "{answer}");
+}

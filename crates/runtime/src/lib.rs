@@ -1120,16 +1120,14 @@ impl Runtime {
 
     /// The system prompt for this session.
     pub fn system_prompt(&self) -> String {
-        // Built-in tools only: MCP servers and disclosure never change the
-        // system prompt (prompt caching); MCP tools speak for themselves.
-        let defs: Vec<_> = self
-            .tools()
-            .iter()
-            .filter(|t| t.source == tern_protocol::ToolSource::Builtin)
-            .filter(|t| !matches!(t.name(), "tool_search" | "mcp_invoke"))
-            .map(|t| t.definition.clone())
-            .collect();
-        let agent = self.agent.as_ref().filter(|a| !a.body.trim().is_empty()).map(|a| {
+        prompt::with_tools(&prompt::listed_tools(&self.tools()), &self.prompt_parts(true).read())
+    }
+
+    /// What a system prompt says after its tools, to be read when needed.
+    /// `main`: for the session's own agent (its agent file's body joins); a
+    /// subagent gets the rest.
+    pub(crate) fn prompt_parts(&self, main: bool) -> prompt::ContextParts {
+        let agent = self.agent.as_ref().filter(|a| main && !a.body.trim().is_empty()).map(|a| {
             format!("# Agent: {}\nYou are running as this agent. Its instructions:\n\n{}", a.name, a.body.trim())
         });
         let media = self.media.ready().then(|| {
@@ -1139,15 +1137,13 @@ impl Runtime {
         });
         let append =
             [self.config.append_system_prompt.clone(), agent, self.overrides.append_system_prompt.clone(), media];
-        prompt::system_prompt(&prompt::PromptInputs {
-            workspace: &self.workspace,
-            tools: &defs,
-            config_dir: &self.paths.config_dir,
-            date: prompt::today_utc(),
+        prompt::ContextParts {
+            workspace: self.workspace.clone(),
+            config_dir: self.paths.config_dir.clone(),
             append: append.into_iter().flatten().collect(),
-            context_names: &self.context_names(),
+            context_names: self.context_names(),
             skills: self.skills.prompt_block(),
-        })
+        }
     }
 }
 

@@ -28,13 +28,27 @@ pub struct PromptInputs<'a> {
 
 /// Build the system prompt.
 pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
+    with_tools(inputs.tools, &context_section(inputs))
+}
+
+/// The base prompt with the tools' lines, then `context` (what
+/// [`context_section`] made): an agent's prompt for its own tool list, with
+/// the files behind the context read only once.
+pub fn with_tools(tools: &[ToolDefinition], context: &str) -> String {
     let mut out = String::from(BASE.trim_end());
     out.push_str("\n\n# Available tools\n");
-    for t in inputs.tools {
+    for t in tools {
         let line = t.snippet.clone().unwrap_or_else(|| format!("{}: {}", t.name, first_line(&t.description)));
         out.push_str(&format!("- {line}\n"));
     }
-    out.push_str("\n# Environment\n");
+    out.push_str(context);
+    out
+}
+
+/// Everything after the tools: the environment, the instruction files, the
+/// skills list and the extra text (`inputs.tools` is not read).
+pub fn context_section(inputs: &PromptInputs<'_>) -> String {
+    let mut out = String::from("\n# Environment\n");
     out.push_str(&format!("- Working directory: {}\n", inputs.workspace.display()));
     out.push_str(&format!("- Platform: {} ({})\n", std::env::consts::OS, std::env::consts::ARCH));
     out.push_str(&format!("- Date: {}\n", inputs.date));
@@ -63,6 +77,48 @@ pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
         }
     }
     out
+}
+
+/// What [`context_section`] needs, owned (to be read later, or elsewhere).
+#[derive(Debug, Clone)]
+pub struct ContextParts {
+    /// Workspace root.
+    pub workspace: PathBuf,
+    /// The user's config dir.
+    pub config_dir: PathBuf,
+    /// Extra text.
+    pub append: Vec<String>,
+    /// Instruction file names.
+    pub context_names: Vec<String>,
+    /// The skills list.
+    pub skills: Option<String>,
+}
+
+impl ContextParts {
+    /// The context section, with the files read now.
+    pub fn read(&self) -> String {
+        context_section(&PromptInputs {
+            workspace: &self.workspace,
+            tools: &[],
+            config_dir: &self.config_dir,
+            date: today_utc(),
+            append: self.append.clone(),
+            context_names: &self.context_names,
+            skills: self.skills.clone(),
+        })
+    }
+}
+
+/// The tools an agent's system prompt lists: the built-ins (MCP servers,
+/// an embedder's tools and disclosure never change it — prompt caching;
+/// they speak for themselves).
+pub fn listed_tools(tools: &[tern_agent_loop::RuntimeTool]) -> Vec<ToolDefinition> {
+    tools
+        .iter()
+        .filter(|t| t.source == tern_protocol::ToolSource::Builtin)
+        .filter(|t| !matches!(t.name(), "tool_search" | "mcp_invoke"))
+        .map(|t| t.definition.clone())
+        .collect()
 }
 
 fn first_line(s: &str) -> &str {

@@ -262,25 +262,12 @@ impl Runtime {
         sink: &EventSink,
     ) -> crate::subagents::Kit {
         let (workspace, config_dir) = (self.workspace.clone(), self.paths.config_dir.clone());
-        let (names, skills) = (self.context_names(), self.skills.prompt_block());
-        let append: Vec<String> = self.config.append_system_prompt.iter().cloned().collect();
-        let ws = workspace.clone();
-        let cd = config_dir.clone();
-        let system = Arc::new(move |defs: &[tern_protocol::ToolDefinition]| {
-            let own: Vec<_> = defs
-                .iter()
-                .filter(|d| !d.name.starts_with("mcp__") && !matches!(d.name.as_str(), "tool_search" | "mcp_invoke"))
-                .cloned()
-                .collect();
-            crate::prompt::system_prompt(&crate::prompt::PromptInputs {
-                workspace: &ws,
-                tools: &own,
-                config_dir: &cd,
-                date: crate::prompt::today_utc(),
-                append: append.clone(),
-                context_names: &names,
-                skills: skills.clone(),
-            })
+        // Read at the first child of this run, then kept: every child's
+        // prompt is its own tool list and this.
+        let parts = self.prompt_parts(false);
+        let context = std::sync::OnceLock::new();
+        let system = Arc::new(move |tools: &[tern_agent_loop::RuntimeTool]| {
+            crate::prompt::with_tools(&crate::prompt::listed_tools(tools), context.get_or_init(|| parts.read()))
         });
         crate::subagents::Kit {
             client: self.provider.client.clone(),

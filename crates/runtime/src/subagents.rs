@@ -39,7 +39,7 @@ pub const MAX_CONCURRENT: usize = 4;
 const MAX_CHILD_TURNS: u32 = 60;
 
 /// Builds a system prompt for a tool list.
-pub(crate) type SystemFor = Arc<dyn Fn(&[ToolDefinition]) -> String + Send + Sync>;
+pub(crate) type SystemFor = Arc<dyn Fn(&[RuntimeTool]) -> String + Send + Sync>;
 
 /// What one run lends its children: set when a prompt starts, cleared when it ends.
 pub(crate) struct Kit {
@@ -251,8 +251,7 @@ impl Tool for TaskTool {
             }
             let registry = child_registry(&kit.tools)?;
             let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
-            let defs: Vec<ToolDefinition> = catalog.assemble().tools.iter().map(|t| t.definition.clone()).collect();
-            let mut system = (kit.system)(&defs);
+            let mut system = (kit.system)(&catalog.assemble().tools);
             system.push_str(&format!(
                 "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
                  nobody answers questions. Your final message is returned to that agent as your whole answer, \
@@ -300,8 +299,11 @@ impl Tool for TaskTool {
                     }
                 });
                 let shared = self.shared.clone();
+                // A background child does not hold a slot: four of them would
+                // block every later `task` for as long as they run. The
+                // background task limit bounds them.
+                drop(_slot);
                 tokio::spawn(async move {
-                    let _slot = _slot;
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
                     let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).sum();
                     {
