@@ -577,3 +577,26 @@ async fn a_closed_terminal_stops_the_background_tasks() {
         assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "signal {signal} stopped {marker}");
     }
 }
+
+/// A queued prompt that cannot start (a skill whose file went away) gives
+/// way to the next one in the queue instead of stopping it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_prompt_that_cannot_start_lets_the_next_one_run() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "while [ ! -e go ]; do sleep 0.05; done"}}]},
+        {"text": "first answer"},
+        {"text": "second answer"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let skill = h.path(".tern/skills/gone/SKILL.md");
+    common::write(&skill, "---\ndescription: Goes away\n---\nDo it.\n");
+    let mut s = start_with(&h, &["--permission-mode", "bypass", "--trust", "start"]);
+    s.wait_for("while [ ! -e go ]");
+    s.type_text("/gone now\r");
+    s.type_text("second prompt\r");
+    s.wait_for("queued ▸ second prompt");
+    std::fs::remove_file(&skill).unwrap();
+    std::fs::write(h.path("go"), "").unwrap();
+    s.wait_for("second answer");
+    quit(&mut s);
+}

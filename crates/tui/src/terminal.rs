@@ -476,13 +476,15 @@ struct Driver {
 
 impl Driver {
     /// Run `prompt` as a turn in the background; its events come back as messages.
-    fn start_turn(&mut self, prompt: String) {
+    /// Start a turn for `prompt`; false when it could not start (a command
+    /// that does not expand), so the caller can go on with the queue.
+    fn start_turn(&mut self, prompt: String) -> bool {
         // `/NAME args`: a custom command or a skill, expanded; the transcript shows what was typed.
         let invocation = match self.runtime.invocation(&prompt) {
             Some(Ok(invocation)) => Some(invocation),
             Some(Err(e)) => {
                 self.app.notice(format!("{prompt}: {e}"), NoticeLevel::Warning);
-                return;
+                return false;
             }
             None => None,
         };
@@ -507,6 +509,7 @@ impl Driver {
             };
             let _ = tx.send(Msg::Done(Box::new(report)));
         });
+        true
     }
 
     /// A key, paste or mouse event.
@@ -538,7 +541,7 @@ impl Driver {
             Command::Editor => self.editor_requested = true,
             Command::Run(prompt) => {
                 self.runtime.remember_prompt(&prompt);
-                self.start_turn(prompt)
+                self.start_turn(prompt);
             }
             Command::Interrupt => {
                 if let Some(token) = self.cancel.as_ref() {
@@ -595,9 +598,14 @@ impl Driver {
                     // After an interrupt, queued prompts go back to the composer
                     // instead of being sent behind the person's back.
                     app.turn_finished_keep_queue();
-                } else if let Some(next) = app.turn_finished() {
-                    self.runtime.remember_prompt(&next);
-                    self.start_turn(next);
+                } else {
+                    // The next queued prompt; one that cannot start gives way to the one after.
+                    while let Some(next) = self.app.turn_finished() {
+                        self.runtime.remember_prompt(&next);
+                        if self.start_turn(next) {
+                            break;
+                        }
+                    }
                 }
                 refresh_files(&self.runtime, &self.tx);
             }
