@@ -153,25 +153,32 @@ fn event_sink(format: OutputFormat, verbose: bool) -> EventSink {
             }
             print_line(&v);
         }
-        if verbose {
-            if parent.is_some() {
-                eprint!("  [subagent] ");
-            }
-            progress(&event);
+        // What tern tells the person (a command's rules, a cut reply) is said even without --verbose.
+        if !verbose
+            && parent.is_none()
+            && let AgentEvent::Notice { message } = &event
+        {
+            crate::say(message);
+        }
+        if verbose && let Some(text) = progress(&event) {
+            let prefix = if parent.is_some() { "  [subagent] " } else { "" };
+            // Tool output and model text may hold escape sequences from files tern read.
+            eprintln!("{prefix}{}", tern_tui::sanitize::clean(&text));
         }
     })
 }
 
 /// Progress on stderr for `--verbose`: turns, the model's words between
-/// tool calls, each call and the head of its result.
-fn progress(e: &AgentEvent) {
-    let text = match e {
+/// tool calls, each call and the head of its result; `None` for events it
+/// does not show.
+fn progress(e: &AgentEvent) -> Option<String> {
+    Some(match e {
         AgentEvent::TurnStart { turn } => format!("── turn {turn}"),
         AgentEvent::Retry(r) => format!("retry {}/{} in {} ms: {}", r.attempt, r.max_attempts, r.delay_ms, r.error),
         AgentEvent::AssistantMessage { message, .. } if !message.tool_calls().is_empty() => {
             let said = message.text();
             if said.trim().is_empty() {
-                return;
+                return None;
             }
             format!("assistant: {}", said.trim())
         }
@@ -200,10 +207,8 @@ fn progress(e: &AgentEvent) {
             format!("compacted the conversation ({reason}): ~{tokens_before} → ~{tokens_after} tokens")
         }
         AgentEvent::Error { message } => format!("error: {message}"),
-        _ => return,
-    };
-    // Tool output and model text may hold escape sequences from files tern read.
-    eprintln!("{}", tern_tui::sanitize::clean(&text));
+        _ => return None,
+    })
 }
 
 fn result_object(report: &RunReport, session_id: &str) -> Value {

@@ -235,3 +235,39 @@ async fn background_subagents_do_not_block_a_foreground_one() {
     let (answer, failed) = h.tool_results(last).last().cloned().unwrap();
     assert!(!failed && answer.contains("found it"), "{answer}");
 }
+
+/// `--verbose` marks a subagent's progress lines, and only those: no stray
+/// markers for the events it does not show.
+#[tokio::test]
+async fn verbose_progress_marks_subagent_lines_only() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (explore)", "text": "child answer"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "look", "prompt": "look around", "subagent_type": "explore"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "go", "--verbose"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("  [subagent] ── turn 1"), "{}", out.stderr);
+    for line in out.stderr.lines().filter(|l| l.contains("[subagent]")) {
+        assert!(
+            line.starts_with("  [subagent] ") && line.matches("[subagent]").count() == 1,
+            "{line:?}\n{}",
+            out.stderr
+        );
+        assert!(line.trim_end() != "[subagent]", "an empty marker: {}", out.stderr);
+    }
+}
+
+/// A custom command's rules are said on stderr when it starts, without --verbose.
+#[tokio::test]
+async fn a_commands_rules_are_said_when_it_starts() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    write(
+        &h.path(".tern/commands/mk.md"),
+        "---\ndescription: Make dirs\nallowed-tools: bash(mkdir:*)\n---\nMake $ARGUMENTS\n",
+    );
+    let out = h.run(&["-p", "/mk x", "--trust"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("command mk allows `bash(mkdir:*)` while this prompt runs"), "{}", out.stderr);
+}

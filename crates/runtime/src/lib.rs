@@ -743,6 +743,16 @@ impl Runtime {
         self.model_info().cost_usd(usage)
     }
 
+    /// Estimated cost of one response of `model` (a custom subagent's own);
+    /// empty: this session's model.
+    pub fn cost_of_model(&self, usage: &tern_protocol::Usage, model: &str) -> f64 {
+        let current = self.model_info();
+        if model.is_empty() || model == self.model() {
+            return current.cost_usd(usage);
+        }
+        setup::price_for(&self.config.models, model, &current).cost_usd(usage)
+    }
+
     /// Use another model of the same provider from the next turn on. An
     /// unknown model is used with default limits; the returned warning says so.
     pub fn set_model(&self, name: &str) -> Result<Option<String>, RuntimeError> {

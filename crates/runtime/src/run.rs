@@ -283,11 +283,7 @@ impl Runtime {
             price_of: {
                 // Only the `[models]` table is needed, and only when a custom agent names a model.
                 let (models, fallback) = (self.config.models.clone(), info.clone());
-                Arc::new(move |model: &str| {
-                    crate::setup::lookup_model_in(&models, model)
-                        .map(|(info, _)| info)
-                        .unwrap_or_else(|_| fallback.clone())
-                })
+                Arc::new(move |model: &str| crate::setup::price_for(&models, model, &fallback))
             },
             agents: (workspace, config_dir, self.trust.is_trusted()),
             background: self.background.clone(),

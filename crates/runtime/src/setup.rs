@@ -57,6 +57,20 @@ pub fn lookup_model_in(
     Ok((info, warning))
 }
 
+/// The facts (and prices) of `model` from the config's `[models]` table and
+/// the bundled one; `fallback` when it is in neither (priced as the
+/// session's model rather than as free).
+pub fn price_for(
+    models: &std::collections::BTreeMap<String, toml::Value>,
+    model: &str,
+    fallback: &ModelInfo,
+) -> ModelInfo {
+    match lookup_model_in(models, model) {
+        Ok((info, None)) => info,
+        _ => fallback.clone(),
+    }
+}
+
 /// Resolve everything about the provider; `warnings` collects what a person
 /// should know (e.g. an unknown model).
 pub fn resolve(

@@ -411,21 +411,24 @@ impl App {
     }
 
     /// Fold in an agent event (cost needs the runtime: passed in).
-    pub fn on_agent_event(&mut self, event: &AgentEvent, now: Instant, cost: impl Fn(&Usage) -> f64) {
+    /// `cost(usage, model)`: a response's price; `model` empty for this
+    /// session's own model, else the one a subagent ran on.
+    pub fn on_agent_event(&mut self, event: &AgentEvent, now: Instant, cost: impl Fn(&Usage, &str) -> f64) {
         match event {
-            // A subagent's tokens count in the totals (not in this conversation's context).
+            // A subagent's tokens count in the totals (not in this conversation's context),
+            // at the price of the model it ran on.
             AgentEvent::Subagent { event: inner, .. } => {
-                if let AgentEvent::AssistantMessage { usage, .. } = inner.as_ref() {
+                if let AgentEvent::AssistantMessage { usage, model, .. } = inner.as_ref() {
                     self.tokens_in += usage.prompt_tokens();
                     self.tokens_out += usage.output_tokens;
-                    self.cost_usd += cost(usage);
+                    self.cost_usd += cost(usage, model);
                 }
             }
             AgentEvent::AssistantMessage { usage, .. } => {
                 self.last_prompt_tokens = usage.prompt_tokens() + usage.output_tokens;
                 self.tokens_in += usage.prompt_tokens();
                 self.tokens_out += usage.output_tokens;
-                self.cost_usd += cost(usage);
+                self.cost_usd += cost(usage, "");
                 if let (Some(pct), Some(at)) = (self.context_pct(), self.compact_at_pct)
                     && pct + 10 >= at
                     && !self.compact_warned

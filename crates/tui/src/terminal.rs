@@ -571,7 +571,7 @@ impl Driver {
     fn on_msg(&mut self, msg: Msg) {
         let app = &mut self.app;
         match msg {
-            Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u| self.runtime.cost_of(u)),
+            Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u, model| self.runtime.cost_of_model(u, model)),
             Msg::Ask(request, reply) => app.ask(*request, reply),
             Msg::AskUser(questions, reply) => app.ask_user_at(questions, reply, Instant::now()),
             Msg::Done(report) => {

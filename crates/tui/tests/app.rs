@@ -135,7 +135,7 @@ fn the_status_line_waits_for_the_answer_then_goes_back_to_the_tool() {
     a.on_agent_event(
         &tern_protocol::AgentEvent::ToolCallStart { id: "c".into(), name: "bash".into(), input: json!({}) },
         t0,
-        |_| 0.0,
+        |_, _| 0.0,
     );
     assert_eq!(a.activity, "Running bash");
     let (tx, _rx) = tokio::sync::oneshot::channel();
@@ -225,7 +225,7 @@ fn session(a: &mut App, t0: Instant) {
         AgentEvent::TextDelta { text: "`b` fails because `parse()` **trims** its input.".into() },
     ];
     for e in &events {
-        a.on_agent_event(e, t0, |_| 0.0);
+        a.on_agent_event(e, t0, |_, _| 0.0);
     }
 }
 
@@ -273,7 +273,7 @@ fn a_retry_says_why_and_counts_down() {
         error: "anthropic returned HTTP 429 for model `m`: slow down".into(),
         discard_partial: false,
     };
-    a.on_agent_event(&tern_protocol::AgentEvent::Retry(info), t0, |_| 0.0);
+    a.on_agent_event(&tern_protocol::AgentEvent::Retry(info), t0, |_, _| 0.0);
     let area = Rect::new(0, 0, 100, 12);
     let status_at = |a: &mut App, t: Instant| {
         let mut buf = Buffer::empty(area);
@@ -284,7 +284,11 @@ fn a_retry_says_why_and_counts_down() {
     assert!(first.contains("Rate limited (429) · retrying in 3 s (2/4)"), "{first}");
     let later = status_at(&mut a, t0 + Duration::from_millis(1500));
     assert!(later.contains("retrying in 2 s"), "{later}");
-    a.on_agent_event(&tern_protocol::AgentEvent::TextDelta { text: "hi".into() }, t0 + Duration::from_secs(3), |_| 0.0);
+    a.on_agent_event(
+        &tern_protocol::AgentEvent::TextDelta { text: "hi".into() },
+        t0 + Duration::from_secs(3),
+        |_, _| 0.0,
+    );
     let after = status_at(&mut a, t0 + Duration::from_secs(3));
     assert!(!after.contains("retrying"), "{after}");
 }
@@ -342,7 +346,11 @@ fn a_finished_todo_list_folds_away_when_the_turn_ends() {
     let mut a = app();
     let item = |s| TodoItem { content: "write tests".into(), active_form: "Writing tests".into(), status: s };
     a.turn_started("x", t0);
-    a.on_agent_event(&tern_protocol::AgentEvent::TodoUpdate { todos: vec![item(TodoStatus::Completed)] }, t0, |_| 0.0);
+    a.on_agent_event(
+        &tern_protocol::AgentEvent::TodoUpdate { todos: vec![item(TodoStatus::Completed)] },
+        t0,
+        |_, _| 0.0,
+    );
     let area = Rect::new(0, 0, 80, 20);
     let draw = |a: &mut App| {
         let mut buf = Buffer::empty(area);
@@ -442,4 +450,25 @@ fn custom_commands_and_skills_are_offered_listed_and_sent_as_typed() {
     let help = buffer_text(&buf);
     assert!(help.contains("Custom commands and skills") && help.contains("/fix"), "{help}");
     assert!(!help.contains("shadowed by the built-in"), "a built-in name stays the built-in's");
+}
+
+#[test]
+fn a_subagent_is_priced_at_its_own_model() {
+    let mut a = app();
+    let t0 = Instant::now();
+    let usage = tern_protocol::Usage { input_tokens: 10, output_tokens: 5, ..Default::default() };
+    let message = |model: &str| tern_protocol::AgentEvent::AssistantMessage {
+        message: tern_protocol::Message::assistant_text("x"),
+        stop_reason: None,
+        usage,
+        model: model.into(),
+    };
+    let price = |_: &tern_protocol::Usage, model: &str| if model == "pricey" { 1.0 } else { 0.01 };
+    a.on_agent_event(
+        &tern_protocol::AgentEvent::Subagent { parent_tool_use_id: "t".into(), event: Box::new(message("pricey")) },
+        t0,
+        price,
+    );
+    a.on_agent_event(&message("whatever-the-provider-says"), t0, price);
+    assert!((a.cost_usd - 1.01).abs() < 1e-9, "{}", a.cost_usd);
 }
