@@ -523,3 +523,18 @@ fn a_media_command_shows_the_files_it_made() {
     let text = render(&mut t, 100, &PLAIN, Instant::now());
     assert!(text.contains("generated: media/cat-1.png, media/cat-2.webp\n"), "{text}");
 }
+
+#[test]
+fn a_selected_prompt_shows_it_is_selected() {
+    let mut t = Transcript::new();
+    t.push(CellKind::User { text: "a\n".repeat(30), folded: None, expanded: false });
+    assert!(t.select_last_tool(), "a folded prompt can be selected");
+    let buf = draw(&mut t, 60, &PLAIN, Instant::now());
+    let text = buffer_text(&buf);
+    let y = text.lines().position(|l| l.starts_with("› a")).unwrap() as u16;
+    assert!(buf[(0, y)].modifier.contains(Modifier::REVERSED), "its marker is reversed:\n{text}");
+    assert!(text.contains("(Ctrl+O to expand)"), "{text}");
+    t.clear_selection();
+    let buf = draw(&mut t, 60, &PLAIN, Instant::now());
+    assert!(!buf[(0, y)].modifier.contains(Modifier::REVERSED));
+}

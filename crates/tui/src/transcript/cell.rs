@@ -193,7 +193,12 @@ pub(crate) fn render(kind: &CellKind, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
     let theme = ctx.theme;
     match kind {
         CellKind::User { text, folded, expanded } => {
-            let first = Line::from(Span::styled("› ", theme.user()));
+            // Selected (Ctrl+O walks to it): its marker shows it, as a tool cell's name does.
+            let mut marker = theme.user();
+            if ctx.selected {
+                marker = marker.patch(theme.selected());
+            }
+            let first = Line::from(Span::styled("› ", marker));
             let rest = Line::from("  ");
             // A paste shows as the composer showed it: its placeholder, the text around it whole.
             if let (Some(folded), false) = (folded, *expanded) {
@@ -206,7 +211,10 @@ pub(crate) fn render(kind: &CellKind, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
                     Break::Words,
                 );
                 out.push(Line::from(Span::styled(
-                    format!("  ({} lines sent · Ctrl+O shows them)", text.lines().count()),
+                    format!(
+                        "  ({} sent · Ctrl+O shows them)",
+                        super::units::count(text.lines().count() as u64, "line", "lines")
+                    ),
                     theme.dim(),
                 )));
                 return out;

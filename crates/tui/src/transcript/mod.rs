@@ -183,14 +183,15 @@ impl Transcript {
         self.show_thinking
     }
 
-    /// Select the last tool or shell cell; false if there is none.
+    /// Select the last expandable cell (a tool or shell cell, or a folded
+    /// prompt: [`CellKind::is_expandable`]); false if there is none.
     pub fn select_last_tool(&mut self) -> bool {
         let last = self.entries.iter().rposition(|e| e.kind.is_expandable());
         self.select(last);
         last.is_some()
     }
 
-    /// Select the tool or shell cell before the selected one (or the last).
+    /// Select the expandable cell before the selected one (or the last).
     pub fn select_prev_tool(&mut self) {
         let before = self.selected.unwrap_or(self.entries.len());
         if let Some(i) = self.entries[..before.min(self.entries.len())].iter().rposition(|e| e.kind.is_expandable()) {
@@ -198,7 +199,7 @@ impl Transcript {
         }
     }
 
-    /// Select the tool or shell cell after the selected one.
+    /// Select the expandable cell after the selected one.
     pub fn select_next_tool(&mut self) {
         let Some(from) = self.selected else { return };
         let next = self.entries.iter().enumerate().skip(from + 1).find(|(_, e)| e.kind.is_expandable());

@@ -234,7 +234,7 @@ impl PermissionPane {
             Severity::Dangerous => (theme.error(), theme.error()),
             _ => (theme.warning(), theme.warning()),
         };
-        let long = self.preview.is_long();
+        let long = self.preview.is_long(content_width(area.width), theme);
         let hint = match (self.feedback.is_some(), self.expanded, long) {
             (true, _, _) => " Enter send · Esc back ",
             (false, true, _) => " PageUp/PageDown scroll · Ctrl+O fold · Enter choose · Esc deny ",

@@ -37,8 +37,27 @@ pub(crate) enum Preview {
     Target(String),
     /// Any other tool: its name and compact JSON arguments.
     Args { tool: String, json: String },
-    /// A plan to approve, in Markdown.
-    Plan(String),
+    /// A plan to approve, in Markdown (its rendering kept for the last
+    /// width and theme: a card is laid out several times a frame).
+    Plan(String, PlanCache),
+}
+
+/// The last rendering of a plan: width, theme and its lines.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PlanCache(std::cell::RefCell<Option<(usize, Theme, Vec<Line<'static>>)>>);
+
+impl PlanCache {
+    fn rendered(&self, plan: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+        let mut cache = self.0.borrow_mut();
+        match cache.as_ref() {
+            Some((w, t, lines)) if *w == width && t == theme => lines.clone(),
+            _ => {
+                let lines = crate::markdown::render_markdown(plan, u16::try_from(width).unwrap_or(u16::MAX), theme);
+                *cache = Some((width, *theme, lines.clone()));
+                lines
+            }
+        }
+    }
 }
 
 fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
@@ -137,16 +156,19 @@ impl Preview {
             "web_fetch" if str_field(input, "url").is_some() => {
                 Preview::Target(str_field(input, "url").unwrap_or_default().to_string())
             }
-            "exit_plan_mode" => Preview::Plan(str_field(input, "plan").unwrap_or_default().to_string()),
+            "exit_plan_mode" => {
+                Preview::Plan(str_field(input, "plan").unwrap_or_default().to_string(), PlanCache::default())
+            }
             _ => Preview::Args { tool: tool.to_string(), json: serde_json::to_string(input).unwrap_or_default() },
         }
     }
 
-    /// Whether a change has more lines than show folded (Ctrl+O shows them).
-    pub(crate) fn is_long(&self) -> bool {
+    /// Whether a change or plan has more rows at `width` than show folded
+    /// (Ctrl+O shows them).
+    pub(crate) fn is_long(&self, width: usize, theme: &Theme) -> bool {
         match self {
             Preview::Change { lines, .. } => lines.len() > MAX_PREVIEW_LINES,
-            Preview::Plan(plan) => plan.lines().count() > MAX_PLAN_LINES,
+            Preview::Plan(plan, cache) => cache.rendered(plan, width, theme).len() > MAX_PLAN_LINES,
             _ => false,
         }
     }
@@ -191,8 +213,8 @@ impl Preview {
                 out
             }
             Preview::Target(target) => wrap_spans(&[(target, theme.accent())], width, none(), none()),
-            Preview::Plan(plan) => {
-                let mut out = crate::markdown::render_markdown(plan, u16::try_from(width).unwrap_or(u16::MAX), theme);
+            Preview::Plan(plan, cache) => {
+                let mut out = cache.rendered(plan, width, theme);
                 let more = if full { 0 } else { out.len().saturating_sub(MAX_PLAN_LINES) };
                 if more > 0 {
                     out.truncate(MAX_PLAN_LINES);

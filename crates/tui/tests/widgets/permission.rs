@@ -229,3 +229,16 @@ fn everything_being_approved_can_be_seen() {
     // Answering still works while expanded.
     assert!(matches!(pane.handle_key(key(KeyCode::Enter)), Some(PermissionChoice::Yes)));
 }
+
+#[test]
+fn a_plan_that_wraps_past_the_fold_offers_ctrl_o() {
+    // Five source lines, each wrapping to many rows at this width.
+    let plan = (1..=5).map(|i| format!("{i}. {}", "word ".repeat(60))).collect::<Vec<_>>().join("\n");
+    let mut req = request("bash", json!({"command": "make"}));
+    req.tool = "exit_plan_mode".into();
+    req.input = json!({ "plan": plan });
+    let pane = PermissionPane::new(&req);
+    let text = draw(&pane, 50);
+    assert!(text.contains("more rows (Ctrl+O shows all)"), "{text}");
+    assert!(text.contains("Ctrl+O all"), "the title says so too: {text}");
+}
