@@ -77,11 +77,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(vec![
         Row {
             what: format!("4 explore subagents at once, wall (median of {RUNS}; {DELAY_MS} ms per model response)"),
-            ours: format!(
-                "{} ({:.2}× one)",
-                ms(four_s.median),
-                four_s.median.as_secs_f64() / one_s.median.as_secs_f64()
-            ),
+            ours: format!("{} ({} one)", ms(four_s.median), crate::bench::ratio(four_s.median, one_s.median)),
             baseline: format!("the same prompt with 1 subagent: {}", ms(one_s.median)),
             target: "≤ 1.3× one".into(),
         },

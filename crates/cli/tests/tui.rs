@@ -51,8 +51,6 @@ impl Screen {
     }
 }
 
-/// Ctrl+C until quitting is armed (a turn that is still ending takes the first one), then once
-/// more to quit; waits (bounded) for tern to exit.
 /// Press `key` until `shown` is gone (bounded): keys within a moment of a
 /// question are type-ahead, not its answer.
 fn answer_until_gone(s: &mut Screen, key: &[u8], shown: &str) {
@@ -64,6 +62,8 @@ fn answer_until_gone(s: &mut Screen, key: &[u8], shown: &str) {
     }
 }
 
+/// Ctrl+C until quitting is armed (a turn that is still ending takes the first one), then once
+/// more to quit; waits (bounded) for tern to exit.
 fn quit(s: &mut Screen) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !s.text().contains("again to quit") {

@@ -25,6 +25,8 @@ pub fn markdown(header: &SessionHeader, title: Option<&str>, messages: &[Message
             (Role::Assistant, _) => "tern",
         };
         out.push_str(&format!("\n## {who}\n"));
+        // An answer's citations, listed once after its text.
+        let mut cited: Vec<&tern_protocol::WebSource> = Vec::new();
         for block in &m.content {
             out.push('\n');
             match block {
@@ -48,8 +50,11 @@ pub fn markdown(header: &SessionHeader, title: Option<&str>, messages: &[Message
                     None => out.push_str(&sources_list(sources)),
                 },
                 ContentBlock::Citations { sources } => {
-                    out.push_str("Sources:\n");
-                    out.push_str(&sources_list(sources));
+                    for source in sources {
+                        if !cited.iter().any(|c| c.url == source.url) {
+                            cited.push(source);
+                        }
+                    }
                 }
                 ContentBlock::ToolResult { content, is_error, .. } => {
                     let text = content
@@ -66,6 +71,11 @@ pub fn markdown(header: &SessionHeader, title: Option<&str>, messages: &[Message
                     out.push_str(&fenced("", &text));
                 }
             }
+        }
+        if !cited.is_empty() {
+            let cited: Vec<tern_protocol::WebSource> = cited.into_iter().cloned().collect();
+            out.push_str("\nSources:\n");
+            out.push_str(&sources_list(&cited));
         }
     }
     out
@@ -85,7 +95,13 @@ pub fn json(header: &SessionHeader, title: Option<&str>, messages: &[Message]) -
 
 /// Pages as a Markdown list of links.
 fn sources_list(sources: &[tern_protocol::WebSource]) -> String {
-    sources.iter().map(|s| format!("- [{}]({})\n", if s.title.is_empty() { &s.url } else { &s.title }, s.url)).collect()
+    // Page text cannot break the list: one line each, brackets escaped, the address in `<…>`.
+    let title = |s: &tern_protocol::WebSource| {
+        let t = if s.title.trim().is_empty() { &s.url } else { &s.title };
+        t.split_whitespace().collect::<Vec<_>>().join(" ").replace('[', "\\[").replace(']', "\\]")
+    };
+    let url = |s: &tern_protocol::WebSource| s.url.split_whitespace().collect::<String>().replace(['<', '>'], "");
+    sources.iter().map(|s| format!("- [{}](<{}>)\n", title(s), url(s))).collect()
 }
 
 #[cfg(test)]
@@ -96,5 +112,29 @@ mod tests {
     fn fences_outgrow_the_backticks_inside() {
         assert_eq!(fenced("", "a ``` b"), "````\na ``` b\n````\n");
         assert_eq!(fenced("json", "{}"), "```json\n{}\n```\n");
+    }
+
+    #[test]
+    fn an_answers_sources_are_listed_once_and_cannot_break_the_list() {
+        use tern_protocol::WebSource;
+        let page = |title: &str| WebSource { url: "https://a.example/x".into(), title: title.into(), cited_text: None };
+        let message = Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::Text { text: "One.".into() },
+                ContentBlock::Citations { sources: vec![page("A [title]\n## Injected")] },
+                ContentBlock::Text { text: "Two.".into() },
+                ContentBlock::Citations { sources: vec![page("again")] },
+            ],
+        };
+        let header: SessionHeader = serde_json::from_value(serde_json::json!({
+            "type": "session", "version": 1, "id": "s", "cwd": "/w", "model": "m", "provider": "p",
+            "started_at": "2026-12-02T00:00:00Z", "tern_version": "0"
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let md = markdown(&header, None, &[message]);
+        assert_eq!(md.matches("Sources:").count(), 1, "{md}");
+        assert!(md.contains("- [A \\[title\\] ## Injected](<https://a.example/x>)\n"), "{md}");
+        assert!(!md.contains("\n## Injected"), "{md}");
     }
 }

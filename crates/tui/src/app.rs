@@ -86,8 +86,11 @@ pub struct PendingAsk {
     pub pane: QuestionPane,
     /// The answers' channel (None: dismissed).
     pub reply: Option<oneshot::Sender<Option<Vec<tern_protocol::UserAnswer>>>>,
-    /// When it appeared (type-ahead guard).
+    /// When it appeared (what the notification is about).
     pub shown_at: Instant,
+    /// Keys count from here (it shows again after a permission question
+    /// answered over it: a double-tapped answer must not reach it).
+    pub keys_from: Instant,
 }
 
 /// How long after a question appears keys are not taken as its answer (the
@@ -423,6 +426,9 @@ impl App {
                     self.tokens_out += usage.output_tokens;
                     self.cost_usd += cost(usage, model);
                 }
+                // A child's events are not news about the parent's request (its retry countdown stays).
+                self.transcript.apply(event);
+                return;
             }
             AgentEvent::AssistantMessage { usage, .. } => {
                 self.last_prompt_tokens = usage.prompt_tokens() + usage.output_tokens;
@@ -513,7 +519,8 @@ impl App {
             self.activity_before_question = Some(std::mem::take(&mut self.activity));
         }
         self.set_activity(WAITING.into(), now);
-        self.asking = Some(PendingAsk { pane: QuestionPane::new(questions), reply: Some(reply), shown_at: now });
+        self.asking =
+            Some(PendingAsk { pane: QuestionPane::new(questions), reply: Some(reply), shown_at: now, keys_from: now });
         self.scroll.offset = 0;
     }
 
@@ -523,7 +530,7 @@ impl App {
         let interrupt = key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL);
         let outcome = if interrupt {
             Some(QuestionOutcome::Dismissed)
-        } else if now.duration_since(a.shown_at) < TYPE_AHEAD_GUARD {
+        } else if now.duration_since(a.keys_from) < TYPE_AHEAD_GUARD {
             None
         } else {
             a.pane.handle_key(key)
@@ -656,10 +663,8 @@ impl App {
                     Some(rule) => PermissionAnswer::AllowAlways { rule, scope },
                     None => PermissionAnswer::Allow,
                 },
-                PermissionChoice::YesInMode(mode) => {
-                    self.mode = mode;
-                    PermissionAnswer::AllowInMode(mode)
-                }
+                // The status line follows when the runtime confirms (the tool's result).
+                PermissionChoice::YesInMode(mode) => PermissionAnswer::AllowInMode(mode),
                 PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
             };
             self.answer(answer, now);
@@ -755,7 +760,7 @@ impl App {
         }
         // A card that shows again takes no keys for a moment either (a double-tapped answer).
         if let Some(a) = self.asking.as_mut() {
-            a.shown_at = now;
+            a.keys_from = now;
         }
         if let Some((request, reply)) = self.waiting_questions.pop_front() {
             self.ask_at(request, reply, now);
@@ -975,11 +980,11 @@ impl App {
         } else {
             area.height.saturating_sub(status_h + 3)
         };
-        let bottom_h = match &self.permission {
-            Some(p) => p.pane.desired_height(area.width),
-            None if self.asking.is_some() => self.asking.as_ref().map_or(0, |a| a.pane.desired_height(area.width)),
-            None if self.search.is_some() => 1,
-            None => self.composer.desired_height(area.width),
+        let bottom_h = match (&self.permission, &self.asking) {
+            (Some(p), _) => p.pane.desired_height(area.width),
+            (None, Some(a)) => a.pane.desired_height(area.width),
+            (None, None) if self.search.is_some() => 1,
+            (None, None) => self.composer.desired_height(area.width),
         }
         .min(max_bottom);
         let todo_h = todo_h.min(max_bottom.saturating_sub(bottom_h) / 2);

@@ -115,7 +115,12 @@ impl Attention {
             return;
         }
         self.question = Some(since);
-        self.call(&format!("tern: {tool} wants to run — waiting for your answer"), out);
+        let what = if tool == "ask_user" {
+            "tern has a question — waiting for your answer".to_string()
+        } else {
+            format!("tern: {tool} wants to run — waiting for your answer")
+        };
+        self.call(&what, out);
     }
 
     /// A turn that ran `ran` has ended.
@@ -188,6 +193,11 @@ mod tests {
         a.question(Some(("bash\x07", t0)), t0, &mut out);
         a.question(Some(("bash", t0)), t0 + Duration::from_secs(1), &mut out);
         assert_eq!(out, "\x1b]9;tern: bash wants to run — waiting for your answer\x07".as_bytes(), "once, cleaned");
+        let mut asked = Attention::new(Notify::Osc9, false, "x");
+        asked.focused = false;
+        let mut out = Vec::new();
+        asked.question(Some(("ask_user", Instant::now())), Instant::now(), &mut out);
+        assert!(String::from_utf8_lossy(&out).contains("tern has a question"), "{out:?}");
         let mut out = Vec::new();
         Attention::new(Notify::Bell, false, "x").done(Duration::ZERO, &mut out);
         assert!(out.is_empty(), "focused by default");

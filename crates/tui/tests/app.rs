@@ -284,6 +284,14 @@ fn a_retry_says_why_and_counts_down() {
     assert!(first.contains("Rate limited (429) · retrying in 3 s (2/4)"), "{first}");
     let later = status_at(&mut a, t0 + Duration::from_millis(1500));
     assert!(later.contains("retrying in 2 s"), "{later}");
+    // A subagent's text is no news about the parent's request.
+    let child = tern_protocol::AgentEvent::Subagent {
+        parent_tool_use_id: "t".into(),
+        event: Box::new(tern_protocol::AgentEvent::TextDelta { text: "child".into() }),
+    };
+    a.on_agent_event(&child, t0 + Duration::from_millis(1600), |_, _| 0.0);
+    let still = status_at(&mut a, t0 + Duration::from_millis(1600));
+    assert!(still.contains("retrying in 2 s"), "{still}");
     a.on_agent_event(
         &tern_protocol::AgentEvent::TextDelta { text: "hi".into() },
         t0 + Duration::from_secs(3),

@@ -500,7 +500,12 @@ fn a_provider_search_shows_what_it_found_and_the_answer_its_sources() {
             },
             ContentBlock::Text { text: "The edition is out.".into() },
             ContentBlock::Citations { sources: vec![page("https://blog.rust-lang.org/e", "The edition")] },
-            ContentBlock::Citations { sources: vec![page("https://blog.rust-lang.org/e", "The edition")] },
+            ContentBlock::Citations {
+                sources: vec![
+                    page("https://blog.rust-lang.org/e", "The edition"),
+                    page("https://x.example/", "Title\nForged line"),
+                ],
+            },
         ],
     };
     t.apply(&AgentEvent::AssistantMessage { message, stop_reason: None, usage: Default::default(), model: "m".into() });
@@ -508,6 +513,7 @@ fn a_provider_search_shows_what_it_found_and_the_answer_its_sources() {
     assert!(text.contains("web_search rust 2026 edition · 2 results · by the provider"), "{text}");
     assert!(text.contains("The edition — https://blog.rust-lang.org/e"), "{text}");
     assert_eq!(text.matches("Sources").count(), 1, "citations of one answer are listed once: {text}");
+    assert!(text.contains("Title Forged line — https://x.example/"), "a title is one line: {text}");
 }
 
 #[test]

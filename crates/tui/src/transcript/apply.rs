@@ -178,7 +178,7 @@ impl Transcript {
         if let Some(&i) = self.tools.get(parent)
             && let Some(CellKind::Tool(t)) = self.cell_mut(i)
         {
-            t.tail.push(&crate::sanitize::clean(&line));
+            t.tail.push(&line);
         }
     }
 
@@ -368,11 +368,23 @@ fn result_text(content: &[ToolResultContent]) -> String {
     text
 }
 
-/// One `title — url` line per page.
+/// The most pages a search cell or a Sources list shows.
+const MAX_SOURCES: usize = 20;
+
+/// One `title — url` line per page (a title or address cannot add lines),
+/// at most [`MAX_SOURCES`] and how many more.
 fn source_lines(sources: &[tern_protocol::WebSource]) -> String {
-    sources
+    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut lines: Vec<String> = sources
         .iter()
-        .map(|s| if s.title.is_empty() { s.url.clone() } else { format!("{} — {}", s.title, s.url) })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .take(MAX_SOURCES)
+        .map(|s| {
+            let url = one_line(&s.url);
+            if s.title.trim().is_empty() { url } else { format!("{} — {url}", one_line(&s.title)) }
+        })
+        .collect();
+    if sources.len() > MAX_SOURCES {
+        lines.push(format!("… {} more", sources.len() - MAX_SOURCES));
+    }
+    lines.join("\n")
 }

@@ -119,8 +119,11 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
             if command.split_whitespace().next() == Some("mmx") {
                 let made = media_paths(cell.tail.lines());
                 if !made.is_empty() {
-                    let text = format!("  generated: {}", made.join(", "));
-                    out.push(Line::from(Span::styled(sanitize::clean(&text).to_string(), theme.accent())));
+                    // Whole paths, wrapped where they must be (they are there to be copied);
+                    // tail lines are already clean.
+                    let spans = [Span::styled(made.join(", "), theme.accent())];
+                    let (first, rest) = (Line::from("  generated: "), Line::from("    "));
+                    out.extend(wrap::wrap(&spans, ctx.width, &first, &rest, Break::Anywhere));
                 }
             }
         }
@@ -385,12 +388,14 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
         }
         Kind::Task => {
             let turns = num("turns")?;
-            let usage = d.and_then(|d| d.get("usage"));
-            let tokens = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
-                .iter()
-                .filter_map(|k| usage.and_then(|u| u.get(*k)).and_then(Value::as_u64))
-                .sum::<u64>();
-            Some(format!("{} · {} tokens", count(turns, "turn", "turns"), tokens))
+            let usage: tern_protocol::UsageTotals =
+                d.and_then(|d| d.get("usage")).and_then(|u| serde_json::from_value(u.clone()).ok()).unwrap_or_default();
+            let tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+            Some(format!(
+                "{} · {} tokens",
+                count(turns, "turn", "turns"),
+                crate::widgets::status::compact_count(tokens)
+            ))
         }
         Kind::Bash | Kind::Todo | Kind::Other => None,
     }
