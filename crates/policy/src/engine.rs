@@ -372,7 +372,8 @@ impl Policy {
                 (RuleKind::Deny, None) => return Err(format!("denied by rule `{}` ({})", r.text, r.source)),
                 (RuleKind::Ask, _) => {
                     return Err(format!(
-                        "rule `{}` ({}) asks before searches, but they run on the provider's servers where tern                          cannot ask: allow or deny web_search instead",
+                        "rule `{}` ({}) asks before searches, but they run on the provider's servers where tern \
+                         cannot ask: allow or deny web_search instead",
                         r.text, r.source
                     ));
                 }

@@ -27,16 +27,7 @@ pub struct Attached {
 /// blocking: a FIFO cannot hang the prompt) and its size; nothing more is
 /// read, however big the file.
 fn head_of(path: &Path) -> Option<(Vec<u8>, u64)> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes).ok()?;
-    Some((bytes, meta.len()))
+    crate::small_file::read_head(path, MAX_FILE_BYTES, None).ok()
 }
 
 /// The `@` words of `prompt` that name a file or folder.

@@ -25,6 +25,32 @@ pub fn read_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<Stri
 
 /// [`read_bounded`]'s bytes, for files that are not text.
 pub fn read_bytes_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Result<Vec<u8>, Refused> {
+    let (file, len) = open_checked(path, inside)?;
+    if len > max {
+        return Err(Refused::Unreadable(format!("{} is larger than {} KiB; not read", path.display(), max / 1024)));
+    }
+    read_at_most(file, max, path)
+}
+
+/// The first `max` bytes of `path` and its whole length, under the same
+/// checks as [`read_bounded`] (a regular file, links kept `inside`, opened
+/// without blocking); for files shown in part.
+pub fn read_head(path: &Path, max: u64, inside: Option<&Path>) -> Result<(Vec<u8>, u64), Refused> {
+    let (file, len) = open_checked(path, inside)?;
+    Ok((read_at_most(file, max, path)?, len))
+}
+
+fn read_at_most(file: std::fs::File, max: u64, path: &Path) -> Result<Vec<u8>, Refused> {
+    let mut bytes = Vec::new();
+    file.take(max)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Refused::Unreadable(format!("cannot read {}: {e}", path.display())))?;
+    Ok(bytes)
+}
+
+/// `path` opened for reading if it is a regular file (links followed, and
+/// kept `inside` when given), with its length.
+fn open_checked(path: &Path, inside: Option<&Path>) -> Result<(std::fs::File, u64), Refused> {
     use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let real = match std::fs::canonicalize(path) {
@@ -53,12 +79,7 @@ pub fn read_bytes_bounded(path: &Path, max: u64, inside: Option<&Path>) -> Resul
     if !meta.is_file() {
         return Err(Refused::Unreadable(format!("{shown} is not a regular file; not read")));
     }
-    if meta.len() > max {
-        return Err(Refused::Unreadable(format!("{shown} is larger than {} KiB; not read", max / 1024)));
-    }
-    let mut bytes = Vec::new();
-    file.take(max).read_to_end(&mut bytes).map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
-    Ok(bytes)
+    Ok((file, meta.len()))
 }
 
 /// The git directory a `.git` file names (`gitdir: <path>`, as linked

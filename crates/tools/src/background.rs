@@ -135,7 +135,6 @@ impl BackgroundTasks {
         self.tasks().iter().map(|t| t.summary()).collect()
     }
 
-    /// A new task's id and log, or why no more may start.
     /// Whether another task may start.
     fn room(&self) -> Result<(), ToolError> {
         let running = self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count();
@@ -147,6 +146,7 @@ impl BackgroundTasks {
         Ok(())
     }
 
+    /// A new task, with its id and log, or why no more may start.
     fn register(&self, output_dir: &std::path::Path, label: &str, pgid: Option<u32>) -> Result<Arc<Task>, ToolError> {
         self.room()?;
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
@@ -182,11 +182,17 @@ impl BackgroundTasks {
         Ok(task)
     }
 
-    /// Start `command` in the background (confined as `sandbox` says); its id.
-    pub(crate) fn start(&self, env: &ToolEnv, command: &str, sandbox: CallSandbox) -> Result<String, ToolError> {
+    /// Start `command` in the background (confined as `sandbox` says); its
+    /// id, and the confinement it got (with the one-time sandbox warning).
+    pub(crate) fn start(
+        &self,
+        env: &ToolEnv,
+        command: &str,
+        sandbox: CallSandbox,
+    ) -> Result<(String, crate::bash_sandbox::Applied), ToolError> {
         // Checked before spawning: a refused task never runs.
         self.room()?;
-        let (child, pgid, reader, _applied) = crate::bash::spawn(env, command, sandbox)?;
+        let (child, pgid, reader, applied) = crate::bash::spawn(env, command, sandbox)?;
         let task = match self.register(&env.output_dir, command, Some(pgid)) {
             Ok(task) => task,
             Err(e) => {
@@ -196,7 +202,7 @@ impl BackgroundTasks {
         };
         let id = task.id.clone();
         tokio::spawn(watch(task, child, reader));
-        Ok(id)
+        Ok((id, applied))
     }
 
     /// A task the caller runs itself (a subagent): what it writes goes

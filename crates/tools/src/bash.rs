@@ -113,12 +113,13 @@ impl Tool for BashTool {
             let spill = self.env.output_dir.join(format!("bash-{}.log", sanitize(&ctx.call_id)));
             let sandbox = CallSandbox::prepare(&self.env, ctx.confinement)?;
             if args.run_in_background {
-                let id = self.env.background.start(&self.env, &args.command, sandbox)?;
+                let (id, applied) = self.env.background.start(&self.env, &args.command, sandbox)?;
                 return Ok(ToolOutput::text(format!(
                     "Started in the background as {id}. Read its output with task_output {{\"id\": \"{id}\"}}; \
                          stop it with task_stop. It is stopped when tern exits."
                 ))
-                .with_details(json!({"background_task": id})));
+                .with_details(json!({"background_task": id, "sandbox": applied.label(),
+                                     "sandbox_warning": applied.warning})));
             }
             let timeout = Duration::from_millis(timeout_ms);
             run(&self.env, &args.command, timeout, spill, sandbox, &cancel, &updates).await.map(|mut out| {
