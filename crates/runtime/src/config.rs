@@ -526,6 +526,30 @@ pub fn edit_string_list(
     })
 }
 
+/// Remove `value` from every string list at `paths` in `file` that holds it
+/// (nothing is created), in one read and at most one write, keeping the
+/// rest as [`edit_string_list`] does; which of `paths` held it.
+pub fn remove_from_string_lists(file: &Path, paths: &[Vec<String>], value: &str) -> Result<Vec<usize>, String> {
+    let mut found = Vec::new();
+    edit_toml(file, |doc| {
+        for (i, path) in paths.iter().enumerate() {
+            let mut item = Some(doc.as_item_mut());
+            for key in path {
+                item = item.and_then(|it| it.get_mut(key.as_str()));
+            }
+            if let Some(list) = item.and_then(toml_edit::Item::as_array_mut) {
+                let before = list.len();
+                list.retain(|v| v.as_str() != Some(value));
+                if list.len() != before {
+                    found.push(i);
+                }
+            }
+        }
+        Ok(!found.is_empty())
+    })?;
+    Ok(found)
+}
+
 /// Set the value at `path` (tables created when missing) in `file`,
 /// keeping everything else as it is, as [`edit_string_list`] does.
 pub fn set_value(file: &Path, path: &[&str], value: impl Into<toml_edit::Value>) -> Result<(), String> {

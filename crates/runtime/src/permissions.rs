@@ -268,25 +268,26 @@ pub fn save_rule(file: &Path, workspace: &Path, kind: RuleKind, rule: &str, scop
 /// here (this project's and the global ones, of every kind); returns the
 /// lists it was in, as `[table] kind`.
 pub fn unsave_rule(file: &Path, workspace: &Path, rule: &str) -> Result<Vec<String>, String> {
-    let mut found = Vec::new();
     if !file.exists() {
-        return Ok(found);
+        return Ok(Vec::new());
     }
+    let mut lists = Vec::new();
     for scope in [RuleScope::Project, RuleScope::User] {
         for kind in [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny] {
-            let Some(path) = rule_list_path(workspace, kind, scope) else { continue };
-            let path: Vec<&str> = path.iter().map(String::as_str).collect();
-            let changed = crate::config::edit_string_list(file, &path, |list| {
-                let before = list.len();
-                list.retain(|v| v.as_str() != Some(rule));
-                list.len() != before
-            })?;
-            if changed {
-                found.push(format!("{} ({kind}, {})", file.display(), scope.describe()));
+            if let Some(path) = rule_list_path(workspace, kind, scope) {
+                lists.push((scope, kind, path));
             }
         }
     }
-    Ok(found)
+    let paths: Vec<Vec<String>> = lists.iter().map(|(_, _, p)| p.clone()).collect();
+    let held = crate::config::remove_from_string_lists(file, &paths, rule)?;
+    Ok(held
+        .into_iter()
+        .map(|i| {
+            let (scope, kind, _) = &lists[i];
+            format!("{} ({kind}, {})", file.display(), scope.describe())
+        })
+        .collect())
 }
 
 /// Policy + hooks + prompt, as the loop's [`Hooks`].
@@ -303,6 +304,9 @@ pub struct PolicyHooks {
     pub(crate) checkpoints: Arc<crate::checkpoints::Checkpoints>,
     /// The files each running call changes (by call id), found once before it runs.
     pub(crate) changing: Mutex<std::collections::HashMap<String, Vec<PathBuf>>>,
+    /// The policy's bash analysis of each call being decided (by call id),
+    /// so the files it writes are not worked out twice.
+    pub(crate) analyses: Mutex<std::collections::HashMap<String, tern_policy::bash::BashAnalysis>>,
     pub(crate) workspace: PathBuf,
     /// Whether the loop's messages go to the session file (not a subagent's).
     pub(crate) records_messages: bool,
@@ -327,6 +331,7 @@ impl PolicyHooks {
             session: self.session.clone(),
             checkpoints: self.checkpoints.clone(),
             changing: Default::default(),
+            analyses: Default::default(),
             workspace: self.workspace.clone(),
             records_messages: false,
             interaction: None,
@@ -404,6 +409,9 @@ impl PolicyHooks {
         let new_input = (input != call.input).then_some(input.clone());
         let (tool, tool_input) = target.effective(&input);
         let decision = self.policy.decide(&tool, &tool_input);
+        if let Some(analysis) = &decision.bash {
+            self.analyses.lock().unwrap_or_else(PoisonError::into_inner).insert(call.id.clone(), analysis.clone());
+        }
         let verdict = match (decision.verdict, hook_decision) {
             (Verdict::Deny, _) => Verdict::Deny,
             (_, Some(HookDecision::Deny)) => {
@@ -629,7 +637,8 @@ impl PolicyHooks {
     /// call's path, or what a bash command's classifier names as written
     /// (redirections, `cp`/`mv` targets, `sed -i`, `touch`, …) when it runs
     /// in the workspace and every target is written out.
-    fn changed_paths(&self, tool: &str, input: &serde_json::Value) -> Vec<PathBuf> {
+    fn changed_paths(&self, call_id: &str, tool: &str, input: &serde_json::Value) -> Vec<PathBuf> {
+        let decided = self.analyses.lock().unwrap_or_else(PoisonError::into_inner).remove(call_id);
         match tern_protocol::ToolKind::of(tool) {
             tern_protocol::ToolKind::Edit => input
                 .get("path")
@@ -641,7 +650,7 @@ impl PolicyHooks {
                 let Some(command) = input.get("command").and_then(serde_json::Value::as_str) else {
                     return Vec::new();
                 };
-                let analysis = tern_policy::bash::classify(command);
+                let analysis = decided.unwrap_or_else(|| tern_policy::bash::classify(command));
                 let in_workspace = analysis.parts.iter().all(|p| p.cwd == tern_policy::bash::Cwd::Workspace);
                 if !analysis.parsed || !in_workspace {
                     return Vec::new();
@@ -681,8 +690,11 @@ impl Hooks for PolicyHooks {
                 decided = BeforeToolCall::Block { reason: format!("Blocked by extension {id}: {reason}") };
             }
             // A change that will run: keep the file as it is first (`/rewind`).
+            if !matches!(decided, BeforeToolCall::Continue { .. }) {
+                self.analyses.lock().unwrap_or_else(PoisonError::into_inner).remove(&call.id);
+            }
             if let BeforeToolCall::Continue { input, .. } = &decided {
-                let paths = self.changed_paths(&call.name, input.as_ref().unwrap_or(&call.input));
+                let paths = self.changed_paths(&call.id, &call.name, input.as_ref().unwrap_or(&call.input));
                 for path in &paths {
                     self.checkpoints.before_change(path);
                 }

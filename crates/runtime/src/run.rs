@@ -314,6 +314,7 @@ impl Runtime {
             workspace: self.workspace.clone(),
             checkpoints: self.checkpoints(),
             changing: Default::default(),
+            analyses: Default::default(),
             records_messages: true,
             interaction: Some(self.interaction.clone()),
             extensions: self.extensions.clone(),

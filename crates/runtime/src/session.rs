@@ -45,7 +45,16 @@ pub struct Session {
     header: SessionHeader,
     /// The title from `/rename`.
     title: Mutex<Option<String>>,
+    /// A background sync runs (0), or runs and another was asked for meanwhile (2); 1: none.
+    syncing: std::sync::atomic::AtomicU8,
 }
+
+/// [`Session::syncing`]: no background sync runs.
+const SYNC_IDLE: u8 = 1;
+/// One runs.
+const SYNC_RUNNING: u8 = 0;
+/// One runs, and the writes after it started need another.
+const SYNC_AGAIN: u8 = 2;
 
 impl Session {
     /// Create a new session under `sessions_dir`.
@@ -88,6 +97,7 @@ impl Session {
             file: Mutex::new(Some(file)),
             leaf: Mutex::new(None),
             problem: Mutex::new(None),
+            syncing: std::sync::atomic::AtomicU8::new(SYNC_IDLE),
             header,
             title: Mutex::new(None),
         };
@@ -125,6 +135,7 @@ impl Session {
             file: Mutex::new(Some(file)),
             leaf: Mutex::new(loaded.leaf.clone()),
             problem: Mutex::new(None),
+            syncing: std::sync::atomic::AtomicU8::new(SYNC_IDLE),
             header: loaded.header.clone(),
             title: Mutex::new(None),
         })
@@ -167,6 +178,7 @@ impl Session {
             file: Mutex::new(None),
             leaf: Mutex::new(None),
             problem: Mutex::new(None),
+            syncing: std::sync::atomic::AtomicU8::new(SYNC_IDLE),
             header,
             title: Mutex::new(None),
         }
@@ -325,15 +337,38 @@ impl Session {
     /// disk while the next request is already on its way (the next write
     /// is not held up by the disk).
     pub fn sync_in_background(self: &std::sync::Arc<Self>) {
+        use std::sync::atomic::Ordering;
+        // One sync at a time: while one runs, later calls ask it to go once
+        // more (decided in one atomic step, so no request is lost).
+        let before = self.syncing.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |state| {
+            Some(if state == SYNC_IDLE { SYNC_RUNNING } else { SYNC_AGAIN })
+        });
+        if before != Ok(SYNC_IDLE) {
+            return;
+        }
         let Some(file) = self.file.lock().ok().and_then(|f| f.as_ref().and_then(|f| f.try_clone().ok())) else {
+            self.syncing.store(SYNC_IDLE, Ordering::SeqCst);
             return;
         };
         let session = self.clone();
-        let _ = std::thread::Builder::new().name("tern-session-sync".into()).spawn(move || {
-            if let Err(e) = file.sync_data() {
-                session.disabled(&e);
+        let work = move || {
+            loop {
+                if let Err(e) = file.sync_data() {
+                    session.disabled(&e);
+                }
+                // Done, unless more was written (and asked to sync) meanwhile.
+                if session.syncing.compare_exchange(SYNC_RUNNING, SYNC_IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
+                {
+                    return;
+                }
+                session.syncing.store(SYNC_RUNNING, Ordering::SeqCst);
             }
-        });
+        };
+        // The runtime's pool of blocking threads when there is one (no thread per turn).
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(work)),
+            Err(_) => drop(std::thread::Builder::new().name("tern-session-sync".into()).spawn(work)),
+        }
     }
 
     fn disabled(&self, e: &std::io::Error) {
