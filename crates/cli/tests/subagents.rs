@@ -271,3 +271,34 @@ async fn a_commands_rules_are_said_when_it_starts() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stderr.contains("command mk allows `bash(mkdir:*)` while this prompt runs"), "{}", out.stderr);
 }
+
+/// A background subagent still running when tern exits is stopped, and what
+/// it used counts in the session's totals (a usage record of its own).
+#[tokio::test]
+async fn a_background_subagents_usage_is_recorded_when_tern_exits() {
+    let script = json!({"turns": [
+        // The child: one response (a command that lets the parent go on), then one that never comes.
+        {"when_request_contains": "CHILD-SECOND", "faults": [{"delay_ms": 600000, "repeat": true}], "text": "never"},
+        {"when_request_contains": "You are a subagent (worker)",
+         "usage": {"input_tokens": 1000000, "output_tokens": 11},
+         "tool_calls": [{"name": "bash", "arguments": {"command": "touch childran; echo CHILD-SECOND"}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "bg", "prompt": "work", "subagent_type": "worker", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "while [ ! -e childran ]; do sleep 0.05; done"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "go", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let log = h.home.path().join("sessions").join(format!("{}.jsonl", result["session_id"].as_str().unwrap()));
+    let text = std::fs::read_to_string(log).unwrap();
+    let usages: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["record"]["type"] == "usage" || v["type"] == "usage")
+        .collect();
+    let last = usages.last().expect("usage records");
+    let record = if last["record"].is_null() { last } else { &last["record"] };
+    assert!(record["session"]["input_tokens"].as_u64().unwrap() >= 1_000_000, "the child's tokens count: {record}");
+    assert_eq!(record["run"]["input_tokens"], 1_000_000, "a record of its own: {record}");
+}

@@ -980,6 +980,13 @@ impl Runtime {
     pub async fn shutdown(&self) {
         // Nothing started in the background outlives the session.
         self.background.stop_all();
+        // Background subagents end on their stop; what they used still
+        // counts in the session's totals.
+        self.background.wait_ended(std::time::Duration::from_secs(2)).await;
+        let children = self.subagents.end();
+        if !children.responses.is_empty() {
+            self.record_child_usage(&children);
+        }
         self.session().sync();
         if let Some(mcp) = &self.mcp {
             mcp.shutdown().await;

@@ -398,6 +398,26 @@ impl Runtime {
 
     /// Add the run's tokens and cost to the session's and record both; the run's cost.
     /// (`outcome.usage` already includes the children's.)
+    /// What background subagents used after the runs that started them
+    /// ended, as a usage record of its own.
+    pub(crate) fn record_child_usage(&self, children: &crate::subagents::ChildUsage) {
+        let mut usage = tern_protocol::UsageTotals::default();
+        for r in &children.responses {
+            usage.add(r);
+        }
+        let outcome = RunOutcome {
+            stop_reason: AgentStopReason::Completed,
+            turns: 0,
+            usage,
+            responses: Vec::new(),
+            final_text: String::new(),
+            error: None,
+            context_overflow: false,
+        };
+        let info = self.model_info();
+        self.record_usage(&self.session(), &outcome, &info, children);
+    }
+
     fn record_usage(
         &self,
         session: &Session,

@@ -285,6 +285,19 @@ impl BackgroundTasks {
         Ok(task.summary())
     }
 
+    /// Wait (at most `limit`) until no task runs: after [`Self::stop_all`],
+    /// for those that end by themselves on their stop (subagents).
+    pub async fn wait_ended(&self, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        let tasks: Vec<Arc<Task>> = self.tasks().iter().cloned().collect();
+        for t in tasks {
+            let ended = t.ended.notified();
+            if t.state().status == TaskStatus::Running {
+                let _ = tokio::time::timeout_at(deadline, ended).await;
+            }
+        }
+    }
+
     /// Stop every running task at once (tern exits): KILL to each group.
     pub fn stop_all(&self) {
         for t in self.tasks().iter() {
