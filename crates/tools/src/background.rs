@@ -135,29 +135,15 @@ impl BackgroundTasks {
         self.tasks().iter().map(|t| t.summary()).collect()
     }
 
-    /// Whether another task may start.
+    /// Whether another task may start (a quick check before spawning; the
+    /// count that holds is taken again under the lock in [`Self::register`]).
     fn room(&self) -> Result<(), ToolError> {
-        let running = self.tasks().iter().filter(|t| t.state().status == TaskStatus::Running).count();
-        if running >= MAX_RUNNING {
-            return Err(ToolError::new(format!(
-                "{MAX_RUNNING} background tasks are already running; stop one with task_stop first"
-            )));
-        }
-        Ok(())
+        room_in(&self.tasks())
     }
 
     /// A new task, with its id and log, or why no more may start.
     fn register(&self, output_dir: &std::path::Path, label: &str, pgid: Option<u32>) -> Result<Arc<Task>, ToolError> {
-        self.room()?;
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
-        {
-            let mut tasks = self.tasks();
-            if tasks.len() >= MAX_KEPT
-                && let Some(i) = tasks.iter().position(|t| t.state().status != TaskStatus::Running)
-            {
-                tasks.remove(i);
-            }
-        }
         let log_path = output_dir.join(format!("{id}.log"));
         let log = std::fs::create_dir_all(output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
         let task = Arc::new(Task {
@@ -178,7 +164,15 @@ impl BackgroundTasks {
                 decoder: Utf8Carry::default(),
             }),
         });
-        self.tasks().push(task.clone());
+        // Counted and added in one step: two starts at once cannot both take the last place.
+        let mut tasks = self.tasks();
+        room_in(&tasks)?;
+        if tasks.len() >= MAX_KEPT
+            && let Some(i) = tasks.iter().position(|t| t.state().status != TaskStatus::Running)
+        {
+            tasks.remove(i);
+        }
+        tasks.push(task.clone());
         Ok(task)
     }
 
@@ -313,6 +307,17 @@ impl Drop for BackgroundTasks {
     fn drop(&mut self) {
         self.stop_all();
     }
+}
+
+/// Whether `tasks` leave room for one more running task.
+fn room_in(tasks: &[Arc<Task>]) -> Result<(), ToolError> {
+    let running = tasks.iter().filter(|t| t.state().status == TaskStatus::Running).count();
+    if running >= MAX_RUNNING {
+        return Err(ToolError::new(format!(
+            "{MAX_RUNNING} background tasks are already running; stop one with task_stop first"
+        )));
+    }
+    Ok(())
 }
 
 /// Follow one task until it exits or is stopped; then leave nothing of its group.
@@ -488,5 +493,28 @@ impl Tool for TaskStopTool {
                 details: serde_json::to_value(&summary).ok(),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_sixteen_run_even_when_started_at_once() {
+        let tasks = Arc::new(BackgroundTasks::default());
+        let dir = tempfile::tempdir().unwrap();
+        let started: Vec<_> = (0..32)
+            .map(|_| {
+                let (tasks, dir) = (tasks.clone(), dir.path().to_path_buf());
+                std::thread::spawn(move || tasks.start_detached(&dir, "x").ok())
+            })
+            .collect();
+        let handles: Vec<DetachedTask> = started.into_iter().filter_map(|t| t.join().unwrap()).collect();
+        assert_eq!(handles.len(), MAX_RUNNING, "exactly the limit started");
+        let refused = tasks.start_detached(dir.path(), "one more").err().unwrap();
+        assert!(refused.message.contains("already running"), "{}", refused.message);
+        handles[0].finish(TaskStatus::Exited { exit_code: Some(0) });
+        assert!(tasks.start_detached(dir.path(), "room again").is_ok());
     }
 }
