@@ -600,3 +600,25 @@ async fn a_queued_prompt_that_cannot_start_lets_the_next_one_run() {
     s.wait_for("second answer");
     quit(&mut s);
 }
+
+/// A custom command sent with a pasted block shows as typed, with the
+/// paste's placeholder, not the pasted text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_with_a_paste_keeps_its_placeholder() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "reviewed it"}]}).to_string()).await;
+    common::write(&h.path(".tern/commands/review.md"), "---\ndescription: Review\n---\nReview this: $ARGUMENTS\n");
+    let mut s = start_with(&h, &["--trust"]);
+    s.wait_for("/help for keys");
+    s.type_text("/review ");
+    let pasted: String = (1..=30).map(|i| format!("pasted line {i}\n")).collect();
+    s.send(format!("\x1b[200~{pasted}\x1b[201~").as_bytes());
+    s.wait_for("[Pasted 30 lines]");
+    s.send(b"\r");
+    s.wait_for("reviewed it");
+    let screen = s.text();
+    assert!(screen.contains("/review [Pasted 30 lines]"), "{screen}");
+    assert!(!screen.contains("pasted line 17"), "{screen}");
+    let sent = h.bodies()[0].to_string();
+    assert!(sent.contains("Review this: pasted line 1") && sent.contains("pasted line 30"), "the model gets it all");
+    quit(&mut s);
+}

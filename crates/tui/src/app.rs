@@ -366,12 +366,18 @@ impl App {
         self.folded_prompts.push_back((sent.to_string(), shown.to_string()));
     }
 
+    /// How the prompt `sent` is to show, taken (a paste's placeholder),
+    /// for a prompt that runs as something else (a custom command's expansion).
+    pub fn take_shown(&mut self, sent: &str) -> Option<String> {
+        let at = self.folded_prompts.iter().position(|(s, _)| s == sent)?;
+        self.folded_prompts.remove(at).map(|(_, shown)| shown)
+    }
+
     /// The turn started.
     pub fn turn_started(&mut self, prompt: &str, now: Instant) {
         // Ctrl+O goes back to meaning "the last tool cell".
         self.transcript.clear_selection();
-        let folded = self.folded_prompts.iter().position(|(sent, _)| sent == prompt);
-        let folded = folded.and_then(|i| self.folded_prompts.remove(i)).map(|(_, shown)| shown);
+        let folded = self.take_shown(prompt);
         self.transcript.push(CellKind::User { text: prompt.to_string(), folded, expanded: false });
         self.prompts_run += 1;
         self.busy_since = Some(now);
@@ -778,12 +784,7 @@ impl App {
             return Command::None;
         }
         self.composer.push_history(text.clone());
-        // A prompt with a folded paste keeps its placeholder in the transcript.
-        if let Some((sent, shown)) = self.composer.take_folded()
-            && sent == text
-        {
-            self.show_prompt_as(&sent, &shown);
-        }
+        let folded = self.composer.take_folded().filter(|(sent, _)| *sent == text);
         self.composer.clear();
         self.scroll.offset = 0;
         if let Some(rest) = trimmed.strip_prefix('!') {
@@ -793,6 +794,10 @@ impl App {
                 return Command::None;
             }
             return Command::Shell(cmd);
+        }
+        // A prompt with a folded paste keeps its placeholder in the transcript.
+        if let Some((sent, shown)) = folded {
+            self.show_prompt_as(&sent, &shown);
         }
         if let Some(rest) = trimmed.strip_prefix('/') {
             let (name, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));

@@ -489,7 +489,9 @@ impl Driver {
             None => None,
         };
         if let Some(i) = &invocation {
-            self.app.show_prompt_as(&i.prompt, &i.shown);
+            // As typed: with a paste's placeholder when it had one.
+            let shown = self.app.take_shown(&prompt).unwrap_or_else(|| i.shown.clone());
+            self.app.show_prompt_as(&i.prompt, &shown);
         }
         let prompt = invocation.as_ref().map_or(prompt, |i| i.prompt.clone());
         self.attention.show(crate::attention::State::Working, &mut std::io::stdout());
