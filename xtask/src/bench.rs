@@ -102,6 +102,7 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_sandbox::rows()?);
     rows.extend(crate::bench_sessions::rows(&tern)?);
     rows.extend(crate::bench_subagents::rows(&tern)?);
+    rows.extend(crate::bench_media::rows(&tern)?);
 
     println!();
     print_rows(&rows);

@@ -9,6 +9,7 @@
 
 mod bench;
 mod bench_mcp;
+mod bench_media;
 mod bench_sandbox;
 mod bench_search;
 mod bench_sessions;
@@ -30,6 +31,7 @@ fn main() -> anyhow::Result<()> {
             Some("sandbox") => bench_sandbox::print(),
             Some("sessions") => bench_sessions::print(),
             Some("subagents") => bench_subagents::print(),
+            Some("media") => bench_media::print(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
@@ -41,7 +43,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents]|ci|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }

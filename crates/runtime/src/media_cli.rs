@@ -272,14 +272,36 @@ fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
     if !is_file || written.ok().as_deref() != Some(launcher_text(data_dir, m).as_bytes()) {
         return Err(format!("{} differs from the launcher tern wrote", launcher.display()));
     }
-    for (rel, digest) in &record.files {
+    // Each file's identity now (length, inode, change time: any write
+    // changes the change time, and no one can set it back). When all are as
+    // when the contents were last hashed, they are the same bytes; else
+    // every file is hashed again, and on success the identities are kept.
+    let mut now = BTreeMap::new();
+    for rel in record.files.keys() {
         let file = dir.join(rel);
         let confined = Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)));
-        let intact = confined
-            && std::fs::symlink_metadata(&file).is_ok_and(|meta| meta.file_type().is_file())
-            && read(&file).is_ok_and(|bytes| sha256_hex(&bytes) == *digest);
-        if !intact {
-            return Err(format!("{} differs from what was installed", file.display()));
+        match std::fs::symlink_metadata(&file) {
+            Ok(meta) if confined && meta.file_type().is_file() => {
+                use std::os::unix::fs::MetadataExt;
+                now.insert(rel.clone(), [meta.len(), meta.ino(), meta.ctime() as u64, meta.ctime_nsec() as u64]);
+            }
+            _ => return Err(format!("{} differs from what was installed", file.display())),
+        }
+    }
+    // Beside the install dir, not in it (its temp file would be an unrecorded file there).
+    let stamp_file = install_root(data_dir).join(format!(".{}.verified", m.package.replace('/', "+")));
+    let stamped = tern_sandbox::small_file::read_bytes_bounded(&stamp_file, MAX_FILE, Some(&install_root(data_dir)))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<BTreeMap<String, [u64; 4]>>(&b).ok());
+    if stamped.as_ref() != Some(&now) {
+        for (rel, digest) in &record.files {
+            let file = dir.join(rel);
+            if !read(&file).is_ok_and(|bytes| sha256_hex(&bytes) == *digest) {
+                return Err(format!("{} differs from what was installed", file.display()));
+            }
+        }
+        if let Ok(json) = serde_json::to_vec(&now) {
+            let _ = tern_tools::write_atomic(&stamp_file, &json);
         }
     }
     if !record.files.contains_key(&format!("node_modules/{}/{}", m.package, m.entry)) {
