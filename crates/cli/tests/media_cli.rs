@@ -303,3 +303,17 @@ async fn commands_run_mmx_but_cannot_read_the_data_dir_around_it() {
     assert!(result.contains("mmx fixture: with its dependency hi"), "{result}");
     assert!(result.contains("Permission denied"), "the sessions dir stays closed: {result}");
 }
+
+/// The launcher runs `node` from the absolute PATH directories only: a
+/// repository's own `node`, found through a relative entry, is not it.
+#[tokio::test]
+async fn the_launcher_never_runs_a_repositorys_node() {
+    let f = fixture(18);
+    let command = "printf '#!/bin/sh\\necho REPO-NODE\\n' > node && chmod +x node && PATH=.:$PATH mmx hi";
+    let h = Harness::new(Wire::Anthropic, &bash_script(command)).await;
+    install(&h, &f).await;
+    let out = tern(&h, &f, &["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (result, _) = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(result.contains("mmx fixture: with its dependency hi") && !result.contains("REPO-NODE"), "{result}");
+}

@@ -36,7 +36,7 @@
 //! git run on a nested repository are asked.
 
 use std::path::{Path, PathBuf};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -153,14 +153,29 @@ pub enum DecidedBy {
     },
 }
 
-/// Holds a prompt's rules ([`Policy::open_prompt`]); dropping it removes them.
+/// Holds a prompt's rules ([`Policy::open_prompt`]); dropping it removes
+/// them (those of this prompt only: another may have opened meanwhile).
 #[derive(Debug)]
-pub struct PromptRules<'a>(&'a Policy);
+pub struct PromptRules<'a> {
+    policy: &'a Policy,
+    generation: u64,
+}
+
+impl PromptRules<'_> {
+    /// Which prompt this is: what [`Policy::add_prompt_rule`] is given.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
 
 impl Drop for PromptRules<'_> {
     fn drop(&mut self) {
-        self.0.prompt_open.store(false, std::sync::atomic::Ordering::SeqCst);
-        self.0.rules.write().unwrap_or_else(PoisonError::into_inner).retain(|r| !r.prompt_scoped);
+        let mut open = self.policy.prompt_open.lock().unwrap_or_else(PoisonError::into_inner);
+        if *open == Some(self.generation) {
+            *open = None;
+        }
+        let generation = Some(self.generation);
+        self.policy.rules.write().unwrap_or_else(PoisonError::into_inner).retain(|r| r.prompt_scoped != generation);
     }
 }
 
@@ -287,8 +302,10 @@ pub struct Policy {
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     read_only_tools: RwLock<Vec<String>>,
-    /// Whether a prompt runs (prompt-scoped rules may be added).
-    prompt_open: std::sync::atomic::AtomicBool,
+    /// The prompt that runs, by generation (prompt-scoped rules are for it alone).
+    prompt_open: Mutex<Option<u64>>,
+    /// The last generation handed out.
+    prompt_generation: std::sync::atomic::AtomicU64,
     /// Why git in this workspace may run programs its untrusted config names.
     risky_git_config: RwLock<Option<String>>,
 }
@@ -303,7 +320,8 @@ impl Policy {
             protected: setup.protected,
             readable: setup.readable,
             read_only_tools: RwLock::new(Vec::new()),
-            prompt_open: std::sync::atomic::AtomicBool::new(false),
+            prompt_open: Mutex::new(None),
+            prompt_generation: std::sync::atomic::AtomicU64::new(0),
             risky_git_config: RwLock::new(None),
         }
     }
@@ -389,22 +407,26 @@ impl Policy {
         Ok(scope)
     }
 
-    /// A prompt starts: rules added with [`Policy::add_prompt_rule`] hold
-    /// until the returned guard is dropped — whichever way the prompt ends.
+    /// A prompt starts: rules added with [`Policy::add_prompt_rule`] for its
+    /// generation hold until the returned guard is dropped — whichever way
+    /// the prompt ends.
     pub fn open_prompt(&self) -> PromptRules<'_> {
-        self.prompt_open.store(true, std::sync::atomic::Ordering::SeqCst);
-        PromptRules(self)
+        let generation = self.prompt_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        *self.prompt_open.lock().unwrap_or_else(PoisonError::into_inner) = Some(generation);
+        PromptRules { policy: self, generation }
     }
 
-    /// Add a rule for the prompt that is running (a skill's or a command's
-    /// `allowed-tools`). Outside a prompt (a background subagent after its
-    /// prompt ended) nothing is added; returns whether it was.
-    pub fn add_prompt_rule(&self, mut rule: Rule) -> bool {
-        if !self.prompt_open.load(std::sync::atomic::Ordering::SeqCst) {
+    /// Add a rule for the prompt `generation` (a skill's or a command's
+    /// `allowed-tools`), if it is the one running: a rule asked for by work
+    /// of an earlier prompt (a background subagent) is not added. Returns
+    /// whether it was.
+    pub fn add_prompt_rule(&self, mut rule: Rule, generation: u64) -> bool {
+        let open = self.prompt_open.lock().unwrap_or_else(PoisonError::into_inner);
+        if *open != Some(generation) {
             return false;
         }
-        rule.prompt_scoped = true;
-        self.add_rule(rule);
+        rule.prompt_scoped = Some(generation);
+        self.rules.write().unwrap_or_else(PoisonError::into_inner).push(rule);
         true
     }
 
@@ -690,7 +712,13 @@ pub fn url_host(url: &str) -> Option<String> {
 
 fn host_of(url: &str) -> Option<String> {
     let url = url.trim();
-    let parsed = if url.contains("://") { url::Url::parse(url) } else { url::Url::parse(&format!("http://{url}")) };
+    // As the client reads it (`http:host/` and `http:\\host` are URLs to
+    // `host`); only text that is no URL at all gets `http://` put before it.
+    let parsed = match url::Url::parse(url) {
+        Err(url::ParseError::RelativeUrlWithoutBase) => url::Url::parse(&format!("http://{url}")),
+        Ok(u) if u.cannot_be_a_base() && !url.contains("://") => url::Url::parse(&format!("http://{url}")),
+        other => other,
+    };
     let host = parsed.ok()?.host_str()?.trim_matches(['[', ']']).to_lowercase();
     (!host.is_empty()).then_some(host)
 }
@@ -728,6 +756,8 @@ mod tests {
         assert_eq!(host_of("http://[::1]:8080/x").as_deref(), Some("::1"));
         assert_eq!(host_of("http://[::FFFF:169.254.169.254]/").as_deref(), Some("::ffff:a9fe:a9fe"));
         assert_eq!(host_of("localhost:8080/x").as_deref(), Some("localhost"));
+        assert_eq!(host_of("http:internal.corp/").as_deref(), Some("internal.corp"));
+        assert_eq!(host_of("http:\\\\internal.corp\\x").as_deref(), Some("internal.corp"));
         assert_eq!(host_of("file:///etc/passwd"), None);
     }
 }

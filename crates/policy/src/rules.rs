@@ -23,6 +23,7 @@ use std::path::{Component, Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
+use tern_protocol::text::squash_whitespace as squash_spaces;
 
 /// Which list a rule is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -82,10 +83,10 @@ pub struct Rule {
     tool_glob: Option<GlobMatcher>,
     #[serde(skip)]
     pattern: Pattern,
-    /// It holds only while the current prompt runs (a skill's or a
-    /// command's `allowed-tools`); see `Policy::open_prompt`.
+    /// The prompt it holds for (a skill's or a command's `allowed-tools`),
+    /// by generation; see `Policy::open_prompt`.
     #[serde(skip)]
-    pub(crate) prompt_scoped: bool,
+    pub(crate) prompt_scoped: Option<u64>,
 }
 
 impl PartialEq for Rule {
@@ -176,7 +177,7 @@ impl Rule {
             tool,
             tool_glob,
             pattern,
-            prompt_scoped: false,
+            prompt_scoped: None,
         })
     }
 
@@ -273,10 +274,6 @@ impl Rule {
             _ => false,
         }
     }
-}
-
-fn squash_spaces(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn command_pattern(spec: &str) -> Result<CommandPattern, String> {

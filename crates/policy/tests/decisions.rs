@@ -394,3 +394,22 @@ fn red_team_pass_three_commands_are_not_allowed_unasked() {
         assert_eq!(verdict(&p, "bash", json!({"command": command})), Verdict::Allow, "{command}");
     }
 }
+
+#[test]
+fn prompt_rules_are_for_their_own_prompt_only() {
+    let p = policy(Mode::Default, &[]);
+    let rule = || Rule::parse("bash(make:*)", RuleKind::Allow, "skill build", &ctx()).unwrap();
+    let make = || verdict(&p, "bash", json!({"command": "make"}));
+    assert_eq!(make(), Verdict::Ask);
+    let first = p.open_prompt();
+    let first_generation = first.generation();
+    assert!(p.add_prompt_rule(rule(), first_generation));
+    assert_eq!(make(), Verdict::Allow, "while its prompt runs");
+    drop(first);
+    assert_eq!(make(), Verdict::Ask, "gone when it ends");
+    let second = p.open_prompt();
+    assert!(!p.add_prompt_rule(rule(), first_generation), "work of the first prompt adds nothing to the second");
+    assert_eq!(make(), Verdict::Ask);
+    drop(second);
+    assert!(!p.add_prompt_rule(rule(), first_generation + 1), "nor once no prompt runs");
+}

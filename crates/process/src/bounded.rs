@@ -26,7 +26,11 @@ pub fn run_bounded(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Re
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = cmd.spawn()?;
     let pgid = child.id();
+    // Each pipe is read on a thread of its own; what it kept arrives on a
+    // channel, so a pipe held open by something that left the group cannot
+    // keep the caller past its deadline.
     let keep = move |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut kept = Vec::new();
             if let Some(mut pipe) = pipe {
@@ -34,11 +38,13 @@ pub fn run_bounded(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Re
                 // Drain the rest so the program never blocks on a full pipe.
                 let _ = std::io::copy(&mut pipe, &mut std::io::sink());
             }
-            kept
-        })
+            let _ = tx.send(kept);
+        });
+        rx
     };
     let out = keep(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let err = keep(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let started = std::time::Instant::now();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait());
@@ -48,13 +54,14 @@ pub fn run_bounded(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Re
         Err(_) => {
             crate::signal_group(pgid, libc::SIGKILL);
             let _ = rx.recv();
-            let _ = (out.join(), err.join());
             return Ok(None);
         }
     };
     // Whatever it left running in its group dies with it.
     crate::signal_group(pgid, libc::SIGKILL);
-    Ok(Some(BoundedOutput { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }))
+    let left =
+        |rx: mpsc::Receiver<Vec<u8>>| rx.recv_timeout(limit.saturating_sub(started.elapsed())).unwrap_or_default();
+    Ok(Some(BoundedOutput { status, stdout: left(out), stderr: left(err) }))
 }
 
 #[cfg(test)]

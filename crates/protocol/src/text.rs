@@ -36,6 +36,12 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
+/// `s` on one line: every run of whitespace (newlines included) one space,
+/// none at the ends.
+pub fn squash_whitespace(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

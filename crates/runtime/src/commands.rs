@@ -206,7 +206,7 @@ pub fn expand_template(template: &str, args: &str) -> String {
         } else {
             ("$", after)
         };
-        if !fits(&out, &rest[..at]) || !fits(&out, piece) {
+        if out.len() + at + piece.len() > MAX_EXPANSION {
             return cut(out);
         }
         out.push_str(&rest[..at]);

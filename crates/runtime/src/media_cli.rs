@@ -177,8 +177,12 @@ fn sh_quote(s: &str) -> String {
 
 fn launcher_text(data_dir: &Path, m: &Manifest) -> String {
     let entry = entry_path(&install_dir(data_dir, m), m);
+    // `node` from the absolute PATH directories only: an empty or relative
+    // entry would find a repository's own `node`.
     format!(
-        "#!/bin/sh\n# Written by `tern media-cli install`: the pinned {} {}, run with node.\nexec node {} \"$@\"\n",
+        "#!/bin/sh\n# Written by `tern media-cli install`: the pinned {} {}, run with node.\n\
+         set -f; p=; IFS=:; for d in $PATH; do case $d in /*) p=${{p:+$p:}}$d;; esac; done; unset IFS\n\
+         PATH=$p exec node {} \"$@\"\n",
         m.package,
         m.version,
         sh_quote(&entry.display().to_string())
@@ -272,27 +276,20 @@ fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
     if !is_file || written.ok().as_deref() != Some(launcher_text(data_dir, m).as_bytes()) {
         return Err(format!("{} differs from the launcher tern wrote", launcher.display()));
     }
-    // Each file's identity now (length, inode, change time: any write
-    // changes the change time, and no one can set it back). When all are as
-    // when the contents were last hashed, they are the same bytes; else
-    // every file is hashed again, and on success the identities are kept.
-    let mut now = BTreeMap::new();
-    for rel in record.files.keys() {
-        let file = dir.join(rel);
-        let confined = Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)));
-        match std::fs::symlink_metadata(&file) {
-            Ok(meta) if confined && meta.file_type().is_file() => {
-                use std::os::unix::fs::MetadataExt;
-                now.insert(rel.clone(), [meta.len(), meta.ino(), meta.ctime() as u64, meta.ctime_nsec() as u64]);
-            }
-            _ => return Err(format!("{} differs from what was installed", file.display())),
-        }
-    }
+    // Unchanged identities since the last hashing: the same bytes; else hash again.
+    let Some(now) = identities(&dir, &record) else {
+        let gone = record
+            .files
+            .keys()
+            .map(|rel| dir.join(rel))
+            .find(|f| !std::fs::symlink_metadata(f).is_ok_and(|meta| meta.file_type().is_file()));
+        return Err(format!("{} differs from what was installed", gone.unwrap_or_else(|| dir.clone()).display()));
+    };
     // Beside the install dir, not in it (its temp file would be an unrecorded file there).
     let stamp_file = install_root(data_dir).join(format!(".{}.verified", m.package.replace('/', "+")));
     let stamped = tern_sandbox::small_file::read_bytes_bounded(&stamp_file, MAX_FILE, Some(&install_root(data_dir)))
         .ok()
-        .and_then(|b| serde_json::from_slice::<BTreeMap<String, [u64; 4]>>(&b).ok());
+        .and_then(|b| serde_json::from_slice::<BTreeMap<String, (String, [u64; 4])>>(&b).ok());
     if stamped.as_ref() != Some(&now) {
         for (rel, digest) in &record.files {
             let file = dir.join(rel);
@@ -300,7 +297,10 @@ fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
                 return Err(format!("{} differs from what was installed", file.display()));
             }
         }
-        if let Ok(json) = serde_json::to_vec(&now) {
+        // Kept only when nothing changed while it was hashed.
+        if identities(&dir, &record).as_ref() == Some(&now)
+            && let Ok(json) = serde_json::to_vec(&now)
+        {
             let _ = tern_tools::write_atomic(&stamp_file, &json);
         }
     }
@@ -313,6 +313,25 @@ fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
     Ok(())
 }
 
+/// Each recorded file's identity now — its digest as recorded, length,
+/// inode and change time (any write changes the change time, and no one can
+/// set it back) — or `None` when one is not a regular file inside `dir`.
+/// When all are as they were the last time the contents were hashed, they
+/// are the same bytes.
+fn identities(dir: &Path, record: &Record) -> Option<BTreeMap<String, (String, [u64; 4])>> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    for (rel, digest) in &record.files {
+        let confined = Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)));
+        let meta = std::fs::symlink_metadata(dir.join(rel)).ok().filter(|m| confined && m.file_type().is_file())?;
+        out.insert(
+            rel.clone(),
+            (digest.clone(), [meta.len(), meta.ino(), meta.ctime() as u64, meta.ctime_nsec() as u64]),
+        );
+    }
+    Some(out)
+}
+
 /// The first entry under `at` that is neither a directory nor a recorded
 /// file (links count as unrecorded), as a path to show.
 fn unrecorded(dir: &Path, at: &Path, record: &Record, depth: usize) -> Option<String> {
@@ -322,7 +341,9 @@ fn unrecorded(dir: &Path, at: &Path, record: &Record, depth: usize) -> Option<St
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        let kind = entry.file_type().ok()?;
+        let Ok(kind) = entry.file_type() else {
+            return Some(path.display().to_string());
+        };
         let rel = path.strip_prefix(dir).unwrap_or(&path).to_string_lossy().to_string();
         let known = if kind.is_dir() && depth < 32 {
             match unrecorded(dir, &path, record, depth + 1) {

@@ -18,6 +18,13 @@ use crate::{RunReport, Runtime, Session, output_budget};
 /// How many times one prompt's run may be compacted between its turns.
 const MAX_COMPACTIONS_PER_RUN: usize = 3;
 
+tokio::task_local! {
+    /// The prompt a task works for (its generation, [`tern_policy::engine::Policy::open_prompt`]):
+    /// set around a run, so the run's own work — its tools, foreground subagents — sees it,
+    /// and what it spawned to outlive it (background subagents) does not.
+    pub(crate) static PROMPT: u64;
+}
+
 /// How many times a stop hook may send the model back to work in one run.
 const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
 
@@ -43,7 +50,12 @@ impl Runtime {
     /// An invocation's rules and model, set once this run holds the
     /// conversation (so they never reach a prompt still running). Its
     /// notices are said at once.
-    fn apply_invocation(&self, invocation: &crate::commands::Invocation, events: &EventSink) -> Option<String> {
+    fn apply_invocation(
+        &self,
+        invocation: &crate::commands::Invocation,
+        generation: u64,
+        events: &EventSink,
+    ) -> Option<String> {
         let say = |message: String| events(AgentEvent::Notice { message });
         for rule in &invocation.allowed_tools {
             let parsed = tern_policy::rules::Rule::parse(
@@ -54,7 +66,7 @@ impl Runtime {
             );
             match parsed {
                 Ok(r) => {
-                    self.policy.add_prompt_rule(r);
+                    self.policy.add_prompt_rule(r, generation);
                     say(format!("{} allows `{rule}` while this prompt runs", invocation.origin));
                 }
                 Err(e) => say(format!("{}: rule `{rule}` ignored: {e}", invocation.origin)),
@@ -82,16 +94,20 @@ impl Runtime {
         // The conversation first: `/resume`, `/fork`, `/compact` and `/rewind` hold it while they
         // switch the session, so this run records into the session it runs on.
         let mut history = self.history.lock().await;
-        // What a skill or a command allows holds while this prompt runs, however it ends.
-        let _prompt_rules = self.policy.open_prompt();
-        let switched_from = invocation.and_then(|i| self.apply_invocation(i, events));
-        let mut report = self.run_locked(prompt, &mut history, started, events, cancel).await;
-        drop(history);
+        // What a skill or a command allows holds while this prompt runs, however it ends;
+        // work started here that outlives it (a background subagent) adds no rules to the next.
+        let prompt_rules = self.policy.open_prompt();
+        let generation = prompt_rules.generation();
+        let switched_from = invocation.and_then(|i| self.apply_invocation(i, generation, events));
+        let mut report = PROMPT.scope(generation, self.run_locked(prompt, &mut history, started, events, cancel)).await;
+        // Put back before the next run may start (it waits for the conversation).
         if let Some(before) = switched_from
             && let Err(e) = self.set_model(&before)
         {
             report.notices.push(format!("could not switch back to {before}: {e}"));
         }
+        drop(prompt_rules);
+        drop(history);
         report
     }
 
@@ -396,8 +412,6 @@ impl Runtime {
         outcome
     }
 
-    /// Add the run's tokens and cost to the session's and record both; the run's cost.
-    /// (`outcome.usage` already includes the children's.)
     /// What background subagents used after the runs that started them
     /// ended, as a usage record of its own.
     pub(crate) fn record_child_usage(&self, children: &crate::subagents::ChildUsage) {
@@ -418,6 +432,8 @@ impl Runtime {
         self.record_usage(&self.session(), &outcome, &info, children);
     }
 
+    /// Add the run's tokens and cost to the session's and record both; the run's cost.
+    /// (`outcome.usage` already includes the children's.)
     fn record_usage(
         &self,
         session: &Session,

@@ -367,7 +367,12 @@ impl Session {
         // The runtime's pool of blocking threads when there is one (no thread per turn).
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => drop(handle.spawn_blocking(work)),
-            Err(_) => drop(std::thread::Builder::new().name("tern-session-sync".into()).spawn(work)),
+            Err(_) => {
+                if std::thread::Builder::new().name("tern-session-sync".into()).spawn(work).is_err() {
+                    // Nothing runs it: the next call may start one.
+                    self.syncing.store(SYNC_IDLE, Ordering::SeqCst);
+                }
+            }
         }
     }
 

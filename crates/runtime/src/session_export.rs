@@ -98,7 +98,7 @@ fn sources_list(sources: &[tern_protocol::WebSource]) -> String {
     // Page text cannot break the list: one line each, brackets escaped, the address in `<…>`.
     let title = |s: &tern_protocol::WebSource| {
         let t = if s.title.trim().is_empty() { &s.url } else { &s.title };
-        t.split_whitespace().collect::<Vec<_>>().join(" ").replace('[', "\\[").replace(']', "\\]")
+        tern_protocol::text::squash_whitespace(t).replace('[', "\\[").replace(']', "\\]")
     };
     let url = |s: &tern_protocol::WebSource| s.url.split_whitespace().collect::<String>().replace(['<', '>'], "");
     sources.iter().map(|s| format!("- [{}](<{}>)\n", title(s), url(s))).collect()

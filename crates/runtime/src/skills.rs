@@ -390,8 +390,10 @@ impl Tool for SkillTool {
                     &format!("skill {}", skill.name),
                     self.policy.context(),
                 );
+                // Only for the prompt this call works for (not from a background subagent it outlived).
                 if let Ok(r) = parsed
-                    && self.policy.add_prompt_rule(r)
+                    && let Ok(generation) = crate::run::PROMPT.try_with(|g| *g)
+                    && self.policy.add_prompt_rule(r, generation)
                 {
                     allowed.push(rule.clone());
                 }

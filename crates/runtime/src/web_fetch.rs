@@ -95,8 +95,13 @@ fn nesting_depth(html: &str) -> usize {
     let mut i = 0;
     while let Some(at) = next_lt(&bytes[i..]) {
         i += at + 1;
-        // Each tag is scanned to its `>` once and the scan goes on from
-        // there: linear however the tags are cut.
+        // A tag is scanned to its `>` once and the scan goes on from there:
+        // linear however the tags are cut. A `<` that starts no tag (`<3`)
+        // is text, as the parser reads it: the scan goes on right after it.
+        let starts_tag = bytes.get(i).is_some_and(|c| c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?'));
+        if !starts_tag {
+            continue;
+        }
         let close = bytes[i..].iter().position(|c| *c == b'>').map_or(bytes.len(), |p| i + p);
         match bytes.get(i) {
             Some(b'/') => depth = depth.saturating_sub(1),
@@ -162,19 +167,52 @@ pub fn html_to_markdown(html: &str) -> String {
 /// page allowed by its domain must not turn into a request to this machine
 /// or its network (DNS rebinding).
 fn refused_address(ip: IpAddr, named: bool) -> Option<&'static str> {
-    let ip = ip.to_canonical();
-    let link_local = match ip {
-        IpAddr::V4(v4) => v4.is_link_local(),
-        IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
+    let ip = embedded_v4(ip);
+    let metadata = match ip {
+        IpAddr::V4(v4) => {
+            v4.is_link_local() || v4 == std::net::Ipv4Addr::new(100, 100, 100, 200) // Alibaba
+                || v4 == std::net::Ipv4Addr::new(192, 0, 0, 192) // Oracle
+        }
+        IpAddr::V6(v6) => {
+            (v6.segments()[0] & 0xffc0) == 0xfe80 || v6 == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
+        }
     };
-    if link_local {
-        return Some("a link-local address (cloud metadata services live there)");
+    if metadata {
+        return Some("a link-local or cloud metadata address");
     }
     let inside = match ip {
-        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_unspecified() || v4.octets()[0] == 0,
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_unspecified()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b)) // shared address space (carrier NAT)
+                || (a == 192 && b == 0 && v4.octets()[2] == 0) // IETF protocol assignments
+        }
         IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00,
     };
     (inside && !named).then_some("a name for a loopback or private address (this machine or its network)")
+}
+
+/// The IPv4 address an IPv6 one carries (mapped, compatible, NAT64, 6to4),
+/// or the address itself.
+fn embedded_v4(ip: IpAddr) -> IpAddr {
+    let IpAddr::V6(v6) = ip else { return ip };
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return IpAddr::V4(v4);
+    }
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| IpAddr::V4(std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
+    match s {
+        // IPv4-compatible (not :: or ::1).
+        [0, 0, 0, 0, 0, 0, hi, lo] if hi != 0 => v4(hi, lo),
+        // NAT64 well-known prefix.
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => v4(hi, lo),
+        // 6to4.
+        [0x2002, hi, lo, ..] => v4(hi, lo),
+        _ => ip,
+    }
 }
 
 /// Resolves names like the system does, and refuses those that lead where
@@ -228,6 +266,8 @@ impl WebFetch {
                 let built = reqwest::Client::builder()
                     .redirect(reqwest::redirect::Policy::none())
                     .dns_resolver(GuardedResolver)
+                    // A proxy would resolve the name itself, past the guard.
+                    .no_proxy()
                     .connect_timeout(Duration::from_secs(10))
                     .user_agent(concat!("tern/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
                     .build()
@@ -237,6 +277,15 @@ impl WebFetch {
         };
         let mut current =
             reqwest::Url::parse(url).map_err(|e| ToolError::new(format!("`{url}` is not a valid URL: {e}")))?;
+        // The policy judged the host it read in the text; the request must go to that host.
+        let judged = tern_policy::engine::url_host(url);
+        let going = current.host_str().map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase());
+        if judged != going {
+            return Err(ToolError::new(format!(
+                "`{url}` is ambiguous: it would go to `{}`; write the URL plainly (scheme://host/path)",
+                going.unwrap_or_default()
+            )));
+        }
         let mut hops = Vec::new();
         let response = loop {
             if !matches!(current.scheme(), "http" | "https") {
@@ -392,6 +441,10 @@ mod tests {
         // Quadratic scanning would take hours here.
         let hostile = "<a".repeat(2_500_000);
         assert_eq!(nesting_depth(&hostile), 1);
+        // A `<` that starts no tag hides none that follow it.
+        assert_eq!(nesting_depth(&"<3<div>".repeat(1000)), 1000);
+        // Too deep to convert: plain text, no overflowed stack.
+        assert!(!html_to_markdown(&"<3<div>x".repeat(100_000)).contains("<div>"));
         assert_eq!(nesting_depth("<div><p>x</p><br><img src=a/><span>"), 2);
     }
 
@@ -412,5 +465,21 @@ mod tests {
             );
         }
         assert_eq!(refused_address(ip("93.184.216.34"), false), None);
+    }
+
+    #[tokio::test]
+    async fn names_are_resolved_through_the_guard() {
+        use reqwest::dns::Resolve;
+        let resolve = |host: &str| GuardedResolver.resolve(host.parse().unwrap());
+        // `localhost` itself is named (and judged by the policy); another
+        // spelling of it is a name that leads to this machine, or to nothing.
+        assert!(resolve("localhost").await.is_ok());
+        match resolve("localhost.").await {
+            Ok(_) => panic!("`localhost.` was let through"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.contains("resolves to") || e.contains("lookup"), "{e}");
+            }
+        }
     }
 }

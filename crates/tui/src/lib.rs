@@ -11,9 +11,6 @@ pub mod resume_picker;
 pub mod sanitize;
 pub mod slash;
 pub mod terminal;
-
-/// The exit code when the terminal closed or tern was asked to stop (SIGHUP, SIGTERM).
-pub const EXIT_SIGNALLED: u8 = 129;
 pub mod theme;
 pub mod transcript;
 pub mod trust_prompt;

@@ -317,7 +317,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     use tokio::signal::unix::{SignalKind, signal};
     let mut hangup = signal(SignalKind::hangup())?;
     let mut terminate = signal(SignalKind::terminate())?;
-    let mut ended_by_signal = false;
+    let mut ended_by: Option<i32> = None;
 
     loop {
         // Wait for something, then take everything already waiting before drawing.
@@ -340,8 +340,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                 Some(Err(_)) | None => break,
             },
             Some(msg) = rx.recv() => { d.on_msg(msg); dirty = true; }
-            _ = hangup.recv() => { ended_by_signal = true; break; }
-            _ = terminate.recv() => { ended_by_signal = true; break; }
+            _ = hangup.recv() => { ended_by = Some(libc::SIGHUP); break; }
+            _ = terminate.recv() => { ended_by = Some(libc::SIGTERM); break; }
             _ = tick.tick(), if d.app.busy() || shell_running(&shell) || d.app.quit_armed.is_some() => { dirty = true; }
             _ = sleep_until(deadline), if deadline.is_some() => {}
             Ok(list) = async {
@@ -384,11 +384,12 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     kill_shell(&shell);
     d.attention.reset(&mut std::io::stdout());
     runtime.shutdown().await;
-    if ended_by_signal {
-        // The terminal may be gone: nothing more is written to it.
+    if let Some(signal) = ended_by {
+        // The terminal may be gone: nothing more is written to it. The exit
+        // code says which signal ended it, as a shell would (128 + N).
         drop(terminal);
         drop(guard);
-        return Ok(crate::EXIT_SIGNALLED);
+        return Ok(u8::try_from(128 + signal).unwrap_or(u8::MAX));
     }
     drop(terminal);
     drop(guard);
@@ -475,9 +476,9 @@ struct Driver {
 }
 
 impl Driver {
-    /// Run `prompt` as a turn in the background; its events come back as messages.
-    /// Start a turn for `prompt`; false when it could not start (a command
-    /// that does not expand), so the caller can go on with the queue.
+    /// Run `prompt` as a turn in the background (its events come back as
+    /// messages); false when it could not start (a command that does not
+    /// expand), so the caller can go on with the queue.
     fn start_turn(&mut self, prompt: String) -> bool {
         // `/NAME args`: a custom command or a skill, expanded; the transcript shows what was typed.
         let invocation = match self.runtime.invocation(&prompt) {

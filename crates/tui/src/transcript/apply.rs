@@ -374,7 +374,7 @@ const MAX_SOURCES: usize = 20;
 /// One `title — url` line per page (a title or address cannot add lines),
 /// at most [`MAX_SOURCES`] and how many more.
 fn source_lines(sources: &[tern_protocol::WebSource]) -> String {
-    let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line = tern_protocol::text::squash_whitespace;
     let mut lines: Vec<String> = sources
         .iter()
         .take(MAX_SOURCES)

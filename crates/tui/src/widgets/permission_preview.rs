@@ -42,21 +42,23 @@ pub(crate) enum Preview {
     Plan(String, PlanCache),
 }
 
-/// The last rendering of a plan: width, theme and its lines.
+/// The last renderings of a plan, by width and theme (two: a card is
+/// measured with the plain theme and drawn with the real one each frame).
 #[derive(Debug, Default, Clone)]
-pub(crate) struct PlanCache(std::cell::RefCell<Option<(usize, Theme, Vec<Line<'static>>)>>);
+pub(crate) struct PlanCache(std::cell::RefCell<Vec<(usize, Theme, Vec<Line<'static>>)>>);
 
 impl PlanCache {
     fn rendered(&self, plan: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         let mut cache = self.0.borrow_mut();
-        match cache.as_ref() {
-            Some((w, t, lines)) if *w == width && t == theme => lines.clone(),
-            _ => {
-                let lines = crate::markdown::render_markdown(plan, u16::try_from(width).unwrap_or(u16::MAX), theme);
-                *cache = Some((width, *theme, lines.clone()));
-                lines
-            }
+        if let Some((_, _, lines)) = cache.iter().find(|(w, t, _)| *w == width && t == theme) {
+            return lines.clone();
         }
+        let lines = crate::markdown::render_markdown(plan, u16::try_from(width).unwrap_or(u16::MAX), theme);
+        if cache.len() >= 2 {
+            cache.remove(0);
+        }
+        cache.push((width, *theme, lines.clone()));
+        lines
     }
 }
 

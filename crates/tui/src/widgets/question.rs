@@ -30,7 +30,10 @@ pub enum QuestionOutcome {
 /// The card for one `ask_user` call.
 #[derive(Debug)]
 pub struct QuestionPane {
+    /// The questions as drawn: cleaned and bounded.
     questions: Vec<UserQuestion>,
+    /// As the model asked them: answers name its choices exactly.
+    asked: Vec<UserQuestion>,
     current: usize,
     answers: Vec<UserAnswer>,
     selected: usize,
@@ -54,7 +57,8 @@ fn shown(text: &str, max: usize) -> String {
 
 impl QuestionPane {
     /// A card for `questions` (at least one).
-    pub fn new(mut questions: Vec<UserQuestion>) -> Self {
+    pub fn new(asked: Vec<UserQuestion>) -> Self {
+        let mut questions = asked.clone();
         for q in &mut questions {
             q.header = q.header.as_deref().map(|h| shown(h, MAX_LABEL));
             q.question = shown(&q.question, MAX_QUESTION);
@@ -64,7 +68,7 @@ impl QuestionPane {
             }
         }
         let ticked = vec![false; questions.first().map_or(0, |q| q.options.len())];
-        Self { questions, current: 0, answers: Vec::new(), selected: 0, ticked, field: None }
+        Self { questions, asked, current: 0, answers: Vec::new(), selected: 0, ticked, field: None }
     }
 
     fn question(&self) -> Option<&UserQuestion> {
@@ -125,11 +129,11 @@ impl QuestionPane {
 
     /// Enter on the highlighted row.
     fn pick(&mut self) -> Option<QuestionOutcome> {
-        let q = self.question()?;
         if self.selected + 1 == self.rows() {
             self.field = Some(LineField::default());
             return None;
         }
+        let q = self.asked.get(self.current)?;
         let labels: Vec<String> = if q.multi_select {
             let ticked: Vec<String> =
                 q.options.iter().zip(&self.ticked).filter(|(_, t)| **t).map(|(o, _)| o.label.clone()).collect();
@@ -142,7 +146,7 @@ impl QuestionPane {
 
     /// The current question answered: the next one, or done.
     fn answer(&mut self, answers: Vec<String>) -> Option<QuestionOutcome> {
-        let question = self.question()?.question.clone();
+        let question = self.asked.get(self.current)?.question.clone();
         self.answers.push(UserAnswer { question, answers });
         self.current += 1;
         self.selected = 0;

@@ -99,6 +99,13 @@ fn model_text_is_drawn_clean_and_bounded() {
     assert!(!text.contains('\u{1b}') && !text.contains("[2J") && !text.contains('\u{202e}'), "{text}");
     assert!(text.contains("Pick one") && text.contains("1. safe"), "{text}");
     assert!(pane.desired_height(60) < 20, "a long description is cut: {}", pane.desired_height(60));
+    // The answer names the choice as the model wrote it.
+    let mut pane = pane;
+    let QuestionOutcome::Answered(answers) = pane.handle_key(key(KeyCode::Char('1'))).unwrap() else {
+        panic!("answered")
+    };
+    assert_eq!(answers[0].answers, ["safe\u{1b}]0;pwned\u{7}"]);
+    assert_eq!(answers[0].question, "Pick \u{1b}[2Jone\u{202e}");
 }
 
 #[test]
