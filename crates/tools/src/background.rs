@@ -53,7 +53,8 @@ struct Task {
     id: String,
     command: String,
     /// The command's process group (None for a task the runtime runs, e.g. a subagent).
-    pgid: Option<u32>,
+    /// Its process group, once started (none for a detached task).
+    pgid: std::sync::OnceLock<u32>,
     started: Instant,
     log_path: PathBuf,
     stop: CancellationToken,
@@ -135,21 +136,15 @@ impl BackgroundTasks {
         self.tasks().iter().map(|t| t.summary()).collect()
     }
 
-    /// Whether another task may start (a quick check before spawning; the
-    /// count that holds is taken again under the lock in [`Self::register`]).
-    fn room(&self) -> Result<(), ToolError> {
-        room_in(&self.tasks())
-    }
-
     /// A new task, with its id and log, or why no more may start.
-    fn register(&self, output_dir: &std::path::Path, label: &str, pgid: Option<u32>) -> Result<Arc<Task>, ToolError> {
+    fn register(&self, output_dir: &std::path::Path, label: &str) -> Result<Arc<Task>, ToolError> {
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
         let log_path = output_dir.join(format!("{id}.log"));
         let log = std::fs::create_dir_all(output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
         let task = Arc::new(Task {
             id,
             command: label.to_string(),
-            pgid,
+            pgid: std::sync::OnceLock::new(),
             started: Instant::now(),
             log_path,
             stop: CancellationToken::new(),
@@ -184,16 +179,17 @@ impl BackgroundTasks {
         command: &str,
         sandbox: CallSandbox,
     ) -> Result<(String, crate::bash_sandbox::Applied), ToolError> {
-        // Checked before spawning: a refused task never runs.
-        self.room()?;
-        let (child, pgid, reader, applied) = crate::bash::spawn(env, command, sandbox)?;
-        let task = match self.register(&env.output_dir, command, Some(pgid)) {
-            Ok(task) => task,
+        // Its place is taken before anything runs: a task refused for room never starts.
+        let task = self.register(&env.output_dir, command)?;
+        let (child, pgid, reader, applied) = match crate::bash::spawn(env, command, sandbox) {
+            Ok(spawned) => spawned,
             Err(e) => {
-                signal_group(pgid, libc::SIGKILL);
+                task.state().status = TaskStatus::Exited { exit_code: None };
+                task.ended.notify_waiters();
                 return Err(e);
             }
         };
+        let _ = task.pgid.set(pgid);
         let id = task.id.clone();
         tokio::spawn(watch(task, child, reader));
         Ok((id, applied))
@@ -202,7 +198,7 @@ impl BackgroundTasks {
     /// A task the caller runs itself (a subagent): what it writes goes
     /// where `task_output` reads; `task_stop` cancels its token.
     pub fn start_detached(&self, output_dir: &std::path::Path, label: &str) -> Result<DetachedTask, ToolError> {
-        let task = self.register(output_dir, label, None)?;
+        let task = self.register(output_dir, label)?;
         Ok(DetachedTask { task })
     }
 
@@ -296,7 +292,7 @@ impl BackgroundTasks {
     pub fn stop_all(&self) {
         for t in self.tasks().iter() {
             t.stop.cancel();
-            if let Some(pgid) = t.pgid.filter(|_| t.state().status == TaskStatus::Running) {
+            if let Some(&pgid) = t.pgid.get().filter(|_| t.state().status == TaskStatus::Running) {
                 signal_group(pgid, libc::SIGKILL);
             }
         }
@@ -322,7 +318,7 @@ fn room_in(tasks: &[Arc<Task>]) -> Result<(), ToolError> {
 
 /// Follow one task until it exits or is stopped; then leave nothing of its group.
 async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio::net::unix::pipe::Receiver) {
-    let Some(pgid) = task.pgid else { return };
+    let Some(&pgid) = task.pgid.get() else { return };
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     tokio::spawn(crate::bash::pump(reader, tx));
     let mut open = true;
