@@ -173,7 +173,7 @@ pub fn two_turn_runs(
         let before = server.requests().len();
         let sample = measure::run(
             Command::new(tern)
-                .args(["-p", "what do the notes say?", "--output-format", "stream-json", "--model", "mock"])
+                .args(["-p", "what do the notes say?", "--output-format", "tern-events", "--model", "mock"])
                 .args(["--provider", "anthropic", "--base-url"])
                 .arg(server.url())
                 .args(extra)

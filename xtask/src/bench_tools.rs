@@ -97,7 +97,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         &data,
         &home,
         json!({"name": "read", "arguments": {"path": "big.txt", "offset": mid, "limit": 2000}}),
-        "stream-json",
+        "tern-events",
     )?;
     let sed = measure::run(
         Command::new("sed").arg("-n").arg(format!("{mid},{}p;{}q", mid + 1999, mid + 1999)).arg(data.join("big.txt")),
@@ -142,7 +142,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     ))?;
     let s = measure::run(
         Command::new(tern)
-            .args(["-p", "bench", "--output-format", "stream-json", "--model", "mock", "--provider", "anthropic"])
+            .args(["-p", "bench", "--output-format", "tern-events", "--model", "mock", "--provider", "anthropic"])
             .args(["--permission-mode", "bypass"])
             .arg("--base-url")
             .arg(server.url())

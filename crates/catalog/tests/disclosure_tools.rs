@@ -224,7 +224,7 @@ async fn mcp_invoke_validates_then_calls_the_deferred_tool() {
         err.message
     );
     assert!(
-        err.message.contains(r#"Input schema: {"additionalProperties":false,"properties":{"n":{"type":"integer"}}"#),
+        err.message.contains(r#"Input schema: {"type":"object","properties":{"n":{"type":"integer"}}"#),
         "{}",
         err.message
     );

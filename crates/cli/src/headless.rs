@@ -1,36 +1,68 @@
-//! Headless print mode: run one prompt, print the result in the chosen
-//! format, exit with a code CI can trust. Results go to stdout, diagnostics
-//! to stderr.
+//! Headless print mode: run one prompt (or, with `--input-format
+//! stream-json`, every user message read from stdin in one session), print
+//! the result in the chosen format, exit with a code CI can trust. Results
+//! go to stdout, diagnostics to stderr.
 
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tern_agent_loop::EventSink;
-use tern_protocol::{AgentEvent, AgentStopReason, ToolResultContent};
-use tern_runtime::RunReport;
+use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolResultContent};
+use tern_runtime::{RunReport, Runtime};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::{OutputFormat, exit};
+use crate::claude_stream::{self, ClaudeStream};
+use crate::{InputFormat, OutputFormat, exit};
 
 /// Print-mode settings.
 pub struct Options {
     /// Output format.
     pub format: OutputFormat,
+    /// Where prompts come from.
+    pub input: InputFormat,
     /// Progress on stderr.
     pub verbose: bool,
+    /// `stream_event` deltas (`--include-partial-messages`).
+    pub partial: bool,
+    /// Permission questions go to the caller as `can_use_tool` control
+    /// requests (`--permission-prompt-tool stdio`).
+    pub stdio_permissions: bool,
 }
 
-/// Run and return the exit code.
-pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -> u8 {
+/// The longest stdin line read in stream-json input (a message with images).
+const MAX_INPUT_LINE: usize = 64 * 1024 * 1024;
+
+/// Run and return the exit code. `prompt`: the one prompt (text input).
+pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: Options) -> u8 {
+    let stream_input = options.input == InputFormat::StreamJson;
+    let asker = StdioAsker::new();
+    let prompt_asker = asker.clone();
+    let stdio = options.stdio_permissions;
     crate::with_runtime_mut(
         overrides,
-        |runtime| runtime.set_permission_prompt(Arc::new(Refuse)),
+        move |runtime| {
+            if stdio {
+                runtime.set_permission_prompt(Arc::new(prompt_asker));
+            } else {
+                runtime.set_permission_prompt(Arc::new(Refuse));
+            }
+        },
         async move |runtime| {
-            let cancel = CancellationToken::new();
+            let current: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
             let interrupted = Arc::new(AtomicBool::new(false));
-            spawn_signal_watch(cancel.clone(), interrupted.clone(), runtime.background_stopper());
+            let cancel_current = {
+                let current = current.clone();
+                Arc::new(move || {
+                    if let Some(c) = current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
+                        c.cancel();
+                    }
+                }) as Arc<dyn Fn() + Send + Sync>
+            };
+            spawn_signal_watch(cancel_current, interrupted.clone(), runtime.background_stopper());
             if options.verbose {
                 for line in runtime.security_summary() {
                     crate::say(&line);
@@ -42,71 +74,494 @@ pub fn run(prompt: &str, overrides: tern_runtime::Overrides, options: Options) -
                     crate::say(&format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default()));
                 }
             }
-            if options.format == OutputFormat::StreamJson {
-                let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
-                let servers: Vec<Value> =
-                    runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
-                let files: Vec<String> =
-                    runtime.instruction_files().iter().map(|f| f.path.display().to_string()).collect();
-                print_line(&json!({
-                    "type": "system", "subtype": "init", "session_id": runtime.session().id(),
-                    "model": runtime.model(), "provider": runtime.provider_name(),
-                    "cwd": runtime.workspace().display().to_string(), "tools": tools, "mcp_servers": servers,
-                    "instruction_files": files,
-                    "resumed_from": runtime.resumed().map(|r| r.from.clone()),
-                }));
+            let out = Output::new(runtime, &options);
+            if stream_input {
+                return stream(runtime, &out, &asker, &current, &interrupted).await;
             }
-            let events = event_sink(options.format, options.verbose);
+            let prompt = prompt.unwrap_or_default();
             // `/NAME args`: a custom command or a skill.
-            let report = match runtime.invocation(prompt) {
-                Some(Ok(invocation)) => runtime.run_invocation(&invocation, &events, &cancel).await,
+            let invocation = match runtime.invocation(&prompt) {
+                Some(Ok(invocation)) => Some(invocation),
                 Some(Err(e)) => {
                     eprintln!("tern: {prompt}: {e}");
                     return crate::exit::USAGE;
                 }
-                None => runtime.run_prompt(prompt, &events, &cancel).await,
+                None => None,
             };
-            for n in &report.notices {
-                crate::say(n);
+            out.init(runtime);
+            let cancel = CancellationToken::new();
+            *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cancel.clone());
+            out.begin();
+            let events = out.sink();
+            let report = match &invocation {
+                Some(invocation) => runtime.run_invocation(invocation, &events, &cancel).await,
+                None => runtime.run_prompt(&prompt, &events, &cancel).await,
+            };
+            let code = out.finish(runtime, &report);
+            if code == exit::INTERRUPTED {
+                eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
             }
-            let mut result = result_object(&report, runtime.session().id());
-            // What ran in the background (all of it is stopped as tern exits).
-            result["background_tasks"] = json!(runtime.background_tasks());
-            // The whole session's, counting what a resumed session had spent before.
-            let (session_usage, session_cost) = runtime.session_usage();
-            result["session_usage"] = json!(session_usage);
-            result["session_cost_usd"] = json!(session_cost);
-            match options.format {
-                OutputFormat::Text => {
-                    if report.outcome.stop_reason == AgentStopReason::Completed {
-                        let mut out = std::io::stdout().lock();
-                        let _ = writeln!(out, "{}", report.outcome.final_text.trim_end());
-                        let _ = out.flush();
-                    }
-                }
-                OutputFormat::Json | OutputFormat::StreamJson => print_line(&result),
-            }
-            match report.outcome.stop_reason {
-                AgentStopReason::Completed => exit::SUCCESS,
-                AgentStopReason::Aborted => {
-                    eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
-                    exit::INTERRUPTED
-                }
-                AgentStopReason::MaxTurns | AgentStopReason::Error | AgentStopReason::ContextFull => {
-                    if let Some(e) = &report.outcome.error {
-                        eprintln!("tern: error: {e}");
-                    }
-                    exit::FAILED
-                }
-            }
+            code
         },
     )
+}
+
+/// What one prompt's run prints, in the chosen format.
+struct Output {
+    format: OutputFormat,
+    verbose: bool,
+    claude: Option<Arc<ClaudeStream>>,
+}
+
+impl Output {
+    fn new(runtime: &Runtime, options: &Options) -> Self {
+        let claude = matches!(options.format, OutputFormat::StreamJson | OutputFormat::Json)
+            .then(|| Arc::new(ClaudeStream::new(runtime.session().id(), options.partial)));
+        Self { format: options.format, verbose: options.verbose, claude }
+    }
+
+    /// The `system/init` line (stream formats).
+    fn init(&self, runtime: &Runtime) {
+        match self.format {
+            OutputFormat::StreamJson => print_line(&init_line(runtime)),
+            OutputFormat::TernEvents => print_line(&tern_init_line(runtime)),
+            OutputFormat::Text | OutputFormat::Json => {}
+        }
+    }
+
+    fn begin(&self) {
+        if let Some(c) = &self.claude {
+            c.begin_prompt();
+        }
+    }
+
+    fn sink(&self) -> EventSink {
+        let format = self.format;
+        let verbose = self.verbose;
+        let claude = self.claude.clone();
+        Arc::new(move |e: AgentEvent| {
+            say_progress(&e, verbose);
+            match format {
+                OutputFormat::StreamJson => {
+                    if let Some(c) = &claude {
+                        for line in c.lines(e) {
+                            print_line(&line);
+                        }
+                    }
+                }
+                OutputFormat::Json => {
+                    // Counted for `duration_api_ms`; nothing printed until the result.
+                    if let Some(c) = &claude {
+                        let _ = c.lines(e);
+                    }
+                }
+                OutputFormat::TernEvents => print_line(&tern_event_line(e)),
+                OutputFormat::Text => {}
+            }
+        })
+    }
+
+    /// Print the result as the format wants it; the exit code for it.
+    fn finish(&self, runtime: &Runtime, report: &RunReport) -> u8 {
+        for n in &report.notices {
+            crate::say(n);
+        }
+        match self.format {
+            OutputFormat::Text => {
+                if report.outcome.stop_reason == AgentStopReason::Completed {
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{}", report.outcome.final_text.trim_end());
+                    let _ = out.flush();
+                }
+            }
+            OutputFormat::Json | OutputFormat::StreamJson | OutputFormat::TernEvents => {
+                print_line(&self.result(runtime, report));
+            }
+        }
+        match report.outcome.stop_reason {
+            AgentStopReason::Completed => exit::SUCCESS,
+            AgentStopReason::Aborted => exit::INTERRUPTED,
+            AgentStopReason::MaxTurns | AgentStopReason::Error | AgentStopReason::ContextFull => {
+                if let Some(e) = &report.outcome.error {
+                    eprintln!("tern: error: {e}");
+                }
+                exit::FAILED
+            }
+        }
+    }
+
+    fn result(&self, runtime: &Runtime, report: &RunReport) -> Value {
+        let session = runtime.session();
+        let model = runtime.model();
+        let facts = claude_stream::ResultFacts {
+            session_id: session.id(),
+            duration_api_ms: self.claude.as_ref().map_or(0, |c| c.api_ms()),
+            model: &model,
+            context_window: runtime.model_info().context_window,
+        };
+        let mut result = claude_stream::result_object(report, &facts);
+        // What ran in the background (all of it is stopped as tern exits).
+        result["background_tasks"] = json!(runtime.background_tasks());
+        // The whole session's, counting what a resumed session had spent before.
+        let (session_usage, session_cost) = runtime.session_usage();
+        result["session_usage"] = json!(session_usage);
+        result["session_cost_usd"] = json!(session_cost.max(0.0) + 0.0);
+        result
+    }
+}
+
+/// Claude Code's `system/init` line, with tern's own facts after.
+fn init_line(runtime: &Runtime) -> Value {
+    let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
+    let servers: Vec<Value> =
+        runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
+    let mut commands: Vec<String> = runtime.commands().list.iter().map(|c| c.name.clone()).collect();
+    let skills: Vec<String> = runtime.skills().list.iter().map(|s| s.name.clone()).collect();
+    commands.extend(skills.iter().cloned());
+    let files: Vec<String> = runtime.instruction_files().iter().map(|f| f.path.display().to_string()).collect();
+    json!({
+        "type": "system",
+        "subtype": "init",
+        "cwd": runtime.workspace().display().to_string(),
+        "session_id": runtime.session().id(),
+        "tools": tools,
+        "mcp_servers": servers,
+        "model": runtime.model(),
+        "permissionMode": claude_mode(runtime.policy().mode()),
+        "slash_commands": commands,
+        "apiKeySource": runtime.api_key_source(),
+        "output_style": "default",
+        "agents": runtime.agent_names(),
+        "skills": skills,
+        "plugins": [],
+        "uuid": claude_stream::uuid(),
+        "tern_version": env!("CARGO_PKG_VERSION"),
+        "provider": runtime.provider_name(),
+        "instruction_files": files,
+        "resumed_from": runtime.resumed().map(|r| r.from.clone()),
+    })
+}
+
+/// A mode by Claude Code's name for it.
+fn claude_mode(mode: tern_runtime::Mode) -> &'static str {
+    match mode {
+        tern_runtime::Mode::Default => "default",
+        tern_runtime::Mode::AcceptEdits => "acceptEdits",
+        tern_runtime::Mode::Plan => "plan",
+        tern_runtime::Mode::Bypass => "bypassPermissions",
+        tern_runtime::Mode::DontAsk => "dontAsk",
+    }
+}
+
+/// tern's own init line (`tern-events`).
+fn tern_init_line(runtime: &Runtime) -> Value {
+    let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
+    let servers: Vec<Value> =
+        runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
+    let files: Vec<String> = runtime.instruction_files().iter().map(|f| f.path.display().to_string()).collect();
+    json!({
+        "type": "system", "subtype": "init", "session_id": runtime.session().id(),
+        "model": runtime.model(), "provider": runtime.provider_name(),
+        "cwd": runtime.workspace().display().to_string(), "tools": tools, "mcp_servers": servers,
+        "instruction_files": files,
+        "permission_mode": runtime.policy().mode().as_str(),
+        "tern_version": env!("CARGO_PKG_VERSION"),
+        "resumed_from": runtime.resumed().map(|r| r.from.clone()),
+    })
+}
+
+/// One `tern-events` line: the event itself; a subagent's event as itself,
+/// marked with the `task` call it belongs to.
+fn tern_event_line(e: AgentEvent) -> Value {
+    let (event, parent) = match e {
+        AgentEvent::Subagent { parent_tool_use_id, event } => (*event, Some(parent_tool_use_id)),
+        e => (e, None),
+    };
+    let mut v = serde_json::to_value(&event).unwrap_or(Value::Null);
+    if let (Some(parent), Some(obj)) = (parent, v.as_object_mut()) {
+        obj.insert("parent_tool_use_id".into(), Value::String(parent));
+    }
+    v
+}
+
+/// Notices always, progress with `--verbose`, on stderr.
+fn say_progress(e: &AgentEvent, verbose: bool) {
+    let (event, sub) = match e {
+        AgentEvent::Subagent { event, .. } => (event.as_ref(), true),
+        e => (e, false),
+    };
+    // What tern tells the person (a command's rules, a cut reply) is said even without --verbose.
+    if !verbose {
+        if !sub && let AgentEvent::Notice { message } = event {
+            crate::say(message);
+        }
+        return;
+    }
+    if let Some(text) = progress(event) {
+        let prefix = if sub { "  [subagent] " } else { "" };
+        // Tool output and model text may hold escape sequences from files tern read.
+        eprintln!("{prefix}{}", tern_tui::sanitize::clean(&text));
+    }
+}
+
+/// `--input-format stream-json`: user messages and control requests as JSON
+/// lines on stdin; one result per message, all in one session, until stdin
+/// closes (then what is queued still runs).
+async fn stream(
+    runtime: &Runtime,
+    out: &Output,
+    asker: &StdioAsker,
+    current: &Arc<Mutex<Option<CancellationToken>>>,
+    interrupted: &AtomicBool,
+) -> u8 {
+    let mut lines = spawn_stdin_reader();
+    let mut queue: VecDeque<(String, Vec<ContentBlock>)> = VecDeque::new();
+    let mut running: Option<std::pin::Pin<Box<dyn std::future::Future<Output = RunReport> + '_>>> = None;
+    let mut open = true;
+    let mut code = exit::SUCCESS;
+    let mut initialized = false;
+    let events = out.sink();
+    loop {
+        if running.is_none() && !interrupted.load(Ordering::SeqCst) {
+            if let Some((text, blocks)) = queue.pop_front() {
+                let cancel = CancellationToken::new();
+                *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cancel.clone());
+                if !initialized {
+                    out.init(runtime);
+                    initialized = true;
+                }
+                out.begin();
+                let events = events.clone();
+                running = Some(Box::pin(async move { runtime.run_prompt_with(&text, blocks, &events, &cancel).await }));
+            } else if !open {
+                break;
+            }
+        }
+        if running.is_none() && interrupted.load(Ordering::SeqCst) {
+            return exit::INTERRUPTED;
+        }
+        tokio::select! {
+            report = async {
+                match running.as_mut() {
+                    Some(run) => run.await,
+                    None => std::future::pending().await,
+                }
+            }, if running.is_some() => {
+                running = None;
+                *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+                code = out.finish(runtime, &report);
+            }
+            line = lines.recv(), if open => match line {
+                None => {
+                    open = false;
+                    asker.close();
+                }
+                Some(Err(e)) => crate::say(&format!("stdin: {e}")),
+                Some(Ok(line)) => match handle_line(runtime, asker, current, &line) {
+                    Ok(Some(prompt)) => queue.push_back(prompt),
+                    Ok(None) => {}
+                    Err(e) => crate::say(&format!("stdin: {e}")),
+                },
+            },
+        }
+    }
+    if interrupted.load(Ordering::SeqCst) { exit::INTERRUPTED } else { code }
+}
+
+/// One stdin line: a user message to queue, or a control message handled
+/// at once (its response printed).
+fn handle_line(
+    runtime: &Runtime,
+    asker: &StdioAsker,
+    current: &Arc<Mutex<Option<CancellationToken>>>,
+    line: &str,
+) -> Result<Option<(String, Vec<ContentBlock>)>, String> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_str(line).map_err(|e| {
+        format!(
+            "not a JSON line ({e}); send {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}}"
+        )
+    })?;
+    match v.get("type").and_then(Value::as_str) {
+        Some("user") => user_message(&v).map(Some),
+        Some("control_request") => {
+            let id = v.get("request_id").cloned().unwrap_or(Value::Null);
+            let request = v.get("request").cloned().unwrap_or(Value::Null);
+            let answer = control(runtime, current, &request);
+            let response = match answer {
+                Ok(body) => json!({"subtype": "success", "request_id": id, "response": body}),
+                Err(e) => json!({"subtype": "error", "request_id": id, "error": e}),
+            };
+            print_line(&json!({"type": "control_response", "response": response}));
+            Ok(None)
+        }
+        Some("control_response") => {
+            asker.answer(v.get("response").cloned().unwrap_or(Value::Null));
+            Ok(None)
+        }
+        Some("control_cancel_request") | Some("keep_alive") => Ok(None),
+        Some(other) => Err(format!("unknown message type `{other}` (expected user or control_request)")),
+        None => Err("a line without `type`".into()),
+    }
+}
+
+/// The prompt of a `user` line: its text, and its image and document blocks.
+fn user_message(v: &Value) -> Result<(String, Vec<ContentBlock>), String> {
+    let content = v.pointer("/message/content").ok_or("a user line without message.content")?;
+    let mut text = Vec::new();
+    let mut blocks = Vec::new();
+    match content {
+        Value::String(s) => text.push(s.clone()),
+        Value::Array(items) => {
+            for item in items {
+                match item.get("type").and_then(Value::as_str) {
+                    Some("text") => text.push(item.get("text").and_then(Value::as_str).unwrap_or_default().into()),
+                    Some("image") => {
+                        let media_type = item.pointer("/source/media_type").and_then(Value::as_str);
+                        let data = item.pointer("/source/data").and_then(Value::as_str);
+                        match (media_type, data) {
+                            (Some(m), Some(d)) => blocks.push(ContentBlock::Image {
+                                source: ImageSource { media_type: m.into(), data: d.into() },
+                            }),
+                            _ => return Err("an image block needs source.media_type and source.data (base64)".into()),
+                        }
+                    }
+                    Some(other) => return Err(format!("unsupported content block `{other}` in a user message")),
+                    None => return Err("a content block without `type`".into()),
+                }
+            }
+        }
+        _ => return Err("message.content must be a string or a list of blocks".into()),
+    }
+    let text = text.join("\n");
+    if text.trim().is_empty() && blocks.is_empty() {
+        return Err("an empty user message".into());
+    }
+    Ok((text, blocks))
+}
+
+/// A control request from the caller; the response body, or why not.
+fn control(
+    runtime: &Runtime,
+    current: &Arc<Mutex<Option<CancellationToken>>>,
+    request: &Value,
+) -> Result<Value, String> {
+    match request.get("subtype").and_then(Value::as_str) {
+        Some("initialize") => {
+            let commands: Vec<Value> = runtime
+                .commands()
+                .list
+                .iter()
+                .map(|c| json!({"name": c.name, "description": c.description, "argumentHint": c.argument_hint}))
+                .chain(runtime.skills().list.iter().map(|s| json!({"name": s.name, "description": s.description})))
+                .collect();
+            let models: Vec<Value> =
+                runtime.model_choices().iter().map(|(name, _)| json!({"value": name, "displayName": name})).collect();
+            Ok(json!({
+                "commands": commands, "models": models, "output_style": "default",
+                "available_output_styles": ["default"], "agents": runtime.agent_names(),
+            }))
+        }
+        Some("interrupt") => {
+            if let Some(c) = current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
+                c.cancel();
+            }
+            Ok(json!({}))
+        }
+        Some("set_permission_mode") => {
+            let mode = request.get("mode").and_then(Value::as_str).ok_or("set_permission_mode needs `mode`")?;
+            let mode: tern_runtime::Mode = mode.parse()?;
+            runtime.set_mode(mode);
+            Ok(json!({"mode": claude_mode(mode)}))
+        }
+        Some("set_model") => {
+            let model = match request.get("model") {
+                Some(Value::String(m)) => m.clone(),
+                _ => runtime.configured_model(),
+            };
+            if let Some(warning) = runtime.set_model(&model).map_err(|e| e.to_string())? {
+                crate::say(&format!("warning: {warning}"));
+            }
+            Ok(json!({"model": model}))
+        }
+        Some(other) => Err(format!("tern does not support the control request `{other}`")),
+        None => Err("a control request without `subtype`".into()),
+    }
+}
+
+/// Lines of stdin, read on a thread (bounded: a longer line is an error and
+/// is skipped).
+fn spawn_stdin_reader() -> mpsc::Receiver<Result<String, String>> {
+    let (tx, rx) = mpsc::channel(64);
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut reader = stdin.lock();
+        loop {
+            let line = read_line_bounded(&mut reader, MAX_INPUT_LINE);
+            let end = matches!(line, Ok(None));
+            let item = match line {
+                Ok(Some(Ok(l))) => Ok(l),
+                Ok(Some(Err(why))) => Err(why),
+                Ok(None) => break,
+                Err(e) => Err(format!("cannot read: {e}")),
+            };
+            if end || tx.blocking_send(item).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The next line without its newline: `None` at the end; `Some(Err)` for a
+/// line longer than `max` bytes (read to its end and dropped) or not UTF-8.
+fn read_line_bounded(r: &mut impl std::io::BufRead, max: usize) -> std::io::Result<Option<Result<String, String>>> {
+    let mut buf = Vec::new();
+    let mut too_long = false;
+    let mut any = false;
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            if !any {
+                return Ok(None);
+            }
+            break;
+        }
+        any = true;
+        let (part, done) = match memchr_newline(chunk) {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        if !too_long {
+            if buf.len() + part.len() > max {
+                too_long = true;
+                buf = Vec::new();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        let used = done.unwrap_or(chunk.len());
+        r.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Some(Err(format!("a line longer than {} MiB was skipped", max / (1024 * 1024)))));
+    }
+    Ok(Some(String::from_utf8(buf).map_err(|_| "a line that is not UTF-8 was skipped".to_string())))
+}
+
+fn memchr_newline(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
 }
 
 /// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
 /// signal exits at once, stopping background commands first.
 fn spawn_signal_watch(
-    cancel: CancellationToken,
+    cancel: Arc<dyn Fn() + Send + Sync>,
     interrupted: Arc<AtomicBool>,
     stop_background: Arc<dyn Fn() + Send + Sync>,
 ) {
@@ -127,7 +582,7 @@ fn spawn_signal_watch(
                 stop_background();
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }
-            cancel.cancel();
+            cancel();
         }
     });
 }
@@ -136,36 +591,6 @@ fn print_line(v: &Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{v}");
     let _ = out.flush();
-}
-
-fn event_sink(format: OutputFormat, verbose: bool) -> EventSink {
-    Arc::new(move |e: AgentEvent| {
-        // A subagent's event is printed as itself, marked with the `task` call it belongs to.
-        let (event, parent) = match e {
-            AgentEvent::Subagent { parent_tool_use_id, event } => (*event, Some(parent_tool_use_id)),
-            e => (e, None),
-        };
-        if format == OutputFormat::StreamJson
-            && let Ok(mut v) = serde_json::to_value(&event)
-        {
-            if let (Some(parent), Some(obj)) = (&parent, v.as_object_mut()) {
-                obj.insert("parent_tool_use_id".into(), Value::String(parent.clone()));
-            }
-            print_line(&v);
-        }
-        // What tern tells the person (a command's rules, a cut reply) is said even without --verbose.
-        if !verbose
-            && parent.is_none()
-            && let AgentEvent::Notice { message } = &event
-        {
-            crate::say(message);
-        }
-        if verbose && let Some(text) = progress(&event) {
-            let prefix = if parent.is_some() { "  [subagent] " } else { "" };
-            // Tool output and model text may hold escape sequences from files tern read.
-            eprintln!("{prefix}{}", tern_tui::sanitize::clean(&text));
-        }
-    })
 }
 
 /// Progress on stderr for `--verbose`: turns, the model's words between
@@ -211,32 +636,15 @@ fn progress(e: &AgentEvent) -> Option<String> {
     })
 }
 
-fn result_object(report: &RunReport, session_id: &str) -> Value {
-    let o = &report.outcome;
-    let (subtype, is_error) = match o.stop_reason {
-        AgentStopReason::Completed => ("success", false),
-        AgentStopReason::MaxTurns => ("error_max_turns", true),
-        AgentStopReason::Error => ("error_during_execution", true),
-        AgentStopReason::Aborted => ("interrupted", true),
-        AgentStopReason::ContextFull => ("error_context_full", true),
-    };
-    let mut v = json!({
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "result": o.final_text,
-        "num_turns": o.turns,
-        "duration_ms": report.duration_ms,
-        "usage": o.usage,
-        "total_cost_usd": report.cost_usd,
-        "session_id": session_id,
-        "stop_reason": o.stop_reason,
-    });
-    if let Some(e) = &o.error {
-        v["error"] = json!(e);
+/// A permission question as the caller's words for it, for stderr.
+fn describe(request: &tern_runtime::PermissionRequest) -> String {
+    let key = ["command", "path", "url"].iter().find_map(|k| request.input.get(*k).and_then(|v| v.as_str()));
+    let args = key.map(str::to_string).unwrap_or_else(|| request.input.to_string());
+    let mut short: String = args.chars().take(120).collect();
+    if short.len() < args.len() {
+        short.push('…');
     }
-    v["permission_denials"] = json!(report.permission_denials);
-    v
+    format!("{} `{short}`", request.tool)
 }
 
 /// Headless answer to every permission question: no — nobody is there to
@@ -248,14 +656,178 @@ impl tern_runtime::PermissionPrompt for Refuse {
         &self,
         request: tern_runtime::PermissionRequest,
     ) -> futures::future::BoxFuture<'_, tern_runtime::PermissionAnswer> {
-        let key = ["command", "path", "url"].iter().find_map(|k| request.input.get(*k).and_then(|v| v.as_str()));
-        let args = key.map(str::to_string).unwrap_or_else(|| request.input.to_string());
-        let mut short: String = args.chars().take(120).collect();
-        if short.len() < args.len() {
-            short.push('…');
-        }
         let hint = request.decision.how_to_allow().map(|h| format!("; {h}")).unwrap_or_default();
-        crate::say(&format!("denied {} `{short}` — {}{hint}", request.tool, request.decision.reason));
+        crate::say(&format!("denied {} — {}{hint}", describe(&request), request.decision.reason));
         Box::pin(async { tern_runtime::PermissionAnswer::Unanswered })
+    }
+}
+
+/// `--permission-prompt-tool stdio`: each question goes to the caller as a
+/// `can_use_tool` control request on stdout; its `control_response` on
+/// stdin answers it. Once stdin is closed, questions are refused.
+#[derive(Clone)]
+struct StdioAsker {
+    inner: Arc<AskerState>,
+}
+
+#[derive(Default)]
+struct AskerState {
+    pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    closed: AtomicBool,
+    next: AtomicU64,
+}
+
+impl StdioAsker {
+    fn new() -> Self {
+        Self { inner: Arc::default() }
+    }
+
+    /// Stdin closed: nobody can answer; the questions waiting are refused.
+    fn close(&self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+        self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+    }
+
+    /// A `control_response` body (`{subtype, request_id, response|error}`).
+    fn answer(&self, response: Value) {
+        let Some(id) = response.get("request_id").and_then(Value::as_str) else {
+            crate::say("stdin: a control_response without response.request_id");
+            return;
+        };
+        let waiting = self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(response);
+            }
+            None => crate::say(&format!("stdin: a control_response for `{id}`, which nothing asked")),
+        }
+    }
+}
+
+impl tern_runtime::PermissionPrompt for StdioAsker {
+    fn ask(
+        &self,
+        request: tern_runtime::PermissionRequest,
+    ) -> futures::future::BoxFuture<'_, tern_runtime::PermissionAnswer> {
+        use tern_runtime::PermissionAnswer;
+        Box::pin(async move {
+            if self.inner.closed.load(Ordering::SeqCst) {
+                crate::say(&format!("denied {} — stdin is closed, so nobody can answer", describe(&request)));
+                return PermissionAnswer::Unanswered;
+            }
+            let id = format!("tern-perm-{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
+            let (tx, rx) = oneshot::channel();
+            self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), tx);
+            let suggestions: Vec<Value> = request
+                .decision
+                .suggestion
+                .iter()
+                .map(|rule| json!({"type": "addRules", "rules": [{"ruleContent": rule}], "behavior": "allow", "destination": "session"}))
+                .collect();
+            print_line(&json!({
+                "type": "control_request",
+                "request_id": id,
+                "request": {
+                    "subtype": "can_use_tool",
+                    "tool_name": request.tool,
+                    "input": request.input,
+                    "tool_use_id": request.call_id,
+                    "permission_suggestions": suggestions,
+                    "decision_reason": request.decision.reason,
+                },
+            }));
+            let Ok(response) = rx.await else {
+                crate::say(&format!("denied {} — stdin closed before an answer", describe(&request)));
+                return PermissionAnswer::Unanswered;
+            };
+            permission_answer(&request, &response)
+        })
+    }
+}
+
+/// The caller's answer to `can_use_tool`.
+fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value) -> tern_runtime::PermissionAnswer {
+    use tern_runtime::PermissionAnswer;
+    if response.get("subtype").and_then(Value::as_str) == Some("error") {
+        let why = response.get("error").and_then(Value::as_str).unwrap_or("an error");
+        return PermissionAnswer::Deny { feedback: Some(format!("the permission prompt failed: {why}")) };
+    }
+    let body = response.get("response").cloned().unwrap_or(Value::Null);
+    match body.get("behavior").and_then(Value::as_str) {
+        Some("allow") => {
+            // tern runs the call the model made, as it was judged: a changed input is refused.
+            if let Some(updated) = body.get("updatedInput").filter(|u| !u.is_null() && **u != request.input) {
+                let _ = updated;
+                return PermissionAnswer::Deny {
+                    feedback: Some(
+                        "the permission prompt answered with a changed input, which tern does not run; make the call \
+                         again with the input you want"
+                            .into(),
+                    ),
+                };
+            }
+            let rule = body
+                .get("updatedPermissions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|p| p.get("behavior").and_then(Value::as_str) == Some("allow"))
+                .find_map(|p| {
+                    let scope = match p.get("destination").and_then(Value::as_str) {
+                        Some("projectSettings") | Some("localSettings") => tern_runtime::RuleScope::Project,
+                        Some("userSettings") => tern_runtime::RuleScope::User,
+                        _ => tern_runtime::RuleScope::Session,
+                    };
+                    let rule = p.pointer("/rules/0")?;
+                    let content = rule.get("ruleContent").and_then(Value::as_str);
+                    let text = match (rule.get("toolName").and_then(Value::as_str), content) {
+                        (Some(tool), Some(c)) if !c.starts_with(tool) => format!("{tool}({c})"),
+                        (Some(tool), None) => tool.to_string(),
+                        (_, Some(c)) => c.to_string(),
+                        (None, None) => return None,
+                    };
+                    Some((text, scope))
+                });
+            match rule {
+                Some((rule, scope)) => PermissionAnswer::AllowAlways { rule, scope },
+                None => PermissionAnswer::Allow,
+            }
+        }
+        Some("deny") => PermissionAnswer::Deny {
+            feedback: body.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()).map(str::to_string),
+        },
+        _ => PermissionAnswer::Deny {
+            feedback: Some("the permission prompt's answer had no `behavior` (allow or deny)".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_lines() {
+        let mut r = std::io::BufReader::with_capacity(4, &b"ab\ncdefghij\nk"[..]);
+        assert_eq!(read_line_bounded(&mut r, 5).unwrap(), Some(Ok("ab".into())));
+        assert!(read_line_bounded(&mut r, 5).unwrap().unwrap().is_err());
+        assert_eq!(read_line_bounded(&mut r, 5).unwrap(), Some(Ok("k".into())));
+        assert_eq!(read_line_bounded(&mut r, 5).unwrap(), None);
+    }
+
+    #[test]
+    fn user_lines() {
+        let v: Value = serde_json::from_str(r#"{"type":"user","message":{"role":"user","content":"hi"}}"#).unwrap();
+        assert_eq!(user_message(&v).unwrap().0, "hi");
+        let v: Value = serde_json::from_str(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#,
+        )
+        .unwrap();
+        let (text, blocks) = user_message(&v).unwrap();
+        assert_eq!(text, "look");
+        assert_eq!(blocks.len(), 1);
+        let v: Value = serde_json::from_str(r#"{"type":"user","message":{"content":[]}}"#).unwrap();
+        assert!(user_message(&v).is_err());
     }
 }

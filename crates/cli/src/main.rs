@@ -2,6 +2,7 @@
 //! subcommands (`tern tools`, `tern mcp list`) live here; the interactive
 //! TUI arrives with its own crate.
 
+mod claude_stream;
 mod doctor;
 mod headless;
 mod inspect;
@@ -29,9 +30,22 @@ pub mod exit {
 pub enum OutputFormat {
     /// The final answer as plain text.
     Text,
-    /// One JSON result object.
+    /// One JSON result object (Claude Code's fields, then tern's).
     Json,
-    /// One JSON object per line: init, every event, then the result.
+    /// One JSON object per line in Claude Code's shapes: `system/init`, `assistant` and `user` messages,
+    /// `stream_event` deltas (with --include-partial-messages), then the result.
+    StreamJson,
+    /// One JSON object per line: tern's own events (turns, retries, tool progress, notices), then the result.
+    TernEvents,
+}
+
+/// Where `-p` reads its prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// One prompt: the argument, or all of stdin.
+    Text,
+    /// JSON lines on stdin: user messages (one result each, in one session) and control requests, until stdin
+    /// closes.
     StreamJson,
 }
 
@@ -52,6 +66,28 @@ struct Cli {
     /// Output format for --print.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     output_format: OutputFormat,
+
+    /// Input format for --print (stream-json implies --print and needs --output-format stream-json).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    input_format: InputFormat,
+
+    /// With --output-format stream-json: also the model's words as they stream (`stream_event` lines).
+    #[arg(long)]
+    include_partial_messages: bool,
+
+    /// Where permission questions go in --print: `stdio` sends each to the caller as a `can_use_tool` control
+    /// request (with --input-format stream-json); without it they are refused.
+    #[arg(long, value_name = "TOOL")]
+    permission_prompt_tool: Option<String>,
+
+    /// Replace tern's own instructions in the system prompt (the tool list, environment and instruction files
+    /// still follow).
+    #[arg(long, value_name = "TEXT")]
+    system_prompt: Option<String>,
+
+    /// The id of the new session (letters, digits, `-`, `_`; a UUID works).
+    #[arg(long, value_name = "ID", conflicts_with = "session_source")]
+    session_id: Option<String>,
 
     /// Stop after this many model turns.
     #[arg(long)]
@@ -118,11 +154,21 @@ struct Common {
     #[arg(long = "allowed-tools", alias = "allowedTools", global = true, num_args = 1..)]
     allowed_tools: Vec<String>,
 
-    /// Permission mode: default, accept-edits, plan or bypass.
+    /// Permission mode: default, accept-edits, plan, bypass or dont-ask (refuse whatever would be asked);
+    /// Claude Code's names (acceptEdits, bypassPermissions, dontAsk) work too.
     #[arg(long = "permission-mode", global = true)]
     permission_mode: Option<String>,
 
-    /// More MCP servers from a JSON file in the `.mcp.json` format (repeatable).
+    /// The same as --permission-mode bypass: nothing is asked (deny rules and protected paths still hold).
+    #[arg(long, global = true, conflicts_with = "permission_mode")]
+    dangerously_skip_permissions: bool,
+
+    /// Another folder tools may read and edit as they do the workspace (repeatable); the sandbox lets
+    /// commands write there too.
+    #[arg(long = "add-dir", global = true, value_name = "DIR")]
+    add_dir: Vec<PathBuf>,
+
+    /// More MCP servers from a JSON file in the `.mcp.json` format, or that JSON itself (repeatable).
     #[arg(long = "mcp-config", global = true)]
     mcp_config: Vec<PathBuf>,
 
@@ -351,7 +397,12 @@ impl Common {
                 .flat_map(|s| tern_policy::rules::split_rule_list(s))
                 .collect(),
             allowed_tools: self.allowed_tools.iter().flat_map(|s| tern_policy::rules::split_rule_list(s)).collect(),
-            permission_mode: self.permission_mode.clone(),
+            permission_mode: if self.dangerously_skip_permissions {
+                Some("bypass".into())
+            } else {
+                self.permission_mode.clone()
+            },
+            add_dirs: self.add_dir.clone(),
             mcp_config: self.mcp_config.clone(),
             trust: self.trust,
             sandbox: self.sandbox.clone(),
@@ -372,6 +423,7 @@ impl Cli {
             resume,
             fork_session: self.fork_session,
             no_session: self.no_session,
+            session_id: self.session_id.clone(),
             agent: self.agent.clone(),
             ..self.common.overrides()
         }
@@ -442,6 +494,9 @@ fn main() -> ExitCode {
         }
         None => {}
     }
+    if cli.input_format == InputFormat::StreamJson {
+        cli.print = true;
+    }
     if !cli.print {
         if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
             eprintln!(
@@ -459,21 +514,69 @@ fn main() -> ExitCode {
         let pick = matches!(cli.resume, Some(None));
         return ExitCode::from(tui(overrides, initial, pick));
     }
-    let prompt = match read_prompt(cli.prompt.clone()) {
-        Ok(p) => p,
-        Err(msg) => {
-            eprintln!("tern: {msg}");
-            return ExitCode::from(exit::USAGE);
+    if let Err(msg) = check_headless_flags(&cli) {
+        eprintln!("tern: {msg}");
+        return ExitCode::from(exit::USAGE);
+    }
+    let prompt = if cli.input_format == InputFormat::StreamJson {
+        None
+    } else {
+        match read_prompt(cli.prompt.clone()) {
+            Ok(p) => Some(p),
+            Err(msg) => {
+                eprintln!("tern: {msg}");
+                return ExitCode::from(exit::USAGE);
+            }
         }
     };
     let overrides = tern_runtime::Overrides {
         max_turns: cli.max_turns,
         append_system_prompt: cli.append_system_prompt.clone(),
+        system_prompt: cli.system_prompt.clone(),
         front_end: Some(tern_catalog::FrontEnd::Headless),
         ..cli.session_overrides()
     };
-    let options = headless::Options { format: cli.output_format, verbose: cli.verbose };
-    ExitCode::from(headless::run(&prompt, overrides, options))
+    let options = headless::Options {
+        format: cli.output_format,
+        input: cli.input_format,
+        verbose: cli.verbose,
+        partial: cli.include_partial_messages,
+        stdio_permissions: cli.permission_prompt_tool.is_some(),
+    };
+    ExitCode::from(headless::run(prompt, overrides, options))
+}
+
+/// The headless flags that only make sense together.
+fn check_headless_flags(cli: &Cli) -> Result<(), String> {
+    if cli.input_format == InputFormat::StreamJson {
+        if cli.output_format != OutputFormat::StreamJson {
+            return Err("--input-format stream-json needs --output-format stream-json".into());
+        }
+        if cli.prompt.is_some() {
+            return Err(
+                "--input-format stream-json reads its prompts from stdin; drop the prompt argument (or send it as                  the first user message)"
+                    .into(),
+            );
+        }
+    }
+    if cli.include_partial_messages && cli.output_format != OutputFormat::StreamJson {
+        return Err("--include-partial-messages needs --output-format stream-json".into());
+    }
+    match cli.permission_prompt_tool.as_deref() {
+        None => {}
+        Some("stdio") if cli.input_format == InputFormat::StreamJson => {}
+        Some("stdio") => {
+            return Err(
+                "--permission-prompt-tool stdio needs --input-format stream-json (answers come on stdin)".into()
+            );
+        }
+        Some(other) => {
+            return Err(format!(
+                "--permission-prompt-tool {other}: tern asks only over `stdio` (control requests); an MCP tool as                  the prompt is not supported"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `tern init`: a headless run of the `/init` prompt that may write AGENTS.md
@@ -497,8 +600,14 @@ fn init(mut overrides: tern_runtime::Overrides, args: &InitArgs) -> u8 {
     }
     overrides.allowed_tools.extend([format!("write({file})"), format!("edit({file})")]);
     overrides.front_end = Some(tern_catalog::FrontEnd::Headless);
-    let options = headless::Options { format: OutputFormat::Text, verbose: args.verbose };
-    headless::run(&tern_runtime::prompt::init_prompt(existing), overrides, options)
+    let options = headless::Options {
+        format: OutputFormat::Text,
+        input: InputFormat::Text,
+        verbose: args.verbose,
+        partial: false,
+        stdio_permissions: false,
+    };
+    headless::run(Some(tern_runtime::prompt::init_prompt(existing)), overrides, options)
 }
 
 /// Start the async runtime, set up tern's [`tern_runtime::Runtime`] (config,

@@ -87,7 +87,7 @@ async fn a_second_interrupt_still_stops_background_commands() {
         {"text": "unreachable"}
     ]});
     let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
-    let mut child = h.command(&["-p", "go", "--output-format", "stream-json"]).spawn().unwrap();
+    let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     while let Some(line) = lines.next_line().await.unwrap() {
         let v: Value = serde_json::from_str(&line).unwrap();

@@ -49,7 +49,7 @@ async fn near_the_window_the_conversation_is_summarised_and_resumes_from_the_sum
         for (args, answer) in [
             (vec!["-p", "first prompt"], "one done"),
             (vec!["-c", "-p", "second prompt"], "two done"),
-            (vec!["-c", "-p", "third prompt", "--output-format", "stream-json"], ""),
+            (vec!["-c", "-p", "third prompt", "--output-format", "tern-events"], ""),
         ] {
             let out = h.run(&args).await;
             assert_eq!(out.code, Some(0), "{wire:?} {args:?}: {}", out.stderr);
@@ -92,7 +92,7 @@ async fn the_compaction_event_is_in_the_stream() {
     assert_eq!(first.code, Some(0));
     // One turn that nears the window has nothing before it to summarise: it goes on without a word.
     assert!(!first.stderr.contains("compact"), "{}", first.stderr);
-    let out = h.run(&["-c", "-p", "second prompt", "--output-format", "stream-json"]).await;
+    let out = h.run(&["-c", "-p", "second prompt", "--output-format", "tern-events"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let c = out.events_of_type("compaction");
     assert_eq!(c.len(), 1, "{}", out.stdout);
@@ -153,7 +153,7 @@ async fn a_run_that_fills_the_window_between_turns_is_compacted_and_goes_on() {
     let h = Harness::new(Wire::Anthropic, &script).await;
     small_window(&h, 5500, 500, 1);
     assert_eq!(h.run(&["-p", "first prompt"]).await.code, Some(0));
-    let out = h.run(&["-c", "-p", "second prompt", "--output-format", "stream-json"]).await;
+    let out = h.run(&["-c", "-p", "second prompt", "--output-format", "tern-events"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let c = out.events_of_type("compaction");
     assert_eq!(c.len(), 1, "{}", out.stdout);

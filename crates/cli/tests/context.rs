@@ -16,7 +16,7 @@ async fn instruction_files_with_imports_are_listed_and_sent() {
     write(&h.path("AGENTS.md"), "Root rules. Style: @docs/style.md\n");
     write(&h.path("docs/style.md"), "IMPORTED-STYLE-RULES");
     write(&h.path("sub/CLAUDE.md"), "SUB-CLAUDE-RULES");
-    let mut cmd = h.command(&["-p", "hi", "--output-format", "stream-json"]);
+    let mut cmd = h.command(&["-p", "hi", "--output-format", "tern-events"]);
     cmd.current_dir(h.path("sub"));
     let out = cmd.output().await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -28,7 +28,7 @@ async fn the_model_reads_greps_edits_and_the_file_on_disk_is_right() {
         )
         .await;
         write(&h.path("src/lib.rs"), "pub fn greet() -> &'static str {\n    \"Hello\"\n}\n");
-        let out = h.run(&["-p", "make greet say hello world", "--output-format", "stream-json"]).await;
+        let out = h.run(&["-p", "make greet say hello world", "--output-format", "tern-events"]).await;
         assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
         assert_eq!(
             std::fs::read_to_string(h.path("src/lib.rs")).unwrap(),
@@ -82,7 +82,7 @@ async fn todo_write_emits_a_todo_update_event() {
         .to_string(),
     )
     .await;
-    let out = h.run(&["-p", "plan it", "--output-format", "stream-json"]).await;
+    let out = h.run(&["-p", "plan it", "--output-format", "tern-events"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let updates = out.events_of_type("todo_update");
     assert_eq!(updates.len(), 1);

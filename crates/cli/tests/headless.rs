@@ -103,7 +103,7 @@ async fn rate_limit_is_retried_with_a_retry_event() {
     for wire in BOTH {
         let h = Harness::new(wire, r#"{"turns":[{"faults":[{"status":429,"retry_after":"0"}],"text":"after retry"}]}"#)
             .await;
-        let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+        let out = h.run(&["-p", "hi", "--output-format", "tern-events"]).await;
         assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
         let retries = out.events_of_type("retry");
         assert_eq!(retries.len(), 1, "{wire:?}");
@@ -140,7 +140,7 @@ async fn a_cut_stream_is_retried_and_a_persistent_one_fails_cleanly() {
             r#"{"turns":[{"faults":[{"cut_after_events":3}],"text":"a long enough answer to be split"}]}"#,
         )
         .await;
-        let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+        let out = h.run(&["-p", "hi", "--output-format", "tern-events"]).await;
         assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
         let retry = &out.events_of_type("retry")[0];
         assert!(retry["error"].as_str().unwrap().contains("ended before"), "{retry}");
@@ -155,7 +155,7 @@ async fn a_cut_stream_is_retried_and_a_persistent_one_fails_cleanly() {
         let result = &out.json_lines()[0];
         assert_eq!(result["is_error"], true);
         assert_eq!(result["subtype"], "error_during_execution");
-        assert!(result["error"].as_str().unwrap().contains("ended before"), "{result}");
+        assert!(result["errors"][0].as_str().unwrap().contains("ended before"), "{result}");
         assert_eq!(h.server.requests().len(), 4, "default policy: 4 attempts");
     }
 }
@@ -168,7 +168,7 @@ async fn malformed_chunks_and_stream_errors_are_retried() {
             r#"{"turns":[{"faults":[{"malformed_after_events":2},{"stream_error_after_events":3}],"text":"third time lucky"}]}"#,
         )
         .await;
-        let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+        let out = h.run(&["-p", "hi", "--output-format", "tern-events"]).await;
         assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
         assert_eq!(out.events_of_type("retry").len(), 2);
         assert_eq!(out.events_of_type("result")[0]["result"], "third time lucky");
@@ -200,7 +200,7 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
         r#"{"turns":[{"thinking":"hmm","text":"Let me check.","tool_calls":[{"name":"bash","arguments":{"command":"echo out"}}]},{"text":"Done."}]}"#,
     )
     .await;
-    let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+    let out = h.run(&["-p", "hi", "--output-format", "tern-events"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let lines = out.json_lines();
     assert_eq!(lines[0]["type"], "system");
@@ -259,7 +259,8 @@ async fn json_output_is_one_result_object() {
     assert_eq!(r["is_error"], false);
     assert_eq!(
         r["usage"],
-        json!({"input_tokens": 100, "output_tokens": 7, "cache_read_tokens": 0, "cache_write_tokens": 0})
+        json!({"input_tokens": 100, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 7,
+               "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}})
     );
 }
 
@@ -369,7 +370,7 @@ async fn sigint_cancels_the_run_kills_tools_and_exits_130() {
         ]})),
     )
     .await;
-    let mut child = h.command(&["-p", "go", "--output-format", "stream-json"]).spawn().unwrap();
+    let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     let mut lines = tokio::io::BufReader::new(stdout).lines();
     let mut seen = Vec::new();
@@ -394,7 +395,8 @@ async fn sigint_cancels_the_run_kills_tools_and_exits_130() {
     assert!(end["content"][0]["text"].as_str().unwrap().contains("Interrupted"), "{end}");
     let result = seen.last().unwrap();
     assert_eq!(result["type"], "result");
-    assert_eq!(result["subtype"], "interrupted");
+    assert_eq!(result["subtype"], "error_during_execution");
+    assert_eq!(result["terminal_reason"], "aborted");
     assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new());
     assert_eq!(h.server.requests().len(), 1, "no request after the interrupt");
 }

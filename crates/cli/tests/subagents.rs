@@ -29,7 +29,7 @@ fn two_children() -> String {
 async fn two_subagents_run_at_once_with_fresh_contexts_and_their_answers_come_back() {
     let h = Harness::new(Wire::Anthropic, &two_children()).await;
     write(&h.path("a.txt"), "ALPHA-CONTENT\n");
-    let out = h.run(&["-p", "PARENT-PROMPT", "--output-format", "stream-json"]).await;
+    let out = h.run(&["-p", "PARENT-PROMPT", "--output-format", "tern-events"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let requests = h.server.requests();
     assert_eq!(requests.len(), 5, "parent twice, explore twice, verifier once");
@@ -98,7 +98,7 @@ async fn an_interrupt_stops_the_subagent_and_kills_its_command() {
         {"text": "unreachable"}
     ]});
     let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
-    let mut child = h.command(&["-p", "go", "--output-format", "stream-json"]).spawn().unwrap();
+    let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     while let Some(line) = lines.next_line().await.unwrap() {
         let v: Value = serde_json::from_str(&line).unwrap();

@@ -46,7 +46,7 @@ fn server_tools(body: &Value) -> Vec<Value> {
 async fn anthropic_declares_the_tool_keeps_the_blocks_and_sends_them_back() {
     let h = Harness::new(Wire::Anthropic, &script()).await;
     enable(&h, "max_uses = 3\n");
-    let out = h.run(&["-p", "what is new?", "--output-format", "stream-json", "--verbose"]).await;
+    let out = h.run(&["-p", "what is new?", "--output-format", "tern-events", "--verbose"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let bodies = h.bodies();
     assert_eq!(
@@ -78,7 +78,7 @@ async fn anthropic_declares_the_tool_keeps_the_blocks_and_sends_them_back() {
     assert_eq!(cites["sources"][0]["title"], "The edition");
     assert_eq!(message["usage"]["web_search_requests"], 1);
     let end = lines.iter().find(|l| l["type"] == "result").unwrap();
-    assert_eq!(end["usage"]["web_search_requests"], 1, "{end}");
+    assert_eq!(end["usage"]["server_tool_use"]["web_search_requests"], 1, "{end}");
 }
 
 #[tokio::test]

@@ -63,6 +63,9 @@ pub enum Mode {
     Plan,
     /// Nothing is asked; deny rules and protected paths still hold.
     Bypass,
+    /// As default, but whatever would be asked is refused (unattended runs
+    /// where nobody answers: `--permission-mode dontAsk`).
+    DontAsk,
 }
 
 impl Mode {
@@ -73,6 +76,7 @@ impl Mode {
             Mode::AcceptEdits => "accept-edits",
             Mode::Plan => "plan",
             Mode::Bypass => "bypass",
+            Mode::DontAsk => "dont-ask",
         }
     }
 
@@ -82,7 +86,7 @@ impl Mode {
         match self {
             Mode::Default => Mode::AcceptEdits,
             Mode::AcceptEdits => Mode::Plan,
-            Mode::Plan | Mode::Bypass => Mode::Default,
+            Mode::Plan | Mode::Bypass | Mode::DontAsk => Mode::Default,
         }
     }
 }
@@ -101,7 +105,10 @@ impl std::str::FromStr for Mode {
             "accept-edits" | "acceptedits" => Ok(Mode::AcceptEdits),
             "plan" => Ok(Mode::Plan),
             "bypass" | "bypasspermissions" | "bypass-permissions" => Ok(Mode::Bypass),
-            other => Err(format!("unknown permission mode `{other}`: use default, accept-edits, plan or bypass")),
+            "dont-ask" | "dontask" => Ok(Mode::DontAsk),
+            other => {
+                Err(format!("unknown permission mode `{other}`: use default, accept-edits, plan, bypass or dont-ask"))
+            }
         }
     }
 }
@@ -301,6 +308,8 @@ pub struct Policy {
     mode: RwLock<Mode>,
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
+    /// More folders judged as the workspace is (`--add-dir`).
+    extra_roots: Vec<PathBuf>,
     read_only_tools: RwLock<Vec<String>>,
     /// The prompt that runs, by generation (prompt-scoped rules are for it alone).
     prompt_open: Mutex<Option<u64>>,
@@ -311,6 +320,18 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// Judge calls in `roots` as calls in the workspace are judged: reads
+    /// run, edits follow the mode (`--add-dir`). Roots must be canonical.
+    pub fn with_extra_roots(mut self, roots: Vec<PathBuf>) -> Self {
+        self.extra_roots = roots;
+        self
+    }
+
+    /// Whether `path` is in the workspace or a folder added to it.
+    pub(crate) fn in_roots(&self, path: &Path) -> bool {
+        path.starts_with(&self.ctx.workspace) || self.extra_roots.iter().any(|r| path.starts_with(r))
+    }
+
     /// A policy from its setup.
     pub fn new(setup: PolicySetup) -> Self {
         Self {
@@ -319,6 +340,7 @@ impl Policy {
             mode: RwLock::new(setup.mode),
             protected: setup.protected,
             readable: setup.readable,
+            extra_roots: Vec::new(),
             read_only_tools: RwLock::new(Vec::new()),
             prompt_open: Mutex::new(None),
             prompt_generation: std::sync::atomic::AtomicU64::new(0),
@@ -445,6 +467,15 @@ impl Policy {
             .or_else(|| self.always_asked(&call, mode))
             .or_else(|| self.by_ask_rule_or_mode(&call, &rules, mode))
             .unwrap_or_else(|| self.by_tier(&call, &rules, mode));
+        let d = if mode == Mode::DontAsk && d.verdict == Verdict::Ask {
+            Decision {
+                verdict: Verdict::Deny,
+                reason: format!("{} (dont-ask mode refuses what would be asked)", d.reason),
+                ..d
+            }
+        } else {
+            d
+        };
         self.with_bash(d, &call)
     }
 
@@ -741,6 +772,7 @@ mod tests {
     fn modes_parse_and_cycle() {
         assert_eq!("acceptEdits".parse::<Mode>().unwrap(), Mode::AcceptEdits);
         assert_eq!("bypassPermissions".parse::<Mode>().unwrap(), Mode::Bypass);
+        assert_eq!("dontAsk".parse::<Mode>().unwrap(), Mode::DontAsk);
         assert!("yolo".parse::<Mode>().unwrap_err().contains("accept-edits"));
         assert_eq!(Mode::Default.next().next().next(), Mode::Default);
     }

@@ -41,6 +41,25 @@ pub struct AgentProfile {
     pub path: PathBuf,
 }
 
+/// The names of the agent profiles found: the user's `agents/*.md`, then
+/// the project's `.tern/agents/*.md` in a trusted folder; sorted, once each.
+pub fn agent_names(workspace: &Path, config_dir: &Path, trusted: bool) -> Vec<String> {
+    let mut dirs = vec![config_dir.join("agents")];
+    if trusted {
+        dirs.push(workspace.join(".tern").join("agents"));
+    }
+    let mut names: Vec<String> = dirs
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|entries| entries.flatten().take(1000))
+        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".md").map(str::to_string))
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_'))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Find and parse the profile `name`: the user's own first (a repository
 /// cannot replace it), then the project's `.tern/agents/`, which is read
 /// only in a trusted folder (a profile widens tools and goes into the prompt).

@@ -95,6 +95,14 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `--append-system-prompt`.
     pub append_system_prompt: Option<String>,
+    /// `--system-prompt`: replaces tern's own instructions (the tool list,
+    /// environment and instruction files still follow).
+    pub system_prompt: Option<String>,
+    /// `--session-id`: the id of the new session (letters, digits, `-`, `_`).
+    pub session_id: Option<String>,
+    /// `--add-dir` (repeatable): more folders tools may read and edit as
+    /// they do the workspace.
+    pub add_dirs: Vec<PathBuf>,
     /// `--cwd` (default: the current directory).
     pub cwd: Option<PathBuf>,
     /// `--disallowed-tools`: tool names never offered.
@@ -817,6 +825,26 @@ impl Runtime {
         &self.provider.name
     }
 
+    /// The model this run was started with (`--model`, the config, the
+    /// provider's default), whatever `/model` chose since.
+    pub fn configured_model(&self) -> String {
+        self.provider.model.clone()
+    }
+
+    /// The agents a `task` call may name: the built-in roles, then the
+    /// profiles found (user, and project in a trusted folder).
+    pub fn agent_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = ["explore", "worker", "verifier"].map(String::from).to_vec();
+        names.extend(agents::agent_names(&self.workspace, &self.paths.config_dir, self.trust.is_trusted()));
+        names
+    }
+
+    /// Where the provider key came from: its environment variable's name,
+    /// `config`, or `none`.
+    pub fn api_key_source(&self) -> &str {
+        &self.provider.key_source
+    }
+
     /// The provider's base URL.
     pub fn provider_base_url(&self) -> &str {
         &self.provider.base_url
@@ -1137,7 +1165,8 @@ impl Runtime {
 
     /// The system prompt for this session.
     pub fn system_prompt(&self) -> String {
-        prompt::with_tools(&prompt::listed_tools(&self.tools()), &self.prompt_parts(true).read())
+        let base = self.overrides.system_prompt.as_deref();
+        prompt::with_tools(base, &prompt::listed_tools(&self.tools()), &self.prompt_parts(true).read())
     }
 
     /// What a system prompt says after its tools, to be read when needed.

@@ -64,9 +64,22 @@ pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, 
         }
         Err(crate::small_file::Refused::Unreadable(why)) => return Err(why),
     };
-    let parsed: McpJson = serde_json::from_str(&text).map_err(|e| {
-        format!("{}: {e} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})", path.display())
-    })?;
+    parse_mcp_json(&text, &path.display().to_string())
+}
+
+/// An `--mcp-config` argument: a file in the `.mcp.json` format, or that
+/// JSON itself (an argument starting with `{`, as SDKs pass it).
+pub fn load_mcp_config_arg(arg: &Path) -> Result<Vec<(String, McpServerSection)>, String> {
+    match arg.to_str() {
+        Some(text) if text.trim_start().starts_with('{') => parse_mcp_json(text, "--mcp-config"),
+        _ => load_mcp_json(arg, None),
+    }
+}
+
+/// The servers of a `.mcp.json` text; `origin` names it in errors.
+fn parse_mcp_json(text: &str, origin: &str) -> Result<Vec<(String, McpServerSection)>, String> {
+    let parsed: McpJson = serde_json::from_str(text)
+        .map_err(|e| format!("{origin}: {e} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})"))?;
     let mut out = Vec::new();
     for (name, s) in parsed.mcp_servers {
         let section = McpServerSection {
@@ -82,15 +95,13 @@ pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, 
             None | Some("stdio") | Some("http") | Some("streamable-http") | Some("streamable_http") => {}
             Some("sse") => {
                 return Err(format!(
-                    "{}: server `{name}` uses the legacy SSE transport, which tern does not speak; \
-                     point `url` at the server's streamable HTTP endpoint and set \"type\": \"http\"",
-                    path.display()
+                    "{origin}: server `{name}` uses the legacy SSE transport, which tern does not speak; \
+                     point `url` at the server's streamable HTTP endpoint and set \"type\": \"http\""
                 ));
             }
             Some(other) => {
                 return Err(format!(
-                    "{}: server `{name}` has unknown type `{other}` (use \"stdio\" or \"http\")",
-                    path.display()
+                    "{origin}: server `{name}` has unknown type `{other}` (use \"stdio\" or \"http\")"
                 ));
             }
         }
@@ -155,8 +166,13 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
         sections.insert(name.clone(), (project_file.display().to_string(), Source::Project, s.clone()));
     }
     for file in extra_files {
-        for (name, s) in load_mcp_json(file, None)? {
-            sections.insert(name, (file.display().to_string(), Source::User, s));
+        let origin = if file.to_str().is_some_and(|t| t.trim_start().starts_with('{')) {
+            "--mcp-config".to_string()
+        } else {
+            file.display().to_string()
+        };
+        for (name, s) in load_mcp_config_arg(file)? {
+            sections.insert(name, (origin.clone(), Source::User, s));
         }
     }
     Ok(sections

@@ -28,14 +28,15 @@ pub struct PromptInputs<'a> {
 
 /// Build the system prompt.
 pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
-    with_tools(inputs.tools, &context_section(inputs))
+    with_tools(None, inputs.tools, &context_section(inputs))
 }
 
 /// The base prompt with the tools' lines, then `context` (what
 /// [`context_section`] made): an agent's prompt for its own tool list, with
 /// the files behind the context read only once.
-pub fn with_tools(tools: &[ToolDefinition], context: &str) -> String {
-    let mut out = String::from(BASE.trim_end());
+/// `base`: text that replaces tern's own instructions (`--system-prompt`).
+pub fn with_tools(base: Option<&str>, tools: &[ToolDefinition], context: &str) -> String {
+    let mut out = String::from(base.unwrap_or(BASE).trim_end());
     out.push_str("\n\n# Available tools\n");
     for t in tools {
         let line = t.snippet.clone().unwrap_or_else(|| format!("{}: {}", t.name, first_line(&t.description)));

@@ -38,13 +38,26 @@ impl Runtime {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> RunReport {
-        self.run(&invocation.prompt, Some(invocation), events, cancel).await
+        self.run(&invocation.prompt, Vec::new(), Some(invocation), events, cancel).await
+    }
+
+    /// [`Runtime::run_prompt`] with more blocks in the prompt's message (images
+    /// and documents an editor or an SDK sent with it). Images go only to a
+    /// model that reads them; otherwise a notice says they were left out.
+    pub async fn run_prompt_with(
+        &self,
+        prompt: &str,
+        blocks: Vec<ContentBlock>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunReport {
+        self.run(prompt, blocks, None, events, cancel).await
     }
 
     /// Run one prompt to the end. Events go to `events`; every message that
     /// joins the conversation goes to the session file.
     pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
-        self.run(prompt, None, events, cancel).await
+        self.run(prompt, Vec::new(), None, events, cancel).await
     }
 
     /// An invocation's rules and model, set once this run holds the
@@ -86,6 +99,7 @@ impl Runtime {
     async fn run(
         &self,
         prompt: &str,
+        blocks: Vec<ContentBlock>,
         invocation: Option<&crate::commands::Invocation>,
         events: &EventSink,
         cancel: &CancellationToken,
@@ -99,7 +113,8 @@ impl Runtime {
         let prompt_rules = self.policy.open_prompt();
         let generation = prompt_rules.generation();
         let switched_from = invocation.and_then(|i| self.apply_invocation(i, generation, events));
-        let mut report = PROMPT.scope(generation, self.run_locked(prompt, &mut history, started, events, cancel)).await;
+        let mut report =
+            PROMPT.scope(generation, self.run_locked(prompt, blocks, &mut history, started, events, cancel)).await;
         // Put back before the next run may start (it waits for the conversation).
         if let Some(before) = switched_from
             && let Err(e) = self.set_model(&before)
@@ -114,6 +129,7 @@ impl Runtime {
     async fn run_locked(
         &self,
         prompt: &str,
+        blocks: Vec<ContentBlock>,
         history: &mut Vec<Message>,
         started: Instant,
         events: &EventSink,
@@ -171,6 +187,15 @@ impl Runtime {
             sink(AgentEvent::Notice { message: format!("attached {}", attached.lines.join(", ")) });
         }
         message.content.extend(attached.blocks);
+        let images = blocks.iter().filter(|b| matches!(b, ContentBlock::Image { .. })).count();
+        if images > 0 && !info.image_input {
+            sink(AgentEvent::Notice {
+                message: format!("{images} image(s) left out of the prompt: {} does not read images", config.model),
+            });
+        }
+        message
+            .content
+            .extend(blocks.into_iter().filter(|b| info.image_input || !matches!(b, ContentBlock::Image { .. })));
         let mut problems = Vec::new();
         // Near the window: compact before the prompt joins; the prompt is then
         // the newest kept turn. A failure leaves the conversation as it was.
@@ -283,7 +308,7 @@ impl Runtime {
         let parts = self.prompt_parts(false);
         let context = std::sync::OnceLock::new();
         let system = Arc::new(move |tools: &[tern_agent_loop::RuntimeTool]| {
-            crate::prompt::with_tools(&crate::prompt::listed_tools(tools), context.get_or_init(|| parts.read()))
+            crate::prompt::with_tools(None, &crate::prompt::listed_tools(tools), context.get_or_init(|| parts.read()))
         });
         crate::subagents::Kit {
             client: self.provider.client.clone(),
@@ -441,7 +466,8 @@ impl Runtime {
         info: &ModelInfo,
         children: &crate::subagents::ChildUsage,
     ) -> f64 {
-        let cost_usd: f64 = outcome.responses.iter().map(|u| info.cost_usd(u)).sum::<f64>() + children.cost_usd;
+        let cost_usd: f64 =
+            outcome.responses.iter().map(|u| info.cost_usd(u)).fold(0.0, |a, b| a + b) + children.cost_usd;
         let (total, total_cost) = {
             let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             for r in outcome.responses.iter().chain(&children.responses) {

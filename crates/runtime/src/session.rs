@@ -59,18 +59,39 @@ const SYNC_AGAIN: u8 = 2;
 impl Session {
     /// Create a new session under `sessions_dir`.
     pub fn create(sessions_dir: &Path, start: SessionStart) -> Result<Self, RuntimeError> {
-        Self::create_with(sessions_dir, start, None)
+        Self::create_with(sessions_dir, start, None, None)
+    }
+
+    /// A new session with the id the caller chose (`--session-id`): letters,
+    /// digits, `-` and `_`, at most 64; refused when that session exists.
+    pub fn create_named(sessions_dir: &Path, start: SessionStart, id: &str) -> Result<Self, RuntimeError> {
+        let valid = !id.is_empty()
+            && id.len() <= 64
+            && !id.starts_with('-')
+            && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(RuntimeError::Config(format!(
+                "--session-id `{id}`: use 1 to 64 letters, digits, `-` and `_` (a UUID works)"
+            )));
+        }
+        if sessions_dir.join(format!("{id}.jsonl")).exists() {
+            return Err(RuntimeError::Config(format!(
+                "--session-id {id}: that session already exists; go on with it with `--resume {id}`"
+            )));
+        }
+        Self::create_with(sessions_dir, start, None, Some(id.to_string()))
     }
 
     fn create_with(
         sessions_dir: &Path,
         start: SessionStart,
         forked_from: Option<ForkedFrom>,
+        id: Option<String>,
     ) -> Result<Self, RuntimeError> {
         // Sessions hold what the model read and commands printed: owner only.
         tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| RuntimeError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
-        let id = new_session_id();
+        let id = id.unwrap_or_else(new_session_id);
         let path = sessions_dir.join(format!("{id}.jsonl"));
         let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
             .open(&path)
@@ -146,7 +167,7 @@ impl Session {
     /// original file is not touched.
     pub fn fork(sessions_dir: &Path, loaded: &LoadedSession, start: SessionStart) -> Result<Self, RuntimeError> {
         let from = ForkedFrom { session: loaded.header.id.clone(), entry: loaded.leaf.clone() };
-        let s = Self::create_with(sessions_dir, start, Some(from))?;
+        let s = Self::create_with(sessions_dir, start, Some(from), None)?;
         for entry in loaded.branch() {
             if let Ok(line) = serde_json::to_string(entry) {
                 s.append_line(line);

@@ -21,6 +21,8 @@ pub struct ResolvedProvider {
     pub api: Api,
     /// The client.
     pub client: Arc<dyn Provider>,
+    /// Where the key came from: the variable's name, `config`, or `none`.
+    pub key_source: String,
 }
 
 /// Default model per provider.
@@ -113,6 +115,11 @@ pub fn resolve(
         .or_else(|| env_nonempty(env_base))
         .unwrap_or_else(|| api.default_base_url().to_string());
     let key_env = section.api_key_env.clone().unwrap_or_else(|| api.key_env().to_string());
+    let key_source = match (&section.api_key, env_nonempty(&key_env)) {
+        (Some(_), _) => "config".to_string(),
+        (None, Some(_)) => key_env.clone(),
+        (None, None) => "none".to_string(),
+    };
     let api_key = section.api_key.clone().or_else(|| env_nonempty(&key_env));
     let official = base_url.trim_end_matches('/') == api.default_base_url();
     let api_key = match api_key {
@@ -139,5 +146,5 @@ pub fn resolve(
         headers: section.headers.clone().into_iter().collect(),
     };
     let client: Arc<dyn Provider> = Arc::new(HttpProvider::new(provider_config)?);
-    Ok((ResolvedProvider { name, model, base_url, api, client }, info))
+    Ok((ResolvedProvider { name, model, base_url, api, client, key_source }, info))
 }

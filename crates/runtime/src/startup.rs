@@ -58,6 +58,30 @@ pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError>
     Ok(workspace)
 }
 
+/// The `--add-dir` folders, canonical; each must be a directory other than
+/// the root (`/`). Deny rules and the sandbox's denied paths (tern's config
+/// dir, secrets in the home folder) still hold inside them.
+pub(crate) fn added_dirs(overrides: &Overrides) -> Result<Vec<PathBuf>, RuntimeError> {
+    overrides
+        .add_dirs
+        .iter()
+        .map(|d| {
+            let c = std::fs::canonicalize(d)
+                .map_err(|e| RuntimeError::Config(format!("--add-dir {}: {e}", d.display())))?;
+            if !c.is_dir() {
+                return Err(RuntimeError::Config(format!("--add-dir {} is not a directory", d.display())));
+            }
+            if c.parent().is_none() {
+                return Err(RuntimeError::Config(format!(
+                    "--add-dir {}: the root folder cannot be added; name the folders the work needs",
+                    d.display()
+                )));
+            }
+            Ok(c)
+        })
+        .collect()
+}
+
 /// Step 1: the user and project config, the project's restricted by trust.
 pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError> {
     let workspace = resolve_workspace(overrides)?;
@@ -183,6 +207,9 @@ pub(crate) fn open_session(
         if overrides.ephemeral || overrides.no_session {
             return Ok((Session::ephemeral(&dir), None));
         }
+        if let Some(id) = &overrides.session_id {
+            return Ok((Session::create_named(&dir, start, id)?, None));
+        }
         return Ok((Session::create(&dir, start)?, None));
     };
     let path = crate::session_index::find(&dir, &loaded.workspace, which)?;
@@ -281,6 +308,11 @@ pub(crate) fn sandbox(
         readable: config.sandbox.readable.clone(),
         ..Default::default()
     };
+    // `--add-dir`: written and read as the workspace is.
+    for dir in added_dirs(overrides)? {
+        sandbox.writable.push(dir.clone());
+        sandbox.readable.push(dir);
+    }
     sandbox.deny_read.push(loaded.paths.config_dir.clone());
     sandbox.readable.push(session.tool_outputs_dir());
     if !overrides.ephemeral {
@@ -322,8 +354,9 @@ pub(crate) fn policy(
         project: &loaded.project,
         project_file: &loaded.project_file,
     };
-    let policy =
-        permissions::build_policy(layers, &flags, ctx, protected, readable, warnings).map_err(RuntimeError::Config)?;
+    let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, warnings)
+        .map_err(RuntimeError::Config)?
+        .with_extra_roots(added_dirs(overrides)?);
     if !loaded.trust.is_trusted()
         && let Some(keys) = trust::risky_git_config(&loaded.workspace)
     {

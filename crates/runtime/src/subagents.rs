@@ -305,7 +305,7 @@ impl Tool for TaskTool {
                 drop(_slot);
                 tokio::spawn(async move {
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
-                    let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).sum();
+                    let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).fold(0.0, |a, b| a + b);
                     {
                         let mut usage = shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
                         usage.responses.extend(outcome.responses.iter().cloned());

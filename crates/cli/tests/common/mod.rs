@@ -161,6 +161,18 @@ pub async fn wait_gone(needle: &str) -> Vec<u32> {
     }
 }
 
+/// Wait (bounded, 10 s) until a process matches `needle`; returns the matches.
+pub async fn wait_present(needle: &str) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = processes_matching(needle);
+        if !found.is_empty() || std::time::Instant::now() > deadline {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The built-in tools a headless main agent outside plan mode gets, in their fixed order (`ask_user`
 /// is for front ends with a person; `skill`: the bundled skill is always there).
 pub const BUILTINS: [&str; 14] = [

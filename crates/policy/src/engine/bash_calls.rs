@@ -101,7 +101,7 @@ impl Policy {
     fn reach_question(&self, analysis: &BashAnalysis, reach: &Reach, rules: &[Rule]) -> Option<Decision> {
         for (part, r) in analysis.parts.iter().zip(&reach.parts) {
             let outside = r.reads.iter().find(|p| {
-                !p.starts_with(&self.ctx.workspace)
+                !self.in_roots(p)
                     && !r.writes.contains(p)
                     && !self.readable.iter().any(|d| p.starts_with(d))
                     && !rules.iter().any(|rule| rule.kind == RuleKind::Allow && rule.matches_path("read", p))

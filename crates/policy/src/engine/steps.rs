@@ -183,7 +183,7 @@ impl Policy {
             ),
             Category::Read => {
                 let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
-                if path.starts_with(&self.ctx.workspace) || self.readable.iter().any(|r| path.starts_with(r)) {
+                if self.in_roots(&path) || self.readable.iter().any(|r| path.starts_with(r)) {
                     Decision::new(
                         Verdict::Allow,
                         format!("{} reads inside the workspace", call.tool),
@@ -202,7 +202,7 @@ impl Policy {
             }
             Category::Edit => {
                 let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
-                let inside = path.starts_with(&self.ctx.workspace);
+                let inside = self.in_roots(&path);
                 if let Some(rule) = allow_rule() {
                     Decision::by_rule(Verdict::Allow, rule, format!("allowed by rule `{}`", rule.text))
                 } else if inside && mode == Mode::AcceptEdits {

@@ -84,7 +84,7 @@ fn mode_style(mode: Mode, theme: &Theme) -> Style {
         Mode::AcceptEdits => theme.warning(),
         Mode::Plan => theme.accent(),
         Mode::Bypass => theme.error(),
-        Mode::Default => theme.dim(),
+        Mode::Default | Mode::DontAsk => theme.dim(),
     }
 }
 

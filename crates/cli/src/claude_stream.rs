@@ -1,0 +1,433 @@
+//! Claude Code's headless shapes, so scripts and SDKs written for
+//! `claude -p --output-format stream-json|json` read tern unchanged:
+//! `system/init`, `assistant` and `user` message lines (Anthropic Messages
+//! content blocks), `stream_event` deltas with `--include-partial-messages`,
+//! `system/api_retry` and `system/compact_boundary`, and the `result`
+//! object. Every line starts with its `type` and carries `session_id`.
+//! tern's own events stay available as `--output-format tern-events`.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, Message, StopReason, ToolResultContent, Usage};
+use tern_runtime::RunReport;
+
+/// Turns tern's events into Claude Code's stream lines for one session.
+pub struct ClaudeStream {
+    session_id: String,
+    partial: bool,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// When each agent's (main: "", a subagent: its `task` call) model request started.
+    api_since: HashMap<String, Instant>,
+    /// Time spent waiting on the provider in this prompt.
+    api_ms: u64,
+    /// The main agent's partial message: its id, the open block's index and kind.
+    message_id: String,
+    open: Option<(u32, &'static str)>,
+    next_index: u32,
+}
+
+/// A random version-4 UUID, as Claude's lines carry in `uuid`.
+pub fn uuid() -> String {
+    let mut b: [u8; 16] = std::array::from_fn(|_| fastrand::u8(..));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+fn message_id() -> String {
+    let tail: String = (0..24).map(|_| fastrand::alphanumeric()).collect();
+    format!("msg_{tail}")
+}
+
+impl ClaudeStream {
+    /// For `session_id`; `partial`: also `stream_event` deltas.
+    pub fn new(session_id: &str, partial: bool) -> Self {
+        Self { session_id: session_id.to_string(), partial, state: Mutex::new(State::default()) }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Start of a prompt: the API time is counted afresh.
+    pub fn begin_prompt(&self) {
+        let mut s = self.state();
+        s.api_ms = 0;
+        s.api_since.clear();
+    }
+
+    /// Milliseconds spent waiting on the provider since [`ClaudeStream::begin_prompt`].
+    pub fn api_ms(&self) -> u64 {
+        self.state().api_ms
+    }
+
+    /// The lines for one event (none for events Claude's stream has no shape for).
+    pub fn lines(&self, event: AgentEvent) -> Vec<Value> {
+        let (event, parent) = match event {
+            AgentEvent::Subagent { parent_tool_use_id, event } => (*event, Some(parent_tool_use_id)),
+            e => (e, None),
+        };
+        let who = parent.clone().unwrap_or_default();
+        let mut out = Vec::new();
+        match event {
+            AgentEvent::TurnStart { .. } => {
+                let mut s = self.state();
+                s.api_since.insert(who, Instant::now());
+                if self.partial && parent.is_none() {
+                    s.message_id = message_id();
+                    s.open = None;
+                    s.next_index = 0;
+                    let id = s.message_id.clone();
+                    drop(s);
+                    out.push(self.stream_event(json!({
+                        "type": "message_start",
+                        "message": {"id": id, "type": "message", "role": "assistant", "content": [],
+                                    "stop_reason": null, "stop_sequence": null, "usage": claude_usage(&Usage::default())},
+                    })));
+                }
+            }
+            AgentEvent::TextDelta { text } if self.partial && parent.is_none() => {
+                self.delta(&mut out, "text", json!({"type": "text_delta", "text": text}));
+            }
+            AgentEvent::ThinkingDelta { text } if self.partial && parent.is_none() => {
+                self.delta(&mut out, "thinking", json!({"type": "thinking_delta", "thinking": text}));
+            }
+            AgentEvent::AssistantMessage { message, stop_reason, usage, model } => {
+                let id = {
+                    let mut s = self.state();
+                    if let Some(since) = s.api_since.remove(&who) {
+                        s.api_ms += since.elapsed().as_millis() as u64;
+                    }
+                    if self.partial && parent.is_none() && !s.message_id.is_empty() {
+                        s.message_id.clone()
+                    } else {
+                        message_id()
+                    }
+                };
+                let stop = stop_reason.as_ref().map(stop_reason_name);
+                if self.partial && parent.is_none() {
+                    if let Some((index, _)) = self.state().open.take() {
+                        out.push(self.stream_event(json!({"type": "content_block_stop", "index": index})));
+                    }
+                    out.push(self.stream_event(json!({
+                        "type": "message_delta",
+                        "delta": {"stop_reason": stop, "stop_sequence": null},
+                        "usage": claude_usage(&usage),
+                    })));
+                    out.push(self.stream_event(json!({"type": "message_stop"})));
+                }
+                out.push(json!({
+                    "type": "assistant",
+                    "message": {
+                        "id": id, "type": "message", "role": "assistant", "model": model,
+                        "content": content_blocks(&message),
+                        "stop_reason": stop, "stop_sequence": null, "usage": claude_usage(&usage),
+                    },
+                    "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+                }));
+            }
+            AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => {
+                let mut line = json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": [{
+                        "tool_use_id": id, "type": "tool_result",
+                        "content": tool_result_content(&content), "is_error": is_error,
+                    }]},
+                    "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+                });
+                if let Some(d) = details {
+                    line["tool_use_result"] = d;
+                }
+                out.push(line);
+            }
+            AgentEvent::Retry(r) => out.push(json!({
+                "type": "system", "subtype": "api_retry",
+                "attempt": r.attempt, "max_retries": r.max_attempts, "retry_delay_ms": r.delay_ms,
+                "error": r.error,
+                "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+            })),
+            AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => out.push(json!({
+                "type": "system", "subtype": "compact_boundary",
+                "compact_metadata": {
+                    "trigger": if reason == "manual" { "manual" } else { "auto" },
+                    "pre_tokens": tokens_before, "post_tokens": tokens_after,
+                },
+                "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+            })),
+            _ => {}
+        }
+        out
+    }
+
+    /// A delta of `kind` ("text", "thinking"): a new content block when the kind changes.
+    fn delta(&self, out: &mut Vec<Value>, kind: &'static str, delta: Value) {
+        let mut s = self.state();
+        let index = match s.open {
+            Some((index, open)) if open == kind => index,
+            open => {
+                if let Some((index, _)) = open {
+                    out.push(self.stream_event(json!({"type": "content_block_stop", "index": index})));
+                }
+                let index = s.next_index;
+                s.next_index += 1;
+                s.open = Some((index, kind));
+                let block = if kind == "text" {
+                    json!({"type": "text", "text": ""})
+                } else {
+                    json!({"type": "thinking", "thinking": "", "signature": ""})
+                };
+                out.push(
+                    self.stream_event(json!({"type": "content_block_start", "index": index, "content_block": block})),
+                );
+                index
+            }
+        };
+        drop(s);
+        out.push(self.stream_event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+    }
+
+    fn stream_event(&self, event: Value) -> Value {
+        json!({
+            "type": "stream_event", "uuid": uuid(), "session_id": self.session_id,
+            "event": event, "parent_tool_use_id": null,
+        })
+    }
+}
+
+/// Anthropic's name for a stop reason.
+fn stop_reason_name(r: &StopReason) -> String {
+    match r {
+        StopReason::EndTurn => "end_turn".into(),
+        StopReason::ToolUse => "tool_use".into(),
+        StopReason::MaxTokens => "max_tokens".into(),
+        StopReason::StopSequence => "stop_sequence".into(),
+        StopReason::Refusal => "refusal".into(),
+        StopReason::PauseTurn => "pause_turn".into(),
+        StopReason::Other(s) => s.clone(),
+    }
+}
+
+/// Usage with Anthropic's names.
+pub fn claude_usage(u: &Usage) -> Value {
+    json!({
+        "input_tokens": u.input_tokens,
+        "cache_creation_input_tokens": u.cache_write_tokens,
+        "cache_read_input_tokens": u.cache_read_tokens,
+        "output_tokens": u.output_tokens,
+        "server_tool_use": {"web_search_requests": u.web_search_requests, "web_fetch_requests": 0},
+    })
+}
+
+/// A message's blocks as Anthropic Messages content blocks.
+pub fn content_blocks(message: &Message) -> Vec<Value> {
+    message
+        .content
+        .iter()
+        .filter_map(|b| {
+            Some(match b {
+                ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+                ContentBlock::Thinking { thinking, signature } => {
+                    json!({"type": "thinking", "thinking": thinking, "signature": signature.clone().unwrap_or_default()})
+                }
+                ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
+                ContentBlock::Image { source } => image(source),
+                ContentBlock::ToolUse { id, name, input } => {
+                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                }
+                ContentBlock::ServerToolUse { id, name, input, .. } => {
+                    json!({"type": "server_tool_use", "id": id, "name": name, "input": input})
+                }
+                ContentBlock::ServerToolResult { tool_use_id, sources, error, .. } => {
+                    let content: Value = match error {
+                        Some(e) => json!({"type": "web_search_tool_result_error", "error_code": e}),
+                        None => sources
+                            .iter()
+                            .map(|s| json!({"type": "web_search_result", "url": s.url, "title": s.title}))
+                            .collect(),
+                    };
+                    json!({"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": content})
+                }
+                ContentBlock::Citations { .. } => return None,
+                ContentBlock::ToolResult { tool_use_id, content, is_error } => json!({
+                    "type": "tool_result", "tool_use_id": tool_use_id,
+                    "content": tool_result_content(content), "is_error": is_error,
+                }),
+            })
+        })
+        .collect()
+}
+
+fn image(source: &tern_protocol::ImageSource) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": source.media_type, "data": source.data}})
+}
+
+/// A tool result's content: a string when it is all text (as Claude Code
+/// writes it), else a list of blocks.
+fn tool_result_content(content: &[ToolResultContent]) -> Value {
+    if content.iter().all(|c| matches!(c, ToolResultContent::Text { .. })) {
+        let text: String = content
+            .iter()
+            .filter_map(|c| match c {
+                ToolResultContent::Text { text } => Some(text.as_str()),
+                ToolResultContent::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        return Value::String(text);
+    }
+    content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
+            ToolResultContent::Image { source } => image(source),
+        })
+        .collect()
+}
+
+/// Claude's result subtype and tern's terminal reason for a stop.
+fn subtype(stop: AgentStopReason) -> (&'static str, &'static str) {
+    match stop {
+        AgentStopReason::Completed => ("success", "completed"),
+        AgentStopReason::MaxTurns => ("error_max_turns", "max_turns"),
+        AgentStopReason::Error => ("error_during_execution", "error"),
+        AgentStopReason::Aborted => ("error_during_execution", "aborted"),
+        AgentStopReason::ContextFull => ("error_during_execution", "prompt_too_long"),
+    }
+}
+
+/// What the result object needs besides the run's report.
+pub struct ResultFacts<'a> {
+    /// The session.
+    pub session_id: &'a str,
+    /// Provider wait time in this prompt.
+    pub duration_api_ms: u64,
+    /// The model (for `modelUsage`).
+    pub model: &'a str,
+    /// Its context window.
+    pub context_window: u64,
+}
+
+/// The `result` object, Claude Code's field names first, then tern's own
+/// (`session_usage`, `background_tasks` are added by the caller).
+pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> Value {
+    let o = &report.outcome;
+    let (subtype, terminal) = subtype(o.stop_reason);
+    let is_error = o.stop_reason != AgentStopReason::Completed;
+    let usage = Usage {
+        input_tokens: o.usage.input_tokens,
+        output_tokens: o.usage.output_tokens,
+        cache_read_tokens: o.usage.cache_read_tokens,
+        cache_write_tokens: o.usage.cache_write_tokens,
+        web_search_requests: o.usage.web_search_requests,
+    };
+    // `+ 0.0` turns a negative zero (an empty float sum) into 0.
+    let cost = report.cost_usd.max(0.0) + 0.0;
+    let mut errors: Vec<String> = o.error.iter().cloned().collect();
+    if o.stop_reason == AgentStopReason::MaxTurns && errors.is_empty() {
+        errors.push(format!("reached the maximum number of turns ({})", o.turns));
+    }
+    if o.stop_reason == AgentStopReason::Aborted && errors.is_empty() {
+        errors.push("interrupted".into());
+    }
+    let denials: Vec<Value> = report
+        .permission_denials
+        .iter()
+        .map(|d| {
+            json!({
+                "tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input,
+                "reason": d.reason, "how_to_allow": d.how_to_allow,
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": is_error,
+        "duration_ms": report.duration_ms,
+        "duration_api_ms": facts.duration_api_ms,
+        "num_turns": o.turns,
+        "result": o.final_text,
+        "session_id": facts.session_id,
+        "total_cost_usd": cost,
+        "usage": claude_usage(&usage),
+        "modelUsage": {facts.model: {
+            "inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_tokens, "cacheCreationInputTokens": usage.cache_write_tokens,
+            "webSearchRequests": usage.web_search_requests, "costUSD": cost, "contextWindow": facts.context_window,
+        }},
+        "permission_denials": denials,
+        "stop_reason": o.stop_reason,
+        "terminal_reason": terminal,
+        "uuid": uuid(),
+    });
+    if is_error {
+        v["errors"] = json!(errors);
+    }
+    v
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuids_are_version_4() {
+        let u = uuid();
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"), "{u}");
+    }
+
+    #[test]
+    fn partial_deltas_open_and_close_blocks() {
+        let s = ClaudeStream::new("s1", true);
+        let mut lines = s.lines(AgentEvent::TurnStart { turn: 1 });
+        lines.extend(s.lines(AgentEvent::ThinkingDelta { text: "hm".into() }));
+        lines.extend(s.lines(AgentEvent::TextDelta { text: "Hi".into() }));
+        lines.extend(s.lines(AgentEvent::TextDelta { text: "!".into() }));
+        lines.extend(s.lines(AgentEvent::AssistantMessage {
+            message: Message::assistant_text("Hi!"),
+            stop_reason: Some(StopReason::EndTurn),
+            usage: Usage::default(),
+            model: "m".into(),
+        }));
+        let kinds: Vec<String> = lines
+            .iter()
+            .map(|l| match l["type"].as_str().unwrap() {
+                "stream_event" => l["event"]["type"].as_str().unwrap().to_string(),
+                t => t.to_string(),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_delta",
+                "content_block_stop",
+                "message_delta",
+                "message_stop",
+                "assistant"
+            ]
+        );
+        assert_eq!(lines[5]["event"]["index"], 1);
+        assert_eq!(lines[10]["message"]["id"], lines[0]["event"]["message"]["id"]);
+        for l in &lines {
+            assert_eq!(l.as_object().unwrap().keys().next().unwrap(), "type");
+            assert_eq!(l["session_id"], "s1");
+        }
+    }
+}
