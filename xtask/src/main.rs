@@ -138,12 +138,40 @@ fn install_mcp_servers() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The Claude Agent SDK for Python, pinned in support/python-sdk, into its
+/// ignored `.venv` (the SDK test drives `tern` with it). Where Python or
+/// PyPI is missing, a warning; that test then says it was skipped.
+fn install_python_sdk() {
+    let dir = root().join("support").join("python-sdk");
+    let venv = dir.join(".venv");
+    let marker = venv.join(".installed");
+    let Ok(wanted) = std::fs::read_to_string(dir.join("requirements.txt")) else { return };
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return;
+    }
+    eprintln!("ci: python3 -m venv support/python-sdk/.venv && pip install -r requirements.txt");
+    let python = venv.join("bin").join("python");
+    let ok = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success())
+        && Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(dir.join("requirements.txt"))
+            .status()
+            .is_ok_and(|s| s.success());
+    if ok {
+        let _ = std::fs::write(&marker, wanted);
+    } else {
+        let _ = std::fs::remove_dir_all(&venv);
+        eprintln!("ci: warning: could not install the Claude Agent SDK; its test will be skipped");
+    }
+}
+
 /// fmt, clippy, doctests, then every other test with cargo-nextest (or
 /// `cargo test` where nextest is not installed), so that the test runner's
 /// own summary line is the last thing printed.
 fn ci() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     install_mcp_servers()?;
+    install_python_sdk();
     let has_nextest = Command::new(&cargo)
         .args(["nextest", "--version"])
         .stdout(std::process::Stdio::null())

@@ -722,7 +722,16 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
                 .decision
                 .suggestion
                 .iter()
-                .map(|rule| json!({"type": "addRules", "rules": [{"ruleContent": rule}], "behavior": "allow", "destination": "session"}))
+                .map(|rule| {
+                    // Claude's rule shape: the tool, and what is inside its parentheses.
+                    let wire = match rule.split_once('(') {
+                        Some((tool, rest)) => {
+                            json!({"toolName": tool, "ruleContent": rest.strip_suffix(')').unwrap_or(rest)})
+                        }
+                        None => json!({"toolName": rule}),
+                    };
+                    json!({"type": "addRules", "rules": [wire], "behavior": "allow", "destination": "session"})
+                })
                 .collect();
             print_line(&json!({
                 "type": "control_request",
