@@ -35,6 +35,11 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some("acp-client") => {
+            let bin = build_acp_client()?;
+            println!("{}", bin.display());
+            Ok(())
+        }
         Some("media-cli") => {
             // For developers: the same pinned install a user gets, from this tree's tern.
             let bin = cargo_build(false, &["tern-cli"])?.join("tern");
@@ -43,7 +48,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }
@@ -138,6 +143,71 @@ fn install_mcp_servers() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where the ACP crate's own example client is built (the ACP tests drive
+/// `tern acp` with it).
+pub fn acp_client_bin() -> PathBuf {
+    root().join("target/acp-client/target/debug/examples/yolo_one_shot_client")
+}
+
+/// Build `yolo_one_shot_client`, the example client of the
+/// `agent-client-protocol` crate tern depends on, from that crate's own
+/// source (cargo's registry copy), once: in target/acp-client with its own
+/// dev-dependencies. A client nobody on this project wrote.
+fn build_acp_client() -> anyhow::Result<PathBuf> {
+    let bin = acp_client_bin();
+    if bin.exists() {
+        return Ok(bin);
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(&cargo)
+        .current_dir(root())
+        .args(["metadata", "--format-version", "1"])
+        .output()
+        .context("cargo metadata")?;
+    anyhow::ensure!(out.status.success(), "cargo metadata failed");
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    let manifest = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "agent-client-protocol")
+        .and_then(|p| p["manifest_path"].as_str())
+        .context("agent-client-protocol is not in the dependency graph")?;
+    let src = Path::new(manifest).parent().context("its manifest has no folder")?;
+    let copy = root().join("target/acp-client/src");
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(src, &copy)?;
+    // Its own workspace, so cargo does not take it for a member of ours.
+    let toml = copy.join("Cargo.toml");
+    let mut text = std::fs::read_to_string(&toml)?;
+    text.push_str("\n[workspace]\n");
+    std::fs::write(&toml, text)?;
+    // Its published lock pins versions since yanked: resolve afresh.
+    let _ = std::fs::remove_file(copy.join("Cargo.lock"));
+    eprintln!("ci: building the ACP crate's yolo_one_shot_client (once, in target/acp-client)");
+    let status = Command::new(&cargo)
+        .current_dir(&copy)
+        .args(["build", "--example", "yolo_one_shot_client", "--features", "process", "--target-dir"])
+        .arg(root().join("target/acp-client/target"))
+        .status()?;
+    anyhow::ensure!(status.success(), "building yolo_one_shot_client failed");
+    Ok(bin)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
 /// The Claude Agent SDK for Python, pinned in support/python-sdk, into its
 /// ignored `.venv` (the SDK test drives `tern` with it). Where Python or
 /// PyPI is missing, a warning; that test then says it was skipped.
@@ -172,6 +242,9 @@ fn ci() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     install_mcp_servers()?;
     install_python_sdk();
+    if let Err(e) = build_acp_client() {
+        eprintln!("ci: warning: {e:#}; the tests that drive `tern acp` with it will be skipped");
+    }
     let has_nextest = Command::new(&cargo)
         .args(["nextest", "--version"])
         .stdout(std::process::Stdio::null())

@@ -2,6 +2,7 @@
 //! subcommands (`tern tools`, `tern mcp list`) live here; the interactive
 //! TUI arrives with its own crate.
 
+mod acp;
 mod claude_stream;
 mod doctor;
 mod headless;
@@ -211,6 +212,9 @@ enum Command {
     /// Check tern's setup: config files, provider key and reachability, MCP servers, sandbox, session dir,
     /// terminal. Exits 1 when a check fails.
     Doctor(DoctorArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs): each
+    /// session a tern session, questions asked through the editor. See docs/acp.md.
+    Acp,
     /// The external media CLI (`mmx`): install it from its pinned npm package into the data dir's
     /// internal-bin/, check it, or remove it.
     #[command(name = "media-cli", subcommand)]
@@ -483,6 +487,16 @@ fn main() -> ExitCode {
         }
         Some(Command::Commands(ListCommand::List { json })) => {
             return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
+        }
+        Some(Command::Acp) => {
+            let overrides = tern_runtime::Overrides {
+                max_turns: cli.max_turns,
+                append_system_prompt: cli.append_system_prompt.clone(),
+                system_prompt: cli.system_prompt.clone(),
+                front_end: Some(tern_catalog::FrontEnd::Headless),
+                ..cli.common.overrides()
+            };
+            return ExitCode::from(acp::run(overrides));
         }
         Some(Command::MediaCli(command)) => return ExitCode::from(media_cli(command, cli.common.overrides())),
         Some(Command::Doctor(args)) => {

@@ -65,6 +65,7 @@ pub use permissions::{
 pub use session::Session;
 pub use setup::ResolvedProvider;
 pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
+pub use tern_tools::ClientFiles;
 pub use turn_catalog::TurnCatalog;
 
 /// Errors that stop tern before or outside a run. All are usage/config
@@ -213,6 +214,8 @@ pub struct RuntimeBuilder {
     sdk_tools: Vec<RuntimeTool>,
     /// Extensions ([`RuntimeBuilder::extension`]).
     extensions: Vec<Arc<dyn extension::Extension>>,
+    /// Files as an editor holds them ([`RuntimeBuilder::client_files`]).
+    client_files: Option<Arc<dyn tern_tools::ClientFiles>>,
 }
 
 impl RuntimeBuilder {
@@ -220,7 +223,7 @@ impl RuntimeBuilder {
     /// the project's restricted by the folder's trust.
     pub fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
         let loaded = startup::load_config(&overrides)?;
-        Ok(Self { overrides, loaded, prompt: None, sdk_tools: Vec::new(), extensions: Vec::new() })
+        Ok(Self { overrides, loaded, prompt: None, sdk_tools: Vec::new(), extensions: Vec::new(), client_files: None })
     }
 
     /// The question to ask before going on, when the folder is not trusted
@@ -291,12 +294,19 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Read, edit and write text files through an editor (an ACP client's
+    /// `fs/*`), so they see its unsaved changes.
+    pub fn client_files(mut self, files: Arc<dyn tern_tools::ClientFiles>) -> Self {
+        self.client_files = Some(files);
+        self
+    }
+
     /// The rest of the steps (each a function in [`startup`]): resolve the
     /// provider, build the children's environment and the sandbox, start the
     /// MCP servers (all at once), open the session log, build the policy and
     /// hooks, and assemble the catalog.
     pub async fn build(self) -> Result<Runtime, RuntimeError> {
-        let RuntimeBuilder { mut overrides, mut loaded, prompt, sdk_tools, extensions } = self;
+        let RuntimeBuilder { mut overrides, mut loaded, prompt, sdk_tools, extensions, client_files } = self;
         let mut warnings = std::mem::take(&mut loaded.warnings);
         let warnings = &mut warnings;
         // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
@@ -341,6 +351,7 @@ impl RuntimeBuilder {
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
         let hook_runner = startup::hooks(&loaded, &child_env)?;
         let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
+        env.client_files = client_files;
         env.image_input = model_info.image_input;
         env.sandbox = sandbox.clone();
         let media = media.await.map_err(|e| RuntimeError::Io(format!("checking the media CLI: {e}")))?;

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ToolEnv;
 use crate::diff::{DiffSummary, diff_summary};
 use crate::edit_match::apply_edit;
-use crate::file_guard::{check_fresh, record_written, resolve_target, write_atomic};
+use crate::file_guard::{check_fresh, read_text_bytes, record_written, resolve_target, write_text_bytes};
 
 /// The tool's definition.
 pub fn definition() -> ToolDefinition {
@@ -221,7 +221,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
         return Err(ToolError::new(format!("{shown} is a directory, not a file.")));
     }
     check_fresh(env, target, &meta, "edit")?;
-    let bytes = std::fs::read(&target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    let bytes = read_text_bytes(env, &target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     let (original, enc) = decode(bytes, shown)?;
     let mut text = original.clone();
     let mut replacements = 0;
@@ -246,7 +246,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
             Err(err) => return Err(ToolError::new(err.0)),
         }
     }
-    write_atomic(&target.real, &encode(&text, &enc))
+    write_text_bytes(env, &target.real, &encode(&text, &enc))
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
     record_written(env, &target.real);
     let DiffSummary { unified, hunks, added, removed } = diff_summary(&original, &text, shown);

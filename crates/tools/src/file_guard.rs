@@ -116,6 +116,38 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 /// Replace `path` with `bytes` atomically: write a temp file in the same
 /// directory, give it the old file's permissions, flush it to disk, rename it
 /// over. The original is untouched if anything fails.
+/// Files as the person's editor holds them, unsaved changes included (an
+/// ACP client's `fs/read_text_file` and `fs/write_text_file`). Called from
+/// blocking threads. `None`: not handled, use the file system.
+pub trait ClientFiles: Send + Sync {
+    /// The text of `path` (absolute).
+    fn read_text(&self, path: &Path) -> Option<Result<String, String>>;
+    /// Replace the text of `path` (absolute).
+    fn write_text(&self, path: &Path, text: &str) -> Option<Result<(), String>>;
+}
+
+/// The bytes of a text file: the editor's copy when there is one, else the
+/// file on disk.
+pub(crate) fn read_text_bytes(env: &crate::ToolEnv, path: &Path) -> std::io::Result<Vec<u8>> {
+    match env.client_files.as_ref().and_then(|c| c.read_text(path)) {
+        Some(Ok(text)) => Ok(text.into_bytes()),
+        Some(Err(e)) => Err(std::io::Error::other(format!("the editor could not read it: {e}"))),
+        None => std::fs::read(path),
+    }
+}
+
+/// Write a text file: through the editor when there is one, else
+/// atomically on disk.
+pub(crate) fn write_text_bytes(env: &crate::ToolEnv, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(client) = &env.client_files
+        && let Ok(text) = std::str::from_utf8(bytes)
+        && let Some(done) = client.write_text(path, text)
+    {
+        return done.map_err(|e| std::io::Error::other(format!("the editor could not write it: {e}")));
+    }
+    write_atomic(path, bytes)
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

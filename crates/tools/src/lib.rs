@@ -22,7 +22,7 @@ pub mod edit;
 mod edit_match;
 mod file_guard;
 mod git_guard;
-pub use file_guard::{create_private_dir, write_atomic};
+pub use file_guard::{ClientFiles, create_private_dir, write_atomic};
 pub mod glob;
 pub mod grep;
 mod grep_page;
@@ -84,6 +84,9 @@ pub struct ToolEnv {
     sandbox_warned: AtomicBool,
     /// Commands started with `run_in_background`.
     pub background: Arc<background::BackgroundTasks>,
+    /// Files as an editor holds them (ACP `fs/*`): read, edit and write go
+    /// through it for text files; `None`: the file system.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 impl std::fmt::Debug for ToolEnv {
@@ -114,6 +117,7 @@ impl ToolEnv {
             sandbox_tmp: Mutex::new(None),
             sandbox_warned: AtomicBool::new(false),
             background: Arc::default(),
+            client_files: None,
         }
     }
 

@@ -140,8 +140,20 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
     }
     let offset = args.offset.unwrap_or(1).max(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-    let window = read_window(reader, offset, limit, MAX_BYTES, MAX_LINE_CHARS)
-        .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    // A text file the editor holds: its copy, unsaved changes included.
+    let edited = env.client_files.as_ref().and_then(|c| c.read_text(&canonical));
+    let window = match edited {
+        Some(Ok(text)) => read_window(
+            BufReader::new(std::io::Cursor::new(text.into_bytes())),
+            offset,
+            limit,
+            MAX_BYTES,
+            MAX_LINE_CHARS,
+        ),
+        Some(Err(e)) => return Err(ToolError::new(format!("Cannot read {shown}: the editor could not read it: {e}"))),
+        None => read_window(reader, offset, limit, MAX_BYTES, MAX_LINE_CHARS),
+    }
+    .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     env.reads.record(&canonical, FileStamp::of(&meta));
     let details = json!({
         "path": shown,

@@ -11,7 +11,7 @@ use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::diff::diff_summary;
-use crate::file_guard::{Target, check_fresh, record_written, resolve_target, write_atomic};
+use crate::file_guard::{Target, check_fresh, record_written, resolve_target};
 use crate::{ToolEnv, human_bytes};
 
 /// The tool's definition.
@@ -106,7 +106,10 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
         Ok(meta) => {
             check_fresh(env, target, &meta, "overwrite")?;
             // Kept for the diff; a non-UTF-8 original only gets a size note.
-            Some(std::fs::read(&target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?)
+            Some(
+                crate::file_guard::read_text_bytes(env, &target.real)
+                    .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?,
+            )
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ToolError::new(format!("Cannot write {shown}: {e}"))),
@@ -115,7 +118,7 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
         std::fs::create_dir_all(dir)
             .map_err(|e| ToolError::new(format!("Cannot create the directory {}: {e}", dir.display())))?;
     }
-    write_atomic(&target.real, content.as_bytes())
+    crate::file_guard::write_text_bytes(env, &target.real, content.as_bytes())
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
     record_written(env, &target.real);
     let lines = count_lines(content);

@@ -1,0 +1,774 @@
+//! `tern acp`: an Agent Client Protocol (v1) agent on stdin and stdout, for
+//! editors (Zed, JetBrains, Neovim, Emacs). Built on the
+//! `agent-client-protocol` crate. Each ACP session is a tern session (its id
+//! is the session id, so `session/load` resumes it); the turns stream as
+//! `session/update` notifications; every call the policy asks about goes to
+//! the editor as `session/request_permission`; `fs/*` goes through the
+//! editor when it offers it (so unsaved buffers are seen). Nothing but
+//! JSON-RPC is written to stdout; warnings go to stderr.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, ByteStreams, Client, Error};
+use futures::StreamExt;
+use futures::future::LocalBoxFuture;
+use futures::stream::FuturesUnordered;
+use serde_json::{Value, json};
+use tern_agent_loop::EventSink;
+use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolKind, ToolResultContent};
+use tern_runtime::{Mode, PermissionAnswer, Runtime};
+use tokio::sync::mpsc;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::exit;
+
+/// The modes a session offers, by id (tern's mode names).
+const MODES: [(&str, &str, &str); 3] = [
+    ("default", "Default", "Ask before edits and commands that change things"),
+    ("accept-edits", "Accept edits", "Edit files in the workspace without asking"),
+    ("plan", "Plan", "Read-only: explore and plan; nothing changes"),
+];
+
+/// The largest file whose text goes into a diff update (before and after).
+const MAX_DIFF_FILE: u64 = 1024 * 1024;
+
+/// What the connection's handlers share with the worker that runs sessions.
+#[derive(Default)]
+struct Shared {
+    /// The client's `fs` capabilities: read, write.
+    client_fs: Mutex<(bool, bool)>,
+    /// The running prompt of each session.
+    cancels: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Shared {
+    fn cancel(&self, session: &str) {
+        if let Some(c) = self.cancels.lock().unwrap_or_else(PoisonError::into_inner).get(session) {
+            c.cancel();
+        }
+    }
+}
+
+/// A request the worker handles (it owns the sessions).
+enum Cmd {
+    New(acp::NewSessionRequest, Responder<acp::NewSessionResponse>, ConnectionTo<Client>),
+    Load(acp::LoadSessionRequest, Responder<acp::LoadSessionResponse>, ConnectionTo<Client>),
+    Prompt(acp::PromptRequest, Responder<acp::PromptResponse>, ConnectionTo<Client>),
+    SetMode(acp::SetSessionModeRequest, Responder<acp::SetSessionModeResponse>, ConnectionTo<Client>),
+}
+
+/// Serve ACP on stdin/stdout until stdin closes; the exit code.
+pub fn run(base: tern_runtime::Overrides) -> u8 {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: cannot start the async runtime: {e}");
+            return exit::FAILED;
+        }
+    };
+    rt.block_on(serve(base))
+}
+
+async fn serve(base: tern_runtime::Overrides) -> u8 {
+    let shared = Arc::new(Shared::default());
+    let (tx, rx) = mpsc::unbounded_channel::<Cmd>();
+    let connection = {
+        let shared = shared.clone();
+        let (tx_new, tx_load, tx_prompt, tx_mode) = (tx.clone(), tx.clone(), tx.clone(), tx);
+        let cancel_shared = shared.clone();
+        Agent
+            .v1()
+            .name("tern")
+            .on_receive_request(
+                async move |req: acp::InitializeRequest, responder: Responder<acp::InitializeResponse>, _cx| {
+                    let fs = &req.client_capabilities.fs;
+                    *shared.client_fs.lock().unwrap_or_else(PoisonError::into_inner) =
+                        (fs.read_text_file, fs.write_text_file);
+                    responder.respond(
+                        acp::InitializeResponse::new(ProtocolVersion::V1)
+                            .agent_capabilities(
+                                acp::AgentCapabilities::new()
+                                    .load_session(true)
+                                    .prompt_capabilities(
+                                        acp::PromptCapabilities::new().image(true).embedded_context(true),
+                                    )
+                                    .mcp_capabilities(acp::McpCapabilities::new().http(true)),
+                            )
+                            .agent_info(acp::Implementation::new("tern", env!("CARGO_PKG_VERSION")).title("tern")),
+                    )
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::NewSessionRequest, responder, cx| {
+                    send(&tx_new, Cmd::New(req, responder, cx));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::LoadSessionRequest, responder, cx| {
+                    send(&tx_load, Cmd::Load(req, responder, cx));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::PromptRequest, responder, cx| {
+                    send(&tx_prompt, Cmd::Prompt(req, responder, cx));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::SetSessionModeRequest, responder, cx| {
+                    send(&tx_mode, Cmd::SetMode(req, responder, cx));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_notification(
+                async move |n: acp::CancelNotification, _cx| {
+                    cancel_shared.cancel(&n.session_id.0);
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .connect_to(ByteStreams::new(tokio::io::stdout().compat_write(), tokio::io::stdin().compat()))
+    };
+    let (served, ()) = tokio::join!(connection, worker(base, shared, rx));
+    match served {
+        Ok(()) => exit::SUCCESS,
+        Err(e) => {
+            eprintln!("tern: acp: {e}");
+            exit::FAILED
+        }
+    }
+}
+
+fn send(tx: &mpsc::UnboundedSender<Cmd>, cmd: Cmd) {
+    // The worker ends only after the connection; a send cannot fail before.
+    let _ = tx.send(cmd);
+}
+
+/// What a finished piece of work hands back to the worker.
+enum Done {
+    /// A session is ready.
+    Session(String, Rc<Runtime>),
+    Nothing,
+}
+
+/// Runs the sessions: starts them, runs their prompts (several sessions at
+/// once), until the connection is gone; then stops what runs.
+async fn worker(base: tern_runtime::Overrides, shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+    let mut sessions: HashMap<String, Rc<Runtime>> = HashMap::new();
+    let mut work: FuturesUnordered<LocalBoxFuture<'static, Done>> = FuturesUnordered::new();
+    loop {
+        tokio::select! {
+            cmd = rx.recv() => match cmd {
+                None => break,
+                Some(cmd) => {
+                    if let Some(job) = handle(cmd, &base, &shared, &sessions) {
+                        work.push(job);
+                    }
+                }
+            },
+            Some(done) = work.next(), if !work.is_empty() => {
+                if let Done::Session(id, runtime) = done {
+                    sessions.insert(id, runtime);
+                }
+            }
+        }
+    }
+    // stdin closed: stop every prompt, let them answer, stop the sessions.
+    for c in shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).values() {
+        c.cancel();
+    }
+    let drain = async { while work.next().await.is_some() {} };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
+    for runtime in sessions.values() {
+        runtime.shutdown().await;
+    }
+}
+
+/// One request: answered at once, or the work that answers it.
+fn handle(
+    cmd: Cmd,
+    base: &tern_runtime::Overrides,
+    shared: &Arc<Shared>,
+    sessions: &HashMap<String, Rc<Runtime>>,
+) -> Option<LocalBoxFuture<'static, Done>> {
+    let unknown = |id: &str| {
+        Error::invalid_params().data(json!(format!("no session `{id}`: create one with session/new or session/load")))
+    };
+    match cmd {
+        Cmd::New(req, responder, cx) => {
+            let overrides = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers, None);
+            let shared = shared.clone();
+            Some(Box::pin(async move {
+                match start(overrides, &cx, &shared).await {
+                    Ok(runtime) => {
+                        let id = runtime.session().id().to_string();
+                        let mode = runtime.policy().mode();
+                        let _ = responder.respond(acp::NewSessionResponse::new(id.clone()).modes(modes(mode)));
+                        announce_commands(&runtime, &cx, &id);
+                        Done::Session(id, runtime)
+                    }
+                    Err(e) => {
+                        let _ = responder.respond_with_error(Error::invalid_params().data(json!(e)));
+                        Done::Nothing
+                    }
+                }
+            }))
+        }
+        Cmd::Load(req, responder, cx) => {
+            let id = req.session_id.0.to_string();
+            let resume = Some(tern_runtime::Resume::Id(id.clone()));
+            let overrides = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers, resume);
+            let shared = shared.clone();
+            Some(Box::pin(async move {
+                match start(overrides, &cx, &shared).await {
+                    Ok(runtime) => {
+                        let id = runtime.session().id().to_string();
+                        replay(&runtime, &cx, &id).await;
+                        let mode = runtime.policy().mode();
+                        let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(mode)));
+                        announce_commands(&runtime, &cx, &id);
+                        Done::Session(id, runtime)
+                    }
+                    Err(e) => {
+                        let _ = responder.respond_with_error(Error::invalid_params().data(json!(e)));
+                        Done::Nothing
+                    }
+                }
+            }))
+        }
+        Cmd::Prompt(req, responder, cx) => {
+            let id = req.session_id.0.to_string();
+            let Some(runtime) = sessions.get(&id).cloned() else {
+                let _ = responder.respond_with_error(unknown(&id));
+                return None;
+            };
+            let shared = shared.clone();
+            Some(Box::pin(async move {
+                prompt(runtime, req, responder, cx, shared).await;
+                Done::Nothing
+            }))
+        }
+        Cmd::SetMode(req, responder, cx) => {
+            let id = req.session_id.0.to_string();
+            let Some(runtime) = sessions.get(&id) else {
+                let _ = responder.respond_with_error(unknown(&id));
+                return None;
+            };
+            match req.mode_id.0.parse::<Mode>() {
+                Ok(mode) if MODES.iter().any(|(m, ..)| *m == mode.as_str()) => {
+                    runtime.set_mode(mode);
+                    let _ = responder.respond(acp::SetSessionModeResponse::new());
+                    notify(&cx, &id, acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str())));
+                }
+                _ => {
+                    let ids: Vec<&str> = MODES.iter().map(|(m, ..)| *m).collect();
+                    let why = format!("unknown mode `{}`: use {}", req.mode_id.0, ids.join(", "));
+                    let _ = responder.respond_with_error(Error::invalid_params().data(json!(why)));
+                }
+            }
+            None
+        }
+    }
+}
+
+/// The overrides of one session: the base (the command line's), in `cwd`,
+/// with the client's MCP servers and added directories.
+fn session_overrides(
+    base: &tern_runtime::Overrides,
+    cwd: &Path,
+    dirs: &[PathBuf],
+    servers: &[acp::McpServer],
+    resume: Option<tern_runtime::Resume>,
+) -> tern_runtime::Overrides {
+    let mut o = base.clone();
+    o.cwd = Some(cwd.to_path_buf());
+    o.add_dirs.extend(dirs.iter().cloned());
+    o.resume = resume;
+    if let Some(json) = mcp_json(servers) {
+        o.mcp_config.push(PathBuf::from(json));
+    }
+    o
+}
+
+/// The client's MCP servers in the `.mcp.json` format (as inline
+/// `--mcp-config` JSON); `None` when it sent none.
+fn mcp_json(servers: &[acp::McpServer]) -> Option<String> {
+    let mut map = serde_json::Map::new();
+    for s in servers {
+        match s {
+            acp::McpServer::Stdio(s) => {
+                let env: serde_json::Map<String, Value> =
+                    s.env.iter().map(|e| (e.name.clone(), Value::String(e.value.clone()))).collect();
+                map.insert(s.name.clone(), json!({"command": s.command, "args": s.args, "env": env}));
+            }
+            acp::McpServer::Http(s) => {
+                let headers: serde_json::Map<String, Value> =
+                    s.headers.iter().map(|h| (h.name.clone(), Value::String(h.value.clone()))).collect();
+                map.insert(s.name.clone(), json!({"type": "http", "url": s.url, "headers": headers}));
+            }
+            acp::McpServer::Sse(s) => {
+                // tern does not speak legacy SSE: the server is named and refused with the reason.
+                map.insert(s.name.clone(), json!({"type": "sse", "url": s.url}));
+            }
+            _ => {}
+        }
+    }
+    (!map.is_empty()).then(|| json!({"mcpServers": map}).to_string())
+}
+
+/// Set up a session's runtime; its questions go to the client.
+async fn start(
+    overrides: tern_runtime::Overrides,
+    cx: &ConnectionTo<Client>,
+    shared: &Arc<Shared>,
+) -> Result<Rc<Runtime>, String> {
+    let (read, write) = *shared.client_fs.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut builder = tern_runtime::RuntimeBuilder::new(overrides).map_err(|e| e.to_string())?;
+    let session_id = Arc::new(std::sync::OnceLock::new());
+    if read || write {
+        builder = builder.client_files(Arc::new(EditorFiles {
+            cx: cx.clone(),
+            session: session_id.clone(),
+            read,
+            write,
+            handle: tokio::runtime::Handle::current(),
+        }));
+    }
+    let mut runtime = builder.build().await.map_err(|e| e.to_string())?;
+    for w in runtime.warnings() {
+        crate::say(&format!("warning: {w}"));
+    }
+    let id = runtime.session().id().to_string();
+    let _ = session_id.set(id.clone());
+    runtime.set_permission_prompt(Arc::new(Asker { cx: cx.clone(), session: id }));
+    Ok(Rc::new(runtime))
+}
+
+fn modes(current: Mode) -> acp::SessionModeState {
+    let current = if MODES.iter().any(|(m, ..)| *m == current.as_str()) { current.as_str() } else { "default" };
+    acp::SessionModeState::new(
+        current,
+        MODES.iter().map(|(id, name, about)| acp::SessionMode::new(*id, *name).description(*about)).collect(),
+    )
+}
+
+fn notify(cx: &ConnectionTo<Client>, session: &str, update: acp::SessionUpdate) {
+    let _ = cx.send_notification(acp::SessionNotification::new(session.to_string(), update));
+}
+
+/// The custom commands and skills, as the client's slash commands.
+fn announce_commands(runtime: &Runtime, cx: &ConnectionTo<Client>, session: &str) {
+    let mut list: Vec<acp::AvailableCommand> = runtime
+        .commands()
+        .list
+        .iter()
+        .map(|c| {
+            let cmd = acp::AvailableCommand::new(c.name.clone(), c.description.clone());
+            match &c.argument_hint {
+                Some(hint) => cmd
+                    .input(acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new(hint.clone()))),
+                None => cmd,
+            }
+        })
+        .collect();
+    list.extend(
+        runtime.skills().list.iter().map(|s| acp::AvailableCommand::new(s.name.clone(), s.description.clone())),
+    );
+    notify(cx, session, acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(list)));
+}
+
+/// A resumed session's conversation, sent as updates before `session/load` answers.
+async fn replay(runtime: &Runtime, cx: &ConnectionTo<Client>, session: &str) {
+    let workspace = runtime.workspace().to_path_buf();
+    for message in runtime.conversation().await {
+        for block in &message.content {
+            let update = match (message.role, block) {
+                (tern_protocol::Role::User, ContentBlock::Text { text }) => {
+                    acp::SessionUpdate::UserMessageChunk(acp::ContentChunk::new(text_block(text)))
+                }
+                (tern_protocol::Role::Assistant, ContentBlock::Text { text }) => {
+                    acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(text_block(text)))
+                }
+                (_, ContentBlock::Thinking { thinking, .. }) => {
+                    acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(thinking)))
+                }
+                (_, ContentBlock::ToolUse { id, name, input }) => {
+                    acp::SessionUpdate::ToolCall(tool_call(id, name, input, &workspace))
+                }
+                (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
+                    let status = if *is_error { acp::ToolCallStatus::Failed } else { acp::ToolCallStatus::Completed };
+                    acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
+                        tool_use_id.clone(),
+                        acp::ToolCallUpdateFields::new().status(status).content(result_content(content)),
+                    ))
+                }
+                _ => continue,
+            };
+            notify(cx, session, update);
+        }
+    }
+}
+
+fn text_block(text: &str) -> acp::ContentBlock {
+    acp::ContentBlock::Text(acp::TextContent::new(text.to_string()))
+}
+
+/// Run one `session/prompt` and answer it with its stop reason.
+async fn prompt(
+    runtime: Rc<Runtime>,
+    req: acp::PromptRequest,
+    responder: Responder<acp::PromptResponse>,
+    cx: ConnectionTo<Client>,
+    shared: Arc<Shared>,
+) {
+    let session = req.session_id.0.to_string();
+    let (text, blocks) = prompt_content(&req.prompt, runtime.workspace());
+    let cancel = CancellationToken::new();
+    shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).insert(session.clone(), cancel.clone());
+    let mode_before = runtime.policy().mode();
+    let last_used = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let window = runtime.model_info().context_window;
+    let events = sink(cx.clone(), session.clone(), runtime.workspace().to_path_buf(), window, last_used.clone());
+    let report = match runtime.invocation(&text) {
+        Some(Ok(invocation)) => runtime.run_invocation(&invocation, &events, &cancel).await,
+        Some(Err(e)) => {
+            shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&session);
+            let _ = responder.respond_with_error(Error::invalid_params().data(json!(e)));
+            return;
+        }
+        None => runtime.run_prompt_with(&text, blocks, &events, &cancel).await,
+    };
+    shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&session);
+    for n in &report.notices {
+        crate::say(n);
+    }
+    let mode = runtime.policy().mode();
+    if mode != mode_before {
+        notify(&cx, &session, acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str())));
+    }
+    // The context the last response filled, and what the session cost so far.
+    let (_, cost) = runtime.session_usage();
+    let used = last_used.load(std::sync::atomic::Ordering::SeqCst);
+    let usage = acp::UsageUpdate::new(used, window).cost(acp::Cost::new(cost.max(0.0) + 0.0, "USD"));
+    notify(&cx, &session, acp::SessionUpdate::UsageUpdate(usage));
+    let stop = match report.outcome.stop_reason {
+        AgentStopReason::Completed => acp::StopReason::EndTurn,
+        AgentStopReason::MaxTurns => acp::StopReason::MaxTurnRequests,
+        AgentStopReason::Aborted => acp::StopReason::Cancelled,
+        AgentStopReason::ContextFull => acp::StopReason::MaxTokens,
+        AgentStopReason::Error => {
+            let why = report.outcome.error.clone().unwrap_or_else(|| "the run failed".into());
+            let _ = responder.respond_with_error(Error::new(-32603, why));
+            return;
+        }
+    };
+    let _ = responder.respond(acp::PromptResponse::new(stop));
+}
+
+/// The prompt's text (text blocks, embedded resources, links) and its images.
+fn prompt_content(blocks: &[acp::ContentBlock], workspace: &Path) -> (String, Vec<ContentBlock>) {
+    let mut text = Vec::new();
+    let mut images = Vec::new();
+    for b in blocks {
+        match b {
+            acp::ContentBlock::Text(t) => text.push(t.text.clone()),
+            acp::ContentBlock::Image(i) => images.push(ContentBlock::Image {
+                source: ImageSource { media_type: i.mime_type.clone(), data: i.data.clone() },
+            }),
+            acp::ContentBlock::Resource(r) => match &r.resource {
+                acp::EmbeddedResourceResource::TextResourceContents(t) => {
+                    text.push(format!("<context uri=\"{}\">\n{}\n</context>", t.uri, t.text));
+                }
+                acp::EmbeddedResourceResource::BlobResourceContents(b) => {
+                    text.push(format!("(attached binary resource {}, not shown)", b.uri));
+                }
+                _ => {}
+            },
+            acp::ContentBlock::ResourceLink(l) => {
+                let path = l.uri.strip_prefix("file://").map(PathBuf::from);
+                match path {
+                    // A file of the workspace: an @-mention, attached as the TUI attaches it.
+                    Some(p) if p.starts_with(workspace) => {
+                        let rel = p.strip_prefix(workspace).unwrap_or(&p);
+                        text.push(format!("@{}", rel.display()));
+                    }
+                    _ => text.push(format!("[{}]({})", l.name, l.uri)),
+                }
+            }
+            _ => {}
+        }
+    }
+    (text.join("\n"), images)
+}
+
+/// The ACP kind of a tool.
+fn kind_of(name: &str) -> acp::ToolKind {
+    match tern_protocol::canonical_tool_name(name).as_str() {
+        "grep" | "glob" | "tool_search" => acp::ToolKind::Search,
+        "enter_plan_mode" | "exit_plan_mode" => acp::ToolKind::SwitchMode,
+        _ => match ToolKind::of(name) {
+            ToolKind::Read => acp::ToolKind::Read,
+            ToolKind::Edit => acp::ToolKind::Edit,
+            ToolKind::Execute => acp::ToolKind::Execute,
+            ToolKind::Fetch => acp::ToolKind::Fetch,
+            ToolKind::Meta => acp::ToolKind::Think,
+            _ => acp::ToolKind::Other,
+        },
+    }
+}
+
+/// A title for a call: the tool and what it works on.
+fn title_of(name: &str, input: &Value) -> String {
+    let subject = ToolKind::subject_arg(name).and_then(|k| input.get(k)).and_then(Value::as_str);
+    match subject {
+        Some(s) => {
+            let line = s.lines().next().unwrap_or_default();
+            let short = tern_protocol::text::prefix_within(line, 120);
+            let more = if short.len() < s.len() { "…" } else { "" };
+            format!("{name} {short}{more}")
+        }
+        None => name.to_string(),
+    }
+}
+
+/// The absolute path a file tool's call works on.
+fn path_of(name: &str, input: &Value, workspace: &Path) -> Option<PathBuf> {
+    if !matches!(ToolKind::of(name), ToolKind::Read | ToolKind::Edit) {
+        return None;
+    }
+    let p = input.get("path").or_else(|| input.get("file_path")).and_then(Value::as_str)?;
+    Some(workspace.join(p))
+}
+
+fn tool_call(id: &str, name: &str, input: &Value, workspace: &Path) -> acp::ToolCall {
+    let call = acp::ToolCall::new(id.to_string(), title_of(name, input))
+        .kind(kind_of(name))
+        .status(acp::ToolCallStatus::Pending)
+        .raw_input(input.clone());
+    match path_of(name, input, workspace) {
+        Some(p) => call.locations(vec![acp::ToolCallLocation::new(p)]),
+        None => call,
+    }
+}
+
+fn result_content(content: &[ToolResultContent]) -> Vec<acp::ToolCallContent> {
+    content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => acp::ToolCallContent::from(text_block(text)),
+            ToolResultContent::Image { source } => acp::ToolCallContent::from(acp::ContentBlock::Image(
+                acp::ImageContent::new(source.data.clone(), source.media_type.clone()),
+            )),
+        })
+        .collect()
+}
+
+/// A file's text for a diff, when it is small enough and UTF-8.
+fn file_text(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_DIFF_FILE {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
+/// A running call of a prompt, by id.
+struct Call {
+    /// The file it works on.
+    path: Option<PathBuf>,
+    /// That file's text before an edit.
+    before: Option<String>,
+    /// Whether it was said to be in progress.
+    progressed: bool,
+}
+
+/// Events as `session/update` notifications.
+fn sink(
+    cx: ConnectionTo<Client>,
+    session: String,
+    workspace: PathBuf,
+    window: u64,
+    last_used: Arc<std::sync::atomic::AtomicU64>,
+) -> EventSink {
+    let calls: Mutex<HashMap<String, Call>> = Mutex::default();
+    Arc::new(move |e: AgentEvent| {
+        let update = match e {
+            AgentEvent::TextDelta { text } => {
+                acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(text_block(&text)))
+            }
+            AgentEvent::ThinkingDelta { text } => {
+                acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(&text)))
+            }
+            AgentEvent::ToolCallStart { id, name, input } => {
+                let path = path_of(&name, &input, &workspace);
+                let before = path.as_deref().filter(|_| ToolKind::of(&name) == ToolKind::Edit).and_then(file_text);
+                let call = tool_call(&id, &name, &input, &workspace);
+                let running = Call { path, before, progressed: false };
+                calls.lock().unwrap_or_else(PoisonError::into_inner).insert(id, running);
+                acp::SessionUpdate::ToolCall(call)
+            }
+            AgentEvent::ToolExecutionUpdate { id, .. } => {
+                let mut calls = calls.lock().unwrap_or_else(PoisonError::into_inner);
+                match calls.get_mut(&id) {
+                    Some(c) if !c.progressed => {
+                        c.progressed = true;
+                        acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(
+                            id,
+                            acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress),
+                        ))
+                    }
+                    _ => return,
+                }
+            }
+            AgentEvent::ToolExecutionEnd { id, name, content, is_error, details, .. } => {
+                let started = calls.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+                let mut parts = Vec::new();
+                // An edit that went through: the file before and after.
+                if !is_error
+                    && ToolKind::of(&name) == ToolKind::Edit
+                    && let Some(Call { path: Some(path), before, .. }) = &started
+                    && let Some(after) = file_text(path)
+                {
+                    let diff = acp::Diff::new(path.clone(), after);
+                    let diff = match before {
+                        Some(b) => diff.old_text(b.clone()),
+                        None => diff,
+                    };
+                    parts.push(acp::ToolCallContent::from(diff));
+                }
+                parts.extend(result_content(&content));
+                let status = if is_error { acp::ToolCallStatus::Failed } else { acp::ToolCallStatus::Completed };
+                let mut fields = acp::ToolCallUpdateFields::new().status(status).content(parts);
+                if let Some(d) = details {
+                    fields = fields.raw_output(d);
+                }
+                acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
+            }
+            AgentEvent::TodoUpdate { todos } => acp::SessionUpdate::Plan(acp::Plan::new(
+                todos
+                    .iter()
+                    .map(|t| {
+                        let status = match t.status {
+                            tern_protocol::TodoStatus::Pending => acp::PlanEntryStatus::Pending,
+                            tern_protocol::TodoStatus::InProgress => acp::PlanEntryStatus::InProgress,
+                            tern_protocol::TodoStatus::Completed => acp::PlanEntryStatus::Completed,
+                        };
+                        acp::PlanEntry::new(t.content.clone(), acp::PlanEntryPriority::Medium, status)
+                    })
+                    .collect(),
+            )),
+            AgentEvent::AssistantMessage { usage, .. } => {
+                let used = usage.prompt_tokens() + usage.output_tokens;
+                last_used.store(used, std::sync::atomic::Ordering::SeqCst);
+                acp::SessionUpdate::UsageUpdate(acp::UsageUpdate::new(used, window))
+            }
+            AgentEvent::Notice { message } => {
+                crate::say(&message);
+                return;
+            }
+            _ => return,
+        };
+        notify(&cx, &session, update);
+    })
+}
+
+/// How long an editor may take to read or write a file for a tool.
+const FS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Text files through the editor (`fs/read_text_file`, `fs/write_text_file`),
+/// for the capabilities it advertised; called from the tools' blocking threads.
+struct EditorFiles {
+    cx: ConnectionTo<Client>,
+    session: Arc<std::sync::OnceLock<String>>,
+    read: bool,
+    write: bool,
+    handle: tokio::runtime::Handle,
+}
+
+impl tern_runtime::ClientFiles for EditorFiles {
+    fn read_text(&self, path: &Path) -> Option<Result<String, String>> {
+        let session = self.session.get().filter(|_| self.read)?.clone();
+        let asked = self.cx.send_request(acp::ReadTextFileRequest::new(session, path.to_path_buf()));
+        Some(match self.handle.block_on(tokio::time::timeout(FS_TIMEOUT, asked.block_task())) {
+            Ok(Ok(r)) => Ok(r.content),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer in {} s", FS_TIMEOUT.as_secs())),
+        })
+    }
+
+    fn write_text(&self, path: &Path, text: &str) -> Option<Result<(), String>> {
+        let session = self.session.get().filter(|_| self.write)?.clone();
+        let asked = self.cx.send_request(acp::WriteTextFileRequest::new(session, path.to_path_buf(), text.to_string()));
+        Some(match self.handle.block_on(tokio::time::timeout(FS_TIMEOUT, asked.block_task())) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!("no answer in {} s", FS_TIMEOUT.as_secs())),
+        })
+    }
+}
+
+/// Permission questions as `session/request_permission`: allow once, allow
+/// always (the rule saved to the project config, as the TUI's answer 2), or
+/// reject.
+struct Asker {
+    cx: ConnectionTo<Client>,
+    session: String,
+}
+
+impl tern_runtime::PermissionPrompt for Asker {
+    fn ask(&self, request: tern_runtime::PermissionRequest) -> futures::future::BoxFuture<'_, PermissionAnswer> {
+        Box::pin(async move {
+            let mut fields = acp::ToolCallUpdateFields::new()
+                .title(title_of(&request.tool, &request.input))
+                .kind(kind_of(&request.tool))
+                .raw_input(request.input.clone());
+            let mut content = vec![acp::ToolCallContent::from(text_block(&request.decision.reason))];
+            if let Some(diff) = &request.diff {
+                content.push(acp::ToolCallContent::from(text_block(&format!("```diff\n{diff}\n```"))));
+            }
+            fields = fields.content(content);
+            let rule = request.decision.suggestion.clone();
+            let mut options = vec![acp::PermissionOption::new("allow", "Allow", acp::PermissionOptionKind::AllowOnce)];
+            if let Some(rule) = &rule {
+                options.push(acp::PermissionOption::new(
+                    "allow_always",
+                    format!("Always allow `{rule}` in this project"),
+                    acp::PermissionOptionKind::AllowAlways,
+                ));
+            }
+            options.push(acp::PermissionOption::new("reject", "Reject", acp::PermissionOptionKind::RejectOnce));
+            let asked = acp::RequestPermissionRequest::new(
+                self.session.clone(),
+                acp::ToolCallUpdate::new(request.call_id.clone(), fields),
+                options,
+            );
+            match self.cx.send_request(asked).block_task().await {
+                Ok(answer) => match answer.outcome {
+                    acp::RequestPermissionOutcome::Selected(s) => match (s.option_id.0.as_ref(), rule) {
+                        ("allow", _) => PermissionAnswer::Allow,
+                        ("allow_always", Some(rule)) => {
+                            PermissionAnswer::AllowAlways { rule, scope: tern_runtime::RuleScope::Project }
+                        }
+                        _ => PermissionAnswer::Deny { feedback: None },
+                    },
+                    _ => PermissionAnswer::Deny { feedback: Some("the question was cancelled".into()) },
+                },
+                Err(e) => PermissionAnswer::Deny { feedback: Some(format!("the editor could not ask: {e}")) },
+            }
+        })
+    }
+}
