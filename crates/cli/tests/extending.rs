@@ -116,3 +116,70 @@ async fn an_agent_file_narrows_the_tools_and_adds_its_instructions() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stdout.contains("read") && out.stdout.contains("agent"), "{}", out.stdout);
 }
+
+#[tokio::test]
+async fn project_config_is_found_from_a_subdirectory_nearest_first() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    std::fs::create_dir_all(h.path("pkg/deep")).unwrap();
+    write(
+        &h.path(".tern/config.toml"),
+        "append_system_prompt = \"ROOT-MARKER\"\n[permissions]\ndeny = [\"bash(touch:*)\"]\n",
+    );
+    write(&h.path("pkg/.tern/config.toml"), "append_system_prompt = \"PKG-MARKER\"\n");
+    write(&h.path(".mcp.json"), r#"{"mcpServers":{"rootsrv":{"command":"/nonexistent/root-server"}}}"#);
+    write(&h.path("pkg/.mcp.json"), r#"{"mcpServers":{"pkgsrv":{"command":"/nonexistent/pkg-server"}}}"#);
+    write(&h.path(".tern/agents/helper.md"), "---\nname: helper\ndescription: Helps\ntools: read\n---\nHELPER-RULES");
+    write(&h.path(".tern/commands/hello.md"), "---\ndescription: root hello\n---\nROOT HELLO");
+    write(&h.path("pkg/.tern/commands/hello.md"), "---\ndescription: pkg hello\n---\nPKG HELLO");
+    let deep = h.path("pkg/deep").display().to_string();
+
+    // The nearest config's value wins; the root's rules still hold.
+    let out = h.run(&["-p", "hi", "--cwd", &deep]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let system = h.bodies()[0]["system"].to_string();
+    assert!(system.contains("PKG-MARKER") && !system.contains("ROOT-MARKER"), "{system}");
+    let out = h.run(&["permissions", "check", "bash(touch x)", "--json", "--cwd", &deep]).await;
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["decision"]["verdict"], "deny", "{v}");
+    assert!(v.to_string().contains(".tern/config.toml"), "names the root file: {v}");
+
+    // Untrusted: no server of the repository starts, and each file is named.
+    let out = h.run(&["mcp", "list", "--cwd", &deep]).await;
+    assert!(out.stderr.contains("pkg/.mcp.json") && out.stderr.contains("not trusted"), "{}", out.stderr);
+    assert!(out.stderr.contains("rootsrv"), "{}", out.stderr);
+    // Trusted: both files' servers are configured.
+    let out = h.run(&["mcp", "list", "--json", "--cwd", &deep, "--trust"]).await;
+    assert!(out.stdout.contains("rootsrv") && out.stdout.contains("pkgsrv"), "{}", out.stdout);
+
+    // Agents and commands: found up the tree, the nearest of one name first.
+    let out = h.run(&["-p", "hi", "--cwd", &deep, "--agent", "helper", "--trust"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h.bodies().last().unwrap()["system"].to_string().contains("HELPER-RULES"));
+    let out = h.run(&["commands", "list", "--json", "--cwd", &deep]).await;
+    let list: Value = serde_json::from_str(&out.stdout).unwrap();
+    let hello: Vec<&Value> = list.as_array().unwrap().iter().filter(|c| c["name"] == "hello").collect();
+    assert_eq!(hello.len(), 1, "{list}");
+    assert_eq!(hello[0]["description"], "pkg hello");
+}
+
+#[tokio::test]
+async fn trusting_a_subfolder_does_not_vouch_for_the_repository_above_it() {
+    let mut h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    h.mode = None;
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    std::fs::create_dir_all(h.path("pkg")).unwrap();
+    let pkg = std::fs::canonicalize(h.path("pkg")).unwrap();
+    let config = format!("[retry]\nbase_delay_ms = 1\n[trust]\nfolders = [{:?}]\n", pkg.display().to_string());
+    std::fs::write(h.home.path().join("config.toml"), config).unwrap();
+    write(&h.path(".mcp.json"), r#"{"mcpServers":{"rootsrv":{"command":"/nonexistent/root-server"}}}"#);
+    write(&h.path(".tern/config.toml"), "[permissions]\nallow = [\"bash(touch:*)\"]\n");
+    write(&h.path("pkg/.mcp.json"), r#"{"mcpServers":{"pkgsrv":{"command":"/nonexistent/pkg-server"}}}"#);
+    let out = h.run(&["mcp", "list", "--json", "--cwd", &pkg.display().to_string()]).await;
+    assert!(out.stdout.contains("pkgsrv"), "{}", out.stdout);
+    assert!(!out.stdout.contains("rootsrv"), "{}", out.stdout);
+    assert!(out.stderr.contains("rootsrv") && out.stderr.contains("not trusted"), "{}", out.stderr);
+    let out = h.run(&["permissions", "check", "bash(touch x)", "--json", "--cwd", &pkg.display().to_string()]).await;
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_ne!(v["decision"]["verdict"], "allow", "the untrusted root's allow rule does not hold: {v}");
+}

@@ -46,7 +46,7 @@ pub struct AgentProfile {
 pub fn agent_names(workspace: &Path, config_dir: &Path, trusted: bool) -> Vec<String> {
     let mut dirs = vec![config_dir.join("agents")];
     if trusted {
-        dirs.push(workspace.join(".tern").join("agents"));
+        dirs.extend(crate::prompt::project_chain(workspace).iter().map(|d| d.join(".tern").join("agents")));
     }
     let mut names: Vec<String> = dirs
         .iter()
@@ -69,7 +69,17 @@ pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path, trusted: bool
         return Err(format!("agent name `{name}` may hold only letters, digits, `-` and `_`"));
     }
     let user = config_dir.join("agents").join(format!("{name}.md"));
-    let project = workspace.join(".tern").join("agents").join(format!("{name}.md"));
+    // The nearest project's: the workspace's, else a folder's above it in the repository.
+    let top = crate::prompt::project_top(workspace);
+    let chain = crate::prompt::project_chain(workspace);
+    let candidates: Vec<PathBuf> =
+        chain.iter().map(|d| d.join(".tern").join("agents").join(format!("{name}.md"))).collect();
+    let project = candidates
+        .iter()
+        .find(|p| p.exists())
+        .or(candidates.first())
+        .cloned()
+        .unwrap_or_else(|| workspace.join(".tern").join("agents").join(format!("{name}.md")));
     let read = |path: &Path, inside: Option<&Path>| match crate::small_file::read_bounded(path, 256 * 1024, inside) {
         Ok(text) => Ok(Some(text)),
         Err(crate::small_file::Refused::Missing) => Ok(None),
@@ -78,7 +88,7 @@ pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path, trusted: bool
     if let Some(text) = read(&user, None)? {
         return parse_agent(name, &text, &user);
     }
-    match read(&project, Some(workspace))? {
+    match read(&project, Some(&top))? {
         Some(text) if trusted => parse_agent(name, &text, &project),
         Some(_) => Err(format!(
             "agent `{name}` is defined in {}, and this folder is not trusted; {}",

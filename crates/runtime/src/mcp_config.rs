@@ -123,47 +123,61 @@ pub struct ServerSources<'a> {
     pub user: &'a FileConfig,
     /// Its file.
     pub user_file: &'a Path,
-    /// The project config, already restricted by trust.
-    pub project: &'a FileConfig,
-    /// The workspace (holds `.mcp.json`).
+    /// The project's folders, farthest first: each one's `.mcp.json` and
+    /// its `.tern/config.toml` (already restricted by trust).
+    pub project: Vec<ProjectServers<'a>>,
+    /// The workspace (relative paths of the user's servers start there).
     pub workspace: &'a Path,
     /// `--mcp-config` files.
     pub extra_files: &'a [PathBuf],
     /// The merged config (`[mcp]` allow/deny lists).
     pub merged: &'a FileConfig,
-    /// Whether the workspace is trusted (`.mcp.json` is read only then).
-    pub trusted: bool,
     /// The environment children get (secrets removed): what a project file may expand.
     pub child_env: &'a tern_protocol::ChildEnv,
 }
 
+/// One folder of the project: where its servers come from.
+pub struct ProjectServers<'a> {
+    /// The folder (holds `.mcp.json`; its servers' relative paths start there).
+    pub dir: &'a Path,
+    /// Its `.tern/config.toml`, restricted by trust (`None`: it has none).
+    pub config: Option<&'a FileConfig>,
+    /// Whether the folder is trusted (`.mcp.json` is read only then).
+    pub trusted: bool,
+}
+
 /// Every configured server, in name order, with the origin that won.
 pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) -> Result<Vec<ConfiguredServer>, String> {
-    let ServerSources { user, user_file, project, workspace, extra_files, merged, trusted, child_env } = src;
-    let mut sections: BTreeMap<String, (String, Source, McpServerSection)> = BTreeMap::new();
+    let ServerSources { user, user_file, project, workspace, extra_files, merged, child_env } = src;
+    let mut sections: BTreeMap<String, (String, Source, McpServerSection, PathBuf)> = BTreeMap::new();
     for (name, s) in &user.mcp_servers {
-        sections.insert(name.clone(), (user_file.display().to_string(), Source::User, s.clone()));
+        sections.insert(name.clone(), (user_file.display().to_string(), Source::User, s.clone(), workspace.into()));
     }
-    let mcp_json = workspace.join(".mcp.json");
-    if mcp_json.is_file() {
-        if trusted {
-            for (name, s) in load_mcp_json(&mcp_json, Some(workspace))? {
-                sections.insert(name, (mcp_json.display().to_string(), Source::Project, s));
+    let top = crate::prompt::project_top(workspace);
+    // Farthest first: a nearer folder's server of the same name wins.
+    for folder in project {
+        let mcp_json = folder.dir.join(".mcp.json");
+        if mcp_json.is_file() {
+            if folder.trusted {
+                for (name, s) in load_mcp_json(&mcp_json, Some(&top))? {
+                    sections.insert(name, (mcp_json.display().to_string(), Source::Project, s, folder.dir.into()));
+                }
+            } else {
+                let names = load_mcp_json(&mcp_json, Some(&top))
+                    .map(|servers| servers.into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", "))
+                    .unwrap_or_else(|_| "its servers".into());
+                warnings.push(format!(
+                    "{}: did not start MCP server(s) {names}: this folder is not trusted; {}",
+                    mcp_json.display(),
+                    crate::trust::how_to_trust(folder.dir)
+                ));
             }
-        } else {
-            let names = load_mcp_json(&mcp_json, Some(workspace))
-                .map(|servers| servers.into_iter().map(|(n, _)| n).collect::<Vec<_>>().join(", "))
-                .unwrap_or_else(|_| "its servers".into());
-            warnings.push(format!(
-                "{}: did not start MCP server(s) {names}: this folder is not trusted; {}",
-                mcp_json.display(),
-                crate::trust::how_to_trust(workspace)
-            ));
         }
-    }
-    let project_file = crate::config::project_config(workspace);
-    for (name, s) in &project.mcp_servers {
-        sections.insert(name.clone(), (project_file.display().to_string(), Source::Project, s.clone()));
+        let project_file = crate::config::project_config(folder.dir);
+        for (name, s) in folder.config.iter().flat_map(|c| &c.mcp_servers) {
+            let origin = project_file.display().to_string();
+            sections.insert(name.clone(), (origin, Source::Project, s.clone(), folder.dir.into()));
+        }
     }
     for file in extra_files {
         let origin = if file.to_str().is_some_and(|t| t.trim_start().starts_with('{')) {
@@ -172,12 +186,12 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
             file.display().to_string()
         };
         for (name, s) in load_mcp_config_arg(file)? {
-            sections.insert(name, (origin.clone(), Source::User, s));
+            sections.insert(name, (origin.clone(), Source::User, s, workspace.into()));
         }
     }
     Ok(sections
         .into_iter()
-        .map(|(name, (origin, source, section))| {
+        .map(|(name, (origin, source, section, dir))| {
             let denied = if merged.mcp.denied_servers.iter().any(|d| d == &name) {
                 Some("listed in [mcp] denied_servers".to_string())
             } else if merged.mcp.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == &name)) {
@@ -194,7 +208,7 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
                 Source::Project => &project_var,
             };
             let config = project_secret_refs(&section, source, child_env)
-                .and_then(|()| server_config(&name, &section, workspace, var))
+                .and_then(|()| server_config(&name, &section, &dir, var))
                 .map_err(|e| format!("{origin}: server `{name}`: {e}"));
             ConfiguredServer { name, origin, config, denied }
         })

@@ -114,10 +114,14 @@ pub struct ConfigLayers<'a> {
     pub user: &'a FileConfig,
     /// Its file.
     pub user_file: &'a Path,
-    /// The project config.
+    /// The project configs (each restricted by its folder's trust), merged:
+    /// its mode is the one that holds.
     pub project: &'a FileConfig,
-    /// Its file.
+    /// The file that set the mode (the nearest with one).
     pub project_file: &'a Path,
+    /// Each project config with its file and folder (its rules' paths start
+    /// at that folder), farthest first.
+    pub project_layers: Vec<(&'a FileConfig, &'a Path, &'a Path)>,
 }
 
 /// Build the policy from config files and flags. Rules keep the file or
@@ -130,20 +134,25 @@ pub fn build_policy(
     readable: Vec<PathBuf>,
     warnings: &mut Vec<String>,
 ) -> Result<Policy, String> {
-    let ConfigLayers { user, user_file, project, project_file } = layers;
+    let ConfigLayers { user, user_file, project, project_file, project_layers } = layers;
     let mut rules = Vec::new();
-    let mut add = |texts: &[String], kind: RuleKind, source: &str| -> Result<(), String> {
+    let mut add_in = |texts: &[String], kind: RuleKind, source: &str, ctx: &RuleContext| -> Result<(), String> {
         for text in texts.iter().flat_map(|t| split_rule_list(t)) {
-            rules.push(Rule::parse(&text, kind, source, &ctx).map_err(|e| format!("{source}: {e}"))?);
+            rules.push(Rule::parse(&text, kind, source, ctx).map_err(|e| format!("{source}: {e}"))?);
         }
         Ok(())
     };
-    for (cfg, file) in [(user, user_file), (project, project_file)] {
-        let source = file.display().to_string();
-        add(&cfg.permissions.allow, RuleKind::Allow, &source)?;
-        add(&cfg.permissions.ask, RuleKind::Ask, &source)?;
-        add(&cfg.permissions.deny, RuleKind::Deny, &source)?;
+    let mut files: Vec<(&FileConfig, &Path, RuleContext)> = vec![(user, user_file, ctx.clone())];
+    for (cfg, file, dir) in project_layers {
+        files.push((cfg, file, RuleContext { workspace: dir.to_path_buf(), home: ctx.home.clone() }));
     }
+    for (cfg, file, layer_ctx) in &files {
+        let source = file.display().to_string();
+        add_in(&cfg.permissions.allow, RuleKind::Allow, &source, layer_ctx)?;
+        add_in(&cfg.permissions.ask, RuleKind::Ask, &source, layer_ctx)?;
+        add_in(&cfg.permissions.deny, RuleKind::Deny, &source, layer_ctx)?;
+    }
+    let mut add = |texts: &[String], kind: RuleKind, source: &str| add_in(texts, kind, source, &ctx);
     // Rules the person kept for this project, in the user config: their
     // own, so they hold whether or not the folder is trusted.
     if let Some(saved) = user.projects.get(&project_key(&ctx.workspace)) {

@@ -272,6 +272,17 @@ pub(crate) fn project_top(workspace: &Path) -> PathBuf {
     }
 }
 
+/// The folders a project's config is looked for in: the workspace, then
+/// each folder above it up to [`project_top`] (the repository), nearest
+/// first. Outside a repository, the workspace alone.
+pub(crate) fn project_chain(workspace: &Path) -> Vec<PathBuf> {
+    let top = project_top(workspace);
+    if !workspace.starts_with(&top) {
+        return vec![workspace.to_path_buf()];
+    }
+    workspace.ancestors().take_while(|d| d.starts_with(&top)).map(Path::to_path_buf).collect()
+}
+
 fn read_with_imports(
     path: &Path,
     root: &Path,

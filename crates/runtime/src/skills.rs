@@ -138,10 +138,14 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && !name.starts_with(['.', '-'])
 }
 
-/// The project folders skills and commands are read from, at the top of the repository.
+/// The project folders skills and commands are read from: in the workspace
+/// and each folder above it up to the repository's top, nearest first (the
+/// nearest of two of one name wins).
 pub(crate) fn project_dirs(workspace: &Path, kind: &str) -> Vec<PathBuf> {
-    let top = crate::prompt::project_top(workspace);
-    [".tern", ".claude", ".agents"].iter().map(|d| top.join(d).join(kind)).collect()
+    crate::prompt::project_chain(workspace)
+        .iter()
+        .flat_map(|dir| [".tern", ".claude", ".agents"].map(|d| dir.join(d).join(kind)))
+        .collect()
 }
 
 impl Skills {

@@ -26,12 +26,14 @@ pub(crate) struct Loaded {
     pub paths: TernPaths,
     /// The user config.
     pub user: FileConfig,
-    /// The project config, restricted by trust.
+    /// The project configs, each restricted by its trust, merged (nearest wins).
     pub project: FileConfig,
-    /// The project config as written (default when it does not load).
+    /// The project configs as written, merged (default when none loads).
     pub project_as_written: FileConfig,
-    /// Its file.
+    /// The workspace's own project config file.
     pub project_file: PathBuf,
+    /// Every project config found, farthest first.
+    pub layers: Vec<ProjectLayer>,
     /// User over project.
     pub config: FileConfig,
     /// Whether the workspace is trusted.
@@ -82,7 +84,25 @@ pub(crate) fn added_dirs(overrides: &Overrides) -> Result<Vec<PathBuf>, RuntimeE
         .collect()
 }
 
+/// One project config file found walking up from the workspace.
+#[derive(Debug, Clone)]
+pub(crate) struct ProjectLayer {
+    /// The folder holding its `.tern/` (its rules' paths start there).
+    pub dir: PathBuf,
+    /// The file.
+    pub file: PathBuf,
+    /// As written (default when it does not load).
+    pub as_written: FileConfig,
+    /// Restricted by its folder's trust.
+    pub restricted: FileConfig,
+    /// Its folder's trust.
+    pub trust: trust::Trust,
+}
+
 /// Step 1: the user and project config, the project's restricted by trust.
+/// Project configs are read from the workspace and each folder above it up
+/// to the repository's top; nearer ones win. Each is restricted by its own
+/// folder's trust (trusting a subfolder does not vouch for its parent).
 pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError> {
     let workspace = resolve_workspace(overrides)?;
     let paths = TernPaths::discover()?;
@@ -90,41 +110,74 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
     let project_file = config::project_config(&workspace);
     let mut warnings = Vec::new();
     let trust = trust::decide(&user, &workspace, overrides.trust);
-    // A repository must not be able to stop tern from starting with a broken
-    // config; in a folder the person trusts, a mistake in it is an error.
-    let project_raw = match FileConfig::load_within(&project_file, Some(&workspace)) {
-        Ok(c) => c,
-        Err(e) if !trust.is_trusted() => {
-            warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));
-            FileConfig::default()
+    let top = crate::prompt::project_top(&workspace);
+    let mut layers = Vec::new();
+    // Farthest first: nearer layers are merged over it.
+    for dir in crate::prompt::project_chain(&workspace).into_iter().rev() {
+        let file = config::project_config(&dir);
+        if dir != workspace && !file.is_file() {
+            continue;
         }
-        Err(e) => return Err(e),
-    };
-    Ok(restricted(workspace, paths, user, project_raw, project_file, trust, warnings))
+        let layer_trust = if dir == workspace { trust.clone() } else { trust::decide(&user, &dir, overrides.trust) };
+        // A repository must not be able to stop tern from starting with a broken
+        // config; in a folder the person trusts, a mistake in it is an error.
+        let as_written = match FileConfig::load_within(&file, Some(&top)) {
+            Ok(c) => c,
+            Err(e) if !layer_trust.is_trusted() => {
+                warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));
+                FileConfig::default()
+            }
+            Err(e) => return Err(e),
+        };
+        layers.push(ProjectLayer { dir, file, restricted: FileConfig::default(), as_written, trust: layer_trust });
+    }
+    Ok(restricted(workspace, paths, user, layers, project_file, trust, warnings))
 }
 
-/// The config as this run may use it, the project's restricted by `trust`.
+/// The config as this run may use it, each project layer restricted by its trust.
 fn restricted(
     workspace: PathBuf,
     paths: TernPaths,
     user: FileConfig,
-    project_as_written: FileConfig,
+    mut layers: Vec<ProjectLayer>,
     project_file: PathBuf,
     trust: trust::Trust,
     read_warnings: Vec<String>,
 ) -> Loaded {
     let mut warnings = read_warnings.clone();
-    let project = trust::restrict(project_as_written.clone(), &user, &trust, &project_file, &workspace, &mut warnings);
+    let mut project = FileConfig::default();
+    let mut project_as_written = FileConfig::default();
+    for layer in &mut layers {
+        layer.restricted =
+            trust::restrict(layer.as_written.clone(), &user, &layer.trust, &layer.file, &layer.dir, &mut warnings);
+        project = project.merge(layer.restricted.clone());
+        project_as_written = project_as_written.merge(layer.as_written.clone());
+    }
     let config = user.clone().merge(project.clone());
-    Loaded { workspace, paths, user, project, project_as_written, project_file, config, trust, warnings, read_warnings }
+    Loaded {
+        workspace,
+        paths,
+        user,
+        project,
+        project_as_written,
+        project_file,
+        layers,
+        config,
+        trust,
+        warnings,
+        read_warnings,
+    }
 }
 
 /// The same config trusted for this run (the person said yes to the
 /// question about `project_as_written`): exactly what was asked about, not
-/// the file read again.
+/// the files read again.
 pub(crate) fn trusted(loaded: Loaded) -> Loaded {
-    let Loaded { workspace, paths, user, project_as_written, project_file, read_warnings, .. } = loaded;
-    restricted(workspace, paths, user, project_as_written, project_file, trust::Trust::Flag, read_warnings)
+    let Loaded { workspace, paths, user, mut layers, project_file, read_warnings, .. } = loaded;
+    for layer in &mut layers {
+        layer.trust = trust::Trust::Flag;
+    }
+    restricted(workspace, paths, user, layers, project_file, trust::Trust::Flag, read_warnings)
 }
 
 /// Step 2: what children may see. Never the provider keys: the ones tern
@@ -144,15 +197,34 @@ pub(crate) fn configure_servers(
     child_env: &ChildEnv,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ConfiguredServer>, RuntimeError> {
+    // Each folder of the project with its trust, farthest first.
+    let folders: Vec<(PathBuf, bool)> = crate::prompt::project_chain(&loaded.workspace)
+        .into_iter()
+        .rev()
+        .map(|dir| {
+            let trusted = match loaded.layers.iter().find(|l| l.dir == dir) {
+                Some(l) => l.trust.is_trusted(),
+                None if dir == loaded.workspace => loaded.trust.is_trusted(),
+                None => loaded.trust == trust::Trust::Flag || trust::decide(&loaded.user, &dir, false).is_trusted(),
+            };
+            (dir, trusted)
+        })
+        .collect();
     mcp_config::configured_servers(
         mcp_config::ServerSources {
             user: &loaded.user,
             user_file: &loaded.paths.user_config(),
-            project: &loaded.project,
+            project: folders
+                .iter()
+                .map(|(dir, trusted)| mcp_config::ProjectServers {
+                    dir,
+                    config: loaded.layers.iter().find(|l| &l.dir == dir).map(|l| &l.restricted),
+                    trusted: *trusted,
+                })
+                .collect(),
             workspace: &loaded.workspace,
             extra_files: &overrides.mcp_config,
             merged: &loaded.config,
-            trusted: loaded.trust.is_trusted(),
             child_env,
         },
         warnings,
@@ -352,7 +424,13 @@ pub(crate) fn policy(
         user: &loaded.user,
         user_file: &user_file,
         project: &loaded.project,
-        project_file: &loaded.project_file,
+        project_file: loaded
+            .layers
+            .iter()
+            .rev()
+            .find(|l| l.restricted.permissions.mode.is_some())
+            .map_or(loaded.project_file.as_path(), |l| l.file.as_path()),
+        project_layers: loaded.layers.iter().map(|l| (&l.restricted, l.file.as_path(), l.dir.as_path())).collect(),
     };
     let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, warnings)
         .map_err(RuntimeError::Config)?

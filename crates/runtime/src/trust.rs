@@ -143,15 +143,21 @@ impl NeedsTrust {
 /// (for the TUI's question and for warnings). Empty: nothing to trust.
 pub fn trust_needed(project: &FileConfig, workspace: &Path) -> Vec<String> {
     let mut items = Vec::new();
-    let mcp_json = workspace.join(".mcp.json");
-    if mcp_json.is_file() {
-        match crate::mcp_config::load_mcp_json(&mcp_json, Some(workspace)) {
+    let top = crate::prompt::project_top(workspace);
+    // The workspace's `.mcp.json` and those of the folders above it in the repository.
+    for dir in crate::prompt::project_chain(workspace).into_iter().rev() {
+        let mcp_json = dir.join(".mcp.json");
+        if !mcp_json.is_file() {
+            continue;
+        }
+        let shown = mcp_json.strip_prefix(workspace).unwrap_or(&mcp_json).display().to_string();
+        match crate::mcp_config::load_mcp_json(&mcp_json, Some(&top)) {
             Ok(servers) => {
                 for (name, s) in servers {
-                    items.push(format!("starts the MCP server `{name}` from .mcp.json ({})", server_line(&s)));
+                    items.push(format!("starts the MCP server `{name}` from {shown} ({})", server_line(&s)));
                 }
             }
-            Err(e) => items.push(format!("starts MCP servers from .mcp.json (which does not parse: {e})")),
+            Err(e) => items.push(format!("starts MCP servers from {shown} (which does not parse: {e})")),
         }
     }
     NeedsTrust::take(&mut project.clone()).items(items)
