@@ -4,15 +4,16 @@
 
 mod acp;
 mod claude_stream;
+mod cli;
 mod doctor;
 mod headless;
 mod inspect;
 
-use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::Parser;
+use cli::*;
 
 /// Exit codes, documented in README.md.
 pub mod exit {
@@ -24,368 +25,6 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// Interrupted (SIGINT, SIGTERM).
     pub const INTERRUPTED: u8 = 130;
-}
-
-/// How `-p` prints its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// The final answer as plain text.
-    Text,
-    /// One JSON result object (Claude Code's fields, then tern's).
-    Json,
-    /// One JSON object per line in Claude Code's shapes: `system/init`, `assistant` and `user` messages,
-    /// `stream_event` deltas (with --include-partial-messages), then the result.
-    StreamJson,
-    /// One JSON object per line: tern's own events (turns, retries, tool progress, notices), then the result.
-    TernEvents,
-}
-
-/// Where `-p` reads its prompts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    /// One prompt: the argument, or all of stdin.
-    Text,
-    /// JSON lines on stdin: user messages (one result each, in one session) and control requests, until stdin
-    /// closes.
-    StreamJson,
-}
-
-#[derive(Debug, Parser)]
-#[command(name = "tern", version, about = "A terminal coding agent", long_about = None)]
-#[command(group = clap::ArgGroup::new("session_source").args(["continue_session", "resume"]))]
-struct Cli {
-    #[command(subcommand)]
-    command: Option<Command>,
-
-    /// Run one prompt headless and print the result (prompt from the argument, or from stdin when piped).
-    #[arg(short = 'p', long = "print")]
-    print: bool,
-
-    /// The prompt.
-    prompt: Option<String>,
-
-    /// Output format for --print.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-    output_format: OutputFormat,
-
-    /// Input format for --print (stream-json implies --print and needs --output-format stream-json).
-    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
-    input_format: InputFormat,
-
-    /// With --output-format stream-json: also the model's words as they stream (`stream_event` lines).
-    #[arg(long)]
-    include_partial_messages: bool,
-
-    /// Where permission questions go in --print: `stdio` sends each to the caller as a `can_use_tool` control
-    /// request (with --input-format stream-json); without it they are refused.
-    #[arg(long, value_name = "TOOL")]
-    permission_prompt_tool: Option<String>,
-
-    /// Replace tern's own instructions in the system prompt (the tool list, environment and instruction files
-    /// still follow).
-    #[arg(long, value_name = "TEXT")]
-    system_prompt: Option<String>,
-
-    /// The id of the new session (letters, digits, `-`, `_`; a UUID works).
-    #[arg(long, value_name = "ID", conflicts_with = "session_source")]
-    session_id: Option<String>,
-
-    /// Stop after this many model turns.
-    #[arg(long)]
-    max_turns: Option<u32>,
-
-    /// Text appended to the system prompt.
-    #[arg(long)]
-    append_system_prompt: Option<String>,
-
-    /// Print progress (tool calls, retries) on stderr.
-    #[arg(short, long)]
-    verbose: bool,
-
-    /// Go on with the session last written in this folder.
-    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
-    continue_session: bool,
-
-    /// Go on with the session ID (or a prefix of it); with no ID, pick one (the TUI) or the latest (-p).
-    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1)]
-    resume: Option<Option<String>>,
-
-    /// With --continue or --resume: go on in a new session file, leaving the original as it was.
-    #[arg(long, requires = "session_source")]
-    fork_session: bool,
-
-    /// Write no session file (this run cannot be resumed).
-    #[arg(long)]
-    no_session: bool,
-
-    /// Run as this agent (.tern/agents/NAME.md or agents/NAME.md in the config dir): its tools, model, mode
-    /// and instructions.
-    #[arg(long, value_name = "NAME")]
-    agent: Option<String>,
-
-    #[command(flatten)]
-    common: Common,
-}
-
-/// Options shared by runs and the inspection subcommands.
-#[derive(Debug, Clone, Args)]
-struct Common {
-    /// Provider: anthropic, openai (also OpenAI-compatible servers) or openai-responses.
-    #[arg(long, global = true)]
-    provider: Option<String>,
-
-    /// Model name.
-    #[arg(long, global = true)]
-    model: Option<String>,
-
-    /// Base URL (Anthropic: http://host:port; OpenAI: http://host:port/v1).
-    #[arg(long, global = true)]
-    base_url: Option<String>,
-
-    /// Work in this directory instead of the current one.
-    #[arg(long, global = true)]
-    cwd: Option<PathBuf>,
-
-    /// Deny rules, comma- or space-separated (repeatable): a bare name (`ls`) also removes the tool from the
-    /// catalog; a pattern (`bash(rm:*)`) refuses matching calls.
-    #[arg(long = "disallowed-tools", alias = "disallowedTools", global = true, num_args = 1..)]
-    disallowed_tools: Vec<String>,
-
-    /// Allow rules, comma- or space-separated (repeatable), e.g. `bash(npm run test:*)` `edit(src/**)` `mcp__github__*`.
-    #[arg(long = "allowed-tools", alias = "allowedTools", global = true, num_args = 1..)]
-    allowed_tools: Vec<String>,
-
-    /// Permission mode: default, accept-edits, plan, bypass or dont-ask (refuse whatever would be asked);
-    /// Claude Code's names (acceptEdits, bypassPermissions, dontAsk) work too.
-    #[arg(long = "permission-mode", global = true)]
-    permission_mode: Option<String>,
-
-    /// The same as --permission-mode bypass: nothing is asked (deny rules and protected paths still hold).
-    #[arg(long, global = true, conflicts_with = "permission_mode")]
-    dangerously_skip_permissions: bool,
-
-    /// Another folder tools may read and edit as they do the workspace (repeatable); the sandbox lets
-    /// commands write there too.
-    #[arg(long = "add-dir", global = true, value_name = "DIR")]
-    add_dir: Vec<PathBuf>,
-
-    /// More MCP servers from a JSON file in the `.mcp.json` format, or that JSON itself (repeatable).
-    #[arg(long = "mcp-config", global = true)]
-    mcp_config: Vec<PathBuf>,
-
-    /// Trust this folder for this run: its project hooks, MCP servers and allow rules apply (`tern trust` saves it).
-    #[arg(long, global = true)]
-    trust: bool,
-
-    /// The loosest sandbox any command runs in: off, read-only or workspace-write (default; auto-allowed commands
-    /// always run read-only and offline).
-    #[arg(long, global = true, value_name = "LEVEL")]
-    sandbox: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Show the tools the next request would carry, in order, with sizes.
-    Tools(ToolsArgs),
-    /// MCP servers.
-    #[command(subcommand)]
-    Mcp(McpCommand),
-    /// Permissions.
-    #[command(subcommand)]
-    Permissions(PermissionsCommand),
-    /// Trust a folder (default: the current one) so its project config, hooks and MCP servers apply.
-    Trust(TrustArgs),
-    /// Sessions in the data dir.
-    #[command(subcommand)]
-    Sessions(SessionsCommand),
-    /// Have the model study the repository and write AGENTS.md (headless; only that file may be written).
-    Init(InitArgs),
-    /// What fills the model's context window: system prompt, instruction files, tools, messages, free space,
-    /// and where auto-compaction triggers.
-    Context(ContextArgs),
-    /// Skills: SKILL.md instructions the model loads by name (bundled, user config dir, project).
-    #[command(subcommand)]
-    Skills(ListCommand),
-    /// Custom slash commands: prompt templates in .tern/commands/ and the user config dir.
-    #[command(subcommand)]
-    Commands(ListCommand),
-    /// Check tern's setup: config files, provider key and reachability, MCP servers, sandbox, session dir,
-    /// terminal. Exits 1 when a check fails.
-    Doctor(DoctorArgs),
-    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs): each
-    /// session a tern session, questions asked through the editor. See docs/acp.md.
-    Acp,
-    /// The external media CLI (`mmx`): install it from its pinned npm package into the data dir's
-    /// internal-bin/, check it, or remove it.
-    #[command(name = "media-cli", subcommand)]
-    MediaCli(MediaCliCommand),
-}
-
-/// `tern media-cli ...`.
-#[derive(Debug, Subcommand)]
-enum MediaCliCommand {
-    /// Fetch the pinned tarballs with `npm pack` (or take them from --from), check their integrity,
-    /// lay out the pinned files and write the `mmx` launcher.
-    Install {
-        /// A directory holding the tarballs (`mmx-cli-1.0.27.tgz`, ...) instead of the npm registry.
-        #[arg(long, value_name = "DIR")]
-        from: Option<PathBuf>,
-    },
-    /// Whether it is installed, intact and runnable here.
-    Status {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Remove it.
-    Remove,
-}
-
-/// `tern doctor`.
-#[derive(Debug, Args)]
-struct DoctorArgs {
-    /// Skip the network probe of the provider's base URL.
-    #[arg(long)]
-    offline: bool,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-/// `tern skills ...` / `tern commands ...`.
-#[derive(Debug, Subcommand)]
-enum ListCommand {
-    /// Every one found, with where it came from; files skipped are named on stderr.
-    List {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-/// `tern init`.
-#[derive(Debug, Args)]
-struct InitArgs {
-    /// Revise an AGENTS.md that is already there (without this, an existing one is left alone).
-    #[arg(long)]
-    update: bool,
-    /// Print progress (tool calls) on stderr.
-    #[arg(short, long)]
-    verbose: bool,
-}
-
-/// `tern context`.
-#[derive(Debug, Args)]
-struct ContextArgs {
-    /// Measure the session last written in this folder (default: a new session).
-    #[arg(long = "continue", conflicts_with = "resume")]
-    continue_session: bool,
-    /// Measure this session (id or prefix).
-    #[arg(long, value_name = "ID")]
-    resume: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-/// `tern sessions ...`.
-#[derive(Debug, Subcommand)]
-enum SessionsCommand {
-    /// The sessions of this folder (or every folder), newest first: id, model, size, first prompt.
-    List {
-        /// Sessions of every folder.
-        #[arg(long)]
-        all: bool,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// A session's conversation as a readable transcript.
-    Show {
-        /// The session id (or a prefix of it).
-        id: String,
-    },
-    /// A session's conversation as Markdown or JSON.
-    Export {
-        /// The session id (or a prefix of it).
-        id: String,
-        /// markdown (a transcript) or json (the header and the messages as sent to the provider).
-        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
-        format: ExportFormat,
-    },
-}
-
-/// `tern sessions export --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormat {
-    /// A readable transcript.
-    Markdown,
-    /// `{"header": ..., "messages": [...]}`.
-    Json,
-}
-
-/// `tern trust`.
-#[derive(Debug, Args)]
-struct TrustArgs {
-    /// The folder (and everything below it); default: the current directory (or --cwd).
-    dir: Option<PathBuf>,
-    /// List the trusted folders, and whether this one is trusted.
-    #[arg(long, conflicts_with = "remove")]
-    list: bool,
-    /// Stop trusting the folder.
-    #[arg(long)]
-    remove: bool,
-}
-
-/// `tern permissions ...`.
-#[derive(Debug, Subcommand)]
-enum PermissionsCommand {
-    /// Decide a call as a run would, and say why: `tern permissions check 'bash(rm -rf build)'`.
-    Check {
-        /// The call: `tool(argument)`, e.g. `bash(git push --force)`, `edit(src/main.rs)`, `read(~/.ssh/id_rsa)`,
-        /// `web_fetch(https://docs.rs)`, `mcp__github__create_issue`; or `tool` with --input JSON.
-        call: String,
-        /// The full tool input as JSON (instead of the argument in parentheses).
-        #[arg(long)]
-        input: Option<String>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// List every rule with its source, and the mode.
-    List {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-/// `tern tools`.
-#[derive(Debug, Args)]
-struct ToolsArgs {
-    /// Also list every tool removed, with the layer and reason, and the disclosure decision.
-    #[arg(long)]
-    explain: bool,
-    /// See the catalog as this agent profile (.tern/agents/NAME.md) would.
-    #[arg(long)]
-    agent: Option<String>,
-    /// See the catalog as a subagent of this role would: explore, worker or verifier.
-    #[arg(long)]
-    role: Option<String>,
-    /// Print JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-}
-
-/// `tern mcp ...`.
-#[derive(Debug, Subcommand)]
-enum McpCommand {
-    /// Each configured server, its state and its tool count.
-    List {
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
 }
 
 impl Common {
@@ -487,6 +126,21 @@ fn main() -> ExitCode {
         }
         Some(Command::Commands(ListCommand::List { json })) => {
             return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
+        }
+        Some(Command::Completions { shell }) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            // Into memory first: the generator panics on a write error (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "tern", &mut script);
+            let mut out = std::io::stdout().lock();
+            return match out.write_all(&script).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("tern: cannot write the completion script: {e}");
+                    ExitCode::from(exit::FAILED)
+                }
+            };
         }
         Some(Command::Acp) => {
             let overrides = tern_runtime::Overrides {

@@ -1,0 +1,403 @@
+//! The command line: every flag and subcommand, in one file that the
+//! build script includes too (it renders the man page from it). No tern
+//! types here: only clap's.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// How `-p` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer as plain text.
+    Text,
+    /// One JSON result object (Claude Code's fields, then tern's).
+    Json,
+    /// One JSON object per line in Claude Code's shapes: `system/init`, `assistant` and `user` messages,
+    /// `stream_event` deltas (with --include-partial-messages), then the result.
+    StreamJson,
+    /// One JSON object per line: tern's own events (turns, retries, tool progress, notices), then the result.
+    TernEvents,
+}
+
+/// Where `-p` reads its prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// One prompt: the argument, or all of stdin.
+    Text,
+    /// JSON lines on stdin: user messages (one result each, in one session) and control requests, until stdin
+    /// closes.
+    StreamJson,
+}
+
+/// What `tern --help` ends with.
+const AFTER_HELP: &str = "\
+Examples:
+  tern                                    the full-screen TUI in this folder
+  tern \"why does the parser test fail?\"  the TUI, starting with a prompt
+  tern -c                                 go on with the last session here
+  tern -p \"fix the failing test\" --allowed-tools 'bash(cargo test:*)' edit
+                                          one prompt headless; questions are refused
+  git diff | tern -p \"review this\" --output-format json | jq -r .result
+  tern -p --input-format stream-json --output-format stream-json
+                                          JSON lines in and out (the Claude Agent SDK's protocol)
+  tern acp                                an Agent Client Protocol agent for editors
+  tern tools --explain                    which tools the model sees, and why
+  tern permissions check 'bash(rm -rf build)'
+  tern completions zsh > ~/.zfunc/_tern   shell completions
+
+Environment:
+  ANTHROPIC_API_KEY, OPENAI_API_KEY       provider keys (never passed to commands, hooks or MCP servers)
+  ANTHROPIC_BASE_URL, OPENAI_BASE_URL     provider endpoints (--base-url wins)
+  TERN_HOME                               tern's config and data in one folder (default: the XDG folders)
+  HOME                                    the home folder (~ in rules; secrets there stay unreadable)
+  NO_COLOR                                no colors in the TUI
+  MINIMAX_*                               passed to commands when the media CLI is installed
+
+Exit codes (-p): 0 done, 1 the run failed (provider error, turn limit), 2 usage or config error,
+130 interrupted. Docs: README.md and docs/ (headless.md, ci.md, acp.md, permissions.md).";
+
+#[derive(Debug, Parser)]
+#[command(name = "tern", version, about = "A terminal coding agent", long_about = None, after_help = AFTER_HELP)]
+#[command(group = clap::ArgGroup::new("session_source").args(["continue_session", "resume"]))]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Run one prompt headless and print the result (prompt from the argument, or from stdin when piped).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// The prompt.
+    pub prompt: Option<String>,
+
+    /// Output format for --print.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Input format for --print (stream-json implies --print and needs --output-format stream-json).
+    #[arg(long, value_enum, default_value_t = InputFormat::Text)]
+    pub input_format: InputFormat,
+
+    /// With --output-format stream-json: also the model's words as they stream (`stream_event` lines).
+    #[arg(long)]
+    pub include_partial_messages: bool,
+
+    /// Where permission questions go in --print: `stdio` sends each to the caller as a `can_use_tool` control
+    /// request (with --input-format stream-json); without it they are refused.
+    #[arg(long, value_name = "TOOL")]
+    pub permission_prompt_tool: Option<String>,
+
+    /// Replace tern's own instructions in the system prompt (the tool list, environment and instruction files
+    /// still follow).
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// The id of the new session (letters, digits, `-`, `_`; a UUID works).
+    #[arg(long, value_name = "ID", conflicts_with = "session_source")]
+    pub session_id: Option<String>,
+
+    /// Stop after this many model turns.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// Text appended to the system prompt.
+    #[arg(long)]
+    pub append_system_prompt: Option<String>,
+
+    /// Print progress (tool calls, retries) on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Go on with the session last written in this folder.
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Go on with the session ID (or a prefix of it); with no ID, pick one (the TUI) or the latest (-p).
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1)]
+    pub resume: Option<Option<String>>,
+
+    /// With --continue or --resume: go on in a new session file, leaving the original as it was.
+    #[arg(long, requires = "session_source")]
+    pub fork_session: bool,
+
+    /// Write no session file (this run cannot be resumed).
+    #[arg(long)]
+    pub no_session: bool,
+
+    /// Run as this agent (.tern/agents/NAME.md or agents/NAME.md in the config dir): its tools, model, mode
+    /// and instructions.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Options shared by runs and the inspection subcommands.
+#[derive(Debug, Clone, Args)]
+pub struct Common {
+    /// Provider: anthropic, openai (also OpenAI-compatible servers) or openai-responses.
+    #[arg(long, global = true)]
+    pub provider: Option<String>,
+
+    /// Model name.
+    #[arg(long, global = true)]
+    pub model: Option<String>,
+
+    /// Base URL (Anthropic: http://host:port; OpenAI: http://host:port/v1).
+    #[arg(long, global = true)]
+    pub base_url: Option<String>,
+
+    /// Work in this directory instead of the current one.
+    #[arg(long, global = true)]
+    pub cwd: Option<PathBuf>,
+
+    /// Deny rules, comma- or space-separated (repeatable): a bare name (`ls`) also removes the tool from the
+    /// catalog; a pattern (`bash(rm:*)`) refuses matching calls.
+    #[arg(long = "disallowed-tools", alias = "disallowedTools", global = true, num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// Allow rules, comma- or space-separated (repeatable), e.g. `bash(npm run test:*)` `edit(src/**)` `mcp__github__*`.
+    #[arg(long = "allowed-tools", alias = "allowedTools", global = true, num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Permission mode: default, accept-edits, plan, bypass or dont-ask (refuse whatever would be asked);
+    /// Claude Code's names (acceptEdits, bypassPermissions, dontAsk) work too.
+    #[arg(long = "permission-mode", global = true)]
+    pub permission_mode: Option<String>,
+
+    /// The same as --permission-mode bypass: nothing is asked (deny rules and protected paths still hold).
+    #[arg(long, global = true, conflicts_with = "permission_mode")]
+    pub dangerously_skip_permissions: bool,
+
+    /// Another folder tools may read and edit as they do the workspace (repeatable); the sandbox lets
+    /// commands write there too.
+    #[arg(long = "add-dir", global = true, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+
+    /// More MCP servers from a JSON file in the `.mcp.json` format, or that JSON itself (repeatable).
+    #[arg(long = "mcp-config", global = true)]
+    pub mcp_config: Vec<PathBuf>,
+
+    /// Trust this folder for this run: its project hooks, MCP servers and allow rules apply (`tern trust` saves it).
+    #[arg(long, global = true)]
+    pub trust: bool,
+
+    /// The loosest sandbox any command runs in: off, read-only or workspace-write (default; auto-allowed commands
+    /// always run read-only and offline).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub sandbox: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the tools the next request would carry, in order, with sizes.
+    Tools(ToolsArgs),
+    /// MCP servers.
+    #[command(subcommand)]
+    Mcp(McpCommand),
+    /// Permissions.
+    #[command(subcommand)]
+    Permissions(PermissionsCommand),
+    /// Trust a folder (default: the current one) so its project config, hooks and MCP servers apply.
+    Trust(TrustArgs),
+    /// Sessions in the data dir.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Have the model study the repository and write AGENTS.md (headless; only that file may be written).
+    Init(InitArgs),
+    /// What fills the model's context window: system prompt, instruction files, tools, messages, free space,
+    /// and where auto-compaction triggers.
+    Context(ContextArgs),
+    /// Skills: SKILL.md instructions the model loads by name (bundled, user config dir, project).
+    #[command(subcommand)]
+    Skills(ListCommand),
+    /// Custom slash commands: prompt templates in .tern/commands/ and the user config dir.
+    #[command(subcommand)]
+    Commands(ListCommand),
+    /// Check tern's setup: config files, provider key and reachability, MCP servers, sandbox, session dir,
+    /// terminal. Exits 1 when a check fails.
+    Doctor(DoctorArgs),
+    /// Print a completion script for a shell: `tern completions bash > /etc/bash_completion.d/tern`,
+    /// `tern completions zsh > ~/.zfunc/_tern`, `tern completions fish > ~/.config/fish/completions/tern.fish`.
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs): each
+    /// session a tern session, questions asked through the editor. See docs/acp.md.
+    Acp,
+    /// The external media CLI (`mmx`): install it from its pinned npm package into the data dir's
+    /// internal-bin/, check it, or remove it.
+    #[command(name = "media-cli", subcommand)]
+    MediaCli(MediaCliCommand),
+}
+
+/// `tern media-cli ...`.
+#[derive(Debug, Subcommand)]
+pub enum MediaCliCommand {
+    /// Fetch the pinned tarballs with `npm pack` (or take them from --from), check their integrity,
+    /// lay out the pinned files and write the `mmx` launcher.
+    Install {
+        /// A directory holding the tarballs (`mmx-cli-1.0.27.tgz`, ...) instead of the npm registry.
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+    },
+    /// Whether it is installed, intact and runnable here.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove it.
+    Remove,
+}
+
+/// `tern doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Skip the network probe of the provider's base URL.
+    #[arg(long)]
+    pub offline: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tern skills ...` / `tern commands ...`.
+#[derive(Debug, Subcommand)]
+pub enum ListCommand {
+    /// Every one found, with where it came from; files skipped are named on stderr.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `tern init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Revise an AGENTS.md that is already there (without this, an existing one is left alone).
+    #[arg(long)]
+    pub update: bool,
+    /// Print progress (tool calls) on stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+/// `tern context`.
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Measure the session last written in this folder (default: a new session).
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+    /// Measure this session (id or prefix).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tern sessions ...`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The sessions of this folder (or every folder), newest first: id, model, size, first prompt.
+    List {
+        /// Sessions of every folder.
+        #[arg(long)]
+        all: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session's conversation as a readable transcript.
+    Show {
+        /// The session id (or a prefix of it).
+        id: String,
+    },
+    /// A session's conversation as Markdown or JSON.
+    Export {
+        /// The session id (or a prefix of it).
+        id: String,
+        /// markdown (a transcript) or json (the header and the messages as sent to the provider).
+        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+        format: ExportFormat,
+    },
+}
+
+/// `tern sessions export --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A readable transcript.
+    Markdown,
+    /// `{"header": ..., "messages": [...]}`.
+    Json,
+}
+
+/// `tern trust`.
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The folder (and everything below it); default: the current directory (or --cwd).
+    pub dir: Option<PathBuf>,
+    /// List the trusted folders, and whether this one is trusted.
+    #[arg(long, conflicts_with = "remove")]
+    pub list: bool,
+    /// Stop trusting the folder.
+    #[arg(long)]
+    pub remove: bool,
+}
+
+/// `tern permissions ...`.
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Decide a call as a run would, and say why: `tern permissions check 'bash(rm -rf build)'`.
+    Check {
+        /// The call: `tool(argument)`, e.g. `bash(git push --force)`, `edit(src/main.rs)`, `read(~/.ssh/id_rsa)`,
+        /// `web_fetch(https://docs.rs)`, `mcp__github__create_issue`; or `tool` with --input JSON.
+        call: String,
+        /// The full tool input as JSON (instead of the argument in parentheses).
+        #[arg(long)]
+        input: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every rule with its source, and the mode.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `tern tools`.
+#[derive(Debug, Args)]
+pub struct ToolsArgs {
+    /// Also list every tool removed, with the layer and reason, and the disclosure decision.
+    #[arg(long)]
+    pub explain: bool,
+    /// See the catalog as this agent profile (.tern/agents/NAME.md) would.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// See the catalog as a subagent of this role would: explore, worker or verifier.
+    #[arg(long)]
+    pub role: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `tern mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Each configured server, its state and its tool count.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
