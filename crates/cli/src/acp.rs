@@ -107,6 +107,13 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
+                // tern takes its key from the environment or its config: nothing to authenticate.
+                async move |_req: acp::AuthenticateRequest, responder: Responder<acp::AuthenticateResponse>, _cx| {
+                    responder.respond(acp::AuthenticateResponse::new())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
                 async move |req: acp::NewSessionRequest, responder, cx| {
                     send(&tx_new, Cmd::New(req, responder, cx));
                     Ok(())
