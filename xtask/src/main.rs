@@ -35,6 +35,16 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some("man") => {
+            // The page the build rendered, into the tree.
+            let bin = cargo_build(false, &["tern-cli"])?.join("tern");
+            let page = Command::new(bin).arg("man").output().context("running tern man")?.stdout;
+            let target = root().join("assets/man/tern.1");
+            std::fs::create_dir_all(root().join("assets/man"))?;
+            std::fs::write(&target, page)?;
+            println!("{}", target.display());
+            Ok(())
+        }
         Some("acp-client") => {
             let bin = build_acp_client()?;
             println!("{}", bin.display());
@@ -48,7 +58,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }

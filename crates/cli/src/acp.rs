@@ -237,6 +237,15 @@ fn handle(
         }
         Cmd::Load(req, responder, cx) => {
             let id = req.session_id.0.to_string();
+            // Already open on this connection: replay it, keep the one runtime (one writer per file).
+            if let Some(runtime) = sessions.get(&id).cloned() {
+                return Some(Box::pin(async move {
+                    replay(&runtime, &cx, &id).await;
+                    let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(runtime.policy().mode())));
+                    announce_commands(&runtime, &cx, &id);
+                    Done::Nothing
+                }));
+            }
             let resume = Some(tern_runtime::Resume::Id(id.clone()));
             let overrides = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers, resume);
             let shared = shared.clone();
@@ -263,9 +272,12 @@ fn handle(
                 let _ = responder.respond_with_error(unknown(&id));
                 return None;
             };
+            // Registered now, so a `session/cancel` right after the request is not lost.
+            let cancel = CancellationToken::new();
+            shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).insert(id, cancel.clone());
             let shared = shared.clone();
             Some(Box::pin(async move {
-                prompt(runtime, req, responder, cx, shared).await;
+                prompt(runtime, req, responder, cx, shared, cancel).await;
                 Done::Nothing
             }))
         }
@@ -344,11 +356,14 @@ async fn start(
     shared: &Arc<Shared>,
 ) -> Result<Rc<Runtime>, String> {
     let (read, write) = *shared.client_fs.lock().unwrap_or_else(PoisonError::into_inner);
+    let overrides_cwd = overrides.clone();
     let mut builder = tern_runtime::RuntimeBuilder::new(overrides).map_err(|e| e.to_string())?;
     let session_id = Arc::new(std::sync::OnceLock::new());
     if read || write {
+        let workspace = tern_runtime::resolve_workspace(&overrides_cwd).map_err(|e| e.to_string())?;
         builder = builder.client_files(Arc::new(EditorFiles {
             cx: cx.clone(),
+            workspace,
             session: session_id.clone(),
             read,
             write,
@@ -365,12 +380,19 @@ async fn start(
     Ok(Rc::new(runtime))
 }
 
+/// The modes offered: the three an editor may pick, and the one the session
+/// started in when flags or config chose another (bypass, dont-ask).
 fn modes(current: Mode) -> acp::SessionModeState {
-    let current = if MODES.iter().any(|(m, ..)| *m == current.as_str()) { current.as_str() } else { "default" };
-    acp::SessionModeState::new(
-        current,
-        MODES.iter().map(|(id, name, about)| acp::SessionMode::new(*id, *name).description(*about)).collect(),
-    )
+    let mut list: Vec<acp::SessionMode> =
+        MODES.iter().map(|(id, name, about)| acp::SessionMode::new(*id, *name).description(*about)).collect();
+    if !MODES.iter().any(|(m, ..)| *m == current.as_str()) {
+        let about = match current {
+            Mode::Bypass => "Nothing is asked (set by flag or config)",
+            _ => "Whatever would be asked is refused (set by flag or config)",
+        };
+        list.push(acp::SessionMode::new(current.as_str(), current.as_str()).description(about));
+    }
+    acp::SessionModeState::new(current.as_str(), list)
 }
 
 fn notify(cx: &ConnectionTo<Client>, session: &str, update: acp::SessionUpdate) {
@@ -441,15 +463,21 @@ async fn prompt(
     responder: Responder<acp::PromptResponse>,
     cx: ConnectionTo<Client>,
     shared: Arc<Shared>,
+    cancel: CancellationToken,
 ) {
     let session = req.session_id.0.to_string();
     let (text, blocks) = prompt_content(&req.prompt, runtime.workspace());
-    let cancel = CancellationToken::new();
-    shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).insert(session.clone(), cancel.clone());
     let mode_before = runtime.policy().mode();
     let last_used = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let window = runtime.model_info().context_window;
-    let events = sink(cx.clone(), session.clone(), runtime.workspace().to_path_buf(), window, last_used.clone());
+    let events = sink(
+        cx.clone(),
+        session.clone(),
+        runtime.workspace().to_path_buf(),
+        window,
+        last_used.clone(),
+        runtime.policy().clone(),
+    );
     let report = match runtime.invocation(&text) {
         Some(Ok(invocation)) => runtime.run_invocation(&invocation, &events, &cancel).await,
         Some(Err(e)) => {
@@ -470,7 +498,7 @@ async fn prompt(
     // The context the last response filled, and what the session cost so far.
     let (_, cost) = runtime.session_usage();
     let used = last_used.load(std::sync::atomic::Ordering::SeqCst);
-    let usage = acp::UsageUpdate::new(used, window).cost(acp::Cost::new(cost.max(0.0) + 0.0, "USD"));
+    let usage = acp::UsageUpdate::new(used, window).cost(acp::Cost::new(cost, "USD"));
     notify(&cx, &session, acp::SessionUpdate::UsageUpdate(usage));
     let stop = match report.outcome.stop_reason {
         AgentStopReason::Completed => acp::StopReason::EndTurn,
@@ -610,6 +638,7 @@ fn sink(
     workspace: PathBuf,
     window: u64,
     last_used: Arc<std::sync::atomic::AtomicU64>,
+    policy: Arc<tern_runtime::Policy>,
 ) -> EventSink {
     let calls: Mutex<HashMap<String, Call>> = Mutex::default();
     Arc::new(move |e: AgentEvent| {
@@ -621,7 +650,8 @@ fn sink(
                 acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(&text)))
             }
             AgentEvent::ToolCallStart { id, name, input } => {
-                let path = path_of(&name, &input, &workspace);
+                // The file before an edit, for the diff: not one a `read(...)` deny rule keeps from the model.
+                let path = path_of(&name, &input, &workspace).filter(|p| !policy.read_denied(p));
                 let before = path.as_deref().filter(|_| ToolKind::of(&name) == ToolKind::Edit).and_then(file_text);
                 let call = tool_call(&id, &name, &input, &workspace);
                 let running = Call { path, before, progressed: false };
@@ -700,6 +730,9 @@ const FS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 /// for the capabilities it advertised; called from the tools' blocking threads.
 struct EditorFiles {
     cx: ConnectionTo<Client>,
+    /// Only files of the workspace go through the editor (it may not open
+    /// tern's saved outputs or files elsewhere).
+    workspace: PathBuf,
     session: Arc<std::sync::OnceLock<String>>,
     read: bool,
     write: bool,
@@ -708,7 +741,7 @@ struct EditorFiles {
 
 impl tern_runtime::ClientFiles for EditorFiles {
     fn read_text(&self, path: &Path) -> Option<Result<String, String>> {
-        let session = self.session.get().filter(|_| self.read)?.clone();
+        let session = self.session.get().filter(|_| self.read && path.starts_with(&self.workspace))?.clone();
         let asked = self.cx.send_request(acp::ReadTextFileRequest::new(session, path.to_path_buf()));
         Some(match self.handle.block_on(tokio::time::timeout(FS_TIMEOUT, asked.block_task())) {
             Ok(Ok(r)) => Ok(r.content),
@@ -718,7 +751,7 @@ impl tern_runtime::ClientFiles for EditorFiles {
     }
 
     fn write_text(&self, path: &Path, text: &str) -> Option<Result<(), String>> {
-        let session = self.session.get().filter(|_| self.write)?.clone();
+        let session = self.session.get().filter(|_| self.write && path.starts_with(&self.workspace))?.clone();
         let asked = self.cx.send_request(acp::WriteTextFileRequest::new(session, path.to_path_buf(), text.to_string()));
         Some(match self.handle.block_on(tokio::time::timeout(FS_TIMEOUT, asked.block_task())) {
             Ok(Ok(_)) => Ok(()),

@@ -31,6 +31,8 @@ struct State {
     message_id: String,
     open: Option<(u32, &'static str)>,
     next_index: u32,
+    /// Why the main agent's last reply stopped (Anthropic's names).
+    last_stop: Option<String>,
 }
 
 /// A random version-4 UUID, as Claude's lines carry in `uuid`.
@@ -62,6 +64,7 @@ impl ClaudeStream {
         let mut s = self.state();
         s.api_ms = 0;
         s.api_since.clear();
+        s.last_stop = None;
     }
 
     /// Milliseconds spent waiting on the provider since [`ClaudeStream::begin_prompt`].
@@ -69,18 +72,47 @@ impl ClaudeStream {
         self.state().api_ms
     }
 
+    /// Why the main agent's last reply of this prompt stopped.
+    pub fn last_stop(&self) -> Option<String> {
+        self.state().last_stop.clone()
+    }
+
+    /// Count what the result needs from an event (provider time, the last
+    /// stop reason) without making its lines; [`ClaudeStream::lines`] does
+    /// this too.
+    pub fn observe(&self, event: &AgentEvent) {
+        let (event, who) = match event {
+            AgentEvent::Subagent { parent_tool_use_id, event } => (event.as_ref(), parent_tool_use_id.clone()),
+            e => (e, String::new()),
+        };
+        let mut s = self.state();
+        match event {
+            AgentEvent::TurnStart { .. } => {
+                s.api_since.insert(who, Instant::now());
+            }
+            AgentEvent::AssistantMessage { stop_reason, .. } => {
+                if let Some(since) = s.api_since.remove(&who) {
+                    s.api_ms += since.elapsed().as_millis() as u64;
+                }
+                if who.is_empty() {
+                    s.last_stop = stop_reason.as_ref().map(stop_reason_name);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The lines for one event (none for events Claude's stream has no shape for).
     pub fn lines(&self, event: AgentEvent) -> Vec<Value> {
+        self.observe(&event);
         let (event, parent) = match event {
             AgentEvent::Subagent { parent_tool_use_id, event } => (*event, Some(parent_tool_use_id)),
             e => (e, None),
         };
-        let who = parent.clone().unwrap_or_default();
         let mut out = Vec::new();
         match event {
             AgentEvent::TurnStart { .. } => {
                 let mut s = self.state();
-                s.api_since.insert(who, Instant::now());
                 if self.partial && parent.is_none() {
                     s.message_id = message_id();
                     s.open = None;
@@ -102,10 +134,7 @@ impl ClaudeStream {
             }
             AgentEvent::AssistantMessage { message, stop_reason, usage, model } => {
                 let id = {
-                    let mut s = self.state();
-                    if let Some(since) = s.api_since.remove(&who) {
-                        s.api_ms += since.elapsed().as_millis() as u64;
-                    }
+                    let s = self.state();
                     if self.partial && parent.is_none() && !s.message_id.is_empty() {
                         s.message_id.clone()
                     } else {
@@ -313,6 +342,8 @@ pub struct ResultFacts<'a> {
     pub model: &'a str,
     /// Its context window.
     pub context_window: u64,
+    /// Why the last reply stopped (Anthropic's names: `end_turn`, `tool_use`, ...).
+    pub stop_reason: Option<String>,
 }
 
 /// The `result` object, Claude Code's field names first, then tern's own
@@ -364,7 +395,7 @@ pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> Value {
             "webSearchRequests": usage.web_search_requests, "costUSD": cost, "contextWindow": facts.context_window,
         }},
         "permission_denials": denials,
-        "stop_reason": o.stop_reason,
+        "stop_reason": facts.stop_reason,
         "terminal_reason": terminal,
         "uuid": uuid(),
     });
@@ -372,6 +403,28 @@ pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> Value {
         v["errors"] = json!(errors);
     }
     v
+}
+
+/// The result of a message that never ran (it could not be read), so a
+/// caller waiting for one result per message gets it.
+pub fn rejected_result(session_id: &str, why: &str) -> Value {
+    json!({
+        "type": "result",
+        "subtype": "error_during_execution",
+        "is_error": true,
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "num_turns": 0,
+        "result": "",
+        "session_id": session_id,
+        "total_cost_usd": 0.0,
+        "usage": claude_usage(&Usage::default()),
+        "permission_denials": [],
+        "stop_reason": null,
+        "terminal_reason": "error",
+        "errors": [why],
+        "uuid": uuid(),
+    })
 }
 
 #[cfg(test)]

@@ -226,6 +226,9 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Print tern's man page (roff; `tern man | man -l -`).
+    #[command(hide = true)]
+    Man,
     /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, Neovim, Emacs): each
     /// session a tern session, questions asked through the editor. See docs/acp.md.
     Acp,

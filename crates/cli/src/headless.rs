@@ -39,7 +39,10 @@ const MAX_INPUT_LINE: usize = 64 * 1024 * 1024;
 /// Run and return the exit code. `prompt`: the one prompt (text input).
 pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: Options) -> u8 {
     let stream_input = options.input == InputFormat::StreamJson;
-    let asker = StdioAsker::new();
+    // The running prompt's cancel token: signals, `interrupt` requests and a
+    // `deny` answer with `interrupt: true` stop it.
+    let current: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
+    let asker = StdioAsker::new(current.clone());
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;
     crate::with_runtime_mut(
@@ -52,14 +55,16 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             }
         },
         async move |runtime| {
-            let current: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
             let interrupted = Arc::new(AtomicBool::new(false));
+            // Wakes the stream-json loop when a signal comes while nothing runs.
+            let woken = Arc::new(tokio::sync::Notify::new());
             let cancel_current = {
-                let current = current.clone();
+                let (current, woken) = (current.clone(), woken.clone());
                 Arc::new(move || {
                     if let Some(c) = current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
                         c.cancel();
                     }
+                    woken.notify_one();
                 }) as Arc<dyn Fn() + Send + Sync>
             };
             spawn_signal_watch(cancel_current, interrupted.clone(), runtime.background_stopper());
@@ -76,7 +81,7 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             }
             let out = Output::new(runtime, &options);
             if stream_input {
-                return stream(runtime, &out, &asker, &current, &interrupted).await;
+                return stream(runtime, &out, &asker, &current, &interrupted, &woken).await;
             }
             let prompt = prompt.unwrap_or_default();
             // `/NAME args`: a custom command or a skill.
@@ -115,7 +120,8 @@ struct Output {
 
 impl Output {
     fn new(runtime: &Runtime, options: &Options) -> Self {
-        let claude = matches!(options.format, OutputFormat::StreamJson | OutputFormat::Json)
+        // Every format but text has the result object, which counts provider time.
+        let claude = (options.format != OutputFormat::Text)
             .then(|| Arc::new(ClaudeStream::new(runtime.session().id(), options.partial)));
         Self { format: options.format, verbose: options.verbose, claude }
     }
@@ -150,12 +156,17 @@ impl Output {
                     }
                 }
                 OutputFormat::Json => {
-                    // Counted for `duration_api_ms`; nothing printed until the result.
+                    // Counted for the result; nothing printed until then.
                     if let Some(c) = &claude {
-                        let _ = c.lines(e);
+                        c.observe(&e);
                     }
                 }
-                OutputFormat::TernEvents => print_line(&tern_event_line(e)),
+                OutputFormat::TernEvents => {
+                    if let Some(c) = &claude {
+                        c.observe(&e);
+                    }
+                    print_line(&tern_event_line(e));
+                }
                 OutputFormat::Text => {}
             }
         })
@@ -190,6 +201,13 @@ impl Output {
         }
     }
 
+    /// The result of a user message that could not run (stream-json input).
+    fn rejected(&self, runtime: &Runtime, why: &str) {
+        if self.format != OutputFormat::Text {
+            print_line(&claude_stream::rejected_result(runtime.session().id(), why));
+        }
+    }
+
     fn result(&self, runtime: &Runtime, report: &RunReport) -> Value {
         let session = runtime.session();
         let model = runtime.model();
@@ -198,6 +216,7 @@ impl Output {
             duration_api_ms: self.claude.as_ref().map_or(0, |c| c.api_ms()),
             model: &model,
             context_window: runtime.model_info().context_window,
+            stop_reason: self.claude.as_ref().and_then(|c| c.last_stop()),
         };
         let mut result = claude_stream::result_object(report, &facts);
         // What ran in the background (all of it is stopped as tern exits).
@@ -205,7 +224,7 @@ impl Output {
         // The whole session's, counting what a resumed session had spent before.
         let (session_usage, session_cost) = runtime.session_usage();
         result["session_usage"] = json!(session_usage);
-        result["session_cost_usd"] = json!(session_cost.max(0.0) + 0.0);
+        result["session_cost_usd"] = json!(session_cost);
         result
     }
 }
@@ -313,6 +332,7 @@ async fn stream(
     asker: &StdioAsker,
     current: &Arc<Mutex<Option<CancellationToken>>>,
     interrupted: &AtomicBool,
+    woken: &tokio::sync::Notify,
 ) -> u8 {
     let mut lines = spawn_stdin_reader();
     let mut queue: VecDeque<(String, Vec<ContentBlock>)> = VecDeque::new();
@@ -349,8 +369,12 @@ async fn stream(
             }, if running.is_some() => {
                 running = None;
                 *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-                code = out.finish(runtime, &report);
+                // The exit code says whether any message failed; one the caller interrupted did not.
+                let this = out.finish(runtime, &report);
+                let asked_to_stop = this == exit::INTERRUPTED && !interrupted.load(Ordering::SeqCst);
+                code = worst(code, if asked_to_stop { exit::SUCCESS } else { this });
             }
+            () = woken.notified() => {}
             line = lines.recv(), if open => match line {
                 None => {
                     open = false;
@@ -358,14 +382,40 @@ async fn stream(
                 }
                 Some(Err(e)) => crate::say(&format!("stdin: {e}")),
                 Some(Ok(line)) => match handle_line(runtime, asker, current, &line) {
+                    Ok(Some(_)) if queue.len() >= MAX_QUEUED => {
+                        out.rejected(runtime, &format!("{MAX_QUEUED} messages are already waiting; send it later"));
+                        code = worst(code, exit::FAILED);
+                    }
                     Ok(Some(prompt)) => queue.push_back(prompt),
                     Ok(None) => {}
-                    Err(e) => crate::say(&format!("stdin: {e}")),
+                    // A user message that cannot run still gets its result: the caller waits for one.
+                    Err(LineError::User(e)) => {
+                        crate::say(&format!("stdin: {e}"));
+                        out.rejected(runtime, &e);
+                        code = worst(code, exit::FAILED);
+                    }
+                    Err(LineError::Other(e)) => crate::say(&format!("stdin: {e}")),
                 },
             },
         }
     }
     if interrupted.load(Ordering::SeqCst) { exit::INTERRUPTED } else { code }
+}
+
+/// The most messages waiting their turn in stream-json input.
+const MAX_QUEUED: usize = 64;
+
+/// The worse of two exit codes: the first failure stays.
+fn worst(so_far: u8, next: u8) -> u8 {
+    if so_far == exit::SUCCESS { next } else { so_far }
+}
+
+/// Why a stdin line was not taken.
+enum LineError {
+    /// A user message that cannot run (it gets an error result).
+    User(String),
+    /// Anything else (said on stderr).
+    Other(String),
 }
 
 /// One stdin line: a user message to queue, or a control message handled
@@ -375,17 +425,17 @@ fn handle_line(
     asker: &StdioAsker,
     current: &Arc<Mutex<Option<CancellationToken>>>,
     line: &str,
-) -> Result<Option<(String, Vec<ContentBlock>)>, String> {
+) -> Result<Option<(String, Vec<ContentBlock>)>, LineError> {
     if line.trim().is_empty() {
         return Ok(None);
     }
     let v: Value = serde_json::from_str(line).map_err(|e| {
-        format!(
+        LineError::Other(format!(
             "not a JSON line ({e}); send {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}}"
-        )
+        ))
     })?;
     match v.get("type").and_then(Value::as_str) {
-        Some("user") => user_message(&v).map(Some),
+        Some("user") => user_message(&v).map(Some).map_err(LineError::User),
         Some("control_request") => {
             let id = v.get("request_id").cloned().unwrap_or(Value::Null);
             let request = v.get("request").cloned().unwrap_or(Value::Null);
@@ -402,8 +452,10 @@ fn handle_line(
             Ok(None)
         }
         Some("control_cancel_request") | Some("keep_alive") => Ok(None),
-        Some(other) => Err(format!("unknown message type `{other}` (expected user or control_request)")),
-        None => Err("a line without `type`".into()),
+        Some(other) => {
+            Err(LineError::Other(format!("unknown message type `{other}` (expected user or control_request)")))
+        }
+        None => Err(LineError::Other("a line without `type`".into())),
     }
 }
 
@@ -500,14 +552,15 @@ fn spawn_stdin_reader() -> mpsc::Receiver<Result<String, String>> {
         let mut reader = stdin.lock();
         loop {
             let line = read_line_bounded(&mut reader, MAX_INPUT_LINE);
-            let end = matches!(line, Ok(None));
-            let item = match line {
-                Ok(Some(Ok(l))) => Ok(l),
-                Ok(Some(Err(why))) => Err(why),
+            let (item, last) = match line {
+                Ok(Some(Ok(l))) => (Ok(l), false),
+                Ok(Some(Err(why))) => (Err(why), false),
                 Ok(None) => break,
-                Err(e) => Err(format!("cannot read: {e}")),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                // A read error does not go away: say it once, then stdin counts as closed.
+                Err(e) => (Err(format!("cannot read: {e}")), true),
             };
-            if end || tx.blocking_send(item).is_err() {
+            if tx.blocking_send(item).is_err() || last {
                 break;
             }
         }
@@ -609,8 +662,7 @@ fn progress(e: &AgentEvent) -> Option<String> {
         }
         AgentEvent::ToolCallStart { name, input, .. } => {
             let args = input.to_string();
-            let short: String = args.chars().take(160).collect();
-            format!("→ {name} {short}")
+            format!("→ {name} {}", tern_protocol::text::prefix_within(&args, 160))
         }
         AgentEvent::ToolExecutionEnd { name, is_error, duration_ms, content, .. } => {
             let body: String = content
@@ -640,11 +692,9 @@ fn progress(e: &AgentEvent) -> Option<String> {
 fn describe(request: &tern_runtime::PermissionRequest) -> String {
     let key = ["command", "path", "url"].iter().find_map(|k| request.input.get(*k).and_then(|v| v.as_str()));
     let args = key.map(str::to_string).unwrap_or_else(|| request.input.to_string());
-    let mut short: String = args.chars().take(120).collect();
-    if short.len() < args.len() {
-        short.push('…');
-    }
-    format!("{} `{short}`", request.tool)
+    let short = tern_protocol::text::prefix_within(&args, 120);
+    let more = if short.len() < args.len() { "…" } else { "" };
+    format!("{} `{short}{more}`", request.tool)
 }
 
 /// Headless answer to every permission question: no — nobody is there to
@@ -668,6 +718,8 @@ impl tern_runtime::PermissionPrompt for Refuse {
 #[derive(Clone)]
 struct StdioAsker {
     inner: Arc<AskerState>,
+    /// The running prompt's cancel token (a `deny` with `interrupt: true` stops it).
+    current: Arc<Mutex<Option<CancellationToken>>>,
 }
 
 #[derive(Default)]
@@ -678,8 +730,8 @@ struct AskerState {
 }
 
 impl StdioAsker {
-    fn new() -> Self {
-        Self { inner: Arc::default() }
+    fn new(current: Arc<Mutex<Option<CancellationToken>>>) -> Self {
+        Self { inner: Arc::default(), current }
     }
 
     /// Stdin closed: nobody can answer; the questions waiting are refused.
@@ -749,7 +801,14 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
                 crate::say(&format!("denied {} — stdin closed before an answer", describe(&request)));
                 return PermissionAnswer::Unanswered;
             };
-            permission_answer(&request, &response)
+            let answer = permission_answer(&request, &response);
+            // `deny` with `interrupt: true`: the caller wants the whole prompt stopped.
+            if response.pointer("/response/interrupt") == Some(&Value::Bool(true))
+                && let Some(c) = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref()
+            {
+                c.cancel();
+            }
+            answer
         })
     }
 }
@@ -790,7 +849,7 @@ fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value
                     let rule = p.pointer("/rules/0")?;
                     let content = rule.get("ruleContent").and_then(Value::as_str);
                     let text = match (rule.get("toolName").and_then(Value::as_str), content) {
-                        (Some(tool), Some(c)) if !c.starts_with(tool) => format!("{tool}({c})"),
+                        (Some(tool), Some(c)) if !c.starts_with(&format!("{tool}(")) => format!("{tool}({c})"),
                         (Some(tool), None) => tool.to_string(),
                         (_, Some(c)) => c.to_string(),
                         (None, None) => return None,

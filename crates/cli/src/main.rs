@@ -80,7 +80,7 @@ fn main() -> ExitCode {
     // are letters, digits and dashes), when no other prompt was given.
     if let Some(Some(word)) = &cli.resume
         && cli.prompt.is_none()
-        && !word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        && !tern_runtime::session::valid_id(word)
     {
         cli.prompt = Some(word.clone());
         cli.resume = Some(None);
@@ -142,6 +142,12 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Some(Command::Man) => {
+            let page = include_bytes!(concat!(env!("OUT_DIR"), "/tern.1"));
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(page).and_then(|()| out.flush());
+            return ExitCode::SUCCESS;
+        }
         Some(Command::Acp) => {
             let overrides = tern_runtime::Overrides {
                 max_turns: cli.max_turns,
@@ -175,6 +181,7 @@ fn main() -> ExitCode {
         let overrides = tern_runtime::Overrides {
             max_turns: cli.max_turns,
             append_system_prompt: cli.append_system_prompt.clone(),
+            system_prompt: cli.system_prompt.clone(),
             front_end: Some(tern_catalog::FrontEnd::Tui),
             ..cli.session_overrides()
         };

@@ -419,3 +419,61 @@ async fn add_dir_reads_without_asking_and_inline_mcp_config_is_read() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("--mcp-config"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn review_fixes_for_scripts_and_sdks() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    // An empty --system-prompt (the SDK's default) keeps tern's own instructions.
+    let out = h.run(&["-p", "hi", "--system-prompt", ""]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h.bodies()[0]["system"].to_string().contains("You are tern"));
+    // Session ids follow the one rule of --resume (no `_`), so each can be resumed.
+    let out = h.run(&["-p", "hi", "--session-id", "my_session"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    let out = h.run(&["-p", "hi", "--session-id", "my-session-1", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = h.run(&["-p", "again", "-r", "my-session-1", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.json_lines()[0]["session_id"], "my-session-1");
+    // The home folder cannot be added (its secrets would open to the file tools).
+    let home = h.home.path().display().to_string();
+    let mut cmd = h.command(&["-p", "hi", "--add-dir", &home]);
+    cmd.env("HOME", h.home.path());
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    // An SDK's in-process server in --mcp-config is left out, not fatal.
+    let sdk = r#"{"mcpServers":{"inproc":{"type":"sdk","name":"inproc"}}}"#;
+    let out = h.run(&["mcp", "list", "--json", "--mcp-config", sdk]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!out.stdout.contains("inproc"), "{}", out.stdout);
+}
+
+#[tokio::test]
+async fn stream_input_answers_every_message_and_keeps_the_first_failure() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"fine"}]}"#).await;
+    let mut s = Streaming::start(&h, &[]);
+    // A user message tern cannot take still gets its result (an SDK waits for one).
+    s.send(json!({"type": "user", "message": {"role": "user", "content": [{"type": "document", "source": {}}]}})).await;
+    let first = s.until(|v| v["type"] == "result").await;
+    assert_eq!(first["is_error"], true);
+    assert!(first["errors"][0].as_str().unwrap().contains("document"), "{first}");
+    s.user("then this").await;
+    let second = s.until(|v| v["type"] == "result").await;
+    assert_eq!(second["result"], "fine");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 1, "one message failed");
+}
+
+#[tokio::test]
+async fn a_signal_while_waiting_for_input_exits() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"fine"}]}"#).await;
+    let mut s = Streaming::start(&h, &[]);
+    s.user("one").await;
+    s.until(|v| v["type"] == "result").await;
+    // Nothing runs; stdin stays open.
+    let pid = s.child.id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(5), s.child.wait()).await.expect("exits").unwrap();
+    assert_eq!(status.code(), Some(130));
+}

@@ -148,12 +148,18 @@ async fn project_config_is_found_from_a_subdirectory_nearest_first() {
     let out = h.run(&["mcp", "list", "--cwd", &deep]).await;
     assert!(out.stderr.contains("pkg/.mcp.json") && out.stderr.contains("not trusted"), "{}", out.stderr);
     assert!(out.stderr.contains("rootsrv"), "{}", out.stderr);
-    // Trusted: both files' servers are configured.
+    // `--trust` vouches for the working directory only, not the folders above it.
     let out = h.run(&["mcp", "list", "--json", "--cwd", &deep, "--trust"]).await;
+    assert!(!out.stdout.contains("rootsrv") && !out.stdout.contains("pkgsrv"), "{}", out.stdout);
+    // The repository trusted (everything below it): both files' servers are configured.
+    let root = h.workspace.path().display().to_string();
+    let out = h.run(&["trust", &root]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = h.run(&["mcp", "list", "--json", "--cwd", &deep]).await;
     assert!(out.stdout.contains("rootsrv") && out.stdout.contains("pkgsrv"), "{}", out.stdout);
 
     // Agents and commands: found up the tree, the nearest of one name first.
-    let out = h.run(&["-p", "hi", "--cwd", &deep, "--agent", "helper", "--trust"]).await;
+    let out = h.run(&["-p", "hi", "--cwd", &deep, "--agent", "helper"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(h.bodies().last().unwrap()["system"].to_string().contains("HELPER-RULES"));
     let out = h.run(&["commands", "list", "--json", "--cwd", &deep]).await;

@@ -237,7 +237,8 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
         assert!(result.get(key).is_some(), "result lacks {key}: {result}");
     }
     assert_eq!(result["num_turns"], 2);
-    assert_eq!(result["stop_reason"], "completed");
+    assert_eq!(result["stop_reason"], "end_turn");
+    assert_eq!(result["terminal_reason"], "completed");
     assert_eq!(result["session_id"], lines[0]["session_id"]);
     // The session log exists and holds the conversation.
     let log = h.home.path().join("sessions").join(format!("{}.jsonl", result["session_id"].as_str().unwrap()));

@@ -48,6 +48,9 @@ fn help_has_examples_environment_and_exit_codes() {
 fn the_man_page_in_the_tree_matches_the_binary() {
     let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/man/tern.1")).unwrap();
     assert!(page.contains(".TH tern 1"), "a roff page");
+    let (code, built, _) = tern(&["man"]);
+    assert_eq!(code, 0);
+    assert!(built == page, "assets/man/tern.1 is out of date: run `cargo xtask man`");
     // Rendered from the same definition as this binary: every subcommand is in it.
     let (_, help, _) = tern(&["--help"]);
     for sub in ["acp", "completions", "doctor", "sessions", "permissions"] {

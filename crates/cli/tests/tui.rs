@@ -534,7 +534,9 @@ async fn the_models_question_is_a_card_and_the_answer_goes_back() {
     s.wait_for("Ask tern");
     s.type_text("add a cache\r");
     s.wait_for("Which database should the cache use?");
-    assert!(s.text().contains("Redis — fast, separate service") && s.text().contains("Type your own answer"));
+    // The card is drawn whole before it is read (its last line last).
+    s.wait_for("Type your own answer");
+    assert!(s.text().contains("Redis — fast, separate service"), "{}", s.text());
     answer_until_gone(&mut s, b"2", "Type your own answer");
     s.wait_for("Going with your choice.");
     let results = h.tool_results(&h.bodies()[1]);

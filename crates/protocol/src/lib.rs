@@ -36,4 +36,4 @@ pub use session::{
 };
 pub use todo::{TodoItem, TodoStatus};
 pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, canonical_tool_name};
-pub use usage::{Usage, UsageTotals};
+pub use usage::{Usage, UsageTotals, sum_usd};

@@ -24,6 +24,12 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// A sum of dollar amounts that starts at +0 (a float sum of nothing is -0,
+/// which prints as `-0.0`).
+pub fn sum_usd(amounts: impl IntoIterator<Item = f64>) -> f64 {
+    amounts.into_iter().fold(0.0, |a, b| a + b)
+}
+
 impl Usage {
     /// Everything the prompt cost in tokens: fresh, cached and cache-written.
     pub fn prompt_tokens(&self) -> u64 {

@@ -42,12 +42,11 @@ pub struct AgentProfile {
 }
 
 /// The names of the agent profiles found: the user's `agents/*.md`, then
-/// the project's `.tern/agents/*.md` in a trusted folder; sorted, once each.
-pub fn agent_names(workspace: &Path, config_dir: &Path, trusted: bool) -> Vec<String> {
+/// the `.tern/agents/*.md` of each trusted project folder (`folders`:
+/// nearest first, with their trust); sorted, once each.
+pub fn agent_names(folders: &[(PathBuf, bool)], config_dir: &Path) -> Vec<String> {
     let mut dirs = vec![config_dir.join("agents")];
-    if trusted {
-        dirs.extend(crate::prompt::project_chain(workspace).iter().map(|d| d.join(".tern").join("agents")));
-    }
+    dirs.extend(folders.iter().filter(|(_, t)| *t).map(|(d, _)| d.join(".tern").join("agents")));
     let mut names: Vec<String> = dirs
         .iter()
         .filter_map(|d| std::fs::read_dir(d).ok())
@@ -61,25 +60,22 @@ pub fn agent_names(workspace: &Path, config_dir: &Path, trusted: bool) -> Vec<St
 }
 
 /// Find and parse the profile `name`: the user's own first (a repository
-/// cannot replace it), then the project's `.tern/agents/`, which is read
-/// only in a trusted folder (a profile widens tools and goes into the prompt).
-pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path, trusted: bool) -> Result<AgentProfile, String> {
+/// cannot replace it), then the nearest project folder's `.tern/agents/`
+/// (`folders`: nearest first, with their trust), which is read only when
+/// that folder is trusted (a profile widens tools and goes into the prompt).
+pub fn load_agent(name: &str, folders: &[(PathBuf, bool)], config_dir: &Path) -> Result<AgentProfile, String> {
     let safe = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
     if !safe {
         return Err(format!("agent name `{name}` may hold only letters, digits, `-` and `_`"));
     }
     let user = config_dir.join("agents").join(format!("{name}.md"));
-    // The nearest project's: the workspace's, else a folder's above it in the repository.
-    let top = crate::prompt::project_top(workspace);
-    let chain = crate::prompt::project_chain(workspace);
-    let candidates: Vec<PathBuf> =
-        chain.iter().map(|d| d.join(".tern").join("agents").join(format!("{name}.md"))).collect();
-    let project = candidates
-        .iter()
-        .find(|p| p.exists())
-        .or(candidates.first())
-        .cloned()
-        .unwrap_or_else(|| workspace.join(".tern").join("agents").join(format!("{name}.md")));
+    let file = |d: &Path| d.join(".tern").join("agents").join(format!("{name}.md"));
+    let Some(nearest) = folders.first() else {
+        return Err("no project folder".into());
+    };
+    let (dir, trusted) = folders.iter().find(|(d, _)| file(d).exists()).unwrap_or(nearest);
+    let (project, trusted) = (file(dir), *trusted);
+    let top = folders.last().map_or(dir.clone(), |(d, _)| d.clone());
     let read = |path: &Path, inside: Option<&Path>| match crate::small_file::read_bounded(path, 256 * 1024, inside) {
         Ok(text) => Ok(Some(text)),
         Err(crate::small_file::Refused::Missing) => Ok(None),
@@ -93,7 +89,7 @@ pub fn load_agent(name: &str, workspace: &Path, config_dir: &Path, trusted: bool
         Some(_) => Err(format!(
             "agent `{name}` is defined in {}, and this folder is not trusted; {}",
             project.display(),
-            crate::trust::how_to_trust(workspace)
+            crate::trust::how_to_trust(dir)
         )),
         None => Err(format!(
             "no agent `{name}`: create {} (or {}) with a front matter block",
@@ -141,17 +137,22 @@ mod tests {
     fn unclosed_front_matter_and_bad_names_are_errors() {
         assert!(parse_agent("r", "---\ntools: read\n", Path::new("r.md")).unwrap_err().contains("not closed"));
         let dir = tempfile::tempdir().unwrap();
-        assert!(load_agent("../x", dir.path(), dir.path(), true).is_err());
-        assert!(load_agent("missing", dir.path(), dir.path(), true).unwrap_err().contains("create"));
+        let here = [(dir.path().to_path_buf(), true)];
+        assert!(load_agent("../x", &here, dir.path()).is_err());
+        assert!(load_agent("missing", &here, dir.path()).unwrap_err().contains("create"));
         // A project profile needs trust, and never replaces the user's own.
         let ws = dir.path().join("ws");
         let home = dir.path().join("home");
         std::fs::create_dir_all(ws.join(".tern/agents")).unwrap();
         std::fs::create_dir_all(home.join("agents")).unwrap();
         std::fs::write(ws.join(".tern/agents/reviewer.md"), "---\ntools: bash\n---\nrepo").unwrap();
-        assert!(load_agent("reviewer", &ws, &home, false).unwrap_err().contains("not trusted"));
-        assert_eq!(load_agent("reviewer", &ws, &home, true).unwrap().body, "repo");
+        assert!(load_agent("reviewer", &[(ws.clone(), false)], &home).unwrap_err().contains("not trusted"));
+        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home).unwrap().body, "repo");
+        // A profile in an untrusted folder above a trusted workspace is not read.
+        let sub = ws.join("sub");
+        let chain = [(sub.clone(), true), (ws.clone(), false)];
+        assert!(load_agent("reviewer", &chain, &home).unwrap_err().contains("not trusted"));
         std::fs::write(home.join("agents/reviewer.md"), "---\ndisallowed_tools: bash\n---\nmine").unwrap();
-        assert_eq!(load_agent("reviewer", &ws, &home, true).unwrap().body, "mine");
+        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home).unwrap().body, "mine");
     }
 }

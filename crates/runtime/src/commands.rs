@@ -55,13 +55,14 @@ pub struct Commands {
 }
 
 impl Commands {
-    /// Find every command for `workspace`; `trusted`: whether project
-    /// commands may widen permissions or choose the model.
-    pub fn discover(workspace: &Path, config_dir: &Path, trusted: bool) -> Commands {
+    /// Find every command for the project's `folders` (nearest first, with
+    /// their trust: a project command may widen permissions or choose the
+    /// model only from a trusted folder).
+    pub fn discover(folders: &[(PathBuf, bool)], config_dir: &Path) -> Commands {
         let mut commands = Commands::default();
         commands.read_dir(&config_dir.join("commands"), SkillSource::User, None, true);
-        let top = crate::prompt::project_top(workspace);
-        for dir in project_dirs(workspace, "commands") {
+        let top = folders.last().map(|(d, _)| d.clone()).unwrap_or_default();
+        for (dir, trusted) in project_dirs(folders, "commands") {
             commands.read_dir(&dir, SkillSource::Project, Some(&top), trusted);
         }
         commands
@@ -353,7 +354,7 @@ mod tests {
         );
         write(ws.join(".tern/commands/empty.md"), "---\ndescription: x\n---\n");
         write(ws.join(".tern/commands/bad name.md"), "x");
-        let c = Commands::discover(&ws, &home, false);
+        let c = Commands::discover(&crate::skills::same_trust(&ws, false), &home);
         let names: Vec<&str> = c.list.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["review", "git:commit"]);
         assert_eq!(c.get("review").unwrap().model.as_deref(), Some("m1"));
@@ -361,7 +362,7 @@ mod tests {
         assert_eq!(commit.description, "Commit the staged work");
         assert!(commit.allowed_tools.is_empty() && commit.model.is_none(), "untrusted: no widening");
         assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
-        let trusted = Commands::discover(&ws, &home, true);
+        let trusted = Commands::discover(&crate::skills::same_trust(&ws, true), &home);
         assert_eq!(trusted.get("git:commit").unwrap().allowed_tools, ["bash(git commit:*)"]);
         let skills = Skills::default();
         let inv = invocation("/review src/lib.rs", &c, &skills).unwrap().unwrap();

@@ -264,7 +264,7 @@ impl RuntimeBuilder {
     /// The skills a session here would offer (`tern skills list`), without starting anything.
     pub fn skills(&self) -> skills::Skills {
         let l = &self.loaded;
-        let mut found = skills::Skills::discover(&l.workspace, &l.paths.config_dir, l.trust.is_trusted());
+        let mut found = skills::Skills::discover(&l.folders(), &l.paths.config_dir);
         if media_for(l).ready() {
             found.add_media_skill();
         }
@@ -279,7 +279,7 @@ impl RuntimeBuilder {
     /// The custom slash commands a session here would offer.
     pub fn commands(&self) -> commands::Commands {
         let l = &self.loaded;
-        commands::Commands::discover(&l.workspace, &l.paths.config_dir, l.trust.is_trusted())
+        commands::Commands::discover(&l.folders(), &l.paths.config_dir)
     }
 
     /// Go on with an earlier session (or, with `None`, start a new one).
@@ -312,14 +312,14 @@ impl RuntimeBuilder {
         // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
         let agent = match &overrides.agent {
             Some(name) => Some(
-                agents::load_agent(name, &loaded.workspace, &loaded.paths.config_dir, loaded.trust.is_trusted())
-                    .map_err(RuntimeError::Config)?,
+                agents::load_agent(name, &loaded.folders(), &loaded.paths.config_dir).map_err(RuntimeError::Config)?,
             ),
             None => None,
         };
         if let Some(a) = &agent {
             overrides.model = overrides.model.take().or_else(|| a.model.clone());
-            let from_repo = a.path.starts_with(&loaded.workspace);
+            // Anything but the user's own file came with a repository.
+            let from_repo = !a.path.starts_with(&loaded.paths.config_dir);
             match a.permission_mode.as_deref().map(|m| (m, m.parse::<Mode>())) {
                 // A repository must not switch off its own reader's protection (in any spelling).
                 Some((_, Ok(Mode::Bypass))) if from_repo => warnings.push(format!(
@@ -380,13 +380,13 @@ impl RuntimeBuilder {
             let deny_policy = policy.clone();
             env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
         }
-        let trusted = loaded.trust.is_trusted();
-        let mut found_skills = skills::Skills::discover(&loaded.workspace, &loaded.paths.config_dir, trusted);
+        let folders = loaded.folders();
+        let mut found_skills = skills::Skills::discover(&folders, &loaded.paths.config_dir);
         if media.ready() {
             found_skills.add_media_skill();
         }
         let skills = Arc::new(found_skills);
-        let mut found = commands::Commands::discover(&loaded.workspace, &loaded.paths.config_dir, trusted);
+        let mut found = commands::Commands::discover(&folders, &loaded.paths.config_dir);
         found.add_extension_commands(&extensions);
         let commands = Arc::new(found);
         warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
@@ -443,6 +443,7 @@ impl RuntimeBuilder {
             compactions: std::sync::atomic::AtomicUsize::new(resumed.as_ref().map_or(0, |r| r.compactions)),
             resumed,
             trust,
+            folders,
             sandbox,
             child_env,
             media,
@@ -503,6 +504,8 @@ pub struct Runtime {
     /// Compactions so far (a rewind of the conversation cannot cross one).
     compactions: std::sync::atomic::AtomicUsize,
     trust: trust::Trust,
+    /// The project's folders, nearest first, with their trust.
+    folders: Vec<(PathBuf, bool)>,
     sandbox: tern_tools::SandboxSettings,
     /// The environment children start from.
     child_env: tern_protocol::ChildEnv,
@@ -846,7 +849,7 @@ impl Runtime {
     /// profiles found (user, and project in a trusted folder).
     pub fn agent_names(&self) -> Vec<String> {
         let mut names: Vec<String> = ["explore", "worker", "verifier"].map(String::from).to_vec();
-        names.extend(agents::agent_names(&self.workspace, &self.paths.config_dir, self.trust.is_trusted()));
+        names.extend(agents::agent_names(&self.folders, &self.paths.config_dir));
         names
     }
 
@@ -1176,7 +1179,8 @@ impl Runtime {
 
     /// The system prompt for this session.
     pub fn system_prompt(&self) -> String {
-        let base = self.overrides.system_prompt.as_deref();
+        // A blank one (SDKs pass `--system-prompt ""` by default) keeps tern's own.
+        let base = self.overrides.system_prompt.as_deref().filter(|p| !p.trim().is_empty());
         prompt::with_tools(base, &prompt::listed_tools(&self.tools()), &self.prompt_parts(true).read())
     }
 

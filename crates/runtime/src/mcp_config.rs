@@ -93,6 +93,9 @@ fn parse_mcp_json(text: &str, origin: &str) -> Result<Vec<(String, McpServerSect
         };
         match s.kind.as_deref() {
             None | Some("stdio") | Some("http") | Some("streamable-http") | Some("streamable_http") => {}
+            // A Claude Agent SDK's in-process server lives inside the calling program, where tern
+            // cannot reach it: left out (docs/headless.md).
+            Some("sdk") => continue,
             Some("sse") => {
                 return Err(format!(
                     "{origin}: server `{name}` uses the legacy SSE transport, which tern does not speak; \

@@ -302,7 +302,7 @@ impl Runtime {
         hooks: &PolicyHooks,
         sink: &EventSink,
     ) -> crate::subagents::Kit {
-        let (workspace, config_dir) = (self.workspace.clone(), self.paths.config_dir.clone());
+        let config_dir = self.paths.config_dir.clone();
         // Read at the first child of this run, then kept: every child's
         // prompt is its own tool list and this.
         let parts = self.prompt_parts(false);
@@ -326,7 +326,7 @@ impl Runtime {
                 let (models, fallback) = (self.config.models.clone(), info.clone());
                 Arc::new(move |model: &str| crate::setup::price_for(&models, model, &fallback))
             },
-            agents: (workspace, config_dir, self.trust.is_trusted()),
+            agents: (self.folders.clone(), config_dir),
             background: self.background.clone(),
             output_dir: self.outputs_dir.clone(),
         }
@@ -467,7 +467,7 @@ impl Runtime {
         children: &crate::subagents::ChildUsage,
     ) -> f64 {
         let cost_usd: f64 =
-            outcome.responses.iter().map(|u| info.cost_usd(u)).fold(0.0, |a, b| a + b) + children.cost_usd;
+            tern_protocol::sum_usd(outcome.responses.iter().map(|u| info.cost_usd(u))) + children.cost_usd;
         let (total, total_cost) = {
             let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             for r in outcome.responses.iter().chain(&children.responses) {

@@ -63,15 +63,11 @@ impl Session {
     }
 
     /// A new session with the id the caller chose (`--session-id`): letters,
-    /// digits, `-` and `_`, at most 64; refused when that session exists.
+    /// digits and `-`, at most 64; refused when that session exists.
     pub fn create_named(sessions_dir: &Path, start: SessionStart, id: &str) -> Result<Self, RuntimeError> {
-        let valid = !id.is_empty()
-            && id.len() <= 64
-            && !id.starts_with('-')
-            && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !valid {
+        if !valid_id(id) || id.starts_with('-') || id.len() > 64 {
             return Err(RuntimeError::Config(format!(
-                "--session-id `{id}`: use 1 to 64 letters, digits, `-` and `_` (a UUID works)"
+                "--session-id `{id}`: use 1 to 64 letters, digits and `-` (a UUID works)"
             )));
         }
         if sessions_dir.join(format!("{id}.jsonl")).exists() {
@@ -822,6 +818,13 @@ pub fn repair(messages: &mut Vec<Message>) -> Vec<Message> {
 }
 
 /// `YYYYMMDD-HHMMSS-xxxxxx`: sortable by time, unique by the random suffix.
+/// Whether `id` can name a session: letters, digits and `-` (it names a
+/// file in the sessions dir and nothing else). One rule for `--session-id`,
+/// `--resume ID` and ACP's `session/load`.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
 fn new_session_id() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let date = crate::prompt::today_utc().replace('-', "");

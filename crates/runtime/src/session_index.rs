@@ -78,7 +78,7 @@ pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<Pat
         }
         Resume::Id(id) => {
             // An id names a file in the sessions dir and nothing else.
-            if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            if !crate::session::valid_id(id) {
                 return Err(RuntimeError::Config(format!(
                     "`{id}` is not a session id (ids look like 20261201-190405-ab12cd; see `tern sessions list`)"
                 )));

@@ -138,24 +138,32 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && !name.starts_with(['.', '-'])
 }
 
-/// The project folders skills and commands are read from: in the workspace
-/// and each folder above it up to the repository's top, nearest first (the
-/// nearest of two of one name wins).
-pub(crate) fn project_dirs(workspace: &Path, kind: &str) -> Vec<PathBuf> {
-    crate::prompt::project_chain(workspace)
+/// The project folders skills and commands are read from, with each one's
+/// trust: `.tern/`, `.claude/` and `.agents/` of each project folder
+/// (`folders`, nearest first: the nearest of two of one name wins).
+pub(crate) fn project_dirs(folders: &[(PathBuf, bool)], kind: &str) -> Vec<(PathBuf, bool)> {
+    folders
         .iter()
-        .flat_map(|dir| [".tern", ".claude", ".agents"].map(|d| dir.join(d).join(kind)))
+        .flat_map(|(dir, trusted)| [".tern", ".claude", ".agents"].map(|d| (dir.join(d).join(kind), *trusted)))
         .collect()
 }
 
+/// A workspace's folders each with the same trust (tests, and callers that
+/// know no other).
+#[cfg(test)]
+pub(crate) fn same_trust(workspace: &Path, trusted: bool) -> Vec<(PathBuf, bool)> {
+    crate::prompt::project_chain(workspace).into_iter().map(|d| (d, trusted)).collect()
+}
+
 impl Skills {
-    /// Find every skill for `workspace`. `trusted`: whether the folder is
-    /// trusted (a project skill's `allowed-tools` count only then).
-    pub fn discover(workspace: &Path, config_dir: &Path, trusted: bool) -> Skills {
+    /// Find every skill for the project's `folders` (nearest first, with
+    /// their trust: a project skill's `allowed-tools` count only in a
+    /// trusted folder).
+    pub fn discover(folders: &[(PathBuf, bool)], config_dir: &Path) -> Skills {
         let mut skills = Skills::default();
         skills.read_dir(&config_dir.join("skills"), SkillSource::User, None, true);
-        let top = crate::prompt::project_top(workspace);
-        for dir in project_dirs(workspace, "skills") {
+        let top = folders.last().map(|(d, _)| d.clone()).unwrap_or_default();
+        for (dir, trusted) in project_dirs(folders, "skills") {
             skills.read_dir(&dir, SkillSource::Project, Some(&top), trusted);
         }
         for (name, text) in BUNDLED {
@@ -439,7 +447,7 @@ mod tests {
         write(&ws.join(".tern/skills/broken/SKILL.md"), "---\nname: broken\n");
         write(&ws.join(".tern/skills/nodesc/SKILL.md"), "---\nname: nodesc\n---\nx");
         write(&ws.join(".tern/skills/bad/SKILL.md"), "---\nname: ../etc\ndescription: x\n---\nx");
-        let s = Skills::discover(&ws, &home, false);
+        let s = Skills::discover(&same_trust(&ws, false), &home);
         let names: Vec<(&str, SkillSource)> = s.list.iter().map(|s| (s.name.as_str(), s.source)).collect();
         assert_eq!(
             names,
@@ -456,7 +464,7 @@ mod tests {
         assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
         assert!(s.warnings.iter().any(|w| w.contains("broken") && w.contains("not closed")));
         assert!(s.warnings.iter().any(|w| w.contains("nodesc") && w.contains("description")));
-        let trusted = Skills::discover(&ws, &home, true);
+        let trusted = Skills::discover(&same_trust(&ws, true), &home);
         assert_eq!(trusted.get("deploy").unwrap().allowed_tools, ["bash(make deploy)"]);
         assert_eq!(s.body(s.get("pdf").unwrap()).unwrap(), "User body");
         assert!(s.body(s.get("tern-config").unwrap()).unwrap().contains("config.toml"));
@@ -473,7 +481,7 @@ mod tests {
             );
         }
         std::fs::create_dir_all(dir.path().join("ws")).unwrap();
-        let s = Skills::discover(&dir.path().join("ws"), &dir.path().join("home"), false);
+        let s = Skills::discover(&same_trust(&dir.path().join("ws"), false), &dir.path().join("home"));
         let read = s.list.iter().filter(|s| s.source == SkillSource::User).count();
         assert!(read < 80 && read as u64 * 240 * 1024 <= DISCOVERY_BUDGET + 256 * 1024, "{read} read");
         assert!(s.warnings.iter().any(|w| w.contains("discovery already read 16 MB")), "{:?}", &s.warnings[..1]);

@@ -60,8 +60,8 @@ pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError>
     Ok(workspace)
 }
 
-/// The `--add-dir` folders, canonical; each must be a directory other than
-/// the root (`/`). Deny rules and the sandbox's denied paths (tern's config
+/// The `--add-dir` folders, canonical; each must be a directory, and not
+/// the root, the home folder or a folder holding it. Deny rules and the sandbox's denied paths (tern's config
 /// dir, secrets in the home folder) still hold inside them.
 pub(crate) fn added_dirs(overrides: &Overrides) -> Result<Vec<PathBuf>, RuntimeError> {
     overrides
@@ -73,9 +73,13 @@ pub(crate) fn added_dirs(overrides: &Overrides) -> Result<Vec<PathBuf>, RuntimeE
             if !c.is_dir() {
                 return Err(RuntimeError::Config(format!("--add-dir {} is not a directory", d.display())));
             }
-            if c.parent().is_none() {
+            // The home folder (or a folder holding it) would open its secrets and tern's own config
+            // to the file tools without a question.
+            let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
+            if c.parent().is_none() || home.as_deref().is_some_and(|h| h.starts_with(&c)) {
                 return Err(RuntimeError::Config(format!(
-                    "--add-dir {}: the root folder cannot be added; name the folders the work needs",
+                    "--add-dir {}: the root and home folders (and folders holding them) cannot be added; name the \
+                     folders the work needs",
                     d.display()
                 )));
             }
@@ -118,7 +122,8 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         if dir != workspace && !file.is_file() {
             continue;
         }
-        let layer_trust = if dir == workspace { trust.clone() } else { trust::decide(&user, &dir, overrides.trust) };
+        // `--trust` and the trust question vouch for the workspace; a folder above it needs its own.
+        let layer_trust = if dir == workspace { trust.clone() } else { trust::decide(&user, &dir, false) };
         // A repository must not be able to stop tern from starting with a broken
         // config; in a folder the person trusts, a mistake in it is an error.
         let as_written = match FileConfig::load_within(&file, Some(&top)) {
@@ -169,12 +174,33 @@ fn restricted(
     }
 }
 
+impl Loaded {
+    /// The project's folders, nearest first (the workspace, then each one
+    /// above it up to the repository's top), each with whether it is
+    /// trusted: the workspace as this run decided, a folder above it only
+    /// when the user config trusts it (trusting a subfolder does not vouch
+    /// for its parent).
+    pub(crate) fn folders(&self) -> Vec<(PathBuf, bool)> {
+        crate::prompt::project_chain(&self.workspace)
+            .into_iter()
+            .map(|dir| {
+                let trusted = match self.layers.iter().find(|l| l.dir == dir) {
+                    Some(l) => l.trust.is_trusted(),
+                    None if dir == self.workspace => self.trust.is_trusted(),
+                    None => trust::decide(&self.user, &dir, false).is_trusted(),
+                };
+                (dir, trusted)
+            })
+            .collect()
+    }
+}
+
 /// The same config trusted for this run (the person said yes to the
 /// question about `project_as_written`): exactly what was asked about, not
 /// the files read again.
 pub(crate) fn trusted(loaded: Loaded) -> Loaded {
     let Loaded { workspace, paths, user, mut layers, project_file, read_warnings, .. } = loaded;
-    for layer in &mut layers {
+    for layer in layers.iter_mut().filter(|l| l.dir == workspace) {
         layer.trust = trust::Trust::Flag;
     }
     restricted(workspace, paths, user, layers, project_file, trust::Trust::Flag, read_warnings)
@@ -198,18 +224,7 @@ pub(crate) fn configure_servers(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ConfiguredServer>, RuntimeError> {
     // Each folder of the project with its trust, farthest first.
-    let folders: Vec<(PathBuf, bool)> = crate::prompt::project_chain(&loaded.workspace)
-        .into_iter()
-        .rev()
-        .map(|dir| {
-            let trusted = match loaded.layers.iter().find(|l| l.dir == dir) {
-                Some(l) => l.trust.is_trusted(),
-                None if dir == loaded.workspace => loaded.trust.is_trusted(),
-                None => loaded.trust == trust::Trust::Flag || trust::decide(&loaded.user, &dir, false).is_trusted(),
-            };
-            (dir, trusted)
-        })
-        .collect();
+    let folders: Vec<(PathBuf, bool)> = loaded.folders().into_iter().rev().collect();
     mcp_config::configured_servers(
         mcp_config::ServerSources {
             user: &loaded.user,

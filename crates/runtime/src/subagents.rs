@@ -66,8 +66,9 @@ pub(crate) struct Kit {
     pub model_info: tern_llm::ModelInfo,
     /// Prices of another model (a custom agent's `model:`).
     pub price_of: Arc<dyn Fn(&str) -> tern_llm::ModelInfo + Send + Sync>,
-    /// Where agent profiles are found: (workspace, config dir, trusted).
-    pub agents: (std::path::PathBuf, std::path::PathBuf, bool),
+    /// Where agent profiles are found: the project's folders (nearest
+    /// first, with their trust) and the user's config dir.
+    pub agents: (Vec<(std::path::PathBuf, bool)>, std::path::PathBuf),
     /// Background tasks (a subagent run with `run_in_background` is one).
     pub background: Arc<tern_tools::background::BackgroundTasks>,
     /// Where their logs go.
@@ -188,8 +189,8 @@ fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
     if let Some(r) = role(kind) {
         return Ok(Child { role: Some(r), profile: None, name: kind.to_ascii_lowercase() });
     }
-    let (workspace, config_dir, trusted) = &kit.agents;
-    let profile = crate::agents::load_agent(kind, workspace, config_dir, *trusted)
+    let (folders, config_dir) = &kit.agents;
+    let profile = crate::agents::load_agent(kind, folders, config_dir)
         .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier"))?;
     let role = match profile.role.as_deref() {
         None => None,
@@ -305,7 +306,7 @@ impl Tool for TaskTool {
                 drop(_slot);
                 tokio::spawn(async move {
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
-                    let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).fold(0.0, |a, b| a + b);
+                    let cost = tern_protocol::sum_usd(outcome.responses.iter().map(|u| model_info.cost_usd(u)));
                     {
                         let mut usage = shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
                         usage.responses.extend(outcome.responses.iter().cloned());
@@ -334,7 +335,7 @@ impl Tool for TaskTool {
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
-            let cost: f64 = outcome.responses.iter().map(|u| model_info.cost_usd(u)).sum();
+            let cost = tern_protocol::sum_usd(outcome.responses.iter().map(|u| model_info.cost_usd(u)));
             {
                 let mut usage = self.shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
                 usage.responses.extend(outcome.responses.iter().cloned());

@@ -113,9 +113,6 @@ pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
 }
 
-/// Replace `path` with `bytes` atomically: write a temp file in the same
-/// directory, give it the old file's permissions, flush it to disk, rename it
-/// over. The original is untouched if anything fails.
 /// Files as the person's editor holds them, unsaved changes included (an
 /// ACP client's `fs/read_text_file` and `fs/write_text_file`). Called from
 /// blocking threads. `None`: not handled, use the file system.
@@ -148,6 +145,9 @@ pub(crate) fn write_text_bytes(env: &crate::ToolEnv, path: &Path, bytes: &[u8]) 
     write_atomic(path, bytes)
 }
 
+/// Replace `path` with `bytes` atomically: write a temp file in the same
+/// directory, give it the old file's permissions, flush it to disk, rename it
+/// over. The original is untouched if anything fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -66,8 +66,7 @@ impl Policy {
                 return d;
             }
             let outside_write = reach.parts.iter().flat_map(|r| r.writes.iter()).find(|p| {
-                !p.starts_with(&self.ctx.workspace)
-                    && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
+                !self.in_roots(p) && !rules.iter().any(|r| r.kind == RuleKind::Allow && r.matches_path("edit", p))
             });
             if let Some(p) = outside_write {
                 return Decision::new(

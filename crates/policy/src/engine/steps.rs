@@ -183,7 +183,9 @@ impl Policy {
             ),
             Category::Read => {
                 let path = call.path.clone().unwrap_or_else(|| self.ctx.workspace.clone());
-                if self.in_roots(&path) || self.readable.iter().any(|r| path.starts_with(r)) {
+                // tern's own config (keys, trusted folders) is never read without asking, wherever it is.
+                let own_config = self.protected.iter().any(|p| path.starts_with(p));
+                if (self.in_roots(&path) && !own_config) || self.readable.iter().any(|r| path.starts_with(r)) {
                     Decision::new(
                         Verdict::Allow,
                         format!("{} reads inside the workspace", call.tool),
