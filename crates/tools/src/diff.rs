@@ -1,8 +1,10 @@
 //! Diffs of file changes: a compact unified diff for the model and a
 //! structured form (hunks of tagged lines) for front ends.
 
+use std::time::{Duration, Instant};
+
 use serde::Serialize;
-use similar::{ChangeTag, TextDiff};
+use similar::{Algorithm, ChangeTag, TextDiff};
 
 /// Bytes of diff shown to the model at most.
 pub const MAX_DIFF_BYTES: usize = 8 * 1024;
@@ -47,12 +49,24 @@ pub struct DiffSummary {
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
 
+/// The most time a diff may take: past it, the rest of the change is shown
+/// as removed and added whole (a correct, if longer, diff). Keeps an
+/// overwrite of a big file with different content from spinning.
+const DEADLINE: Duration = Duration::from_millis(150);
+
+/// The most diff lines kept: a bigger change is summed up in its counts
+/// (the model and front ends get "N lines changed", not megabytes of diff).
+pub const MAX_DIFF_LINES: usize = 20_000;
+
 /// Diff `old` against `new` for the file shown as `name`. The common
 /// prefix and suffix are cut off first (keeping the context lines), so the
 /// cost follows the size of the change, not of the file.
 pub fn diff_summary(old: &str, new: &str, name: &str) -> DiffSummary {
     let (skip, old_mid, new_mid) = trim_common(old, new);
-    let diff = TextDiff::from_lines(old_mid, new_mid);
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .deadline(Instant::now() + DEADLINE)
+        .diff_lines(old_mid, new_mid);
     let mut hunks = Vec::new();
     let (mut added, mut removed) = (0, 0);
     let mut unified = String::new();
@@ -62,7 +76,23 @@ pub fn diff_summary(old: &str, new: &str, name: &str) -> DiffSummary {
     } else {
         unified.push_str(&format!("--- a/{name}\n+++ b/{name}\n"));
     }
-    for group in diff.grouped_ops(CONTEXT) {
+    let groups = diff.grouped_ops(CONTEXT);
+    // Too big to show: counts only.
+    let shown: usize = groups.iter().flatten().map(|op| op.old_range().len().max(op.new_range().len())).sum();
+    if shown > MAX_DIFF_LINES {
+        for op in groups.iter().flatten() {
+            for change in diff.iter_changes(op) {
+                match change.tag() {
+                    ChangeTag::Insert => added += 1,
+                    ChangeTag::Delete => removed += 1,
+                    ChangeTag::Equal => {}
+                }
+            }
+        }
+        unified.push_str(&format!("@@ {removed} lines removed, {added} lines added (too large to show) @@\n"));
+        return DiffSummary { unified, hunks, added, removed };
+    }
+    for group in groups {
         let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
         let old_range = first.old_range().start..last.old_range().end;
         let new_range = first.new_range().start..last.new_range().end;
@@ -190,6 +220,19 @@ mod tests {
         assert_eq!(diff_summary("same\n", "same\n", "f").unified, "");
         let d = diff_summary("é1\né2\n", "é1\néX\n", "f");
         assert_eq!(d.hunks[0].lines.iter().map(|l| l.tag).collect::<String>(), " -+");
+    }
+
+    #[test]
+    fn a_rewrite_of_a_big_file_is_quick_and_summed_up() {
+        let old: String = (0..100_000).map(|i| format!("old line {i} with some text\n")).collect();
+        let new: String = (0..20_000).map(|i| format!("new line {i} other words\n")).collect();
+        let started = std::time::Instant::now();
+        let d = diff_summary(&old, &new, "big.txt");
+        // Bounded by the deadline plus linear work (generous for a loaded debug build).
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        assert_eq!((d.added, d.removed), (20_000, 100_000));
+        assert!(d.hunks.is_empty());
+        assert!(d.unified.contains("100000 lines removed, 20000 lines added (too large to show)"), "{}", d.unified);
     }
 
     #[test]
