@@ -94,3 +94,46 @@ async fn todo_write_emits_a_todo_update_event() {
         ])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_edits_from_four_processes_lose_no_update() {
+    // Four runs in one folder each read the same file, then edit their own line of it.
+    let shared = tempfile::tempdir().unwrap();
+    let data = shared.path().join("data.txt");
+    let dir = shared.path().display().to_string();
+    for round in 0..5 {
+        let original: String = (0..4).map(|k| format!("line {k}: old {round}\n")).collect();
+        std::fs::write(&data, &original).unwrap();
+        let mut runs = Vec::new();
+        let mut harnesses = Vec::new();
+        for k in 0..4 {
+            let script = json!({"turns": [
+                {"tool_calls": [{"name": "read", "arguments": {"path": "data.txt"}}]},
+                {"tool_calls": [{"name": "edit", "arguments": {
+                    "path": "data.txt", "old_string": format!("line {k}: old {round}"), "new_string": format!("line {k}: NEW {round}")}}]},
+                {"text": "done"}]});
+            let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+            runs.push(h.command(&["-p", "edit your line", "--cwd", &dir]).output());
+            harnesses.push(h);
+        }
+        let outs = futures::future::join_all(runs).await;
+        let text = std::fs::read_to_string(&data).unwrap();
+        for (k, (h, out)) in harnesses.iter().zip(outs).enumerate() {
+            let out = out.unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+            let (result, failed) = h.tool_results(&h.bodies()[2]).pop().unwrap();
+            let landed = text.contains(&format!("line {k}: NEW {round}"));
+            // Each edit reported done is in the file; each one that is not was told why.
+            assert_eq!(!failed, landed, "round {round}, run {k}: {result}\n{text}");
+            if failed {
+                assert!(result.contains("changed"), "{result}");
+            }
+        }
+        let stray: Vec<_> = std::fs::read_dir(shared.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "data.txt")
+            .collect();
+        assert!(stray.is_empty(), "no temp files left: {stray:?}");
+    }
+}

@@ -12,10 +12,11 @@ use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
+use crate::FileStamp;
 use crate::ToolEnv;
 use crate::diff::{DiffSummary, diff_summary};
 use crate::edit_match::apply_edit;
-use crate::file_guard::{check_fresh, read_text_bytes, record_written, resolve_target, write_text_bytes};
+use crate::file_guard::{DirLock, check_fresh, read_text_bytes, record_written, resolve_target, write_text_bytes};
 
 /// The tool's definition.
 pub fn definition() -> ToolDefinition {
@@ -210,6 +211,8 @@ pub fn change_preview(workspace: &std::path::Path, tool: &str, input: &Value) ->
 
 fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit]) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
+    // Other tern processes in this folder wait, then find the file changed.
+    let _dir_lock = DirLock::of(&target.real)?;
     let meta = match std::fs::metadata(&target.real) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -246,7 +249,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
             Err(err) => return Err(ToolError::new(err.0)),
         }
     }
-    write_text_bytes(env, &target.real, &encode(&text, &enc))
+    write_text_bytes(env, &target.real, &encode(&text, &enc), Some(FileStamp::of(&meta)))
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
     record_written(env, &target.real);
     let DiffSummary { unified, hunks, added, removed } = diff_summary(&original, &text, shown);

@@ -134,21 +134,84 @@ pub(crate) fn read_text_bytes(env: &crate::ToolEnv, path: &Path) -> std::io::Res
 }
 
 /// Write a text file: through the editor when there is one, else
-/// atomically on disk.
-pub(crate) fn write_text_bytes(env: &crate::ToolEnv, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// atomically on disk, and only if the file is still as `expected` (its
+/// stamp when the change was made; `None`: it did not exist). Another
+/// writer that got there first is reported, never overwritten.
+pub(crate) fn write_text_bytes(
+    env: &crate::ToolEnv,
+    path: &Path,
+    bytes: &[u8],
+    expected: Option<FileStamp>,
+) -> std::io::Result<()> {
     if let Some(client) = &env.client_files
         && let Ok(text) = std::str::from_utf8(bytes)
         && let Some(done) = client.write_text(path, text)
     {
         return done.map_err(|e| std::io::Error::other(format!("the editor could not write it: {e}")));
     }
-    write_atomic(path, bytes)
+    write_atomic_if(path, bytes, expected)
+}
+
+/// How long a change waits for another tern process changing files in the
+/// same directory.
+const DIR_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An advisory lock (`flock`) on the directory holding a file, held while
+/// one change of a file in it is checked, made and renamed into place:
+/// tern processes working in one folder change its files one at a time, so
+/// each sees the others' changes (and is told to read again).
+pub(crate) struct DirLock(#[allow(dead_code)] Option<std::fs::File>);
+
+impl DirLock {
+    /// Lock the directory of `path`, waiting at most [`DIR_LOCK_WAIT`].
+    pub(crate) fn of(path: &Path) -> Result<DirLock, ToolError> {
+        use std::os::fd::AsRawFd;
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        // A directory still to be created has nothing to race on.
+        let Ok(file) = std::fs::File::open(dir) else { return Ok(DirLock(None)) };
+        let deadline = std::time::Instant::now() + DIR_LOCK_WAIT;
+        loop {
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(DirLock(Some(file)));
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(ToolError::new(format!(
+                    "Another process kept {} locked for {} s; try the change again.",
+                    dir.display(),
+                    DIR_LOCK_WAIT.as_secs()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+/// [`write_atomic`], renaming over `path` only while it is still as
+/// `expected` (checked just before the rename).
+pub fn write_atomic_if(path: &Path, bytes: &[u8], expected: Option<FileStamp>) -> std::io::Result<()> {
+    write_atomic_with(path, bytes, &|| {
+        let now = std::fs::metadata(path).ok().map(|m| FileStamp::of(&m));
+        if now == expected {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(
+                "it changed on disk while the change was being made (another program wrote it); nothing was \
+                 written — read it again and redo the change",
+            ))
+        }
+    })
 }
 
 /// Replace `path` with `bytes` atomically: write a temp file in the same
 /// directory, give it the old file's permissions, flush it to disk, rename it
 /// over. The original is untouched if anything fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, bytes, &|| Ok(()))
+}
+
+/// [`write_atomic`] with a last check before the rename.
+fn write_atomic_with(path: &Path, bytes: &[u8], still_ok: &dyn Fn() -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tern-{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
@@ -159,6 +222,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             f.set_permissions(meta.permissions())?;
         }
         f.sync_all()?;
+        still_ok()?;
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -14,12 +14,15 @@ pub struct FileStamp {
     pub mtime: Option<SystemTime>,
     /// Size in bytes.
     pub size: u64,
+    /// The inode: an atomic replace (another writer's rename) makes a new one.
+    pub ino: u64,
 }
 
 impl FileStamp {
     /// The stamp of a file's metadata.
     pub fn of(meta: &std::fs::Metadata) -> Self {
-        Self { mtime: meta.modified().ok(), size: meta.len() }
+        use std::os::unix::fs::MetadataExt;
+        Self { mtime: meta.modified().ok(), size: meta.len(), ino: meta.ino() }
     }
 }
 

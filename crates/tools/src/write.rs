@@ -99,12 +99,16 @@ fn lines_word(n: usize) -> String {
 
 fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
+    // Other tern processes in this folder wait, then find the file changed.
+    let _dir_lock = crate::file_guard::DirLock::of(&target.real)?;
+    let mut stamp = None;
     let previous = match std::fs::metadata(&target.real) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new(format!("{shown} is a directory; give a file path inside it.")));
         }
         Ok(meta) => {
             check_fresh(env, target, &meta, "overwrite")?;
+            stamp = Some(crate::FileStamp::of(&meta));
             // Kept for the diff; a non-UTF-8 original only gets a size note.
             Some(
                 crate::file_guard::read_text_bytes(env, &target.real)
@@ -118,7 +122,7 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
         std::fs::create_dir_all(dir)
             .map_err(|e| ToolError::new(format!("Cannot create the directory {}: {e}", dir.display())))?;
     }
-    crate::file_guard::write_text_bytes(env, &target.real, content.as_bytes())
+    crate::file_guard::write_text_bytes(env, &target.real, content.as_bytes(), stamp)
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
     record_written(env, &target.real);
     let lines = count_lines(content);
