@@ -387,3 +387,24 @@ async fn hooks_see_the_tool_mcp_invoke_runs() {
     let (text, is_error) = h.tool_results(&h.bodies()[1]).pop().unwrap();
     assert!(is_error && text.contains("no echoes today"), "the bare name resolved and the hook fired: {text}");
 }
+
+#[tokio::test]
+async fn a_server_flooding_stderr_cannot_fill_the_disk() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    // A "server" that floods its stderr and never answers.
+    let config = "[retry]\nbase_delay_ms = 1\n[mcp_servers.noisy]\ncommand = \"sh\"\n\
+                  args = [\"-c\", \"yes tern-flood-test-line-with-some-length >&2\"]\nstartup_timeout_sec = 3\n";
+    std::fs::write(h.home.path().join("config.toml"), config).unwrap();
+    let out = h.run(&["mcp", "list", "--json"]).await;
+    assert!(out.stdout.contains("noisy"), "{}", out.stdout);
+    let logs = h.home.path().join("logs");
+    let total: u64 = std::fs::read_dir(&logs).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).sum();
+    assert!(total > 0, "the flood was logged");
+    assert!(total <= 2 * tern_mcp_log_cap(), "{total} bytes of logs");
+    assert_eq!(wait_gone("tern-flood-test-line").await, Vec::<u32>::new(), "the server is stopped");
+}
+
+/// The MCP log's cap (`tern_mcp::server_log::MAX_LOG_BYTES`), 16 MiB.
+fn tern_mcp_log_cap() -> u64 {
+    16 * 1024 * 1024
+}

@@ -15,6 +15,11 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 /// fill the disk with a single line.
 const MAX_LINE_BYTES: usize = 8 * 1024;
 
+/// The log's size at most: past it, the file is renamed to `<name>.1`
+/// (replacing the one before) and a new one is started, so a flooding server
+/// keeps at most twice this on disk.
+pub const MAX_LOG_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Shared handle to the log; a no-op when there is no log file.
 #[derive(Clone, Default)]
 pub struct ServerLog {
@@ -23,7 +28,8 @@ pub struct ServerLog {
 
 struct Sink {
     path: PathBuf,
-    file: Mutex<File>,
+    /// The open file and the bytes in it.
+    file: Mutex<(File, u64)>,
 }
 
 impl ServerLog {
@@ -35,8 +41,10 @@ impl ServerLog {
             let _ = std::fs::create_dir_all(parent);
         }
         // The log holds what servers print: readable by the owner only.
-        match std::os::unix::fs::OpenOptionsExt::mode(OpenOptions::new().create(true).append(true), 0o600).open(path) {
-            Ok(file) => Self { sink: Some(Arc::new(Sink { path: path.to_path_buf(), file: Mutex::new(file) })) },
+        match open_log(path) {
+            Ok((file, len)) => {
+                Self { sink: Some(Arc::new(Sink { path: path.to_path_buf(), file: Mutex::new((file, len)) })) }
+            }
             Err(_) => Self::default(),
         }
     }
@@ -60,9 +68,22 @@ impl ServerLog {
         let mut text = text.trim_end_matches(['\n', '\r']);
         text = tern_protocol::text::prefix_within(text, MAX_LINE_BYTES);
         let line = format!("[{server}] {text}\n");
-        if let Ok(mut file) = sink.file.lock() {
+        if let Ok(mut guard) = sink.file.lock() {
+            if guard.1 + line.len() as u64 > MAX_LOG_BYTES {
+                // Rotate: the full file becomes `.1`; a new one starts.
+                let mut old = sink.path.clone().into_os_string();
+                old.push(".1");
+                let _ = std::fs::rename(&sink.path, &old);
+                match open_log(&sink.path) {
+                    Ok(fresh) => *guard = fresh,
+                    Err(_) => return,
+                }
+            }
+            let (file, len) = &mut *guard;
             // One write per line keeps lines from different servers whole.
-            let _ = file.write_all(line.as_bytes());
+            if file.write_all(line.as_bytes()).is_ok() {
+                *len += line.len() as u64;
+            }
         }
     }
 
@@ -71,18 +92,43 @@ impl ServerLog {
         self.line(server, &format!("tern: {text}"));
     }
 
-    /// Copy `stream` line by line into the log until it closes.
+    /// Copy `stream` line by line into the log until it closes. A line is
+    /// kept up to [`MAX_LINE_BYTES`]; the rest of it is read and dropped, so
+    /// a server that never ends a line holds no more than that in memory.
     pub async fn pump(self, server: String, stream: impl AsyncRead + Unpin) {
-        let mut reader = BufReader::new(stream);
-        let mut buf = Vec::new();
+        let mut reader = BufReader::with_capacity(64 * 1024, stream);
+        let mut buf = Vec::with_capacity(1024);
         loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => self.line(&server, &String::from_utf8_lossy(&buf)),
+            let Ok(chunk) = reader.fill_buf().await else { break };
+            if chunk.is_empty() {
+                if !buf.is_empty() {
+                    self.line(&server, &String::from_utf8_lossy(&buf));
+                }
+                break;
+            }
+            let (part, end) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(i) => (&chunk[..i], Some(i + 1)),
+                None => (chunk, None),
+            };
+            let room = MAX_LINE_BYTES.saturating_sub(buf.len());
+            buf.extend_from_slice(&part[..part.len().min(room)]);
+            let used = end.unwrap_or(chunk.len());
+            reader.consume(used);
+            if end.is_some() {
+                self.line(&server, &String::from_utf8_lossy(&buf));
+                buf.clear();
             }
         }
     }
+}
+
+/// Open (creating, owner-only) the log for appending; its current length.
+fn open_log(path: &Path) -> std::io::Result<(File, u64)> {
+    // The log holds what servers print: readable by the owner only.
+    let file =
+        std::os::unix::fs::OpenOptionsExt::mode(OpenOptions::new().create(true).append(true), 0o600).open(path)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    Ok((file, len))
 }
 
 #[cfg(test)]
@@ -104,6 +150,25 @@ mod tests {
         assert_eq!(lines[..4], ["[fs] tern: starting", "[fs] one", "[fs] two", "[fs] three"]);
         assert_eq!(lines[4].len(), "[git] ".len() + MAX_LINE_BYTES);
         assert!(log.hint().contains("mcp.log"));
+    }
+
+    #[tokio::test]
+    async fn a_flood_is_rotated_and_an_endless_line_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.log");
+        let log = ServerLog::open(Some(&path));
+        // 40 MB of lines, and 4 MB without a newline.
+        let line = format!("{}\n", "y".repeat(999));
+        let mut flood = line.repeat(40 * 1024);
+        flood.push_str(&"z".repeat(4 * 1024 * 1024));
+        log.clone().pump("noisy".into(), flood.as_bytes()).await;
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let rotated = dir.path().join("mcp.log.1");
+        assert!(size(&path) <= MAX_LOG_BYTES && size(&rotated) <= MAX_LOG_BYTES);
+        assert!(size(&rotated) > MAX_LOG_BYTES / 2, "it rotated");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let last = text.lines().last().unwrap();
+        assert_eq!(last.len(), "[noisy] ".len() + MAX_LINE_BYTES, "the endless line is cut");
     }
 
     #[test]
