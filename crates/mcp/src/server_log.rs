@@ -98,8 +98,7 @@ impl ServerLog {
     pub async fn pump(self, server: String, stream: impl AsyncRead + Unpin) {
         let mut reader = BufReader::with_capacity(64 * 1024, stream);
         let mut buf = Vec::with_capacity(1024);
-        loop {
-            let Ok(chunk) = reader.fill_buf().await else { break };
+        while let Ok(chunk) = reader.fill_buf().await {
             if chunk.is_empty() {
                 if !buf.is_empty() {
                     self.line(&server, &String::from_utf8_lossy(&buf));
