@@ -408,3 +408,20 @@ async fn a_server_flooding_stderr_cannot_fill_the_disk() {
 fn tern_mcp_log_cap() -> u64 {
     16 * 1024 * 1024
 }
+
+#[tokio::test]
+async fn mcp_json_keys_tern_knows_apply_and_others_are_named() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let config = json!({"mcpServers": {"calc": {
+        "command": test_server().display().to_string(), "args": ["--tools", "2"],
+        "tool_timeout_sec": 5, "enabled": false, "alwaysAllow": ["tool_0"]
+    }}})
+    .to_string();
+    let out = h.run(&["mcp", "list", "--json", "--mcp-config", &config]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let warning = out.stderr.lines().find(|l| l.contains("ignored unknown key")).expect("a warning");
+    let named = warning.split("(known").next().unwrap();
+    assert!(named.contains("alwaysAllow") && !named.contains("tool_timeout_sec"), "{warning}");
+    let list: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(list[0]["state"], "disabled", "`enabled` applies: {list}");
+}

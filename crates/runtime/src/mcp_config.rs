@@ -53,10 +53,30 @@ struct McpJsonServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// tern's own settings, as in `[mcp_servers.NAME]`.
+    tool_timeout_sec: Option<f64>,
+    startup_timeout_sec: Option<f64>,
+    enabled: Option<bool>,
+    /// Anything else: named in a warning, never silently dropped.
+    #[serde(flatten)]
+    other: BTreeMap<String, serde_json::Value>,
 }
+
+/// The keys a server entry of `.mcp.json` may have.
+const MCP_JSON_KEYS: &str =
+    "type, command, args, env, cwd, url, headers, tool_timeout_sec, startup_timeout_sec, enabled";
 
 /// Read a Claude Code style JSON server file.
 pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, McpServerSection)>, String> {
+    load_mcp_json_noting(path, inside, &mut Vec::new())
+}
+
+/// [`load_mcp_json`], with what it left out (keys it does not know) in `notes`.
+pub fn load_mcp_json_noting(
+    path: &Path,
+    inside: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(String, McpServerSection)>, String> {
     let text = match crate::small_file::read_bounded(path, 1024 * 1024, inside) {
         Ok(t) => t,
         Err(crate::small_file::Refused::Missing) => {
@@ -64,20 +84,24 @@ pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, 
         }
         Err(crate::small_file::Refused::Unreadable(why)) => return Err(why),
     };
-    parse_mcp_json(&text, &path.display().to_string())
+    parse_mcp_json(&text, &path.display().to_string(), notes)
 }
 
 /// An `--mcp-config` argument: a file in the `.mcp.json` format, or that
 /// JSON itself (an argument starting with `{`, as SDKs pass it).
-pub fn load_mcp_config_arg(arg: &Path) -> Result<Vec<(String, McpServerSection)>, String> {
+pub fn load_mcp_config_arg(arg: &Path, notes: &mut Vec<String>) -> Result<Vec<(String, McpServerSection)>, String> {
     match arg.to_str() {
-        Some(text) if text.trim_start().starts_with('{') => parse_mcp_json(text, "--mcp-config"),
-        _ => load_mcp_json(arg, None),
+        Some(text) if text.trim_start().starts_with('{') => parse_mcp_json(text, "--mcp-config", notes),
+        _ => load_mcp_json_noting(arg, None, notes),
     }
 }
 
 /// The servers of a `.mcp.json` text; `origin` names it in errors.
-fn parse_mcp_json(text: &str, origin: &str) -> Result<Vec<(String, McpServerSection)>, String> {
+fn parse_mcp_json(
+    text: &str,
+    origin: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(String, McpServerSection)>, String> {
     let parsed: McpJson = serde_json::from_str(text)
         .map_err(|e| format!("{origin}: {e} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})"))?;
     let mut out = Vec::new();
@@ -89,6 +113,9 @@ fn parse_mcp_json(text: &str, origin: &str) -> Result<Vec<(String, McpServerSect
             cwd: s.cwd,
             url: s.url,
             headers: s.headers,
+            tool_timeout_sec: s.tool_timeout_sec,
+            startup_timeout_sec: s.startup_timeout_sec,
+            enabled: s.enabled,
             ..Default::default()
         };
         match s.kind.as_deref() {
@@ -107,6 +134,13 @@ fn parse_mcp_json(text: &str, origin: &str) -> Result<Vec<(String, McpServerSect
                     "{origin}: server `{name}` has unknown type `{other}` (use \"stdio\" or \"http\")"
                 ));
             }
+        }
+        if !s.other.is_empty() {
+            let keys: Vec<&str> = s.other.keys().map(String::as_str).collect();
+            notes.push(format!(
+                "{origin}: server `{name}`: ignored unknown key(s) {} (known: {MCP_JSON_KEYS})",
+                keys.join(", ")
+            ));
         }
         out.push((name, section));
     }
@@ -162,7 +196,7 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
         let mcp_json = folder.dir.join(".mcp.json");
         if mcp_json.is_file() {
             if folder.trusted {
-                for (name, s) in load_mcp_json(&mcp_json, Some(&top))? {
+                for (name, s) in load_mcp_json_noting(&mcp_json, Some(&top), warnings)? {
                     sections.insert(name, (mcp_json.display().to_string(), Source::Project, s, folder.dir.into()));
                 }
             } else {
@@ -188,7 +222,7 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
         } else {
             file.display().to_string()
         };
-        for (name, s) in load_mcp_config_arg(file)? {
+        for (name, s) in load_mcp_config_arg(file, warnings)? {
             sections.insert(name, (origin.clone(), Source::User, s, workspace.into()));
         }
     }
