@@ -216,9 +216,19 @@ impl AgentLoop {
             }
             let mut results = execute_batch(&callable, &calls, self.hooks.as_ref(), events, cancel).await;
             let mut ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
-            for (id, result) in failed {
-                ids.push(id);
-                results.push(result);
+            // Calls that could not run still start and end, for front ends and the session log.
+            for f in failed {
+                events(AgentEvent::ToolCallStart { id: f.id.clone(), name: f.name.clone(), input: f.input });
+                events(AgentEvent::ToolExecutionEnd {
+                    id: f.id.clone(),
+                    name: f.name,
+                    content: f.result.content.clone(),
+                    is_error: true,
+                    details: None,
+                    duration_ms: 0,
+                });
+                ids.push(f.id);
+                results.push(f.result);
             }
             let content = ids
                 .into_iter()
@@ -299,16 +309,29 @@ impl AgentLoop {
 /// only ever pauses cannot keep a run going.
 const MAX_PAUSES: u32 = 8;
 
+/// A call whose arguments were not JSON: it stays in the message with what
+/// was received (as `{"invalid_arguments": "…"}`) and gets an error result
+/// instead of running.
+struct FailedCall {
+    id: String,
+    name: String,
+    input: serde_json::Value,
+    result: ToolCallResult,
+}
+
+/// The most of a call's invalid arguments kept (in the message, the events
+/// and the session log).
+const MAX_INVALID_ARGUMENTS: usize = 2000;
+
 /// Decide which calls run. A reply that stopped on the output limit or
 /// without a stop reason runs none (its arguments may be cut); its calls are
 /// removed from the message and a notice follows. In a complete reply, a
-/// call whose arguments were not JSON stays in the message with `{}` and
-/// gets an error result instead of running.
+/// call whose arguments were not JSON gets an error result instead of running.
 fn split_calls(
     mut message: Message,
     stop: Option<&StopReason>,
     incomplete: &[tern_llm::IncompleteToolCall],
-) -> (Message, Vec<ToolCall>, Vec<(String, ToolCallResult)>) {
+) -> (Message, Vec<ToolCall>, Vec<FailedCall>) {
     if !stop.is_some_and(StopReason::allows_tool_execution) {
         message.content.retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
         if message.content.is_empty() {
@@ -321,19 +344,15 @@ fn split_calls(
     let calls = message.tool_calls();
     let mut failed = Vec::new();
     for c in incomplete {
-        message.content.push(ContentBlock::ToolUse {
-            id: c.id.clone(),
-            name: c.name.clone(),
-            input: serde_json::Value::Object(Default::default()),
-        });
-        let preview: String = c.raw_arguments.chars().take(300).collect();
-        failed.push((
-            c.id.clone(),
-            ToolCallResult::error(format!(
-                "The arguments of this `{}` call were not valid JSON, so nothing was run. Received: {preview}\nCall the tool again with a single JSON object that matches its schema.",
-                c.name
-            )),
+        let kept = tern_protocol::text::prefix_within(&c.raw_arguments, MAX_INVALID_ARGUMENTS);
+        let input = serde_json::json!({"invalid_arguments": kept});
+        message.content.push(ContentBlock::ToolUse { id: c.id.clone(), name: c.name.clone(), input: input.clone() });
+        let preview = tern_protocol::text::prefix_within(&c.raw_arguments, 300);
+        let result = ToolCallResult::error(format!(
+            "The arguments of this `{}` call were not valid JSON, so nothing was run. Received: {preview}\nCall the tool again with a single JSON object that matches its schema.",
+            c.name
         ));
+        failed.push(FailedCall { id: c.id.clone(), name: c.name.clone(), input, result });
     }
     (message, calls, failed)
 }

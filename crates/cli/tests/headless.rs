@@ -95,6 +95,13 @@ async fn malformed_tool_arguments_get_an_error_result_and_the_run_continues() {
         let second = h.tool_results(&bodies[2]);
         assert!(second[1].1 && second[1].0.contains("Invalid arguments for tool `read`"), "{wire:?}: {:?}", second[1]);
         assert!(second[1].0.contains("/path"), "names the field: {}", second[1].0);
+        // The call that could not run still starts and ends in the events, with what was received.
+        let out = h.run(&["-p", "go", "--output-format", "tern-events"]).await;
+        let lines = out.json_lines();
+        let start = lines.iter().find(|l| l["type"] == "tool_call_start").expect("a start");
+        assert_eq!(start["input"]["invalid_arguments"], "{\"path\": \"a.txt\"", "{wire:?}: {start}");
+        let end = lines.iter().find(|l| l["type"] == "tool_execution_end" && l["id"] == start["id"]).expect("an end");
+        assert_eq!(end["is_error"], true);
     }
 }
 
