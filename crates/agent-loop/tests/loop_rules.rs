@@ -686,12 +686,12 @@ async fn malformed_tool_arguments_get_an_error_result_and_the_run_continues() {
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let messages = &requests[1].body["messages"];
-    // The call stays in the assistant message (with empty arguments) so the
-    // result has something to answer.
+    // The call stays in the assistant message (with what was received) so
+    // the result has something to answer.
     assert_eq!(
         without_cache_control(&messages[1]),
         json!({"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_mock_0_0", "name": "x", "input": {}}
+            {"type": "tool_use", "id": "toolu_mock_0_0", "name": "x", "input": {"invalid_arguments": "{not json"}}
         ]})
     );
     let result = &messages[2]["content"][0];
