@@ -427,3 +427,27 @@ async fn sessions_are_listed_per_folder_newest_first() {
     let out = h.run(&["sessions", "list", "--all", "--cwd", elsewhere.path().to_str().unwrap()]).await;
     assert!(out.stdout.contains("first question"), "{}", out.stdout);
 }
+
+#[tokio::test]
+async fn endless_streams_are_cut_by_size_keepalives_and_silence() {
+    let cases = [
+        // (fault, what the error says)
+        (json!({"endless_text_after_events": 3, "repeat": true}), "larger than"),
+        (json!({"pings_after_events": 1, "repeat": true}), "keep-alives"),
+        (json!({"stall_after_events": 0, "repeat": true}), "no data"),
+    ];
+    for (fault, says) in cases {
+        let h =
+            Harness::new(Wire::Anthropic, &json!({"turns": [{"faults": [fault], "text": "never"}]}).to_string()).await;
+        let config = "max_tokens = 100\n[retry]\nmax_attempts = 2\nbase_delay_ms = 1\nmax_delay_ms = 5\n\
+                      first_byte_timeout_secs = 1\nidle_timeout_secs = 1\n";
+        std::fs::write(h.home.path().join("config.toml"), config).unwrap();
+        let started = std::time::Instant::now();
+        let out = h.run(&["-p", "hi", "--output-format", "json"]).await;
+        assert_eq!(out.code, Some(1), "{says}: {}", out.stderr);
+        let r = &out.json_lines()[0];
+        assert!(r["errors"][0].as_str().unwrap().contains(says), "{says}: {r}");
+        assert_eq!(h.server.requests().len(), 2, "{says}: retried once");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30), "{says}: {:?}", started.elapsed());
+    }
+}

@@ -79,7 +79,58 @@ pub struct ProviderConfig {
     pub retry: RetryPolicy,
     /// Extra headers (e.g. OpenRouter's `HTTP-Referer`).
     pub headers: Vec<(String, String)>,
+    /// How long and how large one response may be.
+    pub limits: StreamLimits,
 }
+
+/// Bounds on one streamed response, beyond the 15 s connect timeout. Past
+/// any of them the attempt fails as an incomplete stream (and is retried).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StreamLimits {
+    /// From the request to the first byte of the body.
+    pub first_byte: Duration,
+    /// Between two events that carry something (pings and keep-alive
+    /// comments do not count).
+    pub idle: Duration,
+    /// The whole response: this plus [`StreamLimits::PER_TOKEN`] for each
+    /// token of `max_tokens`.
+    pub base_total: Duration,
+    /// Bytes: this plus [`StreamLimits::BYTES_PER_TOKEN`] for each token.
+    pub base_bytes: u64,
+}
+
+impl StreamLimits {
+    /// Time allowed per output token on top of [`StreamLimits::base_total`]
+    /// (a stream slower than 33 tokens a second for its whole length fails).
+    pub const PER_TOKEN: Duration = Duration::from_millis(30);
+    /// Bytes allowed per output token (SSE framing costs ~100-200 bytes for
+    /// a few characters).
+    pub const BYTES_PER_TOKEN: u64 = 512;
+
+    /// The overall deadline for a response of at most `max_tokens`.
+    pub fn total(&self, max_tokens: u64) -> Duration {
+        self.base_total + Self::PER_TOKEN * u32::try_from(max_tokens.min(1_000_000)).unwrap_or(u32::MAX)
+    }
+
+    /// The most bytes a response of at most `max_tokens` may take.
+    pub fn max_bytes(&self, max_tokens: u64) -> u64 {
+        self.base_bytes + Self::BYTES_PER_TOKEN * max_tokens.min(1_000_000)
+    }
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            first_byte: Duration::from_secs(120),
+            idle: Duration::from_secs(180),
+            base_total: Duration::from_secs(300),
+            base_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+/// The most of an error body read (the message is taken from it).
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 impl ProviderConfig {
     /// Config with the default retry policy and no extra headers.
@@ -90,6 +141,7 @@ impl ProviderConfig {
             api_key: api_key.into(),
             retry: RetryPolicy::default(),
             headers: Vec::new(),
+            limits: StreamLimits::default(),
         }
     }
 }
@@ -236,7 +288,7 @@ impl HttpProvider {
             let headers = resp.headers().clone();
             let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
             let retry_after_ms = parse_retry_after(header("retry-after"), header("retry-after-ms"));
-            let text = resp.text().await.unwrap_or_default();
+            let text = bounded_body(resp, MAX_ERROR_BODY).await;
             return Err(LlmError::Http {
                 provider: provider.into(),
                 model: req.model.clone(),
@@ -249,12 +301,42 @@ impl HttpProvider {
         let mut acc = self.accumulator();
         let mut parser = SseParser::new();
         let mut bytes = resp.bytes_stream();
-        while let Some(chunk) = bytes.next().await {
-            let chunk =
-                chunk.map_err(|e| LlmError::Incomplete { provider: provider.into(), detail: error_chain(&e) })?;
+        let limits = self.config.limits;
+        let deadline = tokio::time::Instant::now() + limits.total(req.max_tokens);
+        let max_bytes = limits.max_bytes(req.max_tokens);
+        let incomplete = |detail: String| LlmError::Incomplete { provider: provider.into(), detail };
+        let (mut received, mut first, mut progress) = (0u64, true, tokio::time::Instant::now());
+        loop {
+            let now = tokio::time::Instant::now();
+            let wait = if first { limits.first_byte } else { limits.idle.saturating_sub(now - progress) };
+            let until = (now + wait).min(deadline);
+            let next = match tokio::time::timeout_at(until, bytes.next()).await {
+                Ok(next) => next,
+                Err(_) if until >= deadline => {
+                    let secs = limits.total(req.max_tokens).as_secs();
+                    return Err(incomplete(format!("the response went on past its {secs} s limit")));
+                }
+                Err(_) if first => {
+                    let secs = limits.first_byte.as_secs();
+                    return Err(incomplete(format!("no data {secs} s after the response started")));
+                }
+                Err(_) => {
+                    let secs = limits.idle.as_secs();
+                    return Err(incomplete(format!("nothing but keep-alives for {secs} s")));
+                }
+            };
+            let Some(chunk) = next else { break };
+            let chunk = chunk.map_err(|e| incomplete(error_chain(&e)))?;
+            first = false;
+            received += chunk.len() as u64;
+            if received > max_bytes {
+                let mb = max_bytes / (1024 * 1024);
+                return Err(incomplete(format!("the response was larger than {mb} MB for {} tokens", req.max_tokens)));
+            }
             for ev in parser.feed(&chunk) {
                 for d in acc.on_event(&ev.event, &ev.data)? {
                     *streamed = true;
+                    progress = tokio::time::Instant::now();
                     sink(d);
                 }
             }
@@ -312,6 +394,21 @@ impl Provider for HttpProvider {
             }
         })
     }
+}
+
+/// At most `max` bytes of a response body, as text (an error body that never
+/// ends is not read to its end).
+async fn bounded_body(resp: reqwest::Response, max: usize) -> String {
+    let mut out = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(Ok(chunk)) = stream.next().await {
+        let room = max.saturating_sub(out.len());
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if out.len() >= max {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The provider's own error message from a JSON error body, else the text.

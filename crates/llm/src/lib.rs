@@ -33,7 +33,7 @@ mod retry;
 pub mod sse;
 
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
-pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig};
+pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig, StreamLimits};
 pub use error::LlmError;
 pub use models::{ModelInfo, ModelTable, provider_family};
 pub use retry::{RetryPolicy, is_retryable_status};

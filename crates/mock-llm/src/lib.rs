@@ -343,6 +343,47 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
     if let Some(n) = fault.cut_after_events {
         events.truncate(n);
     }
+    // What follows the events when a fault makes the stream endless.
+    enum Tail {
+        End,
+        Stall,
+        Pings(String),
+        Text(String),
+    }
+    let tail = if let Some(n) = fault.stall_after_events {
+        events.truncate(n);
+        Tail::Stall
+    } else if let Some(n) = fault.pings_after_events {
+        events.truncate(n);
+        Tail::Pings(render::keep_alive(format))
+    } else if let Some(n) = fault.endless_text_after_events {
+        events.truncate(n);
+        Tail::Text(render::text_delta(format, &"endless text ".repeat(8)))
+    } else {
+        Tail::End
+    };
+    if !matches!(tail, Tail::End) {
+        let head =
+            futures::stream::iter(events.into_iter().map(|e| Ok::<Bytes, std::convert::Infallible>(Bytes::from(e))));
+        let rest: futures::stream::BoxStream<'static, Result<Bytes, std::convert::Infallible>> = match tail {
+            Tail::Stall | Tail::End => Box::pin(futures::stream::pending()),
+            Tail::Pings(ping) => Box::pin(futures::stream::unfold(ping, |ping| async move {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                Some((Ok(Bytes::from(ping.clone())), ping))
+            })),
+            Tail::Text(delta) => {
+                // Many deltas per chunk: a fast endless stream.
+                let chunk = Bytes::from(delta.repeat(64));
+                Box::pin(futures::stream::repeat_with(move || Ok(chunk.clone())))
+            }
+        };
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(Body::from_stream(futures::StreamExt::chain(head, rest)))
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    }
     let delay = Duration::from_millis(shared.script.chunk_delay_ms);
     let stream = futures::stream::unfold((events.into_iter(), shared.clone()), move |(mut it, shared)| async move {
         match it.next() {

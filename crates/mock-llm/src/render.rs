@@ -425,6 +425,33 @@ pub fn stream_error(format: crate::WireFormat) -> String {
     }
 }
 
+/// A keep-alive that carries nothing.
+pub fn keep_alive(format: crate::WireFormat) -> String {
+    match format {
+        crate::WireFormat::Anthropic => sse(Some("ping"), &json!({"type": "ping"})),
+        crate::WireFormat::Chat | crate::WireFormat::Responses => ": keep-alive\n\n".to_string(),
+    }
+}
+
+/// A text delta of the first content block (for an endless stream).
+pub fn text_delta(format: crate::WireFormat, text: &str) -> String {
+    match format {
+        crate::WireFormat::Anthropic => sse(
+            Some("content_block_delta"),
+            &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        ),
+        crate::WireFormat::Chat => sse(
+            None,
+            &json!({"id": "chatcmpl-mock", "object": "chat.completion.chunk", "model": "mock",
+                    "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]}),
+        ),
+        crate::WireFormat::Responses => sse(
+            Some("response.output_text.delta"),
+            &json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": text}),
+        ),
+    }
+}
+
 /// An HTTP error body in the given format.
 pub fn error_body(format: crate::WireFormat, status: u16, message: &str) -> Value {
     match format {

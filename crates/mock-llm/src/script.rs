@@ -145,6 +145,17 @@ pub struct Fault {
     /// `server_error`) after this many events, then end the stream.
     #[serde(default)]
     pub stream_error_after_events: Option<usize>,
+    /// After this many events, send nothing more and keep the connection
+    /// open (0: headers without a body).
+    #[serde(default)]
+    pub stall_after_events: Option<usize>,
+    /// After this many events, send keep-alives forever (Anthropic `ping`
+    /// events, SSE comments for OpenAI), every 10 ms.
+    #[serde(default)]
+    pub pings_after_events: Option<usize>,
+    /// After this many events, stream text deltas forever.
+    #[serde(default)]
+    pub endless_text_after_events: Option<usize>,
     /// Apply this fault to every later attempt too.
     #[serde(default)]
     pub repeat: bool,

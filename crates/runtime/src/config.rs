@@ -359,6 +359,11 @@ pub struct RetrySection {
     pub base_delay_ms: Option<u64>,
     /// Longest wait in ms.
     pub max_delay_ms: Option<u64>,
+    /// Seconds from a request to the first byte of its response (default 120).
+    pub first_byte_timeout_secs: Option<u64>,
+    /// Seconds a response may go without an event that carries something
+    /// (pings do not count; default 180).
+    pub idle_timeout_secs: Option<u64>,
 }
 
 impl FileConfig {
@@ -407,6 +412,8 @@ impl FileConfig {
             max_attempts: r.max_attempts.or(self.retry.max_attempts),
             base_delay_ms: r.base_delay_ms.or(self.retry.base_delay_ms),
             max_delay_ms: r.max_delay_ms.or(self.retry.max_delay_ms),
+            first_byte_timeout_secs: r.first_byte_timeout_secs.or(self.retry.first_byte_timeout_secs),
+            idle_timeout_secs: r.idle_timeout_secs.or(self.retry.idle_timeout_secs),
         };
         self.exclude_tools.extend(other.exclude_tools);
         let d = other.tool_disclosure;

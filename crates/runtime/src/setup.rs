@@ -138,12 +138,23 @@ pub fn resolve(
         base_delay: config.retry.base_delay_ms.map(Duration::from_millis).unwrap_or(defaults.base_delay),
         max_delay: config.retry.max_delay_ms.map(Duration::from_millis).unwrap_or(defaults.max_delay),
     };
+    let stream = tern_llm::StreamLimits::default();
+    let limits = tern_llm::StreamLimits {
+        first_byte: config
+            .retry
+            .first_byte_timeout_secs
+            .map(|s| Duration::from_secs(s.max(1)))
+            .unwrap_or(stream.first_byte),
+        idle: config.retry.idle_timeout_secs.map(|s| Duration::from_secs(s.max(1))).unwrap_or(stream.idle),
+        ..stream
+    };
     let provider_config = ProviderConfig {
         api,
         base_url: base_url.clone(),
         api_key,
         retry,
         headers: section.headers.clone().into_iter().collect(),
+        limits,
     };
     let client: Arc<dyn Provider> = Arc::new(HttpProvider::new(provider_config)?);
     Ok((ResolvedProvider { name, model, base_url, api, client, key_source }, info))
