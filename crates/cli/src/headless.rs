@@ -632,6 +632,8 @@ fn spawn_signal_watch(
                 _ = hup.recv() => {}
             }
             if interrupted.swap(true, Ordering::SeqCst) {
+                // No time for each command's own cleanup: kill their groups first.
+                tern_process::kill_tracked();
                 stop_background();
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }

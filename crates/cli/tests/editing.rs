@@ -137,3 +137,35 @@ async fn concurrent_edits_from_four_processes_lose_no_update() {
         assert!(stray.is_empty(), "no temp files left: {stray:?}");
     }
 }
+
+#[tokio::test]
+async fn temp_files_a_killed_tern_left_are_removed_at_the_next_start() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [{"tool_calls": [{"name": "write", "arguments": {"path": "new.txt", "content": "hi\n"}}]}, {"text": "ok"}]}).to_string(),
+    )
+    .await;
+    let pending = h.home.path().join("pending-writes");
+    // A process that is gone now, with a temp file of its own in the workspace.
+    let dead = std::process::Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    let mut dead = dead;
+    dead.wait().unwrap();
+    let leftover = h.path(&format!(".data.txt.tern-{pid}-0badf00d.tmp"));
+    std::fs::write(&leftover, "half a write").unwrap();
+    let unrelated = h.path(".keep.tmp");
+    std::fs::write(&unrelated, "not tern's").unwrap();
+    std::fs::create_dir_all(&pending).unwrap();
+    std::fs::write(pending.join(pid.to_string()), format!("{}\n{}\n", leftover.display(), unrelated.display()))
+        .unwrap();
+    let out = h.run(&["-p", "write it"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!leftover.exists(), "the dead process's temp file is removed");
+    assert!(unrelated.exists(), "only files named as tern's temp files are touched");
+    assert!(out.stderr.contains("temp file(s) a stopped tern left behind"), "{}", out.stderr);
+    assert!(!pending.join(pid.to_string()).exists());
+    // This run listed its own temp file while it wrote.
+    let lists: Vec<String> =
+        std::fs::read_dir(&pending).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
+    assert!(lists.iter().any(|l| l.contains(".new.txt.tern-")), "{lists:?}");
+}

@@ -451,3 +451,66 @@ async fn endless_streams_are_cut_by_size_keepalives_and_silence() {
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "{says}: {:?}", started.elapsed());
     }
 }
+
+/// Start `tern -p` running `command` through bash; returns once the command
+/// printed `started`.
+async fn run_until_started(h: &Harness, command: &str) -> tokio::process::Child {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "tool_execution_update" && v["text"].as_str().unwrap_or("").contains("started") {
+            break;
+        }
+    }
+    let _ = command;
+    // Keep reading so tern never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    child
+}
+
+#[tokio::test]
+async fn a_second_ctrl_c_still_kills_a_command_that_ignores_sigterm() {
+    let marker = "4111.25";
+    let command = format!("trap '' TERM; echo started; sleep {marker}; sleep {marker}");
+    let h = Harness::new(
+        Wire::Anthropic,
+        &script(
+            json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}]}),
+        ),
+    )
+    .await;
+    let mut child = run_until_started(&h, &command).await;
+    assert!(!common::wait_present(&format!("sleep {marker}")).await.is_empty());
+    let pid = child.id().unwrap() as i32;
+    // SAFETY: signalling our own child, twice, 0.2 s apart, as a person pressing Ctrl-C twice
+    // (the pause is the person's, not a wait for tern: two signals at once may arrive as one).
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new(), "nothing left running");
+}
+
+#[tokio::test]
+async fn a_command_dies_with_tern_when_tern_is_killed() {
+    let marker = "4127.75";
+    let command = format!("echo started; exec sleep {marker}");
+    let h = Harness::new(
+        Wire::Anthropic,
+        &script(
+            json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}]}),
+        ),
+    )
+    .await;
+    let mut child = run_until_started(&h, &command).await;
+    assert!(!common::wait_present(&format!("sleep {marker}")).await.is_empty());
+    let pid = child.id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = child.wait().await;
+    assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new(), "the command died with tern");
+}

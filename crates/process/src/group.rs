@@ -91,6 +91,38 @@ pub fn reap_leftovers_blocking(pgid: u32) {
     signal_group(pgid, libc::SIGKILL);
 }
 
+/// The groups of the commands running now ([`track`]), for an exit that
+/// cannot wait for each one's own cleanup (a second Ctrl-C).
+static TRACKED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// A process group listed while this lives: [`kill_tracked`] kills it if
+/// tern must exit before its own cleanup ran.
+#[derive(Debug)]
+pub struct Tracked(u32);
+
+/// List `pgid` until the returned handle is dropped.
+pub fn track(pgid: u32) -> Tracked {
+    TRACKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(pgid);
+    Tracked(pgid)
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        let mut list = TRACKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = list.iter().position(|p| *p == self.0) {
+            list.swap_remove(at);
+        }
+    }
+}
+
+/// SIGKILL every tracked group now (tern is about to exit).
+pub fn kill_tracked() {
+    let list = TRACKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    for pgid in list {
+        signal_group(pgid, libc::SIGKILL);
+    }
+}
+
 /// A process group killed (SIGKILL) when this is dropped, unless disarmed:
 /// if the future waiting on a child is dropped midway, its group dies with it.
 #[derive(Debug)]

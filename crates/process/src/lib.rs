@@ -22,6 +22,7 @@ mod utf8;
 
 pub use bounded::{BoundedOutput, run_bounded};
 pub use group::{
-    GroupGuard, KILL_GRACE, group_alive, reap_leftovers, reap_leftovers_blocking, signal_group, terminate_group,
+    GroupGuard, KILL_GRACE, Tracked, group_alive, kill_tracked, reap_leftovers, reap_leftovers_blocking, signal_group,
+    terminate_group, track,
 };
 pub use utf8::Utf8Carry;

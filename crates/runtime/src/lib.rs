@@ -350,6 +350,16 @@ impl RuntimeBuilder {
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
         let hook_runner = startup::hooks(&loaded, &child_env)?;
+        // Temp files of writes a killed tern left behind go; this process's are listed.
+        let stale = tern_tools::start_write_journal(&loaded.paths.data_dir.join("pending-writes"));
+        if !stale.is_empty() {
+            let names: Vec<String> = stale.iter().take(5).map(|p| p.display().to_string()).collect();
+            warnings.push(format!(
+                "removed {} temp file(s) a stopped tern left behind: {}",
+                stale.len(),
+                names.join(", ")
+            ));
+        }
         let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
         env.client_files = client_files;
         env.image_input = model_info.image_input;

@@ -151,6 +151,8 @@ async fn run(
 ) -> Result<ToolOutput, ToolError> {
     let started = Instant::now();
     let (mut child, pgid, reader, sandbox) = spawn(env, command, sandbox)?;
+    // Listed until reaped: an exit that cannot wait (a second Ctrl-C) kills it first.
+    let _tracked = tern_process::track(pgid);
     let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, spill);
     let ending = collect(&mut child, pgid, reader, &mut tail, timeout, cancel, updates).await?;
     report(tail.finish(), &ending, timeout, &sandbox, started.elapsed())
@@ -195,6 +197,15 @@ pub(crate) fn spawn(
         .env_remove("CDPATH");
     if let Some(path) = &env.path_prepend {
         cmd.env("PATH", path);
+    }
+    // Killed if tern dies (kill -9): the shell, or the command it runs in its place.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_PDEATHSIG) in the child between fork and exec only sets a flag of that process.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
     }
     let sandbox = sandbox.apply(&mut cmd);
     let child = cmd.spawn().map_err(|e| sandbox.spawn_error(e))?;

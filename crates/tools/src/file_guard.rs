@@ -210,11 +210,60 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_atomic_with(path, bytes, &|| Ok(()))
 }
 
+/// Where each process lists the temp files it creates (`<dir>/<pid>`), so a
+/// later start can remove those a killed tern left behind.
+static JOURNAL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// List this process's temp files in `dir` from now on, and remove the temp
+/// files of tern processes that died without cleaning up (kill -9, power
+/// loss). Returns the files removed.
+pub fn start_write_journal(dir: &Path) -> Vec<PathBuf> {
+    let _ = create_private_dir(dir);
+    let _ = JOURNAL.set(dir.to_path_buf());
+    let mut removed = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else { return removed };
+    for entry in entries.flatten().take(10_000) {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let alive = pid > 0
+            && (unsafe { libc::kill(pid, 0) } == 0
+                || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH));
+        if alive {
+            continue;
+        }
+        let list = tern_sandbox::small_file::read_bounded(&entry.path(), 4 * 1024 * 1024, None).unwrap_or_default();
+        let mark = format!(".tern-{pid}-");
+        for line in list.lines() {
+            let tmp = Path::new(line);
+            // Only what this scheme names: `.NAME.tern-<pid>-<hex>.tmp`, a regular file.
+            let ours =
+                tmp.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(&mark) && n.ends_with(".tmp"));
+            if ours && std::fs::symlink_metadata(tmp).is_ok_and(|m| m.is_file()) && std::fs::remove_file(tmp).is_ok() {
+                removed.push(tmp.to_path_buf());
+            }
+        }
+        let _ = std::fs::remove_file(entry.path());
+    }
+    removed
+}
+
+/// Note a temp file about to be created in this process's journal.
+fn journal(tmp: &Path) {
+    let Some(dir) = JOURNAL.get() else { return };
+    let file = dir.join(std::process::id().to_string());
+    if let Ok(mut f) =
+        std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().create(true).append(true), 0o600).open(file)
+    {
+        let _ = writeln!(f, "{}", tmp.display());
+    }
+}
+
 /// [`write_atomic`] with a last check before the rename.
 fn write_atomic_with(path: &Path, bytes: &[u8], still_ok: &dyn Fn() -> std::io::Result<()>) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tern-{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
+    journal(&tmp);
     let result = (|| {
         let mut f = std::fs::File::options().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;

@@ -22,7 +22,7 @@ pub mod edit;
 mod edit_match;
 mod file_guard;
 mod git_guard;
-pub use file_guard::{ClientFiles, create_private_dir, write_atomic};
+pub use file_guard::{ClientFiles, create_private_dir, start_write_journal, write_atomic};
 pub mod glob;
 pub mod grep;
 mod grep_page;
