@@ -49,7 +49,7 @@ pub use facts::{
     TurnFacts,
 };
 pub use names::normalize_name;
-pub use registry::{Capability, CatalogError, Entry, Registry, ToolMeta};
+pub use registry::{Capability, CatalogError, Entry, RESERVED, Registry, ToolMeta};
 pub use report::{CatalogReport, ToolReport, source_label};
 pub use tokenize::tokenize;
 pub use tool_search::{DEFAULT_TOP_K, MAX_TOP_K};

@@ -72,7 +72,7 @@ impl Entry {
 }
 
 /// Names of the disclosure tools, which the catalog inserts itself.
-const RESERVED: [&str; 2] = ["tool_search", "mcp_invoke"];
+pub const RESERVED: [&str; 2] = ["tool_search", "mcp_invoke"];
 
 /// Registration errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -477,3 +477,16 @@ async fn a_signal_while_waiting_for_input_exits() {
     let status = tokio::time::timeout(std::time::Duration::from_secs(5), s.child.wait()).await.expect("exits").unwrap();
     assert_eq!(status.code(), Some(130));
 }
+
+#[tokio::test]
+async fn flag_mistakes_are_named() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let out = h.run(&["-p", "hi", "--max-turns", "0"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("at least 1"), "{}", out.stderr);
+    // A rule naming no tool is said to do nothing; a Claude Code name is read as tern's.
+    let out = h.run(&["-p", "hi", "--allowed-tools", "nosuchtool Read tool_search"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("`nosuchtool`: no tool is named"), "{}", out.stderr);
+    assert!(!out.stderr.contains("`Read`") && !out.stderr.contains("`tool_search`"), "{}", out.stderr);
+}

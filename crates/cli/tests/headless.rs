@@ -514,3 +514,19 @@ async fn a_command_dies_with_tern_when_tern_is_killed() {
     let _ = child.wait().await;
     assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new(), "the command died with tern");
 }
+
+#[tokio::test]
+async fn a_command_too_long_for_the_kernel_gets_a_clear_error() {
+    let long = format!("echo {}", "x".repeat(200 * 1024));
+    let h = Harness::new(
+        Wire::Anthropic,
+        &script(json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": long}}]}, {"text": "ok"}]})),
+    )
+    .await;
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (text, failed) = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(failed);
+    assert!(text.contains("at most 128 KB") && text.contains("write"), "{text}");
+    assert!(!text.contains("Is bash installed"), "{text}");
+}

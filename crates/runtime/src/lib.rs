@@ -307,6 +307,13 @@ impl RuntimeBuilder {
     /// hooks, and assemble the catalog.
     pub async fn build(self) -> Result<Runtime, RuntimeError> {
         let RuntimeBuilder { mut overrides, mut loaded, prompt, sdk_tools, extensions, client_files } = self;
+        // No turns at all is a mistake, not a run that fails.
+        if overrides.max_turns == Some(0) {
+            return Err(RuntimeError::Config("--max-turns 0: give at least 1".into()));
+        }
+        if loaded.config.max_turns == Some(0) {
+            return Err(RuntimeError::Config("`max_turns = 0` in the config: give at least 1".into()));
+        }
         let mut warnings = std::mem::take(&mut loaded.warnings);
         let warnings = &mut warnings;
         // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
@@ -423,6 +430,28 @@ impl RuntimeBuilder {
         warnings.extend(registry.warnings().iter().cloned());
         // A subagent's catalog is made of the same tools (an SDK replacement included).
         let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
+        // A flag rule naming no tool there is does nothing: say so (MCP names and patterns are not checked).
+        let known: std::collections::HashSet<&str> =
+            builtin_tools.iter().map(|e| e.name()).chain(tern_catalog::RESERVED).collect();
+        for (flag, rules) in
+            [("--allowed-tools", &overrides.allowed_tools), ("--disallowed-tools", &overrides.disallowed_tools)]
+        {
+            for rule in rules {
+                let name = tern_protocol::canonical_tool_name(rule.split('(').next().unwrap_or_default());
+                if !name.is_empty()
+                    && !name.contains('*')
+                    && !name.starts_with("mcp__")
+                    && !known.contains(name.as_str())
+                {
+                    let mut names: Vec<&str> = known.iter().copied().collect();
+                    names.sort_unstable();
+                    warnings.push(format!(
+                        "{flag} `{rule}`: no tool is named `{name}`, so it does nothing (tools: {})",
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));

@@ -31,6 +31,10 @@ pub const MAX_BYTES: usize = 50 * 1024;
 /// background children before we stop waiting.
 const DRAIN_BOUND: Duration = Duration::from_millis(300);
 
+/// The longest command bash can be given: Linux's limit for one argument
+/// string (`MAX_ARG_STRLEN`, 32 pages).
+const MAX_COMMAND_BYTES: usize = 128 * 1024;
+
 /// The tool's definition.
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
@@ -107,6 +111,15 @@ impl Tool for BashTool {
             let args: Args = crate::tool_args::parse("bash", input)?;
             if args.command.trim().is_empty() {
                 return Err(ToolError::new("bash: `command` is empty; pass the command to run."));
+            }
+            // The kernel refuses one argument longer than this (MAX_ARG_STRLEN): say so plainly.
+            if args.command.len() >= MAX_COMMAND_BYTES {
+                return Err(ToolError::new(format!(
+                    "bash: this command is {}; one command can be at most {} KB (the kernel's limit for one \
+                     argument). Write the script to a file with `write`, then run that file with bash.",
+                    crate::human_bytes(args.command.len() as u64),
+                    MAX_COMMAND_BYTES / 1024
+                )));
             }
             let requested = args.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
             let timeout_ms = requested.clamp(1, MAX_TIMEOUT_MS);

@@ -161,6 +161,12 @@ impl Applied {
     /// The error when the command could not start: a missing bash, or a
     /// sandbox the child could not apply (it never runs less confined).
     pub fn spawn_error(&self, e: std::io::Error) -> ToolError {
+        if e.raw_os_error() == Some(libc::E2BIG) {
+            return ToolError::new(format!(
+                "bash: could not start the command: {e}. The command (or the environment) is too long for the \
+                 kernel; write the script to a file with `write`, then run that file."
+            ));
+        }
         if self.level == SandboxLevel::Off {
             return ToolError::new(format!("bash: could not start `bash`: {e}. Is bash installed and on PATH?"));
         }
