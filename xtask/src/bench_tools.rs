@@ -25,6 +25,7 @@ fn tern_with_tool(
     call: Value,
     format: &str,
 ) -> anyhow::Result<(Sample, Duration, String)> {
+    let what = call.to_string();
     let script =
         tern_mock_llm::Script::from_json(&json!({"turns": [{"tool_calls": [call]}, {"text": "done"}]}).to_string())
             .map_err(anyhow::Error::msg)?;
@@ -46,6 +47,16 @@ fn tern_with_tool(
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|v| v["type"] == "tool_execution_end")
         .unwrap_or(Value::Null);
+    // A timing of a call that failed would measure nothing (a failed run is an error already).
+    let failed = server.requests().iter().any(|r| {
+        r.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .any(|b| b["type"] == "tool_result" && b["is_error"] == true)
+    });
+    anyhow::ensure!(!failed, "the benchmarked tool call failed: {what}");
     let tool = if format == "json" {
         let result: Value = serde_json::from_str(sample.stdout.trim()).unwrap_or(Value::Null);
         Duration::from_millis(result["duration_ms"].as_u64().unwrap_or(0))

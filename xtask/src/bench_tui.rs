@@ -54,7 +54,8 @@ impl Pty {
         let start = Instant::now();
         let from = self.seen.len();
         loop {
-            if self.seen[from..].windows(needle.len()).any(|w| w == needle) {
+            // Only text drawn counts: a key's letter also ends escape sequences (`m`, `h`, `l`, ...).
+            if printed(&self.seen[from..]).windows(needle.len()).any(|w| w == needle) {
                 return Ok(start.elapsed());
             }
             let left = timeout.checked_sub(start.elapsed()).context("timed out waiting for the terminal")?;
@@ -105,6 +106,40 @@ impl Pty {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The bytes a terminal would draw: escape sequences (CSI, OSC, two-byte
+/// ESC sequences) left out.
+fn printed(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != 0x1b {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        match bytes.get(i + 1) {
+            // CSI: parameters and intermediates, then one final byte in 0x40..=0x7e.
+            Some(b'[') => {
+                i += 2;
+                while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            // OSC: up to BEL or ESC \.
+            Some(b']') => {
+                i += 2;
+                while i < bytes.len() && bytes[i] != 0x07 && !(bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'\\')) {
+                    i += 1;
+                }
+                i += if bytes.get(i) == Some(&0x07) { 1 } else { 2 };
+            }
+            _ => i += 2,
+        }
+    }
+    out
 }
 
 fn kb(v: u64) -> String {

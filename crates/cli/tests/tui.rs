@@ -159,10 +159,7 @@ async fn a_session_in_a_real_terminal() {
     // A long command, interrupted with Esc: nothing is left running.
     s.type_text("run the long one\r");
     s.wait_for("sleep 31");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while common::processes_matching("sleep 31").is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(!common::wait_present("sleep 31").await.is_empty(), "the command never started");
     s.send(b"\x1b");
     s.wait_for("interrupted");
     assert!(wait_gone("sleep 31").await.is_empty(), "the interrupted command is still running");
@@ -232,10 +229,7 @@ async fn a_shell_command_leaves_no_background_child() {
     assert!(wait_gone("sleep 34").await.is_empty(), "the background child of !cmd is still running");
     // Interrupting a running !cmd stops its whole group too.
     s.type_text("!sleep 35 & sleep 36\r");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while common::processes_matching("sleep 36").is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(!common::wait_present("sleep 36").await.is_empty(), "the command never started");
     s.send(b"\x1b");
     assert!(wait_gone("sleep 35").await.is_empty(), "Esc left the background child running");
     assert!(wait_gone("sleep 36").await.is_empty(), "Esc left the command running");

@@ -311,6 +311,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing_dir = dir.path().join("nope/file.txt");
         assert!(write_atomic(&missing_dir, b"x").is_err());
+        // A write that fails after its temp file was written and synced (the file changed
+        // meanwhile): the original is untouched, and no temp file is left.
+        let p = dir.path().join("kept.txt");
+        std::fs::write(&p, "original").unwrap();
+        let stale = FileStamp { mtime: None, size: 0, ino: 0 };
+        assert!(write_atomic_if(&p, b"replacement", Some(stale)).is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["kept.txt"], "no temp file left");
+        // And one that finds the file as expected goes through.
+        let now = FileStamp::of(&std::fs::metadata(&p).unwrap());
+        write_atomic_if(&p, b"replacement", Some(now)).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "replacement");
     }
 
     #[test]
