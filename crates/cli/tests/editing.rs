@@ -169,3 +169,25 @@ async fn temp_files_a_killed_tern_left_are_removed_at_the_next_start() {
         std::fs::read_dir(&pending).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
     assert!(lists.iter().any(|l| l.contains(".new.txt.tern-")), "{lists:?}");
 }
+
+#[tokio::test]
+async fn a_file_name_that_is_not_utf8_is_shown_so_it_can_be_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "ls", "arguments": {}}]},
+            {"tool_calls": [{"name": "read", "arguments": {"path": "caf\\xe9.txt"}}]},
+            {"text": "ok"}]})
+        .to_string(),
+    )
+    .await;
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(h.workspace.path().join(name), "latin-1 named file\n").unwrap();
+    let out = h.run(&["-p", "look"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let listing = h.tool_results(&h.bodies()[1]).pop().unwrap().0;
+    assert!(listing.contains("caf\\xe9.txt") && !listing.contains('\u{fffd}'), "{listing}");
+    let (read, failed) = h.tool_results(&h.bodies()[2]).pop().unwrap();
+    assert!(!failed && read.contains("latin-1 named file"), "{read}");
+}

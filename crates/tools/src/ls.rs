@@ -196,7 +196,7 @@ fn walk_to_depth(
         .filter(|e| e.depth() > 0)
         .map(|e| Entry {
             depth: e.depth(),
-            name: e.file_name().to_string_lossy().into_owned(),
+            name: crate::paths::path_text(Path::new(&e.file_name())),
             is_dir: e.file_type().is_some_and(|t| t.is_dir()),
         })
         .collect()

@@ -7,16 +7,42 @@ use std::path::{Component, Path, PathBuf};
 /// directory, relative paths join the workspace, `.` and `..` are folded
 /// lexically (symlinks are resolved by the caller when it needs to).
 pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
-    let raw = raw.trim();
-    let expanded = if raw == "~" || raw.starts_with("~/") {
-        match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(raw.trim_start_matches('~').trim_start_matches('/')),
-            None => PathBuf::from(raw),
+    let path = resolve_literal(workspace, raw);
+    // A name shown with `\xNN` escapes (bytes that are not UTF-8) means those bytes,
+    // unless a file is really named that way.
+    if raw.contains("\\x")
+        && std::fs::symlink_metadata(&path).is_err()
+        && let Some(bytes) = unescape(raw.trim())
+    {
+        use std::os::unix::ffi::OsStringExt;
+        let decoded = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+        let joined = if decoded.is_absolute() { decoded } else { workspace.join(decoded) };
+        return fold(&joined);
+    }
+    path
+}
+
+/// `\xNN` escapes back to bytes; `None` when there are none or one is malformed.
+fn unescape(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut any) = (0, false);
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            let hex = s.get(i + 2..i + 4)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 4;
+            any = true;
+        } else {
+            out.push(b[i]);
+            i += 1;
         }
-    } else {
-        PathBuf::from(raw)
-    };
-    let joined = if expanded.is_absolute() { expanded } else { workspace.join(expanded) };
+    }
+    any.then_some(out)
+}
+
+/// `.` and `..` folded lexically.
+fn fold(joined: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in joined.components() {
         match c {
@@ -30,12 +56,46 @@ pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
     out
 }
 
+fn resolve_literal(workspace: &Path, raw: &str) -> PathBuf {
+    let raw = raw.trim();
+    let expanded = if raw == "~" || raw.starts_with("~/") {
+        match std::env::var_os("HOME") {
+            Some(home) => PathBuf::from(home).join(raw.trim_start_matches('~').trim_start_matches('/')),
+            None => PathBuf::from(raw),
+        }
+    } else {
+        PathBuf::from(raw)
+    };
+    let joined = if expanded.is_absolute() { expanded } else { workspace.join(expanded) };
+    fold(&joined)
+}
+
+/// A path as text the model can give back: bytes that are not UTF-8 are
+/// written `\xNN` ([`resolve_path`] reads them back), never replaced.
+pub fn path_text(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(_) => {
+            let mut out = String::with_capacity(bytes.len() + 8);
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                for b in chunk.invalid() {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+            }
+            out
+        }
+    }
+}
+
 /// A path as the model should see it: relative to the workspace when inside.
 pub fn display_path(workspace: &Path, path: &Path) -> String {
     match path.strip_prefix(workspace) {
         Ok(rel) if rel.as_os_str().is_empty() => ".".into(),
-        Ok(rel) => rel.display().to_string(),
-        Err(_) => path.display().to_string(),
+        Ok(rel) => path_text(rel),
+        Err(_) => path_text(path),
     }
 }
 
@@ -51,5 +111,19 @@ mod tests {
         assert_eq!(resolve_path(ws, "/etc/hosts"), PathBuf::from("/etc/hosts"));
         assert_eq!(display_path(ws, Path::new("/repo/src/a.rs")), "src/a.rs");
         assert_eq!(display_path(ws, Path::new("/other/x")), "/other/x");
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_round_trip() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+        std::fs::write(dir.path().join(name), "x").unwrap();
+        let shown = display_path(dir.path(), &dir.path().join(name));
+        assert_eq!(shown, "caf\\xe9.txt");
+        assert_eq!(resolve_path(dir.path(), &shown), dir.path().join(name));
+        // A name really written with a backslash is itself.
+        std::fs::write(dir.path().join("a\\x41"), "y").unwrap();
+        assert_eq!(resolve_path(dir.path(), "a\\x41"), dir.path().join("a\\x41"));
     }
 }
