@@ -143,3 +143,23 @@ async fn an_at_mention_sends_the_file_with_the_prompt() {
     let body = h.bodies()[0].to_string();
     assert!(body.contains("<file path=\\\"src/lib.rs\\\">\\npub fn answer() -> u32 { 42 }"), "{body}");
 }
+
+#[tokio::test]
+async fn a_prompt_larger_than_the_window_is_refused_before_it_is_sent() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"never"}]}"#).await;
+    // ~10 MB: far past any model's window.
+    let prompt = "lorem ipsum ".repeat(900_000);
+    let mut cmd = h.command(&["-p", "--output-format", "json"]);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(prompt.as_bytes()).await.unwrap();
+    }
+    let out = child.wait_with_output().await.unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(r["errors"][0].as_str().unwrap().contains("more than"), "{r}");
+    assert!(h.server.requests().is_empty(), "nothing was sent");
+}

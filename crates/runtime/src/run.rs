@@ -196,6 +196,26 @@ impl Runtime {
         message
             .content
             .extend(blocks.into_iter().filter(|b| info.image_input || !matches!(b, ContentBlock::Image { .. })));
+        // A prompt larger than the whole window cannot be sent, compacted or not: say so before sending it.
+        let alone = crate::compaction::estimate_tokens(std::slice::from_ref(&message))
+            + crate::context::base_tokens(&config.system, first.tools.iter().map(|t| &t.definition));
+        if alone > info.context_window {
+            let why = format!(
+                "the prompt is about {alone} tokens with the system prompt and tools, more than {}'s window of {}; \
+                 send less (point at files with @path, or ask tern to read a large file in parts)",
+                config.model, info.context_window
+            );
+            sink(AgentEvent::Error { message: why.clone() });
+            self.subagents.end();
+            self.interaction.end();
+            return RunReport {
+                outcome: failed(why),
+                cost_usd: 0.0,
+                duration_ms: started.elapsed().as_millis() as u64,
+                permission_denials: Vec::new(),
+                notices: hooks.take_notices(),
+            };
+        }
         let mut problems = Vec::new();
         // Near the window: compact before the prompt joins; the prompt is then
         // the newest kept turn. A failure leaves the conversation as it was.
