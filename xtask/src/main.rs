@@ -17,6 +17,7 @@ mod bench_subagents;
 mod bench_tools;
 mod bench_tui;
 mod measure;
+mod reliability;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -35,6 +36,16 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some(which @ ("concurrency" | "hygiene" | "crash-loop")) => {
+            let which = which.to_string();
+            let count = args.next().map(|n| n.parse::<usize>()).transpose().context("the count is a number")?;
+            let bin = reliability::tern_bin()?;
+            match which.as_str() {
+                "concurrency" => reliability::concurrency(&bin, count.unwrap_or(15)),
+                "hygiene" => reliability::hygiene(&bin, count.unwrap_or(1000)),
+                _ => reliability::crash_loop(&bin, count.unwrap_or(100)),
+            }
+        }
         Some("man") => {
             // The page the build rendered, into the tree.
             let bin = cargo_build(false, &["tern-cli"])?.join("tern");
@@ -58,7 +69,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }
@@ -275,9 +286,25 @@ fn ci() -> anyhow::Result<()> {
         &["test", "--workspace", "--doc"],
         tests,
     ];
-    for args in steps {
+    for (i, args) in steps.iter().enumerate() {
+        // Before the tests (whose summary ends the output): the reliability loops, small counts.
+        if i == steps.len() - 1 {
+            eprintln!("ci: reliability loops (docs/reliability.md has the full counts)");
+            let bin = reliability::tern_bin()?;
+            let loops: [(&str, anyhow::Result<()>); 3] = [
+                ("concurrency 3", reliability::concurrency(&bin, 3)),
+                ("hygiene 30", reliability::hygiene(&bin, 30)),
+                ("crash-loop 3", reliability::crash_loop(&bin, 3)),
+            ];
+            for (name, result) in loops {
+                if let Err(e) = result {
+                    eprintln!("ci: `cargo xtask {name}` failed: {e:#}");
+                    std::process::exit(1);
+                }
+            }
+        }
         eprintln!("ci: cargo {}", args.join(" "));
-        let status = Command::new(&cargo).current_dir(root()).args(args).status()?;
+        let status = Command::new(&cargo).current_dir(root()).args(*args).status()?;
         if !status.success() {
             eprintln!("ci: `cargo {}` failed", args.join(" "));
             std::process::exit(status.code().unwrap_or(1));
