@@ -67,6 +67,66 @@ fn tern_with_tool(
     Ok((sample, tool, first_text))
 }
 
+/// `cargo xtask bench rewrite`: just the rewrite row (release build).
+pub fn print_rewrite() -> anyhow::Result<()> {
+    let tern = crate::cargo_build(true, &["tern-cli"])?.join("tern");
+    let data = crate::root().join("target/bench-data");
+    std::fs::create_dir_all(&data)?;
+    let home = data.join("home-rewrite");
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home)?;
+    crate::bench::print_rows(&[rewrite_row(&tern, &data, &home)?]);
+    Ok(())
+}
+
+/// `write` replacing a 100,000-line file with 20,000 different lines (after a
+/// `read`, as the tool requires): the call's time, diff included, against
+/// GNU `diff` of the same two files.
+fn rewrite_row(tern: &Path, data: &Path, home: &Path) -> anyhow::Result<Row> {
+    let old: String = (0..100_000).map(|i| format!("old line {i} with some text\n")).collect();
+    let new: String = (0..20_000).map(|i| format!("new line {i} other words\n")).collect();
+    std::fs::write(data.join("rewrite-old.txt"), &old)?;
+    std::fs::write(data.join("rewrite-new.txt"), &new)?;
+    std::fs::write(data.join("rewrite.txt"), &old)?;
+    let script = tern_mock_llm::Script::from_json(
+        &json!({"turns": [
+            {"tool_calls": [{"name": "read", "arguments": {"path": "rewrite.txt", "limit": 1}}]},
+            {"tool_calls": [{"name": "write", "arguments": {"path": "rewrite.txt", "content": new}}]},
+            {"text": "done"}]})
+        .to_string(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
+    let sample = measure::run(
+        Command::new(tern)
+            .args(["-p", "bench", "--output-format", "tern-events", "--model", "mock", "--provider", "anthropic"])
+            .args(["--permission-mode", "bypass", "--base-url"])
+            .arg(server.url())
+            .env("ANTHROPIC_API_KEY", "bench")
+            .env("TERN_HOME", home)
+            .current_dir(data),
+    )?;
+    let end = sample
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "tool_execution_end" && v["name"] == "write")
+        .unwrap_or(Value::Null);
+    anyhow::ensure!(end["is_error"] == false, "the write failed: {end}");
+    let tool = Duration::from_millis(end["duration_ms"].as_u64().unwrap_or(0));
+    // GNU diff exits 1 when the files differ: time it without failing on that.
+    let started = std::time::Instant::now();
+    Command::new("diff").arg(data.join("rewrite-old.txt")).arg(data.join("rewrite-new.txt")).output()?;
+    let gnu = started.elapsed();
+    Ok(Row {
+        what: "write over a 100k-line file with 20k other lines: the call (write + diff)".into(),
+        ours: ms(tool),
+        baseline: format!("GNU `diff` of the two files {}", ms(gnu)),
+        target: "≤ 200 ms".into(),
+    })
+}
+
 fn ms(d: Duration) -> String {
     format!("{:.0} ms", d.as_secs_f64() * 1000.0)
 }
@@ -179,5 +239,8 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         target: "reported".into(),
     });
     let _ = std::fs::remove_dir_all(&home);
+    // write over a 100k-line file with 20k other lines: the diff is bounded.
+    rows.push(rewrite_row(tern, &data, &home)?);
+
     Ok(rows)
 }

@@ -33,6 +33,7 @@ fn main() -> anyhow::Result<()> {
             Some("sessions") => bench_sessions::print(),
             Some("subagents") => bench_subagents::print(),
             Some("media") => bench_media::print(),
+            Some("rewrite") => bench_tools::print_rewrite(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
@@ -69,7 +70,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media]|ci|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite]|ci|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }
