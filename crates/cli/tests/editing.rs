@@ -156,14 +156,18 @@ async fn temp_files_a_killed_tern_left_are_removed_at_the_next_start() {
     let unrelated = h.path(".keep.tmp");
     std::fs::write(&unrelated, "not tern's").unwrap();
     std::fs::create_dir_all(&pending).unwrap();
-    std::fs::write(pending.join(pid.to_string()), format!("{}\n{}\n", leftover.display(), unrelated.display()))
-        .unwrap();
+    // A list nobody holds locked: its process is gone. Entries end with a NUL byte.
+    std::fs::write(
+        pending.join(format!("{pid}-0badf00d")),
+        format!("{}\0{}\0", leftover.display(), unrelated.display()),
+    )
+    .unwrap();
     let out = h.run(&["-p", "write it"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(!leftover.exists(), "the dead process's temp file is removed");
     assert!(unrelated.exists(), "only files named as tern's temp files are touched");
     assert!(out.stderr.contains("temp file(s) a stopped tern left behind"), "{}", out.stderr);
-    assert!(!pending.join(pid.to_string()).exists());
+    assert!(!pending.join(format!("{pid}-0badf00d")).exists());
     // This run listed its own temp file while it wrote.
     let lists: Vec<String> =
         std::fs::read_dir(&pending).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();

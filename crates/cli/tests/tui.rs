@@ -164,9 +164,14 @@ async fn a_session_in_a_real_terminal() {
     s.wait_for("interrupted");
     assert!(wait_gone("sleep 31").await.is_empty(), "the interrupted command is still running");
 
-    // Ctrl+C twice on an empty composer quits, restoring the terminal.
-    s.send(b"\x03");
-    s.wait_for("Ctrl+C again to quit");
+    // Ctrl+C twice on an empty composer quits, restoring the terminal (a turn still ending
+    // takes the first one, so press until quitting is armed).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("Ctrl+C again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     s.send(b"\x03");
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {

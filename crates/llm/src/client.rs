@@ -288,7 +288,8 @@ impl HttpProvider {
             let headers = resp.headers().clone();
             let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
             let retry_after_ms = parse_retry_after(header("retry-after"), header("retry-after-ms"));
-            let text = bounded_body(resp, MAX_ERROR_BODY).await;
+            let limit = self.config.limits.first_byte;
+            let text = tokio::time::timeout(limit, bounded_body(resp, MAX_ERROR_BODY)).await.unwrap_or_default();
             return Err(LlmError::Http {
                 provider: provider.into(),
                 model: req.model.clone(),
@@ -327,16 +328,23 @@ impl HttpProvider {
             };
             let Some(chunk) = next else { break };
             let chunk = chunk.map_err(|e| incomplete(error_chain(&e)))?;
-            first = false;
+            if first {
+                // The idle clock starts with the body.
+                progress = tokio::time::Instant::now();
+                first = false;
+            }
             received += chunk.len() as u64;
             if received > max_bytes {
                 let mb = max_bytes / (1024 * 1024);
                 return Err(incomplete(format!("the response was larger than {mb} MB for {} tokens", req.max_tokens)));
             }
             for ev in parser.feed(&chunk) {
+                // Any event but a keep-alive is progress (tool arguments stream without deltas).
+                if ev.event != "ping" {
+                    progress = tokio::time::Instant::now();
+                }
                 for d in acc.on_event(&ev.event, &ev.data)? {
                     *streamed = true;
-                    progress = tokio::time::Instant::now();
                     sink(d);
                 }
             }

@@ -197,12 +197,11 @@ impl Runtime {
             .content
             .extend(blocks.into_iter().filter(|b| info.image_input || !matches!(b, ContentBlock::Image { .. })));
         // A prompt larger than the whole window cannot be sent, compacted or not: say so before sending it.
-        let alone = crate::compaction::estimate_tokens(std::slice::from_ref(&message))
-            + crate::context::base_tokens(&config.system, first.tools.iter().map(|t| &t.definition));
+        let alone = crate::compaction::estimate_tokens(std::slice::from_ref(&message));
         if alone > info.context_window {
             let why = format!(
-                "the prompt is about {alone} tokens with the system prompt and tools, more than {}'s window of {}; \
-                 send less (point at files with @path, or ask tern to read a large file in parts)",
+                "the prompt alone is about {alone} tokens, more than {}'s window of {}; send less (point at files \
+                 with @path, or ask tern to read a large file in parts)",
                 config.model, info.context_window
             );
             sink(AgentEvent::Error { message: why.clone() });

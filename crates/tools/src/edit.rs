@@ -212,7 +212,7 @@ pub fn change_preview(workspace: &std::path::Path, tool: &str, input: &Value) ->
 fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit]) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
     // Other tern processes in this folder wait, then find the file changed.
-    let _dir_lock = DirLock::of(&target.real)?;
+    let dir_lock = DirLock::of(env, &target.real)?;
     let meta = match std::fs::metadata(&target.real) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -252,6 +252,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
     write_text_bytes(env, &target.real, &encode(&text, &enc), Some(FileStamp::of(&meta)))
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
     record_written(env, &target.real);
+    drop(dir_lock);
     let DiffSummary { unified, hunks, added, removed } = diff_summary(&original, &text, shown);
     let mut msg = format!(
         "Edited {shown}: {replacements} replacement{} (+{added} −{removed} lines).",

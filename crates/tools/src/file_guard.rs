@@ -76,6 +76,8 @@ pub fn check_fresh(env: &ToolEnv, target: &Target, meta: &std::fs::Metadata, ver
     if seen != now {
         let what = if seen.size != now.size {
             format!("its size went from {} to {}", human_bytes(seen.size), human_bytes(now.size))
+        } else if seen.mtime == now.mtime {
+            "it was replaced by another file of the same size".to_string()
         } else {
             "its modification time changed".to_string()
         };
@@ -163,8 +165,16 @@ const DIR_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 pub(crate) struct DirLock(#[allow(dead_code)] Option<std::fs::File>);
 
 impl DirLock {
-    /// Lock the directory of `path`, waiting at most [`DIR_LOCK_WAIT`].
-    pub(crate) fn of(path: &Path) -> Result<DirLock, ToolError> {
+    /// Lock the directory of `path`, waiting at most [`DIR_LOCK_WAIT`]; none
+    /// when the editor reads and writes files (ACP), which orders its own.
+    pub(crate) fn of(env: &ToolEnv, path: &Path) -> Result<DirLock, ToolError> {
+        if env.client_files.is_some() {
+            return Ok(DirLock(None));
+        }
+        Self::of_path(path)
+    }
+
+    fn of_path(path: &Path) -> Result<DirLock, ToolError> {
         use std::os::fd::AsRawFd;
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         // A directory still to be created has nothing to race on.
@@ -174,6 +184,11 @@ impl DirLock {
             // SAFETY: flock on a descriptor this function owns.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
                 return Ok(DirLock(Some(file)));
+            }
+            // Only "held by another" is worth waiting for; where directories cannot be locked
+            // (NFS, some FUSE mounts), go on without it: the stamp check before the rename stays.
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Ok(DirLock(None));
             }
             if std::time::Instant::now() > deadline {
                 return Err(ToolError::new(format!(
@@ -212,50 +227,75 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Where each process lists the temp files it creates (`<dir>/<pid>`), so a
 /// later start can remove those a killed tern left behind.
-static JOURNAL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+static JOURNAL: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
 
 /// List this process's temp files in `dir` from now on, and remove the temp
 /// files of tern processes that died without cleaning up (kill -9, power
 /// loss). Returns the files removed.
+///
+/// Each process's list is a file it keeps `flock`ed while it runs: a list
+/// that can be locked belongs to a process that is gone (whatever its pid
+/// namespace; a reused pid does not matter). Entries are raw paths ended by
+/// a NUL byte, and only files named as tern names its temp files are removed.
 pub fn start_write_journal(dir: &Path) -> Vec<PathBuf> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
     let _ = create_private_dir(dir);
-    let _ = JOURNAL.set(dir.to_path_buf());
     let mut removed = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return removed };
-    for entry in entries.flatten().take(10_000) {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
-        // SAFETY: kill with signal 0 only checks that the process exists.
-        let alive = pid > 0
-            && (unsafe { libc::kill(pid, 0) } == 0
-                || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH));
-        if alive {
-            continue;
-        }
-        let list = tern_sandbox::small_file::read_bounded(&entry.path(), 4 * 1024 * 1024, None).unwrap_or_default();
-        let mark = format!(".tern-{pid}-");
-        for line in list.lines() {
-            let tmp = Path::new(line);
-            // Only what this scheme names: `.NAME.tern-<pid>-<hex>.tmp`, a regular file.
-            let ours =
-                tmp.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(&mark) && n.ends_with(".tmp"));
-            if ours && std::fs::symlink_metadata(tmp).is_ok_and(|m| m.is_file()) && std::fs::remove_file(tmp).is_ok() {
-                removed.push(tmp.to_path_buf());
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten().take(10_000) {
+            let path = entry.path();
+            let Ok(list) = std::fs::File::open(&path) else { continue };
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(list.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                continue; // its process still runs
             }
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            for raw in bytes.split(|b| *b == 0).take(100_000) {
+                let tmp = Path::new(std::ffi::OsStr::from_bytes(raw));
+                if is_temp_name(tmp)
+                    && std::fs::symlink_metadata(tmp).is_ok_and(|m| m.is_file())
+                    && std::fs::remove_file(tmp).is_ok()
+                {
+                    removed.push(tmp.to_path_buf());
+                }
+            }
+            let _ = std::fs::remove_file(&path);
         }
-        let _ = std::fs::remove_file(entry.path());
+    }
+    let name = dir.join(format!("{}-{:08x}", std::process::id(), fastrand::u32(..)));
+    if JOURNAL.get().is_none()
+        && let Ok(file) =
+            std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().create_new(true).append(true), 0o600)
+                .open(&name)
+    {
+        // SAFETY: flock on a descriptor this process keeps open for its life.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        let _ = JOURNAL.set(file);
     }
     removed
 }
 
+/// Whether `path` is named as [`write_atomic`] names its temp files:
+/// `.NAME.tern-<pid>-<8 hex>.tmp`.
+fn is_temp_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+    let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else { return false };
+    let Some((_, tail)) = stem.rsplit_once(".tern-") else { return false };
+    let Some((pid, hex)) = tail.split_once('-') else { return false };
+    !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && hex.len() == 8
+        && hex.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Note a temp file about to be created in this process's journal.
 fn journal(tmp: &Path) {
-    let Some(dir) = JOURNAL.get() else { return };
-    let file = dir.join(std::process::id().to_string());
-    if let Ok(mut f) =
-        std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().create(true).append(true), 0o600).open(file)
-    {
-        let _ = writeln!(f, "{}", tmp.display());
-    }
+    use std::os::unix::ffi::OsStrExt;
+    let Some(mut file) = JOURNAL.get() else { return };
+    let mut entry = tmp.as_os_str().as_bytes().to_vec();
+    entry.push(0);
+    let _ = file.write_all(&entry);
 }
 
 /// [`write_atomic`] with a last check before the rename.

@@ -22,7 +22,10 @@ pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
     path
 }
 
-/// `\xNN` escapes back to bytes; `None` when there are none or one is malformed.
+/// `\xNN` escapes back to bytes; `None` when there are none, one is
+/// malformed, or one is not a byte `path_text` escapes (0x80 and up): an
+/// escape may never make a `/`, a `.` or any other ASCII the permission
+/// policy would have read differently.
 fn unescape(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -30,7 +33,11 @@ fn unescape(s: &str) -> Option<Vec<u8>> {
     while i < b.len() {
         if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
             let hex = s.get(i + 2..i + 4)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            let byte = u8::from_str_radix(hex, 16).ok()?;
+            if byte < 0x80 {
+                return None;
+            }
+            out.push(byte);
             i += 4;
             any = true;
         } else {
@@ -122,6 +129,10 @@ mod tests {
         let shown = display_path(dir.path(), &dir.path().join(name));
         assert_eq!(shown, "caf\\xe9.txt");
         assert_eq!(resolve_path(dir.path(), &shown), dir.path().join(name));
+        // An escape never makes ASCII (a `/` or `.` the policy did not see).
+        let literal = |rest: &str| PathBuf::from(format!("{}/{rest}", dir.path().display()));
+        assert_eq!(resolve_path(dir.path(), "\\x2egit/config"), literal("\\x2egit/config"));
+        assert_eq!(resolve_path(dir.path(), "a\\x2f..\\x2f..\\x2fetc"), literal("a\\x2f..\\x2f..\\x2fetc"));
         // A name really written with a backslash is itself.
         std::fs::write(dir.path().join("a\\x41"), "y").unwrap();
         assert_eq!(resolve_path(dir.path(), "a\\x41"), dir.path().join("a\\x41"));

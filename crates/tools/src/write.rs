@@ -100,7 +100,7 @@ fn lines_word(n: usize) -> String {
 fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
     // Other tern processes in this folder wait, then find the file changed.
-    let _dir_lock = crate::file_guard::DirLock::of(&target.real)?;
+    let dir_lock = crate::file_guard::DirLock::of(env, &target.real)?;
     let mut stamp = None;
     let previous = match std::fs::metadata(&target.real) {
         Ok(meta) if meta.is_dir() => {
@@ -125,6 +125,7 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
     crate::file_guard::write_text_bytes(env, &target.real, content.as_bytes(), stamp)
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
     record_written(env, &target.real);
+    drop(dir_lock);
     let lines = count_lines(content);
     let size = human_bytes(content.len() as u64);
     let mut details = json!({"path": shown, "created": previous.is_none(), "lines": lines, "bytes": content.len()});
