@@ -623,3 +623,25 @@ async fn a_command_with_a_paste_keeps_its_placeholder() {
     assert!(sent.contains("Review this: pasted line 1") && sent.contains("pasted line 30"), "the model gets it all");
     quit(&mut s);
 }
+
+/// SIGTERM while a foreground command that ignores SIGTERM runs: tern
+/// exits, and the command's group is killed on the way out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_exit_kills_a_running_command_that_ignores_sigterm() {
+    let marker = "sleep 3133.5";
+    let command = format!("trap '' TERM; {marker}; {marker}");
+    let script =
+        json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start_with(&h, &["--permission-mode", "bypass", "run it"]);
+    assert!(!common::wait_present(marker).await.is_empty(), "{marker} runs");
+    let pid = s.child.process_id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "the command died with tern");
+}

@@ -381,6 +381,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     if let Some(token) = d.cancel.take() {
         token.cancel();
     }
+    // tern is leaving: no command it started may outlive it, whatever its own cleanup is doing.
+    tern_process::kill_tracked();
     kill_shell(&shell);
     d.attention.reset(&mut std::io::stdout());
     runtime.shutdown().await;
