@@ -583,7 +583,7 @@ fn read_line_bounded(r: &mut impl std::io::BufRead, max: usize) -> std::io::Resu
             break;
         }
         any = true;
-        let (part, done) = match memchr_newline(chunk) {
+        let (part, done) = match chunk.iter().position(|&c| c == b'\n') {
             Some(i) => (&chunk[..i], Some(i + 1)),
             None => (chunk, None),
         };
@@ -605,10 +605,6 @@ fn read_line_bounded(r: &mut impl std::io::BufRead, max: usize) -> std::io::Resu
         return Ok(Some(Err(format!("a line longer than {} MiB was skipped", max / (1024 * 1024)))));
     }
     Ok(Some(String::from_utf8(buf).map_err(|_| "a line that is not UTF-8 was skipped".to_string())))
-}
-
-fn memchr_newline(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
 }
 
 /// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
@@ -826,8 +822,7 @@ fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value
     match body.get("behavior").and_then(Value::as_str) {
         Some("allow") => {
             // tern runs the call the model made, as it was judged: a changed input is refused.
-            if let Some(updated) = body.get("updatedInput").filter(|u| !u.is_null() && **u != request.input) {
-                let _ = updated;
+            if body.get("updatedInput").is_some_and(|u| !u.is_null() && *u != request.input) {
                 return PermissionAnswer::Deny {
                     feedback: Some(
                         "the permission prompt answered with a changed input, which tern does not run; make the call \

@@ -452,9 +452,9 @@ async fn endless_streams_are_cut_by_size_keepalives_and_silence() {
     }
 }
 
-/// Start `tern -p` running `command` through bash; returns once the command
-/// printed `started`.
-async fn run_until_started(h: &Harness, command: &str) -> tokio::process::Child {
+/// Start `tern -p` on the harness's script (a bash call printing `started`);
+/// returns once the command printed it.
+async fn run_until_started(h: &Harness) -> tokio::process::Child {
     use tokio::io::AsyncBufReadExt;
     let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
@@ -465,7 +465,6 @@ async fn run_until_started(h: &Harness, command: &str) -> tokio::process::Child 
             break;
         }
     }
-    let _ = command;
     // Keep reading so tern never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     child
@@ -482,7 +481,7 @@ async fn a_second_ctrl_c_still_kills_a_command_that_ignores_sigterm() {
         ),
     )
     .await;
-    let mut child = run_until_started(&h, &command).await;
+    let mut child = run_until_started(&h).await;
     assert!(!common::wait_present(&format!("sleep {marker}")).await.is_empty());
     let pid = child.id().unwrap() as i32;
     // SAFETY: signalling our own child, twice, 0.2 s apart, as a person pressing Ctrl-C twice
@@ -506,7 +505,7 @@ async fn a_command_dies_with_tern_when_tern_is_killed() {
         ),
     )
     .await;
-    let mut child = run_until_started(&h, &command).await;
+    let mut child = run_until_started(&h).await;
     assert!(!common::wait_present(&format!("sleep {marker}")).await.is_empty());
     let pid = child.id().unwrap() as i32;
     // SAFETY: signalling our own child.

@@ -264,7 +264,7 @@ impl RuntimeBuilder {
     /// The skills a session here would offer (`tern skills list`), without starting anything.
     pub fn skills(&self) -> skills::Skills {
         let l = &self.loaded;
-        let mut found = skills::Skills::discover(&l.folders(), &l.paths.config_dir);
+        let mut found = skills::Skills::discover(&l.folders, &l.paths.config_dir);
         if media_for(l).ready() {
             found.add_media_skill();
         }
@@ -279,7 +279,7 @@ impl RuntimeBuilder {
     /// The custom slash commands a session here would offer.
     pub fn commands(&self) -> commands::Commands {
         let l = &self.loaded;
-        commands::Commands::discover(&l.folders(), &l.paths.config_dir)
+        commands::Commands::discover(&l.folders, &l.paths.config_dir)
     }
 
     /// Go on with an earlier session (or, with `None`, start a new one).
@@ -319,7 +319,7 @@ impl RuntimeBuilder {
         // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
         let agent = match &overrides.agent {
             Some(name) => Some(
-                agents::load_agent(name, &loaded.folders(), &loaded.paths.config_dir).map_err(RuntimeError::Config)?,
+                agents::load_agent(name, &loaded.folders, &loaded.paths.config_dir).map_err(RuntimeError::Config)?,
             ),
             None => None,
         };
@@ -397,7 +397,7 @@ impl RuntimeBuilder {
             let deny_policy = policy.clone();
             env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
         }
-        let folders = loaded.folders();
+        let folders = loaded.folders.clone();
         let mut found_skills = skills::Skills::discover(&folders, &loaded.paths.config_dir);
         if media.ready() {
             found_skills.add_media_skill();

@@ -157,18 +157,7 @@ impl Runtime {
         self.interaction.begin(self.prompt.clone(), session.clone());
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
-            Err(blocked) => {
-                sink(AgentEvent::Error { message: blocked.clone() });
-                self.subagents.end();
-                self.interaction.end();
-                return RunReport {
-                    outcome: failed(blocked),
-                    cost_usd: 0.0,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    permission_denials: Vec::new(),
-                    notices: hooks.take_notices(),
-                };
-            }
+            Err(blocked) => return self.end_unsent(blocked, &sink, &hooks, started),
         };
         let mut message = Message::user_text(prompt);
         // The deferred-tools notice belongs to the start of the conversation.
@@ -204,16 +193,7 @@ impl Runtime {
                  with @path, or ask tern to read a large file in parts)",
                 config.model, info.context_window
             );
-            sink(AgentEvent::Error { message: why.clone() });
-            self.subagents.end();
-            self.interaction.end();
-            return RunReport {
-                outcome: failed(why),
-                cost_usd: 0.0,
-                duration_ms: started.elapsed().as_millis() as u64,
-                permission_denials: Vec::new(),
-                notices: hooks.take_notices(),
-            };
+            return self.end_unsent(why, &sink, &hooks, started);
         }
         let mut problems = Vec::new();
         // Near the window: compact before the prompt joins; the prompt is then
@@ -353,6 +333,21 @@ impl Runtime {
 
     /// The hooks of one run: policy, hook commands, the person's prompt,
     /// the output budget, the sandbox, and the session the loop's messages go to.
+    /// End a run whose prompt was never sent (a hook blocked it, or it is
+    /// larger than the window): the error said, the run's helpers closed.
+    fn end_unsent(&self, why: String, sink: &EventSink, hooks: &PolicyHooks, started: Instant) -> RunReport {
+        sink(AgentEvent::Error { message: why.clone() });
+        self.subagents.end();
+        self.interaction.end();
+        RunReport {
+            outcome: failed(why),
+            cost_usd: 0.0,
+            duration_ms: started.elapsed().as_millis() as u64,
+            permission_denials: Vec::new(),
+            notices: hooks.take_notices(),
+        }
+    }
+
     fn turn_hooks(&self, session: &Arc<Session>, receipts: bool) -> Arc<PolicyHooks> {
         Arc::new(PolicyHooks {
             policy: self.policy.clone(),

@@ -34,6 +34,8 @@ pub(crate) struct Loaded {
     pub project_file: PathBuf,
     /// Every project config found, farthest first.
     pub layers: Vec<ProjectLayer>,
+    /// The project's folders, nearest first, with their trust ([`folders_of`]).
+    pub folders: Vec<(PathBuf, bool)>,
     /// User over project.
     pub config: FileConfig,
     /// Whether the workspace is trusted.
@@ -159,6 +161,7 @@ fn restricted(
         project_as_written = project_as_written.merge(layer.as_written.clone());
     }
     let config = user.clone().merge(project.clone());
+    let folders = folders_of(&workspace, &layers, &trust, &user);
     Loaded {
         workspace,
         paths,
@@ -167,6 +170,7 @@ fn restricted(
         project_as_written,
         project_file,
         layers,
+        folders,
         config,
         trust,
         warnings,
@@ -174,25 +178,27 @@ fn restricted(
     }
 }
 
-impl Loaded {
-    /// The project's folders, nearest first (the workspace, then each one
-    /// above it up to the repository's top), each with whether it is
-    /// trusted: the workspace as this run decided, a folder above it only
-    /// when the user config trusts it (trusting a subfolder does not vouch
-    /// for its parent).
-    pub(crate) fn folders(&self) -> Vec<(PathBuf, bool)> {
-        crate::prompt::project_chain(&self.workspace)
-            .into_iter()
-            .map(|dir| {
-                let trusted = match self.layers.iter().find(|l| l.dir == dir) {
-                    Some(l) => l.trust.is_trusted(),
-                    None if dir == self.workspace => self.trust.is_trusted(),
-                    None => trust::decide(&self.user, &dir, false).is_trusted(),
-                };
-                (dir, trusted)
-            })
-            .collect()
-    }
+/// The project's folders, nearest first (the workspace, then each one above
+/// it up to the repository's top), each with whether it is trusted: the
+/// workspace as this run decided, a folder above it only when the user
+/// config trusts it (trusting a subfolder does not vouch for its parent).
+fn folders_of(
+    workspace: &Path,
+    layers: &[ProjectLayer],
+    trust: &trust::Trust,
+    user: &FileConfig,
+) -> Vec<(PathBuf, bool)> {
+    crate::prompt::project_chain(workspace)
+        .into_iter()
+        .map(|dir| {
+            let trusted = match layers.iter().find(|l| l.dir == dir) {
+                Some(l) => l.trust.is_trusted(),
+                None if dir == workspace => trust.is_trusted(),
+                None => trust::decide(user, &dir, false).is_trusted(),
+            };
+            (dir, trusted)
+        })
+        .collect()
 }
 
 /// The same config trusted for this run (the person said yes to the
@@ -224,7 +230,7 @@ pub(crate) fn configure_servers(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ConfiguredServer>, RuntimeError> {
     // Each folder of the project with its trust, farthest first.
-    let folders: Vec<(PathBuf, bool)> = loaded.folders().into_iter().rev().collect();
+    let folders: Vec<(PathBuf, bool)> = loaded.folders.iter().rev().cloned().collect();
     mcp_config::configured_servers(
         mcp_config::ServerSources {
             user: &loaded.user,
