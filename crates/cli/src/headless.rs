@@ -382,8 +382,13 @@ async fn stream(
                 }
                 Some(Err(e)) => crate::say(&format!("stdin: {e}")),
                 Some(Ok(line)) => match handle_line(runtime, asker, current, &line) {
-                    Ok(Some(_)) if queue.len() >= MAX_QUEUED => {
-                        out.rejected(runtime, &format!("{MAX_QUEUED} messages are already waiting; send it later"));
+                    Ok(Some(_)) if queue.len() >= MAX_QUEUED || queued_bytes(&queue) > MAX_QUEUED_BYTES => {
+                        let why = format!(
+                            "{} messages ({} MiB) are already waiting; send it later",
+                            queue.len(),
+                            queued_bytes(&queue) / (1024 * 1024)
+                        );
+                        out.rejected(runtime, &why);
                         code = worst(code, exit::FAILED);
                     }
                     Ok(Some(prompt)) => queue.push_back(prompt),
@@ -404,6 +409,18 @@ async fn stream(
 
 /// The most messages waiting their turn in stream-json input.
 const MAX_QUEUED: usize = 64;
+
+/// The most bytes of messages waiting their turn (one line may be 64 MiB).
+const MAX_QUEUED_BYTES: usize = 128 * 1024 * 1024;
+
+/// What the waiting messages hold: their text and images.
+fn queued_bytes(queue: &VecDeque<(String, Vec<ContentBlock>)>) -> usize {
+    let block = |b: &ContentBlock| match b {
+        ContentBlock::Image { source } => source.data.len(),
+        _ => 0,
+    };
+    queue.iter().map(|(text, blocks)| text.len() + blocks.iter().map(block).sum::<usize>()).sum()
+}
 
 /// The worse of two exit codes: the first failure stays.
 fn worst(so_far: u8, next: u8) -> u8 {
@@ -546,7 +563,8 @@ fn control(
 /// Lines of stdin, read on a thread (bounded: a longer line is an error and
 /// is skipped).
 fn spawn_stdin_reader() -> mpsc::Receiver<Result<String, String>> {
-    let (tx, rx) = mpsc::channel(64);
+    // A few lines ahead at most: a line may be 64 MiB, and the reader waits while these are full.
+    let (tx, rx) = mpsc::channel(4);
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         let mut reader = stdin.lock();
