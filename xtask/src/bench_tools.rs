@@ -68,6 +68,13 @@ fn tern_with_tool(
 }
 
 /// `cargo xtask bench rewrite`: just the rewrite row (release build).
+/// Only the file and shell tool rows (read, bash, edit, rewrite).
+pub fn print_tools() -> anyhow::Result<()> {
+    let tern = crate::cargo_build(true, &["tern-cli"])?.join("tern");
+    crate::bench::print_rows(&rows(&tern)?);
+    Ok(())
+}
+
 pub fn print_rewrite() -> anyhow::Result<()> {
     let tern = crate::cargo_build(true, &["tern-cli"])?.join("tern");
     let data = crate::root().join("target/bench-data");
@@ -180,8 +187,10 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         target: "≤ 20 MB".into(),
     });
 
-    // bash: a command printing 1 GB.
-    let cmd = "yes 'a line of output that is about sixty bytes long ..........' | head -c 1073741824";
+    // bash: a command printing 1 GB (a file in the page cache, so one process
+    // writes as fast as a pipe takes it); the baseline reads the same pipe
+    // with `cat` and throws it away.
+    let cmd = "cat big.txt";
     let (s, tool, _) = tern_with_tool(
         tern,
         &data,
@@ -189,13 +198,15 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         json!({"name": "bash", "arguments": {"command": cmd, "timeout": 600000}}),
         "json",
     )?;
-    let plain = measure::run(Command::new("bash").arg("-c").arg(format!("{cmd} > /dev/null")))?;
-    let gbps = |d: Duration| if d.is_zero() { 0.0 } else { 1.0 / d.as_secs_f64() };
+    let plain =
+        measure::run(Command::new("bash").arg("-c").arg(format!("{cmd} | cat > /dev/null")).current_dir(&data))?;
+    let size = std::fs::metadata(data.join("big.txt"))?.len() as f64 / 1e9;
+    let gbps = |d: Duration| if d.is_zero() { 0.0 } else { size / d.as_secs_f64() };
     rows.push(Row {
-        what: "bash streaming 1 GB of output (`-p`, json output): tern peak RSS, throughput over the whole run".into(),
+        what: "bash streaming 1 GB of output (`cat` of a cached file, `-p`, json output): tern peak RSS, throughput of the call".into(),
         ours: format!("{} · {:.2} GB/s ({})", mb(s.max_rss_kb), gbps(tool), ms(tool)),
-        baseline: format!("same command > /dev/null: {:.2} GB/s ({})", gbps(plain.wall), ms(plain.wall)),
-        target: "≤ 50 MB".into(),
+        baseline: format!("`{cmd} | cat > /dev/null`: {:.2} GB/s ({})", gbps(plain.wall), ms(plain.wall)),
+        target: "≤ 50 MB · ≥ 1 GB/s".into(),
     });
 
     // edit: one replacement in a 50 MB file (read first, as the guard requires).
@@ -236,7 +247,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         what: "edit one line of a 50 MB file: tool time, tern peak RSS".into(),
         ours: format!("{} · {}", ms(Duration::from_millis(edit_ms)), mb(s.max_rss_kb)),
         baseline: format!("`sed -i` {} · {}", ms(sed.wall), mb(sed.max_rss_kb)),
-        target: "reported".into(),
+        target: "≤ 120 MB (two copies)".into(),
     });
     let _ = std::fs::remove_dir_all(&home);
     // write over a 100k-line file with 20k other lines: the diff is bounded.

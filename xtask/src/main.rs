@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
             Some("subagents") => bench_subagents::print(),
             Some("media") => bench_media::print(),
             Some("rewrite") => bench_tools::print_rewrite(),
+            Some("tools") => bench_tools::print_tools(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
@@ -70,7 +71,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite]|ci|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }

@@ -4,7 +4,8 @@
 //! whole group: SIGTERM, a grace period, then SIGKILL, so nothing it started
 //! is left behind. Waiting ignores zombies, which a container without an
 //! init never reaps. [`Utf8Carry`] decodes a child's byte stream without
-//! splitting a character across reads.
+//! splitting a character across reads; [`LiveTail`] keeps the newest part of
+//! one for a live view.
 //!
 //! It must never signal tern's own group (0) or init's (1).
 //!
@@ -25,4 +26,4 @@ pub use group::{
     GroupGuard, KILL_GRACE, Tracked, group_alive, kill_tracked, reap_leftovers, reap_leftovers_blocking, signal_group,
     terminate_group, track,
 };
-pub use utf8::Utf8Carry;
+pub use utf8::{LiveTail, Utf8Carry};

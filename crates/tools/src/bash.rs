@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ToolEnv;
 use crate::bash_sandbox::{Applied, CallSandbox};
 use crate::output_tail::{OutputTail, human_bytes};
-use tern_process::{Utf8Carry, reap_leftovers, terminate_group};
+use tern_process::{LiveTail, reap_leftovers, terminate_group};
 
 /// Default timeout (2 minutes).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -183,6 +183,7 @@ pub(crate) fn spawn(
     // character split across reads is never cut by the other stream's bytes.
     let (reader, writer) =
         std::io::pipe().map_err(|e| ToolError::new(format!("bash: could not create the output pipe: {e}")))?;
+    widen_pipe(&reader);
     let writer_err =
         writer.try_clone().map_err(|e| ToolError::new(format!("bash: could not create the output pipe: {e}")))?;
     let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
@@ -258,9 +259,9 @@ async fn collect(
     cancel: &CancellationToken,
     updates: &UpdateSink,
 ) -> Result<Ending, ToolError> {
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(16);
     tokio::spawn(pump(reader, tx));
-    let mut decoder = Utf8Carry::default();
+    let mut live = Live::default();
     let deadline = tokio::time::Instant::now() + timeout;
     let mut pipes_open = true;
     let ending = loop {
@@ -268,11 +269,11 @@ async fn collect(
             chunk = rx.recv(), if pipes_open => match chunk {
                 Some(c) => {
                     tail.push(&c);
-                    let text = decoder.decode(&c);
-                    if !text.is_empty() { updates(text); }
+                    live.push(&c, updates);
                 }
                 None => pipes_open = false,
             },
+            () = tokio::time::sleep_until(live.due()), if !live.tail.is_empty() => live.flush(updates),
             status = child.wait() => {
                 let status = status.map_err(|e| ToolError::new(format!("bash: waiting for the command failed: {e}")))?;
                 use std::os::unix::process::ExitStatusExt;
@@ -287,13 +288,11 @@ async fn collect(
             if pipes_open {
                 drain_after_exit(&mut rx, |c| {
                     tail.push(&c);
-                    let t = decoder.decode(&c);
-                    if !t.is_empty() {
-                        updates(t);
-                    }
+                    live.push(&c, updates);
                 })
                 .await;
             }
+            live.flush(updates);
             reap_leftovers(pgid).await;
         }
         Ending::TimedOut | Ending::Cancelled => {
@@ -304,6 +303,54 @@ async fn collect(
         }
     }
     Ok(ending)
+}
+
+/// Live output for the front ends: at most one update every
+/// [`LIVE_EVERY`] (the first at once), so a front end receives at most
+/// [`LIVE_BYTES`] × 2 twenty times a second however fast the command
+/// prints; output faster than that skips to its newest part (the model's
+/// result keeps its own tail and the full-output file).
+struct Live {
+    tail: LiveTail,
+    sent: tokio::time::Instant,
+}
+
+/// The shortest time between two updates of a command's live output.
+const LIVE_EVERY: Duration = Duration::from_millis(50);
+/// The most output waiting to be sent to the front ends (about).
+const LIVE_BYTES: usize = 64 * 1024;
+
+impl Default for Live {
+    fn default() -> Self {
+        let now = tokio::time::Instant::now();
+        Self { tail: LiveTail::new(LIVE_BYTES), sent: now.checked_sub(LIVE_EVERY).unwrap_or(now) }
+    }
+}
+
+impl Live {
+    /// Add `chunk`; send what waits if the last update is old enough.
+    fn push(&mut self, chunk: &[u8], updates: &UpdateSink) {
+        self.tail.push(chunk);
+        if self.sent.elapsed() >= LIVE_EVERY {
+            self.flush(updates);
+        }
+    }
+
+    /// When what waits is sent.
+    fn due(&self) -> tokio::time::Instant {
+        self.sent + LIVE_EVERY
+    }
+
+    fn flush(&mut self, updates: &UpdateSink) {
+        if self.tail.is_empty() {
+            return;
+        }
+        let text = self.tail.take();
+        self.sent = tokio::time::Instant::now();
+        if !text.is_empty() {
+            updates(text);
+        }
+    }
 }
 
 /// The result the model sees: the tail (with where the rest went), how the
@@ -386,16 +433,34 @@ fn fmt_duration(d: Duration) -> String {
     if d.as_millis().is_multiple_of(1000) { format!("{} s", d.as_secs()) } else { format!("{} ms", d.as_millis()) }
 }
 
+/// How much of a command's output one read takes.
+const READ_CHUNK: usize = 128 * 1024;
+
+/// Forward what `r` yields, a read at a time, until end-of-file or the receiver goes.
 pub(crate) async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, tx: mpsc::Sender<Vec<u8>>) {
-    let mut buf = vec![0u8; 16 * 1024];
     loop {
-        match r.read(&mut buf).await {
+        // Read into a fresh buffer and hand it over whole: no copy, no zeroing.
+        let mut buf = Vec::with_capacity(READ_CHUNK);
+        match r.read_buf(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if tx.send(buf[..n].to_vec()).await.is_err() {
+            Ok(_) => {
+                if tx.send(buf).await.is_err() {
                     break;
                 }
             }
         }
     }
+}
+
+/// Let a fast command write up to 1 MiB before it waits for us (the default
+/// pipe holds 64 KiB: a wake-up per 64 KiB costs more than the copy). Best
+/// effort: a smaller limit (`/proc/sys/fs/pipe-max-size`) keeps the default.
+fn widen_pipe(fd: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: F_SETPIPE_SZ on a pipe we own only changes its capacity.
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
 }

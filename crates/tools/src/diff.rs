@@ -62,7 +62,101 @@ pub const MAX_DIFF_LINES: usize = 20_000;
 /// prefix and suffix are cut off first (keeping the context lines), so the
 /// cost follows the size of the change, not of the file.
 pub fn diff_summary(old: &str, new: &str, name: &str) -> DiffSummary {
+    diff_from_line(0, old, new, name)
+}
+
+/// What a series of changes to a text replaced, without a copy of the
+/// whole old text: the original bytes of the one span that holds every
+/// change, and where that span now is. An edit of a large file keeps this
+/// instead of the file's old copy.
+#[derive(Debug, Clone, Default)]
+pub struct ChangedSpan {
+    /// Where the span starts (the text before it is unchanged).
+    start: usize,
+    /// Bytes after the span, unchanged.
+    tail: usize,
+    /// The span's original text; `None` until something changed.
+    old: Option<String>,
+}
+
+impl ChangedSpan {
+    /// `text[a..b]` is about to be replaced (both char boundaries).
+    pub fn replacing(&mut self, text: &str, a: usize, b: usize) {
+        let len = text.len();
+        match &mut self.old {
+            None => {
+                self.old = Some(text[a..b].to_string());
+                (self.start, self.tail) = (a, len - b);
+            }
+            Some(old) => {
+                // Bytes outside the span are still the original's.
+                let end = len - self.tail;
+                let (start, new_end) = (self.start.min(a), end.max(b));
+                let mut grown = String::with_capacity(old.len() + (self.start - start) + (new_end - end));
+                grown.push_str(&text[start..self.start]);
+                grown.push_str(old);
+                grown.push_str(&text[end..new_end]);
+                *old = grown;
+                (self.start, self.tail) = (start, len - new_end);
+            }
+        }
+    }
+
+    /// `before` became `after` in one step (a change built as a new text):
+    /// the span of it that differs, from their common start and end.
+    pub fn rewritten(&mut self, before: &str, after: &str) {
+        let (bb, ab) = (before.as_bytes(), after.as_bytes());
+        let mut prefix = bb.iter().zip(ab).take_while(|(x, y)| x == y).count();
+        while !before.is_char_boundary(prefix) || !after.is_char_boundary(prefix) {
+            prefix -= 1;
+        }
+        let room = bb.len().min(ab.len()) - prefix;
+        let mut suffix = bb.iter().rev().zip(ab.iter().rev()).take(room).take_while(|(x, y)| x == y).count();
+        while !before.is_char_boundary(bb.len() - suffix) || !after.is_char_boundary(ab.len() - suffix) {
+            suffix -= 1;
+        }
+        // The bytes after the span are the same in both, so it stays valid for `after`.
+        self.replacing(before, prefix, bb.len() - suffix);
+    }
+
+    /// The diff of the original against `text` (its state now): the
+    /// span with its context lines, numbered as in the whole file. Changes
+    /// among identical lines may be placed differently than a whole-file
+    /// diff would place them; the counts are the same.
+    pub fn diff(&self, text: &str, name: &str) -> DiffSummary {
+        let Some(old) = &self.old else {
+            return diff_summary("", "", name);
+        };
+        let end = text.len() - self.tail;
+        let bytes = text.as_bytes();
+        // CONTEXT + 1 whole lines each side: trimming keeps CONTEXT of them.
+        let mut from = bytes[..self.start].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        for _ in 0..=CONTEXT {
+            if from == 0 {
+                break;
+            }
+            from = bytes[..from - 1].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        }
+        let mut to = end;
+        for _ in 0..=CONTEXT + 1 {
+            if to >= bytes.len() {
+                break;
+            }
+            to = memchr::memchr(b'\n', &bytes[to..]).map_or(bytes.len(), |i| to + i + 1);
+        }
+        let mut old_window = String::with_capacity(old.len() + (self.start - from) + (to - end));
+        old_window.push_str(&text[from..self.start]);
+        old_window.push_str(old);
+        old_window.push_str(&text[end..to]);
+        let skip = memchr::memchr_iter(b'\n', &bytes[..from]).count();
+        diff_from_line(skip, &old_window, &text[from..to], name)
+    }
+}
+
+/// [`diff_summary`] of two texts that start after `base` lines of the file.
+fn diff_from_line(base: usize, old: &str, new: &str, name: &str) -> DiffSummary {
     let (skip, old_mid, new_mid) = trim_common(old, new);
+    let skip = skip + base;
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .deadline(Instant::now() + DEADLINE)

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::FileStamp;
 use crate::ToolEnv;
-use crate::diff::{DiffSummary, diff_summary};
-use crate::edit_match::apply_edit;
+use crate::diff::{ChangedSpan, DiffSummary, diff_summary};
+use crate::edit_match::{apply_edit, apply_edit_in_place};
 use crate::file_guard::{DirLock, check_fresh, read_text_bytes, record_written, resolve_target, write_text_bytes};
 
 /// The tool's definition.
@@ -151,7 +151,10 @@ struct Encoding {
 
 fn decode(bytes: Vec<u8>, shown: &str) -> Result<(String, Encoding), ToolError> {
     let bom = bytes.starts_with(b"\xEF\xBB\xBF");
-    let body = if bom { bytes[3..].to_vec() } else { bytes };
+    let mut body = bytes;
+    if bom {
+        body.drain(..3);
+    }
     let text = String::from_utf8(body).map_err(|e| {
         ToolError::new(format!(
             "{shown} is not UTF-8 text (invalid byte at offset {}); edit only changes UTF-8 files. Convert it first (e.g. with iconv via bash) or change it with bash.",
@@ -165,7 +168,12 @@ fn decode(bytes: Vec<u8>, shown: &str) -> Result<(String, Encoding), ToolError> 
     Ok((text, Encoding { bom, crlf }))
 }
 
-fn encode(text: &str, enc: &Encoding) -> Vec<u8> {
+/// The bytes to write: the text itself unless a BOM or CRLF endings must be
+/// put back (no copy of a large file for the common case).
+fn encode<'a>(text: &'a str, enc: &Encoding) -> std::borrow::Cow<'a, [u8]> {
+    if !enc.bom && !enc.crlf {
+        return std::borrow::Cow::Borrowed(text.as_bytes());
+    }
     let mut out = Vec::with_capacity(text.len() + 3);
     if enc.bom {
         out.extend_from_slice(b"\xEF\xBB\xBF");
@@ -173,10 +181,9 @@ fn encode(text: &str, enc: &Encoding) -> Vec<u8> {
     if enc.crlf {
         out.extend_from_slice(text.replace('\n', "\r\n").as_bytes());
     } else {
-        // No intermediate copy: for a large file that is one copy fewer.
         out.extend_from_slice(text.as_bytes());
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// The unified diff an `edit` (or `write`) call would make to its file, for
@@ -225,18 +232,20 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
     }
     check_fresh(env, target, &meta, "edit")?;
     let bytes = read_text_bytes(env, &target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
-    let (original, enc) = decode(bytes, shown)?;
-    let mut text = original.clone();
+    // The file's one copy, changed in place; `span` keeps what it replaced, for the diff.
+    let (mut text, enc) = decode(bytes, shown)?;
+    let room: usize = edits.iter().map(|e| e.new_string.len()).sum();
+    text.reserve(room);
+    let mut span = ChangedSpan::default();
     let mut replacements = 0;
     let mut fallback = false;
     for (i, e) in edits.iter().enumerate() {
         let old = e.old_string.replace("\r\n", "\n");
         let new = e.new_string.replace("\r\n", "\n");
-        match apply_edit(&text, &old, &new, e.replace_all, shown) {
-            Ok(a) => {
-                text = a.content;
-                replacements += a.replacements;
-                fallback |= a.fallback;
+        match apply_edit_in_place(&mut text, &mut span, &old, &new, e.replace_all, shown) {
+            Ok((n, tolerant)) => {
+                replacements += n;
+                fallback |= tolerant;
             }
             Err(err) if edits.len() > 1 => {
                 return Err(ToolError::new(format!(
@@ -253,7 +262,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
     record_written(env, &target.real);
     drop(dir_lock);
-    let DiffSummary { unified, hunks, added, removed } = diff_summary(&original, &text, shown);
+    let DiffSummary { unified, hunks, added, removed } = span.diff(&text, shown);
     let mut msg = format!(
         "Edited {shown}: {replacements} replacement{} (+{added} −{removed} lines).",
         if replacements == 1 { "" } else { "s" }

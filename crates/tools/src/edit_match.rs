@@ -52,6 +52,33 @@ pub fn apply_edit(content: &str, old: &str, new: &str, replace_all: bool, shown:
     Err(EditError(not_found_message(content, old, shown)))
 }
 
+/// [`apply_edit`] on `text` itself, noting what changed in `span`: an
+/// exact match found once is replaced where it stands, so a large file is
+/// never copied; every other case builds the new text (two copies for a
+/// moment). The number of replacements, and whether the tolerant match was
+/// used.
+pub fn apply_edit_in_place(
+    text: &mut String,
+    span: &mut crate::diff::ChangedSpan,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    shown: &str,
+) -> Result<(usize, bool), EditError> {
+    if !old.is_empty() && old != new {
+        let mut found = text.match_indices(old).map(|(i, _)| i);
+        if let (Some(at), None) = (found.next(), found.next()) {
+            span.replacing(text, at, at + old.len());
+            text.replace_range(at..at + old.len(), new);
+            return Ok((1, false));
+        }
+    }
+    let applied = apply_edit(text, old, new, replace_all, shown)?;
+    span.rewritten(text, &applied.content);
+    *text = applied.content;
+    Ok((applied.replacements, applied.fallback))
+}
+
 /// 1-based line number of a byte offset.
 pub fn line_of(content: &str, offset: usize) -> usize {
     memchr::memchr_iter(b'\n', &content.as_bytes()[..offset.min(content.len())]).count() + 1
@@ -199,6 +226,83 @@ fn not_found_message(content: &str, old: &str, shown: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windowed_diff_equals_the_whole_file_diff_for_random_edits() {
+        // Distinct lines, so there is one right placement; a fixed seed.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for round in 0..300 {
+            let lines = 1 + next(40);
+            let content: String = (0..lines).map(|i| format!("line {i} é\n")).collect();
+            let mut text = content.clone();
+            let mut span = crate::diff::ChangedSpan::default();
+            for k in 0..1 + next(4) {
+                if text.is_empty() {
+                    break;
+                }
+                // Replace a run of bytes found once (whole lines or not).
+                let from = next(text.len());
+                let from = (0..=from).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+                let to = (from + 1 + next(30)).min(text.len());
+                let to = (to..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+                let old = text[from..to].to_string();
+                if old.is_empty() || text.matches(old.as_str()).count() != 1 {
+                    continue;
+                }
+                let new = ["", "X\n", "new {k}\nmore\n", "ü"][next(4)].replace("{k}", &format!("{round}-{k}"));
+                if new == old {
+                    continue;
+                }
+                apply_edit_in_place(&mut text, &mut span, &old, &new, false, "f").unwrap();
+            }
+            let whole = crate::diff::diff_summary(&content, &text, "f");
+            let windowed = span.diff(&text, "f");
+            assert_eq!(windowed.unified, whole.unified, "round {round}: {content:?} -> {text:?}");
+        }
+    }
+
+    #[test]
+    fn in_place_matches_the_copying_form_and_its_diff() {
+        type Edits<'a> = &'a [(&'a str, &'a str, bool)];
+        let cases: &[(&str, Edits)] = &[
+            ("a = 1\nb = 2\n", &[("b = 2", "b = 33", false)]),
+            ("a = 1\nb = 2\na = 1\n", &[("a = 1", "a = 9", true)]),
+            ("  x = 1\n", &[("x = 1", "x = 2", false)]),
+            ("é中\n", &[("中", "z", false)]),
+            (
+                "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n",
+                &[("\n2\n", "\ntwo\n", false), ("11", "", false), ("6\n7", "x", false)],
+            ),
+            ("l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\n", &[("l5", "L5", false), ("l1", "L1\nL1b", false)]),
+        ];
+        for (content, edits) in cases {
+            let mut copied = content.to_string();
+            let mut text = content.to_string();
+            let mut span = crate::diff::ChangedSpan::default();
+            for (old, new, all) in *edits {
+                let c = apply_edit(&copied, old, new, *all, "f").unwrap();
+                let (n, fallback) = apply_edit_in_place(&mut text, &mut span, old, new, *all, "f").unwrap();
+                assert_eq!((n, fallback), (c.replacements, c.fallback));
+                copied = c.content;
+            }
+            assert_eq!(text, copied);
+            let whole = crate::diff::diff_summary(content, &text, "f");
+            let windowed = span.diff(&text, "f");
+            assert_eq!(windowed.unified, whole.unified, "{content:?} {edits:?}");
+            assert_eq!(windowed.hunks, whole.hunks);
+        }
+        let mut text = "a\na\n".to_string();
+        let mut span = crate::diff::ChangedSpan::default();
+        assert!(apply_edit_in_place(&mut text, &mut span, "a", "b", false, "f").is_err());
+        assert_eq!(text, "a\na\n");
+        assert_eq!(span.diff(&text, "f").unified, "");
+    }
 
     #[test]
     fn exact_unique_ambiguous_and_replace_all() {

@@ -97,6 +97,13 @@ impl OutputTail {
                 }
             }
         }
+        if chunk.len() > self.max_bytes {
+            // The chunk alone fills the tail: keep its end (one byte more, so
+            // `finish` knows to start at a line), copy nothing else.
+            self.tail.clear();
+            self.tail.extend_from_slice(&chunk[chunk.len() - self.max_bytes - 1..]);
+            return;
+        }
         self.tail.extend_from_slice(chunk);
         if self.tail.len() > 2 * self.max_bytes {
             let cut = self.tail.len() - self.max_bytes;

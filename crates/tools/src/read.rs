@@ -155,13 +155,17 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
     }
     .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     env.reads.record(&canonical, FileStamp::of(&meta));
-    let details = json!({
+    let (total, estimated) = window.total(meta.len());
+    let mut details = json!({
         "path": shown,
         "start_line": offset,
         "end_line": window.last_line,
-        "total_lines": window.total_lines,
+        "total_lines": total,
         "truncated": window.more_after,
     });
+    if estimated {
+        details["total_lines_estimated"] = json!(true);
+    }
     if window.total_lines == 0 {
         return Ok(ToolOutput::text(format!("({shown} is empty)")).with_details(details));
     }
@@ -175,9 +179,10 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
     if window.more_after {
         let why = if window.stopped_by_bytes { format!(" ({} KB limit)", MAX_BYTES / 1024) } else { String::new() };
         text.push_str(&format!(
-            "\n[Showing lines {offset}-{} of {}{why}. Use offset={} to continue.]",
+            "\n[Showing lines {offset}-{} of {}{}{why}. Use offset={} to continue.]",
             window.last_line,
-            window.total_lines,
+            if estimated { "about " } else { "" },
+            total,
             window.last_line + 1
         ));
     }
@@ -287,6 +292,30 @@ pub struct Window {
     pub more_after: bool,
     /// Whether the byte limit (not the line limit) ended the window.
     pub stopped_by_bytes: bool,
+    /// Bytes looked at: the whole file, unless counting stopped
+    /// [`COUNT_PAST_WINDOW`] bytes after the window (`total_lines` then
+    /// counts only those lines).
+    pub counted_bytes: u64,
+    /// Whether every line was counted.
+    pub counted_all: bool,
+}
+
+/// How far past the window lines are still counted for "of N"; a larger
+/// file's total is estimated from its size (counting every line of a 1 GB
+/// file costs a second).
+pub const COUNT_PAST_WINDOW: u64 = 16 * 1024 * 1024;
+
+impl Window {
+    /// The file's lines: counted, or estimated from `size` bytes at the
+    /// density of the bytes counted (with whether it is an estimate).
+    pub fn total(&self, size: u64) -> (usize, bool) {
+        if self.counted_all || self.counted_bytes == 0 {
+            return (self.total_lines, false);
+        }
+        let per_byte = self.total_lines as f64 / self.counted_bytes as f64;
+        let estimate = (per_byte * size.max(self.counted_bytes) as f64).round() as usize;
+        (estimate.max(self.total_lines + 1), true)
+    }
 }
 
 /// Stream `reader` once: number lines `offset..offset+limit`, stop adding at
@@ -309,6 +338,9 @@ pub fn read_window<R: Read>(
     let mut last_line = 0usize;
     let mut stopped_by_bytes = false;
     let mut accepting = true;
+    let mut counted_bytes = 0u64;
+    // Where counting may stop once the window is complete.
+    let mut stop_at: Option<u64> = None;
     let emit = |line_no: usize, cur: &mut Vec<u8>, cur_len: usize, text: &mut String| -> bool {
         let line = format_line(line_no, cur, cur_len, max_line_chars);
         if !text.is_empty() && text.len() + 1 + line.len() > max_bytes {
@@ -362,6 +394,25 @@ pub fn read_window<R: Read>(
             }
         }
         reader.consume(n);
+        counted_bytes += n as u64;
+        if stop_at.is_none() && (!accepting || line_no + 1 >= end) {
+            stop_at = Some(counted_bytes.saturating_add(COUNT_PAST_WINDOW));
+        }
+        if stop_at.is_some_and(|at| counted_bytes >= at) {
+            // The window is done and the rest is only counted: estimate it.
+            let more = !reader.fill_buf()?.is_empty();
+            if more {
+                return Ok(Window {
+                    text,
+                    last_line,
+                    total_lines: line_no,
+                    more_after: last_line > 0,
+                    stopped_by_bytes,
+                    counted_bytes,
+                    counted_all: false,
+                });
+            }
+        }
     }
     if cur_len > 0 {
         let in_window = accepting && line_no + 1 >= offset && line_no + 1 < end;
@@ -380,6 +431,8 @@ pub fn read_window<R: Read>(
         total_lines: line_no,
         more_after: last_line < line_no && last_line > 0,
         stopped_by_bytes,
+        counted_bytes,
+        counted_all: true,
     })
 }
 
@@ -428,6 +481,23 @@ mod tests {
         let w = window("a\nb\nc\nd\n", 2, 2, 1000);
         assert_eq!(w.text, "     2\tb\n     3\tc");
         assert_eq!((w.last_line, w.total_lines, w.more_after), (3, 4, true));
+    }
+
+    #[test]
+    fn a_huge_file_is_counted_only_a_while_past_the_window() {
+        // 40 MB of 40-byte lines: the window at the start, the total estimated.
+        let line = "0123456789 the quick brown fox jumps..\n";
+        let lines = 40 * 1024 * 1024 / line.len();
+        let content = line.repeat(lines);
+        let w = read_window(BufReader::with_capacity(64 * 1024, content.as_bytes()), 1, 10, 1 << 20, 100).unwrap();
+        assert_eq!((w.last_line, w.more_after, w.counted_all), (10, true, false));
+        assert!(w.counted_bytes < 20 * 1024 * 1024, "{}", w.counted_bytes);
+        let (total, estimated) = w.total(content.len() as u64);
+        assert!(estimated);
+        assert!(total.abs_diff(lines) <= 1, "{total} vs {lines}");
+        // A small file is counted whole.
+        let w = window("a\nb\nc\n", 1, 1, 1000);
+        assert_eq!((w.total(6), w.counted_all), ((3, false), true));
     }
 
     #[test]

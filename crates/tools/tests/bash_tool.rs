@@ -164,6 +164,42 @@ async fn updates_stream_the_same_output_as_the_result() {
 }
 
 #[tokio::test]
+async fn a_flood_of_output_streams_a_bounded_live_view_ending_at_the_last_line() {
+    let f = fixture();
+    let updates = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink: UpdateSink = {
+        let updates = updates.clone();
+        Arc::new(move |s| updates.lock().unwrap().push(s))
+    };
+    // 200 MB of numbered lines, faster than any view can follow.
+    let command = "seq 1 30000000 | sed 's/$/ of the flood/'; echo last line";
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        HANG_GUARD,
+        f.tool.execute(ctx(), json!({"command": command, "timeout": 300000}), CancellationToken::new(), sink),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(text(&out).ends_with("30000000 of the flood\nlast line\n[Exit code: 0]"), "{}", text(&out));
+    let updates = updates.lock().unwrap();
+    let sent: usize = updates.iter().map(String::len).sum();
+    // At most one update every 50 ms (and one at the end), each of at most
+    // about 128 KB: the live view skipped most of the 660 MB.
+    let most = started.elapsed().as_millis() as usize / 50 + 2;
+    assert!(updates.len() <= most, "{} updates, at most {most}", updates.len());
+    assert!(sent <= most * 130 * 1024, "{sent} bytes of live output in {} updates", updates.len());
+    let all = updates.concat();
+    assert!(all.ends_with("30000000 of the flood\nlast line\n"), "{}", &all[all.len().saturating_sub(200)..]);
+    // A skip never joins two pieces of lines: every line the view got is a
+    // line of the output, or the start of one the view skipped away from.
+    for line in all.lines().filter(|l| !l.is_empty() && *l != "last line") {
+        let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+        assert!(digits > 0 && " of the flood".starts_with(&line[digits..]), "{line:?}");
+    }
+}
+
+#[tokio::test]
 async fn stdout_and_stderr_keep_the_order_they_were_written_in() {
     let f = fixture();
     let command = "for i in $(seq 1 50); do echo out $i; echo err $i >&2; done";

@@ -352,7 +352,8 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
             if start <= 1 && end >= total {
                 Some(format!("read {}", count(total, "line", "lines")))
             } else {
-                Some(format!("read lines {start}-{end} of {total}"))
+                let about = d.and_then(|d| d.get("total_lines_estimated")).and_then(Value::as_bool) == Some(true);
+                Some(format!("read lines {start}-{end} of {}{total}", if about { "about " } else { "" }))
             }
         }
         Kind::Grep => {
