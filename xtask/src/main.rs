@@ -16,6 +16,8 @@ mod bench_sessions;
 mod bench_subagents;
 mod bench_tools;
 mod bench_tui;
+mod faults;
+mod fuzz;
 mod measure;
 mod reliability;
 
@@ -38,6 +40,11 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some("fuzz") => fuzz::run(args),
+        Some("faults") => {
+            let stride = args.next().map(|n| n.parse::<usize>()).transpose().context("the stride is a number")?;
+            faults::faults(&reliability::tern_bin()?, stride.unwrap_or(1).max(1))
+        }
         Some(which @ ("concurrency" | "hygiene" | "crash-loop")) => {
             let which = which.to_string();
             let count = args.next().map(|n| n.parse::<usize>()).transpose().context("the count is a number")?;
@@ -71,7 +78,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|faults [STRIDE]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }
@@ -293,10 +300,11 @@ fn ci() -> anyhow::Result<()> {
         if i == steps.len() - 1 {
             eprintln!("ci: reliability loops (docs/reliability.md has the full counts)");
             let bin = reliability::tern_bin()?;
-            let loops: [(&str, anyhow::Result<()>); 3] = [
+            let loops: [(&str, anyhow::Result<()>); 4] = [
                 ("concurrency 3", reliability::concurrency(&bin, 3)),
                 ("hygiene 30", reliability::hygiene(&bin, 30)),
                 ("crash-loop 3", reliability::crash_loop(&bin, 3)),
+                ("faults 6", faults::faults(&bin, 6)),
             ];
             for (name, result) in loops {
                 if let Err(e) = result {

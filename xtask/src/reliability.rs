@@ -13,14 +13,14 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A mock model serving `script`, on a runtime of its own.
-struct Mock {
+pub(crate) struct Mock {
     /// Serves the mock while the loop runs.
     _rt: tokio::runtime::Runtime,
-    server: tern_mock_llm::MockServer,
+    pub(crate) server: tern_mock_llm::MockServer,
 }
 
 impl Mock {
-    fn start(script: &Value) -> anyhow::Result<Self> {
+    pub(crate) fn start(script: &Value) -> anyhow::Result<Self> {
         let script = tern_mock_llm::Script::from_json(&script.to_string()).map_err(anyhow::Error::msg)?;
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
         let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
@@ -72,7 +72,7 @@ fn processes_matching(needle: &str) -> Vec<u32> {
 }
 
 /// Wait (at most 5 s) until no process holds `needle`; the survivors.
-fn survivors(needle: &str) -> Vec<u32> {
+pub(crate) fn survivors(needle: &str) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let left = processes_matching(needle);

@@ -200,6 +200,9 @@ async fn worker(base: tern_runtime::Overrides, shared: Arc<Shared>, mut rx: mpsc
     }
     let drain = async { while work.next().await.is_some() {} };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
+    // A command still running after that (one that ignores SIGTERM, in a
+    // prompt that did not finish) dies with its group before tern exits.
+    tern_process::kill_tracked();
     for runtime in sessions.values() {
         runtime.shutdown().await;
     }

@@ -78,6 +78,12 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
                 if s.state == tern_runtime::McpState::Failed {
                     crate::say(&format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default()));
                 }
+                if s.state == tern_runtime::McpState::Starting && options.verbose {
+                    crate::say(&format!(
+                        "note: MCP server `{}` is still starting; its tools join when it is ready",
+                        s.name
+                    ));
+                }
             }
             let out = Output::new(runtime, &options);
             if stream_input {

@@ -12,7 +12,11 @@ use crate::exit;
 
 fn with_runtime(mut overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&Runtime) -> u8) -> u8 {
     overrides.ephemeral = true;
-    crate::with_runtime(overrides, f)
+    // What is inspected is every server as it ends up, not as it was after the session's short wait.
+    crate::with_runtime(overrides, async |runtime| {
+        runtime.mcp_ready().await;
+        f(runtime).await
+    })
 }
 
 /// Print to stdout, cleaned of escape sequences: names and details come from

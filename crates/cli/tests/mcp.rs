@@ -425,3 +425,38 @@ async fn mcp_json_keys_tern_knows_apply_and_others_are_named() {
     let list: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(list[0]["state"], "disabled", "`enabled` applies: {list}");
 }
+
+#[tokio::test]
+async fn a_slow_server_does_not_hold_up_the_first_request_and_joins_when_ready() {
+    // The server takes 6 s to answer; a session waits 3 s at most. The first
+    // request goes without its tools (so it was not held up for them); the
+    // model runs short bash calls until a request lists the server's tools,
+    // then calls one.
+    let mut turns = vec![
+        json!({"when_request_contains": "a 1x1 red pixel", "text": "done"}),
+        json!({"when_request_contains": "mcp__late__image", "tool_calls": [{"name": "mcp__late__image", "arguments": {}}]}),
+    ];
+    turns.extend((0..45).map(|_| json!({"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 0.3"}}]})));
+    let h = Harness::new(Wire::Anthropic, &json!({ "turns": turns }).to_string()).await;
+    add_config(&h, &server_section("late", &["--tools", "2", "--start-delay-ms", "6000"], ""));
+    let out = h.run(&["-p", "go", "--max-turns", "60"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "done\n");
+    let bodies = h.bodies();
+    let has_late = |b: &Value| b["tools"].as_array().unwrap().iter().any(|t| t["name"] == "mcp__late__image");
+    assert!(!has_late(&bodies[0]), "the first request waited for the server");
+    assert!(has_late(bodies.last().unwrap()), "the server's tools never joined");
+    // It joined while the session ran, not at once and not at the end.
+    let waited = bodies.iter().take_while(|b| !has_late(b)).count();
+    assert!((2..45).contains(&waited), "{waited} requests before it joined");
+}
+
+#[tokio::test]
+async fn mcp_list_waits_for_a_slow_server() {
+    let h = Harness::new(Wire::Anthropic, "{\"turns\": []}").await;
+    add_config(&h, &server_section("late", &["--tools", "2", "--start-delay-ms", "4000"], ""));
+    let out = h.run(&["mcp", "list"]).await;
+    assert_eq!(out.code, Some(0), "stdout: {} stderr: {}", out.stdout, out.stderr);
+    let line = out.stdout.lines().find(|l| l.starts_with("late")).unwrap_or_default();
+    assert!(line.contains("connected") && line.contains(" 2 "), "{}", out.stdout);
+}

@@ -14,7 +14,7 @@
 //! # async fn demo() {
 //! use tern_mcp::{McpManager, ServerConfig};
 //! let fs = ServerConfig::stdio("fs", "mcp-server-filesystem", ["/tmp"]);
-//! let manager = McpManager::start(vec![fs], Some("/tmp/tern-mcp.log".into())).await;
+//! let manager = McpManager::start(vec![fs], Some("/tmp/tern-mcp.log".into()), None).await;
 //! for status in manager.statuses() {
 //!     println!("{}: {:?} ({} tools)", status.name, status.state, status.tool_count);
 //! }

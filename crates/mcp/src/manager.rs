@@ -1,7 +1,7 @@
 //! [`McpManager`]: every configured server, started together, and their
 //! tools as one list.
 
-use std::{path::PathBuf, sync::Arc};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use tokio::sync::watch;
 
@@ -16,6 +16,8 @@ use crate::{
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
+    /// Still connecting: its tools join the list once it has listed them.
+    Starting,
     /// Session open; tools listed.
     Connected,
     /// Not usable, with the reason (start failure, crash, shut down).
@@ -45,6 +47,8 @@ pub struct ServerStatus {
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
     generation: Arc<watch::Sender<u64>>,
+    /// The servers' first starts, until each finished.
+    starts: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl McpManager {
@@ -54,13 +58,53 @@ impl McpManager {
     /// Never returns an error as a whole. Server stderr is appended to
     /// `stderr_log` (each line prefixed `[server-name] `) — never to tern's
     /// own stderr/screen; if None, discarded.
-    pub async fn start(servers: Vec<ServerConfig>, stderr_log: Option<PathBuf>) -> Arc<McpManager> {
+    ///
+    /// Returns once every server finished starting, or `wait` passed
+    /// (`None`: no limit but each server's own startup timeout). A server
+    /// still starting then goes on in the background and its tools join the
+    /// list when it is ready ([`McpManager::generation`] changes), so a slow
+    /// server does not hold up the first request.
+    pub async fn start(
+        servers: Vec<ServerConfig>,
+        stderr_log: Option<PathBuf>,
+        wait: Option<Duration>,
+    ) -> Arc<McpManager> {
         let log = ServerLog::open(stderr_log.as_deref());
         let generation = Arc::new(watch::Sender::new(0));
         let servers: Vec<Arc<Server>> =
             servers.into_iter().map(|config| Arc::new(Server::new(config, log.clone(), generation.clone()))).collect();
-        futures::future::join_all(servers.iter().map(|server| server.start())).await;
-        Arc::new(McpManager { servers, generation })
+        let starts = servers
+            .iter()
+            .map(|server| {
+                let server = server.clone();
+                tokio::spawn(async move { server.start().await })
+            })
+            .collect();
+        let manager = Arc::new(McpManager { servers, generation, starts: std::sync::Mutex::new(starts) });
+        match wait {
+            Some(limit) => {
+                let _ = tokio::time::timeout(limit, manager.ready()).await;
+            }
+            None => manager.ready().await,
+        }
+        manager
+    }
+
+    /// Wait until every server finished its first start (connected or failed).
+    pub async fn ready(&self) {
+        loop {
+            let pending = {
+                let mut starts = self.starts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                starts.retain(|h| !h.is_finished());
+                starts.is_empty()
+            };
+            if pending {
+                return;
+            }
+            let seen = self.generation();
+            // Every start ends by bumping the generation.
+            let _ = tokio::time::timeout(Duration::from_millis(100), self.generation_changed(seen)).await;
+        }
     }
 
     /// Every configured server, in configuration order.
@@ -101,6 +145,10 @@ impl McpManager {
 
     /// Kill/close every server (stdio children are killed; also when the manager is dropped — kill_on_drop).
     pub async fn shutdown(&self) {
+        // A server still starting is dropped, with the child it spawned (kill_on_drop).
+        for h in self.starts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..) {
+            h.abort();
+        }
         futures::future::join_all(self.servers.iter().map(|s| s.shutdown())).await;
     }
 }

@@ -79,7 +79,7 @@ impl Server {
             log,
             generation,
             link: tokio::sync::Mutex::new(Link::Idle),
-            view: Mutex::new(View { state: ServerState::Failed("not started".into()), tools: None, restarts: 0 }),
+            view: Mutex::new(View { state: ServerState::Starting, tools: None, restarts: 0 }),
             epochs: AtomicU64::new(0),
             relisting: tokio::sync::Mutex::new(()),
         }
@@ -130,6 +130,9 @@ impl Server {
                 *link = Link::Failed;
             }
         }
+        drop(link);
+        // Its tools (or its failure) are news to whoever lists them.
+        self.generation.send_modify(|g| *g += 1);
     }
 
     /// Connect and list tools within the startup timeout. The caller holds `link`.

@@ -46,7 +46,7 @@ async fn streamable_http_with_headers_and_bearer_token() {
         },
         ..ServerConfig::http("web", "")
     };
-    let manager = McpManager::start(vec![config], None).await;
+    let manager = McpManager::start(vec![config], None, None).await;
     let st = status(&manager, "web");
     assert_eq!(st.state, ServerState::Connected, "{st:?}");
     assert_eq!(st.transport, format!("http: http://127.0.0.1:{port}/mcp"));
@@ -81,7 +81,7 @@ async fn streamable_http_with_headers_and_bearer_token() {
         startup_timeout: Duration::from_secs(10),
         ..ServerConfig::http("caught", "")
     };
-    let manager = McpManager::start(vec![config], None).await;
+    let manager = McpManager::start(vec![config], None, None).await;
     assert!(matches!(status(&manager, "caught").state, ServerState::Failed(_)));
     let head = tokio::time::timeout(Duration::from_secs(10), catcher).await.unwrap().unwrap();
     assert!(head.starts_with("post /mcp "), "{head}");

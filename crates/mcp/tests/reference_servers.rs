@@ -13,7 +13,7 @@ use tern_protocol::{ExecutionMode, ToolResultContent};
 async fn everything_server_echo_and_image() {
     let bin = reference_server("mcp-server-everything");
     let manager =
-        McpManager::start(vec![ServerConfig::stdio("everything", bin.to_string_lossy(), ["stdio"])], None).await;
+        McpManager::start(vec![ServerConfig::stdio("everything", bin.to_string_lossy(), ["stdio"])], None, None).await;
     assert_eq!(status(&manager, "everything").state, ServerState::Connected, "{:?}", manager.statuses());
 
     let tools = manager.tools();
@@ -46,7 +46,7 @@ async fn filesystem_server_reads_and_lists() {
 
     let bin = reference_server("mcp-server-filesystem");
     let config = ServerConfig::stdio("fs", bin.to_string_lossy(), [root.to_string_lossy().to_string()]);
-    let manager = McpManager::start(vec![config], None).await;
+    let manager = McpManager::start(vec![config], None, None).await;
     assert_eq!(status(&manager, "fs").state, ServerState::Connected, "{:?}", manager.statuses());
 
     let path = root.join("notes.txt").to_string_lossy().to_string();

@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 #[tokio::test]
 async fn lists_every_page_of_tools() {
-    let manager = McpManager::start(vec![test_server("paged", &["--tools", "250", "--page-size", "40"])], None).await;
+    let manager =
+        McpManager::start(vec![test_server("paged", &["--tools", "250", "--page-size", "40"])], None, None).await;
     let st = status(&manager, "paged");
     assert_eq!(st.state, ServerState::Connected);
     assert_eq!(st.tool_count, 256);
@@ -49,7 +50,7 @@ async fn lists_every_page_of_tools() {
 
 #[tokio::test]
 async fn calls_generated_tools_and_echo() {
-    let manager = McpManager::start(vec![test_server("t", &["--tools", "20"])], None).await;
+    let manager = McpManager::start(vec![test_server("t", &["--tools", "20"])], None, None).await;
     let out = call(&manager, "mcp__t__tool_7", json!({"value": "abc", "count": 2})).await.unwrap();
     assert_eq!(out.content, vec![ToolResultContent::text("tool_7 ok: value=abc")]);
     assert_eq!(out.details, Some(json!({"server": "t", "tool": "tool_7"})));
@@ -60,7 +61,7 @@ async fn calls_generated_tools_and_echo() {
 
 #[tokio::test]
 async fn image_content_becomes_an_image_block() {
-    let manager = McpManager::start(vec![test_server("img", &[])], None).await;
+    let manager = McpManager::start(vec![test_server("img", &[])], None, None).await;
     let out = call(&manager, "mcp__img__image", json!({})).await.unwrap();
     assert_eq!(out.content.len(), 2);
     match &out.content[0] {
@@ -76,7 +77,7 @@ async fn image_content_becomes_an_image_block() {
 
 #[tokio::test]
 async fn is_error_results_and_rejected_calls_are_tool_errors() {
-    let manager = McpManager::start(vec![test_server("f", &[])], None).await;
+    let manager = McpManager::start(vec![test_server("f", &[])], None, None).await;
     let err = call(&manager, "mcp__f__fail", json!({})).await.unwrap_err();
     assert_eq!(err.message, "fail: this tool always fails");
 
@@ -93,7 +94,7 @@ async fn is_error_results_and_rejected_calls_are_tool_errors() {
 async fn a_crashed_server_is_restarted_on_next_use() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("mcp.log");
-    let manager = McpManager::start(vec![test_server("crashy", &[])], Some(log.clone())).await;
+    let manager = McpManager::start(vec![test_server("crashy", &[])], Some(log.clone()), None).await;
 
     let err = call(&manager, "mcp__crashy__crash", json!({})).await.unwrap_err();
     assert!(
@@ -119,7 +120,7 @@ async fn a_crashed_server_is_restarted_on_next_use() {
 
 #[tokio::test]
 async fn restarts_are_bounded() {
-    let manager = McpManager::start(vec![test_server("flaky", &[])], None).await;
+    let manager = McpManager::start(vec![test_server("flaky", &[])], None, None).await;
     // The first crash, then three restarts that each crash again.
     for round in 0..=tern_mcp::MAX_RESTARTS {
         let err = call(&manager, "mcp__flaky__crash", json!({})).await.unwrap_err();
@@ -139,7 +140,7 @@ async fn a_hanging_call_times_out_and_the_server_stays_usable() {
     let log = dir.path().join("mcp.log");
     let mut config = test_server("slow", &["--name", "slow"]);
     config.tool_timeout = Duration::from_millis(500);
-    let manager = McpManager::start(vec![config], Some(log.clone())).await;
+    let manager = McpManager::start(vec![config], Some(log.clone()), None).await;
     let started = Instant::now();
     let err = call(&manager, "mcp__slow__hang", json!({})).await.unwrap_err();
     let took = started.elapsed();
@@ -163,7 +164,7 @@ async fn a_hanging_call_times_out_and_the_server_stays_usable() {
 
 #[tokio::test]
 async fn the_cancel_token_stops_a_call() {
-    let manager = McpManager::start(vec![test_server("c", &[])], None).await;
+    let manager = McpManager::start(vec![test_server("c", &[])], None, None).await;
     let cancel = CancellationToken::new();
     let pending = call_with(&manager, "mcp__c__hang", json!({}), cancel.clone());
     let canceller = async {
@@ -181,7 +182,7 @@ async fn the_cancel_token_stops_a_call() {
 
 #[tokio::test]
 async fn list_changed_bumps_the_generation_and_adds_the_tool() {
-    let manager = McpManager::start(vec![test_server("dyn", &["--tools", "2"])], None).await;
+    let manager = McpManager::start(vec![test_server("dyn", &["--tools", "2"])], None, None).await;
     let before = manager.generation();
     assert!(!manager.tools().iter().any(|t| t.tool.name() == "mcp__dyn__fresh"));
 
@@ -203,7 +204,7 @@ async fn servers_start_concurrently() {
     let configs: Vec<ServerConfig> =
         (0..5).map(|i| test_server(&format!("s{i}"), &["--start-delay-ms", "300", "--tools", "3"])).collect();
     let started = Instant::now();
-    let manager = McpManager::start(configs, None).await;
+    let manager = McpManager::start(configs, None, None).await;
     let took = started.elapsed();
     assert!(took < Duration::from_millis(1200), "5 servers × 300 ms start delay took {took:?}");
     assert!(manager.statuses().iter().all(|s| s.state == ServerState::Connected), "{:?}", manager.statuses());
@@ -230,7 +231,7 @@ async fn broken_and_disabled_servers_do_not_stop_the_others() {
         },
         ServerConfig::http("refused", "http://127.0.0.1:9/mcp"),
     ];
-    let manager = McpManager::start(configs, None).await;
+    let manager = McpManager::start(configs, None, None).await;
     let statuses = manager.statuses();
     let names: Vec<&str> = statuses.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["good", "missing", "off", "tokenless", "refused"], "config order");
@@ -263,7 +264,7 @@ async fn a_slow_start_fails_at_the_startup_timeout() {
     let mut config = test_server("sleepy", &["--start-delay-ms", "10000"]);
     config.startup_timeout = Duration::from_millis(300);
     let started = Instant::now();
-    let manager = McpManager::start(vec![config, test_server("quick", &[])], None).await;
+    let manager = McpManager::start(vec![config, test_server("quick", &[])], None, None).await;
     assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
     let st = status(&manager, "sleepy");
     assert!(
@@ -280,7 +281,8 @@ async fn server_stderr_lands_in_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("logs").join("mcp.log");
     let manager =
-        McpManager::start(vec![test_server("noisy", &["--stderr-noise", "--name", "noisy"])], Some(log.clone())).await;
+        McpManager::start(vec![test_server("noisy", &["--stderr-noise", "--name", "noisy"])], Some(log.clone()), None)
+            .await;
     assert_eq!(status(&manager, "noisy").state, ServerState::Connected);
     eventually("stderr in the log", Duration::from_secs(5), || {
         std::fs::read_to_string(&log).unwrap_or_default().contains("[noisy] noisy: this line is stderr noise")
@@ -296,7 +298,7 @@ async fn shutdown_and_drop_kill_the_server_processes() {
     let marker = format!("tern-mcp-kill-test-{}", std::process::id());
     let shut = format!("{marker}-shutdown");
     let dropped = format!("{marker}-drop");
-    let manager = McpManager::start(vec![test_server("a", &["--name", &shut])], None).await;
+    let manager = McpManager::start(vec![test_server("a", &["--name", &shut])], None, None).await;
     assert_eq!(processes_with(&shut).len(), 1);
     manager.shutdown().await;
     eventually("the shut-down server to exit", Duration::from_secs(5), || processes_with(&shut).is_empty()).await;
@@ -304,7 +306,7 @@ async fn shutdown_and_drop_kill_the_server_processes() {
     let err = call(&manager, "mcp__a__echo", json!({"text": "x"})).await.unwrap_err();
     assert!(err.message.contains("has been shut down"), "{}", err.message);
 
-    let manager = McpManager::start(vec![test_server("b", &["--name", &dropped])], None).await;
+    let manager = McpManager::start(vec![test_server("b", &["--name", &dropped])], None, None).await;
     let tools = manager.tools();
     assert_eq!(processes_with(&dropped).len(), 1);
     drop(manager);

@@ -1026,7 +1026,15 @@ impl Runtime {
         &self.catalog
     }
 
-    /// Every configured MCP server with its state: connected, failed (and
+    /// Wait until every MCP server finished starting (a session starts
+    /// after [`MCP_READY_WAIT`] at most; inspection commands wait for all).
+    pub async fn mcp_ready(&self) {
+        if let Some(mcp) = &self.mcp {
+            mcp.ready().await;
+        }
+    }
+
+    /// Every configured MCP server and where it stands: connected, failed (and
     /// why), disabled or denied.
     pub fn mcp_servers(&self) -> Vec<McpServerReport> {
         let live = self.mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
@@ -1039,6 +1047,7 @@ impl Runtime {
                     (_, Some(why), _) => (McpState::Denied, Some(why.clone())),
                     (Ok(c), None, _) if !c.enabled => (McpState::Disabled, None),
                     (Ok(_), None, Some(st)) => match &st.state {
+                        ServerState::Starting => (McpState::Starting, None),
                         ServerState::Connected => (McpState::Connected, None),
                         ServerState::Failed(e) => (McpState::Failed, Some(e.clone())),
                         ServerState::Disabled => (McpState::Disabled, None),
@@ -1247,6 +1256,12 @@ impl Runtime {
     }
 }
 
+/// How long a session waits for its MCP servers before the first request:
+/// one still starting then joins when it is ready (from the next request
+/// after that), so a slow server never holds up the prompt by its whole
+/// startup timeout.
+pub const MCP_READY_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Where an MCP server stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -1262,6 +1277,8 @@ pub enum McpState {
     /// Configured but not started (`--no-mcp`-like runs).
     #[serde(rename = "not started")]
     NotStarted,
+    /// Still starting: its tools join from the next request after it is ready.
+    Starting,
 }
 
 impl McpState {
@@ -1273,6 +1290,7 @@ impl McpState {
             McpState::Disabled => "disabled",
             McpState::Denied => "denied",
             McpState::NotStarted => "not started",
+            McpState::Starting => "starting",
         }
     }
 }

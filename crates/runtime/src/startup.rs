@@ -254,7 +254,9 @@ pub(crate) fn configure_servers(
 }
 
 /// Step 4: start the servers that may start, all at once, each from the
-/// secret-free environment; their stderr goes to the private log.
+/// secret-free environment; their stderr goes to the private log. At most
+/// [`crate::MCP_READY_WAIT`] is waited for them: a slower one goes on
+/// starting while the session runs, and its tools join when it is ready.
 pub(crate) async fn start_servers(
     servers: &[ConfiguredServer],
     overrides: &Overrides,
@@ -279,7 +281,7 @@ pub(crate) async fn start_servers(
     if let Some(dir) = paths.log_file().parent() {
         let _ = tern_tools::create_private_dir(dir);
     }
-    Some(McpManager::start(startable, Some(paths.log_file())).await)
+    Some(McpManager::start(startable, Some(paths.log_file()), Some(crate::MCP_READY_WAIT)).await)
 }
 
 /// Step 5: the session file: a new one, an earlier one to go on with

@@ -319,7 +319,7 @@ fn room_in(tasks: &[Arc<Task>]) -> Result<(), ToolError> {
 /// Follow one task until it exits or is stopped; then leave nothing of its group.
 async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio::net::unix::pipe::Receiver) {
     let Some(&pgid) = task.pgid.get() else { return };
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(16);
     tokio::spawn(crate::bash::pump(reader, tx));
     let mut open = true;
     let status = loop {

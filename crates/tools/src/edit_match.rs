@@ -268,6 +268,22 @@ mod tests {
     }
 
     #[test]
+    fn fuzz_found_replace_all_of_newlines_diffs_the_same_counts() {
+        // From `cargo xtask fuzz edit_match`: every "\n" of a file of many
+        // empty lines replaced. The fuzz run's mismatch came from the diff's
+        // 150 ms deadline firing under load (a longer, still correct diff);
+        // without it both diffs agree.
+        let content = "\t\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n)\n=\t%\t\n\n\n\n\n\n\t\t\n\n\nP\t\n\t-\n\n\n;\t\n@\n\n\n\n\n\t\n=\t\n\n\t";
+        let new = "\n\n\u{1a}\t\t\n\n\n\t\n\n\n\n\n\n\n\t\t\n\n\nP\t\n\t\t\n\n\n;\t\n@\n\n\n\n\n\n\n\t\t\u{13}\n\n\t\n\n\t\t\n\n\n\n\n\n\t\t\n\n\n\n\n\n\n\t\t\u{13}\n\n\t\n\n\n\t\n\t\t\n\t";
+        let mut text = content.to_string();
+        let mut span = crate::diff::ChangedSpan::default();
+        apply_edit_in_place(&mut text, &mut span, "\n", new, true, "f").unwrap();
+        let whole = crate::diff::diff_summary(content, &text, "f");
+        let windowed = span.diff(&text, "f");
+        assert_eq!((windowed.added, windowed.removed), (whole.added, whole.removed));
+    }
+
+    #[test]
     fn in_place_matches_the_copying_form_and_its_diff() {
         type Edits<'a> = &'a [(&'a str, &'a str, bool)];
         let cases: &[(&str, Edits)] = &[

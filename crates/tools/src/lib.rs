@@ -19,7 +19,7 @@ mod bash_sandbox;
 pub use bash_sandbox::SandboxSettings;
 pub mod diff;
 pub mod edit;
-mod edit_match;
+pub mod edit_match;
 mod file_guard;
 mod git_guard;
 pub use file_guard::{ClientFiles, create_private_dir, start_write_journal, write_atomic};
