@@ -5,11 +5,12 @@
 //! without a body, a stream cut at every event position of a reply with
 //! text and two tool calls, malformed SSE at every position, an in-stream
 //! error, endless pings and endless text, arguments that are not JSON, a
-//! 1 MB argument and a 20 MB one (over the response cap); then the MCP faults (a server that crashes mid-call,
-//! hangs, speaks no JSON-RPC, floods stderr). For each: no panic, every
-//! session file readable, the run finishes with a clear message in bounded
-//! time and memory, and one that can recover does. STRIDE > 1 tries every
-//! STRIDE-th event position only (CI).
+//! 512 KB argument and a 4 MB one (over the response cap); then the MCP
+//! faults (a server that crashes mid-call, hangs, speaks no JSON-RPC, floods
+//! stderr). For each: no panic, every session file readable, the run
+//! finishes with a clear message in bounded time and memory, and one that
+//! can recover does. STRIDE > 1 tries every STRIDE-th event position only
+//! (CI).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -272,6 +273,7 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
     };
     let mut positions = 0;
     let mut baseline_rss = 0;
+    let mut growths = Vec::new();
     for wire in Wire::ALL {
         let plain = l.case("no fault", wire, json!([tool_turn(), done]), "", Expect::Recovers)?;
         baseline_rss = baseline_rss.max(plain.max_rss_kb);
@@ -321,6 +323,7 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
         let endless =
             l.case("endless text", wire, once(json!({"endless_text_after_events": 2})), "", Expect::Recovers)?;
         let growth = endless.max_rss_kb.saturating_sub(plain.max_rss_kb);
+        growths.push(format!("{wire:?} +{:.1} MB", growth as f64 / 1024.0));
         if growth > ENDLESS_GROWTH_KB {
             l.failures.push(format!("endless text on {wire:?}: peak RSS grew {} MB", growth / 1024));
         }
@@ -347,17 +350,18 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
         )?;
         // A response may hold 8 MB + 512 bytes per max_tokens token (12 MB
         // for the mock's 8192; like a provider's, its events carry 20
-        // characters of argument in ~150 bytes): a 1 MB argument is
-        // written; a 20 MB one is refused at the cap as the provider's
-        // fault (no model writes 20 MB within max_tokens: 8192 tokens are
+        // characters of argument in 150-250 bytes): a 512 KB argument (16
+        // times what 8192 tokens can hold) is written; a 4 MB one (some 30 MB
+        // of stream) is refused at the cap as the provider's
+        // fault (no model writes 4 MB within max_tokens: 8192 tokens are
         // some 32 KB), with memory bounded by the cap, not the argument.
-        let write = |mb: usize| {
-            let content = "x".repeat(mb * 1024 * 1024);
+        let write = |kb: usize| {
+            let content = "x".repeat(kb * 1024);
             json!([{"tool_calls": [{"name": "write", "arguments": {"path": "big.txt", "content": content}}]}, done])
         };
-        l.case("a 1 MB argument", wire, write(1), "", Expect::Recovers)?;
+        l.case("a 512 KB argument", wire, write(512), "", Expect::Recovers)?;
         let two_attempts = "[retry]\nmax_attempts = 2\nbase_delay_ms = 1\n";
-        l.case("a 20 MB argument", wire, write(20), two_attempts, Expect::FailsClearly)?;
+        l.case("a 4 MB argument", wire, write(4 * 1024), two_attempts, Expect::FailsClearly)?;
     }
     // MCP faults, on one wire: the transport is the same for all three.
     let server = |name: &str, command: &Path, args: &[&str], extra: &str| {
@@ -413,6 +417,7 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
         l.worst_rss_kb as f64 / 1024.0,
         baseline_rss as f64 / 1024.0
     );
+    println!("  endless text stream, peak RSS over the same run without it: {}", growths.join(", "));
     for f in &l.failures {
         println!("  FAILED {f}");
     }
