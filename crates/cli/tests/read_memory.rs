@@ -61,7 +61,8 @@ async fn reading_the_middle_of_a_large_file_stays_small() {
         "{}",
         &result[..200.min(result.len())]
     );
-    assert!(result.contains(&format!("of {LINES}. Use offset={} to continue.", LINES / 2 + 10)), "{result}");
+    // Counting stops 16 MB past the window; lines of one length make the estimate exact.
+    assert!(result.contains(&format!("of about {LINES}. Use offset={} to continue.", LINES / 2 + 10)), "{result}");
     let grown = max_rss_kb - baseline_kb;
     assert!(
         grown < 8 * 1024,
