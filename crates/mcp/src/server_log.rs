@@ -28,9 +28,24 @@ pub struct ServerLog {
 
 struct Sink {
     path: PathBuf,
-    /// The open file and the bytes in it.
-    file: Mutex<(File, u64)>,
+    /// The open file and what this process knows of it.
+    file: Mutex<Open>,
 }
+
+/// The log as one writer holds it. Several tern processes may write one
+/// log: each checks the file itself every [`RESYNC_BYTES`] it writes (and
+/// before it rotates), so their lines add up to one size and a writer whose
+/// file another one rotated away follows to the new one.
+struct Open {
+    file: File,
+    /// The file's size when last checked, plus what this process wrote since.
+    len: u64,
+    /// Written since the last check.
+    unchecked: u64,
+}
+
+/// How much one writer appends between two looks at the file itself.
+const RESYNC_BYTES: u64 = 256 * 1024;
 
 impl ServerLog {
     /// Append to `path` (created, with its parent directories, if missing).
@@ -42,9 +57,7 @@ impl ServerLog {
         }
         // The log holds what servers print: readable by the owner only.
         match open_log(path) {
-            Ok((file, len)) => {
-                Self { sink: Some(Arc::new(Sink { path: path.to_path_buf(), file: Mutex::new((file, len)) })) }
-            }
+            Ok(open) => Self { sink: Some(Arc::new(Sink { path: path.to_path_buf(), file: Mutex::new(open) })) },
             Err(_) => Self::default(),
         }
     }
@@ -69,7 +82,19 @@ impl ServerLog {
         text = tern_protocol::text::prefix_within(text, MAX_LINE_BYTES);
         let line = format!("[{server}] {text}\n");
         if let Ok(mut guard) = sink.file.lock() {
-            if guard.1 + line.len() as u64 > MAX_LOG_BYTES {
+            let size = line.len() as u64;
+            if guard.unchecked >= RESYNC_BYTES || guard.len + size > MAX_LOG_BYTES {
+                // What the file really is: another process may have written
+                // to it, or rotated it away from under this one.
+                match resync(&sink.path, &guard.file) {
+                    Some(len) => (guard.len, guard.unchecked) = (len, 0),
+                    None => match open_log(&sink.path) {
+                        Ok(fresh) => *guard = fresh,
+                        Err(_) => return,
+                    },
+                }
+            }
+            if guard.len + size > MAX_LOG_BYTES {
                 // Rotate: the full file becomes `.1`; a new one starts.
                 let mut old = sink.path.clone().into_os_string();
                 old.push(".1");
@@ -79,10 +104,10 @@ impl ServerLog {
                     Err(_) => return,
                 }
             }
-            let (file, len) = &mut *guard;
-            // One write per line keeps lines from different servers whole.
-            if file.write_all(line.as_bytes()).is_ok() {
-                *len += line.len() as u64;
+            // One write per line (O_APPEND) keeps lines from different servers and processes whole.
+            if guard.file.write_all(line.as_bytes()).is_ok() {
+                guard.len += size;
+                guard.unchecked += size;
             }
         }
     }
@@ -122,17 +147,61 @@ impl ServerLog {
 }
 
 /// Open (creating, owner-only) the log for appending; its current length.
-fn open_log(path: &Path) -> std::io::Result<(File, u64)> {
+fn open_log(path: &Path) -> std::io::Result<Open> {
     // The log holds what servers print: readable by the owner only.
     let file =
         std::os::unix::fs::OpenOptionsExt::mode(OpenOptions::new().create(true).append(true), 0o600).open(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    Ok((file, len))
+    Ok(Open { file, len, unchecked: 0 })
+}
+
+/// The size of `file` if it is still the one at `path`; `None` when the path
+/// names another file (rotated by another process) or none.
+fn resync(path: &Path, file: &File) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let ours = file.metadata().ok()?;
+    let there = std::fs::metadata(path).ok()?;
+    (ours.ino() == there.ino() && ours.dev() == there.dev()).then(|| ours.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_writers_share_one_bound_and_follow_a_rotation() {
+        // Two handles opened separately stand for two tern processes.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tern.log");
+        let (a, b) = (ServerLog::open(Some(&path)), ServerLog::open(Some(&path)));
+        let text = "x".repeat(1000);
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let rotated = dir.path().join("tern.log.1");
+        let bound = MAX_LOG_BYTES + 2 * RESYNC_BYTES;
+        // 40 MB between them, in turns: neither file ever passes the bound.
+        for i in 0..40_000 {
+            if i % 2 == 0 {
+                a.line("a", &text)
+            } else {
+                b.line("b", &text)
+            }
+            if i % 100 == 0 {
+                let (now, before) = (size(&path), size(&rotated));
+                assert!(now <= bound && before <= bound, "line {i}: tern.log {now} bytes, tern.log.1 {before}");
+            }
+        }
+        // Each follows a rotation by the other within RESYNC_BYTES of its own lines.
+        for who in [&a, &b] {
+            for _ in 0..300 {
+                who.line("w", &text);
+            }
+        }
+        a.line("a", "after a check");
+        b.line("b", "after a check");
+        let current = std::fs::read_to_string(&path).unwrap();
+        assert!(current.contains("[a] after a check"), "a writes to a file rotated away");
+        assert!(current.contains("[b] after a check"), "b writes to a file rotated away");
+    }
 
     #[tokio::test]
     async fn lines_are_prefixed_and_appended() {
