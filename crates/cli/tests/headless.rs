@@ -515,6 +515,45 @@ async fn a_command_dies_with_tern_when_tern_is_killed() {
 }
 
 #[tokio::test]
+async fn a_confined_compound_command_dies_whole_with_tern_when_tern_is_killed() {
+    // Two sleeps in the background of one shell, one of them in a session
+    // of its own: with the sandbox on, the command's PID namespace ends with
+    // tern, so neither outlives a kill -9 (a parent-death signal alone
+    // reaches only the shell).
+    let root = unsafe { libc::geteuid() } == 0;
+    let probe: &[&str] = if root { &["--pid", "--fork", "true"] } else { &["--user", "--pid", "--fork", "true"] };
+    if !std::process::Command::new("unshare").args(probe).status().is_ok_and(|s| s.success()) {
+        eprintln!("skipped: this machine cannot make PID namespaces");
+        return;
+    }
+    let (a, b) = ("4127.81", "4127.82");
+    let command = format!("sleep {a} & setsid sleep {b} & echo started; wait");
+    let mut h = Harness::new(
+        Wire::Anthropic,
+        &script(
+            json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}]}),
+        ),
+    )
+    .await;
+    // The default mode asks for bash; allowing it by rule keeps the sandbox (bypass would turn it off).
+    h.mode = None;
+    std::fs::write(
+        h.home.path().join("config.toml"),
+        "[retry]\nbase_delay_ms = 1\n[permissions]\nallow = [\"bash\"]\n",
+    )
+    .unwrap();
+    let mut child = run_until_started(&h).await;
+    assert!(!common::wait_present(&format!("sleep {a}")).await.is_empty());
+    assert!(!common::wait_present(&format!("sleep {b}")).await.is_empty());
+    let pid = child.id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let _ = child.wait().await;
+    assert_eq!(wait_gone(&format!("sleep {a}")).await, Vec::<u32>::new(), "the background child died with tern");
+    assert_eq!(wait_gone(&format!("sleep {b}")).await, Vec::<u32>::new(), "the setsid child died with tern");
+}
+
+#[tokio::test]
 async fn a_command_too_long_for_the_kernel_gets_a_clear_error() {
     let long = format!("echo {}", "x".repeat(200 * 1024));
     let h = Harness::new(

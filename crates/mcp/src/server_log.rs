@@ -161,7 +161,7 @@ fn resync(path: &Path, file: &File) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;
     let ours = file.metadata().ok()?;
     let there = std::fs::metadata(path).ok()?;
-    (ours.ino() == there.ino() && ours.dev() == there.dev()).then(|| ours.len())
+    (ours.ino() == there.ino() && ours.dev() == there.dev()).then_some(ours.len())
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@
 
 mod carve;
 mod confine;
+mod pidns;
 mod plan;
 mod policy;
 pub mod small_file;
@@ -41,6 +42,7 @@ mod support;
 
 pub use carve::grant_around;
 pub use confine::{Prepared, confine};
+pub use pidns::contain_tree;
 pub use plan::AccessPlan;
 pub use policy::{DEVICE_WRITE, HOME_DENY, HOME_READ, HostPaths, SYSTEM_READ, SandboxPolicy};
 pub use support::{SandboxStatus, support};

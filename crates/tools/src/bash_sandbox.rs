@@ -145,6 +145,10 @@ impl CallSandbox {
             cmd.env("TMPDIR", dir).env("TMP", dir).env("TEMP", dir);
         }
         let confined = self.prepared.is_confined();
+        if confined {
+            // Before Landlock (it writes the uid map): the tree dies with the command and with tern.
+            tern_sandbox::contain_tree(cmd.as_std_mut());
+        }
         tern_sandbox::confine(cmd.as_std_mut(), self.prepared);
         let (level, network) =
             if confined { (self.confinement.level, self.confinement.network) } else { (SandboxLevel::Off, true) };

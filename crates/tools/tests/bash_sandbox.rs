@@ -133,3 +133,51 @@ async fn the_cap_wins_over_a_looser_call_and_off_turns_the_sandbox_off() {
     assert!(r.is_ok() && outside.exists(), "{}", text(&r));
     assert_eq!(details(&r)["sandbox"], "off");
 }
+
+/// Pids of processes whose command line holds `needle`.
+fn running(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).replace('\0', " ").contains(needle)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn a_confined_command_runs_in_its_own_pid_namespace_and_takes_its_tree_along() {
+    if landlock_missing() {
+        return;
+    }
+    let f = fixture();
+    let bash = tool(&f, SandboxSettings::default());
+    // Where this machine can make PID namespaces (util-linux `unshare` tells),
+    // the shell is PID 2 under a reaper.
+    let root = unsafe { libc::geteuid() } == 0;
+    let probe = if root { vec!["--pid", "--fork", "true"] } else { vec!["--user", "--pid", "--fork", "true"] };
+    let available = std::process::Command::new("unshare").args(&probe).status().is_ok_and(|s| s.success());
+    let r = call(&bash, None, "echo pid=$$").await;
+    assert_eq!(text(&r).contains("pid=2\n"), available, "namespaces available: {available}; {}", text(&r));
+    if available {
+        // Exit codes and signals come through as the command ended.
+        let r = call(&bash, None, "exit 7").await;
+        assert!(text(&r).contains("[Exit code: 7]"), "{}", text(&r));
+        let r = call(&bash, None, "kill -9 $$").await;
+        assert!(text(&r).contains("[Killed by signal 9]"), "{}", text(&r));
+        // A daemon in a session of its own (out of the process group) dies with the command.
+        let marker = "4127.91";
+        let r = call(&bash, None, &format!("setsid sleep {marker} > /dev/null 2>&1 < /dev/null & echo started")).await;
+        assert!(text(&r).contains("started"), "{}", text(&r));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !running(&format!("sleep {marker}")).is_empty() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(running(&format!("sleep {marker}")), Vec::<u32>::new(), "the setsid daemon outlived its command");
+    } else {
+        eprintln!("skipped: this machine cannot make PID namespaces (`unshare {}` failed)", probe.join(" "));
+    }
+}
