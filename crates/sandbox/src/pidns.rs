@@ -22,10 +22,9 @@
 //! - the **command** (PID 2) goes on to the remaining setup (Landlock) and
 //!   `exec`.
 //!
-//! The relay and PID 1 close the descriptors they would have closed at
-//! `exec` (the one that reports a failed exec to tern among them) and their
-//! stdio, so tern sees the command's output end and its spawn return as
-//! before. Where namespaces cannot be made (a container's seccomp, a kernel
+//! The relay and PID 1 close every descriptor they hold (the one that
+//! reports a failed exec to tern and the output pipe among them), so tern
+//! sees the command's output end and its spawn return as before. Where namespaces cannot be made (a container's seccomp, a kernel
 //! without user namespaces), the command runs as it did without this.
 
 use std::io;
@@ -198,19 +197,19 @@ mod linux {
         }
     }
 
-    /// Close stdio and every descriptor marked close-on-exec (the one that
-    /// reports a failed exec to tern among them), keeping `keep`.
+    /// Close every descriptor but `keep`: stdio, and those the command's
+    /// exec would have closed (the one that reports a failed exec to tern
+    /// among them). The relay and PID 1 need nothing else.
     unsafe fn close_exec_fds(keep: i32) {
-        // SAFETY: fcntl and close on descriptor numbers.
+        // SAFETY: close and close_range on descriptor numbers.
         unsafe {
-            for fd in 0..3 {
-                libc::close(fd);
-            }
-            let max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(64, 65_536) as i32;
-            for fd in 3..max {
-                if fd != keep {
-                    let flags = libc::fcntl(fd, libc::F_GETFD);
-                    if flags >= 0 && flags & libc::FD_CLOEXEC != 0 {
+            let close_range = |first: u32, last: u32| libc::syscall(libc::SYS_close_range, first, last, 0u32) == 0;
+            let keep = keep as u32;
+            let done = (keep == 0 || close_range(0, keep - 1)) && close_range(keep + 1, u32::MAX);
+            if !done {
+                // A kernel before 5.9: one by one, as far as descriptors usually go.
+                for fd in 0..4096 {
+                    if fd != keep as i32 {
                         libc::close(fd);
                     }
                 }
