@@ -408,10 +408,10 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
         l.failures.push(format!("the flooding server's children still run: {left:?}"));
     }
     println!(
-        "faults: {} runs on 3 wires ({positions} cut or corrupted at an event position, every {stride}{}) and 4 MCP \
-         faults: {} failed; slowest run {} ms, largest peak RSS {:.1} MB (a plain run {:.1} MB)",
+        "faults: {} runs on 3 wires ({positions} cut or corrupted at {}) and 4 MCP faults: {} failed; slowest run {} \
+         ms, largest peak RSS {:.1} MB (a plain run {:.1} MB)",
         l.cases,
-        if stride == 1 { "" } else { "th" },
+        if stride == 1 { "every event position".to_string() } else { format!("every {stride}th event position") },
         l.failures.len(),
         l.worst_wall.as_millis(),
         l.worst_rss_kb as f64 / 1024.0,
