@@ -268,8 +268,8 @@ async fn collect(
         tokio::select! {
             chunk = rx.recv(), if pipes_open => match chunk {
                 Some(c) => {
-                    tail.push(&c);
                     live.push(&c, updates);
+                    tail.push_owned(c);
                 }
                 None => pipes_open = false,
             },
@@ -287,8 +287,8 @@ async fn collect(
         Ending::Exited(..) => {
             if pipes_open {
                 drain_after_exit(&mut rx, |c| {
-                    tail.push(&c);
                     live.push(&c, updates);
+                    tail.push_owned(c);
                 })
                 .await;
             }
@@ -298,7 +298,7 @@ async fn collect(
         Ending::TimedOut | Ending::Cancelled => {
             terminate_group(child, pgid).await;
             while let Ok(c) = rx.try_recv() {
-                tail.push(&c);
+                tail.push_owned(c);
             }
         }
     }

@@ -72,6 +72,23 @@ impl OutputTail {
 
     /// Append a chunk.
     pub fn push(&mut self, chunk: &[u8]) {
+        self.count_and_save(chunk);
+        self.keep_tail(chunk);
+    }
+
+    /// [`OutputTail::push`] of a chunk this takes over: one larger than the
+    /// tail becomes the tail as it is, without a copy.
+    pub fn push_owned(&mut self, chunk: Vec<u8>) {
+        self.count_and_save(&chunk);
+        if chunk.len() > self.max_bytes {
+            self.tail = chunk;
+        } else {
+            self.keep_tail(&chunk);
+        }
+    }
+
+    /// The counts, the head while it fits, the spill file once it does not.
+    fn count_and_save(&mut self, chunk: &[u8]) {
         if chunk.is_empty() {
             return;
         }
@@ -96,6 +113,12 @@ impl OutputTail {
                     self.start_spill();
                 }
             }
+        }
+    }
+
+    fn keep_tail(&mut self, chunk: &[u8]) {
+        if chunk.is_empty() {
+            return;
         }
         if chunk.len() > self.max_bytes {
             // The chunk alone fills the tail: keep its end (one byte more, so
@@ -199,6 +222,22 @@ mod tests {
         assert_eq!((v.shown_lines, v.total_lines, v.truncated), (3, 10, true));
         assert_eq!(v.full_output.as_deref(), Some(path.as_path()));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), all);
+    }
+
+    #[test]
+    fn an_owned_chunk_larger_than_the_tail_is_kept_as_is_and_cut_at_a_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let all: String = (0..100).map(|i| format!("line {i:03}\n")).collect();
+        let (mut owned, mut copied) =
+            (OutputTail::new(1000, 50, dir.path().join("a")), OutputTail::new(1000, 50, dir.path().join("b")));
+        for chunk in [&all.as_bytes()[..3], &all.as_bytes()[3..700], &all.as_bytes()[700..]] {
+            owned.push_owned(chunk.to_vec());
+            copied.push(chunk);
+        }
+        let (o, c) = (owned.finish(), copied.finish());
+        assert_eq!(o.text, c.text);
+        assert!(o.text.starts_with("line ") && o.text.ends_with("line 099"), "{}", o.text);
+        assert_eq!((o.total_lines, o.total_bytes), (100, all.len() as u64));
     }
 
     #[test]
