@@ -554,6 +554,25 @@ async fn a_confined_compound_command_dies_whole_with_tern_when_tern_is_killed() 
 }
 
 #[tokio::test]
+async fn reading_a_fifo_is_refused_at_once_and_the_run_goes_on() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &script(json!({"turns": [{"tool_calls": [{"name": "read", "arguments": {"path": "pipe.txt"}}]}, {"text": "moved on"}]})),
+    )
+    .await;
+    let fifo = std::ffi::CString::new(h.path("pipe.txt").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    // Nothing ever writes to the FIFO: a read that opened it would hang here.
+    let out =
+        tokio::time::timeout(std::time::Duration::from_secs(60), h.run(&["-p", "go"])).await.expect("hung on a FIFO");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "moved on\n");
+    let (text, failed) = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(failed && text.contains("not a regular file"), "{text}");
+}
+
+#[tokio::test]
 async fn a_command_too_long_for_the_kernel_gets_a_clear_error() {
     let long = format!("echo {}", "x".repeat(200 * 1024));
     let h = Harness::new(
