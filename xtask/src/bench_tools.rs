@@ -18,6 +18,30 @@ const GIB: u64 = 1 << 30;
 /// tool's own duration from its `tool_execution_end` event.
 /// With `--output-format json` no per-chunk events are printed (as in text
 /// mode), and the time returned is the whole run's `duration_ms`.
+/// `tern -p` in `work` against a mock serving `script`, with `format`
+/// output: the sample, and what the mock received.
+fn run_scripted(
+    tern: &Path,
+    work: &Path,
+    home: &Path,
+    script: &Value,
+    format: &str,
+) -> anyhow::Result<(Sample, Vec<tern_mock_llm::LoggedRequest>)> {
+    let script = tern_mock_llm::Script::from_json(&script.to_string()).map_err(anyhow::Error::msg)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
+    let sample = measure::run(
+        Command::new(tern)
+            .args(["-p", "bench", "--output-format", format, "--model", "mock", "--provider", "anthropic"])
+            .args(["--permission-mode", "bypass", "--base-url"])
+            .arg(server.url())
+            .env("ANTHROPIC_API_KEY", "bench")
+            .env("TERN_HOME", home)
+            .current_dir(work),
+    )?;
+    Ok((sample, server.requests()))
+}
+
 fn tern_with_tool(
     tern: &Path,
     work: &Path,
@@ -26,21 +50,8 @@ fn tern_with_tool(
     format: &str,
 ) -> anyhow::Result<(Sample, Duration, String)> {
     let what = call.to_string();
-    let script =
-        tern_mock_llm::Script::from_json(&json!({"turns": [{"tool_calls": [call]}, {"text": "done"}]}).to_string())
-            .map_err(anyhow::Error::msg)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
-    let sample = measure::run(
-        Command::new(tern)
-            .args(["-p", "bench", "--output-format", format, "--model", "mock", "--provider", "anthropic"])
-            .args(["--permission-mode", "bypass"])
-            .arg("--base-url")
-            .arg(server.url())
-            .env("ANTHROPIC_API_KEY", "bench")
-            .env("TERN_HOME", home)
-            .current_dir(work),
-    )?;
+    let script = json!({"turns": [{"tool_calls": [call]}, {"text": "done"}]});
+    let (sample, requests) = run_scripted(tern, work, home, &script, format)?;
     let end = sample
         .stdout
         .lines()
@@ -48,7 +59,7 @@ fn tern_with_tool(
         .find(|v| v["type"] == "tool_execution_end")
         .unwrap_or(Value::Null);
     // A timing of a call that failed would measure nothing (a failed run is an error already).
-    let failed = server.requests().iter().any(|r| {
+    let failed = requests.iter().any(|r| {
         r.body["messages"]
             .as_array()
             .into_iter()
@@ -95,25 +106,11 @@ fn rewrite_row(tern: &Path, data: &Path, home: &Path) -> anyhow::Result<Row> {
     std::fs::write(data.join("rewrite-old.txt"), &old)?;
     std::fs::write(data.join("rewrite-new.txt"), &new)?;
     std::fs::write(data.join("rewrite.txt"), &old)?;
-    let script = tern_mock_llm::Script::from_json(
-        &json!({"turns": [
-            {"tool_calls": [{"name": "read", "arguments": {"path": "rewrite.txt", "limit": 1}}]},
-            {"tool_calls": [{"name": "write", "arguments": {"path": "rewrite.txt", "content": new}}]},
-            {"text": "done"}]})
-        .to_string(),
-    )
-    .map_err(anyhow::Error::msg)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
-    let sample = measure::run(
-        Command::new(tern)
-            .args(["-p", "bench", "--output-format", "tern-events", "--model", "mock", "--provider", "anthropic"])
-            .args(["--permission-mode", "bypass", "--base-url"])
-            .arg(server.url())
-            .env("ANTHROPIC_API_KEY", "bench")
-            .env("TERN_HOME", home)
-            .current_dir(data),
-    )?;
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "rewrite.txt", "limit": 1}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "rewrite.txt", "content": new}}]},
+        {"text": "done"}]});
+    let (sample, _) = run_scripted(tern, data, home, &script, "tern-events")?;
     let end = sample
         .stdout
         .lines()
@@ -217,21 +214,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         {"tool_calls": [{"name": "edit", "arguments": {"path": "edit.txt", "old_string": "000000262144 the quick", "new_string": "000000262144 THE QUICK"}}]},
         {"text": "done"}
     ]});
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    let server = rt.block_on(tern_mock_llm::MockServer::start(
-        tern_mock_llm::Script::from_json(&script.to_string()).map_err(anyhow::Error::msg)?,
-        None,
-    ))?;
-    let s = measure::run(
-        Command::new(tern)
-            .args(["-p", "bench", "--output-format", "tern-events", "--model", "mock", "--provider", "anthropic"])
-            .args(["--permission-mode", "bypass"])
-            .arg("--base-url")
-            .arg(server.url())
-            .env("ANTHROPIC_API_KEY", "bench")
-            .env("TERN_HOME", &home)
-            .current_dir(&data),
-    )?;
+    let (s, _) = run_scripted(tern, &data, &home, &script, "tern-events")?;
     let edit_ms = s
         .stdout
         .lines()

@@ -32,10 +32,9 @@ fn cargo_fuzz() -> anyhow::Result<PathBuf> {
     Ok(bin)
 }
 
-pub fn run(args: impl Iterator<Item = String>) -> anyhow::Result<()> {
+pub fn run(mut args: impl Iterator<Item = String>) -> anyhow::Result<()> {
     let mut seconds = 60u64;
     let mut targets = Vec::new();
-    let mut args = args.peekable();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--seconds" => {

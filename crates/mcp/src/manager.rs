@@ -47,8 +47,10 @@ pub struct ServerStatus {
 pub struct McpManager {
     servers: Vec<Arc<Server>>,
     generation: Arc<watch::Sender<u64>>,
-    /// The servers' first starts, until each finished.
+    /// The servers' first starts, to abort those still running at shutdown.
     starts: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// First starts not finished yet.
+    pending: watch::Sender<usize>,
 }
 
 impl McpManager {
@@ -73,14 +75,18 @@ impl McpManager {
         let generation = Arc::new(watch::Sender::new(0));
         let servers: Vec<Arc<Server>> =
             servers.into_iter().map(|config| Arc::new(Server::new(config, log.clone(), generation.clone()))).collect();
+        let pending = watch::Sender::new(servers.len());
         let starts = servers
             .iter()
             .map(|server| {
-                let server = server.clone();
-                tokio::spawn(async move { server.start().await })
+                let (server, pending) = (server.clone(), pending.clone());
+                tokio::spawn(async move {
+                    server.start().await;
+                    pending.send_modify(|n| *n = n.saturating_sub(1));
+                })
             })
             .collect();
-        let manager = Arc::new(McpManager { servers, generation, starts: std::sync::Mutex::new(starts) });
+        let manager = Arc::new(McpManager { servers, generation, starts: std::sync::Mutex::new(starts), pending });
         match wait {
             Some(limit) => {
                 let _ = tokio::time::timeout(limit, manager.ready()).await;
@@ -92,19 +98,8 @@ impl McpManager {
 
     /// Wait until every server finished its first start (connected or failed).
     pub async fn ready(&self) {
-        loop {
-            let pending = {
-                let mut starts = self.starts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                starts.retain(|h| !h.is_finished());
-                starts.is_empty()
-            };
-            if pending {
-                return;
-            }
-            let seen = self.generation();
-            // Every start ends by bumping the generation.
-            let _ = tokio::time::timeout(Duration::from_millis(100), self.generation_changed(seen)).await;
-        }
+        // The sender lives in `self`, so the channel cannot close while we wait.
+        let _ = self.pending.subscribe().wait_for(|n| *n == 0).await;
     }
 
     /// Every configured server, in configuration order.
@@ -149,6 +144,8 @@ impl McpManager {
         for h in self.starts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..) {
             h.abort();
         }
+        // An aborted start never counts itself done: nobody waits for it any more.
+        self.pending.send_replace(0);
         futures::future::join_all(self.servers.iter().map(|s| s.shutdown())).await;
     }
 }

@@ -19,6 +19,9 @@ mod common;
 
 use common::{Fixture, fixture, landlock_missing};
 
+#[path = "support/processes.rs"]
+mod processes;
+
 fn tool(f: &Fixture, settings: SandboxSettings) -> BashTool {
     let mut env = ToolEnv::new(&f.workspace, f.tmp.join("outputs"));
     env.sandbox = SandboxSettings { temp_dir: Some(f.tmp.join("private")), home: Some(f.home.clone()), ..settings };
@@ -134,20 +137,6 @@ async fn the_cap_wins_over_a_looser_call_and_off_turns_the_sandbox_off() {
     assert_eq!(details(&r)["sandbox"], "off");
 }
 
-/// Pids of processes whose command line holds `needle`.
-fn running(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
-        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline"))
-            && String::from_utf8_lossy(&cmd).replace('\0', " ").contains(needle)
-        {
-            found.push(pid);
-        }
-    }
-    found
-}
-
 #[tokio::test]
 async fn a_confined_command_runs_in_its_own_pid_namespace_and_takes_its_tree_along() {
     if landlock_missing() {
@@ -169,14 +158,11 @@ async fn a_confined_command_runs_in_its_own_pid_namespace_and_takes_its_tree_alo
         let r = call(&bash, None, "kill -9 $$").await;
         assert!(text(&r).contains("[Killed by signal 9]"), "{}", text(&r));
         // A daemon in a session of its own (out of the process group) dies with the command.
-        let marker = "4127.91";
+        let marker = format!("91.{}", std::process::id());
         let r = call(&bash, None, &format!("setsid sleep {marker} > /dev/null 2>&1 < /dev/null & echo started")).await;
         assert!(text(&r).contains("started"), "{}", text(&r));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while !running(&format!("sleep {marker}")).is_empty() && std::time::Instant::now() < deadline {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        assert_eq!(running(&format!("sleep {marker}")), Vec::<u32>::new(), "the setsid daemon outlived its command");
+        // The setsid daemon (out of the process group) died with its command.
+        processes::assert_no_process_left(&[&marker]).await;
     } else {
         eprintln!("skipped: this machine cannot make PID namespaces (`unshare {}` failed)", probe.join(" "));
     }
