@@ -106,23 +106,23 @@ async fn prepare_and_execute(
             ToolCallResult { content: vec![ToolResultContent::text(e.message)], is_error: true, details: e.details };
         return (result, call, None);
     }
-    let confinement = match hooks.before_tool_call(&call).await {
+    let (confinement, judged) = match hooks.before_tool_call(&call).await {
         BeforeToolCall::Block { reason } => return (ToolCallResult::error(reason), call, None),
-        BeforeToolCall::Continue { input, confinement } => {
+        BeforeToolCall::Continue { input, confinement, judged } => {
             if let Some(new_input) = input {
                 call.input = new_input;
                 if let Err(problems) = tool.validate(&call.input) {
                     return (invalid_arguments(tool, &problems), call, None);
                 }
             }
-            confinement
+            (confinement, judged)
         }
     };
     if cancel.is_cancelled() {
         return (ToolCallResult::error("Interrupted before this tool call ran."), call, None);
     }
     let ran_at = Instant::now();
-    let ctx = ToolContext { call_id: call.id.clone(), tool_name: call.name.clone(), confinement };
+    let ctx = ToolContext { call_id: call.id.clone(), tool_name: call.name.clone(), confinement, judged };
     let id = call.id.clone();
     let sink = events.clone();
     let updates: crate::UpdateSink =

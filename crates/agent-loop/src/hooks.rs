@@ -4,7 +4,7 @@
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tern_protocol::{Confinement, Message, ToolCall};
+use tern_protocol::{Confinement, JudgedPath, Message, ToolCall};
 
 use crate::ToolCallResult;
 
@@ -17,6 +17,9 @@ pub enum BeforeToolCall {
         input: Option<Value>,
         /// How confined the call's subprocesses run (`None`: the tool's own default).
         confinement: Option<Confinement>,
+        /// The path judged for the call, which the tool must touch and no
+        /// other (`None`: nothing judged a path).
+        judged: Option<JudgedPath>,
     },
     /// Do not run it; the reason becomes the error result the model sees.
     Block {
@@ -29,7 +32,7 @@ pub enum BeforeToolCall {
 pub trait Hooks: Send + Sync {
     /// Before a validated call runs.
     fn before_tool_call<'a>(&'a self, _call: &'a ToolCall) -> BoxFuture<'a, BeforeToolCall> {
-        Box::pin(async { BeforeToolCall::Continue { input: None, confinement: None } })
+        Box::pin(async { BeforeToolCall::Continue { input: None, confinement: None, judged: None } })
     }
 
     /// After a batch's results joined the conversation: `Some(answer)` ends

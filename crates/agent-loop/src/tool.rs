@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tern_protocol::{Confinement, ExecutionMode, ToolDefinition, ToolResultContent, ToolSource};
+use tern_protocol::{Confinement, ExecutionMode, JudgedPath, ToolDefinition, ToolResultContent, ToolSource};
 use tokio_util::sync::CancellationToken;
 
 /// Receives partial output of a running tool (e.g. bash lines).
@@ -21,6 +21,10 @@ pub struct ToolContext {
     /// How confined its subprocesses run, as the policy decided for this
     /// call (`None`: the tool's own default).
     pub confinement: Option<Confinement>,
+    /// The path the policy judged for this call (file tools): the tool
+    /// works on exactly it, never resolving the name from the model again.
+    /// `None`: no policy judged one (the tool resolves the name itself, once).
+    pub judged: Option<JudgedPath>,
 }
 
 /// A successful result.

@@ -206,7 +206,7 @@ impl Hooks for TestHooks {
         Box::pin(async move {
             match (&self.block, &self.rewrite_input) {
                 (Some(reason), _) => BeforeToolCall::Block { reason: reason.clone() },
-                (None, input) => BeforeToolCall::Continue { input: input.clone(), confinement: None },
+                (None, input) => BeforeToolCall::Continue { input: input.clone(), confinement: None, judged: None },
             }
         })
     }

@@ -134,6 +134,7 @@ impl Tool for McpInvoke {
                 call_id: ctx.call_id,
                 tool_name: target.name().to_string(),
                 confinement: ctx.confinement,
+                judged: ctx.judged,
             };
             target.implementation.execute(ctx, arguments, cancel, updates).await
         })

@@ -313,7 +313,12 @@ async fn shutdown_and_drop_kill_the_server_processes() {
     eventually("the dropped server to exit", Duration::from_secs(5), || processes_with(&dropped).is_empty()).await;
     // Tools outliving the manager fail cleanly instead of restarting anything.
     let echo = find(&tools, "mcp__b__echo").tool.clone();
-    let ctx = tern_agent_loop::ToolContext { call_id: "c".into(), tool_name: "mcp__b__echo".into(), confinement: None };
+    let ctx = tern_agent_loop::ToolContext {
+        call_id: "c".into(),
+        tool_name: "mcp__b__echo".into(),
+        confinement: None,
+        judged: None,
+    };
     let err = echo
         .implementation
         .execute(ctx, json!({"text": "x"}), CancellationToken::new(), std::sync::Arc::new(|_| {}))

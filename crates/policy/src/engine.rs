@@ -213,12 +213,25 @@ pub struct Decision {
     /// The bash analysis, for bash calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bash: Option<BashAnalysis>,
+    /// The path judged, for file tools (read, grep, glob, ls, write, edit):
+    /// absolute, symlinks resolved. The tool must work on it and no other,
+    /// never resolving the name again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
 }
 
 impl Decision {
     /// A decision without a suggestion or bash analysis.
     pub fn new(verdict: Verdict, reason: impl Into<String>, decided_by: DecidedBy) -> Self {
-        Self { verdict, reason: reason.into(), decided_by, suggestion: None, allowing_mode: None, bash: None }
+        Self {
+            verdict,
+            reason: reason.into(),
+            decided_by,
+            suggestion: None,
+            allowing_mode: None,
+            bash: None,
+            path: None,
+        }
     }
 
     fn by_rule(verdict: Verdict, rule: &Rule, reason: impl Into<String>) -> Self {
@@ -464,7 +477,7 @@ impl Policy {
         let call = Call::new(tool, input, &self.ctx);
         let d = self
             .refused(&call, &rules)
-            .or_else(|| self.always_asked(&call, mode))
+            .or_else(|| self.always_asked(&call, &rules, mode))
             .or_else(|| self.by_ask_rule_or_mode(&call, &rules, mode))
             .unwrap_or_else(|| self.by_tier(&call, &rules, mode));
         let d = if mode == Mode::DontAsk && d.verdict == Verdict::Ask {
@@ -481,6 +494,7 @@ impl Policy {
 
     fn with_bash(&self, mut d: Decision, call: &Call) -> Decision {
         d.bash = call.bash.clone();
+        d.path = call.path.clone();
         d
     }
 
@@ -488,17 +502,25 @@ impl Policy {
         path.strip_prefix(&self.ctx.workspace).map(|p| p.display().to_string()).unwrap_or(path.display().to_string())
     }
 
-    /// Whether any deny rule has a path pattern for the read family (deny
-    /// rules come only from config and flags, so this holds for the session).
-    pub fn has_read_deny_rules(&self) -> bool {
-        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
-        rules.iter().any(|r| r.kind == RuleKind::Deny && r.has_pattern() && r.names_tool("read"))
-    }
-
     /// Whether a `read(...)` deny rule covers `path` (searches skip it).
     pub fn read_denied(&self, path: &Path) -> bool {
         let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
         rules.iter().any(|r| r.kind == RuleKind::Deny && r.has_pattern() && r.matches_path("read", path))
+    }
+
+    /// Whether `path` is a credential location under home (`~/.ssh`, `~/.aws`, …,
+    /// [`tern_protocol::HOME_SECRETS`]) or inside one: every tool asks before it
+    /// reaches one, and searches skip them.
+    pub fn is_credential(&self, path: &Path) -> bool {
+        let Some(home) = &self.ctx.home else { return false };
+        let Ok(rel) = path.strip_prefix(home) else { return false };
+        tern_protocol::HOME_SECRETS.iter().any(|p| rel.starts_with(p))
+    }
+
+    /// Whether a search walking a folder leaves `path` out: a credential
+    /// location, or what a `read(...)` deny rule covers.
+    pub fn search_skips(&self, path: &Path) -> bool {
+        self.is_credential(path) || self.read_denied(path)
     }
 
     /// Writes here are always asked.

@@ -400,6 +400,16 @@ pub fn resolve_path_in(arg: &str, base: &Path, ctx: &RuleContext) -> PathBuf {
     } else {
         base.join(arg)
     };
+    // A name shown with `\xNN` escapes (bytes that are not UTF-8) means those bytes,
+    // unless a file is really named that way: read as the tools read it.
+    if arg.contains("\\x")
+        && std::fs::symlink_metadata(&raw).is_err()
+        && let Some(bytes) = tern_protocol::text::unescape_path_bytes(arg)
+    {
+        use std::os::unix::ffi::OsStringExt;
+        let decoded = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+        return resolve_physically(&if decoded.is_absolute() { decoded } else { base.join(decoded) });
+    }
     resolve_physically(&raw)
 }
 

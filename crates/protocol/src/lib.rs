@@ -15,6 +15,7 @@
 mod background;
 mod details;
 mod event;
+mod judged;
 mod message;
 mod question;
 mod sandbox;
@@ -27,9 +28,10 @@ mod usage;
 pub use background::{TaskStatus, TaskSummary};
 pub use details::BashDetails;
 pub use event::{AgentEvent, AgentStopReason, RetryInfo};
+pub use judged::{FileIdentity, JudgedPath};
 pub use message::{ContentBlock, ImageSource, Message, Role, ServerTool, StopReason, ToolResultContent, WebSource};
 pub use question::{QuestionOption, UserAnswer, UserQuestion};
-pub use sandbox::{ChildEnv, Confinement, SandboxLevel};
+pub use sandbox::{ChildEnv, Confinement, HOME_SECRETS, SandboxLevel};
 pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
     SessionRecord,

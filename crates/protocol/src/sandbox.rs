@@ -64,6 +64,40 @@ impl Confinement {
     pub const OFF: Confinement = Confinement { level: SandboxLevel::Off, network: true };
 }
 
+/// Where credentials live under the home directory (`~/.ssh`, `~/.aws`,
+/// `gh`'s tokens, …): one list for both walls. A confined command never
+/// reads or writes them, and the permission policy asks before any tool
+/// (read, grep, glob, ls, edit, write, bash) reaches them, wherever the
+/// workspace is; searches over a folder that holds them skip them.
+pub const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".netrc",
+    ".docker",
+    ".kube",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".password-store",
+    ".config/gh",
+    ".config/hub",
+    ".config/gcloud",
+    ".config/git/credentials",
+    ".config/op",
+    ".config/containers",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".mozilla",
+    ".gem/credentials",
+    ".vault-token",
+    ".terraform.d",
+    ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
 /// The complete environment a tool subprocess, hook or MCP server starts
 /// with (provider keys and other secrets already removed), shared by every
 /// spawner so none of them decides on its own what a child may see.

@@ -42,6 +42,33 @@ pub fn squash_whitespace(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A path written with `\xNN` escapes (how tern shows bytes of a file name
+/// that are not UTF-8) back to its bytes; `None` when there are none, one is
+/// malformed, or one is not a byte tern escapes (0x80 and up): an escape may
+/// never make a `/`, a `.` or any other ASCII a permission rule would have
+/// read differently. The tools and the policy both read names through it.
+pub fn unescape_path_bytes(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut any) = (0, false);
+    while i < b.len() {
+        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
+            let hex = s.get(i + 2..i + 4)?;
+            let byte = u8::from_str_radix(hex, 16).ok()?;
+            if byte < 0x80 {
+                return None;
+            }
+            out.push(byte);
+            i += 4;
+            any = true;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    any.then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

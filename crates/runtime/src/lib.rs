@@ -391,12 +391,10 @@ impl RuntimeBuilder {
             env.child_env = Some(child_env.clone());
         }
         let background = env.background.clone();
-        // Searches skip what `read(...)` deny rules cover inside the
-        // directories they walk.
-        if policy.has_read_deny_rules() {
-            let deny_policy = policy.clone();
-            env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.read_denied(p)));
-        }
+        // Searches skip credential locations and what `read(...)` deny rules
+        // cover inside the directories they walk.
+        let deny_policy = policy.clone();
+        env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.search_skips(p)));
         let folders = loaded.folders.clone();
         let mut found_skills = skills::Skills::discover(&folders, &loaded.paths.config_dir);
         if media.ready() {

@@ -418,6 +418,12 @@ impl PolicyHooks {
         let new_input = (input != call.input).then_some(input.clone());
         let (tool, tool_input) = target.effective(&input);
         let decision = self.policy.decide(&tool, &tool_input);
+        // What the decision is about, fixed now: the tool will touch this file and no
+        // other, whatever the name points at by the time it runs (or the person answers).
+        let judged = decision.path.as_ref().map(|real| tern_protocol::JudgedPath {
+            real: real.clone(),
+            identity: tern_tools::pinned::identity_at(real).ok().flatten(),
+        });
         if let Some(analysis) = &decision.bash {
             self.analyses.lock().unwrap_or_else(PoisonError::into_inner).insert(call.id.clone(), analysis.clone());
         }
@@ -440,7 +446,7 @@ impl PolicyHooks {
         };
         match verdict {
             Verdict::Allow => {
-                BeforeToolCall::Continue { input: new_input, confinement: Some(self.confinement(approval)) }
+                BeforeToolCall::Continue { input: new_input, confinement: Some(self.confinement(approval)), judged }
             }
             Verdict::Deny => {
                 let text = format!("Permission denied: {}.", decision.reason);
@@ -453,6 +459,7 @@ impl PolicyHooks {
                     Ok(()) => BeforeToolCall::Continue {
                         input: new_input,
                         confinement: Some(self.confinement(Approval::Approved)),
+                        judged,
                     },
                     Err(refused) => refused,
                 }

@@ -84,6 +84,9 @@ pub struct Skill {
     pub source: SkillSource,
     /// Its `SKILL.md` (None for a bundled one).
     pub path: Option<PathBuf>,
+    /// The folder it was found in and must stay in (through links) when it
+    /// is read again at use, as at discovery.
+    pub root: Option<PathBuf>,
 }
 
 /// The skills found, and what was skipped.
@@ -206,11 +209,19 @@ impl Skills {
                 continue;
             };
             let fallback = folder.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            self.add(&fallback, &text, source, Some(file), may_widen);
+            self.add(&fallback, &text, source, Some((file, inside.map(Path::to_path_buf))), may_widen);
         }
     }
 
-    fn add(&mut self, fallback: &str, text: &str, source: SkillSource, path: Option<PathBuf>, may_widen: bool) {
+    fn add(
+        &mut self,
+        fallback: &str,
+        text: &str,
+        source: SkillSource,
+        found: Option<(PathBuf, Option<PathBuf>)>,
+        may_widen: bool,
+    ) {
+        let (path, root) = found.map_or((None, None), |(p, r)| (Some(p), r));
         let shown = path.as_ref().map_or_else(|| format!("bundled skill {fallback}"), |p| p.display().to_string());
         let front = match FrontMatter::parse(text, Path::new(&shown)) {
             Ok(f) => f,
@@ -241,7 +252,7 @@ impl Skills {
         } else {
             Vec::new()
         };
-        self.list.push(Skill { name, description, allowed_tools, source, path });
+        self.list.push(Skill { name, description, allowed_tools, source, path, root });
     }
 
     /// The skill `name`.
@@ -291,10 +302,12 @@ impl Skills {
                 .find(|(n, _)| *n == skill.name)
                 .map(|(_, t)| (*t).to_string())
                 .ok_or_else(|| format!("bundled skill `{}` is missing", skill.name))?,
-            Some(path) => crate::small_file::read_bounded(path, MAX_SKILL_BYTES, None).map_err(|e| match e {
-                crate::small_file::Refused::Missing => format!("{} is gone", path.display()),
-                crate::small_file::Refused::Unreadable(why) => why,
-            })?,
+            Some(path) => {
+                crate::small_file::read_bounded(path, MAX_SKILL_BYTES, skill.root.as_deref()).map_err(|e| match e {
+                    crate::small_file::Refused::Missing => format!("{} is gone", path.display()),
+                    crate::small_file::Refused::Unreadable(why) => why,
+                })?
+            }
         };
         let shown = skill.path.as_ref().map_or_else(|| skill.name.clone(), |p| p.display().to_string());
         Ok(FrontMatter::parse(&text, Path::new(&shown))?.body)
@@ -499,6 +512,7 @@ mod tests {
                 allowed_tools: Vec::new(),
                 source: SkillSource::User,
                 path: None,
+                root: None,
             });
         }
         let block = s.prompt_block().unwrap();

@@ -35,6 +35,7 @@
 mod carve;
 mod confine;
 mod pidns;
+pub mod pinned;
 mod plan;
 mod policy;
 pub mod small_file;

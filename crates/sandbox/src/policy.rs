@@ -57,35 +57,9 @@ pub const HOME_READ: &[&str] = &[
 ];
 
 /// Secrets under the home directory that a confined command never reads or
-/// writes, even when an allowed root (a workspace that is `$HOME`) holds them.
-pub const HOME_DENY: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".azure",
-    ".gnupg",
-    ".netrc",
-    ".docker",
-    ".kube",
-    ".git-credentials",
-    ".npmrc",
-    ".pypirc",
-    ".password-store",
-    ".config/gh",
-    ".config/hub",
-    ".config/gcloud",
-    ".config/git/credentials",
-    ".config/op",
-    ".config/containers",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".mozilla",
-    ".gem/credentials",
-    ".vault-token",
-    ".terraform.d",
-    ".local/share/keyrings",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-];
+/// writes, even when an allowed root (a workspace that is `$HOME`) holds them;
+/// the permission policy asks before any tool reaches them ([`tern_protocol::HOME_SECRETS`]).
+pub const HOME_DENY: &[&str] = tern_protocol::HOME_SECRETS;
 
 /// The confinement of one command.
 #[derive(Debug, Clone, PartialEq, Eq)]

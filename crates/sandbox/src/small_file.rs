@@ -51,7 +51,6 @@ fn read_at_most(file: std::fs::File, max: u64, path: &Path) -> Result<Vec<u8>, R
 /// `path` opened for reading if it is a regular file (links followed, and
 /// kept `inside` when given), with its length.
 fn open_checked(path: &Path, inside: Option<&Path>) -> Result<(std::fs::File, u64), Refused> {
-    use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let real = match std::fs::canonicalize(path) {
         Ok(r) => r,
@@ -70,10 +69,9 @@ fn open_checked(path: &Path, inside: Option<&Path>) -> Result<(std::fs::File, u6
             return Err(Refused::Unreadable(format!("{shown} links outside {}; not read", root.display())));
         }
     }
-    let file = std::fs::File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&real)
+    // The path just judged (inside `inside`), opened refusing any link on the way: a link
+    // swapped in since `canonicalize` is refused, not followed out of the folder.
+    let file = crate::pinned::open_no_symlinks(&real, libc::O_RDONLY | libc::O_NONBLOCK)
         .map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
     let meta = file.metadata().map_err(|e| Refused::Unreadable(format!("cannot read {shown}: {e}")))?;
     if !meta.is_file() {

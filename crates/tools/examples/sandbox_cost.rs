@@ -51,8 +51,12 @@ fn measure(runs: usize) -> Result<(Duration, Duration), String> {
     let off = tool(&dir, &dir, SandboxLevel::Off);
     let confined = tool(&dir, &dir, SandboxLevel::WorkspaceWrite);
     let once = |bash: &BashTool| -> Result<Duration, String> {
-        let ctx =
-            ToolContext { call_id: "c".into(), tool_name: "bash".into(), confinement: Some(Confinement::READ_ONLY) };
+        let ctx = ToolContext {
+            call_id: "c".into(),
+            tool_name: "bash".into(),
+            confinement: Some(Confinement::READ_ONLY),
+            judged: None,
+        };
         let start = Instant::now();
         rt.block_on(bash.execute(ctx, json!({"command": "true"}), CancellationToken::new(), Arc::new(|_| {})))
             .map_err(|e| e.message)?;

@@ -32,12 +32,12 @@ fn main() -> ExitCode {
     };
     let cancel = CancellationToken::new();
     let result = match tool.as_str() {
-        "grep" => serde_json::from_str(json)
-            .map_err(|e| e.to_string())
-            .and_then(|a| tern_tools::grep::search(&workspace, &a, usize::MAX, &cancel, None).map_err(|e| e.message)),
-        "glob" => serde_json::from_str(json)
-            .map_err(|e| e.to_string())
-            .and_then(|a| tern_tools::glob::search(&workspace, &a, usize::MAX, &cancel, None).map_err(|e| e.message)),
+        "grep" => serde_json::from_str(json).map_err(|e| e.to_string()).and_then(|a| {
+            tern_tools::grep::search(&workspace, &a, usize::MAX, &cancel, None, None).map_err(|e| e.message)
+        }),
+        "glob" => serde_json::from_str(json).map_err(|e| e.to_string()).and_then(|a| {
+            tern_tools::glob::search(&workspace, &a, usize::MAX, &cancel, None, None).map_err(|e| e.message)
+        }),
         other => Err(format!("unknown tool `{other}`; use grep or glob")),
     };
     match result {

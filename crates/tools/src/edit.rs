@@ -16,7 +16,9 @@ use crate::FileStamp;
 use crate::ToolEnv;
 use crate::diff::{ChangedSpan, DiffSummary, diff_summary};
 use crate::edit_match::{apply_edit, apply_edit_in_place};
-use crate::file_guard::{DirLock, check_fresh, read_text_bytes, record_written, resolve_target, write_text_bytes};
+use crate::file_guard::{
+    DirLock, check_fresh, read_text_bytes, record_written, resolve_target, target_for, write_text_bytes,
+};
 
 /// The tool's definition.
 pub fn definition() -> ToolDefinition {
@@ -127,7 +129,7 @@ impl Tool for EditTool {
 
     fn execute<'a>(
         &'a self,
-        _ctx: ToolContext,
+        ctx: ToolContext,
         input: Value,
         _cancel: CancellationToken,
         _updates: UpdateSink,
@@ -135,7 +137,7 @@ impl Tool for EditTool {
         Box::pin(async move {
             let args: Args = crate::tool_args::parse("edit", input)?;
             let (path, edits) = args.edits()?;
-            let target = resolve_target(&self.env, &path);
+            let target = target_for(&self.env, &path, ctx.judged.as_ref());
             let _lock = self.env.file_locks.lock(&target.real).await;
             let env = self.env.clone();
             crate::tool_args::blocking("edit", move || edit_file(&env, &target, &edits)).await
@@ -219,8 +221,15 @@ pub fn change_preview(workspace: &std::path::Path, tool: &str, input: &Value) ->
 fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit]) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
     // Other tern processes in this folder wait, then find the file changed.
-    let dir_lock = DirLock::of(env, &target.real)?;
-    let meta = match std::fs::metadata(&target.real) {
+    let dir = match target.open_dir(false) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::new(format!("{shown} does not exist. To create a file, use write.")));
+        }
+        Err(e) => return Err(ToolError::new(format!("Cannot edit {shown}: {e}"))),
+    };
+    let dir_lock = DirLock::of(env, &dir, target.real.parent().unwrap_or(&target.real))?;
+    let meta = match target.stat_in(&dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ToolError::new(format!("{shown} does not exist. To create a file, use write.")));
@@ -231,7 +240,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
         return Err(ToolError::new(format!("{shown} is a directory, not a file.")));
     }
     check_fresh(env, target, &meta, "edit")?;
-    let bytes = read_text_bytes(env, &target.real).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    let bytes = read_text_bytes(env, target, &dir).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     // The file's one copy, changed in place; `span` keeps what it replaced, for the diff.
     let (mut text, enc) = decode(bytes, shown)?;
     let room: usize = edits.iter().map(|e| e.new_string.len()).sum();
@@ -258,9 +267,9 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
             Err(err) => return Err(ToolError::new(err.0)),
         }
     }
-    write_text_bytes(env, &target.real, &encode(&text, &enc), Some(FileStamp::of(&meta)))
+    write_text_bytes(env, target, &dir, &encode(&text, &enc), Some(FileStamp::of(&meta)))
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
-    record_written(env, &target.real);
+    record_written(env, target, &dir);
     drop(dir_lock);
     let DiffSummary { unified, hunks, added, removed } = span.diff(&text, shown);
     let mut msg = format!(

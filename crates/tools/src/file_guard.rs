@@ -4,15 +4,19 @@
 //! in the same directory, then rename) that keeps the file's permissions.
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::fs::File;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tern_agent_loop::ToolError;
+use tern_protocol::{FileIdentity, JudgedPath};
 
-use crate::{FileStamp, ToolEnv, display_path, human_bytes, resolve_path};
+use crate::{FileStamp, ToolEnv, display_path, human_bytes, pinned, resolve_path};
 
-/// A path from the model, resolved.
+/// A path from the model, resolved once: the real path the tool works on
+/// (the policy's judged path when there is one), opened through
+/// descriptors that refuse symlinks ([`crate::pinned`]).
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The real path (symlinks resolved) that will be read and written.
@@ -21,13 +25,25 @@ pub struct Target {
     pub shown: String,
     /// Notes worth telling the model: a symlink, a path outside the workspace.
     pub notes: Vec<String>,
+    /// What was there when the path was judged, if anything was judged and
+    /// something was there: a different file there now is refused.
+    judged: Option<FileIdentity>,
 }
 
 /// Resolve `raw` against the workspace and through symlinks (of the file, or
 /// of its nearest existing ancestor when it does not exist yet).
 pub fn resolve_target(env: &ToolEnv, raw: &str) -> Target {
+    target_for(env, raw, None)
+}
+
+/// The target of a call: the path the policy judged when it judged one
+/// (never resolved again), else `raw` resolved here, once.
+pub fn target_for(env: &ToolEnv, raw: &str, judged: Option<&JudgedPath>) -> Target {
     let lexical = resolve_path(&env.workspace, raw);
-    let real = real_path(&lexical);
+    let real = match judged {
+        Some(j) => j.real.clone(),
+        None => real_path(&lexical),
+    };
     let workspace = std::fs::canonicalize(&env.workspace).unwrap_or_else(|_| env.workspace.clone());
     let mut notes = Vec::new();
     if real != lexical {
@@ -41,7 +57,51 @@ pub fn resolve_target(env: &ToolEnv, raw: &str) -> Target {
         notes.push(format!("{} is outside the workspace ({})", real.display(), workspace.display()));
     }
     let shown = display_path(&workspace, &real);
-    Target { real, shown, notes }
+    Target { real, shown, notes, judged: judged.and_then(|j| j.identity) }
+}
+
+impl Target {
+    /// The file's name in its directory.
+    pub fn name(&self) -> std::io::Result<&std::ffi::OsStr> {
+        self.real.file_name().ok_or_else(|| std::io::Error::other("the path names no file"))
+    }
+
+    /// Its directory, opened without following a link (`create`: making what is missing).
+    pub fn open_dir(&self, create: bool) -> std::io::Result<File> {
+        let dir = self.real.parent().unwrap_or(Path::new("/"));
+        if create {
+            pinned::open_dir_creating(dir)
+        } else {
+            pinned::open_no_symlinks(dir, libc::O_RDONLY | libc::O_DIRECTORY)
+        }
+    }
+
+    /// What is there now, in `dir` (no link followed; a link, or another
+    /// file than the one judged, is refused).
+    pub fn stat_in(&self, dir: &File) -> std::io::Result<std::fs::Metadata> {
+        let meta = pinned::stat_in(dir, self.name()?)?;
+        if meta.file_type().is_symlink() {
+            return Err(std::io::Error::other(pinned::CHANGED));
+        }
+        self.check_identity(&meta)?;
+        Ok(meta)
+    }
+
+    /// Open the file in `dir` for reading (non-blocking, no link followed),
+    /// refusing another file than the one judged.
+    pub fn open_in(&self, dir: &File) -> std::io::Result<File> {
+        let file = pinned::open_beneath(dir, Path::new(self.name()?), libc::O_RDONLY | libc::O_NONBLOCK)?;
+        self.check_identity(&file.metadata()?)?;
+        Ok(file)
+    }
+
+    fn check_identity(&self, meta: &std::fs::Metadata) -> std::io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        match self.judged {
+            Some(id) if (id.dev, id.ino) != (meta.dev(), meta.ino()) => Err(std::io::Error::other(pinned::CHANGED)),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn real_path(lexical: &Path) -> PathBuf {
@@ -126,32 +186,39 @@ pub trait ClientFiles: Send + Sync {
 }
 
 /// The bytes of a text file: the editor's copy when there is one, else the
-/// file on disk.
-pub(crate) fn read_text_bytes(env: &crate::ToolEnv, path: &Path) -> std::io::Result<Vec<u8>> {
-    match env.client_files.as_ref().and_then(|c| c.read_text(path)) {
+/// file in `dir` (opened without following a link, and only if it is the
+/// file judged).
+pub(crate) fn read_text_bytes(env: &crate::ToolEnv, target: &Target, dir: &File) -> std::io::Result<Vec<u8>> {
+    match env.client_files.as_ref().and_then(|c| c.read_text(&target.real)) {
         Some(Ok(text)) => Ok(text.into_bytes()),
         Some(Err(e)) => Err(std::io::Error::other(format!("the editor could not read it: {e}"))),
-        None => std::fs::read(path),
+        None => {
+            let mut bytes = Vec::new();
+            target.open_in(dir)?.read_to_end(&mut bytes)?;
+            Ok(bytes)
+        }
     }
 }
 
 /// Write a text file: through the editor when there is one, else
-/// atomically on disk, and only if the file is still as `expected` (its
+/// atomically in `dir`, and only if the file is still as `expected` (its
 /// stamp when the change was made; `None`: it did not exist). Another
 /// writer that got there first is reported, never overwritten.
 pub(crate) fn write_text_bytes(
     env: &crate::ToolEnv,
-    path: &Path,
+    target: &Target,
+    dir: &File,
     bytes: &[u8],
     expected: Option<FileStamp>,
 ) -> std::io::Result<()> {
     if let Some(client) = &env.client_files
         && let Ok(text) = std::str::from_utf8(bytes)
-        && let Some(done) = client.write_text(path, text)
+        && let Some(done) = client.write_text(&target.real, text)
     {
         return done.map_err(|e| std::io::Error::other(format!("the editor could not write it: {e}")));
     }
-    write_atomic_if(path, bytes, expected)
+    let parent = target.real.parent().unwrap_or(Path::new("/"));
+    write_atomic_in(dir, parent, target.name()?, bytes, expected)
 }
 
 /// How long a change waits for another tern process changing files in the
@@ -165,20 +232,22 @@ const DIR_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 pub(crate) struct DirLock(#[allow(dead_code)] Option<std::fs::File>);
 
 impl DirLock {
-    /// Lock the directory of `path`, waiting at most [`DIR_LOCK_WAIT`]; none
-    /// when the editor reads and writes files (ACP), which orders its own.
-    pub(crate) fn of(env: &ToolEnv, path: &Path) -> Result<DirLock, ToolError> {
+    /// Lock the open directory `dir` (shown as `shown`), waiting at most
+    /// [`DIR_LOCK_WAIT`]; none when the editor reads and writes files (ACP),
+    /// which orders its own.
+    pub(crate) fn of(env: &ToolEnv, dir: &File, shown: &Path) -> Result<DirLock, ToolError> {
         if env.client_files.is_some() {
             return Ok(DirLock(None));
         }
-        Self::of_path(path)
+        Self::of_dir(dir, shown)
     }
 
-    fn of_path(path: &Path) -> Result<DirLock, ToolError> {
+    fn of_dir(dir_file: &File, dir: &Path) -> Result<DirLock, ToolError> {
         use std::os::fd::AsRawFd;
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        // A directory still to be created has nothing to race on.
-        let Ok(file) = std::fs::File::open(dir) else { return Ok(DirLock(None)) };
+        // A description of its own (a flock belongs to one), of the same directory.
+        let Ok(file) = pinned::open_beneath(dir_file, Path::new("."), libc::O_RDONLY | libc::O_DIRECTORY) else {
+            return Ok(DirLock(None));
+        };
         let deadline = std::time::Instant::now() + DIR_LOCK_WAIT;
         loop {
             // SAFETY: flock on a descriptor this function owns.
@@ -200,22 +269,6 @@ impl DirLock {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
     }
-}
-
-/// [`write_atomic`], renaming over `path` only while it is still as
-/// `expected` (checked just before the rename).
-pub fn write_atomic_if(path: &Path, bytes: &[u8], expected: Option<FileStamp>) -> std::io::Result<()> {
-    write_atomic_with(path, bytes, &|| {
-        let now = std::fs::metadata(path).ok().map(|m| FileStamp::of(&m));
-        if now == expected {
-            Ok(())
-        } else {
-            Err(std::io::Error::other(
-                "it changed on disk while the change was being made (another program wrote it); nothing was \
-                 written — read it again and redo the change",
-            ))
-        }
-    })
 }
 
 /// Replace `path` with `bytes` atomically: write a temp file in the same
@@ -320,14 +373,59 @@ fn write_atomic_with(path: &Path, bytes: &[u8], still_ok: &dyn Fn() -> std::io::
     result
 }
 
-/// Record the file's new stamp after a change, so the next change of the
-/// same file needs no fresh read.
-pub fn record_written(env: &ToolEnv, path: &Path) {
-    if let Ok(meta) = std::fs::metadata(path) {
-        env.reads.record(path, FileStamp::of(&meta));
+/// Replace `name` in the open directory `dir` (whose path is `dir_path`,
+/// for the temp-file journal) with `bytes` atomically, only while what is
+/// there is still as `expected`: a temp file created in `dir`, given the old
+/// file's permissions, synced, then renamed over — every step through the
+/// descriptor, so the directory cannot be swapped for another in between.
+pub(crate) fn write_atomic_in(
+    dir: &File,
+    dir_path: &Path,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    expected: Option<FileStamp>,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = std::ffi::OsString::from(format!(
+        ".{}.tern-{}-{:08x}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    journal(&dir_path.join(&tmp));
+    let now = || pinned::stat_in(dir, name).ok().map(|m| FileStamp::of(&m));
+    let result = (|| {
+        let mut f = pinned::create_new_in(dir, &tmp)?;
+        f.write_all(bytes)?;
+        if let Ok(meta) = pinned::stat_in(dir, name)
+            && meta.is_file()
+        {
+            f.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))?;
+        }
+        f.sync_all()?;
+        if now() != expected {
+            return Err(std::io::Error::other(
+                "it changed on disk while the change was being made (another program wrote it); nothing was \
+                 written — read it again and redo the change",
+            ));
+        }
+        pinned::rename_in(dir, &tmp, name)
+    })();
+    if result.is_err() {
+        let _ = pinned::unlink_in(dir, &tmp);
     }
+    result
 }
 
+/// Record the file's new stamp after a change, so the next change of the
+/// same file needs no fresh read.
+pub fn record_written(env: &ToolEnv, target: &Target, dir: &File) {
+    if let Ok(name) = target.name()
+        && let Ok(meta) = pinned::stat_in(dir, name)
+    {
+        env.reads.record(&target.real, FileStamp::of(&meta));
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,13 +454,16 @@ mod tests {
         let p = dir.path().join("kept.txt");
         std::fs::write(&p, "original").unwrap();
         let stale = FileStamp { mtime: None, size: 0, ino: 0 };
-        assert!(write_atomic_if(&p, b"replacement", Some(stale)).is_err());
+        let handle = std::fs::File::open(dir.path()).unwrap();
+        let write_if =
+            |expected| write_atomic_in(&handle, dir.path(), std::ffi::OsStr::new("kept.txt"), b"replacement", expected);
+        assert!(write_if(Some(stale)).is_err());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["kept.txt"], "no temp file left");
         // And one that finds the file as expected goes through.
         let now = FileStamp::of(&std::fs::metadata(&p).unwrap());
-        write_atomic_if(&p, b"replacement", Some(now)).unwrap();
+        write_if(Some(now)).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "replacement");
     }
 

@@ -72,14 +72,14 @@ impl GlobTool {
 impl Tool for GlobTool {
     fn execute<'a>(
         &'a self,
-        _ctx: ToolContext,
+        ctx: ToolContext,
         input: Value,
         cancel: CancellationToken,
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         crate::tool_args::run_blocking("glob", input, move |args: GlobArgs| {
-            search(&env.workspace, &args, MAX_RESULTS, &cancel, env.deny_read.as_ref())
+            search(&env.workspace, &args, MAX_RESULTS, &cancel, env.deny_read.as_ref(), ctx.judged.as_ref())
         })
     }
 }
@@ -92,8 +92,10 @@ pub fn search(
     max_results: usize,
     cancel: &CancellationToken,
     deny: Option<&crate::DenyRead>,
+    judged: Option<&tern_protocol::JudgedPath>,
 ) -> Result<ToolOutput, ToolError> {
-    let (root, shown_root, kind) = existing_path("glob", workspace, args.path.as_deref())?;
+    let opened = existing_path("glob", workspace, args.path.as_deref(), judged)?;
+    let (root, shown_root, kind) = (opened.path.clone(), opened.shown.clone(), opened.kind);
     if kind == PathKind::File {
         return Err(ToolError::new(format!(
             "glob: {shown_root} is a file; `path` must be a directory to search in. \

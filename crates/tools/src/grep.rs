@@ -146,14 +146,14 @@ impl Tool for GrepTool {
 
     fn execute<'a>(
         &'a self,
-        _ctx: ToolContext,
+        ctx: ToolContext,
         input: Value,
         cancel: CancellationToken,
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         crate::tool_args::run_blocking("grep", input, move |args: GrepArgs| {
-            search(&env.workspace, &args, MAX_BYTES, &cancel, env.deny_read.as_ref())
+            search(&env.workspace, &args, MAX_BYTES, &cancel, env.deny_read.as_ref(), ctx.judged.as_ref())
         })
     }
 }
@@ -166,8 +166,10 @@ pub fn search(
     max_bytes: usize,
     cancel: &CancellationToken,
     deny: Option<&crate::DenyRead>,
+    judged: Option<&tern_protocol::JudgedPath>,
 ) -> Result<ToolOutput, ToolError> {
-    let (root, shown_root, kind) = existing_path("grep", workspace, args.path.as_deref())?;
+    let opened = existing_path("grep", workspace, args.path.as_deref(), judged)?;
+    let (root, shown_root, kind) = (opened.path.clone(), opened.shown.clone(), opened.kind);
     let mode = args.output_mode.unwrap_or_default();
     let multiline = args.multiline.unwrap_or(false);
     let matcher = build_matcher(&args.pattern, args.case_insensitive.unwrap_or(false), multiline)?;
@@ -191,7 +193,7 @@ pub fn search(
         Some(n) => n,
         None => DEFAULT_HEAD_LIMIT,
     };
-    let (collector, errors) = walk(builder, &searcher, &matcher, mode, kind, offset, limit, cancel);
+    let (collector, errors) = walk(builder, &opened, &searcher, &matcher, mode, offset, limit, cancel);
     if cancel.is_cancelled() {
         return Err(ToolError::new("grep: interrupted by the user before the search finished."));
     }
@@ -282,10 +284,10 @@ fn configured_walker(
 #[allow(clippy::too_many_arguments)]
 fn walk(
     builder: ignore::WalkBuilder,
+    root: &crate::search_walk::Root,
     searcher: &SearcherBuilder,
     matcher: &RegexMatcher,
     mode: OutputMode,
-    kind: PathKind,
     offset: usize,
     limit: usize,
     cancel: &CancellationToken,
@@ -309,12 +311,16 @@ fn walk(
             };
             // A path given explicitly is searched even if it is a symlink.
             let searchable =
-                entry.file_type().is_some_and(|t| t.is_file()) || entry.depth() == 0 && kind == PathKind::File;
+                entry.file_type().is_some_and(|t| t.is_file()) || entry.depth() == 0 && root.kind == PathKind::File;
             if !searchable {
                 return WalkState::Continue;
             }
             let mut sink = FileSink { mode, lines: Vec::new(), count: 0 };
-            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() {
+            // Beneath the root's descriptor, never following a link swapped in since the walk saw a file.
+            let searched = root
+                .open_file(entry.path())
+                .and_then(|file| searcher.search_file(&matcher, &file, &mut sink).map_err(std::io::Error::other));
+            if searched.is_err() {
                 errors.fetch_add(1, Ordering::Relaxed);
             }
             let (entries, hits) = match mode {

@@ -31,6 +31,7 @@ mod ledger;
 pub mod ls;
 mod output_tail;
 mod paths;
+pub use tern_sandbox::pinned;
 pub mod read;
 mod search_walk;
 pub mod todo;

@@ -85,14 +85,14 @@ impl Tool for LsTool {
 
     fn execute<'a>(
         &'a self,
-        _ctx: ToolContext,
+        ctx: ToolContext,
         input: Value,
         cancel: CancellationToken,
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
         crate::tool_args::run_blocking("ls", input, move |args: LsArgs| {
-            list(&env.workspace, &args, MAX_ENTRIES, &cancel, env.deny_read.as_ref())
+            list(&env.workspace, &args, MAX_ENTRIES, &cancel, env.deny_read.as_ref(), ctx.judged.as_ref())
         })
     }
 }
@@ -104,8 +104,10 @@ pub fn list(
     budget: usize,
     cancel: &CancellationToken,
     deny: Option<&crate::DenyRead>,
+    judged: Option<&tern_protocol::JudgedPath>,
 ) -> Result<ToolOutput, ToolError> {
-    let (root, shown, kind) = existing_path("ls", workspace, args.path.as_deref())?;
+    let opened = existing_path("ls", workspace, args.path.as_deref(), judged)?;
+    let (root, shown, kind) = (opened.path.clone(), opened.shown.clone(), opened.kind);
     if kind == PathKind::File {
         return Err(ToolError::new(format!("ls: {shown} is a file, not a directory. Read it with the read tool.")));
     }

@@ -12,7 +12,7 @@ pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
     // unless a file is really named that way.
     if raw.contains("\\x")
         && std::fs::symlink_metadata(&path).is_err()
-        && let Some(bytes) = unescape(raw.trim())
+        && let Some(bytes) = tern_protocol::text::unescape_path_bytes(raw.trim())
     {
         use std::os::unix::ffi::OsStringExt;
         let decoded = PathBuf::from(std::ffi::OsString::from_vec(bytes));
@@ -20,32 +20,6 @@ pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
         return fold(&joined);
     }
     path
-}
-
-/// `\xNN` escapes back to bytes; `None` when there are none, one is
-/// malformed, or one is not a byte `path_text` escapes (0x80 and up): an
-/// escape may never make a `/`, a `.` or any other ASCII the permission
-/// policy would have read differently.
-fn unescape(s: &str) -> Option<Vec<u8>> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let (mut i, mut any) = (0, false);
-    while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
-            let hex = s.get(i + 2..i + 4)?;
-            let byte = u8::from_str_radix(hex, 16).ok()?;
-            if byte < 0x80 {
-                return None;
-            }
-            out.push(byte);
-            i += 4;
-            any = true;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    any.then_some(out)
 }
 
 /// `.` and `..` folded lexically.

@@ -12,13 +12,13 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ImageSource, ToolDefinition, ToolResultContent};
+use tern_protocol::{ExecutionMode, ImageSource, JudgedPath, ToolDefinition, ToolResultContent};
 use tokio_util::sync::CancellationToken;
 
 use crate::image::{
     FittedImage, Frames, ImageFitError, ImageKind, ImageLimits, MAX_FILE_BYTES, fit_image, header_dimensions,
 };
-use crate::{FileStamp, ToolEnv, display_path, human_bytes, resolve_path};
+use crate::{FileStamp, ToolEnv, human_bytes};
 
 /// Lines returned by default.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -85,27 +85,35 @@ impl Tool for ReadTool {
 
     fn execute<'a>(
         &'a self,
-        _ctx: ToolContext,
+        ctx: ToolContext,
         input: Value,
         _cancel: CancellationToken,
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         let env = self.env.clone();
-        crate::tool_args::run_blocking("read", input, move |args: Args| read_file(&env, &args))
+        crate::tool_args::run_blocking("read", input, move |args: Args| read_file(&env, &args, ctx.judged.as_ref()))
     }
 }
 
-fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
-    let path = resolve_path(&env.workspace, &args.path);
-    let shown = display_path(&env.workspace, &path);
-    let meta = match std::fs::metadata(&path) {
+fn read_file(env: &ToolEnv, args: &Args, judged: Option<&JudgedPath>) -> Result<ToolOutput, ToolError> {
+    // Resolved once (the policy's judged path when there is one); opened
+    // through its directory without following a link.
+    let target = crate::file_guard::target_for(env, &args.path, judged);
+    let shown = target.shown.clone();
+    let not_found = || {
+        ToolError::new(format!(
+            "File not found: {shown}. Check the path (relative paths start at the workspace root {}); list the directory with bash `ls` to find it.",
+            env.workspace.display()
+        ))
+    };
+    let dir = match target.open_dir(false) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found()),
+        Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
+    };
+    let meta = match target.stat_in(&dir) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::new(format!(
-                "File not found: {shown}. Check the path (relative paths start at the workspace root {}); list the directory with bash `ls` to find it.",
-                env.workspace.display()
-            )));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found()),
         Err(e) => return Err(ToolError::new(format!("Cannot read {shown}: {e}"))),
     };
     if meta.is_dir() {
@@ -117,13 +125,9 @@ fn read_file(env: &ToolEnv, args: &Args) -> Result<ToolOutput, ToolError> {
              the others can block forever or never end."
         )));
     }
-    let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+    let canonical = target.real.clone();
     // Without blocking: if the path turned into a FIFO since the check, opening must not hang.
-    let file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::File::options().read(true).custom_flags(libc::O_NONBLOCK).open(&canonical)
-    }
-    .map_err(|e| ToolError::new(format!("Cannot open {shown}: {e}")))?;
+    let file = target.open_in(&dir).map_err(|e| ToolError::new(format!("Cannot open {shown}: {e}")))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(ToolError::new(format!("{shown} is not a regular file; read opens regular files only.")));
     }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::WalkBuilder;
 use tern_agent_loop::ToolError;
+use tern_protocol::JudgedPath;
 
 use crate::{display_path, resolve_path};
 
@@ -90,22 +91,68 @@ pub enum PathKind {
     Dir,
 }
 
-/// Resolve `raw` (default: the workspace root) and check that it exists.
-/// Returns the absolute path, how to show it, and its kind; a missing path is
-/// an error telling the model how to find the right one.
+/// Where a search or listing starts: resolved once, and held open.
+#[derive(Debug)]
+pub struct Root {
+    /// The real path (no symlink in it) walked; results are under it.
+    pub path: PathBuf,
+    /// How to show it to the model.
+    pub shown: String,
+    /// File or directory.
+    pub kind: PathKind,
+    /// The root itself, opened without following a link: files found under
+    /// it are opened beneath it ([`crate::pinned::open_beneath`]), so a link
+    /// swapped in during the walk is refused rather than followed.
+    pub handle: std::fs::File,
+}
+
+impl Root {
+    /// Open a file found under the root (a walk entry's path) for reading,
+    /// beneath the root's descriptor; the root itself when it is a file.
+    pub fn open_file(&self, path: &Path) -> std::io::Result<std::fs::File> {
+        let rel = path.strip_prefix(&self.path).map_err(|_| std::io::Error::other("not under the searched root"))?;
+        if rel.as_os_str().is_empty() {
+            return self.handle.try_clone();
+        }
+        crate::pinned::open_beneath(&self.handle, rel, libc::O_RDONLY | libc::O_NONBLOCK)
+    }
+}
+
+/// Resolve `raw` (default: the workspace root) once — the path the policy
+/// judged when there is one — and open it; a missing path is an error
+/// telling the model how to find the right one.
 pub fn existing_path(
     tool: &str,
     workspace: &Path,
     raw: Option<&str>,
-) -> Result<(PathBuf, String, PathKind), ToolError> {
+    judged: Option<&JudgedPath>,
+) -> Result<Root, ToolError> {
     let raw = raw.map(str::trim).filter(|s| !s.is_empty()).unwrap_or(".");
-    let path = resolve_path(workspace, raw);
-    let shown = display_path(workspace, &path);
-    match std::fs::metadata(&path) {
-        Ok(m) => Ok((path, shown, if m.is_dir() { PathKind::Dir } else { PathKind::File })),
+    let lexical = resolve_path(workspace, raw);
+    let real = match judged {
+        Some(j) => j.real.clone(),
+        None => std::fs::canonicalize(&lexical).unwrap_or_else(|_| lexical.clone()),
+    };
+    let canonical_ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let shown = display_path(&canonical_ws, &real);
+    let opened = crate::pinned::open_no_symlinks(&real, libc::O_RDONLY | libc::O_NONBLOCK).and_then(|handle| {
+        use std::os::unix::fs::MetadataExt;
+        let meta = handle.metadata()?;
+        if let Some(id) = judged.and_then(|j| j.identity)
+            && (id.dev, id.ino) != (meta.dev(), meta.ino())
+        {
+            return Err(std::io::Error::other(crate::pinned::CHANGED));
+        }
+        Ok((handle, meta))
+    });
+    match opened {
+        Ok((handle, m)) => {
+            Ok(Root { path: real, shown, kind: if m.is_dir() { PathKind::Dir } else { PathKind::File }, handle })
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::new(format!(
-            "{tool}: path not found: {shown}. Relative paths start at the workspace root {}; \
+            "{tool}: path not found: {}. Relative paths start at the workspace root {}; \
              use ls to see what is there, or glob to find a file by name.",
+            display_path(workspace, &lexical),
             workspace.display()
         ))),
         Err(e) => Err(ToolError::new(format!("{tool}: cannot access {shown}: {e}"))),

@@ -11,7 +11,7 @@ use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::diff::diff_summary;
-use crate::file_guard::{Target, check_fresh, record_written, resolve_target};
+use crate::file_guard::{Target, check_fresh, record_written, resolve_target, target_for};
 use crate::{ToolEnv, human_bytes};
 
 /// The tool's definition.
@@ -74,14 +74,14 @@ impl Tool for WriteTool {
 
     fn execute<'a>(
         &'a self,
-        _ctx: ToolContext,
+        ctx: ToolContext,
         input: Value,
         _cancel: CancellationToken,
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: Args = crate::tool_args::parse("write", input)?;
-            let target = resolve_target(&self.env, &args.path);
+            let target = target_for(&self.env, &args.path, ctx.judged.as_ref());
             let _lock = self.env.file_locks.lock(&target.real).await;
             let env = self.env.clone();
             crate::tool_args::blocking("write", move || write_file(&env, &target, &args.content)).await
@@ -99,10 +99,14 @@ fn lines_word(n: usize) -> String {
 
 fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
     let shown = &target.shown;
+    // The directory, made if missing, held open: every step below goes through it.
+    let dir = target
+        .open_dir(true)
+        .map_err(|e| ToolError::new(format!("Cannot create the directory of {shown}: {e}. Nothing was written.")))?;
     // Other tern processes in this folder wait, then find the file changed.
-    let dir_lock = crate::file_guard::DirLock::of(env, &target.real)?;
+    let dir_lock = crate::file_guard::DirLock::of(env, &dir, target.real.parent().unwrap_or(&target.real))?;
     let mut stamp = None;
-    let previous = match std::fs::metadata(&target.real) {
+    let previous = match target.stat_in(&dir) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new(format!("{shown} is a directory; give a file path inside it.")));
         }
@@ -111,20 +115,16 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
             stamp = Some(crate::FileStamp::of(&meta));
             // Kept for the diff; a non-UTF-8 original only gets a size note.
             Some(
-                crate::file_guard::read_text_bytes(env, &target.real)
+                crate::file_guard::read_text_bytes(env, target, &dir)
                     .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?,
             )
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ToolError::new(format!("Cannot write {shown}: {e}"))),
     };
-    if let Some(dir) = target.real.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| ToolError::new(format!("Cannot create the directory {}: {e}", dir.display())))?;
-    }
-    crate::file_guard::write_text_bytes(env, &target.real, content.as_bytes(), stamp)
+    crate::file_guard::write_text_bytes(env, target, &dir, content.as_bytes(), stamp)
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
-    record_written(env, &target.real);
+    record_written(env, target, &dir);
     drop(dir_lock);
     let lines = count_lines(content);
     let size = human_bytes(content.len() as u64);

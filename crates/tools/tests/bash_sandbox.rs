@@ -29,7 +29,7 @@ fn tool(f: &Fixture, settings: SandboxSettings) -> BashTool {
 }
 
 async fn call(tool: &BashTool, confinement: Option<Confinement>, command: &str) -> Result<ToolOutput, ToolError> {
-    let ctx = ToolContext { call_id: "c1".into(), tool_name: "bash".into(), confinement };
+    let ctx = ToolContext { call_id: "c1".into(), tool_name: "bash".into(), confinement, judged: None };
     tool.execute(ctx, json!({ "command": command }), CancellationToken::new(), Arc::new(|_| {})).await
 }
 

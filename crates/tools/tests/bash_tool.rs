@@ -38,7 +38,7 @@ fn fixture() -> Fixture {
 }
 
 fn ctx() -> ToolContext {
-    ToolContext { call_id: "call_1".into(), tool_name: "bash".into(), confinement: None }
+    ToolContext { call_id: "call_1".into(), tool_name: "bash".into(), confinement: None, judged: None }
 }
 
 fn no_updates() -> UpdateSink {

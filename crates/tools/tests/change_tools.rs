@@ -45,7 +45,7 @@ impl Fixture {
         let tool = self.tools.iter().find(|t| t.name() == name).unwrap();
         let input = tool.implementation.prepare_arguments(input);
         tool.validate(&input).map_err(ToolError::new)?;
-        let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None };
+        let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None, judged: None };
         tool.implementation.execute(ctx, input, CancellationToken::new(), Arc::new(|_| {})).await
     }
 

@@ -47,7 +47,7 @@ impl Fixture {
     }
 
     async fn read(&self, name: &str) -> Result<ToolOutput, ToolError> {
-        let ctx = ToolContext { call_id: "call_1".into(), tool_name: "read".into(), confinement: None };
+        let ctx = ToolContext { call_id: "call_1".into(), tool_name: "read".into(), confinement: None, judged: None };
         self.tool.execute(ctx, json!({"path": name}), CancellationToken::new(), Arc::new(|_| {})).await
     }
 

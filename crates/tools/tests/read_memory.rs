@@ -41,7 +41,7 @@ async fn reading_the_middle_of_a_large_file_does_not_load_it() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), (LINES * 16) as u64);
 
     let tool = ReadTool::new(Arc::new(ToolEnv::new(workspace.path(), output_dir.path())));
-    let ctx = ToolContext { call_id: "call_1".into(), tool_name: "read".into(), confinement: None };
+    let ctx = ToolContext { call_id: "call_1".into(), tool_name: "read".into(), confinement: None, judged: None };
     let middle = LINES / 2;
 
     // Reset the peak-RSS mark where the kernel allows it (Linux >= 4.0), so

@@ -38,7 +38,7 @@ impl Fixture {
     }
 
     async fn read(&self, input: Value) -> Result<ToolOutput, ToolError> {
-        let ctx = ToolContext { call_id: "call_1".into(), tool_name: "read".into(), confinement: None };
+        let ctx = ToolContext { call_id: "call_1".into(), tool_name: "read".into(), confinement: None, judged: None };
         self.tool.execute(ctx, input, CancellationToken::new(), Arc::new(|_| {})).await
     }
 }

@@ -51,7 +51,7 @@ impl Fixture {
     }
 
     async fn call(&self, tool: &dyn Tool, name: &str, input: Value) -> Result<ToolOutput, ToolError> {
-        let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None };
+        let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None, judged: None };
         let input = tool.prepare_arguments(input);
         tool.execute(ctx, input, CancellationToken::new(), Arc::new(|_| {})).await
     }

@@ -105,7 +105,7 @@ pub fn text(output: &ToolOutput) -> String {
 pub async fn call(tool: &RuntimeTool, input: Value) -> Result<ToolOutput, ToolError> {
     let input = tool.implementation.prepare_arguments(input);
     tool.validate(&input).map_err(ToolError::new)?;
-    let ctx = ToolContext { call_id: "call-1".into(), tool_name: tool.name().into(), confinement: None };
+    let ctx = ToolContext { call_id: "call-1".into(), tool_name: tool.name().into(), confinement: None, judged: None };
     let updates: UpdateSink = Arc::new(|_| {});
     tool.implementation.execute(ctx, input, CancellationToken::new(), updates).await
 }

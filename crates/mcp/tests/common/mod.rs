@@ -44,7 +44,7 @@ pub async fn call_with(
 ) -> Result<ToolOutput, ToolError> {
     let tools = manager.tools();
     let tool = find(&tools, name).tool.clone();
-    let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None };
+    let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None, judged: None };
     tool.implementation.execute(ctx, input, cancel, Arc::new(|_| {})).await
 }
 

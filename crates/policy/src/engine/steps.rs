@@ -77,7 +77,7 @@ impl Policy {
 
     /// Step 2: protected paths and writes tern cannot place are asked in
     /// every mode (plan mode refuses them later).
-    pub(super) fn always_asked(&self, call: &Call, mode: Mode) -> Option<Decision> {
+    pub(super) fn always_asked(&self, call: &Call, rules: &[Rule], mode: Mode) -> Option<Decision> {
         // Bash writes that cannot be placed include everything a command tern could not
         // which is everything a command tern could not parse might write.
         // (Plan mode refuses it outright below.)
@@ -119,6 +119,9 @@ impl Policy {
             );
             return Some(d);
         }
+        if let Some(d) = self.credential_asked(call, rules) {
+            return Some(d);
+        }
         if let Some(path) = call.written_paths().into_iter().find(|p| self.is_protected(p)) {
             let d = Decision::new(
                 Verdict::Ask,
@@ -133,6 +136,46 @@ impl Policy {
             return Some(d);
         }
         None
+    }
+
+    /// A credential location (`~/.ssh`, `~/.aws`, …) the call reads or
+    /// writes is asked in every mode, wherever the workspace is, unless an
+    /// allow rule names it by a path pattern (a person wrote that one).
+    fn credential_asked(&self, call: &Call, rules: &[Rule]) -> Option<Decision> {
+        let (verb, family, path) = self.credential_reached(call)?;
+        let named = rules.iter().any(|r| r.kind == RuleKind::Allow && r.has_pattern() && r.matches_path(family, &path));
+        if named {
+            return None;
+        }
+        let outside = if self.in_roots(&path) { "" } else { ", outside the workspace" };
+        let d = Decision::new(
+            Verdict::Ask,
+            format!(
+                "{} {verb} {}, where credentials are kept (~/.ssh, ~/.aws, tokens){outside}: always asked, in \
+                 every mode and wherever the workspace is",
+                call.describe(),
+                path.display()
+            ),
+            DecidedBy::ProtectedPath { path: path.display().to_string() },
+        );
+        Some(d.suggest(Some(format!("{family}({})", dir_pattern(&path, &self.ctx))), None))
+    }
+
+    /// The first credential location the call reaches: a file tool's path,
+    /// or what a bash command reads or writes; with how ("reads", "writes")
+    /// and the rule family that names it.
+    fn credential_reached(&self, call: &Call) -> Option<(&'static str, &'static str, std::path::PathBuf)> {
+        match call.category {
+            Category::Read => call.path.clone().filter(|p| self.is_credential(p)).map(|p| ("reads", "read", p)),
+            Category::Edit => call.path.clone().filter(|p| self.is_credential(p)).map(|p| ("writes", "edit", p)),
+            Category::Bash => {
+                let parts = &call.reach.as_ref()?.parts;
+                let read = parts.iter().flat_map(|r| r.reads.iter()).find(|p| self.is_credential(p));
+                let written = parts.iter().flat_map(|r| r.writes.iter()).find(|p| self.is_credential(p));
+                read.map(|p| ("reads", "read", p.clone())).or_else(|| written.map(|p| ("writes", "edit", p.clone())))
+            }
+            _ => None,
+        }
     }
 
     /// Steps 3 to 5: ask rules; bypass allows the rest; plan mode refuses changes.

@@ -34,6 +34,7 @@ fn widgets_survive_tiny_areas() {
             suggestion: Some("edit(src/**)".into()),
             allowing_mode: None,
             bash: None,
+            path: None,
         },
         diff: None,
     };

@@ -1,0 +1,83 @@
+//! Credentials are asked for by every tool, wherever the workspace is: with
+//! the workspace at home (people start there) or a credential folder added
+//! with `--add-dir`, `read`, `grep`, `glob`, `ls` and `edit` never hand the
+//! model a key unasked, and a search over a folder holding them skips them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{Harness, Wire, write};
+use serde_json::{Value, json};
+
+const MARKER: &str = "TERN-FAKE-CREDENTIAL-3b8e";
+const NAME_MARKER: &str = "tern_fake_credential_name_77a1";
+
+fn calls(list: &[(&str, Value)]) -> String {
+    let turns: Vec<Value> = list
+        .iter()
+        .map(|(name, args)| json!({"tool_calls": [{"name": name, "arguments": args}]}))
+        .chain(std::iter::once(json!({"text": "done"})))
+        .collect();
+    json!({ "turns": turns }).to_string()
+}
+
+#[tokio::test]
+async fn a_workspace_at_home_keeps_its_credentials_asked() {
+    let list = [
+        ("read", json!({"path": ".ssh/id_rsa"})),
+        ("grep", json!({"pattern": "TERN-FAKE", "path": ".aws"})),
+        ("grep", json!({"pattern": "TERN-FAKE|readme"})),
+        ("glob", json!({"pattern": "**/*"})),
+        ("ls", json!({"path": ".ssh"})),
+        ("read", json!({"path": ".config/gh/hosts.yml"})),
+    ];
+    let mut h = Harness::new(Wire::Anthropic, &calls(&list)).await;
+    h.mode = None;
+    let home = h.workspace.path().to_path_buf();
+    write(&home.join(".ssh/id_rsa"), &format!("{MARKER}\n"));
+    write(&home.join(format!(".ssh/{NAME_MARKER}")), "x\n");
+    write(&home.join(".aws/credentials"), &format!("aws_secret_access_key = {MARKER}\n"));
+    write(&home.join(format!(".aws/{NAME_MARKER}")), "x\n");
+    write(&home.join(".config/gh/hosts.yml"), &format!("oauth_token: {MARKER}\n"));
+    write(&home.join("README.md"), "the readme\n");
+    let mut cmd = h.command(&["-p", "go", "--output-format", "json"]);
+    cmd.env("HOME", &home);
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let bodies = h.bodies();
+    for body in &bodies {
+        let text = body.to_string();
+        assert!(!text.contains(MARKER) && !text.contains(NAME_MARKER), "a credential reached the model: {text}");
+    }
+    let results = h.tool_results(bodies.last().unwrap());
+    assert_eq!(results.len(), list.len(), "{results:?}");
+    for i in [0, 1, 4, 5] {
+        assert!(results[i].0.contains("credentials"), "{:?}: {}", list[i], results[i].0);
+    }
+    assert!(results[2].0.contains("README.md"), "the search over home ran: {}", results[2].0);
+}
+
+#[tokio::test]
+async fn an_added_config_folder_keeps_its_tokens_asked() {
+    let home = tempfile::tempdir().unwrap();
+    let token = home.path().join(".config/gh/hosts.yml");
+    write(&token, &format!("oauth_token: {MARKER}\n"));
+    write(&home.path().join(".config/tool/settings.json"), "{}\n");
+    let list = [
+        ("read", json!({"path": token.display().to_string()})),
+        ("grep", json!({"pattern": "TERN-FAKE|\\{", "path": home.path().join(".config").display().to_string()})),
+    ];
+    let mut h = Harness::new(Wire::Anthropic, &calls(&list)).await;
+    h.mode = None;
+    let added = home.path().join(".config").display().to_string();
+    let mut cmd = h.command(&["-p", "go", "--output-format", "json", "--add-dir", &added]);
+    cmd.env("HOME", home.path());
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let bodies = h.bodies();
+    assert!(!bodies.iter().any(|b| b.to_string().contains(MARKER)), "the token reached the model");
+    let results = h.tool_results(bodies.last().unwrap());
+    assert!(results[0].0.contains("credentials"), "{}", results[0].0);
+    assert!(results[1].0.contains("settings.json"), "the search of the added folder ran: {}", results[1].0);
+}
