@@ -186,6 +186,10 @@ const READ_ONLY: &[&str] = &[
     "ls 1>&2",
     "ls >&-",
     "cat $(ls)",
+    // Reading one setting that holds no secret.
+    "git config --get user.name",
+    "git config user.email",
+    "git config get core.autocrlf",
 ];
 
 const WRITE: &[&str] = &[

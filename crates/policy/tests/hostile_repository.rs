@@ -769,3 +769,53 @@ fn globs_cannot_hide_a_link_deeper_down() {
     assert_ne!(bash(&allowed, "echo x | tee links/*/authorized_keys").verdict, Verdict::Allow);
     assert_eq!(bash(&p, "cat src/*.rs").verdict, Verdict::Allow);
 }
+
+#[test]
+fn git_config_reads_that_can_print_credentials_are_asked() {
+    // `url.<token>@host.insteadOf`, `http.extraHeader`, `credential.*` live in ~/.gitconfig;
+    // every listing, pattern and URL-matching form can print them.
+    never_allowed(&[
+        "git config --get-regexp url",
+        "git config --get-regexp '.*'",
+        "git config --get-r user",
+        "git config --get-all user.name",
+        "git config --get http.extraHeader",
+        "git config --get HTTP.https://github.com/.ExtraHeader",
+        "git config http.extraheader",
+        "git config --get url.https://x@github.com/.insteadof",
+        "git config credential.helper",
+        "git config --get credential.https://github.com.username",
+        "git config --get-urlmatch http https://github.com",
+        "git config --show-origin user.name",
+        "git config --show-scope --get user.name",
+        "git config --get --show-origin user.name",
+        "git config -l",
+        "git config --list --name-only",
+        "git config --null --list",
+        "git config get --all --regexp url",
+        "git config get --regexp '.*'",
+        "git config get --all user.name",
+        "git config get --url=https://github.com http.extraheader",
+        "git config get http.extraHeader",
+        "git config get --show-origin user.name",
+        "git config list",
+        "git config list --global",
+        "git config sendemail.smtpPass",
+        "git --no-pager config --get-regexp .",
+    ]);
+    let f = Fixture::new();
+    for mode in [Mode::Default, Mode::Plan] {
+        let p = f.policy(mode, &[]);
+        for command in [
+            "git config --get user.name",
+            "git config user.email",
+            "git config get user.name",
+            "git config --global --get core.autocrlf",
+            "git config --bool --get core.bare",
+            "git config --get-color color.diff.new blue",
+        ] {
+            let d = bash(&p, command);
+            assert_eq!(d.verdict, Verdict::Allow, "{command} in {mode}: {}", d.reason);
+        }
+    }
+}

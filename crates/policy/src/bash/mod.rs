@@ -42,7 +42,9 @@
 //!   and `git diff --output` all write. An argument computed at run time that
 //!   could be an option of such a program makes it Unknown.
 //! - Git is judged by subcommand: `status`, `log`, `diff`, `show`, listing
-//!   `branch`/`tag`/`remote -v`/`config`/`stash` are read-only; `push --force`,
+//!   `branch`/`tag`/`remote -v`/`stash` and `config --get` of one setting that
+//!   holds no secret are read-only (every listing, pattern or URL form of
+//!   `git config` and `url.*`/`http.*`/`credential.*` keys are not); `push --force`,
 //!   `reset --hard`, `clean -f`, `checkout -- .`, `restore .`, `branch -D`
 //!   and history rewriting are Dangerous; `git -c` is Unknown, and Dangerous
 //!   for keys that name a program (pager, editor, alias, sshCommand, ...).
@@ -89,6 +91,7 @@
 mod awk_script;
 mod changers;
 mod git;
+mod git_config;
 mod judge;
 mod options;
 mod readers;
