@@ -137,10 +137,14 @@ fn directory(cwd: &Cwd, ctx: &RuleContext) -> Option<PathBuf> {
     }
 }
 
-/// `text` resolved from `cwd`; `None` when it is relative and `cwd` unknown, under an
-/// unknown home, another user's home or a directory stack entry (`~root`, `~+`, `~-`),
-/// holds a brace expansion (`{~/.ssh/id_rsa,x}`), or is past the budget.
+/// `text` resolved from `cwd` (`~+`, bash's $PWD, is `cwd`); `None` when it is relative
+/// and `cwd` unknown, under an unknown home, another user's home or a directory stack
+/// entry (`~root`, `~-`, `~+1`), holds a brace expansion (`{~/.ssh/id_rsa,x}`), or is
+/// past the budget.
 fn place(text: &str, cwd: Option<&Path>, ctx: &RuleContext, budget: &mut usize) -> Option<PathBuf> {
+    if let Some(rest) = text.strip_prefix("~+").filter(|rest| rest.is_empty() || rest.starts_with('/')) {
+        return place(&format!(".{rest}"), cwd, ctx, budget);
+    }
     let homed = text == "~" || text.starts_with("~/");
     if (homed && ctx.home.is_none()) || (text.starts_with('~') && !homed) || has_braces(text) {
         return None;
@@ -264,6 +268,9 @@ mod tests {
         let mut budget = MAX_PATHS;
         assert_eq!(place("~root/.ssh/id_rsa", Some(Path::new("/ws")), &ctx, &mut budget), None);
         assert_eq!(place("~-/x", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert_eq!(place("~+1/x", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert_eq!(place("~+/../x", Some(Path::new("/ws/src")), &ctx, &mut budget), Some(PathBuf::from("/ws/x")));
+        assert_eq!(place("~+/x", None, &ctx, &mut budget), None, "`~+` in an unknown directory");
         assert_eq!(place("src/{a,b}.rs", Some(Path::new("/ws")), &ctx, &mut budget), None);
         assert!(place("~/x", Some(Path::new("/ws")), &ctx, &mut budget).is_some());
     }

@@ -521,6 +521,10 @@ const CDS: &[(&str, Option<&str>)] = &[
     ("cd src && ", Some("src")),
     ("cd ./src; ", Some("src")),
     ("cd src/.. && ", Some("")),
+    ("cd ~+/.. && ", Some("..")),
+    ("cd ~+ && ", Some("")),
+    ("cd src && cd ~+/.. && ", Some("")),
+    ("pushd ~+/../.. >/dev/null && ", Some("../..")),
 ];
 
 /// Paths as written: `~` forms are under home, `/` forms absolute, the rest relative.
@@ -541,6 +545,9 @@ const PATHS: &[&str] = &[
     "src/*.rs",
     ".ssh/id_rsa",
     "../../../home/.ssh/id_rsa",
+    "~+/README.md",
+    "~+/../README.md",
+    "~+/../../home/.ssh/id_rsa",
 ];
 
 /// Readers and where they take the path: `{}` stands for it.
@@ -594,6 +601,11 @@ const SUFFIXES: &[&str] = &["", " | head -1", " | wc -l", " 2>/dev/null", " && e
 /// outside the workspace `ws` (given home).
 fn lands_outside(path: &str, cwd: Option<&str>, ws: &Path, home: &Path) -> bool {
     let unquoted = path.replace('"', "");
+    // `~+` is the directory the command is in (bash's $PWD).
+    let unquoted = match unquoted.strip_prefix("~+") {
+        Some(rest) => format!(".{rest}"),
+        None => unquoted,
+    };
     let homed = ["~", "$HOME", "${HOME}"].iter().find_map(|h| unquoted.strip_prefix(h));
     let absolute = match homed {
         Some(rest) => home.join(rest.trim_start_matches('/')),
@@ -817,5 +829,44 @@ fn git_config_reads_that_can_print_credentials_are_asked() {
             let d = bash(&p, command);
             assert_eq!(d.verdict, Verdict::Allow, "{command} in {mode}: {}", d.reason);
         }
+    }
+}
+
+#[test]
+fn tilde_plus_is_the_current_directory_and_tilde_minus_is_unknown() {
+    // The workspace is `ROOT/deep/ws`, home is `ROOT/home`.
+    never_allowed(&[
+        "cd ~+/.. && ls",
+        "cd ~+/../.. && cat home/.ssh/id_rsa",
+        "cd ~+/.. && cat ../home/.ssh/id_rsa",
+        "cd src && cd ~+/../.. && ls",
+        "pushd ~+/../.. && cat home/.ssh/id_rsa",
+        "pushd ~+/.. >/dev/null; ls",
+        "cat ~+/../../home/.ssh/id_rsa",
+        "cd src && cat ~+/../../../home/.ssh/id_rsa",
+        "ls ~+/..",
+        "git -C ~+/.. status",
+        "env -C ~+/.. ls",
+        "cd ~- && ls",
+        "cd ~-/src && ls",
+        "cat ~-/README.md",
+        "cd ~+1 && ls",
+        "cd \"$OLDPWD\" && ls",
+        "cd - && ls",
+        "cd ~root && ls",
+        "cd ~root/.ssh && cat id_rsa",
+        "cd ~nobody/.. && ls",
+        "ls ~nobody",
+        "cat ~root/.ssh/id_rsa",
+        "CDPATH=.. cd ws && ls",
+        "cd $(dirname $(pwd)) && ls",
+        "cd ..;cd ..; ls",
+        "pushd ../.. && ls",
+    ]);
+    let f = Fixture::new();
+    let p = f.policy(Mode::Default, &[]);
+    for command in ["cd ~+/src && ls", "cat ~+/README.md", "cd src && cat ~+/../README.md", "cd ~+ && ls"] {
+        let d = bash(&p, command);
+        assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
     }
 }

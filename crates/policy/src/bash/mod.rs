@@ -72,7 +72,8 @@
 //! directory it runs in ([`Cwd`], following `cd`/`pushd`/`popd` through
 //! lists, groups, loops, `bash -c` strings, and `env -C`/`git -C`; unknown
 //! after a computed `cd` or a `cd` in a loop, branch or pipeline; `$HOME`
-//! and `~` written `~`), and the environment variables and options that
+//! and `~` written `~`; `~+` is the directory the command is in, `~-` and
+//! `~user` are unknown), and the environment variables and options that
 //! change which program or configuration runs ([`BashPart::overrides`]).
 //! No file system access happens here.
 //!
@@ -146,7 +147,7 @@ pub enum Cwd {
     /// A static directory reached by `cd`, `pushd`, `env -C` or `git -C`:
     /// absolute, `~`-prefixed (`$HOME` is written `~`) or relative to the workspace.
     Dir(String),
-    /// Computed at run time (`cd "$DIR"`, `popd`, `cd -`, a `cd` inside a loop).
+    /// Computed at run time (`cd "$DIR"`, `popd`, `cd -`, `cd ~-`, `cd ~user`, a `cd` inside a loop).
     Unknown,
 }
 
@@ -155,6 +156,15 @@ impl Cwd {
     pub(crate) fn join(&self, dir: &str) -> Cwd {
         if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
             return Cwd::Dir(dir.to_owned());
+        }
+        // `~+` is bash's $PWD: this directory (`cd ~+/..` goes up from here).
+        if let Some(rest) = dir.strip_prefix("~+").filter(|rest| rest.is_empty() || rest.starts_with('/')) {
+            return self.join(&format!(".{rest}"));
+        }
+        // `~-` ($OLDPWD), `~+1` (the directory stack) and `~user` (another home): tern
+        // does not know where they are, and they are not folders named `~...`.
+        if dir.starts_with('~') {
+            return Cwd::Unknown;
         }
         match self {
             Cwd::Workspace => Cwd::Dir(dir.to_owned()),
