@@ -164,9 +164,11 @@ fn depends_on_the_process(path: &Path) -> bool {
     let mut parts = path.components().skip(1).map(|c| c.as_os_str().to_string_lossy().into_owned());
     let top = parts.next();
     if top.as_deref() == Some("dev") {
-        // `/dev/fd/3/config` after `3<.git`: a path through an open directory.
+        // `/dev/fd/3/config` after `3<.git`: a path through an open directory; `/dev/fd/3`:
+        // a descriptor handed down to the command (only 0 to 2 are the terminal streams).
         let rest: Vec<String> = parts.collect();
-        return rest.first().is_some_and(|d| d == "fd") && rest.len() > 2;
+        return rest.first().is_some_and(|d| d == "fd")
+            && (rest.len() > 2 || rest.get(1).is_some_and(|n| !matches!(n.as_str(), "0" | "1" | "2")));
     }
     if top.as_deref() != Some("proc") {
         return false;
@@ -247,12 +249,17 @@ mod tests {
 
     #[test]
     fn process_relative_paths_cannot_be_placed() {
-        for p in
-            ["/proc/self/cwd/x", "/proc/thread-self/root/etc", "/proc/123/fd/3", "/proc/self/cwd", "/dev/fd/3/config"]
-        {
+        for p in [
+            "/proc/self/cwd/x",
+            "/proc/thread-self/root/etc",
+            "/proc/123/fd/3",
+            "/proc/self/cwd",
+            "/dev/fd/3/config",
+            "/dev/fd/3",
+        ] {
             assert!(depends_on_the_process(Path::new(p)), "{p}");
         }
-        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/", "/dev/fd/3", "/dev/null"] {
+        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/", "/dev/fd/1", "/dev/null"] {
             assert!(!depends_on_the_process(Path::new(p)), "{p}");
         }
     }

@@ -870,3 +870,22 @@ fn tilde_plus_is_the_current_directory_and_tilde_minus_is_unknown() {
         assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
     }
 }
+
+#[test]
+fn descriptors_handed_down_to_the_command_are_not_read_only() {
+    never_allowed(&[
+        "echo x >&7",
+        "echo x 1>&9",
+        "cat <&5",
+        "echo x > /dev/fd/3",
+        "echo x > /proc/self/fd/3",
+        "cat /dev/fd/3",
+        "head -c 10 /dev/fd/3",
+        "cat /proc/self/fd/4",
+    ]);
+    let p = Fixture::new().policy(Mode::Default, &[]);
+    for command in ["echo x >&2", "ls 2>&1", "echo x 1>&2", "ls >&-", "cat /dev/fd/0", "echo x > /dev/stdout"] {
+        let d = bash(&p, command);
+        assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
+    }
+}

@@ -19,9 +19,12 @@
 //!   the system directories (`./ls`) is Write: it is not the program we know.
 //! - Output redirections (`>`, `>>`, `&>`, `>|`) make a command Write and
 //!   record the path, except to `/dev/null`, `/dev/stdout`, `/dev/stderr`,
-//!   `/dev/tty` and descriptor duplications (`2>&1`). Writing to a disk
-//!   device (`/dev/sda`, `/dev/nvme0n1`, `/dev/mem`, ...) is Dangerous. A
-//!   target computed at run time is Unknown.
+//!   `/dev/tty` and duplications of the standard streams (`2>&1`). Writing to
+//!   a disk device (`/dev/sda`, `/dev/nvme0n1`, `/dev/mem`, ...) is Dangerous.
+//!   A target computed at run time is Unknown, and so is a descriptor the
+//!   command did not open itself (`>&7`, `<&5`, `> /dev/fd/3`,
+//!   `/proc/self/fd/N`): tern's process handed it down, and it can lead
+//!   anywhere.
 //! - Wrappers are judged by what they run: `timeout`, `nice`, `env`,
 //!   `command`, `nohup`, `time`, `stdbuf`, `ionice`, `setsid`, `xargs`,
 //!   `exec`, `builtin`, `busybox`. `sudo`, `doas`, `su` and `pkexec` are
