@@ -199,6 +199,9 @@ const READ_ONLY: &[&str] = &[
     "git config --get user.name",
     "git config user.email",
     "git config get core.autocrlf",
+    // Options and variables that name a harmless program, or turn one off.
+    "git --no-pager log",
+    "git log --no-ext-diff",
 ];
 
 const WRITE: &[&str] = &[
@@ -557,6 +560,23 @@ const UNKNOWN: &[&str] = &[
     // Options that run programs.
     "git ls-remote --upload-pack='sh -c id' origin",
     "git diff --output x && $CMD",
+    // Options that name a program to run, on any program otherwise read-only.
+    "npm help --viewer=browser --browser=./x",
+    "npm ls --browser=./x",
+    "npm config get registry --editor ./x",
+    "ls --pager=./x",
+    "git log --exec=./x",
+    "git status --receive-pack ./x",
+    "git ls-files --upload-pack=./x",
+    "git log --diff-program=./x",
+    "git show --external-diff=./x",
+    "cat --shell=./x README.md",
+    "grep --command=./x foo f",
+    "jq --ssh=./x . f",
+    "tree --use-compress-program ./x",
+    "git status --config=core.pager=./x",
+    "systemctl status --pager=./x",
+    "timeout 5 ls --editor=./x",
     // Descriptors the command did not open: handed down from tern's process.
     "echo x >&7",
     "echo x 1>&9",

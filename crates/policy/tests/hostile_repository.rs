@@ -889,3 +889,30 @@ fn descriptors_handed_down_to_the_command_are_not_read_only() {
         assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
     }
 }
+
+#[test]
+fn options_and_variables_naming_a_program_are_not_read_only() {
+    never_allowed(&[
+        "npm help --viewer=browser --browser=./x",
+        "npm help config",
+        "npm help",
+        "npm ls --browser ./x",
+        "git log --exec=./x",
+        "git status --config=core.pager=./x",
+        "systemctl status --pager=./x",
+        "PAGER=./x git log",
+        "GIT_PAGER=./x git log",
+        "EDITOR=./x git log",
+        "VISUAL=./x git log",
+        "BROWSER=./x npm help config",
+        "GIT_EXTERNAL_DIFF=./x git diff",
+        "GIT_SSH_COMMAND=./x git log",
+        "LESSOPEN='|./x %s' less README.md",
+        "MANPAGER=./x git log",
+        "SYSTEMD_PAGER=./x systemctl status",
+        "env PAGER=./x git log",
+        "git -c core.pager=./x log",
+        "git -c alias.st='!./x' st",
+        "git -c diff.external=./x diff",
+    ]);
+}
