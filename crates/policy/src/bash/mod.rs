@@ -63,8 +63,13 @@
 //!   (`.cargo/config.toml`, `rust-toolchain.toml`, `.yarnrc.yml`, `go.mod`
 //!   can name programs), and git on another repository (`-C DIR`,
 //!   `--git-dir`, `GIT_DIR=`) is Unknown.
-//! - Printing the environment is not read-only (`env`, `printenv`, `export
-//!   -p`, `set`, `declare -p`, `ps e`, reads of `/proc/*/environ`).
+//! - A long option that names a program to run (`--pager`, `--browser`,
+//!   `--editor`, `--upload-pack`, `--diff-program`, `--config core.pager=...`)
+//!   makes any command Unknown and is an override.
+//! - Printing the environment or secrets kept elsewhere is not read-only
+//!   (`env`, `printenv`, `export -p`, `set`, `declare -p`, `ps e`, `ps -E`,
+//!   reads of `/proc/*/environ`, `systemctl show`, `npm config list`, the
+//!   system log: `journalctl`, `dmesg`).
 //!
 //! Beyond the class, every part reports what it reaches, as written — the
 //! engine resolves it ([`crate::engine`]): the paths it reads

@@ -384,9 +384,13 @@ fn systemctl(args: &[Word]) -> Verdict {
     {
         None
         | Some(
-            "status" | "show" | "list-units" | "list-unit-files" | "list-timers" | "list-sockets" | "list-dependencies"
-            | "list-jobs" | "is-active" | "is-enabled" | "is-failed" | "is-system-running" | "cat" | "help",
+            "status" | "list-units" | "list-unit-files" | "list-timers" | "list-sockets" | "list-dependencies"
+            | "list-jobs" | "is-active" | "is-enabled" | "is-failed" | "is-system-running" | "help",
         ) => Verdict::read_only("systemctl only reads service state"),
+        // `Environment=` settings of services and of the manager: tokens and passwords live there.
+        Some(sub @ ("show" | "show-environment" | "cat")) => {
+            Verdict::write(format!("systemctl {sub} prints the environment of services, which may hold secrets"))
+        }
         Some(other) => Verdict::dangerous(format!("systemctl {other} changes system services")),
     }
 }
