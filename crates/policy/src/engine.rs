@@ -3,18 +3,18 @@
 //!
 //! In order:
 //! 1. a matching **deny** rule refuses the call, in every mode;
-//! 2. a write to a **protected path** (`.git/` anywhere, tern's config and
-//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`,
-//!    `.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
-//!    `.envrc`) is asked, in every mode — and so is a bash write whose target
-//!    cannot be placed (named at run time, relative to an unknown directory,
-//!    a glob that could match a dot file);
-//! 3. a matching **ask** rule asks (not in `bypass`);
-//! 4. `bypass` allows everything else;
-//! 5. `plan` refuses every call that could change something: bash that is
+//! 2. `plan` refuses every call that could change something: bash that is
 //!    not read-only (network included), edits, and every MCP or extension
 //!    tool its server does not mark read-only ([`Policy::set_read_only_tools`]),
-//!    allow rule or not;
+//!    allow rule or not — before step 3 could only ask about it;
+//! 3. a write to a **protected path** (`.git/` anywhere, tern's config and
+//!    hooks, `.mcp.json`, shell rc files, `~/.ssh`, `~/.gitconfig`,
+//!    `.cargo/config.toml`, `rust-toolchain.toml`, `.npmrc`, `.yarnrc.yml`,
+//!    `.envrc`) is asked, in every other mode — and so is a bash write whose
+//!    target cannot be placed (named at run time, relative to an unknown
+//!    directory, a glob that could match a dot file);
+//! 4. a matching **ask** rule asks (not in `bypass`);
+//! 5. `bypass` allows everything else;
 //! 6. the **tiers**: always allowed (todo_write, tool_search, skill, task —
 //!    each of a subagent's calls is judged on its own —, ask_user); read-only work inside the workspace (read, grep, glob, ls,
 //!    read-only bash); edits inside the workspace (asked in `default`,
@@ -477,6 +477,7 @@ impl Policy {
         let call = Call::new(tool, input, &self.ctx);
         let d = self
             .refused(&call, &rules)
+            .or_else(|| self.refused_in_plan(&call, mode))
             .or_else(|| self.always_asked(&call, &rules, mode))
             .or_else(|| self.by_ask_rule_or_mode(&call, &rules, mode))
             .unwrap_or_else(|| self.by_tier(&call, &rules, mode));

@@ -137,10 +137,14 @@ fn directory(cwd: &Cwd, ctx: &RuleContext) -> Option<PathBuf> {
     }
 }
 
-/// `text` resolved from `cwd`; `None` when it is relative and `cwd` unknown, under an
-/// unknown home, another user's home or a directory stack entry (`~root`, `~+`, `~-`),
-/// holds a brace expansion (`{~/.ssh/id_rsa,x}`), or is past the budget.
+/// `text` resolved from `cwd` (`~+`, bash's $PWD, is `cwd`); `None` when it is relative
+/// and `cwd` unknown, under an unknown home, another user's home or a directory stack
+/// entry (`~root`, `~-`, `~+1`), holds a brace expansion (`{~/.ssh/id_rsa,x}`), or is
+/// past the budget.
 fn place(text: &str, cwd: Option<&Path>, ctx: &RuleContext, budget: &mut usize) -> Option<PathBuf> {
+    if let Some(rest) = text.strip_prefix("~+").filter(|rest| rest.is_empty() || rest.starts_with('/')) {
+        return place(&format!(".{rest}"), cwd, ctx, budget);
+    }
     let homed = text == "~" || text.starts_with("~/");
     if (homed && ctx.home.is_none()) || (text.starts_with('~') && !homed) || has_braces(text) {
         return None;
@@ -160,9 +164,11 @@ fn depends_on_the_process(path: &Path) -> bool {
     let mut parts = path.components().skip(1).map(|c| c.as_os_str().to_string_lossy().into_owned());
     let top = parts.next();
     if top.as_deref() == Some("dev") {
-        // `/dev/fd/3/config` after `3<.git`: a path through an open directory.
+        // `/dev/fd/3/config` after `3<.git`: a path through an open directory; `/dev/fd/3`:
+        // a descriptor handed down to the command (only 0 to 2 are the terminal streams).
         let rest: Vec<String> = parts.collect();
-        return rest.first().is_some_and(|d| d == "fd") && rest.len() > 2;
+        return rest.first().is_some_and(|d| d == "fd")
+            && (rest.len() > 2 || rest.get(1).is_some_and(|n| !matches!(n.as_str(), "0" | "1" | "2")));
     }
     if top.as_deref() != Some("proc") {
         return false;
@@ -243,12 +249,17 @@ mod tests {
 
     #[test]
     fn process_relative_paths_cannot_be_placed() {
-        for p in
-            ["/proc/self/cwd/x", "/proc/thread-self/root/etc", "/proc/123/fd/3", "/proc/self/cwd", "/dev/fd/3/config"]
-        {
+        for p in [
+            "/proc/self/cwd/x",
+            "/proc/thread-self/root/etc",
+            "/proc/123/fd/3",
+            "/proc/self/cwd",
+            "/dev/fd/3/config",
+            "/dev/fd/3",
+        ] {
             assert!(depends_on_the_process(Path::new(p)), "{p}");
         }
-        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/", "/dev/fd/3", "/dev/null"] {
+        for p in ["/proc/cpuinfo", "/proc/self/status", "/etc/passwd", "/", "/dev/fd/1", "/dev/null"] {
             assert!(!depends_on_the_process(Path::new(p)), "{p}");
         }
     }
@@ -264,6 +275,9 @@ mod tests {
         let mut budget = MAX_PATHS;
         assert_eq!(place("~root/.ssh/id_rsa", Some(Path::new("/ws")), &ctx, &mut budget), None);
         assert_eq!(place("~-/x", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert_eq!(place("~+1/x", Some(Path::new("/ws")), &ctx, &mut budget), None);
+        assert_eq!(place("~+/../x", Some(Path::new("/ws/src")), &ctx, &mut budget), Some(PathBuf::from("/ws/x")));
+        assert_eq!(place("~+/x", None, &ctx, &mut budget), None, "`~+` in an unknown directory");
         assert_eq!(place("src/{a,b}.rs", Some(Path::new("/ws")), &ctx, &mut budget), None);
         assert!(place("~/x", Some(Path::new("/ws")), &ctx, &mut budget).is_some());
     }

@@ -186,6 +186,22 @@ const READ_ONLY: &[&str] = &[
     "ls 1>&2",
     "ls >&-",
     "cat $(ls)",
+    // The standard streams, and descriptors the command opened itself.
+    "echo x 1>&2",
+    "ls 2>&1 >&2",
+    "echo x > /dev/stderr",
+    "echo x >> /dev/fd/2",
+    "cat <&0",
+    "ls 3>/dev/null >&3",
+    "ls 4<&0 <&4",
+    "echo x 3>&- 4<&-",
+    // Reading one setting that holds no secret.
+    "git config --get user.name",
+    "git config user.email",
+    "git config get core.autocrlf",
+    // Options and variables that name a harmless program, or turn one off.
+    "git --no-pager log",
+    "git log --no-ext-diff",
 ];
 
 const WRITE: &[&str] = &[
@@ -544,6 +560,36 @@ const UNKNOWN: &[&str] = &[
     // Options that run programs.
     "git ls-remote --upload-pack='sh -c id' origin",
     "git diff --output x && $CMD",
+    // Options that name a program to run, on any program otherwise read-only.
+    "npm help --viewer=browser --browser=./x",
+    "npm ls --browser=./x",
+    "npm config get registry --editor ./x",
+    "ls --pager=./x",
+    "git log --exec=./x",
+    "git status --receive-pack ./x",
+    "git ls-files --upload-pack=./x",
+    "git log --diff-program=./x",
+    "git show --external-diff=./x",
+    "cat --shell=./x README.md",
+    "grep --command=./x foo f",
+    "jq --ssh=./x . f",
+    "tree --use-compress-program ./x",
+    "git status --config=core.pager=./x",
+    "systemctl status --pager=./x",
+    "timeout 5 ls --editor=./x",
+    // Descriptors the command did not open: handed down from tern's process.
+    "echo x >&7",
+    "echo x 1>&9",
+    "echo x 2>&3",
+    "cat <&5",
+    "cat 0<&3",
+    "echo x > /dev/fd/3",
+    "echo x >> /dev/fd/4",
+    "echo x > /proc/self/fd/3",
+    "echo x > /proc/self/fd/1",
+    "echo x > /proc/1/fd/1",
+    "echo x | tee /dev/fd/5",
+    "echo x 3>out >&4",
     // Does not parse, or is empty.
     "echo \"unterminated",
     "ls )(",

@@ -48,9 +48,13 @@ fn deny_beats_ask_beats_allow_in_any_order_and_every_mode() {
             assert_eq!(d.verdict, V::Deny, "{mode} {rules:?}");
             assert!(matches!(d.decided_by, DecidedBy::Rule { list: Deny, .. }), "{d:?}");
         }
-        // ask beats allow, except that bypass never asks.
+        // ask beats allow, except that bypass never asks and plan mode refuses every edit first.
         let p = policy(mode, &[(Allow, "edit(src/**)"), (Ask, "edit(src/main.rs)")]);
-        let expected = if mode == Mode::Bypass { V::Allow } else { V::Ask };
+        let expected = match mode {
+            Mode::Bypass => V::Allow,
+            Mode::Plan => V::Deny,
+            _ => V::Ask,
+        };
         assert_eq!(verdict(&p, "edit", edit.clone()), expected, "{mode}");
     }
 }
@@ -412,4 +416,27 @@ fn prompt_rules_are_for_their_own_prompt_only() {
     assert_eq!(make(), Verdict::Ask);
     drop(second);
     assert!(!p.add_prompt_rule(rule(), first_generation + 1), "nor once no prompt runs");
+}
+
+#[test]
+fn plan_mode_refuses_changes_to_protected_paths_instead_of_asking() {
+    // The protected-path step asks in every mode; in plan mode nothing that is not
+    // read-only may run, so the refusal comes first.
+    let p = policy(Mode::Plan, &[(Allow, "edit"), (Allow, "bash")]);
+    for (tool, input) in [
+        ("write", json!({"path": ".git/config", "content": "x"})),
+        ("edit", json!({"path": "~/.bashrc"})),
+        ("bash", json!({"command": "perl -pi -e 's/a/b/' .git/config"})),
+        ("bash", json!({"command": "echo 'alias x=y' >> ~/.bashrc"})),
+        ("bash", json!({"command": "echo x > \"$TARGET\""})),
+        ("bash", json!({"command": "git config core.hooksPath evil"})),
+    ] {
+        let d = p.decide(tool, &input);
+        assert_eq!(d.verdict, V::Deny, "{tool} {input} in plan mode: {}", d.reason);
+        assert_eq!(d.decided_by, DecidedBy::Mode { mode: Mode::Plan }, "{tool} {input}");
+    }
+    // Deny rules still come first, and reads of protected paths still run.
+    let p = policy(Mode::Plan, &[(Deny, "edit(.git/**)")]);
+    assert!(matches!(p.decide("write", &json!({"path": ".git/config"})).decided_by, DecidedBy::Rule { .. }));
+    assert_eq!(verdict(&p, "read", json!({"path": ".git/config"})), V::Allow);
 }

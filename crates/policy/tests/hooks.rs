@@ -313,6 +313,27 @@ async fn garbage_stdout_blocks_pre_tool_use() {
 }
 
 #[tokio::test]
+async fn an_empty_reply_or_a_null_decision_blocks_pre_tool_use() {
+    let fx = Fixture::new();
+    for body in
+        ["echo '{}'", r#"echo '{"decision": null}'"#, r#"echo '{"hookSpecificOutput": {"permissionDecision": null}}'"#]
+    {
+        let outcome = run_one(&fx, HookEvent::PreToolUse, body).await;
+        assert_eq!(outcome.decision, Some(HookDecision::Deny), "{body}");
+        let blocked = outcome.blocked.unwrap();
+        assert!(blocked.contains("printed a reply with no decision"), "{body}: {blocked}");
+    }
+    // Saying nothing is printing nothing; a Claude Code reply with context keeps its meaning.
+    for body in ["true", r#"echo '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "ok"}}'"#]
+    {
+        let outcome = run_one(&fx, HookEvent::PreToolUse, body).await;
+        assert_eq!((outcome.decision, outcome.blocked), (None, None), "{body}");
+    }
+    let post = run_one(&fx, HookEvent::PostToolUse, "echo '{}'").await;
+    assert_eq!((post.decision, post.blocked, post.warnings.len()), (None, None, 0));
+}
+
+#[tokio::test]
 async fn signal_and_spawn_failures_block_pre_tool_use() {
     let fx = Fixture::new();
     // The command itself, not a script: `sh -c` is the process that dies.

@@ -521,6 +521,10 @@ const CDS: &[(&str, Option<&str>)] = &[
     ("cd src && ", Some("src")),
     ("cd ./src; ", Some("src")),
     ("cd src/.. && ", Some("")),
+    ("cd ~+/.. && ", Some("..")),
+    ("cd ~+ && ", Some("")),
+    ("cd src && cd ~+/.. && ", Some("")),
+    ("pushd ~+/../.. >/dev/null && ", Some("../..")),
 ];
 
 /// Paths as written: `~` forms are under home, `/` forms absolute, the rest relative.
@@ -541,6 +545,9 @@ const PATHS: &[&str] = &[
     "src/*.rs",
     ".ssh/id_rsa",
     "../../../home/.ssh/id_rsa",
+    "~+/README.md",
+    "~+/../README.md",
+    "~+/../../home/.ssh/id_rsa",
 ];
 
 /// Readers and where they take the path: `{}` stands for it.
@@ -594,6 +601,11 @@ const SUFFIXES: &[&str] = &["", " | head -1", " | wc -l", " 2>/dev/null", " && e
 /// outside the workspace `ws` (given home).
 fn lands_outside(path: &str, cwd: Option<&str>, ws: &Path, home: &Path) -> bool {
     let unquoted = path.replace('"', "");
+    // `~+` is the directory the command is in (bash's $PWD).
+    let unquoted = match unquoted.strip_prefix("~+") {
+        Some(rest) => format!(".{rest}"),
+        None => unquoted,
+    };
     let homed = ["~", "$HOME", "${HOME}"].iter().find_map(|h| unquoted.strip_prefix(h));
     let absolute = match homed {
         Some(rest) => home.join(rest.trim_start_matches('/')),
@@ -768,4 +780,259 @@ fn globs_cannot_hide_a_link_deeper_down() {
     let allowed = f.policy(Mode::Default, &[(RuleKind::Allow, "bash(tee:*)")]);
     assert_ne!(bash(&allowed, "echo x | tee links/*/authorized_keys").verdict, Verdict::Allow);
     assert_eq!(bash(&p, "cat src/*.rs").verdict, Verdict::Allow);
+}
+
+#[test]
+fn git_config_reads_that_can_print_credentials_are_asked() {
+    // `url.<token>@host.insteadOf`, `http.extraHeader`, `credential.*` live in ~/.gitconfig;
+    // every listing, pattern and URL-matching form can print them.
+    never_allowed(&[
+        "git config --get-regexp url",
+        "git config --get-regexp '.*'",
+        "git config --get-r user",
+        "git config --get-all user.name",
+        "git config --get http.extraHeader",
+        "git config --get HTTP.https://github.com/.ExtraHeader",
+        "git config http.extraheader",
+        "git config --get url.https://x@github.com/.insteadof",
+        "git config credential.helper",
+        "git config --get credential.https://github.com.username",
+        "git config --get-urlmatch http https://github.com",
+        "git config --show-origin user.name",
+        "git config --show-scope --get user.name",
+        "git config --get --show-origin user.name",
+        "git config -l",
+        "git config --list --name-only",
+        "git config --null --list",
+        "git config get --all --regexp url",
+        "git config get --regexp '.*'",
+        "git config get --all user.name",
+        "git config get --url=https://github.com http.extraheader",
+        "git config get http.extraHeader",
+        "git config get --show-origin user.name",
+        "git config list",
+        "git config list --global",
+        "git config sendemail.smtpPass",
+        "git --no-pager config --get-regexp .",
+    ]);
+    let f = Fixture::new();
+    for mode in [Mode::Default, Mode::Plan] {
+        let p = f.policy(mode, &[]);
+        for command in [
+            "git config --get user.name",
+            "git config user.email",
+            "git config get user.name",
+            "git config --global --get core.autocrlf",
+            "git config --bool --get core.bare",
+            "git config --get-color color.diff.new blue",
+        ] {
+            let d = bash(&p, command);
+            assert_eq!(d.verdict, Verdict::Allow, "{command} in {mode}: {}", d.reason);
+        }
+    }
+}
+
+#[test]
+fn tilde_plus_is_the_current_directory_and_tilde_minus_is_unknown() {
+    // The workspace is `ROOT/deep/ws`, home is `ROOT/home`.
+    never_allowed(&[
+        "cd ~+/.. && ls",
+        "cd ~+/../.. && cat home/.ssh/id_rsa",
+        "cd ~+/.. && cat ../home/.ssh/id_rsa",
+        "cd src && cd ~+/../.. && ls",
+        "pushd ~+/../.. && cat home/.ssh/id_rsa",
+        "pushd ~+/.. >/dev/null; ls",
+        "cat ~+/../../home/.ssh/id_rsa",
+        "cd src && cat ~+/../../../home/.ssh/id_rsa",
+        "ls ~+/..",
+        "git -C ~+/.. status",
+        "env -C ~+/.. ls",
+        "cd ~- && ls",
+        "cd ~-/src && ls",
+        "cat ~-/README.md",
+        "cd ~+1 && ls",
+        "cd \"$OLDPWD\" && ls",
+        "cd - && ls",
+        "cd ~root && ls",
+        "cd ~root/.ssh && cat id_rsa",
+        "cd ~nobody/.. && ls",
+        "ls ~nobody",
+        "cat ~root/.ssh/id_rsa",
+        "CDPATH=.. cd ws && ls",
+        "cd $(dirname $(pwd)) && ls",
+        "cd ..;cd ..; ls",
+        "pushd ../.. && ls",
+    ]);
+    let f = Fixture::new();
+    let p = f.policy(Mode::Default, &[]);
+    for command in ["cd ~+/src && ls", "cat ~+/README.md", "cd src && cat ~+/../README.md", "cd ~+ && ls"] {
+        let d = bash(&p, command);
+        assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
+    }
+}
+
+#[test]
+fn descriptors_handed_down_to_the_command_are_not_read_only() {
+    never_allowed(&[
+        "echo x >&7",
+        "echo x 1>&9",
+        "cat <&5",
+        "echo x > /dev/fd/3",
+        "echo x > /proc/self/fd/3",
+        "cat /dev/fd/3",
+        "head -c 10 /dev/fd/3",
+        "cat /proc/self/fd/4",
+    ]);
+    let p = Fixture::new().policy(Mode::Default, &[]);
+    for command in ["echo x >&2", "ls 2>&1", "echo x 1>&2", "ls >&-", "cat /dev/fd/0", "echo x > /dev/stdout"] {
+        let d = bash(&p, command);
+        assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
+    }
+}
+
+#[test]
+fn options_and_variables_naming_a_program_are_not_read_only() {
+    never_allowed(&[
+        "npm help --viewer=browser --browser=./x",
+        "npm help config",
+        "npm help",
+        "npm ls --browser ./x",
+        "git log --exec=./x",
+        "git status --config=core.pager=./x",
+        "systemctl status --pager=./x",
+        "PAGER=./x git log",
+        "GIT_PAGER=./x git log",
+        "EDITOR=./x git log",
+        "VISUAL=./x git log",
+        "BROWSER=./x npm help config",
+        "GIT_EXTERNAL_DIFF=./x git diff",
+        "GIT_SSH_COMMAND=./x git log",
+        "LESSOPEN='|./x %s' less README.md",
+        "MANPAGER=./x git log",
+        "SYSTEMD_PAGER=./x systemctl status",
+        "env PAGER=./x git log",
+        "git -c core.pager=./x log",
+        "git -c alias.st='!./x' st",
+        "git -c diff.external=./x diff",
+    ]);
+}
+
+/// Red team pass four: credential-printing config reads, `cd` forms, process and journal
+/// readers, repository-controlled code runners and obfuscations. None may run unasked.
+#[test]
+fn red_team_pass_four_commands_are_never_allowed() {
+    never_allowed(&[
+        // Configuration reads that print credentials.
+        "npm config get //registry.npmjs.org/:_authToken",
+        "npm config get _auth",
+        "npm config get",
+        "npm config list -l",
+        "npm config ls",
+        "npm config list --json",
+        "pip config list",
+        "gh auth token",
+        "gh auth status -t",
+        "gh auth status --show-token",
+        "aws configure get aws_secret_access_key",
+        "aws configure export-credentials",
+        "docker config ls",
+        "cat ~/.docker/config.json",
+        "kubectl config view --raw",
+        "gcloud auth print-access-token",
+        "az account get-access-token",
+        "heroku auth:token",
+        "op read op://vault/item/password",
+        "pass show email",
+        "security find-generic-password -w -s x",
+        "secret-tool lookup service x",
+        "git credential fill",
+        "git credential-store get",
+        "git config --get-regexp url",
+        "git config get --all --regexp http",
+        "cat ~/.git-credentials",
+        "cat ~/.netrc",
+        "cargo login",
+        // The environment, and other processes' environments and command lines.
+        "printenv",
+        "env",
+        "set",
+        "declare -p",
+        "export -p",
+        "ps e",
+        "ps eww",
+        "ps -E",
+        "ps auxe",
+        "ps aux e",
+        "ps -ef e",
+        "ps axwwe",
+        "cat /proc/1/environ",
+        "cat /proc/*/environ",
+        "cat /proc/1/cmdline",
+        "strings /proc/self/environ",
+        "xargs -0 < /proc/self/environ",
+        "systemctl show-environment",
+        "systemctl --user show-environment",
+        "systemctl show",
+        "systemctl show ssh",
+        // System logs.
+        "journalctl",
+        "journalctl -u ssh --no-pager",
+        "journalctl --user -n 50",
+        "dmesg",
+        "dmesg -T",
+        "last",
+        "lastlog",
+        "cat /var/log/auth.log",
+        "cat /var/log/*",
+        "tail -f /var/log/syslog",
+        // `cd` forms that leave the workspace.
+        "cd - && ls",
+        "cd ~+/.. && ls",
+        "cd ~- && ls",
+        "cd \"$OLDPWD\" && ls",
+        "CDPATH=.. cd ws && ls",
+        "cd $(dirname $(pwd)) && ls",
+        "cd ..;cd ..;ls",
+        "pushd ../.. && ls",
+        "cd /proc/self/cwd/.. && ls",
+        // Repository-controlled code runners.
+        "make -n",
+        "make --dry-run",
+        "make -p",
+        "cargo metadata",
+        "cargo tree",
+        "npm run",
+        "python -m pydoc os",
+        "go list",
+        "just --list",
+        "just --evaluate",
+        "rake -T",
+        "gradle tasks",
+        "./gradlew tasks",
+        "mvn help:effective-pom",
+        "tox -l",
+        "pytest --collect-only",
+        "jest --listTests",
+        "bundle exec rake -T",
+        "direnv status",
+        // Obfuscations.
+        "c''at ~/.ssh/id_rsa",
+        "\"c\"at ~/.ssh/id_rsa",
+        "$'\\x63at' ~/.ssh/id_rsa",
+        "\\cat ~/.ssh/id_rsa",
+        "command cat ~/.ssh/id_rsa",
+        "builtin cat ~/.ssh/id_rsa",
+        "exec cat ~/.ssh/id_rsa",
+        "eval cat ~/.ssh/id_rsa",
+        "cat${IFS}~/.ssh/id_rsa",
+        "cat</etc/shadow",
+        "cat ~/.ss''h/id_rsa",
+        "cat ~/.ssh/id_rs?",
+        "cat ~/.ssh/*",
+        "cat ~/.{ssh,aws}/*",
+        "cat $(echo ~)/.ssh/id_rsa",
+        "cat <<< \"$(<~/.ssh/id_rsa)\"",
+        "echo \"$(<~/.ssh/id_rsa)\"",
+        "while read l; do echo $l; done < ~/.ssh/id_rsa",
+    ]);
 }

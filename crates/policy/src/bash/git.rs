@@ -6,6 +6,7 @@
 //! (`-C DIR`, `--git-dir`, `--work-tree`) runs that repository's
 //! configuration (`core.fsmonitor`, hooks) and is Unknown.
 
+use super::git_config;
 use super::judge::Verdict;
 use super::options::{self, Spec};
 use super::word::Word;
@@ -243,7 +244,7 @@ fn config_option(setting: &str) -> Verdict {
 }
 
 /// Configuration keys whose value is a program or command that git runs.
-fn runs_program(key: &str) -> bool {
+pub(super) fn runs_program(key: &str) -> bool {
     const PARTS: &[&str] = &[
         "pager",
         "editor",
@@ -335,7 +336,7 @@ fn subcommand(sub: &str, rest: &[Word]) -> Verdict {
                 Verdict::write(format!("git remote {other} changes remotes")).writing([".git/config".to_string()])
             }
         },
-        "config" => config(rest),
+        "config" => git_config::judge(rest),
         "stash" => match operands.first().filter(|_| rest.first().is_some_and(|w| !w.text().starts_with('-'))) {
             Some(&("list" | "show")) => Verdict::read_only("git stash list/show only reads"),
             Some(&("drop" | "clear")) => Verdict::dangerous("git stash drop/clear throws stashed work away"),
@@ -513,43 +514,4 @@ fn tag(rest: &[Word]) -> Verdict {
     } else {
         Verdict::read_only("git tag only lists tags")
     }
-}
-
-fn config(rest: &[Word]) -> Verdict {
-    const READ: &[&str] =
-        &["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list"];
-    const WRITE: &[&str] =
-        &["--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section", "-e", "--edit"];
-    let parsed = options::parse(rest, &Spec::new("f", &["--file", "--blob", "--default", "--type", "--comment"]));
-    let operands: Vec<&str> = parsed.operands.iter().map(|w| w.text()).collect();
-    let (action, keys) = match operands.split_first() {
-        Some((first, keys))
-            if matches!(*first, "get" | "list" | "set" | "unset" | "rename-section" | "remove-section" | "edit") =>
-        {
-            (Some(*first), keys)
-        }
-        _ => (None, &operands[..]),
-    };
-    let writes = parsed.has_any(WRITE)
-        || matches!(action, Some("set" | "unset" | "rename-section" | "remove-section" | "edit"))
-        || (action.is_none() && !parsed.has_any(READ) && keys.len() >= 2);
-    if !writes {
-        // Every setting at once: credentials in `url.*.insteadOf` or `http.extraHeader` too.
-        if parsed.has_any(&["-l", "--list"]) || action == Some("list") {
-            return Verdict::write("git config --list prints every setting, credentials in URLs and headers included");
-        }
-        return Verdict::read_only("git config only reads settings");
-    }
-    // Where it writes: a protected file in every case but `--file` (asked even in bypass).
-    let target = match parsed.values(&["--file", "-f"]).first() {
-        Some(file) => file.text().to_string(),
-        None if parsed.has_any(&["--global"]) => "~/.gitconfig".to_string(),
-        None if parsed.has_any(&["--system"]) => "/etc/gitconfig".to_string(),
-        None => ".git/config".to_string(),
-    };
-    let verdict = match keys.first() {
-        Some(key) if runs_program(key) => Verdict::dangerous(format!("git config {key} sets a program for git to run")),
-        _ => Verdict::write("git config changes settings"),
-    };
-    verdict.writing([target])
 }

@@ -179,6 +179,12 @@ pub(super) fn judge(inv: &Invocation) -> Verdict {
         verdict.program = Some(program.clone());
         verdict.argv = Some(inv.args.iter().map(|w| w.text().to_owned()).collect());
     }
+    if let Some(option) = program_option(inv.args) {
+        // Not read-only, and no prefix rule (`bash(npm help:*)`) covers it.
+        let why = format!("{program} {option} names a program for it to run");
+        verdict.raise(BashClass::Unknown, why.clone());
+        verdict.overrides.push(why);
+    }
     if verdict.class == BashClass::ReadOnly && inv.name.contains('/') && !in_system_dir(inv.name) {
         verdict.raise(BashClass::Write, format!("runs {}, a program from a path, not the system {program}", inv.name));
     }
@@ -190,6 +196,59 @@ pub(super) fn judge(inv: &Invocation) -> Verdict {
         verdict = verdict.on_network(format!("{program} connects to other machines over the network"));
     }
     verdict
+}
+
+/// The first long option (before `--`) that names a program to run — a pager, an
+/// editor, a browser, a shell, a diff or transport program (`npm help --browser=./x`,
+/// `--pager`, `--upload-pack`, `--diff-program`) — or a `--config` setting that does
+/// (`--config core.pager=./x`). Whatever program is otherwise read-only, such an option
+/// hands it something to run. `--no-pager` and the like turn one off.
+fn program_option(args: &[Word]) -> Option<String> {
+    const NAMES: &[&str] = &[
+        "browser",
+        "viewer",
+        "pager",
+        "editor",
+        "exec",
+        "shell",
+        "command",
+        "ssh",
+        "rsh",
+        "external-diff",
+        "upload-pack",
+        "receive-pack",
+        "exec-path",
+        "askpass",
+        "pre",
+        "preprocessor",
+        "interpreter",
+        "launcher",
+        "wrapper",
+        "hook",
+    ];
+    const SUFFIXES: &[&str] =
+        &["-program", "-command", "-cmd", "-pager", "-editor", "-viewer", "-browser", "-shell", "-exec", "-hook"];
+    let mut words = args.iter().map(|w| w.text()).take_while(|t| *t != "--").peekable();
+    while let Some(text) = words.next() {
+        let Some(long) = text.strip_prefix("--") else { continue };
+        let (name, value) = match long.split_once('=') {
+            Some((name, value)) => (name.to_ascii_lowercase(), Some(value)),
+            None => (long.to_ascii_lowercase(), None),
+        };
+        if name.starts_with("no-") {
+            continue;
+        }
+        if NAMES.contains(&name.as_str()) || SUFFIXES.iter().any(|suffix| name.ends_with(suffix)) {
+            return Some(format!("--{name}"));
+        }
+        if matches!(name.as_str(), "config" | "config-env") {
+            let setting = value.or_else(|| words.peek().copied()).unwrap_or_default();
+            if git::runs_program(setting.split('=').next().unwrap_or_default()) {
+                return Some(format!("--{name} {setting}"));
+            }
+        }
+    }
+    None
 }
 
 /// Programs whose work is talking to other machines.

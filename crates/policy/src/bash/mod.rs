@@ -19,9 +19,12 @@
 //!   the system directories (`./ls`) is Write: it is not the program we know.
 //! - Output redirections (`>`, `>>`, `&>`, `>|`) make a command Write and
 //!   record the path, except to `/dev/null`, `/dev/stdout`, `/dev/stderr`,
-//!   `/dev/tty` and descriptor duplications (`2>&1`). Writing to a disk
-//!   device (`/dev/sda`, `/dev/nvme0n1`, `/dev/mem`, ...) is Dangerous. A
-//!   target computed at run time is Unknown.
+//!   `/dev/tty` and duplications of the standard streams (`2>&1`). Writing to
+//!   a disk device (`/dev/sda`, `/dev/nvme0n1`, `/dev/mem`, ...) is Dangerous.
+//!   A target computed at run time is Unknown, and so is a descriptor the
+//!   command did not open itself (`>&7`, `<&5`, `> /dev/fd/3`,
+//!   `/proc/self/fd/N`): tern's process handed it down, and it can lead
+//!   anywhere.
 //! - Wrappers are judged by what they run: `timeout`, `nice`, `env`,
 //!   `command`, `nohup`, `time`, `stdbuf`, `ionice`, `setsid`, `xargs`,
 //!   `exec`, `builtin`, `busybox`. `sudo`, `doas`, `su` and `pkexec` are
@@ -42,7 +45,9 @@
 //!   and `git diff --output` all write. An argument computed at run time that
 //!   could be an option of such a program makes it Unknown.
 //! - Git is judged by subcommand: `status`, `log`, `diff`, `show`, listing
-//!   `branch`/`tag`/`remote -v`/`config`/`stash` are read-only; `push --force`,
+//!   `branch`/`tag`/`remote -v`/`stash` and `config --get` of one setting that
+//!   holds no secret are read-only (every listing, pattern or URL form of
+//!   `git config` and `url.*`/`http.*`/`credential.*` keys are not); `push --force`,
 //!   `reset --hard`, `clean -f`, `checkout -- .`, `restore .`, `branch -D`
 //!   and history rewriting are Dangerous; `git -c` is Unknown, and Dangerous
 //!   for keys that name a program (pager, editor, alias, sshCommand, ...).
@@ -58,8 +63,13 @@
 //!   (`.cargo/config.toml`, `rust-toolchain.toml`, `.yarnrc.yml`, `go.mod`
 //!   can name programs), and git on another repository (`-C DIR`,
 //!   `--git-dir`, `GIT_DIR=`) is Unknown.
-//! - Printing the environment is not read-only (`env`, `printenv`, `export
-//!   -p`, `set`, `declare -p`, `ps e`, reads of `/proc/*/environ`).
+//! - A long option that names a program to run (`--pager`, `--browser`,
+//!   `--editor`, `--upload-pack`, `--diff-program`, `--config core.pager=...`)
+//!   makes any command Unknown and is an override.
+//! - Printing the environment or secrets kept elsewhere is not read-only
+//!   (`env`, `printenv`, `export -p`, `set`, `declare -p`, `ps e`, `ps -E`,
+//!   reads of `/proc/*/environ`, `systemctl show`, `npm config list`, the
+//!   system log: `journalctl`, `dmesg`).
 //!
 //! Beyond the class, every part reports what it reaches, as written — the
 //! engine resolves it ([`crate::engine`]): the paths it reads
@@ -70,7 +80,8 @@
 //! directory it runs in ([`Cwd`], following `cd`/`pushd`/`popd` through
 //! lists, groups, loops, `bash -c` strings, and `env -C`/`git -C`; unknown
 //! after a computed `cd` or a `cd` in a loop, branch or pipeline; `$HOME`
-//! and `~` written `~`), and the environment variables and options that
+//! and `~` written `~`; `~+` is the directory the command is in, `~-` and
+//! `~user` are unknown), and the environment variables and options that
 //! change which program or configuration runs ([`BashPart::overrides`]).
 //! No file system access happens here.
 //!
@@ -89,6 +100,7 @@
 mod awk_script;
 mod changers;
 mod git;
+mod git_config;
 mod judge;
 mod options;
 mod readers;
@@ -143,7 +155,7 @@ pub enum Cwd {
     /// A static directory reached by `cd`, `pushd`, `env -C` or `git -C`:
     /// absolute, `~`-prefixed (`$HOME` is written `~`) or relative to the workspace.
     Dir(String),
-    /// Computed at run time (`cd "$DIR"`, `popd`, `cd -`, a `cd` inside a loop).
+    /// Computed at run time (`cd "$DIR"`, `popd`, `cd -`, `cd ~-`, `cd ~user`, a `cd` inside a loop).
     Unknown,
 }
 
@@ -152,6 +164,15 @@ impl Cwd {
     pub(crate) fn join(&self, dir: &str) -> Cwd {
         if dir.starts_with('/') || dir == "~" || dir.starts_with("~/") {
             return Cwd::Dir(dir.to_owned());
+        }
+        // `~+` is bash's $PWD: this directory (`cd ~+/..` goes up from here).
+        if let Some(rest) = dir.strip_prefix("~+").filter(|rest| rest.is_empty() || rest.starts_with('/')) {
+            return self.join(&format!(".{rest}"));
+        }
+        // `~-` ($OLDPWD), `~+1` (the directory stack) and `~user` (another home): tern
+        // does not know where they are, and they are not folders named `~...`.
+        if dir.starts_with('~') {
+            return Cwd::Unknown;
         }
         match self {
             Cwd::Workspace => Cwd::Dir(dir.to_owned()),

@@ -65,13 +65,10 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
         }
         "envsubst" => return Some(Verdict::write(format!("envsubst {PRINTS_ENVIRONMENT}"))),
         "set" if args.is_empty() => return Some(Verdict::write(format!("set without arguments {PRINTS_ENVIRONMENT}"))),
-        // BSD-style options come first: `ps e`, `ps auxe`.
-        "ps" if args
-            .first()
-            .is_some_and(|w| w.text().chars().all(|c| c.is_ascii_alphabetic()) && w.text().contains('e')) =>
-        {
+        "ps" if ps_prints_environment(args) => {
             return Some(Verdict::write(format!("ps with the e option {PRINTS_ENVIRONMENT} of every process")));
         }
+
         _ => {}
     }
     if READ_ONLY.contains(&program) {
@@ -173,18 +170,26 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
             output_option(p, &["-o", "--output"], &format!("{program} -o"))
         }),
         "journalctl" => checked(program, args, &Spec::new("", &[]), |p| {
-            p.opts
-                .iter()
-                .any(|o| {
-                    ["--vacuum", "--rotate", "--flush", "--sync", "--relinquish", "--setup-keys", "--update-catalog"]
-                        .iter()
-                        .any(|w| o.name.starts_with(w))
-                })
-                .then(|| Verdict::write("journalctl changes the journal"))
+            let changes = p.opts.iter().any(|o| {
+                ["--vacuum", "--rotate", "--flush", "--sync", "--relinquish", "--setup-keys", "--update-catalog"]
+                    .iter()
+                    .any(|w| o.name.starts_with(w))
+            });
+            Some(if changes { Verdict::write("journalctl changes the journal") } else { system_log(program, args)? })
         }),
         "dmesg" => checked(program, args, &Spec::new("fFlns", &[]), |p| {
-            p.has_any(&["-c", "-C", "-n", "-D", "-E", "--clear", "--read-clear", "--console-level", "--console-off"])
-                .then(|| Verdict::write("dmesg changes the kernel log"))
+            let changes = p.has_any(&[
+                "-c",
+                "-C",
+                "-n",
+                "-D",
+                "-E",
+                "--clear",
+                "--read-clear",
+                "--console-level",
+                "--console-off",
+            ]);
+            Some(if changes { Verdict::write("dmesg changes the kernel log") } else { system_log(program, args)? })
         }),
         "tee" => tee(args),
         "find" => find(args, depth, cwd),
@@ -193,6 +198,36 @@ pub(super) fn judge(program: &str, args: &[Word], depth: Depth, cwd: &Cwd) -> Op
         _ => return None,
     };
     Some(follows_links(program, args, verdict))
+}
+
+/// `ps e`, `ps aux e`, `ps -ef e` (BSD-style options, without a dash: `e` shows each
+/// process's environment) and `ps -E` (the same on macOS and the BSDs). `-e` with a dash
+/// only means every process. Values of options (`-o user`, `-p 1`) are skipped.
+fn ps_prints_environment(args: &[Word]) -> bool {
+    let mut words = args.iter().map(Word::text);
+    while let Some(word) = words.next() {
+        if let Some(cluster) = word.strip_prefix('-') {
+            if !cluster.starts_with('-') && cluster.contains('E') {
+                return true;
+            }
+            let takes_value = cluster.ends_with(['o', 'O', 'p', 'q', 'u', 'U', 'g', 'G', 'C', 't', 's', 'k'])
+                || matches!(word, "--format" | "--sort" | "--pid" | "--ppid" | "--user" | "--group" | "--cols");
+            if takes_value {
+                words.next();
+            }
+        } else if word.chars().all(|c| c.is_ascii_alphabetic()) && word.contains('e') {
+            return true;
+        }
+    }
+    false
+}
+
+/// The system's logs, outside the workspace: command lines, service output and
+/// authentication messages, which can hold tokens. `None` when only help or the
+/// version is asked for.
+fn system_log(program: &str, args: &[Word]) -> Option<Verdict> {
+    let help = matches!(args.iter().map(Word::text).collect::<Vec<_>>().as_slice(), ["--help" | "-h" | "--version"]);
+    (!help).then(|| Verdict::write(format!("{program} reads the system log, which can hold secrets")))
 }
 
 /// Options that make a program follow symlinks as it walks directories (`grep -R`,

@@ -24,8 +24,9 @@ pub(super) enum FileRedirect {
     Harmless,
 }
 
-/// Judges a file redirection by its operator (`>`, `>>`, `&>`, `>&`, `<`, ...) and destination.
-pub(super) fn file(operator: &str, destination: Option<&Word>) -> FileRedirect {
+/// Judges a file redirection by its operator (`>`, `>>`, `&>`, `>&`, `<`, ...) and destination;
+/// `opened` are the descriptors this command's earlier redirections opened (`3>out`).
+pub(super) fn file(operator: &str, destination: Option<&Word>, opened: &[u32]) -> FileRedirect {
     match operator {
         "<" => match destination.and_then(Word::fixed) {
             // bash opens a connection for these names itself.
@@ -39,9 +40,19 @@ pub(super) fn file(operator: &str, destination: Option<&Word>) -> FileRedirect {
             }
             _ => FileRedirect::Input { download: destination.is_some_and(|w| w.downloads) },
         },
-        "<&" | "<&-" | ">&-" => FileRedirect::Harmless,
+        "<&-" | ">&-" => FileRedirect::Harmless,
+        "<&" => match destination.and_then(Word::fixed) {
+            Some("-") => FileRedirect::Harmless,
+            Some(target) => duplicate(target, opened).unwrap_or_else(|| {
+                unjudged(format!("reads from `<&{target}`, which is not a descriptor tern can judge"))
+            }),
+            None => unjudged("reads from a descriptor named at run time".to_owned()),
+        },
         ">&" => match destination.and_then(Word::fixed) {
-            Some(target) if target == "-" || target.chars().all(|c| c.is_ascii_digit()) => FileRedirect::Harmless,
+            Some("-") => FileRedirect::Harmless,
+            Some(target) if target.bytes().all(|b| b.is_ascii_digit()) => {
+                duplicate(target, opened).unwrap_or(FileRedirect::Harmless)
+            }
             _ => output(destination),
         },
         ">" | ">>" | "&>" | "&>>" | ">|" => output(destination),
@@ -52,6 +63,25 @@ pub(super) fn file(operator: &str, destination: Option<&Word>) -> FileRedirect {
             network: false,
         }),
     }
+}
+
+/// `>&N` or `<&N`: the standard streams and descriptors this command opened are
+/// harmless; any other number is a descriptor tern's own process handed down (a
+/// file, a pipe or a socket tern cannot see), so what goes through it is not judged.
+/// `None` when `target` is not a number.
+fn duplicate(target: &str, opened: &[u32]) -> Option<FileRedirect> {
+    let fd: u32 = target.parse().ok()?;
+    if fd <= 2 || opened.contains(&fd) {
+        return Some(FileRedirect::Harmless);
+    }
+    Some(unjudged(format!(
+        "uses file descriptor {fd}, which the command did not open: an inherited descriptor can lead to any file, \
+         pipe or socket"
+    )))
+}
+
+fn unjudged(reason: String) -> FileRedirect {
+    FileRedirect::Output(Effect { class: BashClass::Unknown, reason, path: None, network: false })
 }
 
 fn output(destination: Option<&Word>) -> FileRedirect {
@@ -83,6 +113,17 @@ pub(super) fn write_effect(word: &Word, how: &str) -> Option<Effect> {
     };
     if is_harmless_target(path) {
         return None;
+    }
+    if is_inherited_descriptor(path) {
+        return Some(Effect {
+            class: BashClass::Unknown,
+            reason: format!(
+                "writes to {path}, a file descriptor the command did not open: it can lead to any file, pipe or \
+                 socket ({how})"
+            ),
+            path: None,
+            network: false,
+        });
     }
     if is_disk_device(path) {
         return Some(Effect {
@@ -120,7 +161,21 @@ pub(crate) fn is_harmless_target(path: &str) -> bool {
             | "/dev/stdout"
             | "/dev/stderr"
             | "/dev/tty"
-    ) || path.strip_prefix("/dev/fd/").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    ) || matches!(path.strip_prefix("/dev/fd/"), Some("0" | "1" | "2"))
+}
+
+/// `/dev/fd/N` past the standard streams, and `/proc/PID/fd/N` for any process:
+/// descriptors handed down to the command, or another process's.
+pub(crate) fn is_inherited_descriptor(path: &str) -> bool {
+    if let Some(n) = path.strip_prefix("/dev/fd/") {
+        return !is_harmless_target(path) && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    }
+    let mut parts = path.strip_prefix("/proc/").unwrap_or_default().split('/').filter(|p| !p.is_empty());
+    let who = parts.next().unwrap_or_default();
+    let is_process =
+        who == "self" || who == "thread-self" || (!who.is_empty() && who.bytes().all(|b| b.is_ascii_digit()));
+    let rest: Vec<&str> = parts.collect();
+    is_process && (rest.first() == Some(&"fd") || (rest.first() == Some(&"task") && rest.get(2) == Some(&"fd")))
 }
 
 /// Block devices and memory: writing there destroys file systems or the running system.
@@ -144,5 +199,17 @@ mod tests {
         assert!(!is_disk_device("/dev/null"));
         assert!(!is_disk_device("/tmp/sda"));
         assert!(is_harmless_target("/dev/null"));
+        assert!(is_harmless_target("/dev/fd/2"));
+        assert!(!is_harmless_target("/dev/fd/3"));
+    }
+
+    #[test]
+    fn inherited_descriptors() {
+        for path in ["/dev/fd/3", "/dev/fd/10", "/proc/self/fd/1", "/proc/123/fd/7", "/proc/self/task/9/fd/4"] {
+            assert!(is_inherited_descriptor(path), "{path}");
+        }
+        for path in ["/dev/fd/1", "/dev/stdout", "/proc/self/status", "/tmp/fd/3", "/dev/fd/x"] {
+            assert!(!is_inherited_descriptor(path), "{path}");
+        }
     }
 }

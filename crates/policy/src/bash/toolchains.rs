@@ -287,14 +287,16 @@ fn node_packages(program: &str, args: &[Word]) -> Verdict {
         Some(name) if REGISTRY.contains(&name) => {
             Verdict::network(format!("{program} {name} asks the registry over the network"))
         }
-        Some("ls" | "list" | "ll" | "la" | "root" | "prefix" | "why" | "explain" | "help" | "query")
-            if program == "npm" =>
-        {
+        // The viewer (`man`, or `browser` and the program it names) comes from npm's
+        // configuration, which the repository's .npmrc can set.
+        Some("help" | "help-search") if program == "npm" => Verdict::write(format!(
+            "{program} {sub_name} opens a viewer npm's configuration names (the repository's .npmrc can name \
+             `browser` or `viewer`)"
+        )),
+        Some("ls" | "list" | "ll" | "la" | "root" | "prefix" | "why" | "explain" | "query") if program == "npm" => {
             Verdict::read_only(format!("{program} {sub_name} only reads"))
         }
-        Some("config") if program == "npm" && words.iter().any(|w| matches!(*w, "get" | "list" | "ls")) => {
-            Verdict::read_only(format!("{program} config only reads"))
-        }
+        Some("config" | "c") if program == "npm" => npm_config(args),
         Some(other) => Verdict::write(format!("{program} {other} installs packages or runs project scripts")),
         None => Verdict::write(format!("{program} installs packages")),
     };
@@ -304,6 +306,32 @@ fn node_packages(program: &str, args: &[Word]) -> Verdict {
         verdict
     };
     Verdict { overrides, ..verdict }
+}
+
+/// `npm config get KEY`: read-only for a setting that holds no secret. Listing every
+/// setting (`list`, `ls`, `get` without a key) and keys for tokens, passwords,
+/// certificates and per-registry settings (`//registry.npmjs.org/:_authToken`) print
+/// credentials; older npm versions print them unmasked.
+fn npm_config(args: &[Word]) -> Verdict {
+    let operands: Vec<&str> = args.iter().map(Word::text).filter(|w| !w.starts_with('-')).collect();
+    match operands.as_slice() {
+        [_config, "get", keys @ ..] if !keys.is_empty() => {
+            match keys.iter().find(|key| {
+                let key = key.to_ascii_lowercase();
+                key.starts_with("//")
+                    || ["auth", "token", "pass", "secret", "cert", "key", "cafile", "username", "email"]
+                        .iter()
+                        .any(|part| key.contains(part))
+            }) {
+                Some(key) => Verdict::write(format!("npm config get {key} prints a setting that can hold credentials")),
+                None => Verdict::read_only("npm config get only reads a setting"),
+            }
+        }
+        [_config, "get" | "list" | "ls"] => {
+            Verdict::write("npm config list prints every setting, registry tokens included")
+        }
+        _ => Verdict::write("npm config changes or edits settings"),
+    }
 }
 
 /// Options before `--` that change which program, configuration or registry npm and its
@@ -356,9 +384,13 @@ fn systemctl(args: &[Word]) -> Verdict {
     {
         None
         | Some(
-            "status" | "show" | "list-units" | "list-unit-files" | "list-timers" | "list-sockets" | "list-dependencies"
-            | "list-jobs" | "is-active" | "is-enabled" | "is-failed" | "is-system-running" | "cat" | "help",
+            "status" | "list-units" | "list-unit-files" | "list-timers" | "list-sockets" | "list-dependencies"
+            | "list-jobs" | "is-active" | "is-enabled" | "is-failed" | "is-system-running" | "help",
         ) => Verdict::read_only("systemctl only reads service state"),
+        // `Environment=` settings of services and of the manager: tokens and passwords live there.
+        Some(sub @ ("show" | "show-environment" | "cat")) => {
+            Verdict::write(format!("systemctl {sub} prints the environment of services, which may hold secrets"))
+        }
         Some(other) => Verdict::dangerous(format!("systemctl {other} changes system services")),
     }
 }

@@ -75,12 +75,31 @@ impl Policy {
         None
     }
 
-    /// Step 2: protected paths and writes tern cannot place are asked in
-    /// every mode (plan mode refuses them later).
+    /// Step 2: plan mode refuses whatever could change things — before the
+    /// protected-path step, which would only ask. An allow rule does not make a
+    /// writing tool read-only.
+    pub(super) fn refused_in_plan(&self, call: &Call, mode: Mode) -> Option<Decision> {
+        let read_only_tool =
+            || self.read_only_tools.read().unwrap_or_else(PoisonError::into_inner).contains(&call.tool);
+        if mode != Mode::Plan || !call.may_change_things() || (call.category == Category::Other && read_only_tool()) {
+            return None;
+        }
+        Some(Decision::new(
+            Verdict::Deny,
+            format!(
+                "plan mode: {} could change files or state{}; nothing changes until the plan is approved",
+                call.describe(),
+                call.bash.as_ref().map(|b| format!(" ({})", b.reason)).unwrap_or_default()
+            ),
+            DecidedBy::Mode { mode },
+        ))
+    }
+
+    /// Step 3: protected paths and writes tern cannot place are asked in
+    /// every mode but plan (refused in step 2).
     pub(super) fn always_asked(&self, call: &Call, rules: &[Rule], mode: Mode) -> Option<Decision> {
         // Bash writes that cannot be placed include everything a command tern could not
-        // which is everything a command tern could not parse might write.
-        // (Plan mode refuses it outright below.)
+        // parse might write. (Plan mode refused it in step 2.)
         if let Some(b) = &call.bash
             && !b.parsed
             && b.class != BashClass::ReadOnly
@@ -178,10 +197,10 @@ impl Policy {
         }
     }
 
-    /// Steps 3 to 5: ask rules; bypass allows the rest; plan mode refuses changes.
+    /// Steps 4 and 5: ask rules; bypass allows the rest.
     pub(super) fn by_ask_rule_or_mode(&self, call: &Call, rules: &[Rule], mode: Mode) -> Option<Decision> {
         let list = |kind: RuleKind| rules.iter().filter(move |r| r.kind == kind);
-        // 3. ask rules.
+        // 4. ask rules.
         if mode != Mode::Bypass {
             for rule in list(RuleKind::Ask) {
                 if let Some(what) = call.covered_by(rule, false) {
@@ -190,24 +209,9 @@ impl Policy {
                 }
             }
         }
-        // 4. bypass.
+        // 5. bypass.
         if mode == Mode::Bypass {
             let d = Decision::new(Verdict::Allow, "bypass mode allows it", DecidedBy::Mode { mode });
-            return Some(d);
-        }
-        // 5. plan mode refuses changes; an allow rule does not make a writing tool read-only.
-        let read_only_tool =
-            || self.read_only_tools.read().unwrap_or_else(PoisonError::into_inner).contains(&call.tool);
-        if mode == Mode::Plan && call.may_change_things() && !(call.category == Category::Other && read_only_tool()) {
-            let d = Decision::new(
-                Verdict::Deny,
-                format!(
-                    "plan mode: {} could change files or state{}; nothing changes until the plan is approved",
-                    call.describe(),
-                    call.bash.as_ref().map(|b| format!(" ({})", b.reason)).unwrap_or_default()
-                ),
-                DecidedBy::Mode { mode },
-            );
             return Some(d);
         }
         None

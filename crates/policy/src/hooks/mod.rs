@@ -17,7 +17,8 @@
 //!   `additionalContext`), so hooks written for it work unchanged. When both
 //!   give a decision the stricter wins; `continue: false` denies. An unknown
 //!   key is a failure (a hook in a schema tern does not know must not pass
-//!   for "no opinion");
+//!   for "no opinion"), and so, for pre_tool_use, is an object that says
+//!   nothing (`{}`) or an empty decision (`"decision": null`);
 //! - exit 2: block, with stderr as the reason.
 //!
 //! Anything else (another exit code, a signal, a timeout, output that is not

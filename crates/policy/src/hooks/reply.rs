@@ -110,6 +110,18 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
     if !value.is_object() {
         return Err(invalid("JSON that is not an object"));
     }
+    // `{}` or `{"decision": null}` from a pre_tool_use hook is a hook that meant to decide
+    // and did not (a bug, or a template left unfilled): block rather than read it as
+    // "no opinion", the way every other malformed reply blocks. A hook with nothing to
+    // say prints nothing.
+    if event == HookEvent::PreToolUse && (!says_something(&value) || null_decision(&value)) {
+        return Err(format!(
+            "{hook} printed a reply with no decision{cut}: {}; print nothing for no opinion, or a decision such as \
+             {{\"decision\": \"allow\"}} (\"deny\", \"ask\") or {{\"hookSpecificOutput\": {{\"permissionDecision\": \
+             \"deny\"}}}}",
+            quote(text).unwrap_or_default()
+        ));
+    }
     let raw: RawReply = serde_json::from_value(value).map_err(|e| {
         format!(
             "{hook} printed a reply tern cannot read: {e}; use tern's keys (decision, reason, updated_input, \
@@ -166,6 +178,23 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
         Some(_) => return Err(format!("{hook} printed an updated_input that is not a JSON object")),
     }
     Ok(reply)
+}
+
+/// Whether a reply object holds any field with a value (`hookSpecificOutput` counts
+/// when something inside it does). Unknown keys are refused later, when the reply is read.
+fn says_something(value: &Value) -> bool {
+    let Some(object) = value.as_object() else { return false };
+    object.iter().any(|(key, v)| match (key.as_str(), v) {
+        (_, Value::Null) => false,
+        ("hookSpecificOutput", Value::Object(inner)) => inner.values().any(|v| !v.is_null()),
+        _ => true,
+    })
+}
+
+/// `"decision": null` or `"permissionDecision": null`: a decision left empty.
+fn null_decision(value: &Value) -> bool {
+    value.get("decision").is_some_and(Value::is_null)
+        || value.pointer("/hookSpecificOutput/permissionDecision").is_some_and(Value::is_null)
 }
 
 /// The more restrictive of two decisions.
@@ -309,6 +338,35 @@ mod tests {
         ] {
             assert!(pre(Termination::Code(0), out, "").is_err(), "{out} must fail (closed for pre_tool_use)");
         }
+    }
+
+    #[test]
+    fn empty_replies_and_null_decisions_block_pre_tool_use() {
+        for out in [
+            "{}",
+            r#"{"decision": null}"#,
+            r#"{"decision": null, "reason": "looked at it"}"#,
+            r#"{"reason": null}"#,
+            r#"{"hookSpecificOutput": {}}"#,
+            r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": null}}"#,
+        ] {
+            let err = pre(Termination::Code(0), out, "").unwrap_err();
+            assert!(err.starts_with("hook `check` printed a reply with no decision"), "{out}: {err}");
+            assert!(err.contains("print nothing"), "{out}: {err}");
+        }
+        // A reply carrying a field tern or Claude Code knows keeps its meaning.
+        for out in [
+            r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "on branch main"}}"#,
+            r#"{"suppressOutput": true}"#,
+            r#"{"continue": true}"#,
+            r#"{"reason": "fine"}"#,
+            r#"{"systemMessage": "checked"}"#,
+        ] {
+            assert_eq!(pre(Termination::Code(0), out, "").map(|r| r.decision), Ok(None), "{out}");
+        }
+        // Other events have no decision to make: an empty object is still nothing.
+        let post = interpret(HookEvent::PostToolUse, "fmt", &finished(Termination::Code(0), "{}", ""));
+        assert_eq!(post, Ok(HookReply::default()));
     }
 
     #[test]

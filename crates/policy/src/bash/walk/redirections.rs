@@ -21,6 +21,8 @@ pub(super) struct Prepared<'t> {
     pub(super) computed_reads: Vec<String>,
     /// Words after a redirection's target, which bash passes to the command.
     pub(super) extra_words: Vec<String>,
+    /// Descriptors the redirections so far opened (`3>out`, `4<&0`): `>&3` after them is the command's own.
+    opened_fds: Vec<u32>,
     /// Parts found inside redirection targets and here-document bodies.
     side: Vec<Found>,
     /// Statements written after a here-document operator (`cat <<EOF | sh`, `<<EOF && x`).
@@ -188,7 +190,11 @@ impl Walker<'_> {
                         network: false,
                     });
                 }
-                match redirect::file(&operator, destination.as_ref()) {
+                let descriptor: Option<u32> =
+                    node.child_by_field_name("descriptor").and_then(|d| text_of(d, self.src).parse().ok());
+                let judged = redirect::file(&operator, destination.as_ref(), &prepared.opened_fds);
+                prepared.opened_fds.extend(descriptor);
+                match judged {
                     FileRedirect::Input { download } => {
                         prepared.stdin = Some(Stdin::File { download });
                         if let Some(word) = &destination {
