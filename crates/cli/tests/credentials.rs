@@ -81,3 +81,33 @@ async fn an_added_config_folder_keeps_its_tokens_asked() {
     assert!(results[0].0.contains("credentials"), "{}", results[0].0);
     assert!(results[1].0.contains("settings.json"), "the search of the added folder ran: {}", results[1].0);
 }
+
+#[tokio::test]
+async fn relative_path_entries_and_inherited_descriptors_do_not_reach_commands() {
+    let list = [("bash", json!({"command": "ls"})), ("bash", json!({"command": "echo leaked >&7"}))];
+    let h = Harness::new(Wire::Anthropic, &calls(&list)).await;
+    // The repository's own `ls`, on a relative PATH entry the person's shell has.
+    write(&h.path("bin/ls"), "#!/bin/sh\necho REPO-LS-RAN\n");
+    std::fs::set_permissions(h.path("bin/ls"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write(&h.path("README.md"), "readme\n");
+    // A descriptor tern inherits (fd 7, open on a file outside the workspace).
+    let outside = tempfile::tempdir().unwrap();
+    let sink = std::fs::File::create(outside.path().join("fd7.txt")).unwrap();
+    let mut cmd = h.command(&["-p", "go", "--output-format", "json"]);
+    cmd.env("PATH", format!("bin::{}", std::env::var("PATH").unwrap()));
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sink);
+    // SAFETY: dup2 between fork and exec, on a descriptor this test owns.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(raw, 7) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = h.tool_results(h.bodies().last().unwrap());
+    assert!(!results[0].0.contains("REPO-LS-RAN") && results[0].0.contains("README.md"), "{}", results[0].0);
+    assert_eq!(std::fs::read_to_string(outside.path().join("fd7.txt")).unwrap(), "", "{:?}", results[1]);
+}

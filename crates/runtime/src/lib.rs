@@ -622,6 +622,14 @@ impl Runtime {
                 passed.join(", ")
             ));
         }
+        let dropped = secrets::dropped_path_entries();
+        if !dropped.is_empty() {
+            lines.push(format!(
+                "PATH entries left out for commands (not absolute, so they would name the repository's own \
+                 programs): {}",
+                dropped.join(", ")
+            ));
+        }
         lines
     }
 

@@ -34,6 +34,7 @@ pub fn is_secret_name(name: &str) -> bool {
         "PRIVATE_KEY",
         "PRIVKEY",
         "CREDENTIAL",
+        "CREDS",
         "ACCESS_KEY",
         "AUTHORIZATION",
         "BEARER",
@@ -174,9 +175,40 @@ fn build(vars: impl Iterator<Item = (OsString, OsString)>, passthrough: &[String
         if provider_key || (secret && !passes(name)) {
             continue;
         }
+        if name == "PATH" {
+            out.insert(key, absolute_path_entries(&value));
+            continue;
+        }
         out.insert(key, value);
     }
     Arc::new(out)
+}
+
+/// `PATH` without its empty and relative entries: those name folders of
+/// wherever a command runs (`node_modules/.bin`, a trailing `:` meaning `.`),
+/// so an auto-allowed `ls` would run the repository's own `ls`.
+fn absolute_path_entries(path: &std::ffi::OsStr) -> OsString {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let kept: Vec<&[u8]> = path.as_bytes().split(|b| *b == b':').filter(|e| e.first() == Some(&b'/')).collect();
+    OsString::from_vec(kept.join(&b':'))
+}
+
+/// The entries of tern's own `PATH` that commands do not get (empty or
+/// relative), for `--verbose` and `/status`.
+pub fn dropped_path_entries() -> Vec<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(path) = std::env::var_os("PATH") else { return Vec::new() };
+    path.as_bytes()
+        .split(|b| *b == b':')
+        .filter(|e| e.first() != Some(&b'/'))
+        .map(|e| {
+            if e.is_empty() {
+                "(empty, meaning the current folder)".to_string()
+            } else {
+                String::from_utf8_lossy(e).into_owned()
+            }
+        })
+        .collect()
 }
 
 /// The names of tern's environment that `env` leaves out, sorted (for `--verbose`).
@@ -207,6 +239,7 @@ mod tests {
             "DOCKER_PASS",
             "HF_TOKEN",
             "GOOGLE_APPLICATION_CREDENTIALS",
+            "DEPLOY_CREDS",
             "SSHPASS",
             "STRIPE_SK",
             "JWT",
@@ -244,6 +277,22 @@ mod tests {
         assert!(is_secret_value("Bearer abc.def"));
         assert!(!is_secret_value("npm"));
         assert!(!is_secret_value("/usr/bin:/bin"));
+        // Token shapes named nothing secret-looking (the red team's list).
+        for token in [
+            "xoxb-1234567890-abcdefghij",
+            "sk_live_abcdefghijklmnop",
+            "hf_abcdefghijklmnopqrstu",
+            "github_pat_11ABCDEFG0123456789_abc",
+            "glpat-abcdefghijklmnopqrst",
+        ] {
+            assert!(is_secret_value(token), "{token}");
+        }
+    }
+
+    #[test]
+    fn path_keeps_only_absolute_entries() {
+        let got = absolute_path_entries(std::ffi::OsStr::new("node_modules/.bin:/usr/bin::bin:/bin:"));
+        assert_eq!(got, OsString::from("/usr/bin:/bin"));
     }
 
     #[test]
