@@ -129,7 +129,9 @@ impl OutputTail {
         }
         self.tail.extend_from_slice(chunk);
         if self.tail.len() > 2 * self.max_bytes {
-            let cut = self.tail.len() - self.max_bytes;
+            // One byte more than the tail, as above: without it a tail cut to exactly
+            // `max_bytes` would be shown from the middle of a line.
+            let cut = self.tail.len() - self.max_bytes - 1;
             self.tail.drain(..cut);
         }
     }
@@ -161,9 +163,12 @@ impl OutputTail {
         let truncated = self.over_limits();
         let mut kept: &[u8] = &self.tail;
         if kept.len() > self.max_bytes {
+            let before = kept[kept.len() - self.max_bytes - 1];
             kept = &kept[kept.len() - self.max_bytes..];
-            // Start at a line boundary when one is near.
-            if let Some(nl) = memchr::memchr(b'\n', kept) {
+            // Start at a line boundary when one is near (unless the cut fell on one).
+            if before != b'\n'
+                && let Some(nl) = memchr::memchr(b'\n', kept)
+            {
                 kept = &kept[nl + 1..];
             }
         }
@@ -238,6 +243,24 @@ mod tests {
         assert_eq!(o.text, c.text);
         assert!(o.text.starts_with("line ") && o.text.ends_with("line 099"), "{}", o.text);
         assert_eq!((o.total_lines, o.total_bytes), (100, all.len() as u64));
+    }
+
+    #[test]
+    fn a_tail_cut_to_its_size_by_the_last_chunk_still_starts_at_a_line() {
+        // 10-byte lines, a 95-byte tail, chunks no larger than it: each time the tail passes
+        // twice its size it is cut; what is shown must start at a whole line, wherever the
+        // cuts fell (the flaky bash test's case).
+        let dir = tempfile::tempdir().unwrap();
+        let all: String = (0..30).map(|i| format!("line {i:04}\n")).collect();
+        for step in 1..=95 {
+            let mut t = OutputTail::new(1000, 95, dir.path().join(format!("o{step}")));
+            for chunk in all.as_bytes().chunks(step) {
+                t.push(chunk);
+            }
+            let v = t.finish();
+            assert!(v.text.split('\n').all(|l| l.len() == 9), "step {step}: {:?}", v.text);
+            assert!(v.text.ends_with("line 0029"), "step {step}: {:?}", v.text);
+        }
     }
 
     #[test]
