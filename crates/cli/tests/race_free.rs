@@ -62,12 +62,16 @@ impl Flipper {
     }
 }
 
-/// `turns` turns of `per_turn` parallel calls of `tool` with `args`, then "done".
-fn script(tool: &str, args: &Value, turns: usize, per_turn: usize) -> String {
-    let call = json!({"name": tool, "arguments": args});
-    let mut all: Vec<Value> = (0..turns).map(|_| json!({"tool_calls": vec![call.clone(); per_turn]})).collect();
+/// `turns` turns each making the calls `batch` (in parallel where the tools allow), then "done".
+fn script(batch: &[Value], turns: usize) -> String {
+    let mut all: Vec<Value> = (0..turns).map(|_| json!({ "tool_calls": batch })).collect();
     all.push(json!({"text": "done"}));
     json!({ "turns": all }).to_string()
+}
+
+/// `n` calls of `tool` with `args`.
+fn calls(tool: &str, args: Value, n: usize) -> Vec<Value> {
+    vec![json!({"name": tool, "arguments": args}); n]
 }
 
 async fn run(h: &Harness, home: &Path) -> (Option<i32>, String) {
@@ -77,78 +81,68 @@ async fn run(h: &Harness, home: &Path) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// Every tool result of the run, and whether any request carried `needle`.
+/// Every tool result of the run, and whether any request carried a marker.
 fn results(h: &Harness) -> (Vec<(String, bool)>, bool) {
     let bodies = h.bodies();
     let leaked = bodies.iter().any(|b| b.to_string().contains(MARKER) || b.to_string().contains(NAME_MARKER));
     (h.tool_results(bodies.last().unwrap()), leaked)
 }
 
+/// Runs tern while `link` flips between `a` and `b`; checks the run ended
+/// well and the link really kept flipping. Returns the tool results and
+/// whether a marker reached the model.
+async fn run_flipping(h: &Harness, home: &Path, link: &str, a: PathBuf, b: PathBuf) -> (Vec<(String, bool)>, bool) {
+    let flipper = Flipper::start(h.path(link), a, b);
+    let (code, stderr) = run(h, home).await;
+    let flips = flipper.stop();
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    assert!(flips > 100, "the link kept flipping during the run ({flips})");
+    results(h)
+}
+
 #[tokio::test]
 async fn a_flipped_file_link_never_gives_read_the_key() {
     let home = fake_home();
-    let (turns, per_turn) = (3, 50);
-    let mut h = Harness::new(Wire::Anthropic, &script("read", &json!({"path": "link"}), turns, per_turn)).await;
+    let batch = calls("read", json!({"path": "link"}), 50);
+    let mut h = Harness::new(Wire::Anthropic, &script(&batch, 3)).await;
     h.mode = None;
     write(&h.path("README.md"), "the readme\n");
-    let flipper = Flipper::start(h.path("link"), h.path("README.md"), home.path().join(".ssh/id_rsa"));
-    let (code, stderr) = run(&h, home.path()).await;
-    let flips = flipper.stop();
-    assert_eq!(code, Some(0), "stderr: {stderr}");
-    let (results, leaked) = results(&h);
+    let (results, leaked) =
+        run_flipping(&h, home.path(), "link", h.path("README.md"), home.path().join(".ssh/id_rsa")).await;
     assert!(!leaked, "the key reached the model");
-    assert_eq!(results.len(), turns * per_turn);
+    assert_eq!(results.len(), 150);
     // Each read gave the readme or was refused (judged outside, or changed after the check);
     // which of them did depends on the scheduler, so only the count is printed.
-    let read_readme = results.iter().filter(|(t, e)| !e && t.contains("the readme")).count();
     assert!(results.iter().all(|(t, e)| *e || t.contains("the readme")), "{results:?}");
-    eprintln!("{read_readme} of {} reads gave the readme; the link flipped {flips} times", results.len());
-    assert!(flips > 100, "the link kept flipping during the run ({flips})");
+    let read_readme = results.iter().filter(|(_, e)| !e).count();
+    eprintln!("{read_readme} of {} reads gave the readme", results.len());
 }
 
 #[tokio::test]
 async fn a_flipped_folder_link_never_gives_grep_or_ls_the_folder() {
     let home = fake_home();
-    let (turns, per_turn) = (2, 50);
     let grep = json!({"name": "grep", "arguments": {"pattern": "TERN-FAKE|readme", "path": "link"}});
     let ls = json!({"name": "ls", "arguments": {"path": "link"}});
-    let mut all: Vec<Value> = (0..turns)
-        .map(|_| {
-            let calls: Vec<Value> = (0..per_turn).map(|i| if i % 2 == 0 { grep.clone() } else { ls.clone() }).collect();
-            json!({ "tool_calls": calls })
-        })
-        .collect();
-    all.push(json!({"text": "done"}));
-    let mut h = Harness::new(Wire::Anthropic, &json!({ "turns": all }).to_string()).await;
+    let batch: Vec<Value> = (0..50).map(|i| if i % 2 == 0 { grep.clone() } else { ls.clone() }).collect();
+    let mut h = Harness::new(Wire::Anthropic, &script(&batch, 2)).await;
     h.mode = None;
     write(&h.path("docs/guide.md"), "the readme of docs\n");
-    let flipper = Flipper::start(h.path("link"), h.path("docs"), home.path().join(".ssh"));
-    let (code, stderr) = run(&h, home.path()).await;
-    let flips = flipper.stop();
-    assert_eq!(code, Some(0), "stderr: {stderr}");
-    let (results, leaked) = results(&h);
+    let (results, leaked) = run_flipping(&h, home.path(), "link", h.path("docs"), home.path().join(".ssh")).await;
     assert!(!leaked, "the folder's content or names reached the model");
-    assert_eq!(results.len(), turns * per_turn);
-    assert!(flips > 100, "the link kept flipping during the run ({flips})");
+    assert_eq!(results.len(), 100);
 }
 
 #[tokio::test]
 async fn a_flipped_folder_link_never_lets_write_reach_ssh() {
     let home = fake_home();
-    let (turns, per_turn) = (2, 30);
-    let args = json!({"path": "d/authorized_keys", "content": "ssh-ed25519 AAAA attacker\n"});
-    let mut h = Harness::new(Wire::Anthropic, &script("write", &args, turns, per_turn)).await;
+    let batch = calls("write", json!({"path": "d/authorized_keys", "content": "ssh-ed25519 AAAA attacker\n"}), 30);
+    let mut h = Harness::new(Wire::Anthropic, &script(&batch, 2)).await;
     h.mode = Some("accept-edits");
     std::fs::create_dir_all(h.path("realdir")).unwrap();
-    let flipper = Flipper::start(h.path("d"), h.path("realdir"), home.path().join(".ssh"));
-    let (code, stderr) = run(&h, home.path()).await;
-    let flips = flipper.stop();
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let (results, _) = run_flipping(&h, home.path(), "d", h.path("realdir"), home.path().join(".ssh")).await;
     assert!(!home.path().join(".ssh/authorized_keys").exists(), "write reached ~/.ssh");
-    let (results, _) = results(&h);
-    assert_eq!(results.len(), turns * per_turn);
+    assert_eq!(results.len(), 60);
     assert!(results.iter().all(|(t, e)| *e || t.contains("realdir/authorized_keys")), "{results:?}");
-    assert!(flips > 100, "the link kept flipping during the run ({flips})");
 }
 
 #[tokio::test]

@@ -70,6 +70,18 @@ fn never_allowed(commands: &[&str]) {
     assert!(wrong.is_empty(), "{} allowed:\n{}", wrong.len(), wrong.join("\n"));
 }
 
+/// Every command in `commands` is allowed in each of `modes`.
+fn allowed_in(modes: &[Mode], commands: &[&str]) {
+    let f = Fixture::new();
+    for mode in modes {
+        let p = f.policy(*mode, &[]);
+        for command in commands {
+            let d = bash(&p, command);
+            assert_eq!(d.verdict, Verdict::Allow, "{command} in {mode}: {}", d.reason);
+        }
+    }
+}
+
 #[test]
 fn reads_outside_the_workspace_are_asked() {
     never_allowed(&[
@@ -815,21 +827,17 @@ fn git_config_reads_that_can_print_credentials_are_asked() {
         "git config sendemail.smtpPass",
         "git --no-pager config --get-regexp .",
     ]);
-    let f = Fixture::new();
-    for mode in [Mode::Default, Mode::Plan] {
-        let p = f.policy(mode, &[]);
-        for command in [
+    allowed_in(
+        &[Mode::Default, Mode::Plan],
+        &[
             "git config --get user.name",
             "git config user.email",
             "git config get user.name",
             "git config --global --get core.autocrlf",
             "git config --bool --get core.bare",
             "git config --get-color color.diff.new blue",
-        ] {
-            let d = bash(&p, command);
-            assert_eq!(d.verdict, Verdict::Allow, "{command} in {mode}: {}", d.reason);
-        }
-    }
+        ],
+    );
 }
 
 #[test]
@@ -863,12 +871,10 @@ fn tilde_plus_is_the_current_directory_and_tilde_minus_is_unknown() {
         "cd ..;cd ..; ls",
         "pushd ../.. && ls",
     ]);
-    let f = Fixture::new();
-    let p = f.policy(Mode::Default, &[]);
-    for command in ["cd ~+/src && ls", "cat ~+/README.md", "cd src && cat ~+/../README.md", "cd ~+ && ls"] {
-        let d = bash(&p, command);
-        assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
-    }
+    allowed_in(
+        &[Mode::Default],
+        &["cd ~+/src && ls", "cat ~+/README.md", "cd src && cat ~+/../README.md", "cd ~+ && ls"],
+    );
 }
 
 #[test]
@@ -883,11 +889,10 @@ fn descriptors_handed_down_to_the_command_are_not_read_only() {
         "head -c 10 /dev/fd/3",
         "cat /proc/self/fd/4",
     ]);
-    let p = Fixture::new().policy(Mode::Default, &[]);
-    for command in ["echo x >&2", "ls 2>&1", "echo x 1>&2", "ls >&-", "cat /dev/fd/0", "echo x > /dev/stdout"] {
-        let d = bash(&p, command);
-        assert_eq!(d.verdict, Verdict::Allow, "{command}: {}", d.reason);
-    }
+    allowed_in(
+        &[Mode::Default],
+        &["echo x >&2", "ls 2>&1", "echo x 1>&2", "ls >&-", "cat /dev/fd/0", "echo x > /dev/stdout"],
+    );
 }
 
 #[test]

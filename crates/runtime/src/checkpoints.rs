@@ -111,6 +111,18 @@ fn content_hash(path: &Path) -> Option<u64> {
     Some(h.finish())
 }
 
+/// Copy the regular file at the judged `path` (no symlink followed on the
+/// way: a link swapped in since the decision is refused, so a private file
+/// never becomes a snapshot that `/rewind` would write into the workspace).
+fn keep_copy(path: &Path, to: &Path) -> std::io::Result<()> {
+    let mut from = tern_tools::pinned::open_no_symlinks(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
+    if !from.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut out = std::fs::File::create(to)?;
+    std::io::copy(&mut from, &mut out).map(|_| ())
+}
+
 impl Checkpoints {
     /// The checkpoints kept in `session_dir` for `workspace` (those already
     /// there, when a session is resumed).
@@ -182,8 +194,8 @@ impl Checkpoints {
                 state.kept_bytes += m.len();
                 let name = format!("{}.snap", state.next_file);
                 state.next_file += 1;
-                let saved = tern_tools::create_private_dir(&self.dir)
-                    .and_then(|()| std::fs::copy(path, self.dir.join(&name)).map(|_| ()));
+                let saved =
+                    tern_tools::create_private_dir(&self.dir).and_then(|()| keep_copy(path, &self.dir.join(&name)));
                 match saved {
                     Ok(()) => (true, Some(name), None),
                     Err(e) => (true, None, Some(format!("could not be kept: {e}"))),
@@ -249,13 +261,15 @@ impl Checkpoints {
                 continue;
             }
             match (existed, kept) {
-                (false, _) => match std::fs::remove_file(path) {
+                (false, _) => match tern_tools::remove_pinned(path) {
                     Ok(()) => out.removed.push(path.clone()),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => out.removed.push(path.clone()),
                     Err(e) => out.failed.push((path.clone(), e.to_string())),
                 },
                 (true, Some(name)) => {
-                    let restored = std::fs::read(self.dir.join(name)).and_then(|b| tern_tools::write_atomic(path, &b));
+                    // Through the folder as judged: one swapped for a link since is refused.
+                    let restored =
+                        std::fs::read(self.dir.join(name)).and_then(|b| tern_tools::write_atomic_pinned(path, &b));
                     match restored {
                         Ok(()) => out.restored.push(path.clone()),
                         Err(e) => out.failed.push((path.clone(), e.to_string())),
@@ -340,6 +354,37 @@ mod tests {
         assert_eq!(again.turns().len(), 3);
         again.drop_from(2);
         assert_eq!(Checkpoints::open(&root.path().join("session"), &ws).turns().len(), 1);
+    }
+
+    #[test]
+    fn rewind_never_follows_a_link_swapped_in_since() {
+        let root = tempfile::tempdir().unwrap();
+        let root_path = std::fs::canonicalize(root.path()).unwrap();
+        let (ws, outside) = (root_path.join("ws"), root_path.join("outside"));
+        std::fs::create_dir_all(ws.join("d")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let (f, secret) = (ws.join("d/f.txt"), outside.join("secret"));
+        std::fs::write(&f, "f0").unwrap();
+        std::fs::write(&secret, "SECRET").unwrap();
+        let cp = Checkpoints::open(&root_path.join("session"), &ws);
+        cp.begin_turn("e1", None, 0, 0, "p");
+        cp.before_change(&f);
+        std::fs::write(&f, "f1").unwrap();
+        cp.after_change(&f);
+        // A file swapped for a link to a private one (after the check that it is a
+        // regular file) is not copied into a snapshot.
+        let g = ws.join("g.txt");
+        std::os::unix::fs::symlink(&secret, &g).unwrap();
+        let snapshot = root_path.join("snap");
+        assert!(keep_copy(&g, &snapshot).is_err());
+        assert!(std::fs::read(&snapshot).unwrap_or_default().is_empty(), "the private file was copied");
+        // The folder swapped for a link outside: the rewind refuses it, outside is untouched.
+        std::fs::rename(ws.join("d"), ws.join("d-moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("d")).unwrap();
+        std::fs::write(outside.join("f.txt"), "f1").unwrap();
+        let r = cp.restore(1, true);
+        assert_eq!(std::fs::read_to_string(outside.join("f.txt")).unwrap(), "f1", "written through the link");
+        assert!(r.failed.iter().any(|(p, _)| p == &f), "{:?}", r.failed);
     }
 
     #[test]

@@ -26,8 +26,11 @@ pub struct Attached {
 /// The first [`MAX_FILE_BYTES`] of a regular file (opened without
 /// blocking: a FIFO cannot hang the prompt) and its size; nothing more is
 /// read, however big the file.
-fn head_of(path: &Path) -> Option<(Vec<u8>, u64)> {
-    crate::small_file::read_head(path, MAX_FILE_BYTES, None).ok()
+/// The head of the file `path` (canonical, inside `workspace`), read with
+/// the same containment it was checked with: a link swapped in since is
+/// refused, never followed out.
+fn head_of(path: &Path, workspace: &Path) -> Option<(Vec<u8>, u64)> {
+    crate::small_file::read_head(path, MAX_FILE_BYTES, Some(workspace)).ok()
 }
 
 /// The `@` words of `prompt` that name a file or folder.
@@ -43,8 +46,8 @@ fn mentioned(prompt: &str) -> Vec<&str> {
 }
 
 /// Attach what `prompt` mentions with `@`: files as their text (cut at
-/// 100 KiB, with a note), folders as a listing. `denied` says what a
-/// `read(...)` deny rule covers.
+/// 100 KiB, with a note), folders as a listing. `denied` says what is left
+/// out as searches leave it out (credential locations, `read(...)` deny rules).
 pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) -> Attached {
     let mut out = Attached::default();
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -64,7 +67,10 @@ pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) ->
         seen.push(real.clone());
         let shown = word.to_string();
         if real.is_dir() {
-            let mut names: Vec<String> = std::fs::read_dir(&real)
+            // Listed through the folder as checked: one swapped for a link since is refused.
+            let listing = tern_tools::pinned::open_no_symlinks(&real, libc::O_RDONLY | libc::O_DIRECTORY)
+                .and_then(|dir| tern_tools::pinned::read_dir_of(&dir));
+            let mut names: Vec<String> = listing
                 .map(|d| {
                     d.flatten()
                         .map(|e| {
@@ -86,7 +92,7 @@ pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) ->
             out.lines.push(format!("{shown} (folder, {total} entries)"));
             continue;
         }
-        let Some((bytes, size)) = head_of(&real) else { continue };
+        let Some((bytes, size)) = head_of(&real, workspace) else { continue };
         if bytes.contains(&0) {
             out.lines.push(format!("{shown} not attached: a binary file (the read tool can show images)"));
             continue;

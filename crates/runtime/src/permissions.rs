@@ -420,9 +420,11 @@ impl PolicyHooks {
         let decision = self.policy.decide(&tool, &tool_input);
         // What the decision is about, fixed now: the tool will touch this file and no
         // other, whatever the name points at by the time it runs (or the person answers).
-        let judged = decision.path.as_ref().map(|real| tern_protocol::JudgedPath {
-            real: real.clone(),
-            identity: tern_tools::pinned::identity_at(real).ok().flatten(),
+        let judged = decision.path.as_ref().filter(|_| decision.verdict != Verdict::Deny).map(|real| {
+            tern_protocol::JudgedPath {
+                real: real.clone(),
+                identity: tern_tools::pinned::identity_at(real).ok().flatten(),
+            }
         });
         if let Some(analysis) = &decision.bash {
             self.analyses.lock().unwrap_or_else(PoisonError::into_inner).insert(call.id.clone(), analysis.clone());
@@ -649,19 +651,20 @@ fn is_protected(d: &Decision) -> bool {
 }
 
 impl PolicyHooks {
-    /// The files a call changes, resolved in the workspace: an edit-kind
-    /// call's path, or what a bash command's classifier names as written
-    /// (redirections, `cp`/`mv` targets, `sed -i`, `touch`, …) when it runs
-    /// in the workspace and every target is written out.
-    fn changed_paths(&self, call_id: &str, tool: &str, input: &serde_json::Value) -> Vec<PathBuf> {
+    /// The files a call changes, as the policy resolved them: an edit-kind
+    /// call's judged path, or what a bash command's classifier names as
+    /// written (redirections, `cp`/`mv` targets, `sed -i`, `touch`, …) when
+    /// it runs in the workspace and every target is written out.
+    fn changed_paths(
+        &self,
+        call_id: &str,
+        tool: &str,
+        input: &serde_json::Value,
+        judged: Option<&tern_protocol::JudgedPath>,
+    ) -> Vec<PathBuf> {
         let decided = self.analyses.lock().unwrap_or_else(PoisonError::into_inner).remove(call_id);
         match tern_protocol::ToolKind::of(tool) {
-            tern_protocol::ToolKind::Edit => input
-                .get("path")
-                .or_else(|| input.get("file_path"))
-                .and_then(serde_json::Value::as_str)
-                .map(|raw| vec![tern_tools::resolve_path(&self.workspace, raw)])
-                .unwrap_or_default(),
+            tern_protocol::ToolKind::Edit => judged.map(|j| vec![j.real.clone()]).unwrap_or_default(),
             tern_protocol::ToolKind::Execute => {
                 let Some(command) = input.get("command").and_then(serde_json::Value::as_str) else {
                     return Vec::new();
@@ -675,7 +678,7 @@ impl PolicyHooks {
                     .write_paths
                     .iter()
                     .filter(|w| !w.contains(['$', '`', '*', '?', '[']) && !w.starts_with("/dev/"))
-                    .map(|w| tern_tools::resolve_path(&self.workspace, w))
+                    .map(|w| tern_policy::rules::resolve_path(w, self.policy.context()))
                     .collect()
             }
             _ => Vec::new(),
@@ -709,8 +712,9 @@ impl Hooks for PolicyHooks {
             if !matches!(decided, BeforeToolCall::Continue { .. }) {
                 self.analyses.lock().unwrap_or_else(PoisonError::into_inner).remove(&call.id);
             }
-            if let BeforeToolCall::Continue { input, .. } = &decided {
-                let paths = self.changed_paths(&call.id, &call.name, input.as_ref().unwrap_or(&call.input));
+            if let BeforeToolCall::Continue { input, judged, .. } = &decided {
+                let paths =
+                    self.changed_paths(&call.id, &call.name, input.as_ref().unwrap_or(&call.input), judged.as_ref());
                 for path in &paths {
                     self.checkpoints.before_change(path);
                 }

@@ -171,7 +171,7 @@ impl Runtime {
         }
         // `@path`: what the person pointed at goes with the prompt.
         let policy = self.policy.clone();
-        let attached = crate::mentions::attach(prompt, &self.workspace, &|p: &std::path::Path| policy.read_denied(p));
+        let attached = crate::mentions::attach(prompt, &self.workspace, &|p: &std::path::Path| policy.search_skips(p));
         if !attached.lines.is_empty() {
             sink(AgentEvent::Notice { message: format!("attached {}", attached.lines.join(", ")) });
         }

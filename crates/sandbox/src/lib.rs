@@ -45,7 +45,7 @@ pub use carve::grant_around;
 pub use confine::{Prepared, confine};
 pub use pidns::contain_tree;
 pub use plan::AccessPlan;
-pub use policy::{DEVICE_WRITE, HOME_DENY, HOME_READ, HostPaths, SYSTEM_READ, SandboxPolicy};
+pub use policy::{DEVICE_WRITE, HOME_READ, HostPaths, SYSTEM_READ, SandboxPolicy};
 pub use support::{SandboxStatus, support};
 pub use tern_protocol::{Confinement, SandboxLevel};
 

@@ -38,18 +38,26 @@ fn changed() -> io::Error {
     io::Error::other(CHANGED)
 }
 
-/// The identity of an open file.
-pub fn identity_of(file: &File) -> io::Result<FileIdentity> {
+/// The identity of what `meta` describes.
+fn identity_of(meta: &std::fs::Metadata) -> FileIdentity {
     use std::os::unix::fs::MetadataExt;
-    let m = file.metadata()?;
-    Ok(FileIdentity { dev: m.dev(), ino: m.ino() })
+    FileIdentity { dev: meta.dev(), ino: meta.ino() }
+}
+
+/// Refuse (with [`CHANGED`]) what `meta` describes when it is not the file
+/// `expected` names; `None` expects nothing in particular.
+pub fn check_identity(expected: Option<FileIdentity>, meta: &std::fs::Metadata) -> io::Result<()> {
+    match expected {
+        Some(id) if id != identity_of(meta) => Err(changed()),
+        _ => Ok(()),
+    }
 }
 
 /// What is at `path` now (no symlink followed): its identity, or `None`
 /// when nothing is there. Used to record what a decision was about.
 pub fn identity_at(path: &Path) -> io::Result<Option<FileIdentity>> {
     match open_no_symlinks(path, libc::O_PATH) {
-        Ok(f) => identity_of(&f).map(Some),
+        Ok(f) => Ok(Some(identity_of(&f.metadata()?))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -192,7 +200,7 @@ fn openat2(at: RawFd, path: &[u8], flags: libc::c_int) -> io::Result<File> {
 }
 
 /// Create directory `name` in `dir` if missing, and open it (no symlink).
-pub fn make_dir_in(dir: &File, name: &OsStr) -> io::Result<File> {
+fn make_dir_in(dir: &File, name: &OsStr) -> io::Result<File> {
     let c = cstring(name.as_bytes())?;
     // SAFETY: a valid NUL-ended string and a descriptor this caller holds.
     if unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o777) } != 0 {
@@ -201,8 +209,7 @@ pub fn make_dir_in(dir: &File, name: &OsStr) -> io::Result<File> {
             return Err(e);
         }
     }
-    let opened = open_at(dir.as_raw_fd(), Path::new(name), libc::O_RDONLY | libc::O_DIRECTORY)?;
-    Ok(opened)
+    open_at(dir.as_raw_fd(), Path::new(name), libc::O_RDONLY | libc::O_DIRECTORY)
 }
 
 /// Open the directory `path` (absolute, symlink-free), creating what is
@@ -263,7 +270,8 @@ pub fn create_new_in(dir: &File, name: &OsStr) -> io::Result<File> {
     open_at(dir.as_raw_fd(), Path::new(name), libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)
 }
 
-/// The entries of an open directory, read through its descriptor.
+/// The entries of an open directory, read through its descriptor (not its
+/// name, which may name another directory by now).
 pub fn read_dir_of(dir: &File) -> io::Result<std::fs::ReadDir> {
     std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))
 }

@@ -56,11 +56,6 @@ pub const HOME_READ: &[&str] = &[
     ".config/git",
 ];
 
-/// Secrets under the home directory that a confined command never reads or
-/// writes, even when an allowed root (a workspace that is `$HOME`) holds them;
-/// the permission policy asks before any tool reaches them ([`tern_protocol::HOME_SECRETS`]).
-pub const HOME_DENY: &[&str] = tern_protocol::HOME_SECRETS;
-
 /// The confinement of one command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxPolicy {
@@ -79,7 +74,7 @@ pub struct SandboxPolicy {
     /// The home directory whose toolchains are readable and whose secrets are
     /// denied (`None`: no home-relative rules).
     pub home: Option<PathBuf>,
-    /// Paths never readable or writable, on top of [`HOME_DENY`] (tern's own
+    /// Paths never readable or writable, on top of [`tern_protocol::HOME_SECRETS`] (tern's own
     /// config dir, `read(...)` deny rules).
     pub deny_read: Vec<PathBuf>,
     /// tern's own programs for commands (internal-bin): readable and
@@ -182,7 +177,7 @@ impl SandboxPolicy {
     pub fn denied(&self, host: &HostPaths) -> Vec<PathBuf> {
         let mut out: Vec<PathBuf> = self.deny_read.iter().map(|p| self.configured(p)).collect();
         if let Some(home) = &self.home {
-            out.extend(HOME_DENY.iter().map(|p| home.join(p)));
+            out.extend(tern_protocol::HOME_SECRETS.iter().map(|p| home.join(p)));
         }
         if let Some(cargo) = &host.cargo_home {
             out.push(cargo.join("credentials"));

@@ -96,11 +96,7 @@ impl Target {
     }
 
     fn check_identity(&self, meta: &std::fs::Metadata) -> std::io::Result<()> {
-        use std::os::unix::fs::MetadataExt;
-        match self.judged {
-            Some(id) if (id.dev, id.ino) != (meta.dev(), meta.ino()) => Err(std::io::Error::other(pinned::CHANGED)),
-            _ => Ok(()),
-        }
+        pinned::check_identity(self.judged, meta)
     }
 }
 
@@ -218,7 +214,7 @@ pub(crate) fn write_text_bytes(
         return done.map_err(|e| std::io::Error::other(format!("the editor could not write it: {e}")));
     }
     let parent = target.real.parent().unwrap_or(Path::new("/"));
-    write_atomic_in(dir, parent, target.name()?, bytes, expected)
+    write_atomic_in(dir, parent, target.name()?, bytes, Unchanged::Expect(expected))
 }
 
 /// How long a change waits for another tern process changing files in the
@@ -273,9 +269,40 @@ impl DirLock {
 
 /// Replace `path` with `bytes` atomically: write a temp file in the same
 /// directory, give it the old file's permissions, flush it to disk, rename it
-/// over. The original is untouched if anything fails.
+/// over. The original is untouched if anything fails. For tern's own files
+/// (config, sessions): the directory's links are followed.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomic_with(path, bytes, &|| Ok(()))
+    let dir_path = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = File::open(dir_path)?;
+    write_atomic_in(&dir, dir_path, file_name(path)?, bytes, Unchanged::Any)
+}
+
+/// [`write_atomic`] of a workspace file whose path was judged (absolute, no
+/// symlink in it): the directory is opened refusing any link, so a folder
+/// swapped for a link since (`/rewind` of a file in it) is refused.
+pub fn write_atomic_pinned(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir_path = path.parent().unwrap_or(Path::new("/"));
+    let dir = pinned::open_no_symlinks(dir_path, libc::O_RDONLY | libc::O_DIRECTORY)?;
+    write_atomic_in(&dir, dir_path, file_name(path)?, bytes, Unchanged::Any)
+}
+
+/// Remove the judged file `path` (absolute, no symlink in it) through its
+/// directory opened refusing any link.
+pub fn remove_pinned(path: &Path) -> std::io::Result<()> {
+    let dir = pinned::open_no_symlinks(path.parent().unwrap_or(Path::new("/")), libc::O_RDONLY | libc::O_DIRECTORY)?;
+    pinned::unlink_in(&dir, file_name(path)?)
+}
+
+fn file_name(path: &Path) -> std::io::Result<&std::ffi::OsStr> {
+    path.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))
+}
+
+/// What must still hold just before [`write_atomic_in`] renames over the file.
+pub(crate) enum Unchanged {
+    /// Nothing: replace whatever is there.
+    Any,
+    /// The file is as this stamp says (`None`: it does not exist).
+    Expect(Option<FileStamp>),
 }
 
 /// Where each process lists the temp files it creates (`<dir>/<pid>`), so a
@@ -351,39 +378,18 @@ fn journal(tmp: &Path) {
     let _ = file.write_all(&entry);
 }
 
-/// [`write_atomic`] with a last check before the rename.
-fn write_atomic_with(path: &Path, bytes: &[u8], still_ok: &dyn Fn() -> std::io::Result<()>) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tern-{}-{:08x}.tmp", std::process::id(), fastrand::u32(..)));
-    journal(&tmp);
-    let result = (|| {
-        let mut f = std::fs::File::options().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            f.set_permissions(meta.permissions())?;
-        }
-        f.sync_all()?;
-        still_ok()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// Replace `name` in the open directory `dir` (whose path is `dir_path`,
 /// for the temp-file journal) with `bytes` atomically, only while what is
-/// there is still as `expected`: a temp file created in `dir`, given the old
-/// file's permissions, synced, then renamed over — every step through the
-/// descriptor, so the directory cannot be swapped for another in between.
+/// there is still as `unchanged` says: a temp file created in `dir`, given
+/// the old file's permissions, synced, then renamed over — every step
+/// through the descriptor, so the directory cannot be swapped for another
+/// in between.
 pub(crate) fn write_atomic_in(
     dir: &File,
     dir_path: &Path,
     name: &std::ffi::OsStr,
     bytes: &[u8],
-    expected: Option<FileStamp>,
+    unchanged: Unchanged,
 ) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let tmp = std::ffi::OsString::from(format!(
@@ -403,7 +409,9 @@ pub(crate) fn write_atomic_in(
             f.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))?;
         }
         f.sync_all()?;
-        if now() != expected {
+        if let Unchanged::Expect(expected) = &unchanged
+            && now() != *expected
+        {
             return Err(std::io::Error::other(
                 "it changed on disk while the change was being made (another program wrote it); nothing was \
                  written — read it again and redo the change",
@@ -453,10 +461,12 @@ mod tests {
         // meanwhile): the original is untouched, and no temp file is left.
         let p = dir.path().join("kept.txt");
         std::fs::write(&p, "original").unwrap();
+        use std::ffi::OsStr;
         let stale = FileStamp { mtime: None, size: 0, ino: 0 };
         let handle = std::fs::File::open(dir.path()).unwrap();
-        let write_if =
-            |expected| write_atomic_in(&handle, dir.path(), std::ffi::OsStr::new("kept.txt"), b"replacement", expected);
+        let write_if = |expected| {
+            write_atomic_in(&handle, dir.path(), OsStr::new("kept.txt"), b"replacement", Unchanged::Expect(expected))
+        };
         assert!(write_if(Some(stale)).is_err());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();

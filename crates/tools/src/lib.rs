@@ -22,7 +22,9 @@ pub mod edit;
 pub mod edit_match;
 mod file_guard;
 mod git_guard;
-pub use file_guard::{ClientFiles, create_private_dir, start_write_journal, write_atomic};
+pub use file_guard::{
+    ClientFiles, create_private_dir, remove_pinned, start_write_journal, write_atomic, write_atomic_pinned,
+};
 pub mod glob;
 pub mod grep;
 mod grep_page;

@@ -136,13 +136,8 @@ pub fn existing_path(
     let canonical_ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     let shown = display_path(&canonical_ws, &real);
     let opened = crate::pinned::open_no_symlinks(&real, libc::O_RDONLY | libc::O_NONBLOCK).and_then(|handle| {
-        use std::os::unix::fs::MetadataExt;
         let meta = handle.metadata()?;
-        if let Some(id) = judged.and_then(|j| j.identity)
-            && (id.dev, id.ino) != (meta.dev(), meta.ino())
-        {
-            return Err(std::io::Error::other(crate::pinned::CHANGED));
-        }
+        crate::pinned::check_identity(judged.and_then(|j| j.identity), &meta)?;
         Ok((handle, meta))
     });
     match opened {
