@@ -187,7 +187,14 @@ impl Output {
             OutputFormat::Text => {
                 if report.outcome.stop_reason == AgentStopReason::Completed {
                     let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{}", report.outcome.final_text.trim_end());
+                    let text = report.outcome.final_text.trim_end();
+                    // On a terminal the model's escape sequences would act (an OSC 52 clipboard
+                    // write, a window title, a cleared screen): shown clean there, exact in a pipe.
+                    if std::io::IsTerminal::is_terminal(&out) {
+                        let _ = writeln!(out, "{}", tern_tui::sanitize::clean(text));
+                    } else {
+                        let _ = writeln!(out, "{text}");
+                    }
                     let _ = out.flush();
                 }
             }

@@ -645,3 +645,21 @@ async fn a_signal_exit_kills_a_running_command_that_ignores_sigterm() {
     }
     assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "the command died with tern");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_mode_on_a_terminal_drops_the_models_escape_sequences() {
+    // An OSC 52 clipboard write, a window title and a screen clear, as a prompt-injected model
+    // might answer.
+    let answer = "before\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}]0;pwned\u{7}\u{1b}[2Jafter";
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": answer}]}).to_string()).await;
+    let mut s = start_with(&h, &["-p", "answer"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&s.raw.lock().unwrap()).contains("after") {
+        assert!(Instant::now() < deadline, "no answer: {}", String::from_utf8_lossy(&s.raw.lock().unwrap()));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = s.child.wait();
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(raw.contains("beforeafter"), "{raw:?}");
+    assert!(!raw.contains("\u{1b}]52") && !raw.contains("\u{1b}]0;") && !raw.contains("\u{1b}[2J"), "{raw:?}");
+}
