@@ -173,3 +173,22 @@ async fn a_name_that_leads_to_this_machine_is_refused() {
     let (local, failed) = h.tool_results(&h.bodies()[2]).last().cloned().unwrap();
     assert!(!failed && local.contains("# Docs"), "localhost, named and allowed (bypass), is fetched: {local}");
 }
+
+#[tokio::test]
+async fn a_blanket_allow_does_not_reach_this_machine_however_it_is_written() {
+    let port = serve().await;
+    let urls: Vec<String> = ["127.0.0.1", "2130706433", "[::ffff:127.0.0.1]", "0.0.0.0", "localhost"]
+        .iter()
+        .map(|host| format!("http://{host}:{port}/page"))
+        .collect();
+    let mut h = Harness::new(Wire::Anthropic, &fetches(&urls)).await;
+    h.mode = None;
+    // What SDK users commonly pass: every fetch allowed.
+    let out = h.run(&["-p", "go", "--allowed-tools", "WebFetch"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = h.tool_results(h.bodies().last().unwrap());
+    assert_eq!(results.len(), urls.len());
+    for ((text, failed), url) in results.iter().zip(&urls) {
+        assert!(*failed && text.contains("Permission denied") && !text.contains("# Docs"), "{url}: {text}");
+    }
+}

@@ -748,6 +748,11 @@ impl Call {
                 rule.matches_path(&self.tool, p).then(|| format!("{} {}", self.tool, p.display()))
             }
             Category::WebFetch => match &self.host {
+                // This machine or its network: only an allow rule naming that very host lets a
+                // fetch there run; a blanket `web_fetch` or a parent domain does not.
+                Some(h) if for_allow && crate::hosts::is_internal_host(h) => {
+                    rule.names_host(&self.tool, h).then(|| format!("{} {h}", self.tool))
+                }
                 Some(h) => rule.matches_domain(&self.tool, h).then(|| format!("{} {h}", self.tool)),
                 None => rule.matches_plain(&self.tool).then(|| self.tool.clone()),
             },

@@ -11,5 +11,6 @@
 pub mod bash;
 pub mod engine;
 pub mod hooks;
+pub mod hosts;
 mod reach;
 pub mod rules;

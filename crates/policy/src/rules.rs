@@ -262,6 +262,11 @@ impl Rule {
         }
     }
 
+    /// Whether this is a `tool(domain:HOST)` rule for exactly `host`.
+    pub fn names_host(&self, tool: &str, host: &str) -> bool {
+        self.names_tool(tool) && matches!(&self.pattern, Pattern::Domain(d) if *d == host.to_lowercase())
+    }
+
     /// Does the rule cover a fetch from this host?
     pub fn matches_domain(&self, tool: &str, host: &str) -> bool {
         if !self.names_tool(tool) {

@@ -115,6 +115,34 @@ fn allow_rules_cover_their_tools_and_paths_only() {
 }
 
 #[test]
+fn a_blanket_web_fetch_rule_does_not_reach_this_machine_or_its_network() {
+    let blanket = policy(Mode::Default, &[(Allow, "web_fetch")]);
+    assert_eq!(verdict(&blanket, "web_fetch", json!({"url": "https://docs.rs/x"})), V::Allow);
+    for url in [
+        "http://127.0.0.1:8080/admin",
+        "http://0.0.0.0/",
+        "http://2130706433/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://localhost:3000/",
+        "http://10.0.0.7/",
+        "http://169.254.169.254/latest/meta-data/",
+    ] {
+        assert_eq!(verdict(&blanket, "web_fetch", json!({ "url": url })), V::Ask, "{url}");
+    }
+    // Only a rule naming that very host lets it through.
+    let named =
+        policy(Mode::Default, &[(Allow, "web_fetch(domain:127.0.0.1)"), (Allow, "web_fetch(domain:localhost)")]);
+    assert_eq!(verdict(&named, "web_fetch", json!({"url": "http://127.0.0.1:8080/"})), V::Allow);
+    assert_eq!(verdict(&named, "web_fetch", json!({"url": "http://2130706433/"})), V::Allow, "the same address");
+    assert_eq!(verdict(&named, "web_fetch", json!({"url": "http://localhost/"})), V::Allow);
+    assert_eq!(verdict(&named, "web_fetch", json!({"url": "http://api.localhost/"})), V::Ask, "not a subdomain");
+    assert_eq!(verdict(&named, "web_fetch", json!({"url": "http://127.0.0.2/"})), V::Ask);
+    // A deny rule without a host still covers them.
+    let denied = policy(Mode::Bypass, &[(Deny, "web_fetch")]);
+    assert_eq!(verdict(&denied, "web_fetch", json!({"url": "http://127.0.0.1/"})), V::Deny);
+}
+
+#[test]
 fn path_deny_rules_hold_in_bypass() {
     let p = policy(Mode::Bypass, &[(Deny, "read(~/.ssh/**)"), (Deny, "edit(secrets/**)")]);
     assert_eq!(verdict(&p, "read", json!({"path": "~/.ssh/id_rsa"})), V::Deny);

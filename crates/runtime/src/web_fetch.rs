@@ -18,6 +18,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_policy::engine::{Policy, Verdict};
+use tern_policy::hosts::Internal;
 use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource};
 use tokio_util::sync::CancellationToken;
 
@@ -163,56 +164,29 @@ pub fn html_to_markdown(html: &str) -> String {
 /// Why tern never fetches from `ip`, if it does not: a link-local address
 /// (cloud metadata services) never; a loopback, private or unspecified one
 /// only when the URL names it (`named`: an address or `localhost` written
-/// by the model and judged by the policy), never behind another name — a
-/// page allowed by its domain must not turn into a request to this machine
-/// or its network (DNS rebinding).
+/// by the model and judged by the policy, which lets only a rule naming that
+/// host allow it), never behind another name — a page allowed by its domain
+/// must not turn into a request to this machine or its network (DNS
+/// rebinding).
 fn refused_address(ip: IpAddr, named: bool) -> Option<&'static str> {
-    let ip = embedded_v4(ip);
-    let metadata = match ip {
-        IpAddr::V4(v4) => {
-            v4.is_link_local() || v4 == std::net::Ipv4Addr::new(100, 100, 100, 200) // Alibaba
-                || v4 == std::net::Ipv4Addr::new(192, 0, 0, 192) // Oracle
-        }
-        IpAddr::V6(v6) => {
-            (v6.segments()[0] & 0xffc0) == 0xfe80 || v6 == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
-        }
-    };
-    if metadata {
-        return Some("a link-local or cloud metadata address");
+    match tern_policy::hosts::internal_address(ip)? {
+        Internal::Metadata => Some("a link-local or cloud metadata address"),
+        Internal::Local if !named => Some("a name for a loopback or private address (this machine or its network)"),
+        Internal::Local => None,
     }
-    let inside = match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_unspecified()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b)) // shared address space (carrier NAT)
-                || (a == 192 && b == 0 && v4.octets()[2] == 0) // IETF protocol assignments
-        }
-        IpAddr::V6(v6) => v6.is_loopback() || v6.is_unspecified() || (v6.segments()[0] & 0xfe00) == 0xfc00,
-    };
-    (inside && !named).then_some("a name for a loopback or private address (this machine or its network)")
 }
 
-/// The IPv4 address an IPv6 one carries (mapped, compatible, NAT64, 6to4),
-/// or the address itself.
-fn embedded_v4(ip: IpAddr) -> IpAddr {
-    let IpAddr::V6(v6) = ip else { return ip };
-    if let Some(v4) = v6.to_ipv4_mapped() {
-        return IpAddr::V4(v4);
-    }
-    let s = v6.segments();
-    let v4 = |hi: u16, lo: u16| IpAddr::V4(std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
-    match s {
-        // IPv4-compatible (not :: or ::1).
-        [0, 0, 0, 0, 0, 0, hi, lo] if hi != 0 => v4(hi, lo),
-        // NAT64 well-known prefix.
-        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => v4(hi, lo),
-        // 6to4.
-        [0x2002, hi, lo, ..] => v4(hi, lo),
-        _ => ip,
-    }
+/// Why a redirect from `from` to `to` (hosts as URLs read them) is never
+/// followed, whatever the rules: from a public host into this machine or
+/// its network (a page the rules let through would reach a local service).
+fn refused_redirect(from: &str, to: &str) -> Option<String> {
+    use tern_policy::hosts::is_internal_host;
+    (is_internal_host(to) && !is_internal_host(from)).then(|| {
+        format!(
+            "it leads from {from}, a public host, to {to}, this machine or its network; such redirects are never \
+             followed"
+        )
+    })
 }
 
 /// Resolves names like the system does, and refuses those that lead where
@@ -315,6 +289,13 @@ impl WebFetch {
             if hops.len() >= MAX_REDIRECTS {
                 return Err(ToolError::new(format!(
                     "more than {MAX_REDIRECTS} redirects (last to {next}); fetch the final URL directly if you know it"
+                )));
+            }
+            let host =
+                |u: &reqwest::Url| u.host_str().unwrap_or_default().trim_matches(['[', ']']).to_ascii_lowercase();
+            if let Some(reason) = refused_redirect(&host(&current), &host(&next)) {
+                return Err(ToolError::new(format!(
+                    "{current} redirected to {next}, which was not fetched: {reason}."
                 )));
             }
             if let Err(reason) = self.hop_allowed(next.as_str()) {
@@ -465,6 +446,16 @@ mod tests {
             );
         }
         assert_eq!(refused_address(ip("93.184.216.34"), false), None);
+    }
+
+    #[test]
+    fn redirects_from_a_public_host_into_this_machine_are_never_followed() {
+        for to in ["127.0.0.1", "localhost", "10.0.0.5", "::1", "0.0.0.0"] {
+            assert!(refused_redirect("docs.example.com", to).is_some(), "{to}");
+        }
+        assert_eq!(refused_redirect("docs.example.com", "example.org"), None);
+        // Within this machine (a rule named it), the rules judge each hop.
+        assert_eq!(refused_redirect("127.0.0.1", "localhost"), None);
     }
 
     #[tokio::test]
