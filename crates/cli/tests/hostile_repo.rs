@@ -334,3 +334,66 @@ async fn repository_text_reaches_the_terminal_without_escape_sequences() {
     assert!(out.stderr.contains("ignored allow rule(s)"), "{}", out.stderr);
     assert!(!out.stderr.contains('\u{1b}') && !out.stderr.contains('\u{7}'), "{:?}", out.stderr);
 }
+
+/// A repository with a gitlink `sub` whose own `.git/config` names a clean
+/// filter that says so on stderr, and a change in it git must hash to see.
+fn repository_with_a_hostile_submodule(h: &Harness) {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let ws = h.workspace.path();
+    git(ws, &["init", "-q"]);
+    git(ws, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let sub = ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q"]);
+    write(&sub.join("f.txt"), "hi\n");
+    git(&sub, &["add", "f.txt"]);
+    git(&sub, &["commit", "-q", "-m", "s"]);
+    let head = git(&sub, &["rev-parse", "HEAD"]);
+    git(ws, &["update-index", "--add", "--cacheinfo", &format!("160000,{head},sub")]);
+    let config = std::fs::read_to_string(sub.join(".git/config")).unwrap();
+    write(&sub.join(".git/config"), &format!("{config}[filter \"x\"]\n\tclean = echo NESTED-FILTER-RAN >&2; cat\n"));
+    write(&sub.join(".gitattributes"), "* filter=x\n");
+    // Same size, so git must read (and filter) it to tell.
+    write(&sub.join("f.txt"), "ho\n");
+}
+
+fn git_status_script() -> String {
+    json!({"turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "git status"}}]},
+        {"text": "done"}
+    ]})
+    .to_string()
+}
+
+#[tokio::test]
+async fn an_auto_allowed_git_status_does_not_enter_submodules() {
+    let mut h = Harness::new(Wire::Anthropic, &git_status_script()).await;
+    h.mode = None;
+    repository_with_a_hostile_submodule(&h);
+    // Trusted: `git status` is read-only work, run as such (no nested check asks first).
+    let out = run(&h, &["-p", "status", "--trust"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (text, failed) = h.tool_results(h.bodies().last().unwrap()).pop().unwrap();
+    assert!(!failed && text.contains("On branch"), "{text}");
+    assert!(!text.contains("NESTED-FILTER-RAN"), "git ran the submodule's filter: {text}");
+}
+
+#[tokio::test]
+async fn in_an_untrusted_folder_a_nested_repository_config_makes_git_asked() {
+    let mut h = Harness::new(Wire::Anthropic, &git_status_script()).await;
+    h.mode = None;
+    repository_with_a_hostile_submodule(&h);
+    let out = run(&h, &["-p", "status"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (text, failed) = h.tool_results(h.bodies().last().unwrap()).pop().unwrap();
+    assert!(failed && text.contains("Permission denied") && text.contains("sub/.git: filter.clean"), "{text}");
+}

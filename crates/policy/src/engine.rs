@@ -330,6 +330,19 @@ pub struct Policy {
     prompt_generation: std::sync::atomic::AtomicU64,
     /// Why git in this workspace may run programs its untrusted config names.
     risky_git_config: RwLock<Option<String>>,
+    /// The nested-repository check, until it runs.
+    nested_git_check: Mutex<Option<NestedGitCheck>>,
+    /// Its answer, once it ran.
+    nested_git_risk: std::sync::OnceLock<Option<String>>,
+}
+
+/// See [`Policy::set_nested_git_check`].
+struct NestedGitCheck(Box<dyn FnOnce() -> Option<String> + Send>);
+
+impl std::fmt::Debug for NestedGitCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NestedGitCheck")
+    }
 }
 
 impl Policy {
@@ -358,6 +371,8 @@ impl Policy {
             prompt_open: Mutex::new(None),
             prompt_generation: std::sync::atomic::AtomicU64::new(0),
             risky_git_config: RwLock::new(None),
+            nested_git_check: Mutex::new(None),
+            nested_git_risk: std::sync::OnceLock::new(),
         }
     }
 
@@ -369,9 +384,26 @@ impl Policy {
         *self.risky_git_config.write().unwrap_or_else(PoisonError::into_inner) = why;
     }
 
-    /// See [`Policy::set_risky_git_config`].
+    /// A check of the repositories nested in the workspace (their own
+    /// configs), run once, when a git command is first judged: the walk it
+    /// takes is paid only by sessions that run git. Its answer counts as
+    /// [`Policy::set_risky_git_config`]'s.
+    pub fn set_nested_git_check(&self, check: impl FnOnce() -> Option<String> + Send + 'static) {
+        *self.nested_git_check.lock().unwrap_or_else(PoisonError::into_inner) = Some(NestedGitCheck(Box::new(check)));
+    }
+
+    /// Why git may run programs here: the workspace repository's config, or
+    /// (checked on first use) a nested repository's.
     pub(crate) fn risky_git_config(&self) -> Option<String> {
-        self.risky_git_config.read().unwrap_or_else(PoisonError::into_inner).clone()
+        if let Some(why) = self.risky_git_config.read().unwrap_or_else(PoisonError::into_inner).clone() {
+            return Some(why);
+        }
+        self.nested_git_risk
+            .get_or_init(|| {
+                let check = self.nested_git_check.lock().unwrap_or_else(PoisonError::into_inner).take();
+                check.and_then(|check| (check.0)())
+            })
+            .clone()
     }
 
     /// The MCP and extension tools marked read-only (MCP `readOnlyHint`), which plan mode

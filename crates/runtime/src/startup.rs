@@ -468,6 +468,11 @@ pub(crate) fn policy(
         ));
         policy.set_risky_git_config(Some(keys));
     }
+    if !loaded.trust.is_trusted() {
+        // Repositories nested in this one bring configs of their own: walked when git is first judged.
+        let workspace = loaded.workspace.clone();
+        policy.set_nested_git_check(move || trust::risky_nested_git(&workspace));
+    }
     Ok(policy)
 }
 

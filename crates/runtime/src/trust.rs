@@ -214,9 +214,16 @@ pub fn risky_git_config(workspace: &Path) -> Option<String> {
         // A worktree or submodule: `.git` is a file naming the real directory.
         crate::small_file::linked_git_dir(&dot_git)?
     };
+    let keys = git_dir_program_keys(&git_dir);
+    (!keys.is_empty()).then(|| keys.join(", "))
+}
+
+/// The program-naming keys of a git directory's configs: its own, a
+/// worktree's, the common dir's, and its submodules' (`.git/modules/*`).
+fn git_dir_program_keys(git_dir: &Path) -> Vec<String> {
     // The repository's config, a worktree's own, and the common dir's: git reads them all.
-    let mut dirs = vec![git_dir.clone()];
-    if let Some(common) = crate::small_file::common_git_dir(&git_dir) {
+    let mut dirs = vec![git_dir.to_path_buf()];
+    if let Some(common) = crate::small_file::common_git_dir(git_dir) {
         dirs.push(common);
     }
     let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| [d.join("config"), d.join("config.worktree")]).collect();
@@ -234,7 +241,59 @@ pub fn risky_git_config(workspace: &Path) -> Option<String> {
             }
         }
     }
-    (!keys.is_empty()).then(|| keys.join(", "))
+    keys
+}
+
+/// How many folders [`risky_nested_git`] reads before it gives up (and
+/// counts the folder as risky).
+const MAX_NESTED_SCAN_DIRS: usize = 20_000;
+
+/// Repositories nested below the workspace's (a gitlink's checkout, or any
+/// folder with its own `.git`) whose configs name programs git would run:
+/// `git -C nested status`, or a tool recursing into it, would run them.
+/// A tree too large to walk, or a `.git` file naming a git directory tern
+/// cannot read, counts as risky too. Links are not followed.
+pub fn risky_nested_git(workspace: &Path) -> Option<String> {
+    let root = crate::prompt::git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let mut found: Vec<String> = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root.clone()]);
+    let mut read = 0;
+    while let Some(dir) = queue.pop_front() {
+        read += 1;
+        if read > MAX_NESTED_SCAN_DIRS {
+            found.push(format!(
+                "more than {MAX_NESTED_SCAN_DIRS} folders, so not every nested repository could be checked"
+            ));
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if entry.file_name() != ".git" {
+                if kind.is_dir() {
+                    queue.push_back(path);
+                }
+                continue;
+            }
+            if dir == root {
+                continue; // the workspace repository itself: risky_git_config
+            }
+            let shown = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+            let git_dir = if kind.is_dir() { Some(path.clone()) } else { crate::small_file::linked_git_dir(&path) };
+            match git_dir.filter(|d| d.is_dir()) {
+                Some(git_dir) => {
+                    let keys = git_dir_program_keys(&git_dir);
+                    if !keys.is_empty() {
+                        found.push(format!("{shown}: {}", keys.join(", ")));
+                    }
+                }
+                None => found.push(format!("{shown} names a git directory tern cannot read")),
+            }
+        }
+    }
+    found.truncate(5);
+    (!found.is_empty()).then(|| found.join("; "))
 }
 
 /// The `section.key` names in a git config file that name a program to run.
@@ -452,6 +511,21 @@ fn edit_folders(user_file: &Path, change: impl FnOnce(&mut toml_edit::Array) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nested_repositories_are_checked_and_what_cannot_be_read_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        assert_eq!(risky_nested_git(&ws), None, "the workspace's own repository is not nested");
+        std::fs::create_dir_all(ws.join("vendor/lib/.git")).unwrap();
+        std::fs::write(ws.join("vendor/lib/.git/config"), "[diff \"x\"]\n\ttextconv = ./run\n").unwrap();
+        assert_eq!(risky_nested_git(&ws).as_deref(), Some("vendor/lib/.git: diff.textconv"));
+        std::fs::remove_dir_all(ws.join("vendor")).unwrap();
+        std::fs::create_dir_all(ws.join("mod")).unwrap();
+        std::fs::write(ws.join("mod/.git"), "gitdir: /nonexistent/git/dir\n").unwrap();
+        assert!(risky_nested_git(&ws).unwrap().contains("mod/.git names a git directory tern cannot read"));
+    }
 
     fn cfg(text: &str) -> FileConfig {
         toml::from_str(text).unwrap()

@@ -9,7 +9,11 @@
 //! - `safe.bareRepository=explicit`: a bare repository is used only when
 //!   named with `--git-dir`/`GIT_DIR`, never found by walking up;
 //! - for commands the policy allowed as read-only, also
-//!   `core.hooksPath=/dev/null`: no hook runs.
+//!   `core.hooksPath=/dev/null`: no hook runs; and `diff.ignoreSubmodules=all`,
+//!   `submodule.recurse=false`, `status.submoduleSummary=false`: `git status`
+//!   and `git diff` do not look inside submodules, where git would run the
+//!   nested repository's own filters and drivers (its config is not the
+//!   one tern checked).
 //!
 //! Settings the person already passes this way are kept (ours come after).
 
@@ -21,7 +25,12 @@ pub fn git_guard_env(existing: Option<&OsStr>, read_only: bool) -> Vec<(String, 
     let start = existing.and_then(OsStr::to_str).and_then(|c| c.trim().parse::<usize>().ok()).unwrap_or(0);
     let mut pairs = vec![("core.fsmonitor", "false"), ("safe.bareRepository", "explicit")];
     if read_only {
-        pairs.push(("core.hooksPath", "/dev/null"));
+        pairs.extend([
+            ("core.hooksPath", "/dev/null"),
+            ("diff.ignoreSubmodules", "all"),
+            ("submodule.recurse", "false"),
+            ("status.submoduleSummary", "false"),
+        ]);
     }
     let mut env = Vec::with_capacity(pairs.len() * 2 + 1);
     for (i, (key, value)) in pairs.iter().enumerate() {
@@ -41,7 +50,7 @@ mod tests {
         let env = git_guard_env(Some(OsStr::new("2")), true);
         assert!(env.contains(&("GIT_CONFIG_KEY_2".into(), "core.fsmonitor".into())));
         assert!(env.contains(&("GIT_CONFIG_KEY_4".into(), "core.hooksPath".into())));
-        assert_eq!(env.last(), Some(&("GIT_CONFIG_COUNT".into(), "5".into())));
+        assert_eq!(env.last(), Some(&("GIT_CONFIG_COUNT".into(), "8".into())));
         let approved = git_guard_env(None, false);
         assert_eq!(approved.last(), Some(&("GIT_CONFIG_COUNT".into(), "2".into())));
         assert!(!approved.iter().any(|(_, v)| v == "core.hooksPath"));

@@ -32,12 +32,12 @@ impl Policy {
             if let Some(d) = self.reach_question(analysis, reach, rules) {
                 return d;
             }
-            if let Some(why) = self.risky_git_config()
-                && analysis.parts.iter().any(|p| p.program == "git")
+            if analysis.parts.iter().any(|p| p.program == "git")
+                && let Some(why) = self.risky_git_config()
             {
                 return Decision::new(
                     Verdict::Ask,
-                    format!("git in this untrusted folder may run programs its .git/config names ({why})"),
+                    format!("git in this untrusted folder may run programs a repository's config names ({why})"),
                     DecidedBy::Tier { tier: "untrusted_git_config".into() },
                 );
             }
