@@ -136,6 +136,7 @@ pub fn permissions_check(mut overrides: tern_runtime::Overrides, call: &str, inp
                 format!("bash classifier ({})", serde_json::to_value(class).unwrap_or_default().as_str().unwrap_or("?"))
             }
             tern_runtime::DecidedBy::ProtectedPath { path } => format!("protected path {path}"),
+            tern_runtime::DecidedBy::Role { role, .. } => format!("the {role} role's cap"),
         };
         let verdict = match decision.verdict {
             tern_runtime::Verdict::Allow => "allow",

@@ -302,3 +302,35 @@ async fn a_background_subagents_usage_is_recorded_when_tern_exits() {
     assert!(record["session"]["input_tokens"].as_u64().unwrap() >= 1_000_000, "the child's tokens count: {record}");
     assert_eq!(record["run"]["input_tokens"], 1_000_000, "a record of its own: {record}");
 }
+
+#[tokio::test]
+async fn read_only_roles_are_read_only_in_the_policy_whatever_the_parents_rules() {
+    let script = json!({"turns": [
+        {"when_request_contains": "the explore role is read-only", "text": "EXPLORE-WAS-REFUSED"},
+        {"when_request_contains": "the verifier role runs", "text": "VERIFIER-WAS-ASKED"},
+        {"when_request_contains": "You are a subagent (explore)",
+         "tool_calls": [{"name": "bash", "arguments": {"command": "touch made-by-explore"}}]},
+        {"when_request_contains": "You are a subagent (verifier)",
+         "tool_calls": [{"name": "bash", "arguments": {"command": "touch made-by-verifier"}}]},
+        {"tool_calls": [
+            {"name": "task", "arguments": {"description": "look", "prompt": "Look around", "subagent_type": "explore"}},
+            {"name": "task", "arguments": {"description": "check", "prompt": "Check it", "subagent_type": "verifier"}}
+        ]},
+        {"text": "done"}
+    ]})
+    .to_string();
+    // The parent's own rules would let `touch` run; bypass would let anything run.
+    for (mode, flags) in [(None, vec!["--allowed-tools", "bash(touch:*)"]), (Some("bypass"), vec![])] {
+        let mut h = Harness::new(Wire::Anthropic, &script).await;
+        h.mode = mode;
+        let mut args = vec!["-p", "go"];
+        args.extend(flags);
+        let out = h.run(&args).await;
+        assert_eq!(out.code, Some(0), "{mode:?}: {}", out.stderr);
+        assert!(!h.path("made-by-explore").exists(), "{mode:?}: explore changed a file");
+        assert!(!h.path("made-by-verifier").exists(), "{mode:?}: verifier ran a change nobody approved");
+        let results = h.tool_results(h.bodies().last().unwrap());
+        assert_eq!(results[0].0, "EXPLORE-WAS-REFUSED", "{mode:?}: {results:?}");
+        assert_eq!(results[1].0, "VERIFIER-WAS-ASKED", "{mode:?}: {results:?}");
+    }
+}

@@ -158,6 +158,28 @@ pub enum DecidedBy {
         /// The path.
         path: String,
     },
+    /// A subagent role's cap ([`RoleCap`]), which rules, modes and hooks do not lift.
+    Role {
+        /// The role (`explore`, `verifier`).
+        role: String,
+        /// Its cap.
+        cap: RoleCap,
+    },
+}
+
+/// What a read-only subagent role lets its calls do, whatever the rules,
+/// the mode or a hook say: the policy, not only the tool list, keeps the
+/// role read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoleCap {
+    /// Nothing that could change files or state runs (`explore`); its
+    /// commands run read-only and offline.
+    ReadOnly,
+    /// What could change files or state (tests and builds write) runs only
+    /// when a person approves that call (`verifier`); nothing is allowed by
+    /// a rule or the mode alone.
+    AskBeforeChanges,
 }
 
 /// Holds a prompt's rules ([`Policy::open_prompt`]); dropping it removes
@@ -504,6 +526,12 @@ impl Policy {
 
     /// Decide one call.
     pub fn decide(&self, tool: &str, input: &Value) -> Decision {
+        self.decide_as(tool, input, None)
+    }
+
+    /// Decide one call of a subagent whose role caps it (`role`: its name
+    /// and cap); `None`: as [`Policy::decide`].
+    pub fn decide_as(&self, tool: &str, input: &Value, role: Option<(&str, RoleCap)>) -> Decision {
         let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
         let mode = self.mode();
         let call = Call::new(tool, input, &self.ctx);
@@ -513,6 +541,12 @@ impl Policy {
             .or_else(|| self.always_asked(&call, &rules, mode))
             .or_else(|| self.by_ask_rule_or_mode(&call, &rules, mode))
             .unwrap_or_else(|| self.by_tier(&call, &rules, mode));
+        let d = match role {
+            Some((name, cap)) if d.verdict != Verdict::Deny && call.may_change_things() => {
+                capped_by_role(&call, name, cap)
+            }
+            _ => d,
+        };
         let d = if mode == Mode::DontAsk && d.verdict == Verdict::Ask {
             Decision {
                 verdict: Verdict::Deny,
@@ -644,6 +678,30 @@ const HOME_PROTECTED: &[&str] = &[
     ".config/git",
     ".inputrc",
 ];
+
+/// The decision for a call that could change things, under a read-only role's cap.
+fn capped_by_role(call: &Call, role: &str, cap: RoleCap) -> Decision {
+    let decided_by = DecidedBy::Role { role: role.to_string(), cap };
+    match cap {
+        RoleCap::ReadOnly => Decision::new(
+            Verdict::Deny,
+            format!(
+                "the {role} role is read-only: {} could change files or state; report what should change instead",
+                call.describe()
+            ),
+            decided_by,
+        ),
+        // No rule or mode allows it, so none is suggested.
+        RoleCap::AskBeforeChanges => Decision::new(
+            Verdict::Ask,
+            format!(
+                "the {role} role runs what could change files or state only when a person approves it: {}",
+                call.describe()
+            ),
+            decided_by,
+        ),
+    }
+}
 
 /// `dir/**` for the directory holding `path` (relative when in the workspace).
 fn dir_pattern(path: &Path, ctx: &RuleContext) -> String {

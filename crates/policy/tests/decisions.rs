@@ -468,3 +468,23 @@ fn plan_mode_refuses_changes_to_protected_paths_instead_of_asking() {
     assert!(matches!(p.decide("write", &json!({"path": ".git/config"})).decided_by, DecidedBy::Rule { .. }));
     assert_eq!(verdict(&p, "read", json!({"path": ".git/config"})), V::Allow);
 }
+
+#[test]
+fn read_only_roles_cap_what_rules_and_modes_allow() {
+    use tern_policy::engine::RoleCap;
+    for mode in [Mode::Default, Mode::AcceptEdits, Mode::Bypass] {
+        let p = policy(mode, &[(Allow, "bash(touch:*)"), (Allow, "bash(npm test:*)"), (Deny, "bash(rm:*)")]);
+        let explore =
+            |tool: &str, input: Value| p.decide_as(tool, &input, Some(("explore", RoleCap::ReadOnly))).verdict;
+        let verifier =
+            |tool: &str, input: Value| p.decide_as(tool, &input, Some(("verifier", RoleCap::AskBeforeChanges))).verdict;
+        assert_eq!(explore("bash", json!({"command": "touch x"})), V::Deny, "{mode}");
+        assert_eq!(explore("write", json!({"path": "a.txt", "content": "x"})), V::Deny, "{mode}");
+        assert_eq!(explore("bash", json!({"command": "ls src"})), V::Allow, "{mode}");
+        assert_eq!(explore("read", json!({"path": "README.md"})), V::Allow, "{mode}");
+        assert_eq!(verifier("bash", json!({"command": "npm test"})), V::Ask, "{mode}");
+        assert_eq!(verifier("edit", json!({"path": "a.txt", "old_string": "a", "new_string": "b"})), V::Ask, "{mode}");
+        assert_eq!(verifier("bash", json!({"command": "rm -rf build"})), V::Deny, "{mode}: deny rules still deny");
+        assert_eq!(verifier("bash", json!({"command": "git status"})), V::Allow, "{mode}");
+    }
+}

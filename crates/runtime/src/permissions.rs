@@ -14,7 +14,7 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{BeforeToolCall, Hooks, ToolCallResult};
-use tern_policy::engine::{Decision, Mode, Policy, PolicySetup, Verdict};
+use tern_policy::engine::{Decision, Mode, Policy, PolicySetup, RoleCap, Verdict};
 use tern_policy::hooks::{HookDecision, HookEvent, HookOutcome, HookRunner};
 use tern_policy::rules::{Rule, RuleContext, RuleKind, split_rule_list};
 use tern_protocol::{Confinement, ToolCall, ToolResultContent};
@@ -323,6 +323,8 @@ pub struct PolicyHooks {
     pub(crate) interaction: Option<Arc<crate::interactive::Interaction>>,
     /// Extensions' checks before and after each call.
     pub(crate) extensions: Arc<Vec<Arc<dyn crate::extension::Extension>>>,
+    /// A subagent role's cap, with the role's name (`explore`, `verifier`).
+    pub(crate) role_cap: Option<(String, RoleCap)>,
 }
 
 impl PolicyHooks {
@@ -345,7 +347,19 @@ impl PolicyHooks {
             records_messages: false,
             interaction: None,
             extensions: self.extensions.clone(),
+            role_cap: None,
         }
+    }
+
+    /// These hooks for a subagent of `role`: the role's cap applies to each
+    /// of its calls.
+    pub(crate) fn for_role(&self, role: Option<tern_catalog::SubagentRole>) -> PolicyHooks {
+        let cap = match role {
+            Some(tern_catalog::SubagentRole::Explore) => Some(RoleCap::ReadOnly),
+            Some(tern_catalog::SubagentRole::Verifier) => Some(RoleCap::AskBeforeChanges),
+            Some(tern_catalog::SubagentRole::Worker) | None => None,
+        };
+        PolicyHooks { role_cap: role.zip(cap).map(|(r, c)| (r.to_string(), c)), ..self.for_subagent() }
     }
 
     /// Denials so far, taken.
@@ -417,7 +431,8 @@ impl PolicyHooks {
         };
         let new_input = (input != call.input).then_some(input.clone());
         let (tool, tool_input) = target.effective(&input);
-        let decision = self.policy.decide(&tool, &tool_input);
+        let role = self.role_cap.as_ref().map(|(name, cap)| (name.as_str(), *cap));
+        let decision = self.policy.decide_as(&tool, &tool_input, role);
         // What the decision is about, fixed now: the tool will touch this file and no
         // other, whatever the name points at by the time it runs (or the person answers).
         let judged = decision.path.as_ref().filter(|_| decision.verdict != Verdict::Deny).map(|real| {
@@ -634,8 +649,12 @@ enum Approval {
 
 impl PolicyHooks {
     /// The confinement a call let through by `approval` asks for; the bash
-    /// tool caps it by `--sandbox` / `[sandbox] mode`.
+    /// tool caps it by `--sandbox` / `[sandbox] mode`. A read-only role's
+    /// calls run read-only and offline however they were let through.
     fn confinement(&self, approval: Approval) -> Confinement {
+        if matches!(self.role_cap, Some((_, RoleCap::ReadOnly))) {
+            return Confinement::READ_ONLY;
+        }
         match approval {
             Approval::Auto => Confinement::READ_ONLY,
             Approval::Approved => Confinement {
@@ -646,8 +665,13 @@ impl PolicyHooks {
     }
 }
 
+/// Decided by something a hook's "allow" does not lift: a protected path, a
+/// credential location, a read-only role's cap.
 fn is_protected(d: &Decision) -> bool {
-    matches!(d.decided_by, tern_policy::engine::DecidedBy::ProtectedPath { .. })
+    matches!(
+        d.decided_by,
+        tern_policy::engine::DecidedBy::ProtectedPath { .. } | tern_policy::engine::DecidedBy::Role { .. }
+    )
 }
 
 impl PolicyHooks {

@@ -373,6 +373,7 @@ impl Runtime {
             records_messages: true,
             interaction: Some(self.interaction.clone()),
             extensions: self.extensions.clone(),
+            role_cap: None,
         })
     }
 

@@ -4,6 +4,10 @@
 //!
 //! - Roles: `explore` (read-only), `worker`, `verifier` (read-only plus
 //!   bash for tests), and any agent profile ([`crate::agents`]) by name.
+//!   The read-only roles are capped by the policy too, not only by their
+//!   tool list (`RoleCap`): `explore` runs nothing that could change
+//!   anything, in the read-only sandbox; `verifier` runs such a command only
+//!   when a person approves it.
 //! - A child never gets `task`, `todo_write` or `ask_user` (the catalog's
 //!   profile caps), so there is no nesting beyond one level.
 //! - Several `task` calls in one batch run at once (the tool is parallel),
@@ -282,7 +286,9 @@ impl Tool for TaskTool {
             let events: EventSink = Arc::new(move |e| {
                 parent_events(AgentEvent::Subagent { parent_tool_use_id: parent_id.clone(), event: Box::new(e) });
             });
-            let agent = AgentLoop::with_turn_tools(kit.client.clone(), catalog, kit.hooks.clone(), config);
+            // Its calls go through the run's policy and hooks, capped by its role.
+            let hooks = Arc::new(kit.hooks.for_role(child.role));
+            let agent = AgentLoop::with_turn_tools(kit.client.clone(), catalog, hooks, config);
             let mut history = vec![Message::user_text(prompt)];
             if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
                 let description = input.get("description").and_then(Value::as_str).unwrap_or_default();
