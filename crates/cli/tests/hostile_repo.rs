@@ -397,3 +397,69 @@ async fn in_an_untrusted_folder_a_nested_repository_config_makes_git_asked() {
     let (text, failed) = h.tool_results(h.bodies().last().unwrap()).pop().unwrap();
     assert!(failed && text.contains("Permission denied") && text.contains("sub/.git: filter.clean"), "{text}");
 }
+
+#[tokio::test]
+async fn a_hook_replying_an_empty_object_or_a_null_decision_blocks_the_call() {
+    for reply in ["{}", r#"{\"decision\": null}"#] {
+        let turns = json!([
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "touch blocked.txt"}}]},
+            {"text": "done"}
+        ]);
+        let h = Harness::new(Wire::Anthropic, &json!({ "turns": turns }).to_string()).await;
+        let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+        write(
+            &h.home.path().join("config.toml"),
+            &format!("{config}[[hooks.pre_tool_use]]\ncommand = \"echo '{reply}'\"\n"),
+        );
+        let out = run(&h, &["-p", "touch it"]).await;
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(!h.path("blocked.txt").exists(), "{reply}: the call ran (bypass mode)");
+        let results = h.tool_results(&h.bodies()[1]);
+        assert!(results[0].1 && results[0].0.contains("no decision"), "{reply}: {results:?}");
+    }
+}
+
+#[tokio::test]
+async fn commands_of_the_third_red_team_pass_are_not_auto_allowed() {
+    // Credential-printing config reads, `~+` and `~-`, an inherited descriptor, a
+    // program-running option; each would have run unasked before.
+    let commands = [
+        "git config --get-regexp url",
+        "git config --get http.extraHeader",
+        "git config get --all --regexp credential",
+        "cd ~+/.. && ls",
+        "cat ~-/README.md",
+        "echo leaked >&7",
+        "echo leaked > /dev/fd/3",
+        "npm help --viewer=browser --browser=./x config",
+        "npm config get //registry.npmjs.org/:_authToken",
+        "journalctl -n 5",
+    ];
+    let turns: Vec<Value> = commands
+        .iter()
+        .map(|c| json!({"tool_calls": [{"name": "bash", "arguments": {"command": c}}]}))
+        .chain(std::iter::once(json!({"text": "done"})))
+        .collect();
+    let mut h = Harness::new(Wire::Anthropic, &json!({ "turns": turns }).to_string()).await;
+    h.mode = None;
+    write(&h.path("README.md"), "readme\n");
+    let out = run(&h, &["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = h.tool_results(h.bodies().last().unwrap());
+    assert_eq!(results.len(), commands.len());
+    for ((text, failed), command) in results.iter().zip(commands) {
+        assert!(*failed && text.contains("Permission denied"), "{command}: {text}");
+    }
+    // Plan mode refuses a change to a protected path outright (it used to ask).
+    let turns = json!([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "echo x >> .git/config"}}]},
+        {"text": "done"}
+    ]);
+    let mut h = Harness::new(Wire::Anthropic, &json!({ "turns": turns }).to_string()).await;
+    h.mode = Some("plan");
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    let out = run(&h, &["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let (text, failed) = h.tool_results(h.bodies().last().unwrap()).pop().unwrap();
+    assert!(failed && text.contains("plan mode"), "{text}");
+}

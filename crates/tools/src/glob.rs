@@ -143,6 +143,8 @@ pub fn search(
     }
     newest_first(&mut found);
     found.truncate(max_results);
+    // Only names still reached through real folders beneath the root are shown.
+    found.retain(|(_, p)| opened.holds(p));
     let lines: Vec<String> = found.iter().map(|(_, p)| display_path(workspace, p)).collect();
     let mut text = lines.join("\n");
     if total > found.len() {

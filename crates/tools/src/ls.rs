@@ -21,7 +21,7 @@ use tern_protocol::{ExecutionMode, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolEnv;
-use crate::search_walk::{Hidden, PathKind, existing_path, glob_set, walker};
+use crate::search_walk::{Hidden, PathKind, Root, existing_path, glob_set, walker};
 
 /// Entries listed at most.
 pub const MAX_ENTRIES: usize = 1000;
@@ -107,7 +107,7 @@ pub fn list(
     judged: Option<&tern_protocol::JudgedPath>,
 ) -> Result<ToolOutput, ToolError> {
     let opened = existing_path("ls", workspace, args.path.as_deref(), judged)?;
-    let (root, shown, kind) = (opened.path.clone(), opened.shown.clone(), opened.kind);
+    let (shown, kind) = (opened.shown.clone(), opened.kind);
     if kind == PathKind::File {
         return Err(ToolError::new(format!("ls: {shown} is a file, not a directory. Read it with the read tool.")));
     }
@@ -123,7 +123,7 @@ pub fn list(
         if cancel.is_cancelled() {
             return Err(ToolError::new("ls: interrupted by the user."));
         }
-        let entries = walk_to_depth(&root, ignore.clone(), depth, deny);
+        let entries = walk_to_depth(&opened, ignore.clone(), depth, deny);
         if entries.len() > budget {
             break (entries, Some(depth));
         }
@@ -180,11 +180,12 @@ enum Item<'a> {
 /// Every entry down to `max_depth`, sorted by name within each directory and
 /// in tree (depth-first) order.
 fn walk_to_depth(
-    root: &Path,
+    opened: &Root,
     ignore: Option<Arc<GlobSet>>,
     max_depth: usize,
     deny: Option<&crate::DenyRead>,
 ) -> Vec<Entry> {
+    let root = opened.path.as_path();
     let mut builder = walker(root, Hidden::Skip, deny);
     builder.max_depth(Some(max_depth)).sort_by_file_name(|a, b| a.cmp(b));
     if let Some(set) = ignore {
@@ -195,7 +196,7 @@ fn walk_to_depth(
     builder
         .build()
         .filter_map(Result::ok)
-        .filter(|e| e.depth() > 0)
+        .filter(|e| e.depth() > 0 && opened.holds(e.path()))
         .map(|e| Entry {
             depth: e.depth(),
             name: crate::paths::path_text(Path::new(&e.file_name())),

@@ -107,6 +107,18 @@ pub struct Root {
 }
 
 impl Root {
+    /// Whether `path`, found by the walk, is still beneath the root through
+    /// real folders (no link on the way). The walker opens subfolders by
+    /// name: one swapped for a link mid-walk would list another folder's
+    /// names; what is shown is checked against the root's descriptor first.
+    pub fn holds(&self, path: &Path) -> bool {
+        match path.strip_prefix(&self.path) {
+            Ok(rel) if rel.as_os_str().is_empty() => true,
+            Ok(rel) => crate::pinned::open_beneath(&self.handle, rel, libc::O_PATH).is_ok(),
+            Err(_) => false,
+        }
+    }
+
     /// Open a file found under the root (a walk entry's path) for reading,
     /// beneath the root's descriptor; the root itself when it is a file.
     pub fn open_file(&self, path: &Path) -> std::io::Result<std::fs::File> {
@@ -177,6 +189,22 @@ mod tests {
         assert!(set.is_match("src/lib.rs"));
         assert!(!set.is_match("src/a/lib.rs"));
         assert!(!set.is_match("x/src/lib.rs"));
+    }
+
+    #[test]
+    fn a_root_holds_only_what_real_folders_lead_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.join("d")).unwrap();
+        std::fs::write(ws.join("d/x"), "").unwrap();
+        std::fs::write(outside.path().join("x"), "").unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.join("l")).unwrap();
+        let root = existing_path("ls", &ws, None, None).unwrap();
+        assert!(root.holds(&ws.join("d/x")) && root.holds(&ws));
+        // What a walker that opened `l` by name would have listed.
+        assert!(!root.holds(&ws.join("l/x")));
+        assert!(!root.holds(outside.path()));
     }
 
     #[test]
