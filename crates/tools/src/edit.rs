@@ -193,14 +193,20 @@ fn encode<'a>(text: &'a str, enc: &Encoding) -> std::borrow::Cow<'a, [u8]> {
 /// tools use, computed without writing. `None` when it would fail, or the
 /// file is not a regular file of at most 1 MB (a new file's `write` shows
 /// its content instead).
-pub fn change_preview(workspace: &std::path::Path, tool: &str, input: &Value) -> Option<String> {
+pub fn change_preview(judged: &tern_protocol::JudgedPath, tool: &str, input: &Value) -> Option<String> {
+    use std::io::Read;
+    const MAX: u64 = 1 << 20;
     let rel = input.get("path").and_then(Value::as_str)?;
-    let path = crate::resolve_path(workspace, rel);
-    let meta = std::fs::metadata(&path).ok()?;
-    if !meta.is_file() || meta.len() > 1 << 20 {
+    // The file the decision is about, as the tool will open it: a link swapped in is no preview.
+    let file = crate::pinned::open_no_symlinks(&judged.real, libc::O_RDONLY | libc::O_NONBLOCK).ok()?;
+    let meta = file.metadata().ok()?;
+    crate::pinned::check_identity(judged.identity, &meta).ok()?;
+    if !meta.is_file() || meta.len() > MAX {
         return None;
     }
-    let (original, _) = decode(std::fs::read(&path).ok()?, rel).ok()?;
+    let mut bytes = Vec::new();
+    file.take(MAX).read_to_end(&mut bytes).ok()?;
+    let (original, _) = decode(bytes, rel).ok()?;
     let changed = match tool {
         "write" => input.get("content").and_then(Value::as_str)?.to_string(),
         "edit" => {

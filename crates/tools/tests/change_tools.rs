@@ -339,10 +339,22 @@ fn the_permission_preview_is_the_diff_the_edit_will_make() {
     let lines: String = (1..=60).map(|i| format!("line {i}\n")).collect();
     std::fs::write(dir.path().join("f.txt"), &lines).unwrap();
     let input = serde_json::json!({"path": "f.txt", "old_string": "line 41\n", "new_string": "LINE 41\n"});
-    let diff = tern_tools::edit::change_preview(dir.path(), "edit", &input).unwrap();
+    let judged =
+        tern_protocol::JudgedPath { real: std::fs::canonicalize(dir.path()).unwrap().join("f.txt"), identity: None };
+    let diff = tern_tools::edit::change_preview(&judged, "edit", &input).unwrap();
     assert!(diff.contains("@@ -38,7 +38,7 @@") && diff.contains("-line 41") && diff.contains("+LINE 41"), "{diff}");
     // An edit that would fail (no match) has no preview; the file is untouched either way.
     let bad = serde_json::json!({"path": "f.txt", "old_string": "nope", "new_string": "x"});
-    assert!(tern_tools::edit::change_preview(dir.path(), "edit", &bad).is_none());
+    assert!(tern_tools::edit::change_preview(&judged, "edit", &bad).is_none());
+    // A link swapped in for the judged file gives no preview (it would show another file).
+    let other = dir.path().join("other.txt");
+    std::fs::write(&other, "SECRET\n").unwrap();
+    std::fs::rename(dir.path().join("f.txt"), dir.path().join("f-moved.txt")).unwrap();
+    std::os::unix::fs::symlink(&other, dir.path().join("f.txt")).unwrap();
+    let overwrite = serde_json::json!({"path": "f.txt", "content": "new\n"});
+    assert!(tern_tools::edit::change_preview(&judged, "write", &overwrite).is_none());
+    std::fs::remove_file(dir.path().join("f.txt")).unwrap();
+    std::fs::rename(dir.path().join("f-moved.txt"), dir.path().join("f.txt")).unwrap();
+    assert!(tern_tools::edit::change_preview(&judged, "write", &overwrite).unwrap().contains("-line 1"));
     assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), lines);
 }
