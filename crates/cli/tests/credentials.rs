@@ -111,3 +111,29 @@ async fn relative_path_entries_and_inherited_descriptors_do_not_reach_commands()
     assert!(!results[0].0.contains("REPO-LS-RAN") && results[0].0.contains("README.md"), "{}", results[0].0);
     assert_eq!(std::fs::read_to_string(outside.path().join("fd7.txt")).unwrap(), "", "{:?}", results[1]);
 }
+
+#[tokio::test]
+async fn secrets_named_or_shaped_like_tokens_do_not_reach_commands() {
+    let list = [("bash", json!({"command": "env"}))];
+    let h = Harness::new(Wire::Anthropic, &calls(&list)).await;
+    let mut cmd = h.command(&["-p", "go", "--output-format", "json"]);
+    // A `…_CREDS` name, and values whose shape gives them away under harmless names.
+    let secrets = [
+        ("DEPLOY_CREDS", "plain-creds-value-4471"),
+        ("NOTIFY", "xoxb-1234567890-abcdefghijkl"),
+        ("BILLING", "sk_live_abcdefghijklmnop7721"),
+        ("MODEL_HUB", "hf_abcdefghijklmnopqrstu8832"),
+        ("CI_PUSH", "github_pat_11ABCDEFG0123456789_9941"),
+        ("LAB", "glpat-abcdefghijklmnopqrst5519"),
+    ];
+    for (k, v) in secrets {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = h.tool_results(h.bodies().last().unwrap());
+    assert!(results[0].0.contains("PATH="), "env ran: {}", results[0].0);
+    for (k, v) in secrets {
+        assert!(!results[0].0.contains(v), "{k} reached the command: {}", results[0].0);
+    }
+}
