@@ -615,13 +615,12 @@ fn result_content(content: &[ToolResultContent]) -> Vec<acp::ToolCallContent> {
         .collect()
 }
 
-/// A file's text for a diff, when it is small enough and UTF-8.
-fn file_text(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_DIFF_FILE {
-        return None;
-    }
-    std::fs::read_to_string(path).ok()
+/// A workspace file's text for a diff, when it is small enough: read as
+/// tern reads a repository's files (kept inside the workspace through links,
+/// opened refusing a link swapped in since), so the editor is never handed
+/// a file outside it.
+fn file_text(path: &Path, workspace: &Path) -> Option<String> {
+    tern_runtime::small_file::read_bounded(path, MAX_DIFF_FILE, Some(workspace)).ok()
 }
 
 /// A running call of a prompt, by id.
@@ -653,9 +652,13 @@ fn sink(
                 acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(&text)))
             }
             AgentEvent::ToolCallStart { id, name, input } => {
-                // The file before an edit, for the diff: not one a `read(...)` deny rule keeps from the model.
-                let path = path_of(&name, &input, &workspace).filter(|p| !policy.read_denied(p));
-                let before = path.as_deref().filter(|_| ToolKind::of(&name) == ToolKind::Edit).and_then(file_text);
+                // The file before an edit, for the diff: not one searches leave out (a credential
+                // location, what a `read(...)` deny rule keeps from the model).
+                let path = path_of(&name, &input, &workspace).filter(|p| !policy.search_skips(p));
+                let before = path
+                    .as_deref()
+                    .filter(|_| ToolKind::of(&name) == ToolKind::Edit)
+                    .and_then(|p| file_text(p, &workspace));
                 let call = tool_call(&id, &name, &input, &workspace);
                 let running = Call { path, before, progressed: false };
                 calls.lock().unwrap_or_else(PoisonError::into_inner).insert(id, running);
@@ -681,7 +684,7 @@ fn sink(
                 if !is_error
                     && ToolKind::of(&name) == ToolKind::Edit
                     && let Some(Call { path: Some(path), before, .. }) = &started
-                    && let Some(after) = file_text(path)
+                    && let Some(after) = file_text(path, &workspace)
                 {
                     let diff = acp::Diff::new(path.clone(), after);
                     let diff = match before {
