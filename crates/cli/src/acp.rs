@@ -21,20 +21,14 @@ use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use tern_agent_loop::EventSink;
+use tern_protocol::Command;
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolKind, ToolResultContent};
+use tern_runtime::apply::Interrupter;
 use tern_runtime::{Mode, PermissionAnswer, Runtime};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
-use tokio_util::sync::CancellationToken;
 
 use crate::exit;
-
-/// The modes a session offers, by id (tern's mode names).
-const MODES: [(&str, &str, &str); 3] = [
-    ("default", "Default", "Ask before edits and commands that change things"),
-    ("accept-edits", "Accept edits", "Edit files in the workspace without asking"),
-    ("plan", "Plan", "Read-only: explore and plan; nothing changes"),
-];
 
 /// The largest file whose text goes into a diff update (before and after).
 const MAX_DIFF_FILE: u64 = 1024 * 1024;
@@ -44,15 +38,32 @@ const MAX_DIFF_FILE: u64 = 1024 * 1024;
 struct Shared {
     /// The client's `fs` capabilities: read, write.
     client_fs: Mutex<(bool, bool)>,
-    /// The running prompt of each session.
-    cancels: Mutex<HashMap<String, CancellationToken>>,
+    /// Each session's interrupt, and how many `session/cancel`s it was sent.
+    cancels: Mutex<HashMap<String, (Option<Interrupter>, u64)>>,
 }
 
 impl Shared {
+    /// `session/cancel`: the session's running prompt stops; one whose
+    /// request came before the cancel but has not started yet stops as it
+    /// starts ([`Shared::cancels_of`]).
     fn cancel(&self, session: &str) {
-        if let Some(c) = self.cancels.lock().unwrap_or_else(PoisonError::into_inner).get(session) {
-            c.cancel();
+        let mut cancels = self.cancels.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = cancels.entry(session.to_string()).or_default();
+        entry.1 += 1;
+        if let Some(i) = &entry.0 {
+            i.interrupt();
         }
+    }
+
+    /// How many cancels `session` was sent so far.
+    fn cancels_of(&self, session: &str) -> u64 {
+        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).get(session).map_or(0, |e| e.1)
+    }
+
+    /// A session is up: its interrupt.
+    fn register(&self, session: &str, interrupter: Interrupter) {
+        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).entry(session.to_string()).or_default().0 =
+            Some(interrupter);
     }
 }
 
@@ -60,7 +71,8 @@ impl Shared {
 enum Cmd {
     New(acp::NewSessionRequest, Responder<acp::NewSessionResponse>, ConnectionTo<Client>),
     Load(acp::LoadSessionRequest, Responder<acp::LoadSessionResponse>, ConnectionTo<Client>),
-    Prompt(acp::PromptRequest, Responder<acp::PromptResponse>, ConnectionTo<Client>),
+    /// With the count of cancels the session had when the request came.
+    Prompt(acp::PromptRequest, Responder<acp::PromptResponse>, ConnectionTo<Client>, u64),
     SetMode(acp::SetSessionModeRequest, Responder<acp::SetSessionModeResponse>, ConnectionTo<Client>),
 }
 
@@ -83,6 +95,7 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
         let shared = shared.clone();
         let (tx_new, tx_load, tx_prompt, tx_mode) = (tx.clone(), tx.clone(), tx.clone(), tx);
         let cancel_shared = shared.clone();
+        let prompt_shared = shared.clone();
         Agent
             .v1()
             .name("tern")
@@ -129,7 +142,9 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
             )
             .on_receive_request(
                 async move |req: acp::PromptRequest, responder, cx| {
-                    send(&tx_prompt, Cmd::Prompt(req, responder, cx));
+                    // Counted here, in the order requests and cancels arrive.
+                    let cancels = prompt_shared.cancels_of(&req.session_id.0);
+                    send(&tx_prompt, Cmd::Prompt(req, responder, cx, cancels));
                     Ok(())
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -189,14 +204,15 @@ async fn worker(base: tern_runtime::Overrides, shared: Arc<Shared>, mut rx: mpsc
             },
             Some(done) = work.next(), if !work.is_empty() => {
                 if let Done::Session(id, runtime) = done {
+                    shared.register(&id, runtime.interrupter());
                     sessions.insert(id, runtime);
                 }
             }
         }
     }
     // stdin closed: stop every prompt, let them answer, stop the sessions.
-    for c in shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).values() {
-        c.cancel();
+    for runtime in sessions.values() {
+        runtime.interrupter().interrupt();
     }
     let drain = async { while work.next().await.is_some() {} };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
@@ -226,8 +242,7 @@ fn handle(
                 match start(overrides, &cx, &shared).await {
                     Ok(runtime) => {
                         let id = runtime.session().id().to_string();
-                        let mode = runtime.policy().mode();
-                        let _ = responder.respond(acp::NewSessionResponse::new(id.clone()).modes(modes(mode)));
+                        let _ = responder.respond(acp::NewSessionResponse::new(id.clone()).modes(modes(&runtime)));
                         announce_commands(&runtime, &cx, &id);
                         Done::Session(id, runtime)
                     }
@@ -244,7 +259,7 @@ fn handle(
             if let Some(runtime) = sessions.get(&id).cloned() {
                 return Some(Box::pin(async move {
                     replay(&runtime, &cx, &id).await;
-                    let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(runtime.policy().mode())));
+                    let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(&runtime)));
                     announce_commands(&runtime, &cx, &id);
                     Done::Nothing
                 }));
@@ -257,8 +272,7 @@ fn handle(
                     Ok(runtime) => {
                         let id = runtime.session().id().to_string();
                         replay(&runtime, &cx, &id).await;
-                        let mode = runtime.policy().mode();
-                        let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(mode)));
+                        let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(&runtime)));
                         announce_commands(&runtime, &cx, &id);
                         Done::Session(id, runtime)
                     }
@@ -269,18 +283,15 @@ fn handle(
                 }
             }))
         }
-        Cmd::Prompt(req, responder, cx) => {
+        Cmd::Prompt(req, responder, cx, cancels) => {
             let id = req.session_id.0.to_string();
             let Some(runtime) = sessions.get(&id).cloned() else {
                 let _ = responder.respond_with_error(unknown(&id));
                 return None;
             };
-            // Registered now, so a `session/cancel` right after the request is not lost.
-            let cancel = CancellationToken::new();
-            shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).insert(id, cancel.clone());
             let shared = shared.clone();
             Some(Box::pin(async move {
-                prompt(runtime, req, responder, cx, shared, cancel).await;
+                prompt(runtime, req, responder, cx, shared, cancels).await;
                 Done::Nothing
             }))
         }
@@ -290,19 +301,28 @@ fn handle(
                 let _ = responder.respond_with_error(unknown(&id));
                 return None;
             };
-            match req.mode_id.0.parse::<Mode>() {
-                Ok(mode) if MODES.iter().any(|(m, ..)| *m == mode.as_str()) => {
-                    runtime.set_mode(mode);
-                    let _ = responder.respond(acp::SetSessionModeResponse::new());
-                    notify(&cx, &id, acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str())));
+            let mode = match req.mode_id.0.parse::<Mode>() {
+                Ok(mode) => mode,
+                Err(e) => {
+                    let _ = responder.respond_with_error(Error::invalid_params().data(json!(e.to_string())));
+                    return None;
                 }
-                _ => {
-                    let ids: Vec<&str> = MODES.iter().map(|(m, ..)| *m).collect();
-                    let why = format!("unknown mode `{}`: use {}", req.mode_id.0, ids.join(", "));
-                    let _ = responder.respond_with_error(Error::invalid_params().data(json!(why)));
+            };
+            // The session's one rule decides (bypass only when the session may); the change is
+            // reported as the session's `current_mode_update`.
+            let runtime = runtime.clone();
+            Some(Box::pin(async move {
+                let events = sink(cx, id, &runtime);
+                match runtime.apply(Command::SetMode { mode }, &events).await {
+                    Ok(_) => {
+                        let _ = responder.respond(acp::SetSessionModeResponse::new());
+                    }
+                    Err(e) => {
+                        let _ = responder.respond_with_error(Error::invalid_params().data(json!(e.to_string())));
+                    }
                 }
-            }
-            None
+                Done::Nothing
+            }))
         }
     }
 }
@@ -383,18 +403,18 @@ async fn start(
     Ok(Rc::new(runtime))
 }
 
-/// The modes offered: the three an editor may pick, and the one the session
-/// started in when flags or config chose another (bypass, dont-ask).
-fn modes(current: Mode) -> acp::SessionModeState {
-    let mut list: Vec<acp::SessionMode> =
-        MODES.iter().map(|(id, name, about)| acp::SessionMode::new(*id, *name).description(*about)).collect();
-    if !MODES.iter().any(|(m, ..)| *m == current.as_str()) {
-        let about = match current {
-            Mode::Bypass => "Nothing is asked (set by flag or config)",
-            _ => "Whatever would be asked is refused (set by flag or config)",
-        };
-        list.push(acp::SessionMode::new(current.as_str(), current.as_str()).description(about));
+/// The modes offered: those the session may enter (the session's own rule:
+/// `bypass` only when it started in it or was allowed to), and the current one.
+fn modes(runtime: &Runtime) -> acp::SessionModeState {
+    let current = runtime.policy().mode();
+    let mut offered = runtime.modes();
+    if !offered.contains(&current) {
+        offered.push(current);
     }
+    let list: Vec<acp::SessionMode> = offered
+        .into_iter()
+        .map(|m| acp::SessionMode::new(m.as_str(), m.title()).description(m.description()))
+        .collect();
     acp::SessionModeState::new(current.as_str(), list)
 }
 
@@ -466,43 +486,27 @@ async fn prompt(
     responder: Responder<acp::PromptResponse>,
     cx: ConnectionTo<Client>,
     shared: Arc<Shared>,
-    cancel: CancellationToken,
+    cancels: u64,
 ) {
     let session = req.session_id.0.to_string();
     let (text, blocks) = prompt_content(&req.prompt, runtime.workspace());
-    let mode_before = runtime.policy().mode();
-    let last_used = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let window = runtime.model_info().context_window;
-    let events = sink(
-        cx.clone(),
-        session.clone(),
-        runtime.workspace().to_path_buf(),
-        window,
-        last_used.clone(),
-        runtime.policy().clone(),
-    );
-    let report = match runtime.invocation(&text) {
-        Some(Ok(invocation)) => runtime.run_invocation(&invocation, &events, &cancel).await,
-        Some(Err(e)) => {
-            shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&session);
-            let _ = responder.respond_with_error(Error::invalid_params().data(json!(e)));
+    let events = sink(cx.clone(), session.clone(), &runtime);
+    // `/NAME args` expands in the session, with the prompt's images kept.
+    let run = match runtime.start(text, blocks, &events) {
+        Ok(run) => run,
+        Err(e) => {
+            let _ = responder.respond_with_error(Error::invalid_params().data(json!(e.to_string())));
             return;
         }
-        None => runtime.run_prompt_with(&text, blocks, &events, &cancel).await,
     };
-    shared.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&session);
+    // A `session/cancel` sent after this request, before the prompt was registered.
+    if shared.cancels_of(&session) != cancels {
+        runtime.interrupter().interrupt();
+    }
+    let report = run.await;
     for n in &report.notices {
         crate::say(n);
     }
-    let mode = runtime.policy().mode();
-    if mode != mode_before {
-        notify(&cx, &session, acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str())));
-    }
-    // The context the last response filled, and what the session cost so far.
-    let (_, cost) = runtime.session_usage();
-    let used = last_used.load(std::sync::atomic::Ordering::SeqCst);
-    let usage = acp::UsageUpdate::new(used, window).cost(acp::Cost::new(cost, "USD"));
-    notify(&cx, &session, acp::SessionUpdate::UsageUpdate(usage));
     let stop = match report.outcome.stop_reason {
         AgentStopReason::Completed => acp::StopReason::EndTurn,
         AgentStopReason::MaxTurns => acp::StopReason::MaxTurnRequests,
@@ -633,15 +637,14 @@ struct Call {
     progressed: bool,
 }
 
-/// Events as `session/update` notifications.
-fn sink(
-    cx: ConnectionTo<Client>,
-    session: String,
-    workspace: PathBuf,
-    window: u64,
-    last_used: Arc<std::sync::atomic::AtomicU64>,
-    policy: Arc<tern_runtime::Policy>,
-) -> EventSink {
+/// A session's events as `session/update` notifications.
+fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSink {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let workspace = runtime.workspace().to_path_buf();
+    let policy = runtime.policy().clone();
+    // The context the last response filled, of the model's window.
+    let window = AtomicU64::new(runtime.model_info().context_window);
+    let last_used = AtomicU64::new(0);
     let calls: Mutex<HashMap<String, Call>> = Mutex::default();
     Arc::new(move |e: AgentEvent| {
         let update = match e {
@@ -716,8 +719,20 @@ fn sink(
             )),
             AgentEvent::AssistantMessage { usage, .. } => {
                 let used = usage.prompt_tokens() + usage.output_tokens;
-                last_used.store(used, std::sync::atomic::Ordering::SeqCst);
-                acp::SessionUpdate::UsageUpdate(acp::UsageUpdate::new(used, window))
+                last_used.store(used, Ordering::SeqCst);
+                acp::SessionUpdate::UsageUpdate(acp::UsageUpdate::new(used, window.load(Ordering::SeqCst)))
+            }
+            // What the session cost so far (after each prompt, and after a resume).
+            AgentEvent::UsageUpdated { cost_usd, .. } => {
+                let usage = acp::UsageUpdate::new(last_used.load(Ordering::SeqCst), window.load(Ordering::SeqCst));
+                acp::SessionUpdate::UsageUpdate(usage.cost(acp::Cost::new(cost_usd, "USD")))
+            }
+            AgentEvent::ModelChanged { context_window, .. } => {
+                window.store(context_window, Ordering::SeqCst);
+                return;
+            }
+            AgentEvent::ModeChanged { mode, .. } => {
+                acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str()))
             }
             AgentEvent::Notice { message } => {
                 crate::say(&message);

@@ -186,10 +186,16 @@ impl ClaudeStream {
             AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => out.push(json!({
                 "type": "system", "subtype": "compact_boundary",
                 "compact_metadata": {
-                    "trigger": if reason == "manual" { "manual" } else { "auto" },
+                    "trigger": if reason == tern_protocol::CompactReason::Manual { "manual" } else { "auto" },
                     "pre_tokens": tokens_before, "post_tokens": tokens_after,
                 },
                 "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+            })),
+            // Claude's status line carries the permission mode as it changes.
+            AgentEvent::ModeChanged { mode, .. } if parent.is_none() => out.push(json!({
+                "type": "system", "subtype": "status", "status": null,
+                "permissionMode": mode.claude_name(),
+                "session_id": self.session_id, "uuid": uuid(),
             })),
             _ => {}
         }

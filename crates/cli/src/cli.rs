@@ -171,6 +171,11 @@ pub struct Common {
     #[arg(long, global = true, conflicts_with = "permission_mode")]
     pub dangerously_skip_permissions: bool,
 
+    /// Let bypass be entered later in the session (`/mode bypass`, an SDK's or editor's mode change)
+    /// without starting in it. Without this, or starting in bypass, no front end can switch to it.
+    #[arg(long, global = true)]
+    pub allow_dangerously_skip_permissions: bool,
+
     /// Another folder tools may read and edit as they do the workspace (repeatable); the sandbox lets
     /// commands write there too.
     #[arg(long = "add-dir", global = true, value_name = "DIR")]

@@ -6,14 +6,14 @@
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use tern_agent_loop::EventSink;
-use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolResultContent};
+use tern_protocol::{AgentEvent, AgentStopReason, Command, ContentBlock, ImageSource, ToolResultContent};
+use tern_runtime::apply::{Interrupter, Outcome};
 use tern_runtime::{RunReport, Runtime};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use crate::claude_stream::{self, ClaudeStream};
 use crate::{InputFormat, OutputFormat, exit};
@@ -39,15 +39,17 @@ const MAX_INPUT_LINE: usize = 64 * 1024 * 1024;
 /// Run and return the exit code. `prompt`: the one prompt (text input).
 pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: Options) -> u8 {
     let stream_input = options.input == InputFormat::StreamJson;
-    // The running prompt's cancel token: signals, `interrupt` requests and a
-    // `deny` answer with `interrupt: true` stop it.
-    let current: Arc<Mutex<Option<CancellationToken>>> = Arc::default();
+    // The session's interrupt (set once the session is up): signals, `interrupt`
+    // requests and a `deny` answer with `interrupt: true` stop the running prompt.
+    let current: Arc<OnceLock<Interrupter>> = Arc::default();
     let asker = StdioAsker::new(current.clone());
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;
+    let set_interrupter = current.clone();
     crate::with_runtime_mut(
         overrides,
         move |runtime| {
+            let _ = set_interrupter.set(runtime.interrupter());
             if stdio {
                 runtime.set_permission_prompt(Arc::new(prompt_asker));
             } else {
@@ -59,11 +61,9 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             // Wakes the stream-json loop when a signal comes while nothing runs.
             let woken = Arc::new(tokio::sync::Notify::new());
             let cancel_current = {
-                let (current, woken) = (current.clone(), woken.clone());
+                let (interrupter, woken) = (runtime.interrupter(), woken.clone());
                 Arc::new(move || {
-                    if let Some(c) = current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
-                        c.cancel();
-                    }
+                    interrupter.interrupt();
                     woken.notify_one();
                 }) as Arc<dyn Fn() + Send + Sync>
             };
@@ -87,27 +87,20 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             }
             let out = Output::new(runtime, &options);
             if stream_input {
-                return stream(runtime, &out, &asker, &current, &interrupted, &woken).await;
+                return stream(runtime, &out, &asker, &interrupted, &woken).await;
             }
-            let prompt = prompt.unwrap_or_default();
-            // `/NAME args`: a custom command or a skill.
-            let invocation = match runtime.invocation(&prompt) {
-                Some(Ok(invocation)) => Some(invocation),
-                Some(Err(e)) => {
-                    eprintln!("tern: {prompt}: {e}");
+            let events = out.sink();
+            // `/NAME args` (a custom command or a skill) expands here, or is refused before anything prints.
+            let run = match runtime.start(prompt.unwrap_or_default(), Vec::new(), &events) {
+                Ok(run) => run,
+                Err(e) => {
+                    eprintln!("tern: {e}");
                     return crate::exit::USAGE;
                 }
-                None => None,
             };
             out.init(runtime);
-            let cancel = CancellationToken::new();
-            *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cancel.clone());
             out.begin();
-            let events = out.sink();
-            let report = match &invocation {
-                Some(invocation) => runtime.run_invocation(invocation, &events, &cancel).await,
-                None => runtime.run_prompt(&prompt, &events, &cancel).await,
-            };
+            let report = run.await;
             let code = out.finish(runtime, &report);
             if code == exit::INTERRUPTED {
                 eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
@@ -259,7 +252,7 @@ fn init_line(runtime: &Runtime) -> Value {
         "tools": tools,
         "mcp_servers": servers,
         "model": runtime.model(),
-        "permissionMode": claude_mode(runtime.policy().mode()),
+        "permissionMode": runtime.policy().mode().claude_name(),
         "slash_commands": commands,
         "apiKeySource": runtime.api_key_source(),
         "output_style": "default",
@@ -272,17 +265,6 @@ fn init_line(runtime: &Runtime) -> Value {
         "instruction_files": files,
         "resumed_from": runtime.resumed().map(|r| r.from.clone()),
     })
-}
-
-/// A mode by Claude Code's name for it.
-fn claude_mode(mode: tern_runtime::Mode) -> &'static str {
-    match mode {
-        tern_runtime::Mode::Default => "default",
-        tern_runtime::Mode::AcceptEdits => "acceptEdits",
-        tern_runtime::Mode::Plan => "plan",
-        tern_runtime::Mode::Bypass => "bypassPermissions",
-        tern_runtime::Mode::DontAsk => "dontAsk",
-    }
 }
 
 /// tern's own init line (`tern-events`).
@@ -343,29 +325,36 @@ async fn stream(
     runtime: &Runtime,
     out: &Output,
     asker: &StdioAsker,
-    current: &Arc<Mutex<Option<CancellationToken>>>,
     interrupted: &AtomicBool,
     woken: &tokio::sync::Notify,
 ) -> u8 {
     let mut lines = spawn_stdin_reader();
     let mut queue: VecDeque<(String, Vec<ContentBlock>)> = VecDeque::new();
-    let mut running: Option<std::pin::Pin<Box<dyn std::future::Future<Output = RunReport> + '_>>> = None;
+    let events = out.sink();
+    let mut running: Option<futures::future::BoxFuture<'_, RunReport>> = None;
     let mut open = true;
     let mut code = exit::SUCCESS;
     let mut initialized = false;
-    let events = out.sink();
     loop {
         if running.is_none() && !interrupted.load(Ordering::SeqCst) {
             if let Some((text, blocks)) = queue.pop_front() {
-                let cancel = CancellationToken::new();
-                *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(cancel.clone());
                 if !initialized {
                     out.init(runtime);
                     initialized = true;
                 }
-                out.begin();
-                let events = events.clone();
-                running = Some(Box::pin(async move { runtime.run_prompt_with(&text, blocks, &events, &cancel).await }));
+                // `/NAME args` expands as it does for `-p`, with the message's images kept.
+                match runtime.start(text, blocks, &events) {
+                    Ok(run) => {
+                        out.begin();
+                        running = Some(run);
+                    }
+                    Err(e) => {
+                        crate::say(&format!("stdin: {e}"));
+                        out.rejected(runtime, &e.to_string());
+                        code = worst(code, exit::FAILED);
+                    }
+                }
+                continue;
             } else if !open {
                 break;
             }
@@ -381,7 +370,6 @@ async fn stream(
                 }
             }, if running.is_some() => {
                 running = None;
-                *current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
                 // The exit code says whether any message failed; one the caller interrupted did not.
                 let this = out.finish(runtime, &report);
                 let asked_to_stop = this == exit::INTERRUPTED && !interrupted.load(Ordering::SeqCst);
@@ -394,7 +382,7 @@ async fn stream(
                     asker.close();
                 }
                 Some(Err(e)) => crate::say(&format!("stdin: {e}")),
-                Some(Ok(line)) => match handle_line(runtime, asker, current, &line) {
+                Some(Ok(line)) => match handle_line(runtime, asker, &events, &line).await {
                     Ok(Some(_)) if queue.len() >= MAX_QUEUED || queued_bytes(&queue) > MAX_QUEUED_BYTES => {
                         let why = format!(
                             "{} messages ({} MiB) are already waiting; send it later",
@@ -450,10 +438,10 @@ enum LineError {
 
 /// One stdin line: a user message to queue, or a control message handled
 /// at once (its response printed).
-fn handle_line(
+async fn handle_line(
     runtime: &Runtime,
     asker: &StdioAsker,
-    current: &Arc<Mutex<Option<CancellationToken>>>,
+    events: &EventSink,
     line: &str,
 ) -> Result<Option<(String, Vec<ContentBlock>)>, LineError> {
     if line.trim().is_empty() {
@@ -469,7 +457,7 @@ fn handle_line(
         Some("control_request") => {
             let id = v.get("request_id").cloned().unwrap_or(Value::Null);
             let request = v.get("request").cloned().unwrap_or(Value::Null);
-            let answer = control(runtime, current, &request);
+            let answer = control(runtime, events, &request).await;
             let response = match answer {
                 Ok(body) => json!({"subtype": "success", "request_id": id, "response": body}),
                 Err(e) => json!({"subtype": "error", "request_id": id, "error": e}),
@@ -525,11 +513,7 @@ fn user_message(v: &Value) -> Result<(String, Vec<ContentBlock>), String> {
 }
 
 /// A control request from the caller; the response body, or why not.
-fn control(
-    runtime: &Runtime,
-    current: &Arc<Mutex<Option<CancellationToken>>>,
-    request: &Value,
-) -> Result<Value, String> {
+async fn control(runtime: &Runtime, events: &EventSink, request: &Value) -> Result<Value, String> {
     match request.get("subtype").and_then(Value::as_str) {
         Some("initialize") => {
             let commands: Vec<Value> = runtime
@@ -547,26 +531,29 @@ fn control(
             }))
         }
         Some("interrupt") => {
-            if let Some(c) = current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref() {
-                c.cancel();
-            }
+            runtime.apply(Command::Interrupt, events).await.map_err(|e| e.to_string())?;
             Ok(json!({}))
         }
         Some("set_permission_mode") => {
             let mode = request.get("mode").and_then(Value::as_str).ok_or("set_permission_mode needs `mode`")?;
-            let mode: tern_runtime::Mode = mode.parse()?;
-            runtime.set_mode(mode);
-            Ok(json!({"mode": claude_mode(mode)}))
+            let mode: tern_runtime::Mode = mode.parse().map_err(|e: tern_protocol::UnknownMode| e.to_string())?;
+            runtime.apply(Command::SetMode { mode }, events).await.map_err(|e| e.to_string())?;
+            Ok(json!({"mode": mode.claude_name()}))
         }
         Some("set_model") => {
             let model = match request.get("model") {
-                Some(Value::String(m)) => m.clone(),
-                _ => runtime.configured_model(),
+                Some(Value::String(m)) => Some(m.clone()),
+                _ => None,
             };
-            if let Some(warning) = runtime.set_model(&model).map_err(|e| e.to_string())? {
-                crate::say(&format!("warning: {warning}"));
+            match runtime.apply(Command::SetModel { model }, events).await.map_err(|e| e.to_string())? {
+                Outcome::Model { model, warning } => {
+                    if let Some(warning) = warning {
+                        crate::say(&format!("warning: {warning}"));
+                    }
+                    Ok(json!({"model": model}))
+                }
+                _ => Ok(json!({})),
             }
-            Ok(json!({"model": model}))
         }
         Some(other) => Err(format!("tern does not support the control request `{other}`")),
         None => Err("a control request without `subtype`".into()),
@@ -747,8 +734,8 @@ impl tern_runtime::PermissionPrompt for Refuse {
 #[derive(Clone)]
 struct StdioAsker {
     inner: Arc<AskerState>,
-    /// The running prompt's cancel token (a `deny` with `interrupt: true` stops it).
-    current: Arc<Mutex<Option<CancellationToken>>>,
+    /// The session's interrupt (a `deny` with `interrupt: true` stops the prompt).
+    current: Arc<OnceLock<Interrupter>>,
 }
 
 #[derive(Default)]
@@ -759,7 +746,7 @@ struct AskerState {
 }
 
 impl StdioAsker {
-    fn new(current: Arc<Mutex<Option<CancellationToken>>>) -> Self {
+    fn new(current: Arc<OnceLock<Interrupter>>) -> Self {
         Self { inner: Arc::default(), current }
     }
 
@@ -833,9 +820,9 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
             let answer = permission_answer(&request, &response);
             // `deny` with `interrupt: true`: the caller wants the whole prompt stopped.
             if response.pointer("/response/interrupt") == Some(&Value::Bool(true))
-                && let Some(c) = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref()
+                && let Some(interrupter) = self.current.get()
             {
-                c.cancel();
+                interrupter.interrupt();
             }
             answer
         })

@@ -45,6 +45,7 @@ impl Common {
             } else {
                 self.permission_mode.clone()
             },
+            allow_bypass: self.allow_dangerously_skip_permissions,
             add_dirs: self.add_dir.clone(),
             mcp_config: self.mcp_config.clone(),
             trust: self.trust,

@@ -221,6 +221,7 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
         kinds,
         vec![
             "system",
+            "prompt_started",
             "turn_start",
             "thinking_delta",
             "text_delta",
@@ -234,6 +235,7 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
             "assistant_message",
             "turn_end",
             "agent_end",
+            "usage_updated",
             "result"
         ]
     );

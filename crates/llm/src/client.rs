@@ -393,6 +393,8 @@ impl Provider for HttpProvider {
                     max_attempts: policy.max_attempts,
                     delay_ms: delay.as_millis() as u64,
                     error: err.to_string(),
+                    cause: err.retry_cause(),
+                    status: err.status(),
                     discard_partial: streamed,
                 }));
                 tokio::select! {

@@ -106,6 +106,31 @@ impl LlmError {
         }
     }
 
+    /// The HTTP status, when the provider answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The kind of failure, as a retry reports it.
+    pub fn retry_cause(&self) -> tern_protocol::RetryCause {
+        use tern_protocol::RetryCause;
+        match self {
+            Self::Http { .. } => RetryCause::Http,
+            Self::Connect { .. } => RetryCause::Connect,
+            Self::Incomplete { .. } | Self::Malformed { .. } => RetryCause::Stream,
+            Self::Stream { kind, message, .. }
+                if kind.contains("overloaded") || message.to_ascii_lowercase().contains("overloaded") =>
+            {
+                RetryCause::Overloaded
+            }
+            Self::Stream { .. } => RetryCause::Stream,
+            Self::MissingKey { .. } | Self::Setup(_) | Self::Cancelled => RetryCause::Other,
+        }
+    }
+
     /// The server's requested wait, if it sent one.
     pub fn retry_after_ms(&self) -> Option<u64> {
         match self {

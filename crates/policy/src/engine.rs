@@ -50,68 +50,27 @@ mod steps;
 use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
 use bash_calls::{canonical_text, has_protected_name};
 
-/// The permission mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Ask for edits and anything risky.
-    #[default]
-    Default,
-    /// Edits inside the workspace run without asking.
-    AcceptEdits,
-    /// Read-only: nothing that changes files runs.
-    Plan,
-    /// Nothing is asked; deny rules and protected paths still hold.
-    Bypass,
-    /// As default, but whatever would be asked is refused (unattended runs
-    /// where nobody answers: `--permission-mode dontAsk`).
-    DontAsk,
+pub use tern_protocol::Mode;
+
+/// A mode that may not be entered now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModeRefused {
+    /// The mode asked for.
+    pub mode: Mode,
 }
 
-impl Mode {
-    /// The name used in flags and config.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Default => "default",
-            Mode::AcceptEdits => "accept-edits",
-            Mode::Plan => "plan",
-            Mode::Bypass => "bypass",
-            Mode::DontAsk => "dont-ask",
-        }
-    }
-
-    /// The next mode when cycling (Shift+Tab): default → accept-edits → plan → default.
-    /// `bypass` is only entered from the command line or config.
-    pub fn next(self) -> Mode {
-        match self {
-            Mode::Default => Mode::AcceptEdits,
-            Mode::AcceptEdits => Mode::Plan,
-            Mode::Plan | Mode::Bypass | Mode::DontAsk => Mode::Default,
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
+impl std::fmt::Display for ModeRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        write!(
+            f,
+            "`{}` can only be entered when the session starts in it (--permission-mode bypass, \
+             --dangerously-skip-permissions) or with --allow-dangerously-skip-permissions",
+            self.mode
+        )
     }
 }
 
-impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "default" => Ok(Mode::Default),
-            "accept-edits" | "acceptedits" => Ok(Mode::AcceptEdits),
-            "plan" => Ok(Mode::Plan),
-            "bypass" | "bypasspermissions" | "bypass-permissions" => Ok(Mode::Bypass),
-            "dont-ask" | "dontask" => Ok(Mode::DontAsk),
-            other => {
-                Err(format!("unknown permission mode `{other}`: use default, accept-edits, plan, bypass or dont-ask"))
-            }
-        }
-    }
-}
+impl std::error::Error for ModeRefused {}
 
 /// Run, ask, or refuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -341,6 +300,9 @@ pub struct Policy {
     ctx: RuleContext,
     rules: RwLock<Vec<Rule>>,
     mode: RwLock<Mode>,
+    /// Whether `bypass` may be entered: the session started in it, or the
+    /// person allowed it at start (`--allow-dangerously-skip-permissions`).
+    bypass_allowed: std::sync::atomic::AtomicBool,
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     /// More folders judged as the workspace is (`--add-dir`).
@@ -386,6 +348,7 @@ impl Policy {
             ctx: setup.ctx,
             rules: RwLock::new(setup.rules),
             mode: RwLock::new(setup.mode),
+            bypass_allowed: std::sync::atomic::AtomicBool::new(setup.mode == Mode::Bypass),
             protected: setup.protected,
             readable: setup.readable,
             extra_roots: Vec::new(),
@@ -445,9 +408,26 @@ impl Policy {
         *self.mode.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Change the mode.
-    pub fn set_mode(&self, mode: Mode) {
-        *self.mode.write().unwrap_or_else(PoisonError::into_inner) = mode;
+    /// Enter `mode`; the mode before. `bypass` is refused unless the session
+    /// started in it or [`Policy::allow_bypass`] was called at start: nothing
+    /// a model, a repository or a client sends mid-session turns every
+    /// question off.
+    pub fn set_mode(&self, mode: Mode) -> Result<Mode, ModeRefused> {
+        if mode == Mode::Bypass && !self.bypass_allowed() {
+            return Err(ModeRefused { mode });
+        }
+        let mut current = self.mode.write().unwrap_or_else(PoisonError::into_inner);
+        Ok(std::mem::replace(&mut *current, mode))
+    }
+
+    /// Let `bypass` be entered later (`--allow-dangerously-skip-permissions`).
+    pub fn allow_bypass(&self) {
+        self.bypass_allowed.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether `bypass` may be entered.
+    pub fn bypass_allowed(&self) -> bool {
+        self.bypass_allowed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Add a rule for the rest of the session ("allow always").
@@ -891,7 +871,7 @@ mod tests {
         assert_eq!("acceptEdits".parse::<Mode>().unwrap(), Mode::AcceptEdits);
         assert_eq!("bypassPermissions".parse::<Mode>().unwrap(), Mode::Bypass);
         assert_eq!("dontAsk".parse::<Mode>().unwrap(), Mode::DontAsk);
-        assert!("yolo".parse::<Mode>().unwrap_err().contains("accept-edits"));
+        assert!("yolo".parse::<Mode>().unwrap_err().to_string().contains("accept-edits"));
         assert_eq!(Mode::Default.next().next().next(), Mode::Default);
     }
 

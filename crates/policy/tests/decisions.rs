@@ -189,8 +189,23 @@ fn plan_mode_refuses_changes_with_the_reason() {
     assert_eq!(d.decided_by, DecidedBy::Mode { mode: Mode::Plan });
     assert_eq!(verdict(&p, "read", json!({"path": "src/lib.rs"})), V::Allow);
     // Switching modes takes effect at once.
-    p.set_mode(Mode::AcceptEdits);
+    assert_eq!(p.set_mode(Mode::AcceptEdits), Ok(Mode::Plan));
     assert_eq!(verdict(&p, "edit", json!({"path": "src/lib.rs"})), V::Allow);
+}
+
+#[test]
+fn bypass_is_entered_only_when_the_session_started_in_it_or_was_allowed_to() {
+    let p = policy(Mode::Default, &[]);
+    let refused = p.set_mode(Mode::Bypass).unwrap_err();
+    assert!(refused.to_string().contains("--allow-dangerously-skip-permissions"), "{refused}");
+    assert_eq!(p.mode(), Mode::Default, "a refused mode changes nothing");
+    assert_eq!(verdict(&p, "edit", json!({"path": "src/lib.rs"})), V::Ask);
+    p.allow_bypass();
+    assert_eq!(p.set_mode(Mode::Bypass), Ok(Mode::Default));
+    // Started in bypass: it may be left and entered again.
+    let started = policy(Mode::Bypass, &[]);
+    assert_eq!(started.set_mode(Mode::Plan), Ok(Mode::Bypass));
+    assert_eq!(started.set_mode(Mode::Bypass), Ok(Mode::Plan));
 }
 
 #[test]

@@ -4,7 +4,24 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Message, StopReason, TodoItem, ToolResultContent, Usage};
+use crate::{Message, Mode, StopReason, TodoItem, ToolResultContent, Usage, UsageTotals};
+
+/// What kind of failure a retry follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryCause {
+    /// The provider answered with an HTTP status ([`RetryInfo::status`]).
+    Http,
+    /// The provider said it is overloaded inside the stream.
+    Overloaded,
+    /// The connection failed or broke.
+    Connect,
+    /// The stream ended early or sent something unreadable.
+    Stream,
+    /// Something else.
+    #[default]
+    Other,
+}
 
 /// A provider request is being retried.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,8 +32,14 @@ pub struct RetryInfo {
     pub max_attempts: u32,
     /// How long we wait before it.
     pub delay_ms: u64,
-    /// What went wrong with the previous attempt.
+    /// What went wrong with the previous attempt, for a person.
     pub error: String,
+    /// The kind of failure, for a front end to word.
+    #[serde(default)]
+    pub cause: RetryCause,
+    /// The HTTP status, when the provider answered with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
     /// Whether deltas already streamed for this response must be discarded.
     pub discard_partial: bool,
 }
@@ -37,6 +60,47 @@ pub enum AgentStopReason {
     /// tool results went back (the runtime compacts and goes on; a run
     /// reports it only when that failed).
     ContextFull,
+}
+
+/// Why a conversation was compacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactReason {
+    /// The conversation neared the window.
+    Auto,
+    /// The provider refused a request as too long.
+    Overflow,
+    /// The person asked (`/compact`).
+    Manual,
+}
+
+impl CompactReason {
+    /// Its word in output formats.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactReason::Auto => "auto",
+            CompactReason::Overflow => "overflow",
+            CompactReason::Manual => "manual",
+        }
+    }
+}
+
+impl std::fmt::Display for CompactReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a front end's session became another one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionSwitch {
+    /// `/resume`: an earlier session, with its conversation, usage and model.
+    Resumed,
+    /// `/fork`: a copy of this one.
+    Forked,
+    /// `/clear`: a new, empty conversation.
+    Cleared,
 }
 
 /// One event of a run, in the order it happened.
@@ -112,9 +176,8 @@ pub enum AgentEvent {
     /// The conversation was compacted: all but its last turns replaced by a
     /// summary the model wrote.
     Compaction {
-        /// Why: `auto` (near the window), `overflow` (the provider said the
-        /// prompt is too long), `manual` (`/compact`).
-        reason: String,
+        /// Why.
+        reason: CompactReason,
         /// The summary, as the model will read it.
         summary: String,
         /// Estimated tokens before.
@@ -141,6 +204,45 @@ pub enum AgentEvent {
     AgentEnd {
         /// Why.
         stop_reason: AgentStopReason,
+    },
+    /// A prompt starts to run: `text` is what the model is sent; `command`
+    /// the `/NAME args` it was expanded from, when it was one.
+    PromptStarted {
+        /// The prompt as it runs.
+        text: String,
+        /// The custom command or skill as typed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+    },
+    /// The permission mode changed (a command, a plan-mode tool, an answer).
+    ModeChanged {
+        /// The mode now.
+        mode: Mode,
+        /// The mode before.
+        previous: Mode,
+    },
+    /// The model changed (a command, a resume, a command's `model`).
+    ModelChanged {
+        /// The model now.
+        model: String,
+        /// Its context window in tokens.
+        context_window: u64,
+        /// Whether a price is known for it.
+        priced: bool,
+    },
+    /// The session's usage so far (after each run, and after a resume).
+    UsageUpdated {
+        /// Tokens in all, subagents included.
+        totals: UsageTotals,
+        /// What they cost, in US dollars (0 when no price is known).
+        cost_usd: f64,
+    },
+    /// The session is now another one.
+    SessionSwitched {
+        /// The session's id now.
+        id: String,
+        /// How.
+        how: SessionSwitch,
     },
     /// An event of a subagent started by the `task` call `parent_tool_use_id`.
     Subagent {

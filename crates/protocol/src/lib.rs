@@ -13,10 +13,12 @@
 //! ```
 
 mod background;
+mod command;
 mod details;
 mod event;
 mod judged;
 mod message;
+mod mode;
 mod question;
 mod sandbox;
 mod session;
@@ -26,10 +28,12 @@ mod tool;
 mod usage;
 
 pub use background::{TaskStatus, TaskSummary};
+pub use command::Command;
 pub use details::BashDetails;
-pub use event::{AgentEvent, AgentStopReason, RetryInfo};
+pub use event::{AgentEvent, AgentStopReason, CompactReason, RetryCause, RetryInfo, SessionSwitch};
 pub use judged::{FileIdentity, JudgedPath};
 pub use message::{ContentBlock, ImageSource, Message, Role, ServerTool, StopReason, ToolResultContent, WebSource};
+pub use mode::{MODES, Mode, UnknownMode};
 pub use question::{QuestionOption, UserAnswer, UserQuestion};
 pub use sandbox::{ChildEnv, Confinement, HOME_SECRETS, SandboxLevel};
 pub use session::{

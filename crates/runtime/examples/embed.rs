@@ -97,11 +97,7 @@ pub async fn run(base_url: &str, workspace: &std::path::Path, prompt: &str) -> R
         _ => {}
     });
     // `/count …` is the extension's command: expanded like a custom command.
-    let report = match runtime.invocation(prompt) {
-        Some(Ok(invocation)) => runtime.run_invocation(&invocation, &events, &CancellationToken::new()).await,
-        Some(Err(e)) => return Err(e),
-        None => runtime.run_prompt(prompt, &events, &CancellationToken::new()).await,
-    };
+    let report = runtime.prompt(prompt, &events).await.map_err(|e| e.to_string())?;
     runtime.shutdown().await;
     Ok(report.outcome.final_text)
 }

@@ -11,26 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::compaction::{self, Settings};
 use crate::{Runtime, RuntimeError};
 
-/// Why a compaction runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompactReason {
-    /// The conversation neared the window.
-    Auto,
-    /// The provider refused a request as too long.
-    Overflow,
-    /// `/compact`.
-    Manual,
-}
-
-impl CompactReason {
-    fn word(self) -> &'static str {
-        match self {
-            CompactReason::Auto => "auto",
-            CompactReason::Overflow => "overflow",
-            CompactReason::Manual => "manual",
-        }
-    }
-}
+pub use tern_protocol::CompactReason;
 
 /// What a compaction did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -294,7 +275,7 @@ impl Runtime {
         session.sync();
         *history = new;
         self.compactions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        events(AgentEvent::Compaction { reason: reason.word().into(), summary, tokens_before, tokens_after });
+        events(AgentEvent::Compaction { reason, summary, tokens_before, tokens_after });
         Ok(Compacted { tokens_before, tokens_after, archived, kept })
     }
 }

@@ -13,11 +13,11 @@
 //! asked about unless an allow rule covers it (`Overrides::allowed_tools`).
 //!
 //! ```no_run
-//! # async fn demo(tool: tern_agent_loop::RuntimeTool) -> Result<(), tern_runtime::RuntimeError> {
+//! # async fn demo(tool: tern_agent_loop::RuntimeTool) -> Result<(), Box<dyn std::error::Error>> {
 //! let overrides = tern_runtime::Overrides { allowed_tools: vec!["word_count".into()], ..Default::default() };
 //! let runtime = tern_runtime::RuntimeBuilder::new(overrides)?.tool(tool).build().await?;
 //! let events: tern_agent_loop::EventSink = std::sync::Arc::new(|e| println!("{e:?}"));
-//! let report = runtime.run_prompt("count the words in README.md", &events, &Default::default()).await;
+//! let report = runtime.prompt("count the words in README.md", &events).await?;
 //! println!("{}", report.outcome.final_text);
 //! runtime.shutdown().await;
 //! # Ok(()) }

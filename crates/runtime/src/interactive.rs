@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
-use tern_protocol::{ExecutionMode, SessionRecord, ToolDefinition, ToolSource, UserQuestion};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource, UserQuestion};
 use tokio_util::sync::CancellationToken;
 
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
@@ -25,7 +25,7 @@ const MAX_OPTIONS: usize = 8;
 const MAX_PLAN: usize = 64 * 1024;
 
 /// The front end's prompt and the session of the running prompt.
-type RunParts = (Arc<dyn PermissionPrompt>, Arc<crate::Session>);
+type RunParts = (Arc<dyn PermissionPrompt>, Arc<crate::Session>, tern_agent_loop::EventSink);
 
 /// What the run lends these tools: the front end's prompt, the session, and
 /// the answer that ends the run (a plan nobody can approve).
@@ -37,8 +37,13 @@ pub(crate) struct Interaction {
 
 impl Interaction {
     /// A run starts.
-    pub(crate) fn begin(&self, prompt: Arc<dyn PermissionPrompt>, session: Arc<crate::Session>) {
-        *self.run.lock().unwrap_or_else(PoisonError::into_inner) = Some((prompt, session));
+    pub(crate) fn begin(
+        &self,
+        prompt: Arc<dyn PermissionPrompt>,
+        session: Arc<crate::Session>,
+        events: tern_agent_loop::EventSink,
+    ) {
+        *self.run.lock().unwrap_or_else(PoisonError::into_inner) = Some((prompt, session, events));
         self.end_with.lock().unwrap_or_else(PoisonError::into_inner).take();
     }
 
@@ -75,10 +80,19 @@ struct Shared {
 }
 
 impl Shared {
-    fn set_mode(&self, mode: Mode) {
-        self.policy.set_mode(mode);
-        if let Some((_, session)) = self.interaction.current() {
-            session.write(&SessionRecord::ModeChanged { mode: mode.to_string() });
+    /// Enter `mode` by the session's one rule; the mode entered (`default`
+    /// when `mode` may not be entered now).
+    fn set_mode(&self, mode: Mode) -> Mode {
+        let Some((_, session, events)) = self.interaction.current() else {
+            return self.policy.mode();
+        };
+        match crate::apply::enter_mode(&self.policy, &session, Some(&events), mode) {
+            Ok(_) => mode,
+            Err(refused) => {
+                events(tern_protocol::AgentEvent::Notice { message: format!("{refused}; going on in default") });
+                let _ = crate::apply::enter_mode(&self.policy, &session, Some(&events), Mode::Default);
+                Mode::Default
+            }
         }
     }
 }
@@ -187,7 +201,7 @@ impl Tool for AskUser {
             let questions = questions_of(&input)?;
             let no_one = "No user is available to answer (this run is not interactive). Decide yourself, and say \
                           in your answer what you assumed.";
-            let Some((prompt, _)) = self.0.interaction.current() else { return Err(ToolError::new(no_one)) };
+            let Some((prompt, ..)) = self.0.interaction.current() else { return Err(ToolError::new(no_one)) };
             let answers = tokio::select! {
                 a = prompt.ask_user(questions.clone()) => a,
                 () = cancel.cancelled() => return Err(ToolError::new("cancelled while waiting for the answer")),
@@ -221,7 +235,9 @@ impl Tool for EnterPlan {
             if self.0.policy.mode() == Mode::Plan {
                 return Err(ToolError::new("already in plan mode: present the plan with exit_plan_mode"));
             }
-            self.0.set_mode(Mode::Plan);
+            if self.0.set_mode(Mode::Plan) != Mode::Plan {
+                return Err(ToolError::new("plan mode could not be entered"));
+            }
             Ok(ToolOutput::text(
                 "Plan mode is on: nothing can be changed now. Explore and read what you need, then present \
                      your plan with exit_plan_mode.",
@@ -248,7 +264,7 @@ impl Tool for ExitPlan {
             if self.0.policy.mode() != Mode::Plan {
                 return Err(ToolError::new("not in plan mode: go ahead with the work"));
             }
-            let Some((prompt, _)) = self.0.interaction.current() else {
+            let Some((prompt, ..)) = self.0.interaction.current() else {
                 return Err(ToolError::new("no one can approve the plan in this run"));
             };
             let request = PermissionRequest {
@@ -267,7 +283,7 @@ impl Tool for ExitPlan {
                 () = cancel.cancelled() => return Err(ToolError::new("cancelled while waiting for approval")),
             };
             let approved = |mode: Mode| {
-                self.0.set_mode(mode);
+                let mode = self.0.set_mode(mode);
                 Ok(ToolOutput::text(format!(
                     "The person approved the plan. Permission mode is now {mode}: carry the plan out."
                 ))

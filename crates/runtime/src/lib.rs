@@ -1,18 +1,20 @@
-//! tern's runtime: configuration, provider setup, the system prompt, the
-//! session log, and one [`Runtime::run_prompt`] that wires a turn together.
-//! Both front ends (the TUI and headless `tern -p`) stand on it, so nothing
-//! here prints or renders: results and events go to the caller.
+//! tern's session core: configuration, provider setup, the system prompt,
+//! the session log, and one entry point, [`Runtime::apply`], that every
+//! front end (the TUI, headless `tern -p`, stream-json, ACP) sends its
+//! [`tern_protocol::Command`]s to. Nothing here prints or renders: results
+//! and events go to the caller.
 //!
 //! ```no_run
-//! # async fn demo() -> Result<(), tern_runtime::RuntimeError> {
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let rt = tern_runtime::Runtime::new(tern_runtime::Overrides::default()).await?;
 //! let events: tern_agent_loop::EventSink = std::sync::Arc::new(|_| {});
-//! let report = rt.run_prompt("list the files", &events, &Default::default()).await;
+//! let report = rt.prompt("list the files", &events).await?;
 //! println!("{}", report.outcome.final_text);
 //! # Ok(()) }
 //! ```
 
 pub mod agents;
+pub mod apply;
 pub mod checkpoints;
 pub mod commands;
 pub mod compaction;
@@ -122,6 +124,9 @@ pub struct Overrides {
     pub ephemeral: bool,
     /// `--permission-mode`.
     pub permission_mode: Option<String>,
+    /// `--allow-dangerously-skip-permissions`: `bypass` may be entered later
+    /// (a command, a client's request) without starting in it.
+    pub allow_bypass: bool,
     /// `--allowed-tools` rules.
     pub allowed_tools: Vec<String>,
     /// `--trust`: trust the workspace for this run.
@@ -356,6 +361,9 @@ impl RuntimeBuilder {
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
+        if overrides.allow_bypass {
+            policy.allow_bypass();
+        }
         let hook_runner = startup::hooks(&loaded, &child_env)?;
         // Temp files of writes a killed tern left behind go; this process's are listed.
         let stale = tern_tools::start_write_journal(&loaded.paths.data_dir.join("pending-writes"));
@@ -492,6 +500,7 @@ impl RuntimeBuilder {
             interaction,
             background,
             extensions: Arc::new(extensions),
+            running: Arc::default(),
         };
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
@@ -562,6 +571,8 @@ pub struct Runtime {
     background: Arc<tern_tools::background::BackgroundTasks>,
     /// Extensions given by an embedding program.
     extensions: Arc<Vec<Arc<dyn extension::Extension>>>,
+    /// The prompts running or waiting for the conversation ([`tern_protocol::Command::Interrupt`]).
+    running: Arc<apply::Running>,
 }
 
 impl Runtime {
@@ -790,8 +801,8 @@ impl Runtime {
     }
 
     /// `text` as `/NAME args` naming a custom command or a skill (None
-    /// otherwise); run it with [`Runtime::run_invocation`].
-    pub fn invocation(&self, text: &str) -> Option<Result<commands::Invocation, String>> {
+    /// otherwise); [`Runtime::apply`] runs it.
+    pub(crate) fn invocation(&self, text: &str) -> Option<Result<commands::Invocation, String>> {
         commands::invocation(text, &self.commands, &self.skills)
     }
 
@@ -822,7 +833,7 @@ impl Runtime {
 
     /// Use another model of the same provider from the next turn on. An
     /// unknown model is used with default limits; the returned warning says so.
-    pub fn set_model(&self, name: &str) -> Result<Option<String>, RuntimeError> {
+    pub(crate) fn set_model(&self, name: &str) -> Result<Option<String>, RuntimeError> {
         let name = name.trim();
         if name.is_empty() {
             return Err(RuntimeError::Config("no model name given".into()));
@@ -982,7 +993,7 @@ impl Runtime {
 
     /// Switch to an earlier session of this folder (`/resume ID`): its
     /// conversation replaces this one, and new entries go to its file.
-    pub async fn resume(&self, which: &Resume) -> Result<Resumed, RuntimeError> {
+    pub(crate) async fn resume(&self, which: &Resume) -> Result<Resumed, RuntimeError> {
         let mut history = self.history.lock().await;
         let path = session_index::find(&self.paths.sessions_dir(), &self.workspace, which)?;
         let current = self.session();
@@ -1009,12 +1020,6 @@ impl Runtime {
     /// This folder's sessions that can be resumed, last written first (for `/resume`).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
         session_index::resumable(&self.paths.sessions_dir(), &self.workspace)
-    }
-
-    /// Change the permission mode (recorded in the session).
-    pub fn set_mode(&self, mode: Mode) {
-        self.policy.set_mode(mode);
-        self.session().write(&SessionRecord::ModeChanged { mode: mode.to_string() });
     }
 
     /// The tools the next request carries, in order.

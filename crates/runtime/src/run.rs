@@ -29,35 +29,32 @@ tokio::task_local! {
 const MAX_STOP_HOOK_CONTINUATIONS: usize = 3;
 
 impl Runtime {
-    /// Run a `/NAME args` invocation ([`Runtime::invocation`]): its
-    /// `allowed-tools` hold and its `model` runs for this prompt only (the
-    /// model before it comes back after).
-    pub async fn run_invocation(
+    /// Run one prompt to the end: `invocation` is its `/NAME args`
+    /// expansion ([`Runtime::invocation`]), whose `allowed-tools` hold and
+    /// whose `model` runs for this prompt only (the model before it comes
+    /// back after); `blocks` (images, documents) join the prompt either way.
+    /// Events go to `events`; every message that joins the conversation goes
+    /// to the session file. Front ends reach this through [`Runtime::apply`].
+    pub(crate) async fn submit(
         &self,
-        invocation: &crate::commands::Invocation,
-        events: &EventSink,
-        cancel: &CancellationToken,
-    ) -> RunReport {
-        self.run(&invocation.prompt, Vec::new(), Some(invocation), events, cancel).await
-    }
-
-    /// [`Runtime::run_prompt`] with more blocks in the prompt's message (images
-    /// and documents an editor or an SDK sent with it). Images go only to a
-    /// model that reads them; otherwise a notice says they were left out.
-    pub async fn run_prompt_with(
-        &self,
-        prompt: &str,
+        text: &str,
+        invocation: Option<crate::commands::Invocation>,
         blocks: Vec<ContentBlock>,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> RunReport {
-        self.run(prompt, blocks, None, events, cancel).await
+        let prompt = invocation.as_ref().map_or(text, |i| i.prompt.as_str());
+        events(AgentEvent::PromptStarted {
+            text: prompt.to_string(),
+            command: invocation.as_ref().map(|i| i.shown.clone()),
+        });
+        self.run(prompt, blocks, invocation.as_ref(), events, cancel).await
     }
 
-    /// Run one prompt to the end. Events go to `events`; every message that
-    /// joins the conversation goes to the session file.
-    pub async fn run_prompt(&self, prompt: &str, events: &EventSink, cancel: &CancellationToken) -> RunReport {
-        self.run(prompt, Vec::new(), None, events, cancel).await
+    /// [`Runtime::apply`] of a [`tern_protocol::Command::Submit`] of `text`
+    /// alone, for embedders and tests: the run's report.
+    pub async fn prompt(&self, text: &str, events: &EventSink) -> Result<RunReport, crate::apply::CommandError> {
+        Ok(self.start(text.to_string(), Vec::new(), events)?.await)
     }
 
     /// An invocation's rules and model, set once this run holds the
@@ -87,7 +84,7 @@ impl Runtime {
         }
         let before = self.model();
         let model = invocation.model.as_deref().filter(|m| *m != before)?;
-        match self.set_model(model) {
+        match self.switch_model(model, events) {
             Ok(_) => Some(before),
             Err(e) => {
                 say(format!("{}: model `{model}` not used: {e}", invocation.origin));
@@ -117,7 +114,7 @@ impl Runtime {
             PROMPT.scope(generation, self.run_locked(prompt, blocks, &mut history, started, events, cancel)).await;
         // Put back before the next run may start (it waits for the conversation).
         if let Some(before) = switched_from
-            && let Err(e) = self.set_model(&before)
+            && let Err(e) = self.switch_model(&before, events)
         {
             report.notices.push(format!("could not switch back to {before}: {e}"));
         }
@@ -154,7 +151,7 @@ impl Runtime {
         };
         let sink = self.recording_sink(&session, events);
         self.subagents.begin(self.subagent_kit(&config, &info, &hooks, &sink));
-        self.interaction.begin(self.prompt.clone(), session.clone());
+        self.interaction.begin(self.prompt.clone(), session.clone(), sink.clone());
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
             Err(blocked) => return self.end_unsent(blocked, &sink, &hooks, started),

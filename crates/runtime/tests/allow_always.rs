@@ -50,7 +50,7 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
 
     let mut rt = Runtime::new(overrides()).await.unwrap();
     rt.set_permission_prompt(prompt.clone());
-    let report = rt.run_prompt("touch it twice", &events, &Default::default()).await;
+    let report = rt.prompt("touch it twice", &events).await.unwrap();
     assert_eq!(report.outcome.final_text, "done");
     assert!(report.permission_denials.is_empty(), "{:?}", report.permission_denials);
     assert_eq!(prompt.asked.load(Ordering::SeqCst), 1, "the second identical call matched the session rule");
@@ -66,7 +66,7 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     // (the mock replays the same conversation: two touches).
     let mut rt = Runtime::new(overrides()).await.unwrap();
     rt.set_permission_prompt(prompt.clone());
-    let report = rt.run_prompt("touch it again", &events, &Default::default()).await;
+    let report = rt.prompt("touch it again", &events).await.unwrap();
     assert_eq!(report.outcome.final_text, "done");
     assert!(report.permission_denials.is_empty());
     assert_eq!(prompt.asked.load(Ordering::SeqCst), 1, "the saved rule matched in the next session");
@@ -78,7 +78,7 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     for (round, asked) in [(1, 1), (2, 2)] {
         let mut rt = Runtime::new(overrides_in(other.path())).await.unwrap();
         rt.set_permission_prompt(session_only.clone());
-        let report = rt.run_prompt("touch it", &events, &Default::default()).await;
+        let report = rt.prompt("touch it", &events).await.unwrap();
         assert_eq!(report.outcome.final_text, "done");
         assert_eq!(session_only.asked.load(Ordering::SeqCst), asked, "round {round}");
         assert!(report.notices.iter().any(|n| n.contains("for this session (saved nowhere)")), "{:?}", report.notices);
@@ -89,7 +89,7 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     let everywhere = Arc::new(AllowAlways { asked: AtomicUsize::new(0), scope: RuleScope::User });
     let mut rt = Runtime::new(overrides_in(other.path())).await.unwrap();
     rt.set_permission_prompt(everywhere.clone());
-    rt.run_prompt("touch it", &events, &Default::default()).await;
+    rt.prompt("touch it", &events).await.unwrap();
     assert_eq!(everywhere.asked.load(Ordering::SeqCst), 1);
     let saved = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
     let global: toml::Value = toml::from_str(&saved).unwrap();
@@ -97,7 +97,7 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     let third = tempfile::tempdir().unwrap();
     let mut rt = Runtime::new(overrides_in(third.path())).await.unwrap();
     rt.set_permission_prompt(everywhere.clone());
-    let report = rt.run_prompt("touch it", &events, &Default::default()).await;
+    let report = rt.prompt("touch it", &events).await.unwrap();
     assert!(report.permission_denials.is_empty());
     assert_eq!(everywhere.asked.load(Ordering::SeqCst), 1, "the global rule held in another folder");
 
@@ -113,6 +113,6 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     assert!(!rt.permissions_report().contains("bash(touch:*)"), "gone from this session too");
     let mut rt = Runtime::new(overrides_in(third.path())).await.unwrap();
     rt.set_permission_prompt(everywhere.clone());
-    rt.run_prompt("touch it", &events, &Default::default()).await;
+    rt.prompt("touch it", &events).await.unwrap();
     assert_eq!(everywhere.asked.load(Ordering::SeqCst), 2, "asked again once removed");
 }

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use futures::FutureExt as _;
 use tern_runtime::{Overrides, Runtime};
 
 #[tokio::test]
@@ -26,26 +27,34 @@ async fn each_prompt_continues_the_conversation_until_cleared() {
     .await
     .unwrap();
     let events: tern_agent_loop::EventSink = Arc::new(|_| {});
-    let one = rt.run_prompt("hello", &events, &Default::default()).await;
+    let one = rt.prompt("hello", &events).await.unwrap();
     assert_eq!(one.outcome.final_text, "first answer");
-    let two = rt.run_prompt("and then?", &events, &Default::default()).await;
+    let two = rt.prompt("and then?", &events).await.unwrap();
     assert_eq!(two.outcome.final_text, "second answer");
     let messages = |i: usize| server.requests()[i].body["messages"].as_array().unwrap().len();
     assert_eq!(messages(0), 1);
     assert_eq!(messages(1), 3, "user, assistant, user");
-    rt.clear_history().await;
-    let three = rt.run_prompt("fresh start", &events, &Default::default()).await;
+    rt.apply(tern_protocol::Command::Clear, &events).await.unwrap();
+    let three = rt.prompt("fresh start", &events).await.unwrap();
     assert_eq!(three.outcome.final_text, "first answer", "the mock answers by turn count: a new conversation");
     assert_eq!(messages(2), 1);
 
     // /model: the next request goes to another model; the catalog follows its context window.
-    let warning = rt.set_model("claude-haiku-4-5").unwrap();
+    let set = |name: &str| {
+        let command = tern_protocol::Command::SetModel { model: Some(name.to_string()) };
+        match rt.apply(command, &events).now_or_never().expect("a model switch needs no waiting") {
+            Ok(tern_runtime::apply::Outcome::Model { warning, .. }) => Ok(warning),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e),
+        }
+    };
+    let warning = set("claude-haiku-4-5").unwrap();
     assert!(warning.is_none(), "a model from the table: {warning:?}");
     assert_eq!(rt.model(), "claude-haiku-4-5");
-    let _ = rt.run_prompt("on the small model", &events, &Default::default()).await;
+    let _ = rt.prompt("on the small model", &events).await.unwrap();
     assert_eq!(server.requests()[3].body["model"], "claude-haiku-4-5");
-    let unknown = rt.set_model("my-local-thing").unwrap();
+    let unknown = set("my-local-thing").unwrap();
     assert!(unknown.unwrap().contains("not in the model table"));
     assert_eq!(rt.catalog().facts().model.name, "my-local-thing");
-    assert!(rt.set_model("  ").is_err());
+    assert!(set("  ").is_err());
 }

@@ -119,31 +119,27 @@ impl RetryShown {
     }
 }
 
-/// Why a request is retried, in a few words, from the provider error's text.
-pub fn retry_reason(error: &str) -> String {
-    let lower = error.to_ascii_lowercase();
-    let status = lower.split("http ").nth(1).and_then(|rest| rest.get(..3)).and_then(|code| code.parse::<u16>().ok());
-    match status {
-        Some(429) => return "Rate limited (429)".into(),
-        Some(529) => return "Overloaded (529)".into(),
-        Some(503) => return "Unavailable (503)".into(),
-        Some(code @ 500..=599) => return format!("Server error ({code})"),
-        Some(code) => return format!("HTTP {code}"),
-        None => {}
-    }
-    if lower.contains("overloaded") {
-        "Overloaded".into()
-    } else if lower.contains("connection refused") {
-        "Connection refused".into()
-    } else if lower.contains("timed out") || lower.contains("timeout") {
-        "Timed out".into()
-    } else if lower.contains("could not reach") || lower.contains("connection") {
-        "Connection failed".into()
-    } else if lower.contains("ended before") || lower.contains("stream") {
-        "Stream broke".into()
-    } else {
-        let short: String = error.chars().take(40).collect();
-        format!("Error: {short}")
+/// A retry's cause in a few words for the status line, from its typed
+/// cause and HTTP status (the error text is for the transcript).
+pub fn retry_reason(r: &tern_protocol::RetryInfo) -> String {
+    use tern_protocol::RetryCause;
+    match (r.cause, r.status) {
+        (_, Some(429)) => "Rate limited (429)".into(),
+        (_, Some(529)) => "Overloaded (529)".into(),
+        (_, Some(503)) => "Unavailable (503)".into(),
+        (_, Some(code @ 500..=599)) => format!("Server error ({code})"),
+        (_, Some(code)) => format!("HTTP {code}"),
+        (RetryCause::Overloaded, None) => "Overloaded".into(),
+        (RetryCause::Connect, None) if r.error.to_ascii_lowercase().contains("connection refused") => {
+            "Connection refused".into()
+        }
+        (RetryCause::Connect, None) if r.error.to_ascii_lowercase().contains("timed out") => "Timed out".into(),
+        (RetryCause::Connect, None) => "Connection failed".into(),
+        (RetryCause::Stream, None) => "Stream broke".into(),
+        (RetryCause::Http | RetryCause::Other, None) => {
+            let short: String = r.error.chars().take(40).collect();
+            format!("Error: {short}")
+        }
     }
 }
 
@@ -461,14 +457,19 @@ impl App {
             }
             AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
             AgentEvent::ToolCallStart { name, .. } => self.set_activity(format!("Running {name}"), now),
-            AgentEvent::ToolExecutionEnd { name, details, .. } => {
-                // The plan-mode tools change the mode: the status line follows.
-                if matches!(name.as_str(), "enter_plan_mode" | "exit_plan_mode")
-                    && let Some(mode) = details.as_ref().and_then(|d| d["mode"].as_str()).and_then(|m| m.parse().ok())
-                {
-                    self.mode = mode;
-                }
-                self.set_activity("Thinking".into(), now);
+            AgentEvent::ToolExecutionEnd { .. } => self.set_activity("Thinking".into(), now),
+            // The session says what changed; the status line follows.
+            AgentEvent::ModeChanged { mode, .. } => self.mode = *mode,
+            AgentEvent::ModelChanged { model, context_window, priced } => {
+                self.model = model.clone();
+                self.context_window = *context_window;
+                self.priced = *priced;
+            }
+            AgentEvent::UsageUpdated { totals, cost_usd } => {
+                // The session's own count (a resumed session's included) replaces the running one.
+                self.tokens_in = totals.input_tokens + totals.cache_read_tokens + totals.cache_write_tokens;
+                self.tokens_out = totals.output_tokens;
+                self.cost_usd = *cost_usd;
             }
             AgentEvent::TurnStart { .. } => self.set_activity("Thinking".into(), now),
             AgentEvent::TextDelta { .. } => self.set_activity("Writing".into(), now),
@@ -477,8 +478,8 @@ impl App {
                 // cells; a final failure still arrives as an error.
                 let until = now + Duration::from_millis(r.delay_ms);
                 self.retry =
-                    Some(RetryShown { reason: retry_reason(&r.error), until, attempt: r.attempt, of: r.max_attempts });
-                self.set_activity(retry_reason(&r.error), now);
+                    Some(RetryShown { reason: retry_reason(r), until, attempt: r.attempt, of: r.max_attempts });
+                self.set_activity(retry_reason(r), now);
                 return;
             }
             _ => {}

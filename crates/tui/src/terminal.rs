@@ -21,10 +21,10 @@ use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use tern_agent_loop::EventSink;
-use tern_protocol::AgentEvent;
+use tern_protocol::{AgentEvent, Command as SessionCommand};
+use tern_runtime::apply::Outcome;
 use tern_runtime::{Mode, PermissionAnswer, PermissionPrompt, PermissionRequest, RunReport, Runtime};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use crate::app::{App, Command};
 use crate::slash::Slash;
@@ -44,12 +44,26 @@ enum Msg {
     ShellOutput(usize, String),
     ShellDone(usize, Option<i32>, u64),
     Files(Vec<String>),
-    /// `/resume` finished: the conversation to show, or why not.
-    Resumed(Result<Box<tern_runtime::Resumed>, String>),
     /// A background slash command has something to say.
     Notice(String, NoticeLevel),
-    /// `/rewind` went back: the conversation now (when it went back too) and the prompt, for the composer.
-    Rewound(Option<Vec<tern_protocol::Message>>, String),
+    /// A command the session applied: what it did, or why not.
+    Applied(Box<Result<Outcome, String>>),
+    /// A prompt could not start (a `/NAME` that does not expand): why.
+    NotStarted(String),
+}
+
+/// Apply `command` to the session off the UI thread: its events and its
+/// outcome come back as messages.
+fn apply(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>, command: SessionCommand) {
+    let (rt, tx) = (runtime.clone(), tx.clone());
+    tokio::spawn(async move {
+        let events_tx = tx.clone();
+        let events: EventSink = Arc::new(move |e| {
+            let _ = events_tx.send(Msg::Agent(e));
+        });
+        let outcome = rt.apply(command, &events).await.map_err(|e| e.to_string());
+        let _ = tx.send(Msg::Applied(Box::new(outcome)));
+    });
 }
 
 /// Sends permission questions to the screen and waits for the answer.
@@ -305,7 +319,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         app,
         runtime: runtime.clone(),
         tx: tx.clone(),
-        cancel: None,
+        running: false,
         shell: shell.clone(),
     };
     if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
@@ -378,8 +392,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
             dirty = false;
         }
     }
-    if let Some(token) = d.cancel.take() {
-        token.cancel();
+    if d.running {
+        d.runtime.interrupter().interrupt();
     }
     // tern is leaving: no command it started may outlive it, whatever its own cleanup is doing.
     tern_process::kill_tracked();
@@ -472,8 +486,8 @@ struct Driver {
     app: App,
     runtime: Arc<Runtime>,
     tx: mpsc::UnboundedSender<Msg>,
-    /// The running turn's token.
-    cancel: Option<CancellationToken>,
+    /// Whether a prompt runs.
+    running: bool,
     shell: Arc<Mutex<Option<ShellJob>>>,
 }
 
@@ -481,25 +495,11 @@ impl Driver {
     /// Run `prompt` as a turn in the background (its events come back as
     /// messages); false when it could not start (a command that does not
     /// expand), so the caller can go on with the queue.
-    fn start_turn(&mut self, prompt: String) -> bool {
-        // `/NAME args`: a custom command or a skill, expanded; the transcript shows what was typed.
-        let invocation = match self.runtime.invocation(&prompt) {
-            Some(Ok(invocation)) => Some(invocation),
-            Some(Err(e)) => {
-                self.app.notice(format!("{prompt}: {e}"), NoticeLevel::Warning);
-                return false;
-            }
-            None => None,
-        };
-        if let Some(i) = &invocation {
-            // As typed: with a paste's placeholder when it had one.
-            let shown = self.app.take_shown(&prompt).unwrap_or_else(|| i.shown.clone());
-            self.app.show_prompt_as(&i.prompt, &shown);
-        }
-        let prompt = invocation.as_ref().map_or(prompt, |i| i.prompt.clone());
+    fn start_turn(&mut self, prompt: String) {
+        // `/NAME args` (a custom command or a skill) expands in the session; the transcript
+        // shows what was typed until the run says what it expanded to.
         self.attention.show(crate::attention::State::Working, &mut std::io::stdout());
-        let token = CancellationToken::new();
-        self.cancel = Some(token.clone());
+        self.running = true;
         self.app.turn_started(&prompt, Instant::now());
         let rt = self.runtime.clone();
         let tx = self.tx.clone();
@@ -508,13 +508,21 @@ impl Driver {
             let events: EventSink = Arc::new(move |e| {
                 let _ = events_tx.send(Msg::Agent(e));
             });
-            let report = match invocation {
-                Some(i) => rt.run_invocation(&i, &events, &token).await,
-                None => rt.run_prompt(&prompt, &events, &token).await,
+            let msg = match rt.start(prompt, Vec::new(), &events) {
+                Ok(run) => Msg::Done(Box::new(run.await)),
+                Err(e) => Msg::NotStarted(e.to_string()),
             };
-            let _ = tx.send(Msg::Done(Box::new(report)));
+            let _ = tx.send(msg);
         });
-        true
+    }
+
+    /// The turn ended: the next queued prompt, if any (one that cannot start
+    /// gives way to the one after, when the session says so).
+    fn next_queued(&mut self) {
+        if let Some(next) = self.app.turn_finished() {
+            self.runtime.remember_prompt(&next);
+            self.start_turn(next);
+        }
     }
 
     /// A key, paste or mouse event.
@@ -549,8 +557,8 @@ impl Driver {
                 self.start_turn(prompt);
             }
             Command::Interrupt => {
-                if let Some(token) = self.cancel.as_ref() {
-                    token.cancel();
+                if self.running {
+                    self.runtime.interrupter().interrupt();
                     self.app.activity = "Interrupting".into();
                 }
                 kill_shell(&self.shell);
@@ -579,8 +587,13 @@ impl Driver {
             Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u, model| self.runtime.cost_of_model(u, model)),
             Msg::Ask(request, reply) => app.ask(*request, reply),
             Msg::AskUser(questions, reply) => app.ask_user_at(questions, reply, Instant::now()),
+            Msg::NotStarted(why) => {
+                self.running = false;
+                app.notice(why, NoticeLevel::Warning);
+                self.next_queued();
+            }
             Msg::Done(report) => {
-                self.cancel = None;
+                self.running = false;
                 if report.outcome.stop_reason != tern_protocol::AgentStopReason::Aborted {
                     let ran = app.busy_since.map(|t| t.elapsed()).unwrap_or_default();
                     self.attention.done(ran, &mut std::io::stdout());
@@ -604,43 +617,16 @@ impl Driver {
                     // instead of being sent behind the person's back.
                     app.turn_finished_keep_queue();
                 } else {
-                    // The next queued prompt; one that cannot start gives way to the one after.
-                    while let Some(next) = self.app.turn_finished() {
-                        self.runtime.remember_prompt(&next);
-                        if self.start_turn(next) {
-                            break;
-                        }
-                    }
+                    self.next_queued();
                 }
                 refresh_files(&self.runtime, &self.tx);
             }
             Msg::Files(list) => app.composer.set_files(list),
             Msg::Notice(text, level) => app.notice(text, level),
-            Msg::Rewound(conversation, prompt) => {
-                if let Some(messages) = conversation {
-                    app.transcript.clear();
-                    app.transcript.replay(&messages);
-                    app.last_prompt_tokens = 0;
-                    if app.composer.is_empty() {
-                        app.composer.set_text(&prompt);
-                    }
-                }
-            }
-            Msg::Resumed(Err(e)) => app.notice(e, NoticeLevel::Warning),
-            Msg::Resumed(Ok(r)) => {
-                app.transcript.clear();
-                app.transcript.replay(&r.messages);
-                app.todos = r.todos.clone();
-                app.last_prompt_tokens = 0;
-                let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
-                app.notice(
-                    format!("resumed session {}{title}: {} messages", r.from, r.messages.len()),
-                    NoticeLevel::Info,
-                );
-                for n in &r.notices {
-                    app.notice(format!("warning: {n}"), NoticeLevel::Warning);
-                }
-            }
+            Msg::Applied(outcome) => match *outcome {
+                Ok(outcome) => show_outcome(app, outcome, self.runtime.workspace()),
+                Err(why) => app.notice(why, NoticeLevel::Warning),
+            },
             Msg::ShellOutput(cell, chunk) => {
                 if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
                     s.tail.push(&chunk);
@@ -818,16 +804,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     };
                     app.notice(text, NoticeLevel::Info);
                 }
-                ["stop", id] => {
-                    let (rt, tx, id) = (runtime.clone(), tx.clone(), (*id).to_string());
-                    tokio::spawn(async move {
-                        let msg = match rt.stop_background_task(&id).await {
-                            Ok(t) => Msg::Notice(format!("{} stopped", t.id), NoticeLevel::Info),
-                            Err(e) => Msg::Notice(e, NoticeLevel::Warning),
-                        };
-                        let _ = tx.send(msg);
-                    });
-                }
+                ["stop", id] => apply(runtime, tx, SessionCommand::StopTask { id: (*id).to_string() }),
                 _ => app.notice("usage: /tasks [stop ID]", NoticeLevel::Warning),
             }
         }
@@ -856,25 +833,8 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
         }
         Slash::Compact => {
             app.notice("compacting the conversation…", NoticeLevel::Info);
-            let (rt, tx, focus) = (runtime.clone(), tx.clone(), arg.trim().to_string());
-            tokio::spawn(async move {
-                let events_tx = tx.clone();
-                let events: EventSink = Arc::new(move |e| {
-                    let _ = events_tx.send(Msg::Agent(e));
-                });
-                let focus = (!focus.is_empty()).then_some(focus.as_str());
-                let msg = match rt.compact(focus, &events, &CancellationToken::new()).await {
-                    Ok(c) => Msg::Notice(
-                        format!(
-                            "compacted: ~{} → ~{} tokens; {} old tool results saved as receipts, {} latest messages kept (Ctrl+O on the summary shows it)",
-                            c.tokens_before, c.tokens_after, c.archived, c.kept
-                        ),
-                        NoticeLevel::Info,
-                    ),
-                    Err(e) => Msg::Notice(e.to_string(), NoticeLevel::Warning),
-                };
-                let _ = tx.send(msg);
-            });
+            let focus = Some(arg.trim().to_string()).filter(|f| !f.is_empty());
+            apply(runtime, tx, SessionCommand::Compact { focus });
         }
         Slash::Tools => {
             let text = runtime.assemble_catalog().render_text(true);
@@ -915,68 +875,22 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
             }
             app.notice(text.trim_end().to_string(), NoticeLevel::Info);
         }
-        Slash::Model => match runtime.set_model(arg) {
-            Ok(warning) => {
-                let info = runtime.model_info();
-                app.model = runtime.model();
-                app.context_window = info.context_window;
-                app.priced = info.input_per_mtok > 0.0;
-                app.notice(
-                    format!("model {} from the next turn · context window {} tokens", app.model, info.context_window),
-                    NoticeLevel::Info,
-                );
-                if let Some(w) = warning {
-                    app.notice(w, NoticeLevel::Warning);
-                }
-            }
-            Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+        Slash::Model => apply(runtime, tx, SessionCommand::SetModel { model: Some(arg.trim().to_string()) }),
+        Slash::Clear => apply(runtime, tx, SessionCommand::Clear),
+        Slash::Mode => match arg.trim() {
+            "" => app.notice(
+                format!(
+                    "permission mode: {} (Shift+Tab cycles; /mode default|accept-edits|plan)",
+                    runtime.policy().mode()
+                ),
+                NoticeLevel::Info,
+            ),
+            "next" => apply(runtime, tx, SessionCommand::CycleMode),
+            other => match other.parse::<Mode>() {
+                Ok(mode) => apply(runtime, tx, SessionCommand::SetMode { mode }),
+                Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
+            },
         },
-        Slash::Clear => {
-            let rt = runtime.clone();
-            tokio::spawn(async move { rt.clear_history().await });
-            app.transcript.clear();
-            app.todos.clear();
-            app.last_prompt_tokens = 0;
-            app.notice("new conversation", NoticeLevel::Info);
-        }
-        Slash::Mode => {
-            let policy = runtime.policy();
-            let next = match arg {
-                "" => {
-                    app.notice(
-                        format!(
-                            "permission mode: {} (Shift+Tab cycles; /mode default|accept-edits|plan)",
-                            policy.mode()
-                        ),
-                        NoticeLevel::Info,
-                    );
-                    return;
-                }
-                "next" => policy.mode().next(),
-                other => match other.parse::<Mode>() {
-                    Err(_) => {
-                        app.notice(
-                            format!("unknown mode `{other}`: use default, accept-edits or plan"),
-                            NoticeLevel::Warning,
-                        );
-                        return;
-                    }
-                    Ok(Mode::Bypass) if policy.mode() != Mode::Bypass => {
-                        app.notice(
-                            "bypass can only be chosen at start: --permission-mode bypass",
-                            NoticeLevel::Warning,
-                        );
-                        return;
-                    }
-                    Ok(m) => m,
-                },
-            };
-            runtime.set_mode(next);
-            app.mode = next;
-            if arg != "next" {
-                app.notice(format!("permission mode: {next}"), NoticeLevel::Info);
-            }
-        }
         Slash::Help | Slash::Cost | Slash::Todos | Slash::Quit | Slash::Init | Slash::Vim => {}
     }
 }
@@ -1033,45 +947,93 @@ fn rewind_slash(arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::Unb
         _ => (true, true),
     };
     let force = words.contains(&"force");
-    let (rt, tx) = (runtime.clone(), tx.clone());
-    let workspace = runtime.workspace().to_path_buf();
-    tokio::spawn(async move {
-        match rt.rewind(number, code, conversation, force).await {
-            Ok((r, prompt)) => {
-                let list = |v: &[std::path::PathBuf]| {
-                    v.iter().map(|p| shown_path(p, &workspace)).collect::<Vec<_>>().join(", ")
-                };
-                let mut text = format!("went back to before prompt {number}");
-                if code {
-                    text.push_str(&format!(": {} file(s) restored, {} removed", r.restored.len(), r.removed.len()));
-                }
-                let mut level = NoticeLevel::Info;
-                if !r.conflicts.is_empty() {
-                    level = NoticeLevel::Warning;
-                    text.push_str(&format!(
-                        "\nleft alone, changed since tern wrote them: {} (`/rewind {number} code force` puts them back anyway)",
-                        list(&r.conflicts)
-                    ));
-                }
-                for (path, why) in &r.failed {
-                    level = NoticeLevel::Warning;
-                    text.push_str(&format!("\n{} could not be put back: {why}", shown_path(path, &workspace)));
-                }
-                let messages = if conversation { Some(rt.conversation().await) } else { None };
-                let _ = tx.send(Msg::Rewound(messages, prompt));
-                let _ = tx.send(Msg::Notice(text, level));
-            }
-            Err(e) => {
-                let _ = tx.send(Msg::Notice(e.to_string(), NoticeLevel::Warning));
+    apply(runtime, tx, SessionCommand::Rewind { prompt: number, code, conversation, force });
+}
+
+/// What a command the session applied did, in the transcript and the status line.
+fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
+    match outcome {
+        Outcome::Ran(_) | Outcome::Interrupted(_) => {}
+        Outcome::Renamed(title) => app.notice(format!("session named “{title}”"), NoticeLevel::Info),
+        Outcome::Mode { mode, .. } => app.notice(format!("permission mode: {mode}"), NoticeLevel::Info),
+        Outcome::Model { model, warning } => {
+            app.notice(
+                format!("model {model} from the next turn · context window {} tokens", app.context_window),
+                NoticeLevel::Info,
+            );
+            if let Some(w) = warning {
+                app.notice(w, NoticeLevel::Warning);
             }
         }
-    });
+        Outcome::Compacted(c) => app.notice(
+            format!(
+                "compacted: ~{} → ~{} tokens; {} old tool results saved as receipts, {} latest messages kept (Ctrl+O on the summary shows it)",
+                c.tokens_before, c.tokens_after, c.archived, c.kept
+            ),
+            NoticeLevel::Info,
+        ),
+        Outcome::Cleared => {
+            app.transcript.clear();
+            app.todos.clear();
+            app.last_prompt_tokens = 0;
+            app.notice("new conversation", NoticeLevel::Info);
+        }
+        Outcome::Rewound { number, restored: r, prompt, conversation } => {
+            let list =
+                |v: &[std::path::PathBuf]| v.iter().map(|p| shown_path(p, workspace)).collect::<Vec<_>>().join(", ");
+            let mut text = format!("went back to before prompt {number}");
+            if let Some(r) = &r {
+                text.push_str(&format!(": {} file(s) restored, {} removed", r.restored.len(), r.removed.len()));
+            }
+            let r = r.unwrap_or_default();
+            let mut level = NoticeLevel::Info;
+            if !r.conflicts.is_empty() {
+                level = NoticeLevel::Warning;
+                text.push_str(&format!(
+                    "\nleft alone, changed since tern wrote them: {} (`/rewind {number} code force` puts them back anyway)",
+                    list(&r.conflicts)
+                ));
+            }
+            for (path, why) in &r.failed {
+                level = NoticeLevel::Warning;
+                text.push_str(&format!("\n{} could not be put back: {why}", shown_path(path, workspace)));
+            }
+            if let Some(messages) = conversation {
+                app.transcript.clear();
+                app.transcript.replay(&messages);
+                app.last_prompt_tokens = 0;
+                if app.composer.is_empty() {
+                    app.composer.set_text(&prompt);
+                }
+            }
+            app.notice(text, level);
+        }
+        Outcome::Resumed(r) => {
+            app.transcript.clear();
+            app.transcript.replay(&r.messages);
+            app.todos = r.todos.clone();
+            app.last_prompt_tokens = 0;
+            let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
+            app.notice(format!("resumed session {}{title}: {} messages", r.from, r.messages.len()), NoticeLevel::Info);
+            for n in &r.notices {
+                app.notice(format!("warning: {n}"), NoticeLevel::Warning);
+            }
+        }
+        Outcome::Forked(id) => app.notice(
+            format!("forked: going on in session {id}; the earlier one is unchanged"),
+            NoticeLevel::Info,
+        ),
+        Outcome::Exported(path) => {
+            app.notice(format!("conversation written to {}", path.display()), NoticeLevel::Info)
+        }
+        Outcome::TaskStopped(t) => app.notice(format!("{} stopped", t.id), NoticeLevel::Info),
+    }
 }
 
 /// `/resume`, `/fork`, `/rename`, `/export`: the session commands. The
 /// slow ones run off the UI thread and answer with a message.
 fn session_slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
-    let (rt, tx, arg) = (runtime.clone(), tx.clone(), arg.trim().to_string());
+    let arg = arg.trim();
     match command {
         Slash::Resume if arg.is_empty() => {
             let current = runtime.session().id().to_string();
@@ -1095,37 +1057,10 @@ fn session_slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime
             };
             app.notice(text, NoticeLevel::Info);
         }
-        Slash::Resume => {
-            tokio::spawn(async move {
-                let r = rt.resume(&tern_runtime::Resume::Id(arg)).await.map(Box::new).map_err(|e| e.to_string());
-                let _ = tx.send(Msg::Resumed(r));
-            });
-        }
-        Slash::Fork => {
-            tokio::spawn(async move {
-                let msg = match rt.fork().await {
-                    Ok(id) => Msg::Notice(
-                        format!("forked: going on in session {id}; the earlier one is unchanged"),
-                        NoticeLevel::Info,
-                    ),
-                    Err(e) => Msg::Notice(e.to_string(), NoticeLevel::Warning),
-                };
-                let _ = tx.send(msg);
-            });
-        }
-        Slash::Rename => match runtime.rename(&arg) {
-            Ok(()) => app.notice(format!("session named “{arg}”"), NoticeLevel::Info),
-            Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
-        },
-        Slash::Export => {
-            tokio::spawn(async move {
-                let msg = match rt.export_to(&arg).await {
-                    Ok(path) => Msg::Notice(format!("conversation written to {}", path.display()), NoticeLevel::Info),
-                    Err(e) => Msg::Notice(e.to_string(), NoticeLevel::Warning),
-                };
-                let _ = tx.send(msg);
-            });
-        }
+        Slash::Resume => apply(runtime, tx, SessionCommand::Resume { id: arg.trim().to_string() }),
+        Slash::Fork => apply(runtime, tx, SessionCommand::Fork),
+        Slash::Rename => apply(runtime, tx, SessionCommand::Rename { title: arg.trim().to_string() }),
+        Slash::Export => apply(runtime, tx, SessionCommand::Export { file: arg.trim().to_string() }),
         _ => {}
     }
 }

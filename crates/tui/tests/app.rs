@@ -254,25 +254,35 @@ fn whole_frames_at_three_widths_and_with_a_question() {
 
 #[test]
 fn a_retry_says_why_and_counts_down() {
+    use tern_protocol::{RetryCause, RetryInfo};
     use tern_tui::app::retry_reason;
-    assert_eq!(retry_reason("anthropic returned HTTP 429 for model `m`: slow down"), "Rate limited (429)");
-    assert_eq!(retry_reason("anthropic returned HTTP 529 for model `m`: overloaded"), "Overloaded (529)");
-    assert_eq!(retry_reason("openai returned HTTP 502 for model `m`: bad gateway"), "Server error (502)");
-    assert_eq!(
-        retry_reason("could not reach anthropic at http://x: tcp connect error: Connection refused"),
-        "Connection refused"
-    );
-    assert_eq!(retry_reason("anthropic stream error (overloaded_error): Overloaded"), "Overloaded");
-    let t0 = Instant::now();
-    let mut a = app();
-    a.turn_started("x", t0);
-    let info = tern_protocol::RetryInfo {
+    let retry = |cause, status, error: &str| RetryInfo {
         attempt: 2,
         max_attempts: 4,
         delay_ms: 3000,
-        error: "anthropic returned HTTP 429 for model `m`: slow down".into(),
+        error: error.into(),
+        cause,
+        status,
         discard_partial: false,
     };
+    assert_eq!(retry_reason(&retry(RetryCause::Http, Some(429), "slow down")), "Rate limited (429)");
+    assert_eq!(retry_reason(&retry(RetryCause::Http, Some(529), "overloaded")), "Overloaded (529)");
+    assert_eq!(retry_reason(&retry(RetryCause::Http, Some(502), "bad gateway")), "Server error (502)");
+    assert_eq!(
+        retry_reason(&retry(
+            RetryCause::Connect,
+            None,
+            "could not reach anthropic at http://x: tcp connect error: Connection refused"
+        )),
+        "Connection refused"
+    );
+    assert_eq!(retry_reason(&retry(RetryCause::Overloaded, None, "Overloaded")), "Overloaded");
+    // The words come from the cause, not from the text: an HTTP status in a message body is not one.
+    assert_eq!(retry_reason(&retry(RetryCause::Stream, None, "the body said HTTP 429")), "Stream broke");
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("x", t0);
+    let info = retry(RetryCause::Http, Some(429), "anthropic returned HTTP 429 for model `m`: slow down");
     a.on_agent_event(&tern_protocol::AgentEvent::Retry(info), t0, |_, _| 0.0);
     let area = Rect::new(0, 0, 100, 12);
     let status_at = |a: &mut App, t: Instant| {

@@ -368,6 +368,8 @@ fn notices() {
         max_attempts: 5,
         delay_ms: 2000,
         error: "HTTP 529 overloaded".into(),
+        cause: Default::default(),
+        status: None,
         discard_partial: false,
     }));
     t.apply(&AgentEvent::Error {

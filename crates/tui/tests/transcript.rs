@@ -297,6 +297,8 @@ fn a_retry_that_discards_clears_the_partial_text() {
         max_attempts: 3,
         delay_ms: 500,
         error: "connection reset".into(),
+        cause: Default::default(),
+        status: None,
         discard_partial: true,
     }));
     t.apply(&AgentEvent::TextDelta { text: "again".into() });

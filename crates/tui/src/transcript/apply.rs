@@ -150,10 +150,24 @@ impl Transcript {
             }
             AgentEvent::Compaction { reason, summary, tokens_before, tokens_after } => {
                 self.end_stream();
-                self.compaction_cell(reason, summary, Some((*tokens_before, *tokens_after)));
+                self.compaction_cell(reason.as_str(), summary, Some((*tokens_before, *tokens_after)));
             }
             AgentEvent::TodoUpdate { .. } => {}
             AgentEvent::Subagent { parent_tool_use_id, event } => self.subagent(parent_tool_use_id, event),
+            // A `/NAME` command ran as its expansion: the prompt's cell shows that, folded under what was typed.
+            AgentEvent::PromptStarted { text, command: Some(typed) } => {
+                let last = self.entries.iter().rposition(|e| matches!(e.kind, CellKind::User { .. }));
+                if let Some(CellKind::User { text: shown, folded, .. }) = last.and_then(|i| self.cell_mut(i)) {
+                    *folded = Some(folded.take().unwrap_or_else(|| typed.clone()));
+                    *shown = text.clone();
+                }
+            }
+            // What the status line shows: the app keeps it.
+            AgentEvent::PromptStarted { .. }
+            | AgentEvent::ModeChanged { .. }
+            | AgentEvent::ModelChanged { .. }
+            | AgentEvent::UsageUpdated { .. }
+            | AgentEvent::SessionSwitched { .. } => {}
         }
     }
 
