@@ -455,3 +455,43 @@ async fn a_session_is_loaded_with_its_history() {
     let last = h.bodies().last().unwrap().to_string();
     assert!(last.contains("remember this") && last.contains("and now?"), "{last}");
 }
+
+/// A 1×1 PNG, base64.
+const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[tokio::test]
+async fn a_command_keeps_its_image_and_modes_follow_the_sessions_rule() {
+    let mut h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"Reviewed."}]}"#).await;
+    harness_mode(&mut h, None);
+    common::write(&h.path(".tern/commands/review.md"), "---\ndescription: Review\n---\nREVIEW-THIS: $ARGUMENTS\n");
+    std::fs::write(h.home.path().join("config.toml"), "[models.mock]\nimage_input = true\n").unwrap();
+    let (s, transport) = Session::start(h, &[]);
+    drive(&s, transport, Answer::Allow, None, async |cx, id| {
+        // Bypass is not the editor's to choose when the session did not start in it.
+        let bypass = cx.send_request(acp::SetSessionModeRequest::new(id.clone(), "bypass")).block_task().await;
+        let err = bypass.expect_err("bypass refused");
+        assert!(format!("{err:?}").contains("allow-dangerously-skip-permissions"), "{err:?}");
+        cx.send_request(acp::SetSessionModeRequest::new(id.clone(), "accept-edits")).block_task().await?;
+        let blocks = vec![
+            acp::ContentBlock::Text(acp::TextContent::new("/review the logo")),
+            acp::ContentBlock::Image(acp::ImageContent::new(PIXEL, "image/png")),
+        ];
+        let stop = cx.send_request(acp::PromptRequest::new(id.clone(), blocks)).block_task().await?.stop_reason;
+        assert_eq!(stop, acp::StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    let modes: Vec<String> = s
+        .updates()
+        .iter()
+        .filter_map(|u| match u {
+            acp::SessionUpdate::CurrentModeUpdate(m) => Some(m.current_mode_id.0.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(modes, ["accept-edits"], "one update, for the change the session made");
+    let h = s.finish().await;
+    let body = h.bodies()[0].to_string();
+    assert!(body.contains("REVIEW-THIS: the logo"), "the command expanded: {body}");
+    assert!(body.contains(PIXEL), "the image went with the command: {body}");
+}

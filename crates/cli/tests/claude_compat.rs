@@ -490,3 +490,61 @@ async fn flag_mistakes_are_named() {
     assert!(out.stderr.contains("`nosuchtool`: no tool is named"), "{}", out.stderr);
     assert!(!out.stderr.contains("`Read`") && !out.stderr.contains("`tool_search`"), "{}", out.stderr);
 }
+
+/// A 1×1 PNG, base64.
+const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+#[tokio::test]
+async fn stream_input_expands_commands_with_their_images_as_p_does() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"Reviewed."},{"text":"Again."}]}"#).await;
+    common::write(&h.path(".tern/commands/review.md"), "---\ndescription: Review\n---\nREVIEW-THIS: $ARGUMENTS\n");
+    std::fs::write(h.home.path().join("config.toml"), "[models.mock]\nimage_input = true\n").unwrap();
+    let mut s = Streaming::start(&h, &[]);
+    s.send(
+        json!({"type": "user", "session_id": "", "parent_tool_use_id": null, "message": {"role": "user", "content": [
+            {"type": "text", "text": "/review the logo"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}}
+        ]}}),
+    )
+    .await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "Reviewed.");
+    s.user("/review twice").await;
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+    let bodies = h.bodies();
+    assert!(bodies[1].to_string().contains("REVIEW-THIS: twice"), "every message expands");
+    let first = bodies[0].to_string();
+    assert!(first.contains("REVIEW-THIS: the logo"), "expanded as -p expands it: {first}");
+    assert!(first.contains(PIXEL), "the image went with the command");
+}
+
+#[tokio::test]
+async fn bypass_is_entered_mid_session_only_when_allowed_at_start() {
+    let script = r#"{"turns":[{"text":"ok"}]}"#;
+    let mut h = Harness::new(Wire::Anthropic, script).await;
+    h.mode = None;
+    let set = |id: &str, mode: &str| json!({"type": "control_request", "request_id": id, "request": {"subtype": "set_permission_mode", "mode": mode}});
+    // Claude Code refuses this without the dangerous flag; so does tern.
+    let mut s = Streaming::start(&h, &[]);
+    s.send(set("b1", "bypassPermissions")).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "error", "{r}");
+    assert!(r["response"]["error"].as_str().unwrap().contains("--allow-dangerously-skip-permissions"), "{r}");
+    // Another mode is entered, and the change is said as Claude's status line says it.
+    s.send(set("p1", "plan")).await;
+    s.until(|v| v["type"] == "control_response").await;
+    let (code, seen) = s.finish().await;
+    assert_eq!(code, 0);
+    let status = seen.iter().find(|v| v["subtype"] == "status").expect("a status line");
+    assert_eq!(status["permissionMode"], "plan", "{status}");
+    assert!(!seen.iter().any(|v| v["permissionMode"] == "bypassPermissions"), "{seen:?}");
+    // With the flag given at start, it may be entered later.
+    let mut s = Streaming::start(&h, &["--allow-dangerously-skip-permissions"]);
+    s.send(set("b2", "bypassPermissions")).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "success", "{r}");
+    assert_eq!(r["response"]["response"]["mode"], "bypassPermissions");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}

@@ -670,3 +670,34 @@ async fn print_mode_on_a_terminal_drops_the_models_escape_sequences() {
     assert!(raw.contains("beforeafter"), "{raw:?}");
     assert!(!raw.contains("\u{1b}]52") && !raw.contains("\u{1b}]0;") && !raw.contains("\u{1b}[2J"), "{raw:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_brings_the_sessions_totals_with_it() {
+    let script = r#"{"turns":[
+        {"when_request_contains":"tui prompt","text":"tui reply","usage":{"input_tokens":7000,"output_tokens":700}},
+        {"text":"first reply","usage":{"input_tokens":1234,"output_tokens":56}}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    std::fs::write(
+        h.home.path().join("config.toml"),
+        "[models.mock]\ncontext_window = 100000\nmax_output = 1000\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\n\n\
+",
+    )
+    .unwrap();
+    let out = h.run(&["-p", "remember the heron", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let earlier: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let id = earlier["session_id"].as_str().unwrap().to_string();
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("tui prompt\r");
+    s.wait_for("tui reply");
+    s.type_text("/cost\r");
+    s.wait_for("tokens in 7000 · out 700");
+    s.type_text(&format!("/resume {id}\r"));
+    s.wait_for("resumed session");
+    // The resumed session's own totals, not this one's.
+    s.type_text("/cost\r");
+    s.wait_for("tokens in 1234 · out 56");
+    quit(&mut s);
+}
