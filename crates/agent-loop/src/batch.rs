@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::Value;
 use tern_protocol::{AgentEvent, ExecutionMode, ToolCall, ToolResultContent};
 use tokio_util::sync::CancellationToken;
 
@@ -17,8 +16,8 @@ pub struct ToolCallResult {
     pub content: Vec<ToolResultContent>,
     /// Whether it failed.
     pub is_error: bool,
-    /// Structured details for front ends.
-    pub details: Option<Value>,
+    /// What the tool reports to front ends besides its result.
+    pub details: Option<tern_protocol::ToolDetails>,
 }
 
 impl ToolCallResult {

@@ -32,8 +32,8 @@ pub struct ToolContext {
 pub struct ToolOutput {
     /// What the model gets.
     pub content: Vec<ToolResultContent>,
-    /// Structured details for front ends (exit code, paths, diff, ...).
-    pub details: Option<Value>,
+    /// What the tool reports to front ends besides its result (exit code, diff, ...).
+    pub details: Option<tern_protocol::ToolDetails>,
 }
 
 impl ToolOutput {
@@ -43,7 +43,7 @@ impl ToolOutput {
     }
 
     /// The same result with structured details for front ends.
-    pub fn with_details(mut self, details: Value) -> Self {
+    pub fn with_details(mut self, details: tern_protocol::ToolDetails) -> Self {
         self.details = Some(details);
         self
     }
@@ -55,14 +55,20 @@ impl ToolOutput {
 pub struct ToolError {
     /// The message for the model.
     pub message: String,
-    /// Structured details for front ends.
-    pub details: Option<Value>,
+    /// What the tool reports to front ends besides the message.
+    pub details: Option<tern_protocol::ToolDetails>,
 }
 
 impl ToolError {
     /// An error with only a message.
     pub fn new(message: impl Into<String>) -> Self {
         Self { message: message.into(), details: None }
+    }
+
+    /// The same error with details for front ends.
+    pub fn with_details(mut self, details: tern_protocol::ToolDetails) -> Self {
+        self.details = Some(details);
+        self
     }
 }
 

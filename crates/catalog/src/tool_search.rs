@@ -117,7 +117,8 @@ impl Tool for ToolSearch {
             let names: Vec<String> = found.matches.iter().map(|&i| snapshot.tools[i].name().to_string()).collect();
             let newly = self.state.activate(&names);
             let text = render(&snapshot, &found, query.or(regex).unwrap_or_default());
-            Ok(ToolOutput::text(text).with_details(json!({"matches": names, "activated": newly})))
+            let details = tern_protocol::ToolSearchDetails { matches: names, activated: newly };
+            Ok(ToolOutput::text(text).with_details(tern_protocol::ToolDetails::ToolSearch(details)))
         })
     }
 }

@@ -21,8 +21,8 @@ use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use tern_agent_loop::EventSink;
-use tern_protocol::Command;
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolKind, ToolResultContent};
+use tern_protocol::{Command, ToolDetails};
 use tern_runtime::apply::Interrupter;
 use tern_runtime::{Mode, PermissionAnswer, Runtime};
 use tokio::sync::mpsc;
@@ -30,8 +30,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::exit;
 
-/// The largest file whose text goes into a diff update (before and after).
-const MAX_DIFF_FILE: u64 = 1024 * 1024;
+/// The largest new file whose text goes into a diff update.
+const MAX_DIFF_FILE: usize = 1024 * 1024;
 
 /// What the connection's handlers share with the worker that runs sessions.
 #[derive(Default)]
@@ -619,29 +619,39 @@ fn result_content(content: &[ToolResultContent]) -> Vec<acp::ToolCallContent> {
         .collect()
 }
 
-/// A workspace file's text for a diff, when it is small enough: read as
-/// tern reads a repository's files (kept inside the workspace through links,
-/// opened refusing a link swapped in since), so the editor is never handed
-/// a file outside it.
-fn file_text(path: &Path, workspace: &Path) -> Option<String> {
-    tern_runtime::small_file::read_bounded(path, MAX_DIFF_FILE, Some(workspace)).ok()
-}
-
 /// A running call of a prompt, by id.
 struct Call {
-    /// The file it works on.
-    path: Option<PathBuf>,
-    /// That file's text before an edit.
-    before: Option<String>,
+    /// A new file's text, as the call sent it (write).
+    content: Option<String>,
     /// Whether it was said to be in progress.
     progressed: bool,
+}
+
+/// What a file tool did, as diffs: one per hunk of the change it made (what
+/// the tool wrote, not the disk read again), or a new file's whole text.
+fn diffs(details: Option<&ToolDetails>, call: Option<&Call>) -> Vec<acp::ToolCallContent> {
+    let Some(change) = details.and_then(ToolDetails::file_change) else { return Vec::new() };
+    let Some(file) = &change.file else { return Vec::new() };
+    if let Some(ToolDetails::Write(w)) = details
+        && w.created
+    {
+        let text = call.and_then(|c| c.content.clone()).filter(|t| t.len() <= MAX_DIFF_FILE);
+        return text.map(|t| acp::ToolCallContent::from(acp::Diff::new(file.clone(), t))).into_iter().collect();
+    }
+    change
+        .hunks
+        .iter()
+        .map(|h| {
+            let (old, new) = h.texts();
+            acp::ToolCallContent::from(acp::Diff::new(file.clone(), new).old_text(old))
+        })
+        .collect()
 }
 
 /// A session's events as `session/update` notifications.
 fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSink {
     use std::sync::atomic::{AtomicU64, Ordering};
     let workspace = runtime.workspace().to_path_buf();
-    let policy = runtime.policy().clone();
     // The context the last response filled, of the model's window.
     let window = AtomicU64::new(runtime.model_info().context_window);
     let last_used = AtomicU64::new(0);
@@ -655,15 +665,12 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                 acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(&text)))
             }
             AgentEvent::ToolCallStart { id, name, input } => {
-                // The file before an edit, for the diff: not one searches leave out (a credential
-                // location, what a `read(...)` deny rule keeps from the model).
-                let path = path_of(&name, &input, &workspace).filter(|p| !policy.search_skips(p));
-                let before = path
-                    .as_deref()
-                    .filter(|_| ToolKind::of(&name) == ToolKind::Edit)
-                    .and_then(|p| file_text(p, &workspace));
+                // A new file's text is the call's own; nothing is read from the disk for a diff.
+                let content = (tern_protocol::canonical_tool_name(&name) == "write")
+                    .then(|| input.get("content").and_then(Value::as_str).map(str::to_string))
+                    .flatten();
                 let call = tool_call(&id, &name, &input, &workspace);
-                let running = Call { path, before, progressed: false };
+                let running = Call { content, progressed: false };
                 calls.lock().unwrap_or_else(PoisonError::into_inner).insert(id, running);
                 acp::SessionUpdate::ToolCall(call)
             }
@@ -680,26 +687,14 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                     _ => return,
                 }
             }
-            AgentEvent::ToolExecutionEnd { id, name, content, is_error, details, .. } => {
+            AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => {
                 let started = calls.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
-                let mut parts = Vec::new();
-                // An edit that went through: the file before and after.
-                if !is_error
-                    && ToolKind::of(&name) == ToolKind::Edit
-                    && let Some(Call { path: Some(path), before, .. }) = &started
-                    && let Some(after) = file_text(path, &workspace)
-                {
-                    let diff = acp::Diff::new(path.clone(), after);
-                    let diff = match before {
-                        Some(b) => diff.old_text(b.clone()),
-                        None => diff,
-                    };
-                    parts.push(acp::ToolCallContent::from(diff));
-                }
+                // An edit or write that went through: what it changed, from the tool's own diff.
+                let mut parts = if is_error { Vec::new() } else { diffs(details.as_ref(), started.as_ref()) };
                 parts.extend(result_content(&content));
                 let status = if is_error { acp::ToolCallStatus::Failed } else { acp::ToolCallStatus::Completed };
                 let mut fields = acp::ToolCallUpdateFields::new().status(status).content(parts);
-                if let Some(d) = details {
+                if let Some(d) = details.as_ref().and_then(|d| serde_json::to_value(d).ok()) {
                     fields = fields.raw_output(d);
                 }
                 acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))

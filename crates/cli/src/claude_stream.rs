@@ -173,7 +173,7 @@ impl ClaudeStream {
                     "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
                 });
                 if let Some(d) = details {
-                    line["tool_use_result"] = d;
+                    line["tool_use_result"] = serde_json::to_value(d).unwrap_or(Value::Null);
                 }
                 out.push(line);
             }

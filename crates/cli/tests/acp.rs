@@ -495,3 +495,45 @@ async fn a_command_keeps_its_image_and_modes_follow_the_sessions_rule() {
     assert!(body.contains("REVIEW-THIS: the logo"), "the command expanded: {body}");
     assert!(body.contains(PIXEL), "the image went with the command: {body}");
 }
+
+#[tokio::test]
+async fn diffs_show_what_the_tool_changed_not_the_file_read_again() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        r#"{"turns":[
+            {"tool_calls":[{"name":"read","arguments":{"path":"big.txt"}}]},
+            {"tool_calls":[{"name":"edit","arguments":{"path":"big.txt","old_string":"line 500\n","new_string":"LINE FIVE HUNDRED\n"}}]},
+            {"tool_calls":[{"name":"write","arguments":{"path":"new.txt","content":"fresh\n"}}]},
+            {"text":"Changed."}]}"#,
+    )
+    .await;
+    let big: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(h.path("big.txt"), &big).unwrap();
+    let (s, transport) = Session::start(h, &[]);
+    let stop = drive(&s, transport, Answer::Allow, None, async |cx, id| Ok(prompt(&cx, &id, "change it").await)).await;
+    assert_eq!(stop, acp::StopReason::EndTurn);
+    let diffs: Vec<acp::Diff> = s
+        .updates()
+        .iter()
+        .filter_map(|u| match u {
+            acp::SessionUpdate::ToolCallUpdate(t) => t.fields.content.clone(),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|c| match c {
+            acp::ToolCallContent::Diff(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(diffs.len(), 2, "{diffs:?}");
+    // The edit's hunk: the changed line with its context, not the whole file.
+    let old = diffs[0].old_text.as_deref().unwrap();
+    assert!(old.contains("line 500\n") && old.contains("line 497\n"), "{old}");
+    assert!(!old.contains("line 1\n") && !old.contains("line 900"), "the hunk, not the file: {old}");
+    assert!(diffs[0].new_text.contains("LINE FIVE HUNDRED"));
+    // A new file: no old text, the text the call wrote.
+    assert_eq!(diffs[1].old_text, None);
+    assert_eq!(diffs[1].new_text, "fresh\n");
+    assert!(diffs[1].path.ends_with("new.txt"));
+    s.finish().await;
+}

@@ -5,7 +5,7 @@
 //! binary data.
 
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tern_agent_loop::{ToolError, ToolOutput};
 use tern_protocol::{ImageSource, ToolResultContent};
 
@@ -18,10 +18,11 @@ pub fn convert_result(server: &str, tool: &str, result: CallToolResult) -> Resul
     {
         content.push(ToolResultContent::text(structured.to_string()));
     }
-    let mut details = json!({ "server": server, "tool": tool });
-    if let Some(structured) = result.structured_content {
-        details["structured_content"] = structured;
-    }
+    let details = tern_protocol::ToolDetails::Mcp(tern_protocol::McpDetails {
+        server: server.to_string(),
+        tool: tool.to_string(),
+        structured_content: result.structured_content,
+    });
 
     if result.is_error == Some(true) {
         let text = ToolResultContent::joined_text(&content);
@@ -98,6 +99,7 @@ fn compact_json(value: serde_json::Result<Value>) -> String {
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
+    use serde_json::json;
 
     use super::*;
 
@@ -121,7 +123,7 @@ mod tests {
                 }
             ]
         );
-        assert_eq!(out.details, Some(json!({"server": "s", "tool": "t"})));
+        assert_eq!(serde_json::to_value(out.details).unwrap(), json!({"kind": "mcp", "server": "s", "tool": "t"}));
     }
 
     #[test]
@@ -161,7 +163,10 @@ mod tests {
         let r = result(json!({"content": [], "structuredContent": {"temp": 21}}));
         let out = convert_result("s", "t", r).unwrap();
         assert_eq!(out.content, vec![ToolResultContent::text(r#"{"temp":21}"#)]);
-        assert_eq!(out.details, Some(json!({"server": "s", "tool": "t", "structured_content": {"temp": 21}})));
+        assert_eq!(
+            serde_json::to_value(out.details).unwrap(),
+            json!({"kind": "mcp", "server": "s", "tool": "t", "structured_content": {"temp": 21}})
+        );
     }
 
     #[test]

@@ -1,8 +1,376 @@
 //! Structured details tools attach to their results for front ends, as
-//! types both sides share (the tool writes them, the TUI and headless read
-//! them back through the same struct, never key by key).
+//! types both sides share: the tool writes a [`ToolDetails`], and the TUI,
+//! ACP and headless output read the same enum back, never key by key. On
+//! the wire (`tern-events`, stream-json's `tool_use_result`, ACP's
+//! `rawOutput`) a payload is its fields with a `kind` naming it.
+
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{Mode, TodoItem, UsageTotals, UserAnswer};
+
+/// What a tool reports besides what the model reads: one payload per kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolDetails {
+    /// A finished bash command.
+    Bash(BashDetails),
+    /// A command or subagent started in the background.
+    Background(BackgroundDetails),
+    /// A background task as it is now (`task_output`, `task_stop`).
+    BackgroundTask(crate::TaskSummary),
+    /// A file read (text or image).
+    Read(ReadDetails),
+    /// A file edited.
+    Edit(EditDetails),
+    /// A file written.
+    Write(WriteDetails),
+    /// A search (grep, glob, ls).
+    Search(SearchDetails),
+    /// The todo list written.
+    Todo(TodoDetails),
+    /// Plan mode entered or left.
+    Plan(PlanDetails),
+    /// The person's answers to the model's questions.
+    Answers(AnswersDetails),
+    /// A subagent's run.
+    Task(TaskDetails),
+    /// A skill loaded.
+    Skill(SkillDetails),
+    /// A web page fetched.
+    WebFetch(WebFetchDetails),
+    /// The provider's web search.
+    WebSearch(WebSearchDetails),
+    /// Deferred tools found.
+    ToolSearch(ToolSearchDetails),
+    /// An MCP server's tool.
+    Mcp(McpDetails),
+    /// Anything else an extension or an SDK tool attaches, as it sent it.
+    #[serde(untagged)]
+    Other(Value),
+}
+
+impl ToolDetails {
+    /// The diff of a file change (edit or write), when the tool made one.
+    pub fn file_change(&self) -> Option<&FileChange> {
+        match self {
+            ToolDetails::Edit(e) => Some(&e.change),
+            ToolDetails::Write(w) => w.change.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// One line of a hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffLine {
+    /// `+`, `-` or ` `.
+    pub tag: char,
+    /// Old line number (context and removed lines).
+    pub old: Option<usize>,
+    /// New line number (context and added lines).
+    pub new: Option<usize>,
+    /// The text, without its newline.
+    pub text: String,
+}
+
+/// A group of nearby changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hunk {
+    /// First old line (1-based).
+    pub old_start: usize,
+    /// First new line (1-based).
+    pub new_start: usize,
+    /// Its lines.
+    pub lines: Vec<DiffLine>,
+}
+
+impl Hunk {
+    /// The hunk's text before and after (context lines in both).
+    pub fn texts(&self) -> (String, String) {
+        let (mut old, mut new) = (String::new(), String::new());
+        for l in &self.lines {
+            if l.tag != '+' {
+                old.push_str(&l.text);
+                old.push('\n');
+            }
+            if l.tag != '-' {
+                new.push_str(&l.text);
+                new.push('\n');
+            }
+        }
+        (old, new)
+    }
+}
+
+/// What a change did to a file, as the tool made it (not read back from disk).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// The file, absolute, as the policy judged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// Unified diff with 3 lines of context.
+    #[serde(default)]
+    pub diff: String,
+    /// The same, as hunks of tagged lines.
+    #[serde(default)]
+    pub hunks: Vec<Hunk>,
+    /// Lines added.
+    #[serde(default)]
+    pub added: usize,
+    /// Lines removed.
+    #[serde(default)]
+    pub removed: usize,
+}
+
+/// An edit.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EditDetails {
+    /// The file as shown (workspace-relative when inside it).
+    pub path: String,
+    /// How many replacements were made.
+    pub replacements: usize,
+    /// Whether a near match (whitespace, quotes) was used.
+    #[serde(default)]
+    pub fallback: bool,
+    /// The change.
+    #[serde(flatten)]
+    pub change: FileChange,
+}
+
+/// A write.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WriteDetails {
+    /// The file as shown.
+    pub path: String,
+    /// Whether it was created.
+    pub created: bool,
+    /// Lines written.
+    pub lines: usize,
+    /// Bytes written.
+    pub bytes: usize,
+    /// The change to what was there (an overwrite).
+    #[serde(default, skip_serializing_if = "Option::is_none", flatten)]
+    pub change: Option<FileChange>,
+}
+
+/// A read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReadDetails {
+    /// The file as shown.
+    #[serde(default)]
+    pub path: String,
+    /// First line shown (text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u64>,
+    /// Last line shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
+    /// Lines in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    /// Whether `total_lines` is an estimate (a large file).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub total_lines_estimated: bool,
+    /// Whether more follows what was shown.
+    #[serde(default)]
+    pub truncated: bool,
+    /// An image's facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageDetails>,
+}
+
+/// An image read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ImageDetails {
+    /// `png`, `jpeg`, ...
+    pub format: String,
+    /// Width in pixels.
+    pub width: Option<u32>,
+    /// Height in pixels.
+    pub height: Option<u32>,
+    /// Bytes on disk.
+    pub bytes: u64,
+    /// Whether it went to the model.
+    pub sent: bool,
+    /// What was sent: its type, size and bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Width sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_width: Option<u32>,
+    /// Height sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_height: Option<u32>,
+    /// Bytes sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_bytes: Option<usize>,
+}
+
+/// A search: grep, glob or ls.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SearchDetails {
+    /// Where it searched, as shown.
+    pub path: String,
+    /// Entries found in all (matches, files, directory entries).
+    pub total: usize,
+    /// Files with matches (grep).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+    /// Entries shown.
+    #[serde(default)]
+    pub shown: usize,
+    /// Where the page started (grep's `offset`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<usize>,
+    /// Whether entries were left out.
+    #[serde(default)]
+    pub truncated: bool,
+    /// Files that could not be read.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable: usize,
+}
+
+/// Something started in the background.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BackgroundDetails {
+    /// Its task id.
+    pub background_task: String,
+    /// A command's sandbox level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// Why the sandbox was weaker than asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_warning: Option<String>,
+    /// A subagent's type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_type: Option<String>,
+}
+
+/// The todo list as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TodoDetails {
+    /// Every item, in order.
+    pub todos: Vec<TodoItem>,
+}
+
+/// Plan mode entered or left.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PlanDetails {
+    /// The mode after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    /// Whether the person approved the plan (leaving plan mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
+    /// Whether the plan ended the run (nobody could approve it).
+    #[serde(default)]
+    pub ended: bool,
+}
+
+/// The person's answers.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AnswersDetails {
+    /// One per question.
+    pub answers: Vec<UserAnswer>,
+}
+
+/// A subagent's run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskDetails {
+    /// Its type.
+    pub subagent_type: String,
+    /// Turns it took.
+    pub turns: u32,
+    /// Tokens it used.
+    pub usage: UsageTotals,
+    /// What they cost.
+    pub cost_usd: f64,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// Why it stopped.
+    pub stop_reason: crate::AgentStopReason,
+}
+
+/// A skill loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkillDetails {
+    /// Its name.
+    pub skill: String,
+    /// Where it was found (`project`, `user`, ...).
+    pub source: String,
+    /// Its file (none for a bundled skill).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+    /// The rules it allows while the prompt runs.
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+}
+
+/// A web page fetched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WebFetchDetails {
+    /// The URL after redirects.
+    pub url: String,
+    /// The redirects followed, in order.
+    pub redirects: Vec<String>,
+    /// Bytes of text.
+    pub bytes: usize,
+    /// Whether the text was cut.
+    pub truncated: bool,
+}
+
+/// The provider's web search.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WebSearchDetails {
+    /// Results it found.
+    pub results: usize,
+}
+
+/// Deferred tools found by `tool_search`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolSearchDetails {
+    /// The tools that matched.
+    pub matches: Vec<String>,
+    /// Those made available by this call.
+    pub activated: Vec<String>,
+}
+
+/// An MCP server's tool.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct McpDetails {
+    /// The server.
+    pub server: String,
+    /// The tool's own name there.
+    pub tool: String,
+    /// The structured result it sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+}
 
 /// What a finished bash command reports besides its output.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -38,9 +406,31 @@ pub struct BashDetails {
     pub sandbox_warning: Option<String>,
 }
 
-impl BashDetails {
-    /// The details of a result, if they are a bash command's.
-    pub fn from_value(details: Option<&serde_json::Value>) -> Option<BashDetails> {
-        details.and_then(|d| serde_json::from_value(d.clone()).ok())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payload_is_its_fields_with_a_kind_and_reads_back() {
+        let d = ToolDetails::Edit(EditDetails {
+            path: "a.rs".into(),
+            replacements: 1,
+            fallback: false,
+            change: FileChange { added: 1, removed: 2, ..FileChange::default() },
+        });
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(v["kind"], "edit");
+        assert_eq!(v["added"], 1);
+        assert_eq!(serde_json::from_value::<ToolDetails>(v).unwrap(), d);
+        // What an extension sends stays as it sent it.
+        let other = serde_json::json!({"anything": [1, 2]});
+        assert_eq!(serde_json::from_value::<ToolDetails>(other.clone()).unwrap(), ToolDetails::Other(other));
+    }
+
+    #[test]
+    fn a_hunk_gives_its_text_before_and_after() {
+        let line = |tag, text: &str| DiffLine { tag, old: None, new: None, text: text.into() };
+        let h = Hunk { old_start: 1, new_start: 1, lines: vec![line(' ', "a"), line('-', "b"), line('+', "B")] };
+        assert_eq!(h.texts(), ("a\nb\n".to_string(), "a\nB\n".to_string()));
     }
 }

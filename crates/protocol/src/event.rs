@@ -162,9 +162,9 @@ pub enum AgentEvent {
         content: Vec<ToolResultContent>,
         /// Whether it failed.
         is_error: bool,
-        /// Structured details for front ends (exit code, paths, ...).
+        /// What the tool reports besides its result (exit code, diff, ...).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        details: Option<Value>,
+        details: Option<crate::ToolDetails>,
         /// Wall time of the execution.
         duration_ms: u64,
     },

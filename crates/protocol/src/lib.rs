@@ -29,7 +29,11 @@ mod usage;
 
 pub use background::{TaskStatus, TaskSummary};
 pub use command::Command;
-pub use details::BashDetails;
+pub use details::{
+    AnswersDetails, BackgroundDetails, BashDetails, DiffLine, EditDetails, FileChange, Hunk, ImageDetails, McpDetails,
+    PlanDetails, ReadDetails, SearchDetails, SkillDetails, TaskDetails, TodoDetails, ToolDetails, ToolSearchDetails,
+    WebFetchDetails, WebSearchDetails, WriteDetails,
+};
 pub use event::{AgentEvent, AgentStopReason, CompactReason, RetryCause, RetryInfo, SessionSwitch};
 pub use judged::{FileIdentity, JudgedPath};
 pub use message::{ContentBlock, ImageSource, Message, Role, ServerTool, StopReason, ToolResultContent, WebSource};

@@ -12,7 +12,7 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource, UserQuestion};
+use tern_protocol::{ExecutionMode, ToolDefinition, ToolDetails, ToolSource, UserQuestion};
 use tokio_util::sync::CancellationToken;
 
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
@@ -218,7 +218,7 @@ impl Tool for AskUser {
             for a in &answers {
                 text.push_str(&format!("- {} → {}\n", a.question, a.answers.join(", ")));
             }
-            Ok(ToolOutput::text(text).with_details(json!({"answers": answers})))
+            Ok(ToolOutput::text(text).with_details(ToolDetails::Answers(tern_protocol::AnswersDetails { answers })))
         })
     }
 }
@@ -242,7 +242,7 @@ impl Tool for EnterPlan {
                 "Plan mode is on: nothing can be changed now. Explore and read what you need, then present \
                      your plan with exit_plan_mode.",
             )
-            .with_details(json!({"mode": "plan"})))
+            .with_details(plan_details(Some(Mode::Plan), None, false)))
         })
     }
 }
@@ -287,7 +287,7 @@ impl Tool for ExitPlan {
                 Ok(ToolOutput::text(format!(
                     "The person approved the plan. Permission mode is now {mode}: carry the plan out."
                 ))
-                .with_details(json!({"mode": mode.to_string(), "approved": true})))
+                .with_details(plan_details(Some(mode), Some(true), false)))
             };
             match answer {
                 PermissionAnswer::AllowInMode(mode) => approved(mode),
@@ -299,15 +299,20 @@ impl Tool for ExitPlan {
                         ),
                         None => "The person did not approve the plan. Stay in plan mode and ask what to change.".into(),
                     },
-                    details: Some(json!({"approved": false})),
+                    details: Some(plan_details(None, Some(false), false)),
                 }),
                 // Nobody to approve (headless `--permission-mode plan`): the plan is the run's result.
                 PermissionAnswer::Unanswered => {
                     *self.0.interaction.end_with.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan.clone());
                     Ok(ToolOutput::text("No one can approve the plan in this run; it is the run's result. Stop here.")
-                        .with_details(json!({"approved": false, "ended": true})))
+                        .with_details(plan_details(None, Some(false), true)))
                 }
             }
         })
     }
+}
+
+/// What the plan-mode tools report.
+fn plan_details(mode: Option<Mode>, approved: Option<bool>, ended: bool) -> ToolDetails {
+    ToolDetails::Plan(tern_protocol::PlanDetails { mode, approved, ended })
 }

@@ -532,9 +532,9 @@ pub(crate) fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome 
 /// The list a successful `todo_write` wrote, from its details.
 fn todo_list(e: &AgentEvent) -> Option<Vec<tern_protocol::TodoItem>> {
     match e {
-        AgentEvent::ToolExecutionEnd { name, is_error: false, details: Some(d), .. } if name == "todo_write" => {
-            serde_json::from_value(d.get("todos")?.clone()).ok()
-        }
+        AgentEvent::ToolExecutionEnd {
+            is_error: false, details: Some(tern_protocol::ToolDetails::Todo(t)), ..
+        } => Some(t.todos.clone()),
         _ => None,
     }
 }

@@ -426,8 +426,12 @@ impl Tool for SkillTool {
             if !allowed.is_empty() {
                 text.push_str(&format!("\nAllowed without asking while this prompt runs: {}\n", allowed.join(", ")));
             }
-            let details = json!({"skill": skill.name, "source": skill.source.as_str(), "path": skill.path,
-                                 "allowed_tools": allowed});
+            let details = tern_protocol::ToolDetails::Skill(tern_protocol::SkillDetails {
+                skill: skill.name.clone(),
+                source: skill.source.as_str().to_string(),
+                path: skill.path.clone(),
+                allowed_tools: allowed,
+            });
             Ok(ToolOutput::text(text).with_details(details))
         })
     }

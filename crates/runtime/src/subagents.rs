@@ -30,7 +30,9 @@ use tern_agent_loop::{
     AgentLoop, EventSink, LoopConfig, RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink,
 };
 use tern_catalog::{AgentKind, Registry, SubagentRole, TurnFacts};
-use tern_protocol::{AgentEvent, AgentStopReason, ExecutionMode, Message, ToolDefinition, ToolSource, Usage};
+use tern_protocol::{
+    AgentEvent, AgentStopReason, ExecutionMode, Message, ToolDefinition, ToolDetails, ToolSource, Usage,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentProfile;
@@ -337,7 +339,11 @@ impl Tool for TaskTool {
                          {{\"id\": \"{id}\"}} once it finishes (`exited with code 0`); task_stop ends it.",
                     child.name
                 ))
-                .with_details(json!({"background_task": id, "subagent_type": child.name})));
+                .with_details(ToolDetails::Background(tern_protocol::BackgroundDetails {
+                    background_task: id,
+                    subagent_type: Some(child.name.clone()),
+                    ..Default::default()
+                })));
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
@@ -347,13 +353,13 @@ impl Tool for TaskTool {
                 usage.responses.extend(outcome.responses.iter().cloned());
                 usage.cost_usd += cost;
             }
-            let details = json!({
-                "subagent_type": child.name,
-                "turns": outcome.turns,
-                "usage": outcome.usage,
-                "cost_usd": cost,
-                "duration_ms": started.elapsed().as_millis() as u64,
-                "stop_reason": outcome.stop_reason,
+            let details = ToolDetails::Task(tern_protocol::TaskDetails {
+                subagent_type: child.name.clone(),
+                turns: outcome.turns,
+                usage: outcome.usage,
+                cost_usd: cost,
+                duration_ms: started.elapsed().as_millis() as u64,
+                stop_reason: outcome.stop_reason,
             });
             let answer = outcome.final_text.trim();
             match outcome.stop_reason {

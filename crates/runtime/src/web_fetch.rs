@@ -383,8 +383,12 @@ impl Tool for WebFetch {
             out.push('\n');
             out.push_str(shown);
             out.push_str(&note);
-            let details =
-                json!({"url": final_url, "redirects": hops, "bytes": text.len(), "truncated": !note.is_empty()});
+            let details = tern_protocol::ToolDetails::WebFetch(tern_protocol::WebFetchDetails {
+                url: final_url,
+                redirects: hops,
+                bytes: text.len(),
+                truncated: !note.is_empty(),
+            });
             Ok(ToolOutput::text(out).with_details(details))
         })
     }

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolResultContent};
+use tern_protocol::{BackgroundDetails, ExecutionMode, ToolDefinition, ToolDetails, ToolResultContent};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -131,8 +131,12 @@ impl Tool for BashTool {
                     "Started in the background as {id}. Read its output with task_output {{\"id\": \"{id}\"}}; \
                          stop it with task_stop. It is stopped when tern exits."
                 ))
-                .with_details(json!({"background_task": id, "sandbox": applied.label(),
-                                     "sandbox_warning": applied.warning})));
+                .with_details(ToolDetails::Background(BackgroundDetails {
+                    background_task: id,
+                    sandbox: Some(applied.label().to_string()),
+                    sandbox_warning: applied.warning,
+                    subagent_type: None,
+                })));
             }
             let timeout = Duration::from_millis(timeout_ms);
             run(&self.env, &args.command, timeout, spill, sandbox, &cancel, &updates).await.map(|mut out| {
@@ -431,7 +435,7 @@ fn report(
         sandbox: Some(sandbox.label().to_string()),
         sandbox_warning: sandbox.warning.clone(),
     };
-    let details = serde_json::to_value(details).unwrap_or_default();
+    let details = ToolDetails::Bash(details);
     if is_error {
         Err(ToolError { message: text, details: Some(details) })
     } else {

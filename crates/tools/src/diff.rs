@@ -3,35 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use similar::{Algorithm, ChangeTag, TextDiff};
+pub use tern_protocol::{DiffLine, Hunk};
 
 /// Bytes of diff shown to the model at most.
 pub const MAX_DIFF_BYTES: usize = 8 * 1024;
-
-/// One line of a hunk.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DiffLine {
-    /// `+`, `-` or ` `.
-    pub tag: char,
-    /// Old line number (context and removed lines).
-    pub old: Option<usize>,
-    /// New line number (context and added lines).
-    pub new: Option<usize>,
-    /// The text, without its newline.
-    pub text: String,
-}
-
-/// A group of nearby changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Hunk {
-    /// First old line (1-based).
-    pub old_start: usize,
-    /// First new line (1-based).
-    pub new_start: usize,
-    /// Its lines.
-    pub lines: Vec<DiffLine>,
-}
 
 /// Both forms plus line counts.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition};
+use tern_protocol::{EditDetails, ExecutionMode, FileChange, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
 use crate::FileStamp;
@@ -290,8 +290,10 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
     }
     msg.push('\n');
     msg.push_str(&crate::diff::bounded(&unified));
-    Ok(ToolOutput::text(msg).with_details(json!({
-        "path": shown, "replacements": replacements, "fallback": fallback,
-        "added": added, "removed": removed, "diff": unified, "hunks": hunks,
+    Ok(ToolOutput::text(msg).with_details(ToolDetails::Edit(EditDetails {
+        path: shown.clone(),
+        replacements,
+        fallback,
+        change: FileChange { file: Some(target.real.clone()), diff: unified, hunks, added, removed },
     })))
 }

@@ -13,7 +13,7 @@ use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition};
+use tern_protocol::{ExecutionMode, SearchDetails, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
 use crate::search_walk::{Hidden, PathKind, existing_path, glob_set, place, walker};
@@ -139,7 +139,7 @@ pub fn search(
             args.pattern,
             place(&shown_root)
         ))
-        .with_details(json!({"path": shown_root, "total": 0, "shown": 0})));
+        .with_details(ToolDetails::Search(SearchDetails { path: shown_root, ..SearchDetails::default() })));
     }
     newest_first(&mut found);
     found.truncate(max_results);
@@ -154,9 +154,13 @@ pub fn search(
             found.len()
         ));
     }
-    Ok(ToolOutput::text(text).with_details(
-        json!({"path": shown_root, "total": total, "shown": found.len(), "truncated": total > found.len()}),
-    ))
+    Ok(ToolOutput::text(text).with_details(ToolDetails::Search(SearchDetails {
+        path: shown_root,
+        total,
+        shown: found.len(),
+        truncated: total > found.len(),
+        ..SearchDetails::default()
+    })))
 }
 
 /// The pattern relative to the search root: an absolute pattern inside the

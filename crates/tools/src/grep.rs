@@ -20,7 +20,7 @@ use ignore::types::TypesBuilder;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition};
+use tern_protocol::{ExecutionMode, SearchDetails, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
 use crate::grep_page::{Line, LineKind, PageCollector, content_line, display_text, notice, paginate};
@@ -201,13 +201,14 @@ pub fn search(
         collector.into_inner().map_err(|_| ToolError::new("grep: internal error: a search thread panicked"))?.finish();
     let errors = errors.into_inner();
     let details = |shown: usize| {
-        json!({
-            "path": shown_root,
-            "total": collected.total_entries,
-            "files": collected.total_files,
-            "shown": shown,
-            "offset": offset,
-            "unreadable": errors,
+        ToolDetails::Search(SearchDetails {
+            path: shown_root.clone(),
+            total: collected.total_entries,
+            files: Some(collected.total_files),
+            shown,
+            offset: Some(offset),
+            truncated: offset + shown < collected.total_entries,
+            unreadable: errors,
         })
     };
     if collected.total_entries == 0 {
@@ -250,9 +251,7 @@ pub fn search(
         text.push('\n');
         text.push_str(&n);
     }
-    let mut details = details(page.shown);
-    details["truncated"] = json!(offset + page.shown < collected.total_entries);
-    Ok(ToolOutput::text(text).with_details(details))
+    Ok(ToolOutput::text(text).with_details(details(page.shown)))
 }
 
 /// The walk over `root`: ignore rules, hidden paths the globs name, deny

@@ -17,7 +17,7 @@ use globset::GlobSet;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition};
+use tern_protocol::{ExecutionMode, SearchDetails, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
 use crate::ToolEnv;
@@ -141,7 +141,7 @@ pub fn list(
             "; hidden and gitignored entries are not listed"
         };
         return Ok(ToolOutput::text(format!("{header} (no entries{why})"))
-            .with_details(json!({"path": shown, "shown": 0, "total": 0, "truncated": false})));
+            .with_details(ToolDetails::Search(SearchDetails { path: shown, ..SearchDetails::default() })));
     }
     let items = plan(&entries, cut_at, budget);
     let mut text = render(&header, &items);
@@ -153,9 +153,13 @@ pub fn list(
             entries.len()
         ));
     }
-    Ok(ToolOutput::text(text).with_details(
-        json!({"path": shown, "shown": shown_count, "total": entries.len(), "truncated": cut_at.is_some()}),
-    ))
+    Ok(ToolOutput::text(text).with_details(ToolDetails::Search(SearchDetails {
+        path: shown,
+        total: entries.len(),
+        shown: shown_count,
+        truncated: cut_at.is_some(),
+        ..SearchDetails::default()
+    })))
 }
 
 /// One entry of the walk, in sorted tree order.

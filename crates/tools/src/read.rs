@@ -12,7 +12,9 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ImageSource, JudgedPath, ToolDefinition, ToolResultContent};
+use tern_protocol::{
+    ExecutionMode, ImageDetails, ImageSource, JudgedPath, ReadDetails, ToolDefinition, ToolDetails, ToolResultContent,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::image::{
@@ -160,16 +162,15 @@ fn read_file(env: &ToolEnv, args: &Args, judged: Option<&JudgedPath>) -> Result<
     .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     env.reads.record(&canonical, FileStamp::of(&meta));
     let (total, estimated) = window.total(meta.len());
-    let mut details = json!({
-        "path": shown,
-        "start_line": offset,
-        "end_line": window.last_line,
-        "total_lines": total,
-        "truncated": window.more_after,
+    let details = ToolDetails::Read(ReadDetails {
+        path: shown.to_string(),
+        start_line: Some(offset as u64),
+        end_line: Some(window.last_line as u64),
+        total_lines: Some(total as u64),
+        total_lines_estimated: estimated,
+        truncated: window.more_after,
+        image: None,
     });
-    if estimated {
-        details["total_lines_estimated"] = json!(true);
-    }
     if window.total_lines == 0 {
         return Ok(ToolOutput::text(format!("({shown} is empty)")).with_details(details));
     }
@@ -221,7 +222,16 @@ fn read_image(
             kind.name(),
             human_bytes(size)
         );
-        let details = json!({"path": shown, "image": {"format": kind.name(), "width": width, "height": height, "bytes": size, "sent": false}});
+        let image = ImageDetails {
+            format: kind.name().into(),
+            width: Some(width),
+            height: Some(height),
+            bytes: size,
+            sent: false,
+            ..ImageDetails::default()
+        };
+        let details =
+            ToolDetails::Read(ReadDetails { path: shown.to_string(), image: Some(image), ..Default::default() });
         return Ok(ToolOutput::text(text).with_details(details));
     }
     let too_big = || {
@@ -246,11 +256,18 @@ fn read_image(
     }
     let fitted = fit_image(bytes, kind, &ImageLimits::default()).map_err(image_error)?;
     env.reads.record(canonical, FileStamp::of(meta));
-    let details = json!({"path": shown, "image": {
-        "format": kind.name(), "width": fitted.width, "height": fitted.height, "bytes": size, "sent": true,
-        "media_type": fitted.kind.media_type(), "sent_width": fitted.sent_width, "sent_height": fitted.sent_height,
-        "sent_bytes": fitted.data.len(),
-    }});
+    let image = ImageDetails {
+        format: kind.name().into(),
+        width: Some(fitted.width),
+        height: Some(fitted.height),
+        bytes: size,
+        sent: true,
+        media_type: Some(fitted.kind.media_type().into()),
+        sent_width: Some(fitted.sent_width),
+        sent_height: Some(fitted.sent_height),
+        sent_bytes: Some(fitted.data.len()),
+    };
+    let details = ToolDetails::Read(ReadDetails { path: shown.to_string(), image: Some(image), ..Default::default() });
     let source = ImageSource {
         media_type: fitted.kind.media_type().into(),
         data: base64::engine::general_purpose::STANDARD.encode(&fitted.data),

@@ -8,7 +8,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, TodoItem, TodoStatus, ToolDefinition};
+use tern_protocol::{ExecutionMode, TodoDetails, TodoItem, TodoStatus, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
 /// Most items a list may hold.
@@ -135,7 +135,7 @@ impl Tool for TodoTool {
             if let Ok(mut l) = self.list.lock() {
                 *l = args.todos.clone();
             }
-            Ok(ToolOutput::text(text).with_details(json!({"todos": args.todos})))
+            Ok(ToolOutput::text(text).with_details(ToolDetails::Todo(TodoDetails { todos: args.todos })))
         })
     }
 }

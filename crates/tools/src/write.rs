@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition};
+use tern_protocol::{ExecutionMode, FileChange, ToolDefinition, ToolDetails, WriteDetails};
 use tokio_util::sync::CancellationToken;
 
 use crate::diff::diff_summary;
@@ -128,26 +128,34 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
     drop(dir_lock);
     let lines = count_lines(content);
     let size = human_bytes(content.len() as u64);
-    let mut details = json!({"path": shown, "created": previous.is_none(), "lines": lines, "bytes": content.len()});
+    let mut details = WriteDetails {
+        path: shown.clone(),
+        created: previous.is_none(),
+        lines,
+        bytes: content.len(),
+        // A new file: every line added (its text is the call's `content`).
+        change: Some(FileChange { file: Some(target.real.clone()), added: lines, ..FileChange::default() }),
+    };
     let mut msg = match &previous {
         None => format!("Created {shown} ({}, {size}).", lines_word(lines)),
         Some(old) => {
             let old_text = String::from_utf8_lossy(old);
             let d = diff_summary(&old_text, content, shown);
-            details["diff"] = json!(d.unified);
-            details["hunks"] = json!(d.hunks);
+            let (added, removed) = (d.added, d.removed);
+            details.change =
+                Some(FileChange { file: Some(target.real.clone()), diff: d.unified, hunks: d.hunks, added, removed });
             format!(
                 "Overwrote {shown} ({}, {size}; was {}, {}; +{} −{} lines).",
                 lines_word(lines),
                 lines_word(count_lines(&old_text)),
                 human_bytes(old.len() as u64),
-                d.added,
-                d.removed
+                added,
+                removed
             )
         }
     };
     for n in &target.notes {
         msg.push_str(&format!(" Note: {n}."));
     }
-    Ok(ToolOutput::text(msg).with_details(details))
+    Ok(ToolOutput::text(msg).with_details(ToolDetails::Write(details)))
 }

@@ -45,8 +45,8 @@ fn text(r: &Result<ToolOutput, ToolError>) -> String {
 
 fn details(r: &Result<ToolOutput, ToolError>) -> Value {
     match r {
-        Ok(out) => out.details.clone().unwrap(),
-        Err(e) => e.details.clone().unwrap(),
+        Ok(out) => serde_json::to_value(out.details.clone().unwrap()).unwrap(),
+        Err(e) => serde_json::to_value(e.details.clone().unwrap()).unwrap(),
     }
 }
 

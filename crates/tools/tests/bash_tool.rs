@@ -58,8 +58,8 @@ fn text(out: &ToolOutput) -> &str {
     }
 }
 
-fn detail<'a>(details: &'a Option<Value>, key: &str) -> &'a Value {
-    &details.as_ref().expect("details present")[key]
+fn detail(details: &Option<tern_protocol::ToolDetails>, key: &str) -> Value {
+    serde_json::to_value(details.as_ref().expect("details present")).unwrap()[key].clone()
 }
 
 /// A `sleep` argument unique to this test process.
@@ -79,14 +79,14 @@ async fn captures_stdout_and_stderr_and_reports_the_exit_code() {
     assert!(t.contains("to-stdout"), "{t}");
     assert!(t.contains("to-stderr"), "{t}");
     assert!(t.ends_with("\n[Exit code: 0]"), "{t}");
-    assert_eq!(detail(&out.details, "exit_code"), &json!(0));
-    assert_eq!(detail(&out.details, "truncated"), &json!(false));
+    assert_eq!(detail(&out.details, "exit_code"), json!(0));
+    assert_eq!(detail(&out.details, "truncated"), json!(false));
 
     let err = call(&f.tool, json!({"command": "echo before-failing; echo oops >&2; exit 3"})).await.unwrap_err();
     assert!(err.message.contains("before-failing"), "{}", err.message);
     assert!(err.message.contains("oops"), "{}", err.message);
     assert!(err.message.ends_with("\n[Exit code: 3]"), "{}", err.message);
-    assert_eq!(detail(&err.details, "exit_code"), &json!(3));
+    assert_eq!(detail(&err.details, "exit_code"), json!(3));
 }
 
 #[tokio::test]
@@ -97,7 +97,7 @@ async fn no_output_and_death_by_signal_are_reported() {
 
     let err = call(&f.tool, json!({"command": "kill -KILL $$"})).await.unwrap_err();
     assert!(err.message.ends_with("[Killed by signal 9]"), "{}", err.message);
-    assert_eq!(detail(&err.details, "exit_code"), &Value::Null);
+    assert_eq!(detail(&err.details, "exit_code"), Value::Null);
 }
 
 #[tokio::test]
@@ -214,9 +214,9 @@ async fn long_output_keeps_the_last_2000_lines_and_saves_everything() {
     let expected_all: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected_all);
 
-    assert_eq!(detail(&out.details, "truncated"), &json!(true));
-    assert_eq!(detail(&out.details, "total_lines"), &json!(5000));
-    assert_eq!(detail(&out.details, "full_output"), &json!(path.display().to_string()));
+    assert_eq!(detail(&out.details, "truncated"), json!(true));
+    assert_eq!(detail(&out.details, "total_lines"), json!(5000));
+    assert_eq!(detail(&out.details, "full_output"), json!(path.display().to_string()));
 }
 
 #[tokio::test]
@@ -263,8 +263,8 @@ async fn timeout_kills_the_whole_process_group() {
     assert!(err.message.contains("Timed out after 500 ms"), "{}", err.message);
     assert!(err.message.contains("started"), "{}", err.message);
     assert!(!err.message.contains("never"), "{}", err.message);
-    assert_eq!(detail(&err.details, "timed_out"), &json!(true));
-    assert_eq!(detail(&err.details, "exit_code"), &Value::Null);
+    assert_eq!(detail(&err.details, "timed_out"), json!(true));
+    assert_eq!(detail(&err.details, "exit_code"), Value::Null);
     assert!(elapsed >= Duration::from_millis(500), "returned after {elapsed:?}");
     assert_no_process_left(&[&bg, &fg]).await;
 }
@@ -298,7 +298,7 @@ async fn cancellation_interrupts_promptly_and_kills_the_group() {
     assert!(err.message.contains("Interrupted"), "{}", err.message);
     assert!(err.message.contains("started"), "{}", err.message);
     assert!(!err.message.contains("never"), "{}", err.message);
-    assert_eq!(detail(&err.details, "interrupted"), &json!(true));
+    assert_eq!(detail(&err.details, "interrupted"), json!(true));
     assert!(elapsed < HANG_GUARD, "{elapsed:?}");
     assert_no_process_left(&[&a, &b]).await;
 }
@@ -328,7 +328,7 @@ async fn background_child_holding_the_pipe_does_not_block_the_result() {
     let out = call(&f.tool, json!({"command": format!("(sleep {bg} &) ; echo done")})).await.unwrap();
     let elapsed = started.elapsed();
     assert_eq!(text(&out), "done\n[Exit code: 0]");
-    assert_eq!(detail(&out.details, "exit_code"), &json!(0));
+    assert_eq!(detail(&out.details, "exit_code"), json!(0));
     assert!(elapsed < HANG_GUARD, "{elapsed:?}");
     assert_no_process_left(&[&bg]).await;
 }

@@ -70,7 +70,7 @@ async fn write_creates_parents_and_reports_what_it_wrote() {
     let out = f.call("write", json!({"path": "a/b/new.txt", "content": "one\ntwo\n"})).await.unwrap();
     assert_eq!(text(&out), "Created a/b/new.txt (2 lines, 8 B).");
     assert_eq!(f.get("a/b/new.txt"), b"one\ntwo\n");
-    assert_eq!(out.details.unwrap()["created"], true);
+    assert_eq!(serde_json::to_value(out.details.unwrap()).unwrap()["created"], true);
 }
 
 #[tokio::test]
@@ -119,7 +119,7 @@ async fn edit_replaces_once_and_shows_a_diff() {
         text(&out),
         "Edited src/lib.rs: 1 replacement (+1 −1 lines).\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1,2 +1,2 @@\n fn a() {}\n-fn b() {}\n+fn b() -> u8 { 1 }\n"
     );
-    let d = out.details.unwrap();
+    let d = serde_json::to_value(out.details.unwrap()).unwrap();
     assert_eq!(d["hunks"][0]["lines"][2], json!({"tag": "+", "old": null, "new": 2, "text": "fn b() -> u8 { 1 }"}));
 }
 
@@ -294,7 +294,7 @@ async fn todo_write_replaces_the_list_and_validates() {
         .await
         .unwrap();
     assert_eq!(text(&out), "Todo list updated: 1 done, 1 in progress, 0 pending.\n[x] Read the code\n[>] Fix the bug");
-    assert_eq!(out.details.unwrap()["todos"][1]["active_form"], "Fixing the bug");
+    assert_eq!(serde_json::to_value(out.details.unwrap()).unwrap()["todos"][1]["active_form"], "Fixing the bug");
     let err = f
         .call(
             "todo_write",

@@ -138,7 +138,7 @@ async fn each_format_comes_back_as_an_image_block() {
         let decoded = image::load_from_memory_with_format(&data, format).unwrap();
         assert_eq!((decoded.width(), decoded.height()), (64, 48), "{name}");
         assert!(f.was_read(&path), "{name} not recorded in the read ledger");
-        assert_eq!(out.details.unwrap()["image"]["sent_width"], json!(64));
+        assert_eq!(serde_json::to_value(out.details.unwrap()).unwrap()["image"]["sent_width"], json!(64));
     }
 }
 
@@ -208,8 +208,8 @@ async fn without_image_input_a_note_says_what_the_image_is() {
         )
     );
     assert_eq!(
-        out.details.unwrap(),
-        json!({"path": "shot.png", "image": {"format": "PNG", "width": 300, "height": 200, "bytes": bytes.len(), "sent": false}})
+        serde_json::to_value(out.details.unwrap()).unwrap(),
+        json!({"kind": "read", "path": "shot.png", "truncated": false, "image": {"format": "PNG", "width": 300, "height": 200, "bytes": bytes.len(), "sent": false}})
     );
     // Recorded all the same: the write/edit guards ask for a read, and one
     // that never counted would leave the model stuck.

@@ -264,7 +264,7 @@ async fn grep_no_matches_is_a_plain_message() {
         text(&out),
         "No matches for `zebra` in src (with glob `*.rs`). Gitignored, hidden and binary files are not searched."
     );
-    assert_eq!(out.details.unwrap()["total"], 0);
+    assert_eq!(serde_json::to_value(out.details.unwrap()).unwrap()["total"], 0);
 }
 
 #[tokio::test]
@@ -334,7 +334,7 @@ async fn grep_output_is_capped_at_50_kb() {
     let last = t.lines().last().unwrap();
     assert!(last.starts_with("[Showing results 1-"), "{last}");
     assert!(last.contains(" of 120 (50 KB limit). Use offset="), "{last}");
-    assert_eq!(out.details.unwrap()["truncated"], true);
+    assert_eq!(serde_json::to_value(out.details.unwrap()).unwrap()["truncated"], true);
 }
 
 #[tokio::test]
@@ -459,7 +459,7 @@ async fn ls_is_bounded_breadth_first() {
     assert_eq!(lines[998], "    f0996");
     assert_eq!(lines[999..1003], ["    … 203 more", "  small/", "    … 1 more", "  top.txt"]);
     assert!(lines[1003].starts_with("[Listing cut at 1000 of 1204 entries found down to depth 2;"), "{}", lines[1003]);
-    assert_eq!(out.details.unwrap()["truncated"], true);
+    assert_eq!(serde_json::to_value(out.details.unwrap()).unwrap()["truncated"], true);
 }
 
 #[tokio::test]

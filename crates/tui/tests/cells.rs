@@ -225,7 +225,9 @@ fn write_created_and_overwritten() {
         "write",
         "Overwrote README.md",
         false,
-        Some(json!({"path": "README.md", "created": false, "lines": 3, "bytes": 90, "diff": diff})),
+        Some(
+            json!({"path": "README.md", "created": false, "lines": 3, "bytes": 90, "diff": diff, "added": 1, "removed": 1}),
+        ),
         4,
     );
     snapshot("write", &mut t, Instant::now());

@@ -316,7 +316,9 @@ impl Transcript {
                     cell.finished = Some(FinishedTool {
                         is_error,
                         text,
-                        details: Some(serde_json::json!({ "results": found })),
+                        details: Some(tern_protocol::ToolDetails::WebSearch(tern_protocol::WebSearchDetails {
+                            results: found,
+                        })),
                         duration_ms: 0,
                     });
                     self.push(CellKind::Tool(cell));

@@ -3,7 +3,6 @@
 //! their details.
 
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
 use super::cell::Ctx;
 use crate::sanitize;
@@ -18,29 +17,26 @@ pub(crate) enum DiffRow {
     Gap,
 }
 
-/// The rows of a tool's details: structured hunks when present, else the
+/// The rows of a file change a tool made: its hunks when present, else the
 /// unified diff text.
-pub(crate) fn from_details(details: &Value) -> Option<Vec<DiffRow>> {
-    if let Some(hunks) = details.get("hunks").and_then(Value::as_array).filter(|h| !h.is_empty()) {
+pub(crate) fn from_details(details: &tern_protocol::ToolDetails) -> Option<Vec<DiffRow>> {
+    let change = details.file_change()?;
+    if !change.hunks.is_empty() {
         let mut rows = Vec::new();
-        for (i, hunk) in hunks.iter().enumerate() {
+        for (i, hunk) in change.hunks.iter().enumerate() {
             if i > 0 {
                 rows.push(DiffRow::Gap);
             }
-            for line in hunk.get("lines").and_then(Value::as_array).into_iter().flatten() {
-                let tag = line.get("tag").and_then(Value::as_str).and_then(|t| t.chars().next()).unwrap_or(' ');
-                rows.push(DiffRow::Line {
-                    tag,
-                    old: line.get("old").and_then(Value::as_u64),
-                    new: line.get("new").and_then(Value::as_u64),
-                    text: line.get("text").and_then(Value::as_str).unwrap_or("").to_string(),
-                });
-            }
+            rows.extend(hunk.lines.iter().map(|l| DiffRow::Line {
+                tag: l.tag,
+                old: l.old.map(|n| n as u64),
+                new: l.new.map(|n| n as u64),
+                text: l.text.clone(),
+            }));
         }
         return Some(rows);
     }
-    let diff = details.get("diff").and_then(Value::as_str).filter(|d| !d.is_empty())?;
-    Some(from_unified(diff))
+    Some(change.diff.as_str()).filter(|d| !d.is_empty()).map(from_unified)
 }
 
 /// Rows of a unified diff, numbered from its `@@` headers.

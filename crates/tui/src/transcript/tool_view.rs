@@ -332,33 +332,29 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
     if f.is_error {
         return None;
     }
-    let d = f.details.as_ref();
-    let num = |k: &str| d.and_then(|d| d.get(k)).and_then(Value::as_u64);
-    match kind {
-        Kind::Read => {
-            if let Some(img) = d.and_then(|d| d.get("image")) {
-                let format = img.get("format").and_then(Value::as_str).unwrap_or("image");
-                let (w, h) = (img.get("width").and_then(Value::as_u64), img.get("height").and_then(Value::as_u64));
-                return Some(match (w, h) {
-                    (Some(w), Some(h)) => format!("{format} image {w}×{h}"),
-                    _ => format!("{format} image"),
+    use tern_protocol::ToolDetails as D;
+    match (kind, f.details.as_ref()?) {
+        (Kind::Read, D::Read(r)) => {
+            if let Some(img) = &r.image {
+                return Some(match (img.width, img.height) {
+                    (Some(w), Some(h)) => format!("{} image {w}×{h}", img.format),
+                    _ => format!("{} image", img.format),
                 });
             }
-            let total = num("total_lines")?;
+            let total = r.total_lines?;
             if total == 0 {
                 return Some("empty file".into());
             }
-            let (start, end) = (num("start_line").unwrap_or(1), num("end_line").unwrap_or(total));
+            let (start, end) = (r.start_line.unwrap_or(1), r.end_line.unwrap_or(total));
             if start <= 1 && end >= total {
                 Some(format!("read {}", count(total, "line", "lines")))
             } else {
-                let about = d.and_then(|d| d.get("total_lines_estimated")).and_then(Value::as_bool) == Some(true);
-                Some(format!("read lines {start}-{end} of {}{total}", if about { "about " } else { "" }))
+                let about = if r.total_lines_estimated { "about " } else { "" };
+                Some(format!("read lines {start}-{end} of {about}{total}"))
             }
         }
-        Kind::Grep => {
-            let total = num("total")?;
-            let files = num("files").unwrap_or(total);
+        (Kind::Grep, D::Search(s)) => {
+            let (total, files) = (s.total as u64, s.files.unwrap_or(s.total) as u64);
             let mode = cell.input.get("output_mode").and_then(Value::as_str).unwrap_or("files_with_matches");
             Some(if total == 0 {
                 "no matches".into()
@@ -368,47 +364,30 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
                 count(files, "file", "files")
             })
         }
-        Kind::Glob => {
-            let total = num("total")?;
-            Some(if total == 0 { "no files".into() } else { count(total, "file", "files") })
+        (Kind::Glob, D::Search(s)) => {
+            Some(if s.total == 0 { "no files".into() } else { count(s.total as u64, "file", "files") })
         }
-        Kind::Ls => num("total").map(|n| count(n, "entry", "entries")),
-        Kind::WebSearch => num("results").map(|n| format!("{} · by the provider", count(n, "result", "results"))),
-        Kind::Edit => {
-            let (added, removed) = (num("added")?, num("removed").unwrap_or(0));
-            Some(format!("+{added} −{removed}"))
+        (Kind::Ls, D::Search(s)) => Some(count(s.total as u64, "entry", "entries")),
+        (Kind::WebSearch, D::WebSearch(w)) => {
+            Some(format!("{} · by the provider", count(w.results as u64, "result", "results")))
         }
-        Kind::Write => {
-            let lines = num("lines").unwrap_or(0);
-            if d.and_then(|d| d.get("created")).and_then(Value::as_bool) == Some(true) {
-                Some(format!("created · {}", count(lines, "line", "lines")))
-            } else {
-                let (a, r) = d.and_then(|d| d.get("diff")).and_then(Value::as_str).map_or((0, 0), added_removed);
-                Some(format!("+{a} −{r}"))
-            }
-        }
-        Kind::Task => {
-            let turns = num("turns")?;
-            let usage: tern_protocol::UsageTotals =
-                d.and_then(|d| d.get("usage")).and_then(|u| serde_json::from_value(u.clone()).ok()).unwrap_or_default();
-            let tokens = usage.input_tokens + usage.output_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+        (Kind::Edit, D::Edit(e)) => Some(format!("+{} −{}", e.change.added, e.change.removed)),
+        (Kind::Write, D::Write(w)) => match &w.change {
+            _ if w.created => Some(format!("created · {}", count(w.lines as u64, "line", "lines"))),
+            Some(c) => Some(format!("+{} −{}", c.added, c.removed)),
+            None => Some("+0 −0".into()),
+        },
+        (Kind::Task, D::Task(t)) => {
+            let u = &t.usage;
+            let tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
             Some(format!(
                 "{} · {} tokens",
-                count(turns, "turn", "turns"),
+                count(u64::from(t.turns), "turn", "turns"),
                 crate::widgets::status::compact_count(tokens)
             ))
         }
-        Kind::Bash | Kind::Todo | Kind::Other => None,
+        _ => None,
     }
-}
-
-fn added_removed(diff: &str) -> (usize, usize) {
-    let body = diff.lines().filter(|l| !l.starts_with("+++") && !l.starts_with("---"));
-    body.fold((0, 0), |(a, r), l| match l.chars().next() {
-        Some('+') => (a + 1, r),
-        Some('-') => (a, r + 1),
-        _ => (a, r),
-    })
 }
 
 /// A call the permission policy, a hook or the person refused (the loop's
@@ -420,7 +399,10 @@ fn was_refused(text: &str) -> bool {
 }
 
 fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
-    let d = tern_protocol::BashDetails::from_value(f.details.as_ref());
+    let d = match &f.details {
+        Some(tern_protocol::ToolDetails::Bash(b)) => Some(b.clone()),
+        _ => None,
+    };
     let exit_code = d.as_ref().and_then(|d| d.exit_code);
     let cause = if exit_code.is_some() {
         None

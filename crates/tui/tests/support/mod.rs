@@ -128,9 +128,23 @@ pub fn end_tool(t: &mut Transcript, id: &str, name: &str, text: &str, is_error: 
         name: name.into(),
         content: vec![ToolResultContent::text(text)],
         is_error,
-        details,
+        details: details.map(|d| details_of(name, d)),
         duration_ms: ms,
     });
+}
+
+/// A tool's details written as JSON, as the tool `name` reports them (its
+/// `kind` added); what does not fit stays as it was written.
+pub fn details_of(name: &str, details: Value) -> tern_protocol::ToolDetails {
+    let kind = match name {
+        "grep" | "glob" | "ls" => "search",
+        other => other,
+    };
+    let mut tagged = details.clone();
+    if let Some(obj) = tagged.as_object_mut() {
+        obj.insert("kind".into(), Value::String(kind.into()));
+    }
+    serde_json::from_value(tagged).unwrap_or(tern_protocol::ToolDetails::Other(details))
 }
 
 /// When a tool cell started, so a test can draw it a fixed time later.
