@@ -17,7 +17,7 @@ pub struct ToolCallResult {
     /// Whether it failed.
     pub is_error: bool,
     /// What the tool reports to front ends besides its result.
-    pub details: Option<tern_protocol::ToolDetails>,
+    pub details: Option<Box<tern_protocol::ToolDetails>>,
 }
 
 impl ToolCallResult {

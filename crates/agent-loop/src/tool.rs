@@ -33,7 +33,7 @@ pub struct ToolOutput {
     /// What the model gets.
     pub content: Vec<ToolResultContent>,
     /// What the tool reports to front ends besides its result (exit code, diff, ...).
-    pub details: Option<tern_protocol::ToolDetails>,
+    pub details: Option<Box<tern_protocol::ToolDetails>>,
 }
 
 impl ToolOutput {
@@ -44,7 +44,7 @@ impl ToolOutput {
 
     /// The same result with structured details for front ends.
     pub fn with_details(mut self, details: tern_protocol::ToolDetails) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 }
@@ -55,8 +55,9 @@ impl ToolOutput {
 pub struct ToolError {
     /// The message for the model.
     pub message: String,
-    /// What the tool reports to front ends besides the message.
-    pub details: Option<tern_protocol::ToolDetails>,
+    /// What the tool reports to front ends besides the message (boxed: an
+    /// error stays small on the happy path's stack).
+    pub details: Option<Box<tern_protocol::ToolDetails>>,
 }
 
 impl ToolError {
@@ -67,7 +68,7 @@ impl ToolError {
 
     /// The same error with details for front ends.
     pub fn with_details(mut self, details: tern_protocol::ToolDetails) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 }

@@ -537,7 +537,7 @@ async fn after_hook_can_rewrite_the_result() {
     let rewritten = ToolCallResult {
         content: vec![ToolResultContent::text("[redacted by hook]")],
         is_error: false,
-        details: Some(tern_protocol::ToolDetails::Other(json!({"redacted": true}))),
+        details: Some(Box::new(tern_protocol::ToolDetails::Other(json!({"redacted": true})))),
     };
     let hooks = TestHooks { rewrite_result: Some(rewritten.clone()), ..Default::default() };
     let (sink, events) = collector();

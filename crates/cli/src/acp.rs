@@ -690,7 +690,7 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
             AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => {
                 let started = calls.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
                 // An edit or write that went through: what it changed, from the tool's own diff.
-                let mut parts = if is_error { Vec::new() } else { diffs(details.as_ref(), started.as_ref()) };
+                let mut parts = if is_error { Vec::new() } else { diffs(details.as_deref(), started.as_ref()) };
                 parts.extend(result_content(&content));
                 let status = if is_error { acp::ToolCallStatus::Failed } else { acp::ToolCallStatus::Completed };
                 let mut fields = acp::ToolCallUpdateFields::new().status(status).content(parts);

@@ -31,9 +31,9 @@ pub fn convert_result(server: &str, tool: &str, result: CallToolResult) -> Resul
         } else {
             text
         };
-        return Err(ToolError { message, details: Some(details) });
+        return Err(ToolError { message, details: Some(Box::new(details)) });
     }
-    Ok(ToolOutput { content, details: Some(details) })
+    Ok(ToolOutput { content, details: Some(Box::new(details)) })
 }
 
 fn convert_block(block: ContentBlock) -> ToolResultContent {

@@ -54,7 +54,7 @@ async fn calls_generated_tools_and_echo() {
     let out = call(&manager, "mcp__t__tool_7", json!({"value": "abc", "count": 2})).await.unwrap();
     assert_eq!(out.content, vec![ToolResultContent::text("tool_7 ok: value=abc")]);
     let mcp = tern_protocol::McpDetails { server: "t".into(), tool: "tool_7".into(), structured_content: None };
-    assert_eq!(out.details, Some(tern_protocol::ToolDetails::Mcp(mcp)));
+    assert_eq!(out.details, Some(Box::new(tern_protocol::ToolDetails::Mcp(mcp))));
     let out = call(&manager, "mcp__t__echo", json!({"text": "hello there"})).await.unwrap();
     assert_eq!(text(&out), "hello there");
     manager.shutdown().await;

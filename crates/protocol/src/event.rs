@@ -164,7 +164,7 @@ pub enum AgentEvent {
         is_error: bool,
         /// What the tool reports besides its result (exit code, diff, ...).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        details: Option<crate::ToolDetails>,
+        details: Option<Box<crate::ToolDetails>>,
         /// Wall time of the execution.
         duration_ms: u64,
     },

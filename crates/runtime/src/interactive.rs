@@ -299,7 +299,7 @@ impl Tool for ExitPlan {
                         ),
                         None => "The person did not approve the plan. Stay in plan mode and ask what to change.".into(),
                     },
-                    details: Some(plan_details(None, Some(false), false)),
+                    details: Some(Box::new(plan_details(None, Some(false), false))),
                 }),
                 // Nobody to approve (headless `--permission-mode plan`): the plan is the run's result.
                 PermissionAnswer::Unanswered => {

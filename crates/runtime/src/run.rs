@@ -532,9 +532,10 @@ pub(crate) fn merge_outcomes(first: RunOutcome, more: RunOutcome) -> RunOutcome 
 /// The list a successful `todo_write` wrote, from its details.
 fn todo_list(e: &AgentEvent) -> Option<Vec<tern_protocol::TodoItem>> {
     match e {
-        AgentEvent::ToolExecutionEnd {
-            is_error: false, details: Some(tern_protocol::ToolDetails::Todo(t)), ..
-        } => Some(t.todos.clone()),
+        AgentEvent::ToolExecutionEnd { is_error: false, details: Some(d), .. } => match d.as_ref() {
+            tern_protocol::ToolDetails::Todo(t) => Some(t.todos.clone()),
+            _ => None,
+        },
         _ => None,
     }
 }

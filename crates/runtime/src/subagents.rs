@@ -364,11 +364,12 @@ impl Tool for TaskTool {
             let answer = outcome.final_text.trim();
             match outcome.stop_reason {
                 AgentStopReason::Completed if !answer.is_empty() => Ok(ToolOutput::text(answer).with_details(details)),
-                AgentStopReason::Completed => {
-                    Err(ToolError { message: "the subagent finished without an answer".into(), details: Some(details) })
-                }
+                AgentStopReason::Completed => Err(ToolError {
+                    message: "the subagent finished without an answer".into(),
+                    details: Some(Box::new(details)),
+                }),
                 AgentStopReason::Aborted => {
-                    Err(ToolError { message: "the subagent was cancelled".into(), details: Some(details) })
+                    Err(ToolError { message: "the subagent was cancelled".into(), details: Some(Box::new(details)) })
                 }
                 other => Err(ToolError {
                     message: format!(
@@ -380,7 +381,7 @@ impl Tool for TaskTool {
                         outcome.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default(),
                         if answer.is_empty() { String::new() } else { format!(". Its last words:\n{answer}") }
                     ),
-                    details: Some(details),
+                    details: Some(Box::new(details)),
                 }),
             }
         })

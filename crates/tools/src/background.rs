@@ -455,7 +455,7 @@ impl Tool for TaskOutputTool {
             let body = if text.is_empty() { "(no new output)\n".to_string() } else { text };
             Ok(ToolOutput {
                 content: vec![ToolResultContent::text(format!("{body}{}", status_line(&summary)))],
-                details: Some(tern_protocol::ToolDetails::BackgroundTask(summary.clone())),
+                details: Some(Box::new(tern_protocol::ToolDetails::BackgroundTask(summary.clone()))),
             })
         })
     }
@@ -486,7 +486,7 @@ impl Tool for TaskStopTool {
             let summary = self.env.background.stop(id).await?;
             Ok(ToolOutput {
                 content: vec![ToolResultContent::text(status_line(&summary))],
-                details: Some(tern_protocol::ToolDetails::BackgroundTask(summary.clone())),
+                details: Some(Box::new(tern_protocol::ToolDetails::BackgroundTask(summary.clone()))),
             })
         })
     }

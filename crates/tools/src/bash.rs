@@ -437,7 +437,7 @@ fn report(
     };
     let details = ToolDetails::Bash(details);
     if is_error {
-        Err(ToolError { message: text, details: Some(details) })
+        Err(ToolError { message: text, details: Some(Box::new(details)) })
     } else {
         Ok(ToolOutput::text(text).with_details(details))
     }

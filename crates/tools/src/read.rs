@@ -277,7 +277,7 @@ fn read_image(
             ToolResultContent::text(image_caption(shown, kind, size, &fitted)),
             ToolResultContent::Image { source },
         ],
-        details: Some(details),
+        details: Some(Box::new(details)),
     })
 }
 

@@ -58,8 +58,8 @@ fn text(out: &ToolOutput) -> &str {
     }
 }
 
-fn detail(details: &Option<tern_protocol::ToolDetails>, key: &str) -> Value {
-    serde_json::to_value(details.as_ref().expect("details present")).unwrap()[key].clone()
+fn detail<D: AsRef<tern_protocol::ToolDetails>>(details: &Option<D>, key: &str) -> Value {
+    serde_json::to_value(details.as_ref().expect("details present").as_ref()).unwrap()[key].clone()
 }
 
 /// A `sleep` argument unique to this test process.

@@ -65,10 +65,10 @@ fn main() {
             name: "bash".into(),
             content: vec![tern_protocol::ToolResultContent::text("test result: ok")],
             is_error: false,
-            details: Some(tern_protocol::ToolDetails::Bash(tern_protocol::BashDetails {
+            details: Some(Box::new(tern_protocol::ToolDetails::Bash(tern_protocol::BashDetails {
                 exit_code: Some(0),
                 ..Default::default()
-            })),
+            }))),
             duration_ms: 12,
         });
         tr.apply(&AgentEvent::Notice { message: format!("note {i}") });

@@ -205,7 +205,7 @@ fn session(a: &mut App, t0: Instant) {
             name: "bash".into(),
             content: vec![ToolResultContent::text("test a ... ok\ntest b ... FAILED\n[Exit code: 101]")],
             is_error: false,
-            details: Some(support::details_of("bash", json!({"exit_code": 101}))),
+            details: Some(Box::new(support::details_of("bash", json!({"exit_code": 101})))),
             duration_ms: 1200,
         },
         AgentEvent::TodoUpdate {

@@ -316,9 +316,9 @@ impl Transcript {
                     cell.finished = Some(FinishedTool {
                         is_error,
                         text,
-                        details: Some(tern_protocol::ToolDetails::WebSearch(tern_protocol::WebSearchDetails {
-                            results: found,
-                        })),
+                        details: Some(Box::new(tern_protocol::ToolDetails::WebSearch(
+                            tern_protocol::WebSearchDetails { results: found },
+                        ))),
                         duration_ms: 0,
                     });
                     self.push(CellKind::Tool(cell));

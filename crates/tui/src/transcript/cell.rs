@@ -90,7 +90,7 @@ pub struct FinishedTool {
     /// The result text, capped at [`FinishedTool::MAX_TEXT`] bytes.
     pub text: String,
     /// Structured details from the tool (exit code, diff, counts, paths).
-    pub details: Option<tern_protocol::ToolDetails>,
+    pub details: Option<Box<tern_protocol::ToolDetails>>,
     /// Wall time.
     pub duration_ms: u64,
 }

@@ -333,7 +333,7 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
         return None;
     }
     use tern_protocol::ToolDetails as D;
-    match (kind, f.details.as_ref()?) {
+    match (kind, f.details.as_deref()?) {
         (Kind::Read, D::Read(r)) => {
             if let Some(img) = &r.image {
                 return Some(match (img.width, img.height) {
@@ -399,7 +399,7 @@ fn was_refused(text: &str) -> bool {
 }
 
 fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
-    let d = match &f.details {
+    let d = match f.details.as_deref() {
         Some(tern_protocol::ToolDetails::Bash(b)) => Some(b.clone()),
         _ => None,
     };
@@ -512,7 +512,7 @@ fn text_body(text: &str, max: usize, expanded: bool, style: Style, ctx: &Ctx<'_>
 
 /// The diff of an edit or write.
 fn change_body(kind: Kind, cell: &ToolCell, f: &FinishedTool, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
-    let rows = f.details.as_ref().and_then(diff_view::from_details).or_else(|| {
+    let rows = f.details.as_deref().and_then(diff_view::from_details).or_else(|| {
         let content = cell.input.get("content").and_then(Value::as_str)?;
         (kind == Kind::Write).then(|| diff_view::added(content, MAX_CREATED_ROWS))
     });

@@ -128,7 +128,7 @@ pub fn end_tool(t: &mut Transcript, id: &str, name: &str, text: &str, is_error: 
         name: name.into(),
         content: vec![ToolResultContent::text(text)],
         is_error,
-        details: details.map(|d| details_of(name, d)),
+        details: details.map(|d| Box::new(details_of(name, d))),
         duration_ms: ms,
     });
 }
