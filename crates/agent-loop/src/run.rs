@@ -9,6 +9,7 @@ use tern_protocol::{
 use tokio_util::sync::CancellationToken;
 
 use crate::{Hooks, RuntimeTool, ToolCallResult, execute_batch};
+use tern_protocol::sync::LockExt as _;
 
 /// Receives every event of a run.
 pub type EventSink = Arc<dyn Fn(AgentEvent) + Send + Sync>;
@@ -160,7 +161,7 @@ impl AgentLoop {
                 Err(LlmError::Cancelled) => {
                     // Keep what the person already saw: the next prompt
                     // continues from it instead of the model repeating itself.
-                    let seen = std::mem::take(&mut *partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+                    let seen = std::mem::take(&mut *partial.lock_or_recover());
                     if !seen.trim().is_empty() {
                         self.append(history, Message::assistant_text(format!("{seen}\n\n[interrupted by the user]")));
                     }
@@ -278,13 +279,13 @@ impl AgentLoop {
         let partial = partial.clone();
         let sink = move |d: StreamDelta| match d {
             StreamDelta::Text(text) => {
-                partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_str(&text);
+                partial.lock_or_recover().push_str(&text);
                 sink_events(AgentEvent::TextDelta { text })
             }
             StreamDelta::Thinking(text) => sink_events(AgentEvent::ThinkingDelta { text }),
             StreamDelta::Retry(info) => {
                 // A retried attempt streams again from the start.
-                partial.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+                partial.lock_or_recover().clear();
                 sink_events(AgentEvent::Retry(info))
             }
             StreamDelta::ToolCallStart { .. } => {}

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema as acp;
@@ -29,6 +29,7 @@ use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::exit;
+use tern_protocol::sync::LockExt as _;
 
 /// The largest new file whose text goes into a diff update.
 const MAX_DIFF_FILE: usize = 1024 * 1024;
@@ -47,7 +48,7 @@ impl Shared {
     /// request came before the cancel but has not started yet stops as it
     /// starts ([`Shared::cancels_of`]).
     fn cancel(&self, session: &str) {
-        let mut cancels = self.cancels.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cancels = self.cancels.lock_or_recover();
         let entry = cancels.entry(session.to_string()).or_default();
         entry.1 += 1;
         if let Some(i) = &entry.0 {
@@ -57,13 +58,12 @@ impl Shared {
 
     /// How many cancels `session` was sent so far.
     fn cancels_of(&self, session: &str) -> u64 {
-        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).get(session).map_or(0, |e| e.1)
+        self.cancels.lock_or_recover().get(session).map_or(0, |e| e.1)
     }
 
     /// A session is up: its interrupt.
     fn register(&self, session: &str, interrupter: Interrupter) {
-        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).entry(session.to_string()).or_default().0 =
-            Some(interrupter);
+        self.cancels.lock_or_recover().entry(session.to_string()).or_default().0 = Some(interrupter);
     }
 }
 
@@ -102,8 +102,7 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
             .on_receive_request(
                 async move |req: acp::InitializeRequest, responder: Responder<acp::InitializeResponse>, _cx| {
                     let fs = &req.client_capabilities.fs;
-                    *shared.client_fs.lock().unwrap_or_else(PoisonError::into_inner) =
-                        (fs.read_text_file, fs.write_text_file);
+                    *shared.client_fs.lock_or_recover() = (fs.read_text_file, fs.write_text_file);
                     responder.respond(
                         acp::InitializeResponse::new(ProtocolVersion::V1)
                             .agent_capabilities(
@@ -378,7 +377,7 @@ async fn start(
     cx: &ConnectionTo<Client>,
     shared: &Arc<Shared>,
 ) -> Result<Rc<Runtime>, String> {
-    let (read, write) = *shared.client_fs.lock().unwrap_or_else(PoisonError::into_inner);
+    let (read, write) = *shared.client_fs.lock_or_recover();
     let overrides_cwd = overrides.clone();
     let mut builder = tern_runtime::RuntimeBuilder::new(overrides).map_err(|e| e.to_string())?;
     let session_id = Arc::new(std::sync::OnceLock::new());
@@ -671,11 +670,11 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                     .flatten();
                 let call = tool_call(&id, &name, &input, &workspace);
                 let running = Call { content, progressed: false };
-                calls.lock().unwrap_or_else(PoisonError::into_inner).insert(id, running);
+                calls.lock_or_recover().insert(id, running);
                 acp::SessionUpdate::ToolCall(call)
             }
             AgentEvent::ToolExecutionUpdate { id, .. } => {
-                let mut calls = calls.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut calls = calls.lock_or_recover();
                 match calls.get_mut(&id) {
                     Some(c) if !c.progressed => {
                         c.progressed = true;
@@ -688,7 +687,7 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                 }
             }
             AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => {
-                let started = calls.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+                let started = calls.lock_or_recover().remove(&id);
                 // An edit or write that went through: what it changed, from the tool's own diff.
                 let mut parts = if is_error { Vec::new() } else { diffs(details.as_deref(), started.as_ref()) };
                 parts.extend(result_content(&content));

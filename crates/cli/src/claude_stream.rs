@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, Message, StopReason, ToolResultContent, Usage};
 use tern_runtime::RunReport;
 
@@ -56,7 +57,7 @@ impl ClaudeStream {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state.lock_or_recover()
     }
 
     /// Start of a prompt: the API time is counted afresh.

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::claude_stream::{self, ClaudeStream};
 use crate::{InputFormat, OutputFormat, exit};
+use tern_protocol::sync::LockExt as _;
 
 /// Print-mode settings.
 pub struct Options {
@@ -753,7 +754,7 @@ impl StdioAsker {
     /// Stdin closed: nobody can answer; the questions waiting are refused.
     fn close(&self) {
         self.inner.closed.store(true, Ordering::SeqCst);
-        self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        self.inner.pending.lock_or_recover().clear();
     }
 
     /// A `control_response` body (`{subtype, request_id, response|error}`).
@@ -762,7 +763,7 @@ impl StdioAsker {
             crate::say("stdin: a control_response without response.request_id");
             return;
         };
-        let waiting = self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(id);
+        let waiting = self.inner.pending.lock_or_recover().remove(id);
         match waiting {
             Some(tx) => {
                 let _ = tx.send(response);
@@ -785,7 +786,7 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
             }
             let id = format!("tern-perm-{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
             let (tx, rx) = oneshot::channel();
-            self.inner.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id.clone(), tx);
+            self.inner.pending.lock_or_recover().insert(id.clone(), tx);
             let suggestions: Vec<Value> = request
                 .decision
                 .suggestion

@@ -522,10 +522,8 @@ async fn a_confined_compound_command_dies_whole_with_tern_when_tern_is_killed() 
     // of its own: with the sandbox on, the command's PID namespace ends with
     // tern, so neither outlives a kill -9 (a parent-death signal alone
     // reaches only the shell).
-    let root = unsafe { libc::geteuid() } == 0;
-    let probe: &[&str] = if root { &["--pid", "--fork", "true"] } else { &["--user", "--pid", "--fork", "true"] };
-    if !std::process::Command::new("unshare").args(probe).status().is_ok_and(|s| s.success()) {
-        eprintln!("skipped: this machine cannot make PID namespaces");
+    let missing = tern_sandbox::require::pidns_missing();
+    if tern_sandbox::require::skip("pidns", missing.as_deref()).unwrap_or_else(|why| panic!("{why}")) {
         return;
     }
     let (a, b) = ("4127.81", "4127.82");

@@ -278,8 +278,8 @@ async fn the_real_pinned_mmx_installs_and_prints_its_help() {
 /// still not read the rest.
 #[tokio::test]
 async fn commands_run_mmx_but_cannot_read_the_data_dir_around_it() {
-    if let Some(why) = tern_sandbox::support().warning() {
-        eprintln!("skipped: the sandbox is not available here ({why})");
+    let missing = tern_sandbox::support().warning();
+    if tern_sandbox::require::skip("landlock", missing.as_deref()).unwrap_or_else(|why| panic!("{why}")) {
         return;
     }
     let f = fixture(18);

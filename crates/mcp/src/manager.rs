@@ -12,6 +12,7 @@ use crate::{
     server_log::ServerLog,
     tool::{self, McpTool},
 };
+use tern_protocol::sync::LockExt as _;
 
 /// Where a server stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +142,7 @@ impl McpManager {
     /// Kill/close every server (stdio children are killed; also when the manager is dropped — kill_on_drop).
     pub async fn shutdown(&self) {
         // A server still starting is dropped, with the child it spawned (kill_on_drop).
-        for h in self.starts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).drain(..) {
+        for h in self.starts.lock_or_recover().drain(..) {
             h.abort();
         }
         // An aborted start never counts itself done: nobody waits for it any more.

@@ -36,7 +36,7 @@
 //! git run on a nested repository are asked.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Mutex, RwLock};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -49,6 +49,7 @@ mod steps;
 
 use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
 use bash_calls::{canonical_text, has_protected_name};
+use tern_protocol::sync::{LockExt as _, RwLockExt as _};
 
 pub use tern_protocol::Mode;
 
@@ -158,12 +159,12 @@ impl PromptRules<'_> {
 
 impl Drop for PromptRules<'_> {
     fn drop(&mut self) {
-        let mut open = self.policy.prompt_open.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut open = self.policy.prompt_open.lock_or_recover();
         if *open == Some(self.generation) {
             *open = None;
         }
         let generation = Some(self.generation);
-        self.policy.rules.write().unwrap_or_else(PoisonError::into_inner).retain(|r| r.prompt_scoped != generation);
+        self.policy.rules.write_or_recover().retain(|r| r.prompt_scoped != generation);
     }
 }
 
@@ -366,7 +367,7 @@ impl Policy {
     /// driver, `man.<tool>.cmd`, ...) and the folder is not trusted: every git
     /// command is then asked instead of allowed as read-only. `why` names the keys.
     pub fn set_risky_git_config(&self, why: Option<String>) {
-        *self.risky_git_config.write().unwrap_or_else(PoisonError::into_inner) = why;
+        *self.risky_git_config.write_or_recover() = why;
     }
 
     /// A check of the repositories nested in the workspace (their own
@@ -374,18 +375,18 @@ impl Policy {
     /// takes is paid only by sessions that run git. Its answer counts as
     /// [`Policy::set_risky_git_config`]'s.
     pub fn set_nested_git_check(&self, check: impl FnOnce() -> Option<String> + Send + 'static) {
-        *self.nested_git_check.lock().unwrap_or_else(PoisonError::into_inner) = Some(NestedGitCheck(Box::new(check)));
+        *self.nested_git_check.lock_or_recover() = Some(NestedGitCheck(Box::new(check)));
     }
 
     /// Why git may run programs here: the workspace repository's config, or
     /// (checked on first use) a nested repository's.
     pub(crate) fn risky_git_config(&self) -> Option<String> {
-        if let Some(why) = self.risky_git_config.read().unwrap_or_else(PoisonError::into_inner).clone() {
+        if let Some(why) = self.risky_git_config.read_or_recover().clone() {
             return Some(why);
         }
         self.nested_git_risk
             .get_or_init(|| {
-                let check = self.nested_git_check.lock().unwrap_or_else(PoisonError::into_inner).take();
+                let check = self.nested_git_check.lock_or_recover().take();
                 check.and_then(|check| (check.0)())
             })
             .clone()
@@ -395,7 +396,7 @@ impl Policy {
     /// lets an allow rule run, as the catalog offers them in plan mode. Any other such tool
     /// is refused in plan mode.
     pub fn set_read_only_tools(&self, names: Vec<String>) {
-        *self.read_only_tools.write().unwrap_or_else(PoisonError::into_inner) = names;
+        *self.read_only_tools.write_or_recover() = names;
     }
 
     /// Workspace and home.
@@ -405,7 +406,7 @@ impl Policy {
 
     /// The current mode.
     pub fn mode(&self) -> Mode {
-        *self.mode.read().unwrap_or_else(PoisonError::into_inner)
+        *self.mode.read_or_recover()
     }
 
     /// Enter `mode`; the mode before. `bypass` is refused unless the session
@@ -416,7 +417,7 @@ impl Policy {
         if mode == Mode::Bypass && !self.bypass_allowed() {
             return Err(ModeRefused { mode });
         }
-        let mut current = self.mode.write().unwrap_or_else(PoisonError::into_inner);
+        let mut current = self.mode.write_or_recover();
         Ok(std::mem::replace(&mut *current, mode))
     }
 
@@ -432,7 +433,7 @@ impl Policy {
 
     /// Add a rule for the rest of the session ("allow always").
     pub fn add_rule(&self, rule: Rule) {
-        let mut rules = self.rules.write().unwrap_or_else(PoisonError::into_inner);
+        let mut rules = self.rules.write_or_recover();
         if !rules.contains(&rule) {
             rules.push(rule);
         }
@@ -440,7 +441,7 @@ impl Policy {
 
     /// Drop the rules of `kind` written `text` (from whatever source); how many went.
     pub fn remove_rules(&self, kind: RuleKind, text: &str) -> usize {
-        let mut rules = self.rules.write().unwrap_or_else(PoisonError::into_inner);
+        let mut rules = self.rules.write_or_recover();
         let before = rules.len();
         rules.retain(|r| !(r.kind == kind && r.text == text));
         before - rules.len()
@@ -452,7 +453,7 @@ impl Policy {
     /// honour), else the domains `web_search(domain:…)` rules allow and
     /// deny, to be passed to the provider.
     pub fn web_search_scope(&self) -> Result<WebSearchScope, String> {
-        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        let rules = self.rules.read_or_recover();
         let mut scope = WebSearchScope::default();
         for r in rules.iter().filter(|r| r.names_tool("web_search")) {
             match (r.kind, r.domain()) {
@@ -481,7 +482,7 @@ impl Policy {
     /// the prompt ends.
     pub fn open_prompt(&self) -> PromptRules<'_> {
         let generation = self.prompt_generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-        *self.prompt_open.lock().unwrap_or_else(PoisonError::into_inner) = Some(generation);
+        *self.prompt_open.lock_or_recover() = Some(generation);
         PromptRules { policy: self, generation }
     }
 
@@ -490,18 +491,18 @@ impl Policy {
     /// of an earlier prompt (a background subagent) is not added. Returns
     /// whether it was.
     pub fn add_prompt_rule(&self, mut rule: Rule, generation: u64) -> bool {
-        let open = self.prompt_open.lock().unwrap_or_else(PoisonError::into_inner);
+        let open = self.prompt_open.lock_or_recover();
         if *open != Some(generation) {
             return false;
         }
         rule.prompt_scoped = Some(generation);
-        self.rules.write().unwrap_or_else(PoisonError::into_inner).push(rule);
+        self.rules.write_or_recover().push(rule);
         true
     }
 
     /// Every rule, in the order given.
     pub fn rules(&self) -> Vec<Rule> {
-        self.rules.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.rules.read_or_recover().clone()
     }
 
     /// Decide one call.
@@ -512,7 +513,7 @@ impl Policy {
     /// Decide one call of a subagent whose role caps it (`role`: its name
     /// and cap); `None`: as [`Policy::decide`].
     pub fn decide_as(&self, tool: &str, input: &Value, role: Option<(&str, RoleCap)>) -> Decision {
-        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        let rules = self.rules.read_or_recover();
         let mode = self.mode();
         let call = Call::new(tool, input, &self.ctx);
         let d = self
@@ -551,7 +552,7 @@ impl Policy {
 
     /// Whether a `read(...)` deny rule covers `path` (searches skip it).
     pub fn read_denied(&self, path: &Path) -> bool {
-        let rules = self.rules.read().unwrap_or_else(PoisonError::into_inner);
+        let rules = self.rules.read_or_recover();
         rules.iter().any(|r| r.kind == RuleKind::Deny && r.has_pattern() && r.matches_path("read", path))
     }
 

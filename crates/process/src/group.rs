@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use tern_protocol::sync::LockExt as _;
 use tokio::process::Child;
 
 /// How long a group gets between SIGTERM and SIGKILL.
@@ -102,13 +103,13 @@ pub struct Tracked(u32);
 
 /// List `pgid` until the returned handle is dropped.
 pub fn track(pgid: u32) -> Tracked {
-    TRACKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(pgid);
+    TRACKED.lock_or_recover().push(pgid);
     Tracked(pgid)
 }
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        let mut list = TRACKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut list = TRACKED.lock_or_recover();
         if let Some(at) = list.iter().position(|p| *p == self.0) {
             list.swap_remove(at);
         }
@@ -117,7 +118,7 @@ impl Drop for Tracked {
 
 /// SIGKILL every tracked group now (tern is about to exit).
 pub fn kill_tracked() {
-    let list = TRACKED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+    let list = TRACKED.lock_or_recover().clone();
     for pgid in list {
         signal_group(pgid, libc::SIGKILL);
     }

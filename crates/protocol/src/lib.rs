@@ -22,6 +22,7 @@ mod mode;
 mod question;
 mod sandbox;
 mod session;
+pub mod sync;
 pub mod text;
 mod todo;
 mod tool;

@@ -6,7 +6,7 @@
 //! switch, a resume or a rewind changes, and which events say so.
 
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use tern_agent_loop::EventSink;
@@ -15,6 +15,7 @@ use tern_protocol::{AgentEvent, Command, ContentBlock, Message, Mode, SessionRec
 use tokio_util::sync::CancellationToken;
 
 use crate::{RunReport, Runtime, RuntimeError, Session, checkpoints, context::Compacted};
+use tern_protocol::sync::LockExt as _;
 
 /// What a command did, for the front end to show.
 #[derive(Debug)]
@@ -256,7 +257,7 @@ pub(crate) struct Running {
 
 impl Running {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, CancellationToken)>> {
-        self.tokens.lock().unwrap_or_else(PoisonError::into_inner)
+        self.tokens.lock_or_recover()
     }
 }
 

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+use tern_protocol::sync::LockExt as _;
 
 /// Files larger than this are not kept (their change cannot be rewound).
 const MAX_KEPT: u64 = 16 * 1024 * 1024;
@@ -163,7 +164,7 @@ impl Checkpoints {
         compactions: usize,
         prompt: &str,
     ) {
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self.state.lock_or_recover();
         let prompt: String = prompt.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect();
         let line = Line::Turn { entry: entry.to_string(), parent, history_len, compactions, prompt };
         self.record(&mut state, line);
@@ -175,7 +176,7 @@ impl Checkpoints {
         if !path.starts_with(&self.workspace) {
             return;
         }
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self.state.lock_or_recover();
         let Some(turn) = state.turns.last() else { return };
         if turn.before.contains_key(path) {
             return;
@@ -210,14 +211,14 @@ impl Checkpoints {
         if !path.starts_with(&self.workspace) {
             return;
         }
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self.state.lock_or_recover();
         let hash = content_hash(path);
         self.record(&mut state, Line::After { path: path.to_path_buf(), hash });
     }
 
     /// The prompts, oldest first.
     pub fn turns(&self) -> Vec<TurnInfo> {
-        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = self.state.lock_or_recover();
         state
             .turns
             .iter()
@@ -234,7 +235,7 @@ impl Checkpoints {
     /// entry before it, how many messages came before it, and the
     /// compactions before it.
     pub fn conversation_point(&self, number: usize) -> Option<(Option<String>, usize, usize)> {
-        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = self.state.lock_or_recover();
         let t = state.turns.get(number.checked_sub(1)?)?;
         Some((t.parent.clone(), t.history_len, t.compactions))
     }
@@ -243,7 +244,7 @@ impl Checkpoints {
     /// changed since tern last wrote it is left alone (a conflict) unless
     /// `force`.
     pub fn restore(&self, number: usize, force: bool) -> Restored {
-        let state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let state = self.state.lock_or_recover();
         let mut out = Restored::default();
         let Some(from) = number.checked_sub(1) else { return out };
         // The earliest record of each file from that prompt on is its state before it.
@@ -283,7 +284,7 @@ impl Checkpoints {
 
     /// Forget the prompts from `number` on (the conversation went back before them).
     pub fn drop_from(&self, number: usize) {
-        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self.state.lock_or_recover();
         let from = number.saturating_sub(1);
         self.record(&mut state, Line::Rewound { from });
     }

@@ -6,7 +6,7 @@
 //! (and is not offered there at all), and `exit_plan_mode` ends the run with
 //! the plan as its result.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -16,6 +16,7 @@ use tern_protocol::{ExecutionMode, ToolDefinition, ToolDetails, ToolSource, User
 use tokio_util::sync::CancellationToken;
 
 use crate::permissions::{PermissionAnswer, PermissionPrompt, PermissionRequest};
+use tern_protocol::sync::LockExt as _;
 
 /// Questions one `ask_user` call may ask.
 const MAX_QUESTIONS: usize = 4;
@@ -43,22 +44,22 @@ impl Interaction {
         session: Arc<crate::Session>,
         events: tern_agent_loop::EventSink,
     ) {
-        *self.run.lock().unwrap_or_else(PoisonError::into_inner) = Some((prompt, session, events));
-        self.end_with.lock().unwrap_or_else(PoisonError::into_inner).take();
+        *self.run.lock_or_recover() = Some((prompt, session, events));
+        self.end_with.lock_or_recover().take();
     }
 
     /// The run ended.
     pub(crate) fn end(&self) {
-        self.run.lock().unwrap_or_else(PoisonError::into_inner).take();
+        self.run.lock_or_recover().take();
     }
 
     /// The final answer a tool ended the run with, taken.
     pub(crate) fn take_end(&self) -> Option<String> {
-        self.end_with.lock().unwrap_or_else(PoisonError::into_inner).take()
+        self.end_with.lock_or_recover().take()
     }
 
     fn current(&self) -> Option<RunParts> {
-        self.run.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.run.lock_or_recover().clone()
     }
 }
 
@@ -303,7 +304,7 @@ impl Tool for ExitPlan {
                 }),
                 // Nobody to approve (headless `--permission-mode plan`): the plan is the run's result.
                 PermissionAnswer::Unanswered => {
-                    *self.0.interaction.end_with.lock().unwrap_or_else(PoisonError::into_inner) = Some(plan.clone());
+                    *self.0.interaction.end_with.lock_or_recover() = Some(plan.clone());
                     Ok(ToolOutput::text("No one can approve the plan in this run; it is the run's result. Stop here.")
                         .with_details(plan_details(None, Some(false), true)))
                 }

@@ -56,6 +56,7 @@ use tern_catalog::{
 use tern_llm::ModelInfo;
 use tern_mcp::{McpManager, ServerState, ServerStatus};
 use tern_policy::hooks::HookRunner;
+use tern_protocol::sync::{LockExt as _, RwLockExt as _};
 use tern_protocol::{Message, SessionRecord};
 
 pub use agents::AgentProfile;
@@ -505,7 +506,7 @@ impl RuntimeBuilder {
         // A resumed session goes on with the model it last switched to, unless --model says otherwise.
         if runtime.overrides.model.is_none()
             && let Some(model) = runtime.resumed.as_ref().and_then(|r| r.model.clone())
-            && model != runtime.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).0
+            && model != runtime.current.read_or_recover().0
         {
             runtime.set_model(&model)?;
         }
@@ -813,7 +814,7 @@ impl Runtime {
 
     /// The model's context window and prices.
     pub fn model_info(&self) -> ModelInfo {
-        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).1.clone()
+        self.current.read_or_recover().1.clone()
     }
 
     /// Estimated cost of one response.
@@ -854,7 +855,7 @@ impl Runtime {
             )));
         }
         self.catalog.set_model(name, &info);
-        *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = (name.to_string(), info);
+        *self.current.write_or_recover() = (name.to_string(), info);
         let session = self.session();
         session.write(&SessionRecord::ModelChanged { model: name.to_string() });
         session.sync();
@@ -876,7 +877,7 @@ impl Runtime {
         history.clear();
         // The conversation cannot be rewound to before a clear (files still can).
         self.compactions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        self.todos.lock_or_recover().clear();
         self.session().write(&SessionRecord::HistoryCleared);
     }
 
@@ -887,7 +888,7 @@ impl Runtime {
 
     /// The model name.
     pub fn model(&self) -> String {
-        self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).0.clone()
+        self.current.read_or_recover().0.clone()
     }
 
     /// The provider name.
@@ -927,7 +928,7 @@ impl Runtime {
 
     /// The session file in use.
     pub fn session(&self) -> Arc<Session> {
-        self.session.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.session.read_or_recover().clone()
     }
 
     /// Name the session (`/rename`): recorded, shown by `tern sessions list` and the picker.
@@ -985,9 +986,8 @@ impl Runtime {
         forked.set_title(current.title());
         forked.sync();
         let id = forked.id().to_string();
-        *self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Arc::new(checkpoints::Checkpoints::open(forked.dir(), &self.workspace));
-        *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = forked;
+        *self.checkpoints.lock_or_recover() = Arc::new(checkpoints::Checkpoints::open(forked.dir(), &self.workspace));
+        *self.session.write_or_recover() = forked;
         Ok(id)
     }
 
@@ -1002,12 +1002,11 @@ impl Runtime {
         let (session, resumed) = startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), how)?;
         current.sync();
         *history = resumed.messages.clone();
-        *self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.todos.clone();
-        *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = resumed.usage;
+        *self.todos.lock_or_recover() = resumed.todos.clone();
+        *self.usage.lock_or_recover() = resumed.usage;
         self.compactions.store(resumed.compactions, std::sync::atomic::Ordering::SeqCst);
-        *self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Arc::new(checkpoints::Checkpoints::open(session.dir(), &self.workspace));
-        *self.session.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(session);
+        *self.checkpoints.lock_or_recover() = Arc::new(checkpoints::Checkpoints::open(session.dir(), &self.workspace));
+        *self.session.write_or_recover() = Arc::new(session);
         if self.overrides.model.is_none()
             && let Some(model) = &resumed.model
             && *model != self.model()
@@ -1110,7 +1109,7 @@ impl Runtime {
 
     /// The session's tokens and estimated cost so far.
     pub fn session_usage(&self) -> (tern_protocol::UsageTotals, f64) {
-        *self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        *self.usage.lock_or_recover()
     }
 
     /// `/config KEY VALUE`: keep a setting in the user config (comments and
@@ -1173,7 +1172,7 @@ impl Runtime {
 
     /// The checkpoints of the session in use.
     pub fn checkpoints(&self) -> Arc<checkpoints::Checkpoints> {
-        self.checkpoints.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.checkpoints.lock_or_recover().clone()
     }
 
     /// The conversation as it stands.
@@ -1233,7 +1232,7 @@ impl Runtime {
 
     /// The todo list as last written.
     pub fn todos(&self) -> Vec<tern_protocol::TodoItem> {
-        self.todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.todos.lock_or_recover().clone()
     }
 
     /// The system prompt for this session.

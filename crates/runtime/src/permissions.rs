@@ -8,7 +8,7 @@
 //! call: `post_tool_use` hooks, whose feedback is added to the result.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use serde::Serialize;
@@ -21,6 +21,7 @@ use tern_protocol::{Confinement, ToolCall, ToolResultContent};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::FileConfig;
+use tern_protocol::sync::LockExt as _;
 
 /// A question for the person: may this call run?
 #[derive(Debug, Clone)]
@@ -364,16 +365,16 @@ impl PolicyHooks {
 
     /// Denials so far, taken.
     pub fn take_denials(&self) -> Vec<PermissionDenial> {
-        std::mem::take(&mut *self.denials.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.denials.lock_or_recover())
     }
 
     /// Notices for the person (a rule saved, a hook warning), taken.
     pub fn take_notices(&self) -> Vec<String> {
-        std::mem::take(&mut *self.notices.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut *self.notices.lock_or_recover())
     }
 
     fn notice(&self, text: String) {
-        self.notices.lock().unwrap_or_else(PoisonError::into_inner).push(text);
+        self.notices.lock_or_recover().push(text);
     }
 
     /// Refuse a call: `reason` is recorded, `for_model` is the tool result.
@@ -385,7 +386,7 @@ impl PolicyHooks {
         for_model: String,
         how: Option<String>,
     ) -> BeforeToolCall {
-        self.denials.lock().unwrap_or_else(PoisonError::into_inner).push(PermissionDenial {
+        self.denials.lock_or_recover().push(PermissionDenial {
             tool_name: call.name.clone(),
             tool_use_id: call.id.clone(),
             tool_input: input.clone(),
@@ -442,7 +443,7 @@ impl PolicyHooks {
             }
         });
         if let Some(analysis) = &decision.bash {
-            self.analyses.lock().unwrap_or_else(PoisonError::into_inner).insert(call.id.clone(), analysis.clone());
+            self.analyses.lock_or_recover().insert(call.id.clone(), analysis.clone());
         }
         let verdict = match (decision.verdict, hook_decision) {
             (Verdict::Deny, _) => Verdict::Deny,
@@ -680,7 +681,7 @@ impl PolicyHooks {
         input: &serde_json::Value,
         judged: Option<&tern_protocol::JudgedPath>,
     ) -> Vec<PathBuf> {
-        let decided = self.analyses.lock().unwrap_or_else(PoisonError::into_inner).remove(call_id);
+        let decided = self.analyses.lock_or_recover().remove(call_id);
         match tern_protocol::ToolKind::of(tool) {
             tern_protocol::ToolKind::Edit => judged.map(|j| vec![j.real.clone()]).unwrap_or_default(),
             tern_protocol::ToolKind::Execute => {
@@ -728,7 +729,7 @@ impl Hooks for PolicyHooks {
             }
             // A change that will run: keep the file as it is first (`/rewind`).
             if !matches!(decided, BeforeToolCall::Continue { .. }) {
-                self.analyses.lock().unwrap_or_else(PoisonError::into_inner).remove(&call.id);
+                self.analyses.lock_or_recover().remove(&call.id);
             }
             if let BeforeToolCall::Continue { input, judged, .. } = &decided {
                 let paths =
@@ -737,7 +738,7 @@ impl Hooks for PolicyHooks {
                     self.checkpoints.before_change(path);
                 }
                 if !paths.is_empty() {
-                    self.changing.lock().unwrap_or_else(PoisonError::into_inner).insert(call.id.clone(), paths);
+                    self.changing.lock_or_recover().insert(call.id.clone(), paths);
                 }
             }
             decided
@@ -746,7 +747,7 @@ impl Hooks for PolicyHooks {
 
     fn after_tool_call<'a>(&'a self, call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
         Box::pin(async move {
-            let paths = self.changing.lock().unwrap_or_else(PoisonError::into_inner).remove(&call.id);
+            let paths = self.changing.lock_or_recover().remove(&call.id);
             for path in paths.unwrap_or_default() {
                 self.checkpoints.after_change(&path);
             }

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::context::CompactReason;
 use crate::permissions::PolicyHooks;
 use crate::{RunReport, Runtime, Session, output_budget};
+use tern_protocol::sync::{LockExt as _, RwLockExt as _};
 
 /// How many times one prompt's run may be compacted between its turns.
 const MAX_COMPACTIONS_PER_RUN: usize = 3;
@@ -133,7 +134,7 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> RunReport {
         let session = self.session();
-        let (model, info) = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let (model, info) = self.current.read_or_recover().clone();
         let first = self.catalog.assemble();
         let hooks = self.turn_hooks(&session, first.tools.iter().any(|t| t.name() == "read"));
         let config = self.loop_config(model, &info, &session);
@@ -394,7 +395,7 @@ impl Runtime {
             outer(e);
             if let Some(todos) = todos {
                 recorder.write(&SessionRecord::Todos { todos: todos.clone() });
-                *current_todos.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = todos.clone();
+                *current_todos.lock_or_recover() = todos.clone();
                 outer(AgentEvent::TodoUpdate { todos });
             }
         })
@@ -481,7 +482,7 @@ impl Runtime {
         let cost_usd: f64 =
             tern_protocol::sum_usd(outcome.responses.iter().map(|u| info.cost_usd(u))) + children.cost_usd;
         let (total, total_cost) = {
-            let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut u = self.usage.lock_or_recover();
             for r in outcome.responses.iter().chain(&children.responses) {
                 u.0.add(r);
             }

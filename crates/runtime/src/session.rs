@@ -17,6 +17,7 @@ use tern_protocol::{
 };
 
 use crate::RuntimeError;
+use tern_protocol::sync::LockExt as _;
 
 /// What the header says besides its id and tern's version.
 #[derive(Debug, Clone)]
@@ -169,7 +170,7 @@ impl Session {
                 s.append_line(line);
             }
         }
-        *s.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = loaded.leaf.clone();
+        *s.leaf.lock_or_recover() = loaded.leaf.clone();
         Ok(s)
     }
 
@@ -208,12 +209,12 @@ impl Session {
 
     /// The title from `/rename`, if any.
     pub fn title(&self) -> Option<String> {
-        self.title.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.title.lock_or_recover().clone()
     }
 
     /// Set the title known for a session read back (not written).
     pub fn set_title(&self, title: Option<String>) {
-        *self.title.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = title;
+        *self.title.lock_or_recover() = title;
     }
 
     /// The session id.
@@ -249,12 +250,12 @@ impl Session {
     /// Go on from `entry` (the next entry's parent): the conversation went
     /// back (`/rewind`); what came after stays in the file as a branch.
     pub fn set_leaf(&self, entry: Option<String>) {
-        *self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = entry;
+        *self.leaf.lock_or_recover() = entry;
     }
 
     /// The id of the last entry written.
     pub fn leaf(&self) -> Option<String> {
-        self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.leaf.lock_or_recover().clone()
     }
 
     /// Append one entry after the last, flushed; returns its id.
@@ -262,7 +263,7 @@ impl Session {
         if let SessionRecord::Renamed { title } = record {
             self.set_title(Some(title.clone()));
         }
-        let mut leaf = self.leaf.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut leaf = self.leaf.lock_or_recover();
         let id = new_entry_id();
         // Nothing is written (`--no-session`, or the file failed): keep the chain, skip the work.
         if !self.is_recording() {
@@ -395,12 +396,12 @@ impl Session {
 
     fn disabled(&self, e: &std::io::Error) {
         let text = format!("session file {} disabled: {e}", self.path.display());
-        *self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(text);
+        *self.problem.lock_or_recover() = Some(text);
     }
 
     /// Why the file stopped being written, once.
     pub fn take_problem(&self) -> Option<String> {
-        self.problem.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+        self.problem.lock_or_recover().take()
     }
 }
 

@@ -21,7 +21,7 @@
 //!   [`AgentEvent::Subagent`] with the parent's call id; its usage and cost
 //!   count in the run's and the session's totals.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
@@ -38,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agents::AgentProfile;
 use crate::permissions::PolicyHooks;
 use crate::turn_catalog::TurnCatalog;
+use tern_protocol::sync::LockExt as _;
 
 /// Children running at once, at most.
 pub const MAX_CONCURRENT: usize = 4;
@@ -108,13 +109,13 @@ impl Subagents {
 
     /// A run starts: its children use `kit`.
     pub(crate) fn begin(&self, kit: Kit) {
-        *self.kit.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(kit));
+        *self.kit.lock_or_recover() = Some(Arc::new(kit));
     }
 
     /// The run ended: what its children used.
     pub(crate) fn end(&self) -> ChildUsage {
-        *self.kit.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        std::mem::take(&mut *self.usage.lock().unwrap_or_else(PoisonError::into_inner))
+        *self.kit.lock_or_recover() = None;
+        std::mem::take(&mut *self.usage.lock_or_recover())
     }
 }
 
@@ -231,7 +232,7 @@ impl Tool for TaskTool {
         _updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
-            let Some(kit) = self.shared.kit.lock().unwrap_or_else(PoisonError::into_inner).clone() else {
+            let Some(kit) = self.shared.kit.lock_or_recover().clone() else {
                 return Err(ToolError::new("subagents are not available in this run"));
             };
             let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or_default();
@@ -302,7 +303,7 @@ impl Tool for TaskTool {
                 let (shared, this_run) = (self.shared.clone(), kit.clone());
                 let forward = events.clone();
                 let events: EventSink = Arc::new(move |e| {
-                    let current = shared.kit.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                    let current = shared.kit.lock_or_recover().clone();
                     if current.is_some_and(|k| Arc::ptr_eq(&k, &this_run)) {
                         forward(e);
                     }
@@ -316,7 +317,7 @@ impl Tool for TaskTool {
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
                     let cost = tern_protocol::sum_usd(outcome.responses.iter().map(|u| model_info.cost_usd(u)));
                     {
-                        let mut usage = shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
+                        let mut usage = shared.usage.lock_or_recover();
                         usage.responses.extend(outcome.responses.iter().cloned());
                         usage.cost_usd += cost;
                     }
@@ -349,7 +350,7 @@ impl Tool for TaskTool {
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
             let cost = tern_protocol::sum_usd(outcome.responses.iter().map(|u| model_info.cost_usd(u)));
             {
-                let mut usage = self.shared.usage.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut usage = self.shared.usage.lock_or_recover();
                 usage.responses.extend(outcome.responses.iter().cloned());
                 usage.cost_usd += cost;
             }

@@ -4,11 +4,12 @@
 //! server's list changed, then assembles.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tern_agent_loop::{RuntimeTool, TurnTools};
 use tern_catalog::{Assembly, DisclosureTools, Registry, TurnFacts};
 use tern_mcp::McpManager;
+use tern_protocol::sync::LockExt as _;
 
 /// Registry + facts + MCP, assembled per turn.
 pub struct TurnCatalog {
@@ -42,13 +43,13 @@ impl TurnCatalog {
 
     /// The facts every assembly starts from.
     pub fn facts(&self) -> TurnFacts {
-        self.facts.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.facts.lock_or_recover().clone()
     }
 
     /// Another model from the next assembly on (its context window and
     /// image input change the layers and the disclosure decision).
     pub fn set_model(&self, name: &str, info: &tern_llm::ModelInfo) {
-        let mut facts = self.facts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut facts = self.facts.lock_or_recover();
         facts.model.name = name.to_string();
         facts.model.context_window = info.context_window;
         facts.model.image_input = info.image_input;
@@ -58,7 +59,7 @@ impl TurnCatalog {
     fn refresh_mcp(&self) {
         let Some(mcp) = &self.mcp else { return };
         let generation = mcp.generation();
-        let mut seen = self.mcp_generation.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut seen = self.mcp_generation.lock_or_recover();
         if *seen == Some(generation) {
             return;
         }
@@ -67,7 +68,7 @@ impl TurnCatalog {
         // Plan mode: the policy refuses what the catalog leaves out (tools not marked read-only).
         let read_only = tools.iter().filter(|(_, read_only)| *read_only).map(|(tool, _)| tool.name().to_string());
         self.policy.set_read_only_tools(read_only.collect());
-        self.registry.lock().unwrap_or_else(PoisonError::into_inner).set_mcp_tools(tools);
+        self.registry.lock_or_recover().set_mcp_tools(tools);
     }
 
     /// The catalog for the next request, with every decision.
@@ -77,7 +78,7 @@ impl TurnCatalog {
         facts.activated = self.disclosure.state.activated();
         // Plan mode can start or end between turns (Shift+Tab in the TUI).
         facts.agent.plan_mode = self.policy.mode() == tern_policy::engine::Mode::Plan;
-        let registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
+        let registry = self.registry.lock_or_recover();
         let assembly = tern_catalog::assemble(&registry, &facts, &self.disclosure);
         self.disclosure.state.set_deferred(assembly.deferred.clone());
         assembly

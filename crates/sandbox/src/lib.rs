@@ -38,6 +38,7 @@ mod pidns;
 pub mod pinned;
 mod plan;
 mod policy;
+pub mod require;
 pub mod small_file;
 mod support;
 

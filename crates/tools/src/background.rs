@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ToolEnv;
 use crate::bash_sandbox::CallSandbox;
 use tern_process::{Utf8Carry, reap_leftovers, signal_group, terminate_group};
+use tern_protocol::sync::LockExt as _;
 
 /// Background commands running at once, at most.
 pub const MAX_RUNNING: usize = 16;
@@ -65,7 +66,7 @@ struct Task {
 
 impl Task {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock_or_recover()
     }
 
     fn push(&self, chunk: &[u8]) {
@@ -115,7 +116,7 @@ impl std::fmt::Debug for BackgroundTasks {
 
 impl BackgroundTasks {
     fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Task>>> {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+        self.tasks.lock_or_recover()
     }
 
     fn get(&self, id: &str) -> Result<Arc<Task>, ToolError> {

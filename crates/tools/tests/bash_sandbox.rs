@@ -146,9 +146,8 @@ async fn a_confined_command_runs_in_its_own_pid_namespace_and_takes_its_tree_alo
     let bash = tool(&f, SandboxSettings::default());
     // Where this machine can make PID namespaces (util-linux `unshare` tells),
     // the shell is PID 2 under a reaper.
-    let root = unsafe { libc::geteuid() } == 0;
-    let probe = if root { vec!["--pid", "--fork", "true"] } else { vec!["--user", "--pid", "--fork", "true"] };
-    let available = std::process::Command::new("unshare").args(&probe).status().is_ok_and(|s| s.success());
+    let missing = tern_sandbox::require::pidns_missing();
+    let available = missing.is_none();
     let r = call(&bash, None, "echo pid=$$").await;
     assert_eq!(text(&r).contains("pid=2\n"), available, "namespaces available: {available}; {}", text(&r));
     if available {
@@ -163,7 +162,7 @@ async fn a_confined_command_runs_in_its_own_pid_namespace_and_takes_its_tree_alo
         assert!(text(&r).contains("started"), "{}", text(&r));
         // The setsid daemon (out of the process group) died with its command.
         processes::assert_no_process_left(&[&marker]).await;
-    } else {
-        eprintln!("skipped: this machine cannot make PID namespaces (`unshare {}` failed)", probe.join(" "));
+    } else if let Err(why) = tern_sandbox::require::skip("pidns", missing.as_deref()) {
+        panic!("{why}");
     }
 }

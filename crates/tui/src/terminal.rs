@@ -4,7 +4,7 @@
 //! synchronized update so the screen never shows half a frame.
 
 use std::io::{Read, Write};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
@@ -30,6 +30,7 @@ use crate::app::{App, Command};
 use crate::slash::Slash;
 use crate::theme::Theme;
 use crate::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell};
+use tern_protocol::sync::LockExt as _;
 
 /// The shortest time between two frames (120 fps).
 const FRAME: Duration = Duration::from_micros(8_333);
@@ -458,13 +459,13 @@ fn draw(terminal: &mut Terminal<CrosstermBackend<std::io::Stdout>>, app: &mut Ap
 }
 
 fn shell_running(shell: &Arc<Mutex<Option<ShellJob>>>) -> bool {
-    shell.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+    shell.lock_or_recover().is_some()
 }
 
 /// Stop a running `!cmd` and everything it started: TERM to its group, then
 /// KILL after the grace period (off the UI thread).
 fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
-    if let Some(mut job) = shell.lock().unwrap_or_else(PoisonError::into_inner).take() {
+    if let Some(mut job) = shell.lock_or_recover().take() {
         match job.pgid {
             // TERM, grace, KILL, off the UI thread.
             Some(pgid) => {
@@ -637,7 +638,7 @@ impl Driver {
                     s.exit_code = code;
                     s.duration_ms = Some(ms);
                 }
-                let mut job = self.shell.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut job = self.shell.lock_or_recover();
                 if job.as_ref().is_some_and(|j| j.cell == cell) {
                     *job = None;
                 }
@@ -1106,7 +1107,7 @@ fn start_shell(
         }
     };
     let pgid = child.process_id();
-    *shell.lock().unwrap_or_else(PoisonError::into_inner) = Some(ShellJob { cell, killer: child.clone_killer(), pgid });
+    *shell.lock_or_recover() = Some(ShellJob { cell, killer: child.clone_killer(), pgid });
     app.shell_running = true;
     let started = Instant::now();
     let out_tx = tx.clone();

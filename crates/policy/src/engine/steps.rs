@@ -1,10 +1,9 @@
 //! The steps of a decision, in order; the first that decides, wins.
 
-use std::sync::PoisonError;
-
 use super::{Call, Category, DecidedBy, Decision, MAX_PATHS, Mode, Policy, Verdict, dir_pattern};
 use crate::bash::BashClass;
 use crate::rules::{Rule, RuleKind, path_rule_family};
+use tern_protocol::sync::RwLockExt as _;
 
 impl Policy {
     /// Step 1: deny rules, in every mode — and what cannot be shown to escape one.
@@ -79,8 +78,7 @@ impl Policy {
     /// protected-path step, which would only ask. An allow rule does not make a
     /// writing tool read-only.
     pub(super) fn refused_in_plan(&self, call: &Call, mode: Mode) -> Option<Decision> {
-        let read_only_tool =
-            || self.read_only_tools.read().unwrap_or_else(PoisonError::into_inner).contains(&call.tool);
+        let read_only_tool = || self.read_only_tools.read_or_recover().contains(&call.tool);
         if mode != Mode::Plan || !call.may_change_things() || (call.category == Category::Other && read_only_tool()) {
             return None;
         }

@@ -8,13 +8,11 @@
 use std::path::PathBuf;
 
 /// True, after saying why on stderr, where the kernel has no Landlock: the
-/// test that asks is skipped visibly, never silently.
+/// test that asks is skipped visibly, never silently; and fails instead
+/// where CI declared Landlock required (`TERN_REQUIRE`).
 pub fn landlock_missing() -> bool {
-    if let Some(why) = &tern_sandbox::support().unavailable {
-        eprintln!("skipped: Landlock not available: {why}");
-        return true;
-    }
-    false
+    let missing = tern_sandbox::require::landlock_missing();
+    tern_sandbox::require::skip("landlock", missing.as_deref()).unwrap_or_else(|why| panic!("{why}"))
 }
 
 /// The folders of one test; removed when dropped.
