@@ -24,6 +24,7 @@
 //! [`ExecutionMode::Parallel`]: tern_protocol::ExecutionMode::Parallel
 //! [`AgentEvent`]: tern_protocol::AgentEvent
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod batch;
 mod hooks;
 mod run;

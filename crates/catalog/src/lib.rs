@@ -29,6 +29,7 @@
 //! print!("{}", assembly.render_text(true));
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod assemble;
 mod disclosure;
 mod disclosure_tools;

@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod accumulate;
 pub mod anthropic;
 mod client;

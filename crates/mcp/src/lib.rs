@@ -27,6 +27,7 @@
 //! Unix only: servers run in their own process group so that stopping one
 //! stops everything it started.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod config;
 mod connection;
 mod content;

@@ -8,6 +8,7 @@
 //! asks: the runtime installs the policy in the loop's hooks and the front
 //! end answers questions.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod bash;
 pub mod engine;
 pub mod hooks;

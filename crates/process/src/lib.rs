@@ -17,6 +17,7 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod bounded;
 mod group;
 mod utf8;

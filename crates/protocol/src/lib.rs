@@ -12,6 +12,7 @@
 //! assert!(matches!(m.content[0], ContentBlock::Text { .. }));
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod background;
 mod command;
 mod details;

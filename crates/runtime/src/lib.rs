@@ -13,6 +13,7 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod agents;
 pub mod apply;
 pub mod checkpoints;

@@ -32,6 +32,7 @@
 //! drop(cmd); // closes the ruleset descriptor
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 mod carve;
 mod confine;
 mod pidns;

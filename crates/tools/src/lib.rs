@@ -13,6 +13,7 @@
 //! assert_eq!(tools[0].name(), "read");
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod background;
 pub mod bash;
 mod bash_sandbox;

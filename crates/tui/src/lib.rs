@@ -4,6 +4,7 @@
 //! mode and does no work `tern -p` does not also do: the runtime runs the
 //! turns, the TUI shows them and answers questions.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod app;
 pub mod attention;
 pub mod markdown;

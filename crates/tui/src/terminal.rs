@@ -278,6 +278,8 @@ fn new_app(runtime: &Runtime) -> App {
 }
 
 /// Run the TUI until the person quits. `initial` is submitted at once.
+// The front end's own output: back on the normal screen, what happened and how to come back.
+#[allow(clippy::print_stdout)]
 pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Result<u8> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
