@@ -16,6 +16,7 @@ mod bench_sessions;
 mod bench_subagents;
 mod bench_tools;
 mod bench_tui;
+mod deps;
 mod faults;
 mod fuzz;
 mod measure;
@@ -40,6 +41,7 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some("deps") => check_deps(),
         Some("fuzz") => fuzz::run(args),
         Some("faults") => {
             let stride = args.next().map(|n| n.parse::<usize>()).transpose().context("the stride is a number")?;
@@ -268,8 +270,20 @@ fn install_python_sdk() {
 /// fmt, clippy, doctests, then every other test with cargo-nextest (or
 /// `cargo test` where nextest is not installed), so that the test runner's
 /// own summary line is the last thing printed.
+/// `cargo xtask deps`: fail on a dependency no code uses.
+fn check_deps() -> anyhow::Result<()> {
+    let unused = deps::unused(&root())?;
+    for line in &unused {
+        eprintln!("deps: {line}");
+    }
+    anyhow::ensure!(unused.is_empty(), "{} unused dependencies (remove them from the manifests)", unused.len());
+    eprintln!("deps: every dependency is used");
+    Ok(())
+}
+
 fn ci() -> anyhow::Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    check_deps()?;
     install_mcp_servers()?;
     install_python_sdk();
     if let Err(e) = build_acp_client() {
