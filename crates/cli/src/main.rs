@@ -2,11 +2,8 @@
 //! subcommands (`tern tools`, `tern mcp list`) live here; the interactive
 //! TUI arrives with its own crate.
 
-mod acp;
-mod claude_stream;
 mod cli;
 mod doctor;
-mod headless;
 mod inspect;
 
 use std::io::{IsTerminal, Read, Write};
@@ -15,17 +12,9 @@ use std::process::ExitCode;
 use clap::Parser;
 use cli::*;
 
-/// Exit codes, documented in README.md.
-pub mod exit {
-    /// The run succeeded.
-    pub const SUCCESS: u8 = 0;
-    /// The run failed (provider error after retries, max turns).
-    pub const FAILED: u8 = 1;
-    /// Usage or configuration error.
-    pub const USAGE: u8 = 2;
-    /// Interrupted (SIGINT, SIGTERM).
-    pub const INTERRUPTED: u8 = 130;
-}
+use tern_headless as headless;
+pub(crate) use tern_headless::{say, with_runtime};
+pub use tern_protocol::exit;
 
 impl Common {
     fn overrides(&self) -> tern_runtime::Overrides {
@@ -157,7 +146,7 @@ fn main() -> ExitCode {
                 front_end: Some(tern_catalog::FrontEnd::Headless),
                 ..cli.common.overrides()
             };
-            return ExitCode::from(acp::run(overrides));
+            return ExitCode::from(tern_acp::run(overrides));
         }
         Some(Command::MediaCli(command)) => return ExitCode::from(media_cli(command, cli.common.overrides())),
         Some(Command::Doctor(args)) => {
@@ -213,8 +202,8 @@ fn main() -> ExitCode {
         ..cli.session_overrides()
     };
     let options = headless::Options {
-        format: cli.output_format,
-        input: cli.input_format,
+        format: cli.output_format.into(),
+        input: cli.input_format.into(),
         verbose: cli.verbose,
         partial: cli.include_partial_messages,
         stdio_permissions: cli.permission_prompt_tool.is_some(),
@@ -277,54 +266,13 @@ fn init(mut overrides: tern_runtime::Overrides, args: &InitArgs) -> u8 {
     overrides.allowed_tools.extend([format!("write({file})"), format!("edit({file})")]);
     overrides.front_end = Some(tern_catalog::FrontEnd::Headless);
     let options = headless::Options {
-        format: OutputFormat::Text,
-        input: InputFormat::Text,
+        format: headless::OutputFormat::Text,
+        input: headless::InputFormat::Text,
         verbose: args.verbose,
         partial: false,
         stdio_permissions: false,
     };
     headless::run(Some(tern_runtime::prompt::init_prompt(existing)), overrides, options)
-}
-
-/// Start the async runtime, set up tern's [`tern_runtime::Runtime`] (config,
-/// provider, MCP servers), run `f`, then stop the MCP servers. Setup errors
-/// are usage errors.
-fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&tern_runtime::Runtime) -> u8) -> u8 {
-    with_runtime_mut(overrides, |_| {}, f)
-}
-
-/// [`with_runtime`], with a chance to set the runtime up before `f`.
-fn with_runtime_mut(
-    overrides: tern_runtime::Overrides,
-    setup: impl FnOnce(&mut tern_runtime::Runtime),
-    f: impl AsyncFnOnce(&tern_runtime::Runtime) -> u8,
-) -> u8 {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tern: cannot start the async runtime: {e}");
-            return exit::FAILED;
-        }
-    };
-    rt.block_on(async move {
-        let mut runtime = match tern_runtime::Runtime::new(overrides).await {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("tern: {e}");
-                return exit::USAGE;
-            }
-        };
-        for w in runtime.warnings() {
-            say(&format!("warning: {w}"));
-        }
-        for n in runtime.resumed().map(|r| r.notices.as_slice()).unwrap_or_default() {
-            say(&format!("warning: {n}"));
-        }
-        setup(&mut runtime);
-        let code = f(&runtime).await;
-        runtime.shutdown().await;
-        code
-    })
 }
 
 /// The interactive front end. Setup problems are printed before the screen
@@ -472,13 +420,6 @@ fn media_cli(command: MediaCliCommand, overrides: tern_runtime::Overrides) -> u8
     }
 }
 
-/// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
-/// (warnings quote config files, server names and hook commands from the
-/// repository).
-pub(crate) fn say(text: &str) {
-    eprintln!("tern: {}", tern_tui::sanitize::clean(text));
-}
-
 /// Make tern's own process unreadable to the commands it runs: its
 /// environment holds the API key, and `/proc/<pid>/environ` of a process
 /// of the same user is readable unless the process is not dumpable (the
@@ -506,4 +447,24 @@ fn read_prompt(arg: Option<String>) -> Result<String, String> {
         return Err("the prompt is empty".into());
     }
     Ok(prompt)
+}
+
+impl From<OutputFormat> for tern_headless::OutputFormat {
+    fn from(f: OutputFormat) -> Self {
+        match f {
+            OutputFormat::Text => Self::Text,
+            OutputFormat::Json => Self::Json,
+            OutputFormat::StreamJson => Self::StreamJson,
+            OutputFormat::TernEvents => Self::TernEvents,
+        }
+    }
+}
+
+impl From<InputFormat> for tern_headless::InputFormat {
+    fn from(f: InputFormat) -> Self {
+        match f {
+            InputFormat::Text => Self::Text,
+            InputFormat::StreamJson => Self::StreamJson,
+        }
+    }
 }

@@ -69,6 +69,11 @@ pub use permissions::{
 pub use session::Session;
 pub use setup::ResolvedProvider;
 pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
+// What front ends use of the crates beneath the core, so that a front end
+// depends on the core and the protocol alone (crates/cli/tests/layout.rs).
+pub use tern_agent_loop::EventSink;
+pub use tern_policy::{bash::BashClass, rules::RuleKind};
+pub use tern_process as process;
 pub use tern_tools::ClientFiles;
 pub use turn_catalog::TurnCatalog;
 

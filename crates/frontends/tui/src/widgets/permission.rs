@@ -12,7 +12,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use tern_policy::bash::BashClass;
+use tern_runtime::BashClass;
 use tern_runtime::{PermissionRequest, RuleScope};
 
 use super::line_field::{FieldKey, LineField};

@@ -9,15 +9,86 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
-use tern_agent_loop::EventSink;
+use tern_protocol::exit;
+use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, Command, ContentBlock, ImageSource, ToolResultContent};
 use tern_runtime::apply::{Interrupter, Outcome};
-use tern_runtime::{RunReport, Runtime};
+use tern_runtime::{EventSink, RunReport, Runtime};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::claude_stream::{self, ClaudeStream};
-use crate::{InputFormat, OutputFormat, exit};
-use tern_protocol::sync::LockExt as _;
+use crate::claude_stream::ClaudeStream;
+
+pub mod claude_stream;
+
+/// How `-p` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The final answer as plain text.
+    Text,
+    /// One JSON result object (Claude Code's fields, then tern's).
+    Json,
+    /// One JSON object per line in Claude Code's shapes.
+    StreamJson,
+    /// One JSON object per line: tern's own events, then the result.
+    TernEvents,
+}
+
+/// Where `-p` reads its prompts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// One prompt: the argument, or all of stdin.
+    Text,
+    /// JSON lines on stdin: user messages and control requests.
+    StreamJson,
+}
+
+/// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
+/// (warnings quote config files, server names and hook commands from the
+/// repository).
+pub fn say(text: &str) {
+    eprintln!("tern: {}", tern_protocol::sanitize::clean(text));
+}
+
+/// Start the async runtime, set up tern's [`Runtime`] (config, provider,
+/// MCP servers), run `f`, then stop the MCP servers. Setup errors are usage
+/// errors.
+pub fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&Runtime) -> u8) -> u8 {
+    with_runtime_mut(overrides, |_| {}, f)
+}
+
+/// [`with_runtime`], with a chance to set the runtime up before `f`.
+pub fn with_runtime_mut(
+    overrides: tern_runtime::Overrides,
+    setup: impl FnOnce(&mut Runtime),
+    f: impl AsyncFnOnce(&Runtime) -> u8,
+) -> u8 {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tern: cannot start the async runtime: {e}");
+            return exit::FAILED;
+        }
+    };
+    rt.block_on(async move {
+        let mut runtime = match Runtime::new(overrides).await {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("tern: {e}");
+                return exit::USAGE;
+            }
+        };
+        for w in runtime.warnings() {
+            say(&format!("warning: {w}"));
+        }
+        for n in runtime.resumed().map(|r| r.notices.as_slice()).unwrap_or_default() {
+            say(&format!("warning: {n}"));
+        }
+        setup(&mut runtime);
+        let code = f(&runtime).await;
+        runtime.shutdown().await;
+        code
+    })
+}
 
 /// Print-mode settings.
 pub struct Options {
@@ -47,7 +118,7 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;
     let set_interrupter = current.clone();
-    crate::with_runtime_mut(
+    with_runtime_mut(
         overrides,
         move |runtime| {
             let _ = set_interrupter.set(runtime.interrupter());
@@ -71,19 +142,16 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             spawn_signal_watch(cancel_current, interrupted.clone(), runtime.background_stopper());
             if options.verbose {
                 for line in runtime.security_summary() {
-                    crate::say(&line);
+                    say(&line);
                 }
-                crate::say(&runtime.media_cli().summary());
+                say(&runtime.media_cli().summary());
             }
             for s in runtime.mcp_servers() {
                 if s.state == tern_runtime::McpState::Failed {
-                    crate::say(&format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default()));
+                    say(&format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default()));
                 }
                 if s.state == tern_runtime::McpState::Starting && options.verbose {
-                    crate::say(&format!(
-                        "note: MCP server `{}` is still starting; its tools join when it is ready",
-                        s.name
-                    ));
+                    say(&format!("note: MCP server `{}` is still starting; its tools join when it is ready", s.name));
                 }
             }
             let out = Output::new(runtime, &options);
@@ -96,7 +164,7 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
                 Ok(run) => run,
                 Err(e) => {
                     eprintln!("tern: {e}");
-                    return crate::exit::USAGE;
+                    return exit::USAGE;
                 }
             };
             out.init(runtime);
@@ -175,7 +243,7 @@ impl Output {
     /// Print the result as the format wants it; the exit code for it.
     fn finish(&self, runtime: &Runtime, report: &RunReport) -> u8 {
         for n in &report.notices {
-            crate::say(n);
+            say(n);
         }
         match self.format {
             OutputFormat::Text => {
@@ -185,7 +253,7 @@ impl Output {
                     // On a terminal the model's escape sequences would act (an OSC 52 clipboard
                     // write, a window title, a cleared screen): shown clean there, exact in a pipe.
                     if std::io::IsTerminal::is_terminal(&out) {
-                        let _ = writeln!(out, "{}", tern_tui::sanitize::clean(text));
+                        let _ = writeln!(out, "{}", tern_protocol::sanitize::clean(text));
                     } else {
                         let _ = writeln!(out, "{text}");
                     }
@@ -308,14 +376,14 @@ fn say_progress(e: &AgentEvent, verbose: bool) {
     // What tern tells the person (a command's rules, a cut reply) is said even without --verbose.
     if !verbose {
         if !sub && let AgentEvent::Notice { message } = event {
-            crate::say(message);
+            say(message);
         }
         return;
     }
     if let Some(text) = progress(event) {
         let prefix = if sub { "  [subagent] " } else { "" };
         // Tool output and model text may hold escape sequences from files tern read.
-        eprintln!("{prefix}{}", tern_tui::sanitize::clean(&text));
+        eprintln!("{prefix}{}", tern_protocol::sanitize::clean(&text));
     }
 }
 
@@ -350,7 +418,7 @@ async fn stream(
                         running = Some(run);
                     }
                     Err(e) => {
-                        crate::say(&format!("stdin: {e}"));
+                        say(&format!("stdin: {e}"));
                         out.rejected(runtime, &e.to_string());
                         code = worst(code, exit::FAILED);
                     }
@@ -382,7 +450,7 @@ async fn stream(
                     open = false;
                     asker.close();
                 }
-                Some(Err(e)) => crate::say(&format!("stdin: {e}")),
+                Some(Err(e)) => say(&format!("stdin: {e}")),
                 Some(Ok(line)) => match handle_line(runtime, asker, &events, &line).await {
                     Ok(Some(_)) if queue.len() >= MAX_QUEUED || queued_bytes(&queue) > MAX_QUEUED_BYTES => {
                         let why = format!(
@@ -397,11 +465,11 @@ async fn stream(
                     Ok(None) => {}
                     // A user message that cannot run still gets its result: the caller waits for one.
                     Err(LineError::User(e)) => {
-                        crate::say(&format!("stdin: {e}"));
+                        say(&format!("stdin: {e}"));
                         out.rejected(runtime, &e);
                         code = worst(code, exit::FAILED);
                     }
-                    Err(LineError::Other(e)) => crate::say(&format!("stdin: {e}")),
+                    Err(LineError::Other(e)) => say(&format!("stdin: {e}")),
                 },
             },
         }
@@ -549,7 +617,7 @@ async fn control(runtime: &Runtime, events: &EventSink, request: &Value) -> Resu
             match runtime.apply(Command::SetModel { model }, events).await.map_err(|e| e.to_string())? {
                 Outcome::Model { model, warning } => {
                     if let Some(warning) = warning {
-                        crate::say(&format!("warning: {warning}"));
+                        say(&format!("warning: {warning}"));
                     }
                     Ok(json!({"model": model}))
                 }
@@ -648,7 +716,7 @@ fn spawn_signal_watch(
             }
             if interrupted.swap(true, Ordering::SeqCst) {
                 // No time for each command's own cleanup: kill their groups first.
-                tern_process::kill_tracked();
+                tern_runtime::process::kill_tracked();
                 stop_background();
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }
@@ -724,7 +792,7 @@ impl tern_runtime::PermissionPrompt for Refuse {
         request: tern_runtime::PermissionRequest,
     ) -> futures::future::BoxFuture<'_, tern_runtime::PermissionAnswer> {
         let hint = request.decision.how_to_allow().map(|h| format!("; {h}")).unwrap_or_default();
-        crate::say(&format!("denied {} — {}{hint}", describe(&request), request.decision.reason));
+        say(&format!("denied {} — {}{hint}", describe(&request), request.decision.reason));
         Box::pin(async { tern_runtime::PermissionAnswer::Unanswered })
     }
 }
@@ -760,7 +828,7 @@ impl StdioAsker {
     /// A `control_response` body (`{subtype, request_id, response|error}`).
     fn answer(&self, response: Value) {
         let Some(id) = response.get("request_id").and_then(Value::as_str) else {
-            crate::say("stdin: a control_response without response.request_id");
+            say("stdin: a control_response without response.request_id");
             return;
         };
         let waiting = self.inner.pending.lock_or_recover().remove(id);
@@ -768,7 +836,7 @@ impl StdioAsker {
             Some(tx) => {
                 let _ = tx.send(response);
             }
-            None => crate::say(&format!("stdin: a control_response for `{id}`, which nothing asked")),
+            None => say(&format!("stdin: a control_response for `{id}`, which nothing asked")),
         }
     }
 }
@@ -781,7 +849,7 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
         use tern_runtime::PermissionAnswer;
         Box::pin(async move {
             if self.inner.closed.load(Ordering::SeqCst) {
-                crate::say(&format!("denied {} — stdin is closed, so nobody can answer", describe(&request)));
+                say(&format!("denied {} — stdin is closed, so nobody can answer", describe(&request)));
                 return PermissionAnswer::Unanswered;
             }
             let id = format!("tern-perm-{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
@@ -815,7 +883,7 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
                 },
             }));
             let Ok(response) = rx.await else {
-                crate::say(&format!("denied {} — stdin closed before an answer", describe(&request)));
+                say(&format!("denied {} — stdin closed before an answer", describe(&request)));
                 return PermissionAnswer::Unanswered;
             };
             let answer = permission_answer(&request, &response);

@@ -9,7 +9,6 @@ pub mod app;
 pub mod attention;
 pub mod markdown;
 pub mod resume_picker;
-pub mod sanitize;
 pub mod slash;
 pub mod terminal;
 pub mod theme;
@@ -19,3 +18,4 @@ pub mod widgets;
 pub mod wrap;
 
 pub use terminal::run;
+pub use tern_protocol::sanitize;

@@ -20,15 +20,14 @@ use futures::StreamExt;
 use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
-use tern_agent_loop::EventSink;
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolKind, ToolResultContent};
 use tern_protocol::{Command, ToolDetails};
 use tern_runtime::apply::Interrupter;
-use tern_runtime::{Mode, PermissionAnswer, Runtime};
+use tern_runtime::{EventSink, Mode, PermissionAnswer, Runtime};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use crate::exit;
+use tern_protocol::exit;
 use tern_protocol::sync::LockExt as _;
 
 /// The largest new file whose text goes into a diff update.
@@ -74,6 +73,12 @@ enum Cmd {
     /// With the count of cancels the session had when the request came.
     Prompt(acp::PromptRequest, Responder<acp::PromptResponse>, ConnectionTo<Client>, u64),
     SetMode(acp::SetSessionModeRequest, Responder<acp::SetSessionModeResponse>, ConnectionTo<Client>),
+}
+
+/// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
+/// (stdout is the protocol's).
+fn say(text: &str) {
+    eprintln!("tern: {}", tern_protocol::sanitize::clean(text));
 }
 
 /// Serve ACP on stdin/stdout until stdin closes; the exit code.
@@ -217,7 +222,7 @@ async fn worker(base: tern_runtime::Overrides, shared: Arc<Shared>, mut rx: mpsc
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
     // A command still running after that (one that ignores SIGTERM, in a
     // prompt that did not finish) dies with its group before tern exits.
-    tern_process::kill_tracked();
+    tern_runtime::process::kill_tracked();
     for runtime in sessions.values() {
         runtime.shutdown().await;
     }
@@ -394,7 +399,7 @@ async fn start(
     }
     let mut runtime = builder.build().await.map_err(|e| e.to_string())?;
     for w in runtime.warnings() {
-        crate::say(&format!("warning: {w}"));
+        say(&format!("warning: {w}"));
     }
     let id = runtime.session().id().to_string();
     let _ = session_id.set(id.clone());
@@ -504,7 +509,7 @@ async fn prompt(
     }
     let report = run.await;
     for n in &report.notices {
-        crate::say(n);
+        say(n);
     }
     let stop = match report.outcome.stop_reason {
         AgentStopReason::Completed => acp::StopReason::EndTurn,
@@ -729,7 +734,7 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                 acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str()))
             }
             AgentEvent::Notice { message } => {
-                crate::say(&message);
+                say(&message);
                 return;
             }
             _ => return,

@@ -20,8 +20,8 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use tern_agent_loop::EventSink;
 use tern_protocol::{AgentEvent, Command as SessionCommand};
+use tern_runtime::EventSink;
 use tern_runtime::apply::Outcome;
 use tern_runtime::{Mode, PermissionAnswer, PermissionPrompt, PermissionRequest, RunReport, Runtime};
 use tokio::sync::{mpsc, oneshot};
@@ -399,7 +399,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         d.runtime.interrupter().interrupt();
     }
     // tern is leaving: no command it started may outlive it, whatever its own cleanup is doing.
-    tern_process::kill_tracked();
+    tern_runtime::process::kill_tracked();
     kill_shell(&shell);
     d.attention.reset(&mut std::io::stdout());
     runtime.shutdown().await;
@@ -471,7 +471,7 @@ fn kill_shell(shell: &Arc<Mutex<Option<ShellJob>>>) {
         match job.pgid {
             // TERM, grace, KILL, off the UI thread.
             Some(pgid) => {
-                std::thread::spawn(move || tern_process::reap_leftovers_blocking(pgid));
+                std::thread::spawn(move || tern_runtime::process::reap_leftovers_blocking(pgid));
             }
             None => {
                 let _ = job.killer.kill();
@@ -721,7 +721,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     app.notice(text.trim_end().to_string(), NoticeLevel::Info);
                 }
                 [verb @ ("allow" | "ask" | "deny"), rest @ ..] if !rest.is_empty() => {
-                    use tern_policy::rules::RuleKind;
+                    use tern_runtime::RuleKind;
                     let kind = match *verb {
                         "allow" => RuleKind::Allow,
                         "ask" => RuleKind::Ask,
@@ -1115,7 +1115,7 @@ fn start_shell(
     let out_tx = tx.clone();
     std::thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
-        let mut decoder = tern_process::Utf8Carry::default();
+        let mut decoder = tern_runtime::process::Utf8Carry::default();
         loop {
             match reader.read(&mut buf) {
                 Ok(0) | Err(_) => break,
@@ -1133,7 +1133,7 @@ fn start_shell(
         let code = child.wait().ok().map(|s| s.exit_code() as i32);
         // Background jobs it left behind go with it.
         if let Some(pgid) = pgid {
-            tern_process::reap_leftovers_blocking(pgid);
+            tern_runtime::process::reap_leftovers_blocking(pgid);
         }
         drop(master);
         let _ = done_tx.send(Msg::ShellDone(cell, code, started.elapsed().as_millis() as u64));
