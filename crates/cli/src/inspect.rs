@@ -14,6 +14,10 @@ fn with_runtime(mut overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&Run
     overrides.ephemeral = true;
     // What is inspected is every server as it ends up, not as it was after the session's short wait.
     crate::with_runtime(overrides, async |runtime| {
+        // The config's warnings (what inspection reports of MCP servers, it says itself).
+        for w in runtime.warnings() {
+            crate::say(&format!("warning: {w}"));
+        }
         runtime.mcp_ready().await;
         f(runtime).await
     })

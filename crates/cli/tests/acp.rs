@@ -537,3 +537,37 @@ async fn diffs_show_what_the_tool_changed_not_the_file_read_again() {
     assert!(diffs[1].path.ends_with("new.txt"));
     s.finish().await;
 }
+
+#[tokio::test]
+async fn a_failed_mcp_server_is_said_on_stderr_as_the_other_front_ends_say_it() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[]}"#).await;
+    let servers = r#"{"mcpServers":{"gone":{"command":"/nonexistent/tern-no-such-server"}}}"#;
+    let mut cmd = h.command(&["acp", "--mcp-config", servers]);
+    cmd.stdin(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let cwd = h.workspace.path().display().to_string();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let requests = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}),
+    ];
+    let mut last = String::new();
+    for (id, request) in requests.into_iter().enumerate() {
+        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        let answered = async {
+            while let Some(line) = out.next_line().await.unwrap() {
+                if serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == id + 1) {
+                    return line;
+                }
+            }
+            panic!("no answer to request {}", id + 1);
+        };
+        last = tokio::time::timeout(Duration::from_secs(30), answered).await.expect("in time");
+    }
+    assert!(last.contains("sessionId"), "{last}");
+    drop(stdin);
+    let rest = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output()).await.unwrap().unwrap();
+    let stderr = String::from_utf8_lossy(&rest.stderr);
+    assert!(stderr.contains("MCP server `gone` failed"), "{stderr}");
+}

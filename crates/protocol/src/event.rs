@@ -62,6 +62,16 @@ pub enum AgentStopReason {
     ContextFull,
 }
 
+/// Something a session's setup left for the person to know, as every front
+/// end shows it ([`StartupNotice::warning`] ones always, notes when asked).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartupNotice {
+    /// A problem (a config value ignored, an MCP server that failed), not a note.
+    pub warning: bool,
+    /// What to say.
+    pub message: String,
+}
+
 /// Why a conversation was compacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

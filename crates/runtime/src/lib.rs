@@ -892,6 +892,31 @@ impl Runtime {
         &self.warnings
     }
 
+    /// What setup left for the person, as every front end shows it: the
+    /// config's warnings, what resuming repaired, MCP servers that failed
+    /// (warnings), and servers still starting (a note).
+    pub fn startup_notices(&self) -> Vec<tern_protocol::StartupNotice> {
+        let warn = |message: String| tern_protocol::StartupNotice { warning: true, message };
+        let mut out: Vec<_> = self.warnings.iter().map(|w| warn(format!("warning: {w}"))).collect();
+        out.extend(self.resumed().iter().flat_map(|r| &r.notices).map(|n| warn(format!("warning: {n}"))));
+        for s in self.mcp_servers() {
+            match s.state {
+                McpState::Failed => {
+                    out.push(warn(format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default())))
+                }
+                McpState::Starting => out.push(tern_protocol::StartupNotice {
+                    warning: false,
+                    message: format!(
+                        "note: MCP server `{}` is still starting; its tools join when it is ready",
+                        s.name
+                    ),
+                }),
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// The model name.
     pub fn model(&self) -> String {
         self.current.read_or_recover().0.clone()

@@ -398,8 +398,8 @@ async fn start(
         }));
     }
     let mut runtime = builder.build().await.map_err(|e| e.to_string())?;
-    for w in runtime.warnings() {
-        say(&format!("warning: {w}"));
+    for n in runtime.startup_notices().into_iter().filter(|n| n.warning) {
+        say(&n.message);
     }
     let id = runtime.session().id().to_string();
     let _ = session_id.set(id.clone());

@@ -77,12 +77,6 @@ pub fn with_runtime_mut(
                 return exit::USAGE;
             }
         };
-        for w in runtime.warnings() {
-            say(&format!("warning: {w}"));
-        }
-        for n in runtime.resumed().map(|r| r.notices.as_slice()).unwrap_or_default() {
-            say(&format!("warning: {n}"));
-        }
         setup(&mut runtime);
         let code = f(&runtime).await;
         runtime.shutdown().await;
@@ -146,12 +140,9 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
                 }
                 say(&runtime.media_cli().summary());
             }
-            for s in runtime.mcp_servers() {
-                if s.state == tern_runtime::McpState::Failed {
-                    say(&format!("warning: MCP server `{}` failed: {}", s.name, s.detail.unwrap_or_default()));
-                }
-                if s.state == tern_runtime::McpState::Starting && options.verbose {
-                    say(&format!("note: MCP server `{}` is still starting; its tools join when it is ready", s.name));
+            for n in runtime.startup_notices() {
+                if n.warning || options.verbose {
+                    say(&n.message);
                 }
             }
             let out = Output::new(runtime, &options);

@@ -261,18 +261,9 @@ fn new_app(runtime: &Runtime) -> App {
         app.cost_usd = cost;
         let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
         app.notice(format!("resumed session {}{title}: {} messages", r.from, r.messages.len()), NoticeLevel::Info);
-        for n in &r.notices {
-            app.notice(format!("warning: {n}"), NoticeLevel::Warning);
-        }
     }
-    for w in runtime.warnings() {
-        app.notice(format!("warning: {w}"), NoticeLevel::Warning);
-    }
-    for s in runtime.mcp_servers().iter().filter(|s| s.state == tern_runtime::McpState::Failed) {
-        app.notice(
-            format!("MCP server `{}` failed: {}", s.name, s.detail.clone().unwrap_or_default()),
-            NoticeLevel::Warning,
-        );
+    for n in runtime.startup_notices().into_iter().filter(|n| n.warning) {
+        app.notice(n.message, NoticeLevel::Warning);
     }
     app
 }
