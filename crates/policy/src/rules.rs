@@ -22,30 +22,10 @@
 use std::path::{Component, Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tern_protocol::text::squash_whitespace as squash_spaces;
 
-/// Which list a rule is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuleKind {
-    /// Run without asking.
-    Allow,
-    /// Always ask.
-    Ask,
-    /// Never run.
-    Deny,
-}
-
-impl std::fmt::Display for RuleKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            RuleKind::Allow => "allow",
-            RuleKind::Ask => "ask",
-            RuleKind::Deny => "deny",
-        })
-    }
-}
+pub use tern_protocol::RuleKind;
 
 /// What a rule's pattern applies to.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ContentBlock, Mode};
+use crate::{ContentBlock, Mode, RuleKind, RuleScope};
 
 /// One thing a front end asks a session to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +78,34 @@ pub enum Command {
         /// Its id.
         id: String,
     },
+    /// Add a permission rule, for the session or kept in the user config.
+    AddRule {
+        /// Its list.
+        kind: RuleKind,
+        /// The rule as written (`bash(npm test:*)`).
+        rule: String,
+        /// How far it holds.
+        scope: RuleScope,
+    },
+    /// Remove a rule from wherever the person can remove it.
+    RemoveRule {
+        /// The rule as written.
+        rule: String,
+    },
+    /// Make a rule in force hold for the session, this project or every project.
+    MoveRule {
+        /// The rule as written.
+        rule: String,
+        /// Where it holds from now on.
+        to: RuleScope,
+    },
+    /// Keep a setting in the user config (`/config KEY VALUE`).
+    Setting {
+        /// The setting.
+        key: String,
+        /// Its value, in the words the config file takes.
+        value: String,
+    },
 }
 
 impl Command {
@@ -97,6 +125,10 @@ impl Command {
             Command::Rename { .. } => "rename",
             Command::Export { .. } => "export",
             Command::StopTask { .. } => "stop_task",
+            Command::AddRule { .. } => "add_rule",
+            Command::RemoveRule { .. } => "remove_rule",
+            Command::MoveRule { .. } => "move_rule",
+            Command::Setting { .. } => "setting",
         }
     }
 

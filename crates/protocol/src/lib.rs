@@ -22,6 +22,7 @@ mod judged;
 mod message;
 mod mode;
 mod question;
+mod rules;
 mod sandbox;
 pub mod sanitize;
 mod session;
@@ -43,6 +44,7 @@ pub use judged::{FileIdentity, JudgedPath};
 pub use message::{ContentBlock, ImageSource, Message, Role, ServerTool, StopReason, ToolResultContent, WebSource};
 pub use mode::{MODES, Mode, UnknownMode};
 pub use question::{QuestionOption, UserAnswer, UserQuestion};
+pub use rules::{RuleKind, RuleScope};
 pub use sandbox::{ChildEnv, Confinement, HOME_SECRETS, SandboxLevel};
 pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,

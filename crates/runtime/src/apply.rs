@@ -63,6 +63,35 @@ pub enum Outcome {
     Exported(PathBuf),
     /// A background task stopped.
     TaskStopped(TaskSummary),
+    /// A rule was added (or holds somewhere else now, `moved`).
+    Rule {
+        /// Its list.
+        kind: tern_protocol::RuleKind,
+        /// The rule as written.
+        rule: String,
+        /// How far it holds.
+        scope: tern_protocol::RuleScope,
+        /// The file it was kept in (none for the session).
+        file: Option<PathBuf>,
+        /// Whether it was in force already and moved.
+        moved: bool,
+    },
+    /// A rule was removed from these places (none: it was nowhere).
+    RuleRemoved {
+        /// The rule as written.
+        rule: String,
+        /// Where it was.
+        places: Vec<String>,
+    },
+    /// A setting was kept.
+    Setting {
+        /// The setting.
+        key: String,
+        /// Its value.
+        value: String,
+        /// The file.
+        file: PathBuf,
+    },
 }
 
 /// Why a command did nothing.
@@ -115,6 +144,21 @@ impl Runtime {
                 now(self.switch_model(&name, events).map_err(CommandError::from))
             }
             Command::Rename { title } => now(self.rename(&title).map(|()| Outcome::Renamed(title)).map_err(Into::into)),
+            Command::AddRule { kind, rule, scope } => now(self
+                .add_rule(kind, &rule, scope)
+                .map(|file| Outcome::Rule { kind, rule, scope, file, moved: false })
+                .map_err(Into::into)),
+            Command::RemoveRule { rule } => {
+                now(self.remove_rule(&rule).map(|places| Outcome::RuleRemoved { rule, places }).map_err(Into::into))
+            }
+            Command::MoveRule { rule, to } => now(self
+                .move_rule(&rule, to)
+                .map_err(Into::into)
+                .map(|(kind, file)| Outcome::Rule { kind, rule, scope: to, file, moved: true })),
+            Command::Setting { key, value } => now(self
+                .set_setting(&key, &value)
+                .map(|file| Outcome::Setting { key, value, file })
+                .map_err(Into::into)),
             Command::Submit { text, blocks } => match self.start(text, blocks, events) {
                 Err(e) => now(Err(e)),
                 Ok(run) => Box::pin(async move { Ok(Outcome::Ran(Box::new(run.await))) }),

@@ -717,7 +717,7 @@ impl Runtime {
     /// `/permissions allow|ask|deny [session|project|user] RULE`: the rule
     /// holds from now on, and is saved for `scope` in the user config
     /// (comments kept); returns the file it was saved in.
-    pub fn add_rule(
+    pub(crate) fn add_rule(
         &self,
         kind: tern_policy::rules::RuleKind,
         rule: &str,
@@ -737,7 +737,7 @@ impl Runtime {
     /// where it was removed from. A rule that also comes from a file tern
     /// does not edit (the project config, a flag) is left alone and named in
     /// the error.
-    pub fn remove_rule(&self, rule: &str) -> Result<Vec<String>, RuntimeError> {
+    pub(crate) fn remove_rule(&self, rule: &str) -> Result<Vec<String>, RuntimeError> {
         use tern_policy::rules::RuleKind;
         let file = self.paths.user_config();
         let user_source = file.display().to_string();
@@ -772,12 +772,16 @@ impl Runtime {
 
     /// `/permissions move RULE session|project|user`: the same rule, kept
     /// at another scope (removed from the others).
-    pub fn move_rule(&self, rule: &str, to: permissions::RuleScope) -> Result<Option<PathBuf>, RuntimeError> {
+    pub(crate) fn move_rule(
+        &self,
+        rule: &str,
+        to: permissions::RuleScope,
+    ) -> Result<(tern_policy::rules::RuleKind, Option<PathBuf>), RuntimeError> {
         let Some(kind) = self.policy.rules().iter().find(|r| r.text == rule).map(|r| r.kind) else {
             return Err(RuntimeError::Config(format!("no rule `{rule}` in force (/permissions lists them)")));
         };
         self.remove_rule(rule)?;
-        self.add_rule(kind, rule, to)
+        Ok((kind, self.add_rule(kind, rule, to)?))
     }
 
     /// The commands started in the background, oldest first (`/tasks`).
@@ -1147,7 +1151,7 @@ impl Runtime {
     /// the rest kept). Keys: `theme`, `notify`, `title`, `print_on_exit`
     /// (`[tui]`) and `mode` (the permission mode new sessions start in; not
     /// `bypass`, which only a flag or an edit of the file may choose).
-    pub fn set_setting(&self, key: &str, value: &str) -> Result<PathBuf, RuntimeError> {
+    pub(crate) fn set_setting(&self, key: &str, value: &str) -> Result<PathBuf, RuntimeError> {
         let file = self.paths.user_config();
         let bad = |allowed: &str| RuntimeError::Config(format!("`{key}` takes {allowed}, not `{value}`"));
         match key {
@@ -1172,10 +1176,16 @@ impl Runtime {
                 "false" | "off" => config::set_value(&file, &["tui", key], false),
                 _ => return Err(bad("true or false")),
             },
-            "mode" if ["default", "accept-edits", "plan"].contains(&value) => {
-                config::set_value(&file, &["permissions", "mode"], value)
-            }
-            "mode" => return Err(bad("default, accept-edits or plan (bypass only by --permission-mode or the file)")),
+            // The words every front end takes for a mode (Claude's too), written as tern's.
+            "mode" => match value.parse::<Mode>() {
+                Ok(Mode::Bypass) => {
+                    return Err(RuntimeError::Config(
+                        "`mode` is never bypass here: bypass only by --permission-mode or the file".into(),
+                    ));
+                }
+                Err(_) => return Err(bad("default, accept-edits, plan or dont-ask")),
+                Ok(mode) => config::set_value(&file, &["permissions", "mode"], mode.as_str()),
+            },
             _ => {
                 return Err(RuntimeError::Config(format!(
                     "no setting `{key}`: theme, notify, notify_after_secs, title, print_on_exit, vim, mode"

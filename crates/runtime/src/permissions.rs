@@ -203,38 +203,7 @@ pub fn project_key(workspace: &Path) -> String {
     workspace.display().to_string()
 }
 
-/// How far a rule the person adds holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RuleScope {
-    /// Until tern exits; saved nowhere.
-    Session,
-    /// In this folder from now on: the user config's `[projects."<path>"]`
-    /// table, outside the repository, so it is never committed.
-    Project,
-    /// In every folder: the user config's `[permissions]`.
-    User,
-}
-
-impl RuleScope {
-    /// Parses `session`, `project` or `user`.
-    pub fn parse(word: &str) -> Option<RuleScope> {
-        match word {
-            "session" => Some(RuleScope::Session),
-            "project" => Some(RuleScope::Project),
-            "user" | "global" | "everywhere" => Some(RuleScope::User),
-            _ => None,
-        }
-    }
-
-    /// "for this session", "for this project", "for every project".
-    pub fn describe(self) -> &'static str {
-        match self {
-            RuleScope::Session => "for this session",
-            RuleScope::Project => "for this project",
-            RuleScope::User => "for every project",
-        }
-    }
-}
+pub use tern_protocol::RuleScope;
 
 /// The key of a rule list in the user config: `[projects."<workspace>"]
 /// allow|ask|deny` for [`RuleScope::Project`], `[permissions] allow|ask|deny`

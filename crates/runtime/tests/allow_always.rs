@@ -102,14 +102,18 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
     assert_eq!(everywhere.asked.load(Ordering::SeqCst), 1, "the global rule held in another folder");
 
     // /permissions: moved to this project only, then removed: asked again.
-    rt.move_rule("bash(touch:*)", RuleScope::Project).unwrap();
+    let command = tern_protocol::Command::MoveRule { rule: "bash(touch:*)".into(), to: RuleScope::Project };
+    rt.apply(command, &events).await.unwrap();
     let saved = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
     let moved: toml::Value = toml::from_str(&saved).unwrap();
     assert!(moved["permissions"]["allow"].as_array().unwrap().is_empty(), "{saved}");
     let key = third.path().display().to_string();
     assert_eq!(moved["projects"][key.as_str()]["allow"][0].as_str(), Some("bash(touch:*)"), "{saved}");
-    let removed = rt.remove_rule("bash(touch:*)").unwrap();
-    assert_eq!(removed.len(), 1, "{removed:?}");
+    let command = tern_protocol::Command::RemoveRule { rule: "bash(touch:*)".into() };
+    let Ok(tern_runtime::apply::Outcome::RuleRemoved { places, .. }) = rt.apply(command, &events).await else {
+        panic!("the rule is removed");
+    };
+    assert_eq!(places.len(), 1, "{places:?}");
     assert!(!rt.permissions_report().contains("bash(touch:*)"), "gone from this session too");
     let mut rt = Runtime::new(overrides_in(third.path())).await.unwrap();
     rt.set_permission_prompt(everywhere.clone());

@@ -674,21 +674,13 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     );
                     app.notice(text, NoticeLevel::Info);
                 }
-                [key, value] => match runtime.set_setting(key, value) {
-                    Ok(file) => {
-                        if *key == "theme" {
-                            app.set_theme(app.theme.with_palette(crate::theme::Palette::parse(Some(value))));
-                        }
-                        app.notice(
-                            format!(
-                                "{key} = {value}, kept in {} (from the next start where it is not live)",
-                                file.display()
-                            ),
-                            NoticeLevel::Info,
-                        );
-                    }
-                    Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
-                },
+                [key, value] => {
+                    apply(
+                        runtime,
+                        tx,
+                        SessionCommand::Setting { key: (*key).to_string(), value: (*value).to_string() },
+                    );
+                }
                 _ => app.notice("usage: /config [KEY VALUE]", NoticeLevel::Warning),
             }
         }
@@ -722,42 +714,15 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                         Some(scope) if rest.len() > 1 => (scope, rest[1..].join(" ")),
                         _ => (tern_runtime::RuleScope::Project, rest.join(" ")),
                     };
-                    match runtime.add_rule(kind, &rule, scope) {
-                        Ok(file) => app.notice(
-                            format!(
-                                "{verb} `{rule}` {}{}",
-                                scope.describe(),
-                                file.map(|f| format!(" (saved in {})", f.display())).unwrap_or_default()
-                            ),
-                            NoticeLevel::Info,
-                        ),
-                        Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
-                    }
+                    apply(runtime, tx, SessionCommand::AddRule { kind, rule, scope });
                 }
                 ["move", rest @ .., to] if !rest.is_empty() => match tern_runtime::RuleScope::parse(to) {
-                    Some(scope) => match runtime.move_rule(&rest.join(" "), scope) {
-                        Ok(file) => app.notice(
-                            format!(
-                                "`{}` now holds {}{}",
-                                rest.join(" "),
-                                scope.describe(),
-                                file.map(|f| format!(" (saved in {})", f.display())).unwrap_or_default()
-                            ),
-                            NoticeLevel::Info,
-                        ),
-                        Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
-                    },
+                    Some(scope) => apply(runtime, tx, SessionCommand::MoveRule { rule: rest.join(" "), to: scope }),
                     None => app.notice("usage: /permissions move RULE session|project|user", NoticeLevel::Warning),
                 },
-                ["remove", rule @ ..] if !rule.is_empty() => match runtime.remove_rule(&rule.join(" ")) {
-                    Ok(places) if places.is_empty() => app.notice(
-                        format!("no rule `{}` to remove (/permissions lists them)", rule.join(" ")),
-                        NoticeLevel::Warning,
-                    ),
-                    Ok(places) => app
-                        .notice(format!("`{}` removed from {}", rule.join(" "), places.join("; ")), NoticeLevel::Info),
-                    Err(e) => app.notice(e.to_string(), NoticeLevel::Warning),
-                },
+                ["remove", rule @ ..] if !rule.is_empty() => {
+                    apply(runtime, tx, SessionCommand::RemoveRule { rule: rule.join(" ") });
+                }
                 _ => app.notice(
                     "usage: /permissions [allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]",
                     NoticeLevel::Warning,
@@ -1021,6 +986,31 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             app.notice(format!("conversation written to {}", path.display()), NoticeLevel::Info)
         }
         Outcome::TaskStopped(t) => app.notice(format!("{} stopped", t.id), NoticeLevel::Info),
+        Outcome::Rule { kind, rule, scope, file, moved } => {
+            let saved = file.map(|f| format!(" (saved in {})", f.display())).unwrap_or_default();
+            let what = if moved {
+                format!("`{rule}` now holds {}", scope.describe())
+            } else {
+                format!("{kind} `{rule}` {}", scope.describe())
+            };
+            app.notice(format!("{what}{saved}"), NoticeLevel::Info);
+        }
+        Outcome::RuleRemoved { rule, places } => {
+            if places.is_empty() {
+                app.notice(format!("no rule `{rule}` to remove (/permissions lists them)"), NoticeLevel::Warning);
+            } else {
+                app.notice(format!("`{rule}` removed from {}", places.join("; ")), NoticeLevel::Info);
+            }
+        }
+        Outcome::Setting { key, value, file } => {
+            if key == "theme" {
+                app.set_theme(app.theme.with_palette(crate::theme::Palette::parse(Some(&value))));
+            }
+            app.notice(
+                format!("{key} = {value}, kept in {} (from the next start where it is not live)", file.display()),
+                NoticeLevel::Info,
+            );
+        }
     }
 }
 
