@@ -9,6 +9,8 @@ use std::process::Stdio;
 use serde_json::Value;
 use tern_mock_llm::{MockServer, Script};
 
+pub mod screen;
+
 /// Which wire format the binary speaks to the mock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {

@@ -1,0 +1,118 @@
+//! The real `tern` TUI in a pseudo-terminal, its screen parsed with vt100:
+//! type, wait for text, answer, quit.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::Harness;
+
+/// A running TUI.
+pub struct Screen {
+    pub parser: Arc<Mutex<vt100::Parser>>,
+    pub raw: Arc<Mutex<Vec<u8>>>,
+    pub writer: Box<dyn Write + Send>,
+    pub child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Screen {
+    pub fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Wait (bounded) until the screen shows `needle`.
+    pub fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.text().contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("`{needle}` never appeared; the screen:\n{}", self.text());
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    pub fn type_text(&mut self, text: &str) {
+        // Key by key, as a person types (a burst would arrive as one paste-like read).
+        for b in text.bytes() {
+            self.send(&[b]);
+        }
+    }
+}
+
+/// Press `key` until `shown` is gone (bounded): keys within a moment of a
+/// question are type-ahead, not its answer.
+pub fn answer_until_gone(s: &mut Screen, key: &[u8], shown: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.text().contains(shown) {
+        assert!(Instant::now() < deadline, "the answer was never taken:\n{}", s.text());
+        s.send(key);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Ctrl+C until quitting is armed (a turn that is still ending takes the first one), then once
+/// more to quit; waits (bounded) for tern to exit.
+pub fn quit(s: &mut Screen) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn start(h: &Harness) -> Screen {
+    start_with(h, &[])
+}
+
+pub fn start_with(h: &Harness, args: &[&str]) -> Screen {
+    start_env(h, args, &[])
+}
+
+pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
+    let pty = portable_pty::native_pty_system();
+    let pair = pty.openpty(portable_pty::PtySize { rows: 40, cols: 100, pixel_width: 0, pixel_height: 0 }).unwrap();
+    let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
+    cmd.args(["--provider", "anthropic", "--base-url", &h.server.url(), "--model", "mock"]);
+    cmd.args(args);
+    cmd.env("TERN_HOME", h.home.path());
+    cmd.env("ANTHROPIC_API_KEY", "test-key");
+    cmd.env("TERM", "xterm-256color");
+    cmd.env_remove("NO_COLOR");
+    cmd.env_remove("VISUAL");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.cwd(h.workspace.path());
+    let child = pair.slave.spawn_command(cmd).unwrap();
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().unwrap();
+    let writer = pair.master.take_writer().unwrap();
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(40.try_into().unwrap(), 100.try_into().unwrap(), 0)));
+    let raw = Arc::new(Mutex::new(Vec::new()));
+    let (p, r) = (parser.clone(), raw.clone());
+    std::thread::spawn(move || {
+        let _master = pair.master;
+        let mut buf = [0u8; 16384];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            p.lock().unwrap().process(&buf[..n]);
+            r.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    Screen { parser, raw, writer, child }
+}
