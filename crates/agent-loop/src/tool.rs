@@ -73,12 +73,6 @@ impl ToolError {
     }
 }
 
-impl<E: std::fmt::Display> From<E> for ToolError {
-    fn from(e: E) -> Self {
-        Self::new(e.to_string())
-    }
-}
-
 /// The executing side of a tool.
 pub trait Tool: Send + Sync {
     /// Normalise raw model input before validation (e.g. accept a string

@@ -358,7 +358,7 @@ async fn parallel_results_come_back_in_call_order_even_when_later_calls_finish_f
         FakeTool::new(move |_, _, _| {
             let (log, rx) = (log.clone(), rx.lock().unwrap().take());
             Box::pin(async move {
-                rx.expect("first ran twice").await.map_err(ToolError::from)?;
+                rx.expect("first ran twice").await.map_err(|e| ToolError::new(e.to_string()))?;
                 log.lock().unwrap().push("end first".into());
                 Ok(ToolOutput::text("first result"))
             })
