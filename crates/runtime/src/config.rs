@@ -512,6 +512,22 @@ impl TernPaths {
     }
 }
 
+/// A config file tern could not change; it is left as it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
+pub struct EditError {
+    /// The file.
+    pub file: PathBuf,
+    /// What went wrong (it names the file).
+    pub why: String,
+}
+
+impl EditError {
+    fn of(file: &Path) -> impl FnOnce(String) -> EditError + '_ {
+        move |why| EditError { file: file.to_path_buf(), why }
+    }
+}
+
 /// Change the string list at `path` (tables, created when missing) in the
 /// TOML file `file`, keeping everything else as it is (comments, order);
 /// written atomically through a symlinked config, keeping its mode. `change`
@@ -520,7 +536,7 @@ pub fn edit_string_list(
     file: &Path,
     path: &[&str],
     change: impl FnOnce(&mut toml_edit::Array) -> bool,
-) -> Result<bool, String> {
+) -> Result<bool, EditError> {
     edit_toml(file, |doc| {
         let Some((last, tables)) = path.split_last() else { return Ok(false) };
         let (table, at) = table_at(doc, tables, file)?;
@@ -531,12 +547,13 @@ pub fn edit_string_list(
             .ok_or_else(|| format!("{}: `{at}.{last}` is not a list", file.display()))?;
         Ok(change(list))
     })
+    .map_err(EditError::of(file))
 }
 
 /// Remove `value` from every string list at `paths` in `file` that holds it
 /// (nothing is created), in one read and at most one write, keeping the
 /// rest as [`edit_string_list`] does; which of `paths` held it.
-pub fn remove_from_string_lists(file: &Path, paths: &[Vec<String>], value: &str) -> Result<Vec<usize>, String> {
+pub fn remove_from_string_lists(file: &Path, paths: &[Vec<String>], value: &str) -> Result<Vec<usize>, EditError> {
     let mut found = Vec::new();
     edit_toml(file, |doc| {
         for (i, path) in paths.iter().enumerate() {
@@ -553,13 +570,14 @@ pub fn remove_from_string_lists(file: &Path, paths: &[Vec<String>], value: &str)
             }
         }
         Ok(!found.is_empty())
-    })?;
+    })
+    .map_err(EditError::of(file))?;
     Ok(found)
 }
 
 /// Set the value at `path` (tables created when missing) in `file`,
 /// keeping everything else as it is, as [`edit_string_list`] does.
-pub fn set_value(file: &Path, path: &[&str], value: impl Into<toml_edit::Value>) -> Result<(), String> {
+pub fn set_value(file: &Path, path: &[&str], value: impl Into<toml_edit::Value>) -> Result<(), EditError> {
     edit_toml(file, |doc| {
         let Some((last, tables)) = path.split_last() else { return Ok(false) };
         let (table, _) = table_at(doc, tables, file)?;
@@ -567,6 +585,7 @@ pub fn set_value(file: &Path, path: &[&str], value: impl Into<toml_edit::Value>)
         Ok(true)
     })
     .map(|_| ())
+    .map_err(EditError::of(file))
 }
 
 /// The table at `tables` in `doc`, created when missing, and its dotted name.

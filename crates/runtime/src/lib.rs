@@ -90,6 +90,9 @@ pub enum RuntimeError {
     /// A file could not be written or read.
     #[error("{0}")]
     Io(String),
+    /// A config file could not be changed (it is left as it was).
+    #[error(transparent)]
+    Edit(#[from] config::EditError),
 }
 
 /// Command-line values that override config.
@@ -727,7 +730,7 @@ impl Runtime {
         let source = permissions::rule_source(&file, &self.workspace, scope);
         let parsed = tern_policy::rules::Rule::parse(rule, kind, &source, self.policy.context())
             .map_err(|e| RuntimeError::Config(format!("`{rule}`: {e}")))?;
-        permissions::save_rule(&file, &self.workspace, kind, rule, scope).map_err(RuntimeError::Io)?;
+        permissions::save_rule(&file, &self.workspace, kind, rule, scope)?;
         self.policy.add_rule(parsed);
         Ok((scope != permissions::RuleScope::Session).then_some(file))
     }
@@ -759,7 +762,7 @@ impl Runtime {
                 elsewhere.join(", ")
             )));
         }
-        let mut removed = permissions::unsave_rule(&file, &self.workspace, rule).map_err(RuntimeError::Io)?;
+        let mut removed = permissions::unsave_rule(&file, &self.workspace, rule)?;
         let in_session = [RuleKind::Allow, RuleKind::Ask, RuleKind::Deny]
             .into_iter()
             .map(|kind| self.policy.remove_rules(kind, rule))
@@ -794,11 +797,6 @@ impl Runtime {
     pub fn background_stopper(&self) -> Arc<dyn Fn() + Send + Sync> {
         let background = self.background.clone();
         Arc::new(move || background.stop_all())
-    }
-
-    /// Stop the background task `id`.
-    pub async fn stop_background_task(&self, id: &str) -> Result<tern_protocol::TaskSummary, String> {
-        self.background.stop(id).await.map_err(|e| e.message)
     }
 
     /// The skills found at start (`tern skills list`, the `/` popup).
@@ -1191,8 +1189,7 @@ impl Runtime {
                     "no setting `{key}`: theme, notify, notify_after_secs, title, print_on_exit, vim, mode"
                 )));
             }
-        }
-        .map_err(RuntimeError::Io)?;
+        }?;
         Ok(file)
     }
 

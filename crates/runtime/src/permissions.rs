@@ -230,7 +230,13 @@ pub fn rule_source(user_file: &Path, workspace: &Path, scope: RuleScope) -> Stri
 /// (nothing for a session rule), keeping everything else (comments, order)
 /// as it is; written atomically. Saved there, never in the repository: a
 /// file the repository controls must never be where allow rules come from.
-pub fn save_rule(file: &Path, workspace: &Path, kind: RuleKind, rule: &str, scope: RuleScope) -> Result<(), String> {
+pub fn save_rule(
+    file: &Path,
+    workspace: &Path,
+    kind: RuleKind,
+    rule: &str,
+    scope: RuleScope,
+) -> Result<(), crate::config::EditError> {
     let Some(path) = rule_list_path(workspace, kind, scope) else { return Ok(()) };
     let path: Vec<&str> = path.iter().map(String::as_str).collect();
     crate::config::edit_string_list(file, &path, |list| {
@@ -246,7 +252,7 @@ pub fn save_rule(file: &Path, workspace: &Path, kind: RuleKind, rule: &str, scop
 /// Remove `rule` from every list of the user config `file` that applies
 /// here (this project's and the global ones, of every kind); returns the
 /// lists it was in, as `[table] kind`.
-pub fn unsave_rule(file: &Path, workspace: &Path, rule: &str) -> Result<Vec<String>, String> {
+pub fn unsave_rule(file: &Path, workspace: &Path, rule: &str) -> Result<Vec<String>, crate::config::EditError> {
     if !file.exists() {
         return Ok(Vec::new());
     }
@@ -774,7 +780,9 @@ mod tests {
         let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&real).unwrap().permissions());
         assert_eq!(mode & 0o777, 0o600);
         std::fs::write(&f, "projects = 3\n").unwrap();
-        assert!(save_rule(&f, ws, RuleKind::Allow, "edit", RuleScope::Project).unwrap_err().contains("not a table"));
+        assert!(
+            save_rule(&f, ws, RuleKind::Allow, "edit", RuleScope::Project).unwrap_err().why.contains("not a table")
+        );
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "projects = 3\n", "nothing lost on error");
     }
 }

@@ -483,7 +483,7 @@ fn restrict_sandbox(project: &mut FileConfig, user: &FileConfig, file: &str, war
 /// Add `dir` to `[trust] folders` in the user config file, keeping the rest
 /// of the file as it is; written atomically. Returns false when it was
 /// already trusted by that exact entry.
-pub fn save_trusted(user_file: &Path, dir: &Path) -> Result<bool, String> {
+pub fn save_trusted(user_file: &Path, dir: &Path) -> Result<bool, crate::config::EditError> {
     edit_folders(user_file, |folders| {
         let entry = dir.display().to_string();
         if folders.iter().any(|v| v.as_str() == Some(entry.as_str())) {
@@ -495,7 +495,7 @@ pub fn save_trusted(user_file: &Path, dir: &Path) -> Result<bool, String> {
 }
 
 /// Remove `dir` from `[trust] folders`. Returns false when it was not listed.
-pub fn remove_trusted(user_file: &Path, dir: &Path) -> Result<bool, String> {
+pub fn remove_trusted(user_file: &Path, dir: &Path) -> Result<bool, crate::config::EditError> {
     let entry = dir.display().to_string();
     edit_folders(user_file, |folders| {
         let before = folders.len();
@@ -504,7 +504,10 @@ pub fn remove_trusted(user_file: &Path, dir: &Path) -> Result<bool, String> {
     })
 }
 
-fn edit_folders(user_file: &Path, change: impl FnOnce(&mut toml_edit::Array) -> bool) -> Result<bool, String> {
+fn edit_folders(
+    user_file: &Path,
+    change: impl FnOnce(&mut toml_edit::Array) -> bool,
+) -> Result<bool, crate::config::EditError> {
     crate::config::edit_string_list(user_file, &["trust", "folders"], change)
 }
 

@@ -14,17 +14,27 @@ pub fn required(feature: &str) -> bool {
     std::env::var("TERN_REQUIRE").is_ok_and(|v| v.split(',').map(str::trim).any(|f| f == feature || f == "all"))
 }
 
+/// A feature CI declared required is missing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("TERN_REQUIRE names `{feature}`, which this machine lacks: {why}")]
+pub struct Missing {
+    /// The feature.
+    pub feature: String,
+    /// Why it is missing.
+    pub why: String,
+}
+
 /// What a test needing `feature` does when it is missing (`missing`:
 /// why), or nothing when it is there: `Ok(true)` to skip (said on
-/// stderr), `Err` with the reason when the feature is required.
-pub fn skip(feature: &str, missing: Option<&str>) -> Result<bool, String> {
+/// stderr), `Err` when the feature is required.
+pub fn skip(feature: &str, missing: Option<&str>) -> Result<bool, Missing> {
     decide(feature, missing, required(feature))
 }
 
-fn decide(feature: &str, missing: Option<&str>, required: bool) -> Result<bool, String> {
+fn decide(feature: &str, missing: Option<&str>, required: bool) -> Result<bool, Missing> {
     let Some(why) = missing else { return Ok(false) };
     if required {
-        return Err(format!("TERN_REQUIRE names `{feature}`, which this machine lacks: {why}"));
+        return Err(Missing { feature: feature.to_string(), why: why.to_string() });
     }
     // A test's visible skip: the one line this library prints, for the test runner's log.
     #[allow(clippy::print_stderr)]
@@ -59,7 +69,7 @@ mod tests {
     fn a_missing_feature_is_skipped_unless_required() {
         assert_eq!(decide("landlock", None, true), Ok(false));
         assert_eq!(decide("landlock", Some("old kernel"), false), Ok(true));
-        let err = decide("pidns", Some("no unshare"), true).unwrap_err();
+        let err = decide("pidns", Some("no unshare"), true).unwrap_err().to_string();
         assert!(err.contains("TERN_REQUIRE") && err.contains("no unshare"), "{err}");
     }
 }
