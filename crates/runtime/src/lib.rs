@@ -26,7 +26,6 @@ pub mod frontmatter;
 pub mod health;
 mod interactive;
 pub mod mcp_config;
-pub mod media_cli;
 pub mod mentions;
 pub mod output_budget;
 pub mod permissions;
@@ -72,6 +71,7 @@ pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // What front ends use of the crates beneath the core, so that a front end
 // depends on the core and the protocol alone (crates/cli/tests/layout.rs).
 pub use tern_agent_loop::EventSink;
+pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, rules::RuleKind};
 pub use tern_process as process;
 pub use tern_tools::ClientFiles;

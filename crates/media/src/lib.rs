@@ -10,6 +10,8 @@
 //! file's sha256, and [`detect`] refuses to offer the CLI when any file, the
 //! launcher or the record differs. See docs/media-cli.md.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io::Read;
