@@ -277,7 +277,7 @@ pub fn sessions_export(cwd: Option<std::path::PathBuf>, id: &str, format: crate:
             &workspace,
             &tern_runtime::Resume::Id(id.to_string()),
         )?;
-        tern_runtime::session::LoadedSession::load(&path)
+        Ok(tern_runtime::session::LoadedSession::load(&path)?)
     });
     let loaded = match found {
         Ok(l) => l,

@@ -28,6 +28,7 @@ pub mod sanitize;
 mod session;
 pub mod sync;
 pub mod text;
+pub mod time;
 mod todo;
 mod tool;
 mod usage;
@@ -48,7 +49,7 @@ pub use rules::{RuleKind, RuleScope};
 pub use sandbox::{ChildEnv, Confinement, HOME_SECRETS, SandboxLevel};
 pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
-    SessionRecord,
+    SessionRecord, compaction_summary_messages,
 };
 pub use todo::{TodoItem, TodoStatus};
 pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, canonical_tool_name};

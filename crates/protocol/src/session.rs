@@ -18,6 +18,18 @@ pub const SESSION_FORMAT_VERSION: u32 = 1;
 /// conversation (front ends show it as a summary, not as a prompt).
 pub const COMPACTION_SUMMARY_PREFIX: &str = "[Summary of the conversation so far, written when it was compacted]";
 
+/// What the model answers to a compaction's summary.
+const COMPACTION_SUMMARY_ACK: &str = "Understood: I have the summary and will continue from it.";
+
+/// The two messages a compacted conversation starts with: the summary, as
+/// the person's, and the model's acknowledgement.
+pub fn compaction_summary_messages(summary: &str) -> [crate::Message; 2] {
+    [
+        crate::Message::user_text(format!("{COMPACTION_SUMMARY_PREFIX}\n\n{summary}")),
+        crate::Message::assistant_text(COMPACTION_SUMMARY_ACK),
+    ]
+}
+
 /// The header's `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

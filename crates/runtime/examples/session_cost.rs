@@ -52,7 +52,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn write_cost(turns: usize, dir: &Path) -> anyhow::Result<()> {
-    let start = SessionStart { cwd: "/bench".into(), provider: "anthropic".into(), model: "m".into() };
+    let start =
+        SessionStart { cwd: "/bench".into(), git_branch: None, provider: "anthropic".into(), model: "m".into() };
     let session = Session::create(dir, start)?;
     let mut ours = Vec::new();
     for i in 0..turns {
@@ -110,7 +111,7 @@ fn checkpoint_cost(runs: usize, dir: &Path) -> anyhow::Result<()> {
 }
 
 fn make(sessions: &Path, cwd: &str, entries: usize, result_bytes: usize) -> anyhow::Result<()> {
-    let start = SessionStart { cwd: cwd.into(), provider: "anthropic".into(), model: "mock".into() };
+    let start = SessionStart { cwd: cwd.into(), git_branch: None, provider: "anthropic".into(), model: "mock".into() };
     let session = Session::create(sessions, start)?;
     let mut i = 0;
     let mut written = 0;

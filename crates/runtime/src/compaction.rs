@@ -12,9 +12,6 @@ use tern_protocol::{ContentBlock, Message, Role, TodoItem, ToolResultContent};
 
 pub use tern_protocol::COMPACTION_SUMMARY_PREFIX as SUMMARY_PREFIX;
 
-/// The assistant's side of the exchange, so turns keep alternating.
-const SUMMARY_ACK: &str = "Understood: I have the summary and will continue from it.";
-
 /// Tool results longer than this are archived as receipts when compacting.
 const ARCHIVE_MIN_BYTES: usize = 2 * 1024;
 
@@ -71,7 +68,7 @@ impl Settings {
 /// summary as a user message and a short assistant acknowledgement, so the
 /// next message (a prompt) alternates as every provider expects.
 pub fn summary_messages(summary: &str) -> [Message; 2] {
-    [Message::user_text(format!("{SUMMARY_PREFIX}\n\n{summary}")), Message::assistant_text(SUMMARY_ACK)]
+    tern_protocol::compaction_summary_messages(summary)
 }
 
 /// A rough token count of `messages` (4 bytes a token; an image ~1,600),

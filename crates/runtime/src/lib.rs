@@ -16,7 +16,6 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod agents;
 pub mod apply;
-pub mod checkpoints;
 pub mod commands;
 pub mod compaction;
 pub mod config;
@@ -33,9 +32,6 @@ pub mod prompt;
 pub mod prompt_history;
 mod run;
 pub mod secrets;
-pub mod session;
-pub mod session_export;
-pub mod session_index;
 mod setup;
 pub mod skills;
 mod startup;
@@ -74,6 +70,8 @@ pub use tern_agent_loop::EventSink;
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, rules::RuleKind};
 pub use tern_process as process;
+pub use tern_store::index as session_index;
+pub use tern_store::{Resume, StoreError, checkpoints, export as session_export, session};
 pub use tern_tools::ClientFiles;
 pub use turn_catalog::TurnCatalog;
 
@@ -93,6 +91,9 @@ pub enum RuntimeError {
     /// A config file could not be changed (it is left as it was).
     #[error(transparent)]
     Edit(#[from] config::EditError),
+    /// A session file could not be created, opened, read or found.
+    #[error(transparent)]
+    Store(#[from] tern_store::StoreError),
 }
 
 /// Command-line values that override config.
@@ -154,15 +155,6 @@ pub struct Overrides {
 /// A prompt `/rewind` listed without a place in the conversation (both come from one index line).
 fn no_point() -> RuntimeError {
     RuntimeError::Io("that prompt's checkpoint is incomplete".into())
-}
-
-/// Which earlier session to go on with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resume {
-    /// The one last written in this folder (`--continue`, `--resume` with no id).
-    Latest,
-    /// This id, or a prefix only one session's id starts with.
-    Id(String),
 }
 
 /// What resuming found, for the front ends.
@@ -1012,6 +1004,7 @@ impl Runtime {
         let loaded = session::LoadedSession::load(current.path())?;
         let start = session::SessionStart {
             cwd: self.workspace.display().to_string(),
+            git_branch: prompt::git_branch(&self.workspace),
             provider: self.provider.name.clone(),
             model: self.model(),
         };

@@ -295,6 +295,7 @@ pub(crate) fn open_session(
     let dir = loaded.paths.sessions_dir();
     let start = crate::session::SessionStart {
         cwd: loaded.workspace.display().to_string(),
+        git_branch: crate::prompt::git_branch(&loaded.workspace),
         provider: provider.name.clone(),
         model: provider.model.clone(),
     };

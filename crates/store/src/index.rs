@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tern_protocol::{Message, Role, SessionEntry, SessionRecord};
 
-use crate::{Resume, RuntimeError};
+use crate::{Resume, StoreError};
 
 /// How much of a file's start (and end) is read to find its first (and last) prompt.
 const SCAN_BYTES: u64 = 256 * 1024;
@@ -66,11 +66,11 @@ pub fn resumable(sessions_dir: &Path, workspace: &Path) -> Vec<SessionSummary> {
 
 /// The file of the session to resume: the latest resumable one of
 /// `workspace`, or the one whose id is (or alone starts with) the given id.
-pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<PathBuf, RuntimeError> {
+pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<PathBuf, StoreError> {
     match which {
         Resume::Latest => {
             list(sessions_dir, Some(workspace)).into_iter().find(|s| s.format >= 1).map(|s| s.path).ok_or_else(|| {
-                RuntimeError::Config(format!(
+                StoreError::Refused(format!(
                     "no session to continue in {} (start one with `tern`; list all with `tern sessions list --all`)",
                     workspace.display()
                 ))
@@ -79,7 +79,7 @@ pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<Pat
         Resume::Id(id) => {
             // An id names a file in the sessions dir and nothing else.
             if !crate::session::valid_id(id) {
-                return Err(RuntimeError::Config(format!(
+                return Err(StoreError::Refused(format!(
                     "`{id}` is not a session id (ids look like 20261201-190405-ab12cd; see `tern sessions list`)"
                 )));
             }
@@ -91,8 +91,8 @@ pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<Pat
                 list(sessions_dir, None).into_iter().filter(|s| s.id.starts_with(id.as_str())).collect();
             match matches.as_slice() {
                 [one] => Ok(one.path.clone()),
-                [] => Err(RuntimeError::Config(format!("no session `{id}` (see `tern sessions list --all`)"))),
-                many => Err(RuntimeError::Config(format!(
+                [] => Err(StoreError::Refused(format!("no session `{id}` (see `tern sessions list --all`)"))),
+                many => Err(StoreError::Refused(format!(
                     "`{id}` could be any of {}; give more of the id",
                     many.iter().map(|s| s.id.as_str()).collect::<Vec<_>>().join(", ")
                 ))),
@@ -163,7 +163,7 @@ fn prompt_of(line: &str) -> Option<String> {
         return None;
     }
     let text = message.text();
-    if text.trim().is_empty() || text.starts_with(crate::compaction::SUMMARY_PREFIX) {
+    if text.trim().is_empty() || text.starts_with(tern_protocol::COMPACTION_SUMMARY_PREFIX) {
         return None;
     }
     Some(text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(80).collect())
@@ -217,7 +217,12 @@ mod tests {
     #[test]
     fn sessions_are_listed_newest_first_with_their_first_and_last_prompt() {
         let dir = tempfile::tempdir().unwrap();
-        let start = |cwd: &str| SessionStart { cwd: cwd.into(), provider: "anthropic".into(), model: "m".into() };
+        let start = |cwd: &str| SessionStart {
+            cwd: cwd.into(),
+            git_branch: None,
+            provider: "anthropic".into(),
+            model: "m".into(),
+        };
         let a = Session::create(dir.path(), start("/ws")).unwrap();
         a.write(&SessionRecord::Message { message: Message::user_text("fix   the\ntests") });
         a.write(&SessionRecord::Message { message: Message::assistant_text("done") });
@@ -238,7 +243,8 @@ mod tests {
     #[test]
     fn ids_find_one_session_and_nothing_outside_the_folder() {
         let dir = tempfile::tempdir().unwrap();
-        let start = SessionStart { cwd: "/ws".into(), provider: "anthropic".into(), model: "m".into() };
+        let start =
+            SessionStart { cwd: "/ws".into(), git_branch: None, provider: "anthropic".into(), model: "m".into() };
         let a = Session::create(dir.path(), start).unwrap();
         let ws = Path::new("/ws");
         assert_eq!(find(dir.path(), ws, &Resume::Id(a.id().into())).unwrap(), a.path());

@@ -16,7 +16,7 @@ use tern_protocol::{
     SessionRecord, TodoItem, ToolResultContent,
 };
 
-use crate::RuntimeError;
+use crate::StoreError;
 use tern_protocol::sync::LockExt as _;
 
 /// What the header says besides its id and tern's version.
@@ -24,6 +24,8 @@ use tern_protocol::sync::LockExt as _;
 pub struct SessionStart {
     /// The workspace.
     pub cwd: String,
+    /// Its git branch (or short detached commit), when it is a repository.
+    pub git_branch: Option<String>,
     /// The provider.
     pub provider: String,
     /// The model.
@@ -59,20 +61,20 @@ const SYNC_AGAIN: u8 = 2;
 
 impl Session {
     /// Create a new session under `sessions_dir`.
-    pub fn create(sessions_dir: &Path, start: SessionStart) -> Result<Self, RuntimeError> {
+    pub fn create(sessions_dir: &Path, start: SessionStart) -> Result<Self, StoreError> {
         Self::create_with(sessions_dir, start, None, None)
     }
 
     /// A new session with the id the caller chose (`--session-id`): letters,
     /// digits and `-`, at most 64; refused when that session exists.
-    pub fn create_named(sessions_dir: &Path, start: SessionStart, id: &str) -> Result<Self, RuntimeError> {
+    pub fn create_named(sessions_dir: &Path, start: SessionStart, id: &str) -> Result<Self, StoreError> {
         if !valid_id(id) || id.starts_with('-') || id.len() > 64 {
-            return Err(RuntimeError::Config(format!(
+            return Err(StoreError::Refused(format!(
                 "--session-id `{id}`: use 1 to 64 letters, digits and `-` (a UUID works)"
             )));
         }
         if sessions_dir.join(format!("{id}.jsonl")).exists() {
-            return Err(RuntimeError::Config(format!(
+            return Err(StoreError::Refused(format!(
                 "--session-id {id}: that session already exists; go on with it with `--resume {id}`"
             )));
         }
@@ -84,17 +86,17 @@ impl Session {
         start: SessionStart,
         forked_from: Option<ForkedFrom>,
         id: Option<String>,
-    ) -> Result<Self, RuntimeError> {
+    ) -> Result<Self, StoreError> {
         // Sessions hold what the model read and commands printed: owner only.
         tern_tools::create_private_dir(sessions_dir)
-            .map_err(|e| RuntimeError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
+            .map_err(|e| StoreError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
         let id = id.unwrap_or_else(new_session_id);
         let path = sessions_dir.join(format!("{id}.jsonl"));
         let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
             .open(&path)
-            .map_err(|e| RuntimeError::Io(format!("cannot create session file {}: {e}", path.display())))?;
+            .map_err(|e| StoreError::Io(format!("cannot create session file {}: {e}", path.display())))?;
         lock(&file, &id)?;
-        let git_branch = crate::prompt::git_branch(Path::new(&start.cwd));
+        let git_branch = start.git_branch.clone();
         let header = SessionHeader {
             tag: HeaderTag::Session,
             version: SESSION_FORMAT_VERSION,
@@ -103,7 +105,7 @@ impl Session {
             provider: start.provider,
             model: start.model,
             tern_version: env!("CARGO_PKG_VERSION").to_string(),
-            started_at: crate::prompt::now_utc_rfc3339(),
+            started_at: tern_protocol::time::now_utc_rfc3339(),
             git_branch,
             forked_from,
         };
@@ -128,13 +130,13 @@ impl Session {
     /// Go on writing a loaded session's file after its last entry. A line
     /// cut short by a crash is closed with a newline first (so it stays one
     /// bad line, skipped on reading); nothing already written changes.
-    pub fn reopen(sessions_dir: &Path, loaded: &LoadedSession) -> Result<Self, RuntimeError> {
+    pub fn reopen(sessions_dir: &Path, loaded: &LoadedSession) -> Result<Self, StoreError> {
         let path = &loaded.path;
         let mut file = File::options()
             .read(true)
             .append(true)
             .open(path)
-            .map_err(|e| RuntimeError::Io(format!("cannot open session file {}: {e}", path.display())))?;
+            .map_err(|e| StoreError::Io(format!("cannot open session file {}: {e}", path.display())))?;
         lock(&file, &loaded.header.id)?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len > 0 {
@@ -142,7 +144,7 @@ impl Session {
             let ended = file.seek(std::io::SeekFrom::End(-1)).and_then(|_| file.read_exact(&mut last)).is_ok();
             if ended && last[0] != b'\n' {
                 file.write_all(b"\n")
-                    .map_err(|e| RuntimeError::Io(format!("cannot write session file {}: {e}", path.display())))?;
+                    .map_err(|e| StoreError::Io(format!("cannot write session file {}: {e}", path.display())))?;
             }
         }
         let id = loaded.header.id.clone();
@@ -162,7 +164,7 @@ impl Session {
     /// A new session file that starts with `loaded`'s current branch (the
     /// same entries, ids and parents), for `--fork-session` and `/fork`: the
     /// original file is not touched.
-    pub fn fork(sessions_dir: &Path, loaded: &LoadedSession, start: SessionStart) -> Result<Self, RuntimeError> {
+    pub fn fork(sessions_dir: &Path, loaded: &LoadedSession, start: SessionStart) -> Result<Self, StoreError> {
         let from = ForkedFrom { session: loaded.header.id.clone(), entry: loaded.leaf.clone() };
         let s = Self::create_with(sessions_dir, start, Some(from), None)?;
         for entry in loaded.branch() {
@@ -185,7 +187,7 @@ impl Session {
             provider: String::new(),
             model: String::new(),
             tern_version: env!("CARGO_PKG_VERSION").to_string(),
-            started_at: crate::prompt::now_utc_rfc3339(),
+            started_at: tern_protocol::time::now_utc_rfc3339(),
             git_branch: None,
             forked_from: None,
         };
@@ -407,7 +409,7 @@ impl Session {
 
 /// Hold `file` for this process: two tern processes appending to one
 /// session would interleave two conversations. Released when the file closes.
-fn lock(file: &File, id: &str) -> Result<(), RuntimeError> {
+fn lock(file: &File, id: &str) -> Result<(), StoreError> {
     use std::os::fd::AsRawFd;
     // SAFETY: flock on a descriptor this File owns; it only sets a lock.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -415,11 +417,11 @@ fn lock(file: &File, id: &str) -> Result<(), RuntimeError> {
     }
     let e = std::io::Error::last_os_error();
     if e.kind() == std::io::ErrorKind::WouldBlock {
-        return Err(RuntimeError::Config(format!(
+        return Err(StoreError::Refused(format!(
             "session {id} is open in another tern; go on in a copy with --fork-session, or close the other one first"
         )));
     }
-    Err(RuntimeError::Io(format!("cannot lock session {id}: {e}")))
+    Err(StoreError::Io(format!("cannot lock session {id}: {e}")))
 }
 
 /// A session file read back.
@@ -490,7 +492,8 @@ fn images_inline(sessions_dir: &Path, mut message: Message, budget: &mut u64) ->
             return None;
         }
         let max = MAX_IMAGE_BYTES.min(*budget);
-        let bytes = crate::small_file::read_bytes_bounded(&sessions_dir.join(rel), max, Some(sessions_dir)).ok()?;
+        let bytes =
+            tern_sandbox::small_file::read_bytes_bounded(&sessions_dir.join(rel), max, Some(sessions_dir)).ok()?;
         *budget = budget.saturating_sub(bytes.len() as u64);
         Some(base64::engine::general_purpose::STANDARD.encode(bytes))
     };
@@ -530,20 +533,20 @@ impl LoadedSession {
     /// Read a session file. Lines that do not parse (a line cut short by a
     /// crash) are skipped, each with a notice; a file from a newer tern, or
     /// one with no header, is refused with a message that says so.
-    pub fn load(path: &Path) -> Result<Self, RuntimeError> {
+    pub fn load(path: &Path) -> Result<Self, StoreError> {
         let shown = path.display();
-        let file = File::open(path).map_err(|e| RuntimeError::Io(format!("cannot open session file {shown}: {e}")))?;
+        let file = File::open(path).map_err(|e| StoreError::Io(format!("cannot open session file {shown}: {e}")))?;
         let mut reader = BufReader::new(file);
         let mut first = String::new();
         (&mut reader)
             .take(MAX_LINE)
             .read_line(&mut first)
-            .map_err(|e| RuntimeError::Io(format!("cannot read session file {shown}: {e}")))?;
-        let header = parse_header(&first).map_err(|e| RuntimeError::Config(format!("{shown}: {e}")))?;
+            .map_err(|e| StoreError::Io(format!("cannot read session file {shown}: {e}")))?;
+        let header = parse_header(&first).map_err(|e| StoreError::Refused(format!("{shown}: {e}")))?;
         // The id names the session's folder: it must be the file's own name, nothing else.
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         if header.id != stem || !header.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-            return Err(RuntimeError::Config(format!(
+            return Err(StoreError::Refused(format!(
                 "{shown}: the header's id `{}` is not the file's name; not a session tern wrote",
                 header.id.chars().take(80).collect::<String>()
             )));
@@ -557,7 +560,7 @@ impl LoadedSession {
             let n = (&mut reader)
                 .take(MAX_LINE)
                 .read_until(b'\n', &mut line)
-                .map_err(|e| RuntimeError::Io(format!("cannot read session file {shown}: {e}")))?;
+                .map_err(|e| StoreError::Io(format!("cannot read session file {shown}: {e}")))?;
             if n == 0 {
                 break;
             }
@@ -658,7 +661,8 @@ impl LoadedSession {
                 SessionRecord::Compaction { summary, kept, .. } => {
                     let from = c.messages.len().saturating_sub(*kept);
                     let kept = c.messages.split_off(from);
-                    c.messages = crate::compaction::summary_messages(summary).into_iter().map(|m| (None, m)).collect();
+                    c.messages =
+                        tern_protocol::compaction_summary_messages(summary).into_iter().map(|m| (None, m)).collect();
                     c.messages.extend(kept);
                     c.compactions += 1;
                 }
@@ -828,7 +832,7 @@ pub fn valid_id(id: &str) -> bool {
 
 fn new_session_id() -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let date = crate::prompt::today_utc().replace('-', "");
+    let date = tern_protocol::time::today_utc().replace('-', "");
     let secs = now % 86_400;
     let suffix: String = (0..6).map(|_| fastrand::alphanumeric().to_ascii_lowercase()).collect();
     format!("{date}-{:02}{:02}{:02}-{suffix}", secs / 3600, secs % 3600 / 60, secs % 60)
@@ -844,7 +848,7 @@ mod tests {
     use super::*;
 
     fn start() -> SessionStart {
-        SessionStart { cwd: "/x".into(), provider: "anthropic".into(), model: "m".into() }
+        SessionStart { cwd: "/x".into(), git_branch: None, provider: "anthropic".into(), model: "m".into() }
     }
 
     #[test]
