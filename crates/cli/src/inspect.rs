@@ -269,7 +269,7 @@ pub fn context(overrides: tern_runtime::Overrides, as_json: bool) -> u8 {
 /// the conversation on the session's current branch, as a resume would
 /// continue it (after its last compaction).
 pub fn sessions_export(cwd: Option<std::path::PathBuf>, id: &str, format: crate::ExportFormat) -> u8 {
-    let found = tern_runtime::TernPaths::discover().and_then(|paths| {
+    let found = tern_runtime::TernPaths::discover().map_err(tern_runtime::RuntimeError::from).and_then(|paths| {
         let overrides = tern_runtime::Overrides { cwd, ..Default::default() };
         let workspace = tern_runtime::resolve_workspace(&overrides)?;
         let path = tern_runtime::session_index::find(

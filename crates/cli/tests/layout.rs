@@ -59,13 +59,17 @@ fn a_front_end_depends_on_the_core_and_the_protocol_alone() {
 #[test]
 fn nothing_points_back_up() {
     let front_ends = ["tern-tui", "tern-headless", "tern-acp", "tern-cli"];
-    let rules: [(&str, &[&str]); 6] = [
+    let rules: [(&str, &[&str]); 9] = [
         ("crates/protocol", &["tern-"]),
         ("crates/agent-loop", &["tern-tools", "tern-policy", "tern-catalog", "tern-runtime"]),
         ("crates/tools", &["tern-policy", "tern-catalog", "tern-runtime"]),
         ("crates/policy", &["tern-runtime", "tern-tools", "tern-catalog"]),
         ("crates/catalog", &["tern-runtime"]),
         ("crates/runtime", &front_ends),
+        // What is read before a session, what is written across sessions, the media CLI: below the core.
+        ("crates/config", &["tern-runtime", "tern-store", "tern-catalog", "tern-agent-loop"]),
+        ("crates/store", &["tern-runtime", "tern-config", "tern-policy", "tern-catalog", "tern-agent-loop"]),
+        ("crates/media", &["tern-runtime", "tern-config", "tern-store", "tern-policy"]),
     ];
     for (dir, forbidden) in rules {
         for dep in tern_dependencies(&manifest(dir)) {
@@ -75,7 +79,17 @@ fn nothing_points_back_up() {
             );
         }
     }
-    for dir in ["crates/llm", "crates/process", "crates/sandbox", "crates/mcp", "crates/tools", "crates/catalog"] {
+    for dir in [
+        "crates/llm",
+        "crates/process",
+        "crates/sandbox",
+        "crates/mcp",
+        "crates/tools",
+        "crates/catalog",
+        "crates/config",
+        "crates/store",
+        "crates/media",
+    ] {
         for dep in tern_dependencies(&manifest(dir)) {
             assert!(!front_ends.contains(&dep.as_str()), "{dir} depends on the front end {dep}");
         }

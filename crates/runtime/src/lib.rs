@@ -14,29 +14,23 @@
 //! ```
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
-pub mod agents;
 pub mod apply;
 pub mod commands;
 pub mod compaction;
-pub mod config;
 pub mod context;
 pub mod extension;
-pub mod frontmatter;
 pub mod health;
 mod interactive;
-pub mod mcp_config;
 pub mod mentions;
 pub mod output_budget;
 pub mod permissions;
 pub mod prompt;
 pub mod prompt_history;
 mod run;
-pub mod secrets;
 mod setup;
 pub mod skills;
 mod startup;
 mod subagents;
-pub mod trust;
 mod turn_catalog;
 pub mod web_fetch;
 pub mod web_search;
@@ -67,6 +61,7 @@ pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // What front ends use of the crates beneath the core, so that a front end
 // depends on the core and the protocol alone (crates/cli/tests/layout.rs).
 pub use tern_agent_loop::EventSink;
+pub use tern_config::{ConfigError, agents, config, frontmatter, mcp_config, project, secrets, trust};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, rules::RuleKind};
 pub use tern_process as process;
@@ -94,6 +89,9 @@ pub enum RuntimeError {
     /// A session file could not be created, opened, read or found.
     #[error(transparent)]
     Store(#[from] tern_store::StoreError),
+    /// A config file or setting cannot be used.
+    #[error(transparent)]
+    Configuration(#[from] tern_config::ConfigError),
 }
 
 /// Command-line values that override config.

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use tern_config::project::{git_root, project_chain, project_top};
+
 use tern_protocol::ToolDefinition;
 
 const BASE: &str = include_str!("../../../assets/prompts/system.md");
@@ -151,20 +153,6 @@ fn git_summary(workspace: &Path) -> Option<String> {
     })
 }
 
-/// The repository holding `start`: the nearest ancestor with a `.git` that
-/// belongs to the user running tern (as git's own `safe.directory` check
-/// demands). A `.git` someone else planted above the workspace (`/tmp/.git`)
-/// does not make their `AGENTS.md` part of this project.
-pub(crate) fn git_root(start: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    // SAFETY: geteuid only reads this process's effective user id.
-    let me = unsafe { libc::geteuid() };
-    start
-        .ancestors()
-        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok_and(|m| m.uid() == me))
-        .map(Path::to_path_buf)
-}
-
 /// The most of one instruction file put in the prompt.
 const MAX_INSTRUCTION_BYTES: u64 = 256 * 1024;
 
@@ -258,29 +246,6 @@ pub fn instruction_files(workspace: &Path, config_dir: &Path, names: &[String]) 
         read_with_imports(&path, root, None, 0, &mut seen, &mut total, &mut out);
     }
     out
-}
-
-/// Where a project's instruction files (and their imports) may come from:
-/// its repository, unless that repository is the home folder (or holds it,
-/// a dotfiles repository): then only the workspace.
-pub(crate) fn project_top(workspace: &Path) -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from).and_then(|h| std::fs::canonicalize(h).ok());
-    match git_root(workspace) {
-        Some(root) if home.as_deref().is_some_and(|h| h.starts_with(&root)) => workspace.to_path_buf(),
-        Some(root) => root,
-        None => workspace.to_path_buf(),
-    }
-}
-
-/// The folders a project's config is looked for in: the workspace, then
-/// each folder above it up to [`project_top`] (the repository), nearest
-/// first. Outside a repository, the workspace alone.
-pub(crate) fn project_chain(workspace: &Path) -> Vec<PathBuf> {
-    let top = project_top(workspace);
-    if !workspace.starts_with(&top) {
-        return vec![workspace.to_path_buf()];
-    }
-    workspace.ancestors().take_while(|d| d.starts_with(&top)).map(Path::to_path_buf).collect()
 }
 
 fn read_with_imports(

@@ -134,7 +134,7 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
                 warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));
                 FileConfig::default()
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         layers.push(ProjectLayer { dir, file, restricted: FileConfig::default(), as_written, trust: layer_trust });
     }

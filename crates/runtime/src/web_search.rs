@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::WebSearchSection;
 
 /// Searches per response when the config does not say (`max_uses`).
-pub const DEFAULT_MAX_USES: u32 = 5;
+pub use tern_config::config::DEFAULT_WEB_SEARCH_MAX_USES as DEFAULT_MAX_USES;
 
 /// The tool for a session talking to `api`.
 pub(crate) fn runtime_tool(policy: Arc<Policy>, api: Api, section: &WebSearchSection) -> RuntimeTool {

@@ -77,12 +77,12 @@ pub fn load_mcp_json_noting(
     inside: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<(String, McpServerSection)>, String> {
-    let text = match crate::small_file::read_bounded(path, 1024 * 1024, inside) {
+    let text = match tern_sandbox::small_file::read_bounded(path, 1024 * 1024, inside) {
         Ok(t) => t,
-        Err(crate::small_file::Refused::Missing) => {
+        Err(tern_sandbox::small_file::Refused::Missing) => {
             return Err(format!("cannot read {}: no such file", path.display()));
         }
-        Err(crate::small_file::Refused::Unreadable(why)) => return Err(why),
+        Err(tern_sandbox::small_file::Refused::Unreadable(why)) => return Err(why),
     };
     parse_mcp_json(&text, &path.display().to_string(), notes)
 }
@@ -190,7 +190,7 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
     for (name, s) in &user.mcp_servers {
         sections.insert(name.clone(), (user_file.display().to_string(), Source::User, s.clone(), workspace.into()));
     }
-    let top = crate::prompt::project_top(workspace);
+    let top = crate::project::project_top(workspace);
     // Farthest first: a nearer folder's server of the same name wins.
     for folder in project {
         let mcp_json = folder.dir.join(".mcp.json");

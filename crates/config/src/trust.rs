@@ -143,9 +143,9 @@ impl NeedsTrust {
 /// (for the TUI's question and for warnings). Empty: nothing to trust.
 pub fn trust_needed(project: &FileConfig, workspace: &Path) -> Vec<String> {
     let mut items = Vec::new();
-    let top = crate::prompt::project_top(workspace);
+    let top = crate::project::project_top(workspace);
     // The workspace's `.mcp.json` and those of the folders above it in the repository.
-    for dir in crate::prompt::project_chain(workspace).into_iter().rev() {
+    for dir in crate::project::project_chain(workspace).into_iter().rev() {
         let mcp_json = dir.join(".mcp.json");
         if !mcp_json.is_file() {
             continue;
@@ -188,12 +188,7 @@ pub struct TrustQuestion {
 /// The question to ask before starting in `workspace`, if any: `None` when
 /// it is trusted or its project (`project`, as written, before
 /// [`restrict`]) has nothing that needs trust.
-pub(crate) fn question(
-    trust: &Trust,
-    project: &FileConfig,
-    workspace: &Path,
-    user_config: PathBuf,
-) -> Option<TrustQuestion> {
+pub fn question(trust: &Trust, project: &FileConfig, workspace: &Path, user_config: PathBuf) -> Option<TrustQuestion> {
     if trust.is_trusted() {
         return None;
     }
@@ -206,13 +201,13 @@ pub(crate) fn question(
 /// `git status`): a repository that arrives with its `.git` (an archive, a
 /// shared drive) brings its config along. `None` when there is none.
 pub fn risky_git_config(workspace: &Path) -> Option<String> {
-    let root = crate::prompt::git_root(workspace)?;
+    let root = crate::project::git_root(workspace)?;
     let dot_git = root.join(".git");
     let git_dir = if dot_git.is_dir() {
         dot_git
     } else {
         // A worktree or submodule: `.git` is a file naming the real directory.
-        crate::small_file::linked_git_dir(&dot_git)?
+        tern_sandbox::small_file::linked_git_dir(&dot_git)?
     };
     let keys = git_dir_program_keys(&git_dir);
     (!keys.is_empty()).then(|| keys.join(", "))
@@ -223,7 +218,7 @@ pub fn risky_git_config(workspace: &Path) -> Option<String> {
 fn git_dir_program_keys(git_dir: &Path) -> Vec<String> {
     // The repository's config, a worktree's own, and the common dir's: git reads them all.
     let mut dirs = vec![git_dir.to_path_buf()];
-    if let Some(common) = crate::small_file::common_git_dir(git_dir) {
+    if let Some(common) = tern_sandbox::small_file::common_git_dir(git_dir) {
         dirs.push(common);
     }
     let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| [d.join("config"), d.join("config.worktree")]).collect();
@@ -233,7 +228,7 @@ fn git_dir_program_keys(git_dir: &Path) -> Vec<String> {
     }
     let mut keys = Vec::new();
     for file in files {
-        if let Ok(text) = crate::small_file::read_bounded(&file, 1 << 20, None) {
+        if let Ok(text) = tern_sandbox::small_file::read_bounded(&file, 1 << 20, None) {
             for key in program_keys(&text) {
                 if !keys.contains(&key) {
                     keys.push(key);
@@ -254,7 +249,7 @@ const MAX_NESTED_SCAN_DIRS: usize = 20_000;
 /// A tree too large to walk, or a `.git` file naming a git directory tern
 /// cannot read, counts as risky too. Links are not followed.
 pub fn risky_nested_git(workspace: &Path) -> Option<String> {
-    let root = crate::prompt::git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
+    let root = crate::project::git_root(workspace).unwrap_or_else(|| workspace.to_path_buf());
     let mut found: Vec<String> = Vec::new();
     let mut queue = std::collections::VecDeque::from([root.clone()]);
     let mut read = 0;
@@ -280,7 +275,8 @@ pub fn risky_nested_git(workspace: &Path) -> Option<String> {
                 continue; // the workspace repository itself: risky_git_config
             }
             let shown = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
-            let git_dir = if kind.is_dir() { Some(path.clone()) } else { crate::small_file::linked_git_dir(&path) };
+            let git_dir =
+                if kind.is_dir() { Some(path.clone()) } else { tern_sandbox::small_file::linked_git_dir(&path) };
             match git_dir.filter(|d| d.is_dir()) {
                 Some(git_dir) => {
                     let keys = git_dir_program_keys(&git_dir);
@@ -403,7 +399,7 @@ pub fn restrict(
         ws.enabled = None;
     }
     if let Some(n) = ws.max_uses {
-        let user_max = user.web_search.max_uses.unwrap_or(crate::web_search::DEFAULT_MAX_USES);
+        let user_max = user.web_search.max_uses.unwrap_or(crate::config::DEFAULT_WEB_SEARCH_MAX_USES);
         if n > user_max {
             warnings.push(format!(
                 "{file}: `[web_search] max_uses = {n}` is ignored: a project config can only lower it (now {user_max})"

@@ -76,11 +76,12 @@ pub fn load_agent(name: &str, folders: &[(PathBuf, bool)], config_dir: &Path) ->
     let (dir, trusted) = folders.iter().find(|(d, _)| file(d).exists()).unwrap_or(nearest);
     let (project, trusted) = (file(dir), *trusted);
     let top = folders.last().map_or(dir.clone(), |(d, _)| d.clone());
-    let read = |path: &Path, inside: Option<&Path>| match crate::small_file::read_bounded(path, 256 * 1024, inside) {
-        Ok(text) => Ok(Some(text)),
-        Err(crate::small_file::Refused::Missing) => Ok(None),
-        Err(crate::small_file::Refused::Unreadable(why)) => Err(why),
-    };
+    let read =
+        |path: &Path, inside: Option<&Path>| match tern_sandbox::small_file::read_bounded(path, 256 * 1024, inside) {
+            Ok(text) => Ok(Some(text)),
+            Err(tern_sandbox::small_file::Refused::Missing) => Ok(None),
+            Err(tern_sandbox::small_file::Refused::Unreadable(why)) => Err(why),
+        };
     if let Some(text) = read(&user, None)? {
         return parse_agent(name, &text, &user);
     }

@@ -65,7 +65,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::RuntimeError;
+use crate::ConfigError;
+
+/// Provider-side web searches one request may make, unless `[web_search] max_uses` says otherwise.
+pub const DEFAULT_WEB_SEARCH_MAX_USES: u32 = 5;
 
 /// One config file's content.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -368,7 +371,7 @@ pub struct RetrySection {
 
 impl FileConfig {
     /// Read and parse one file; a missing file is an empty config.
-    pub fn load(path: &Path) -> Result<Self, RuntimeError> {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
         Self::load_within(path, None)
     }
 
@@ -376,13 +379,13 @@ impl FileConfig {
     /// links are followed (a project's config). A regular file of at most
     /// 1 MiB either way: a committed link to `/dev/zero` or a FIFO is an
     /// error, not a hang.
-    pub fn load_within(path: &Path, inside: Option<&Path>) -> Result<Self, RuntimeError> {
-        let text = match crate::small_file::read_bounded(path, MAX_CONFIG_BYTES, inside) {
+    pub fn load_within(path: &Path, inside: Option<&Path>) -> Result<Self, ConfigError> {
+        let text = match tern_sandbox::small_file::read_bounded(path, MAX_CONFIG_BYTES, inside) {
             Ok(t) => t,
-            Err(crate::small_file::Refused::Missing) => return Ok(Self::default()),
-            Err(crate::small_file::Refused::Unreadable(why)) => return Err(RuntimeError::Config(why)),
+            Err(tern_sandbox::small_file::Refused::Missing) => return Ok(Self::default()),
+            Err(tern_sandbox::small_file::Refused::Unreadable(why)) => return Err(ConfigError::Invalid(why)),
         };
-        toml::from_str(&text).map_err(|e| RuntimeError::Config(format!("{}: {e}", path.display())))
+        toml::from_str(&text).map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))
     }
 
     /// Layer `other` over `self`: its values win, maps merge by key.
@@ -485,13 +488,13 @@ pub struct TernPaths {
 
 impl TernPaths {
     /// `TERN_HOME` when set (everything under it), else the platform dirs.
-    pub fn discover() -> Result<Self, RuntimeError> {
+    pub fn discover() -> Result<Self, ConfigError> {
         if let Some(home) = std::env::var_os("TERN_HOME").filter(|h| !h.is_empty()) {
             let home = PathBuf::from(home);
             return Ok(Self { config_dir: home.clone(), data_dir: home });
         }
         let dirs = directories::ProjectDirs::from("", "", "tern").ok_or_else(|| {
-            RuntimeError::Config("cannot find a home directory for config and data; set TERN_HOME".into())
+            ConfigError::Invalid("cannot find a home directory for config and data; set TERN_HOME".into())
         })?;
         Ok(Self { config_dir: dirs.config_dir().to_path_buf(), data_dir: dirs.data_dir().to_path_buf() })
     }
