@@ -29,6 +29,7 @@ mod session;
 pub mod sync;
 pub mod text;
 pub mod time;
+mod title;
 mod todo;
 mod tool;
 mod usage;
@@ -51,6 +52,7 @@ pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
     SessionRecord, compaction_summary_messages,
 };
+pub use title::{CallTitle, call_title, count, first_line};
 pub use todo::{TodoItem, TodoStatus};
 pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, canonical_tool_name};
 pub use usage::{Usage, UsageTotals, sum_usd};

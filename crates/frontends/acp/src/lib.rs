@@ -577,18 +577,15 @@ fn kind_of(name: &str) -> acp::ToolKind {
     }
 }
 
-/// A title for a call: the tool and what it works on.
+/// A title for a call: the tool and what it works on, as every front end titles it.
 fn title_of(name: &str, input: &Value) -> String {
-    let subject = ToolKind::subject_arg(name).and_then(|k| input.get(k)).and_then(Value::as_str);
-    match subject {
-        Some(s) => {
-            let line = s.lines().next().unwrap_or_default();
-            let short = tern_protocol::text::prefix_within(line, 120);
-            let more = if short.len() < s.len() { "…" } else { "" };
-            format!("{name} {short}{more}")
-        }
-        None => name.to_string(),
+    let about = tern_protocol::call_title(name, input).text();
+    if about.is_empty() {
+        return name.to_string();
     }
+    let short = tern_protocol::text::prefix_within(&about, 120);
+    let more = if short.len() < about.len() { "…" } else { "" };
+    format!("{name} {short}{more}")
 }
 
 /// The absolute path a file tool's call works on.

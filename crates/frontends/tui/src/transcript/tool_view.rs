@@ -102,7 +102,7 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
     let mut out = vec![header(
         mark(cell.finished.is_some(), failed, ctx),
         Span::styled(cell.name.clone(), name_style),
-        key_arg(kind, &cell.input, ctx),
+        key_arg(&cell.name, &cell.input, ctx),
         &info,
         cell.finished.is_none(),
         ctx,
@@ -243,88 +243,23 @@ pub(crate) fn media_paths<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<Strin
     out
 }
 
-/// The first line of `text`, cleaned, and how many lines follow it.
-fn first_line(text: &str) -> (String, usize) {
-    let clean = sanitize::clean(text);
-    let mut lines = clean.trim().lines();
-    let first = lines.next().unwrap_or("").to_string();
-    (first, lines.count())
-}
-
 /// The first line of `text`, cleaned.
 fn one_line(text: &str) -> String {
-    first_line(text).0
+    tern_protocol::first_line(text).0
 }
 
-fn key_arg(kind: Kind, input: &Value, ctx: &Ctx<'_>) -> Vec<Span<'static>> {
+/// The call's title (what it is about), as every front end has it: the
+/// subject plain, the rest dim.
+fn key_arg(name: &str, input: &Value, ctx: &Ctx<'_>) -> Vec<Span<'static>> {
+    let title = tern_protocol::call_title(name, input);
     let dim = ctx.theme.dim();
-    let s = |k: &str| input.get(k).and_then(Value::as_str).map(one_line);
-    match kind {
-        Kind::Bash => {
-            let (first, more) = first_line(input.get("command").and_then(Value::as_str).unwrap_or(""));
-            let mut spans = vec![Span::raw(first)];
-            if more > 0 {
-                spans.push(Span::styled(format!(" (+{})", count(more as u64, "line", "lines")), dim));
-            }
-            spans
-        }
-        Kind::Read => {
-            let mut spans = vec![Span::raw(s("path").unwrap_or_default())];
-            let offset = input.get("offset").and_then(Value::as_u64);
-            let limit = input.get("limit").and_then(Value::as_u64);
-            match (offset, limit) {
-                (Some(o), Some(l)) => spans.push(Span::styled(format!(" lines {o}-{}", o + l.saturating_sub(1)), dim)),
-                (Some(o), None) => spans.push(Span::styled(format!(" from line {o}"), dim)),
-                (None, Some(l)) => spans.push(Span::styled(format!(" first {l} lines"), dim)),
-                (None, None) => {}
-            }
-            spans
-        }
-        Kind::Write | Kind::Edit => vec![Span::raw(s("path").unwrap_or_default())],
-        Kind::Ls => vec![Span::raw(s("path").unwrap_or_else(|| ".".into()))],
-        Kind::Grep | Kind::Glob => {
-            let mut spans = vec![Span::raw(s("pattern").unwrap_or_default())];
-            if let Some(p) = s("path") {
-                spans.push(Span::styled(format!(" in {p}"), dim));
-            }
-            if let Some(g) = s("glob") {
-                spans.push(Span::styled(format!(" {g}"), dim));
-            }
-            if let Some(t) = s("type") {
-                spans.push(Span::styled(format!(" type {t}"), dim));
-            }
-            spans
-        }
-        Kind::Todo => {
-            let n = input.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
-            vec![Span::raw(count(n as u64, "item", "items"))]
-        }
-        Kind::Task => {
-            let who = s("subagent_type").filter(|t| !t.is_empty()).unwrap_or_else(|| "explore".into());
-            vec![Span::styled(format!("{who} "), dim), Span::raw(s("description").unwrap_or_default())]
-        }
-        Kind::WebSearch => vec![Span::raw(s("query").unwrap_or_default())],
-        Kind::Other => vec![Span::raw(compact_args(input))],
+    let mut spans = Vec::new();
+    if let Some(lead) = title.lead {
+        spans.push(Span::styled(format!("{lead} "), dim));
     }
-}
-
-/// `key: value, key: value` for a tool we know nothing about.
-fn compact_args(input: &Value) -> String {
-    let Some(obj) = input.as_object() else {
-        return if input.is_null() { String::new() } else { one_line(&input.to_string()) };
-    };
-    let parts: Vec<String> = obj
-        .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                Value::String(s) => one_line(s),
-                other => one_line(&other.to_string()),
-            };
-            let v = if v.chars().count() > 60 { format!("{}…", v.chars().take(59).collect::<String>()) } else { v };
-            format!("{k}: {v}")
-        })
-        .collect();
-    parts.join(", ")
+    spans.push(Span::raw(title.subject));
+    spans.extend(title.qualifiers.into_iter().map(|q| Span::styled(q, dim)));
+    spans
 }
 
 /// What a finished tool found or did, for its header.
