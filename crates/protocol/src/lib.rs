@@ -18,6 +18,7 @@ mod command;
 mod details;
 mod event;
 pub mod exit;
+pub mod hosts;
 mod judged;
 mod message;
 mod mode;

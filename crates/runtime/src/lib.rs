@@ -32,7 +32,6 @@ pub mod skills;
 mod startup;
 mod subagents;
 mod turn_catalog;
-pub mod web_fetch;
 pub mod web_search;
 
 use std::path::PathBuf;
@@ -418,7 +417,7 @@ impl RuntimeBuilder {
         tools.push(subagents::TaskTool::runtime_tool(subagents.clone()));
         let interaction = Arc::new(interactive::Interaction::default());
         tools.extend(interactive::tools(&interaction, &policy));
-        tools.push(web_fetch::runtime_tool(policy.clone()));
+        tools.push(tern_tools::web_fetch::runtime_tool(Arc::new(permissions::PolicyGate(policy.clone()))));
         tools.push(web_search::runtime_tool(policy.clone(), provider.api, &loaded.config.web_search));
         if !skills.list.is_empty() {
             tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));

@@ -735,6 +735,25 @@ impl Hooks for PolicyHooks {
     }
 }
 
+/// The permission policy as `web_fetch`'s gate: each hop judged as a call
+/// would be (allowed without asking, or refused with the reason), and the
+/// host read from a URL as the policy reads it.
+pub(crate) struct PolicyGate(pub(crate) Arc<Policy>);
+
+impl tern_tools::web_fetch::NetworkGate for PolicyGate {
+    fn hop(&self, url: &str) -> Result<(), String> {
+        let d = self.0.decide("web_fetch", &serde_json::json!({"url": url}));
+        match d.verdict {
+            tern_policy::engine::Verdict::Allow => Ok(()),
+            tern_policy::engine::Verdict::Ask | tern_policy::engine::Verdict::Deny => Err(d.reason),
+        }
+    }
+
+    fn judged_host(&self, url: &str) -> Option<String> {
+        tern_policy::engine::url_host(url)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,7 @@ pub mod read;
 mod search_walk;
 pub mod todo;
 mod tool_args;
+pub mod web_fetch;
 pub mod write;
 
 use std::ffi::OsString;

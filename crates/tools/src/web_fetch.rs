@@ -17,8 +17,7 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_policy::engine::{Policy, Verdict};
-use tern_policy::hosts::Internal;
+use tern_protocol::hosts::Internal;
 use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource};
 use tokio_util::sync::CancellationToken;
 
@@ -31,13 +30,19 @@ pub const MAX_BODY: usize = 5 * 1024 * 1024;
 /// Characters of text returned at most (the output gates may cut further).
 const MAX_TEXT: usize = 200 * 1024;
 
-/// The tool, judged hop by hop by `policy`.
-pub(crate) fn runtime_tool(policy: Arc<Policy>) -> RuntimeTool {
-    RuntimeTool::new(
-        definition(),
-        Arc::new(WebFetch { policy, client: std::sync::OnceLock::new() }),
-        ToolSource::Builtin,
-    )
+/// What judges where `web_fetch` may go: the permission policy, reached
+/// through this trait so the tool does not depend on it. The gate reads
+/// the host from a URL as it judged it; the request must go to that host.
+pub trait NetworkGate: Send + Sync {
+    /// Whether `url` may be fetched without asking (a redirect hop); why not.
+    fn hop(&self, url: &str) -> Result<(), String>;
+    /// The host the gate reads in `url` (what it judged).
+    fn judged_host(&self, url: &str) -> Option<String>;
+}
+
+/// The tool, judged hop by hop by `gate`.
+pub fn runtime_tool(gate: Arc<dyn NetworkGate>) -> RuntimeTool {
+    RuntimeTool::new(definition(), Arc::new(WebFetch { gate, client: std::sync::OnceLock::new() }), ToolSource::Builtin)
 }
 
 fn definition() -> ToolDefinition {
@@ -65,7 +70,7 @@ fn definition() -> ToolDefinition {
 }
 
 struct WebFetch {
-    policy: Arc<Policy>,
+    gate: Arc<dyn NetworkGate>,
     /// Built on the first fetch, then reused (its connection pool too).
     client: std::sync::OnceLock<reqwest::Client>,
 }
@@ -169,7 +174,7 @@ pub fn html_to_markdown(html: &str) -> String {
 /// must not turn into a request to this machine or its network (DNS
 /// rebinding).
 fn refused_address(ip: IpAddr, named: bool) -> Option<&'static str> {
-    match tern_policy::hosts::internal_address(ip)? {
+    match tern_protocol::hosts::internal_address(ip)? {
         Internal::Metadata => Some("a link-local or cloud metadata address"),
         Internal::Local if !named => Some("a name for a loopback or private address (this machine or its network)"),
         Internal::Local => None,
@@ -180,7 +185,7 @@ fn refused_address(ip: IpAddr, named: bool) -> Option<&'static str> {
 /// followed, whatever the rules: from a public host into this machine or
 /// its network (a page the rules let through would reach a local service).
 fn refused_redirect(from: &str, to: &str) -> Option<String> {
-    use tern_policy::hosts::is_internal_host;
+    use tern_protocol::hosts::is_internal_host;
     (is_internal_host(to) && !is_internal_host(from)).then(|| {
         format!(
             "it leads from {from}, a public host, to {to}, this machine or its network; such redirects are never \
@@ -223,13 +228,9 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 impl WebFetch {
-    /// Whether the policy lets `url` be fetched without asking (a redirect hop).
+    /// Whether the gate lets `url` be fetched without asking (a redirect hop).
     fn hop_allowed(&self, url: &str) -> Result<(), String> {
-        let d = self.policy.decide("web_fetch", &json!({"url": url}));
-        match d.verdict {
-            Verdict::Allow => Ok(()),
-            Verdict::Ask | Verdict::Deny => Err(d.reason),
-        }
+        self.gate.hop(url)
     }
 
     async fn fetch(&self, url: &str) -> Result<(String, Vec<String>, String, bool), ToolError> {
@@ -252,7 +253,7 @@ impl WebFetch {
         let mut current =
             reqwest::Url::parse(url).map_err(|e| ToolError::new(format!("`{url}` is not a valid URL: {e}")))?;
         // The policy judged the host it read in the text; the request must go to that host.
-        let judged = tern_policy::engine::url_host(url);
+        let judged = self.gate.judged_host(url);
         let going = current.host_str().map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase());
         if judged != going {
             return Err(ToolError::new(format!(
