@@ -1,6 +1,6 @@
 //! TUI benchmarks:
 //! - frame time with a 10,000-cell transcript while a bash cell streams
-//!   100,000 lines (`crates/tui/examples/frame_bench.rs`, release), next to
+//!   100,000 lines (`crates/frontends/tui/examples/frame_bench.rs`, release), next to
 //!   the same frames over an empty transcript, with the memory it holds;
 //! - the idle RSS of the real `tern` TUI in a pseudo-terminal, next to
 //!   `less` idling in the same kind of terminal;
