@@ -115,12 +115,40 @@ pub enum SubagentRole {
 }
 
 impl SubagentRole {
+    /// Every role, in the order lists show them.
+    pub const ALL: [SubagentRole; 3] = [SubagentRole::Explore, SubagentRole::Worker, SubagentRole::Verifier];
+
     /// The role's name as written in configuration.
     pub fn as_str(self) -> &'static str {
         match self {
             SubagentRole::Explore => "explore",
             SubagentRole::Worker => "worker",
             SubagentRole::Verifier => "verifier",
+        }
+    }
+}
+
+/// A word that names no subagent role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRole(pub String);
+
+impl fmt::Display for UnknownRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown role `{}`: use explore, worker or verifier", self.0)
+    }
+}
+
+impl std::error::Error for UnknownRole {}
+
+impl std::str::FromStr for SubagentRole {
+    type Err = UnknownRole;
+    /// Any case; Claude Code's `general-purpose` (and `explorer`) are `explore`.
+    fn from_str(s: &str) -> Result<Self, UnknownRole> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "explore" | "explorer" | "general-purpose" => Ok(SubagentRole::Explore),
+            "worker" => Ok(SubagentRole::Worker),
+            "verifier" => Ok(SubagentRole::Verifier),
+            _ => Err(UnknownRole(s.trim().to_string())),
         }
     }
 }
@@ -224,6 +252,16 @@ impl DisclosureConfig {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_role_is_read_in_one_way_everywhere() {
+        for r in SubagentRole::ALL {
+            assert_eq!(r.as_str().parse::<SubagentRole>(), Ok(r));
+        }
+        assert_eq!(" General-Purpose ".parse::<SubagentRole>(), Ok(SubagentRole::Explore));
+        assert!("boss".parse::<SubagentRole>().unwrap_err().to_string().contains("explore, worker or verifier"));
+    }
+
     use super::*;
 
     #[test]

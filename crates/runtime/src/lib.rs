@@ -927,7 +927,7 @@ impl Runtime {
     /// The agents a `task` call may name: the built-in roles, then the
     /// profiles found (user, and project in a trusted folder).
     pub fn agent_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = ["explore", "worker", "verifier"].map(String::from).to_vec();
+        let mut names: Vec<String> = SubagentRole::ALL.iter().map(|r| r.as_str().to_string()).collect();
         names.extend(agents::agent_names(&self.folders, &self.paths.config_dir));
         names
     }
@@ -1371,14 +1371,9 @@ fn turn_facts(
     statuses: &[ServerStatus],
 ) -> Result<TurnFacts, RuntimeError> {
     let role_name = overrides.role.clone().or_else(|| agent.and_then(|a| a.role.clone()));
-    let role = match role_name.as_deref().map(|r| r.trim().to_ascii_lowercase()) {
-        None => None,
-        Some(r) if r == "explore" => Some(SubagentRole::Explore),
-        Some(r) if r == "worker" => Some(SubagentRole::Worker),
-        Some(r) if r == "verifier" => Some(SubagentRole::Verifier),
-        Some(r) => {
-            return Err(RuntimeError::Config(format!("unknown role `{r}`: use explore, worker or verifier")));
-        }
+    let role = match role_name.as_deref().map(str::parse::<SubagentRole>).transpose() {
+        Ok(role) => role,
+        Err(e) => return Err(RuntimeError::Config(e.to_string())),
     };
     let kind = if overrides.role.is_some() { AgentKind::Subagent } else { AgentKind::Main { authoritative: true } };
     let mut excluded = config.exclude_tools.clone();

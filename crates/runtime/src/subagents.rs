@@ -184,12 +184,7 @@ struct Child {
 
 fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
     let kind = kind.trim();
-    let role = |r: &str| match r.to_ascii_lowercase().as_str() {
-        "explore" | "explorer" | "general-purpose" => Some(SubagentRole::Explore),
-        "worker" => Some(SubagentRole::Worker),
-        "verifier" => Some(SubagentRole::Verifier),
-        _ => None,
-    };
+    let role = |r: &str| r.parse::<SubagentRole>().ok();
     if kind.is_empty() {
         return Ok(Child { role: Some(SubagentRole::Explore), profile: None, name: "explore".into() });
     }
