@@ -168,14 +168,7 @@ impl Drop for PromptRules<'_> {
     }
 }
 
-/// The domains `web_search(domain:…)` rules name, for the provider's filters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WebSearchScope {
-    /// Results only from these (allow rules).
-    pub allowed_domains: Vec<String>,
-    /// Never results from these (deny rules).
-    pub blocked_domains: Vec<String>,
-}
+pub use tern_protocol::WebSearchScope;
 
 /// A decision with its reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -164,3 +164,12 @@ mod name_tests {
         assert_eq!(canonical_tool_name("mcp__GitHub__x"), "mcp__github__x");
     }
 }
+
+/// The domains `web_search(domain:…)` rules name, for the provider's filters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WebSearchScope {
+    /// Results only from these (allow rules).
+    pub allowed_domains: Vec<String>,
+    /// Never results from these (deny rules).
+    pub blocked_domains: Vec<String>,
+}

@@ -17,23 +17,29 @@
 
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use serde_json::{Value, json};
-use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
+use tern_agent_loop::RuntimeTool;
 use tern_llm::Api;
 use tern_policy::engine::Policy;
-use tern_protocol::{ExecutionMode, ServerTool, ToolDefinition, ToolSource};
-use tokio_util::sync::CancellationToken;
 
 use crate::config::WebSearchSection;
 
 /// Searches per response when the config does not say (`max_uses`).
 pub use tern_config::config::DEFAULT_WEB_SEARCH_MAX_USES as DEFAULT_MAX_USES;
 
-/// The tool for a session talking to `api`.
+/// The permission policy as `web_search`'s scope.
+struct PolicyScope(Arc<Policy>);
+
+impl tern_tools::web_search::SearchScope for PolicyScope {
+    fn scope(&self) -> Result<tern_protocol::WebSearchScope, String> {
+        self.0.web_search_scope()
+    }
+}
+
+/// The tool for a session talking to `api` (tern_tools::web_search), its
+/// filters from the policy's rules.
 pub(crate) fn runtime_tool(policy: Arc<Policy>, api: Api, section: &WebSearchSection) -> RuntimeTool {
-    let tool = WebSearch { policy, api, max_uses: section.max_uses.unwrap_or(DEFAULT_MAX_USES).max(1) };
-    RuntimeTool::new(definition(), Arc::new(tool), ToolSource::Builtin)
+    let max_uses = section.max_uses.unwrap_or(DEFAULT_MAX_USES);
+    tern_tools::web_search::runtime_tool(Arc::new(PolicyScope(policy)), api, max_uses)
 }
 
 /// Why the provider of this session cannot search, or `None` when it can.
@@ -58,90 +64,29 @@ pub(crate) fn unavailable(api: Api, base_url: &str, section: &WebSearchSection) 
     })
 }
 
-fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: "web_search".into(),
-        description: "Search the web for current information; runs on the model provider's servers. Cite the pages \
-                      you use."
-            .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "What to search for."}},
-            "required": ["query"]
-        }),
-        snippet: Some("web_search: search the web (run by the provider; cite what you use)".into()),
-        execution_mode: ExecutionMode::Parallel,
-    }
-}
-
-struct WebSearch {
-    policy: Arc<Policy>,
-    api: Api,
-    max_uses: u32,
-}
-
-impl WebSearch {
-    fn declared(&self) -> Result<ServerTool, String> {
-        let scope = self.policy.web_search_scope()?;
-        let (allowed, blocked) = (scope.allowed_domains, scope.blocked_domains);
-        // Both providers take one list: with an allow list, a deny rule can
-        // only be kept when it lies outside every allowed domain (then
-        // nothing from it is returned anyway); OpenAI takes no block list.
-        let within = |d: &str, of: &str| d == of || d.ends_with(&format!(".{of}"));
-        if let Some(b) = blocked.iter().find(|b| allowed.iter().any(|a| within(b, a))) {
-            return Err(format!(
-                "the rules allow searches of domains that include `{b}` and deny `{b}`; the provider takes either \
-                 an allow list or a block list, so this cannot be passed on: remove one of the rules"
-            ));
-        }
-        if self.api == Api::OpenAiResponses && allowed.is_empty() && !blocked.is_empty() {
-            return Err(format!(
-                "deny rules name {} but OpenAI's web_search filters only by allowed domains, so they cannot be \
-                 honoured: allow the domains to search with web_search(domain:…) rules, or deny web_search",
-                blocked.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
-            ));
-        }
-        Ok(ServerTool::WebSearch {
-            max_uses: Some(self.max_uses),
-            blocked_domains: if allowed.is_empty() { blocked } else { Vec::new() },
-            allowed_domains: allowed,
-        })
-    }
-}
-
-impl Tool for WebSearch {
-    fn server_tool(&self) -> Option<Result<ServerTool, String>> {
-        Some(self.declared())
-    }
-
-    fn execute<'a>(
-        &'a self,
-        _ctx: ToolContext,
-        _input: Value,
-        _cancel: CancellationToken,
-        _updates: UpdateSink,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async {
-            Err(ToolError::new(
-                "web_search runs on the model provider's servers and cannot be called as a local tool here; \
-                 answer from what you know, or use web_fetch on a URL",
-            ))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use tern_policy::engine::{Mode, PolicySetup};
     use tern_policy::rules::{Rule, RuleContext, RuleKind};
+    use tern_protocol::ServerTool;
 
-    fn tool(api: Api, rules: &[(RuleKind, &str)]) -> WebSearch {
+    /// The tool as the policy's rules make it, its declaration read back.
+    struct Declared(RuntimeTool);
+
+    impl Declared {
+        fn declared(&self) -> Result<ServerTool, String> {
+            self.0.implementation.server_tool().expect("a server tool")
+        }
+    }
+
+    fn tool(api: Api, rules: &[(RuleKind, &str)]) -> Declared {
         let ctx = RuleContext { workspace: "/w".into(), home: None };
         let rules = rules.iter().map(|(kind, text)| Rule::parse(text, *kind, "test", &ctx).unwrap()).collect();
         let setup = PolicySetup { mode: Mode::Default, rules, ctx, protected: vec![], readable: vec![] };
         let policy = Arc::new(Policy::new(setup));
-        WebSearch { policy, api, max_uses: 5 }
+        let section = WebSearchSection { max_uses: Some(5), ..Default::default() };
+        Declared(runtime_tool(policy, api, &section))
     }
 
     #[test]

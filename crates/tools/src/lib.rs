@@ -40,6 +40,7 @@ mod search_walk;
 pub mod todo;
 mod tool_args;
 pub mod web_fetch;
+pub mod web_search;
 pub mod write;
 
 use std::ffi::OsString;
