@@ -98,9 +98,36 @@ pub struct RuleContext {
     pub home: Option<PathBuf>,
 }
 
+/// A rule tern cannot read: the rule as written, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleError {
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong (it quotes the rule).
+    pub why: String,
+}
+
+impl std::fmt::Display for RuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
+impl std::error::Error for RuleError {}
+
+impl From<RuleError> for String {
+    fn from(e: RuleError) -> String {
+        e.why
+    }
+}
+
 impl Rule {
     /// Parse `tool` or `tool(pattern)`.
-    pub fn parse(text: &str, kind: RuleKind, source: &str, ctx: &RuleContext) -> Result<Rule, String> {
+    pub fn parse(text: &str, kind: RuleKind, source: &str, ctx: &RuleContext) -> Result<Rule, RuleError> {
+        Self::parse_text(text, kind, source, ctx).map_err(|why| RuleError { rule: text.trim().to_string(), why })
+    }
+
+    fn parse_text(text: &str, kind: RuleKind, source: &str, ctx: &RuleContext) -> Result<Rule, String> {
         let trimmed = text.trim();
         let (name, spec) = match trimmed.find('(') {
             Some(open) => {
@@ -547,10 +574,12 @@ mod tests {
 
     #[test]
     fn bad_rules_say_what_to_write() {
-        let err = |t: &str| Rule::parse(t, RuleKind::Deny, "x", &ctx()).unwrap_err();
+        let err = |t: &str| Rule::parse(t, RuleKind::Deny, "x", &ctx()).unwrap_err().why;
         assert!(err("bash(git status").contains("end with `)`"));
         assert!(err("todo_write(x)").contains("takes no argument pattern"));
         assert!(err("bash()").contains("empty pattern"));
+        // The error carries the rule it is about.
+        assert_eq!(Rule::parse(" bash( ", RuleKind::Deny, "x", &ctx()).unwrap_err().rule, "bash(");
         assert!(err("web_fetch(docs.rs)").contains("domain:"));
         assert!(err("bad name(x)").contains("not a tool name"));
     }
