@@ -186,7 +186,7 @@ impl Runtime {
     }
 
     /// `/compact [focus]`: compact the conversation now.
-    pub async fn compact(
+    pub(crate) async fn compact(
         &self,
         focus: Option<&str>,
         events: &EventSink,

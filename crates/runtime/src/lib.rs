@@ -869,7 +869,7 @@ impl Runtime {
 
     /// Forget the conversation (the next prompt starts afresh; the session
     /// log keeps everything).
-    pub async fn clear_history(&self) {
+    pub(crate) async fn clear_history(&self) {
         let mut history = self.history.lock().await;
         history.clear();
         // The conversation cannot be rewound to before a clear (files still can).
@@ -954,7 +954,7 @@ impl Runtime {
     }
 
     /// Name the session (`/rename`): recorded, shown by `tern sessions list` and the picker.
-    pub fn rename(&self, title: &str) -> Result<(), RuntimeError> {
+    pub(crate) fn rename(&self, title: &str) -> Result<(), RuntimeError> {
         let title = title.trim();
         if title.is_empty() {
             return Err(RuntimeError::Config("give the session a name: /rename NAME".into()));
@@ -974,7 +974,7 @@ impl Runtime {
 
     /// Write the conversation as Markdown to `file` (relative to the
     /// workspace; default `tern-session-ID.md`), whole or not at all (`/export`).
-    pub async fn export_to(&self, file: &str) -> Result<PathBuf, RuntimeError> {
+    pub(crate) async fn export_to(&self, file: &str) -> Result<PathBuf, RuntimeError> {
         let text = self.export_markdown().await;
         let name = if file.trim().is_empty() {
             format!("tern-session-{}.md", self.session().id())
@@ -989,7 +989,7 @@ impl Runtime {
 
     /// Go on in a new session file that starts with this one's conversation
     /// (`/fork`); this file is left as it is. Returns the new id.
-    pub async fn fork(&self) -> Result<String, RuntimeError> {
+    pub(crate) async fn fork(&self) -> Result<String, RuntimeError> {
         let _history = self.history.lock().await;
         let current = self.session();
         if !current.is_recording() {
@@ -1212,7 +1212,7 @@ impl Runtime {
     /// they were before prompt `number`. Files changed by someone else
     /// since are left alone unless `force`. Returns what the files did and
     /// the prompt, for the composer.
-    pub async fn rewind(
+    pub(crate) async fn rewind(
         &self,
         number: usize,
         code: bool,
