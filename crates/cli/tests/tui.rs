@@ -591,3 +591,22 @@ async fn resume_brings_the_sessions_totals_with_it() {
     s.wait_for("tokens in 1234 · out 56");
     quit(&mut s);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_cycles_the_mode_quietly_and_clear_starts_afresh_at_once() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first reply"}]}"#).await;
+    let mut s = start_with(&h, &["--permission-mode", "default"]);
+    s.wait_for("Ask tern");
+    s.send(b"\x1b[Z");
+    s.wait_for("accept-edits");
+    // Messages are handled in order: once /cost answers, the mode change's own answer was handled too.
+    s.type_text("/cost\r");
+    s.wait_for("tokens in");
+    assert!(!s.text().contains("permission mode: accept-edits"), "Shift+Tab needs no notice: {}", s.text());
+    s.type_text("hello\r");
+    s.wait_for("first reply");
+    s.type_text("/clear\r");
+    s.wait_for("new conversation");
+    assert!(!s.text().contains("first reply"), "{}", s.text());
+    quit(&mut s);
+}

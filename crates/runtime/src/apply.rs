@@ -220,18 +220,43 @@ impl Runtime {
         blocks: Vec<ContentBlock>,
         events: &'a EventSink,
     ) -> Result<BoxFuture<'a, RunReport>, CommandError> {
-        let invocation = match self.invocation(&text) {
-            Some(Ok(i)) => Some(i),
-            Some(Err(why)) => return Err(CommandError::Invocation { text: text.trim().to_string(), why }),
-            None => None,
-        };
-        let registered = Registered::new(&self.running);
+        let (invocation, registered) = self.accept(&text)?;
         Ok(Box::pin(async move {
             let report = self.submit(&text, invocation, blocks, events, &registered.cancel).await;
             drop(registered);
             events(self.usage_event());
             report
         }))
+    }
+
+    /// [`Runtime::start`] for a front end that runs the prompt on a task of
+    /// its own: the same expansion and registration, done now; the run owns
+    /// what it needs.
+    pub fn start_owned(
+        self: &Arc<Self>,
+        text: String,
+        blocks: Vec<ContentBlock>,
+        events: EventSink,
+    ) -> Result<BoxFuture<'static, RunReport>, CommandError> {
+        let (invocation, registered) = self.accept(&text)?;
+        let runtime = self.clone();
+        Ok(Box::pin(async move {
+            let report = runtime.submit(&text, invocation, blocks, &events, &registered.cancel).await;
+            drop(registered);
+            events(runtime.usage_event());
+            report
+        }))
+    }
+
+    /// A prompt accepted: its `/NAME args` expanded, and registered so an
+    /// interrupt from now on reaches it.
+    fn accept(&self, text: &str) -> Result<(Option<crate::commands::Invocation>, Registered), CommandError> {
+        let invocation = match self.invocation(text) {
+            Some(Ok(i)) => Some(i),
+            Some(Err(why)) => return Err(CommandError::Invocation { text: text.trim().to_string(), why }),
+            None => None,
+        };
+        Ok((invocation, Registered::new(&self.running)))
     }
 
     /// Enter `mode` (recorded in the session; an event when it changed).
@@ -307,22 +332,22 @@ impl Running {
 
 /// One prompt's place in [`Running`], given up when the run ends or its
 /// future is dropped.
-struct Registered<'a> {
-    running: &'a Running,
+struct Registered {
+    running: Arc<Running>,
     id: u64,
     cancel: CancellationToken,
 }
 
-impl<'a> Registered<'a> {
-    fn new(running: &'a Running) -> Self {
+impl Registered {
+    fn new(running: &Arc<Running>) -> Self {
         let id = running.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let cancel = CancellationToken::new();
         running.lock().push((id, cancel.clone()));
-        Self { running, id, cancel }
+        Self { running: running.clone(), id, cancel }
     }
 }
 
-impl Drop for Registered<'_> {
+impl Drop for Registered {
     fn drop(&mut self) {
         self.running.lock().retain(|(id, _)| *id != self.id);
     }

@@ -47,15 +47,16 @@ enum Msg {
     Files(Vec<String>),
     /// A background slash command has something to say.
     Notice(String, NoticeLevel),
-    /// A command the session applied: what it did, or why not.
-    Applied(Box<Result<Outcome, String>>),
-    /// A prompt could not start (a `/NAME` that does not expand): why.
-    NotStarted(String),
+    /// A command the session applied: what it did, or why not; `true` when
+    /// the person should not be told of it again (Shift+Tab shows the mode
+    /// in the status line).
+    Applied(Box<Result<Outcome, String>>, bool),
 }
 
 /// Apply `command` to the session off the UI thread: its events and its
 /// outcome come back as messages.
 fn apply(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>, command: SessionCommand) {
+    let quiet = command == SessionCommand::CycleMode;
     let (rt, tx) = (runtime.clone(), tx.clone());
     tokio::spawn(async move {
         let events_tx = tx.clone();
@@ -63,7 +64,7 @@ fn apply(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>, command: Sessi
             let _ = events_tx.send(Msg::Agent(e));
         });
         let outcome = rt.apply(command, &events).await.map_err(|e| e.to_string());
-        let _ = tx.send(Msg::Applied(Box::new(outcome)));
+        let _ = tx.send(Msg::Applied(Box::new(outcome), quiet));
     });
 }
 
@@ -489,33 +490,39 @@ impl Driver {
     /// Run `prompt` as a turn in the background (its events come back as
     /// messages); false when it could not start (a command that does not
     /// expand), so the caller can go on with the queue.
-    fn start_turn(&mut self, prompt: String) {
-        // `/NAME args` (a custom command or a skill) expands in the session; the transcript
+    fn start_turn(&mut self, prompt: String) -> bool {
+        // `/NAME args` (a custom command or a skill) expands in the session, and the prompt is
+        // registered there before anything shows, so an Esc at once reaches it; the transcript
         // shows what was typed until the run says what it expanded to.
+        let events_tx = self.tx.clone();
+        let events: EventSink = Arc::new(move |e| {
+            let _ = events_tx.send(Msg::Agent(e));
+        });
+        let run = match self.runtime.start_owned(prompt.clone(), Vec::new(), events) {
+            Ok(run) => run,
+            Err(e) => {
+                self.app.notice(e.to_string(), NoticeLevel::Warning);
+                return false;
+            }
+        };
         self.attention.show(crate::attention::State::Working, &mut std::io::stdout());
         self.running = true;
         self.app.turn_started(&prompt, Instant::now());
-        let rt = self.runtime.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let events_tx = tx.clone();
-            let events: EventSink = Arc::new(move |e| {
-                let _ = events_tx.send(Msg::Agent(e));
-            });
-            let msg = match rt.start(prompt, Vec::new(), &events) {
-                Ok(run) => Msg::Done(Box::new(run.await)),
-                Err(e) => Msg::NotStarted(e.to_string()),
-            };
-            let _ = tx.send(msg);
+            let _ = tx.send(Msg::Done(Box::new(run.await)));
         });
+        true
     }
 
     /// The turn ended: the next queued prompt, if any (one that cannot start
-    /// gives way to the one after, when the session says so).
+    /// gives way to the one after).
     fn next_queued(&mut self) {
-        if let Some(next) = self.app.turn_finished() {
+        while let Some(next) = self.app.turn_finished() {
             self.runtime.remember_prompt(&next);
-            self.start_turn(next);
+            if self.start_turn(next) {
+                break;
+            }
         }
     }
 
@@ -581,11 +588,6 @@ impl Driver {
             Msg::Agent(e) => app.on_agent_event(&e, Instant::now(), |u, model| self.runtime.cost_of_model(u, model)),
             Msg::Ask(request, reply) => app.ask(*request, reply),
             Msg::AskUser(questions, reply) => app.ask_user_at(questions, reply, Instant::now()),
-            Msg::NotStarted(why) => {
-                self.running = false;
-                app.notice(why, NoticeLevel::Warning);
-                self.next_queued();
-            }
             Msg::Done(report) => {
                 self.running = false;
                 if report.outcome.stop_reason != tern_protocol::AgentStopReason::Aborted {
@@ -617,7 +619,8 @@ impl Driver {
             }
             Msg::Files(list) => app.composer.set_files(list),
             Msg::Notice(text, level) => app.notice(text, level),
-            Msg::Applied(outcome) => match *outcome {
+            Msg::Applied(outcome, quiet) => match *outcome {
+                Ok(Outcome::Mode { .. }) if quiet => {}
                 Ok(outcome) => show_outcome(app, outcome, self.runtime.workspace()),
                 Err(why) => app.notice(why, NoticeLevel::Warning),
             },
@@ -835,7 +838,14 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
             app.notice(text.trim_end().to_string(), NoticeLevel::Info);
         }
         Slash::Model => apply(runtime, tx, SessionCommand::SetModel { model: Some(arg.trim().to_string()) }),
-        Slash::Clear => apply(runtime, tx, SessionCommand::Clear),
+        Slash::Clear => {
+            // The screen starts afresh at once; what runs after this is the new conversation's.
+            app.transcript.clear();
+            app.todos.clear();
+            app.last_prompt_tokens = 0;
+            app.notice("new conversation", NoticeLevel::Info);
+            apply(runtime, tx, SessionCommand::Clear);
+        }
         Slash::Mode => match arg.trim() {
             "" => app.notice(
                 format!(
@@ -931,12 +941,8 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             ),
             NoticeLevel::Info,
         ),
-        Outcome::Cleared => {
-            app.transcript.clear();
-            app.todos.clear();
-            app.last_prompt_tokens = 0;
-            app.notice("new conversation", NoticeLevel::Info);
-        }
+        // Shown when it was asked (`/clear`).
+        Outcome::Cleared => {}
         Outcome::Rewound { number, restored: r, prompt, conversation } => {
             let list =
                 |v: &[std::path::PathBuf]| v.iter().map(|p| shown_path(p, workspace)).collect::<Vec<_>>().join(", ");
