@@ -2,8 +2,9 @@
 //! conversation and a capped catalog, and returns its final answer as the
 //! tool's result.
 //!
-//! - Roles: `explore` (read-only), `worker`, `verifier` (read-only plus
-//!   bash for tests), and any agent profile ([`crate::agents`]) by name.
+//! - Roles: `explore` and `verifier` (the same read-only tools, bash
+//!   included; they differ in policy, below), `worker`, and any agent
+//!   profile ([`crate::agents`]) by name.
 //!   The read-only roles are capped by the policy too, not only by their
 //!   tool list (`RoleCap`): `explore` runs nothing that could change
 //!   anything, in the read-only sandbox; `verifier` runs such a command only
@@ -135,8 +136,9 @@ fn definition() -> ToolDefinition {
         name: "task".into(),
         description: "Hand a self-contained piece of work to a subagent: a fresh agent with its own context \
                       that works alone and returns one final answer. Use it to search a large codebase \
-                      (`explore`, read-only), to do a bounded change (`worker`), or to check work by running \
-                      tests (`verifier`, read-only plus bash); or name a custom agent. Several task calls in \
+                      (`explore`: read-only, bash included), to do a bounded change (`worker`), or to check \
+                      work by running tests (`verifier`: like explore, but asks before commands that may change \
+                      things); or name a custom agent. Several task calls in \
                       one reply run at the same time. The subagent sees nothing of this conversation: put \
                       everything it needs (goal, paths, constraints, what to report) in `prompt`."
             .into(),
