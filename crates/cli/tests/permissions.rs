@@ -288,3 +288,15 @@ async fn claude_code_tool_names_hide_the_tool_they_deny() {
     assert!(names.contains(&"bash") && !names.contains(&"todo_write"), "{names:?}");
     assert_eq!(v["removed"][0]["name"], "todo_write", "{v:#}");
 }
+
+#[tokio::test]
+async fn a_full_width_tool_name_in_a_rule_is_the_tool_as_in_every_other_list() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[]}"#).await;
+    let out = h.run(&["tools", "--json", "--disallowed-tools", "ＲＥＡＤ"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let offered: Vec<&str> = report["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!offered.contains(&"read") && offered.contains(&"write"), "{offered:?}");
+    let out = h.run(&["tools", "--json", "--disallowed-tools", "bäsh"]).await;
+    assert_eq!(out.code, Some(2), "a name that is not one stays an error: {}", out.stderr);
+}

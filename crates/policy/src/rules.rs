@@ -138,7 +138,12 @@ impl Rule {
             }
             None => (trimmed, None),
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*')) {
+        // The name as every layer compares it (NFKC, trimmed, lowercased, Claude's names mapped):
+        // `ＲＥＡＤ` in a deny rule is `read`, as it is in `exclude_tools`.
+        let normalized = canonical_tool(name);
+        if normalized.is_empty()
+            || !normalized.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '*'))
+        {
             return Err(format!(
                 "rule `{trimmed}`: `{name}` is not a tool name (letters, digits, `_`, `-`, `*`; e.g. `bash`, `mcp__github__*`)"
             ));
@@ -578,6 +583,10 @@ mod tests {
         assert!(err("bash(git status").contains("end with `)`"));
         assert!(err("todo_write(x)").contains("takes no argument pattern"));
         assert!(err("bash()").contains("empty pattern"));
+        // A full-width name is the tool's name, as in every other list.
+        let wide = Rule::parse("ＲＥＡＤ(src/**)", RuleKind::Deny, "x", &ctx()).unwrap();
+        assert_eq!(wide.tool, "read");
+        assert!(err("bäsh").contains("is not a tool name"));
         // The error carries the rule it is about.
         assert_eq!(Rule::parse(" bash( ", RuleKind::Deny, "x", &ctx()).unwrap_err().rule, "bash(");
         assert!(err("web_fetch(docs.rs)").contains("domain:"));
