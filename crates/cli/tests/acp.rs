@@ -571,3 +571,40 @@ async fn a_failed_mcp_server_is_said_on_stderr_as_the_other_front_ends_say_it() 
     let stderr = String::from_utf8_lossy(&rest.stderr);
     assert!(stderr.contains("MCP server `gone` failed"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_huge_change_sends_a_bounded_diff() {
+    // Every 8th of 4,800 long lines changed: 600 hunks of 8 lines, about 2 MB of text before and
+    // after; the editor gets the first 1 MB of them.
+    let line = |i: usize, changed: bool| {
+        format!("line {i:05} {} {}\n", if changed { "CHANGED" } else { "kept" }, ".".repeat(240))
+    };
+    let old: String = (0..4_800).map(|i| line(i, false)).collect();
+    let new: String = (0..4_800).map(|i| line(i, i % 8 == 4)).collect();
+    let script = serde_json::json!({"turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "big.txt", "limit": 1}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "big.txt", "content": new}}]},
+        {"text": "Rewritten."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    std::fs::write(h.path("big.txt"), &old).unwrap();
+    let (s, transport) = Session::start(h, &[]);
+    let stop = drive(&s, transport, Answer::Allow, None, async |cx, id| Ok(prompt(&cx, &id, "rewrite it").await)).await;
+    assert_eq!(stop, acp::StopReason::EndTurn);
+    let sent: usize = s
+        .updates()
+        .iter()
+        .filter_map(|u| match u {
+            acp::SessionUpdate::ToolCallUpdate(t) => t.fields.content.clone(),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|c| match c {
+            acp::ToolCallContent::Diff(d) => Some(d.new_text.len() + d.old_text.map_or(0, |o| o.len())),
+            _ => None,
+        })
+        .sum();
+    assert!(sent > 0 && sent <= 1024 * 1024, "{sent} bytes of diff");
+    let h = s.finish().await;
+    assert_eq!(std::fs::read_to_string(h.path("big.txt")).unwrap(), new);
+}

@@ -221,12 +221,7 @@ impl Runtime {
         events: &'a EventSink,
     ) -> Result<BoxFuture<'a, RunReport>, CommandError> {
         let (invocation, registered) = self.accept(&text)?;
-        Ok(Box::pin(async move {
-            let report = self.submit(&text, invocation, blocks, events, &registered.cancel).await;
-            drop(registered);
-            events(self.usage_event());
-            report
-        }))
+        Ok(Box::pin(async move { self.run_accepted(&text, invocation, blocks, events, registered).await }))
     }
 
     /// [`Runtime::start`] for a front end that runs the prompt on a task of
@@ -240,12 +235,23 @@ impl Runtime {
     ) -> Result<BoxFuture<'static, RunReport>, CommandError> {
         let (invocation, registered) = self.accept(&text)?;
         let runtime = self.clone();
-        Ok(Box::pin(async move {
-            let report = runtime.submit(&text, invocation, blocks, &events, &registered.cancel).await;
-            drop(registered);
-            events(runtime.usage_event());
-            report
-        }))
+        Ok(Box::pin(async move { runtime.run_accepted(&text, invocation, blocks, &events, registered).await }))
+    }
+
+    /// An accepted prompt run to its end; it leaves the running list when the
+    /// run ends, then the session's usage is said.
+    async fn run_accepted(
+        &self,
+        text: &str,
+        invocation: Option<crate::commands::Invocation>,
+        blocks: Vec<ContentBlock>,
+        events: &EventSink,
+        registered: Registered,
+    ) -> RunReport {
+        let report = self.submit(text, invocation, blocks, events, &registered.cancel).await;
+        drop(registered);
+        events(self.usage_event());
+        report
     }
 
     /// A prompt accepted: its `/NAME args` expanded, and registered so an

@@ -64,13 +64,6 @@ impl Settings {
     }
 }
 
-/// The exchange that stands for the compacted part of a conversation: the
-/// summary as a user message and a short assistant acknowledgement, so the
-/// next message (a prompt) alternates as every provider expects.
-pub fn summary_messages(summary: &str) -> [Message; 2] {
-    tern_protocol::compaction_summary_messages(summary)
-}
-
 /// A rough token count of `messages` (4 bytes a token; an image ~1,600),
 /// used where the provider's own count is not known yet.
 pub fn estimate_tokens(messages: &[Message]) -> u64 {

@@ -258,7 +258,7 @@ impl Runtime {
         }
         let summary = compaction::with_todos(&text, &self.todos());
         let kept = history.len() - split;
-        let mut new: Vec<Message> = compaction::summary_messages(&summary).into();
+        let mut new: Vec<Message> = tern_protocol::compaction_summary_messages(&summary).into();
         new.extend_from_slice(&history[split..]);
         // In the middle of a prompt's run the kept turn may be what fills the window: its
         // earlier tool results become receipts too (the latest, not seen yet, stay whole).

@@ -30,7 +30,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use tern_protocol::exit;
 use tern_protocol::sync::LockExt as _;
 
-/// The largest new file whose text goes into a diff update.
+/// The most text one call's diff updates carry (a new file's, or its hunks' in all).
 const MAX_DIFF_FILE: usize = 1024 * 1024;
 
 /// What the connection's handlers share with the worker that runs sessions.
@@ -636,17 +636,19 @@ fn diffs(details: Option<&ToolDetails>, call: Option<&Call>) -> Vec<acp::ToolCal
     if let Some(ToolDetails::Write(w)) = details
         && w.created
     {
-        let text = call.and_then(|c| c.content.clone()).filter(|t| t.len() <= MAX_DIFF_FILE);
+        let text = call.and_then(|c| c.content.clone());
         return text.map(|t| acp::ToolCallContent::from(acp::Diff::new(file.clone(), t))).into_iter().collect();
     }
-    change
-        .hunks
-        .iter()
-        .map(|h| {
-            let (old, new) = h.texts();
-            acp::ToolCallContent::from(acp::Diff::new(file.clone(), new).old_text(old))
-        })
-        .collect()
+    // Hunks in order while they fit; a change larger than that shows its start (the result says the rest).
+    let mut budget = MAX_DIFF_FILE;
+    let mut out = Vec::new();
+    for h in &change.hunks {
+        let (old, new) = h.texts();
+        let Some(left) = budget.checked_sub(old.len() + new.len()) else { break };
+        budget = left;
+        out.push(acp::ToolCallContent::from(acp::Diff::new(file.clone(), new).old_text(old)));
+    }
+    out
 }
 
 /// A session's events as `session/update` notifications.
@@ -667,9 +669,12 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
             }
             AgentEvent::ToolCallStart { id, name, input } => {
                 // A new file's text is the call's own; nothing is read from the disk for a diff.
+                // Kept only when it could be shown (a model-sized string is not copied for nothing).
                 let content = (tern_protocol::canonical_tool_name(&name) == "write")
-                    .then(|| input.get("content").and_then(Value::as_str).map(str::to_string))
-                    .flatten();
+                    .then(|| input.get("content").and_then(Value::as_str))
+                    .flatten()
+                    .filter(|t| t.len() <= MAX_DIFF_FILE)
+                    .map(str::to_string);
                 let call = tool_call(&id, &name, &input, &workspace);
                 let running = Call { content, progressed: false };
                 calls.lock_or_recover().insert(id, running);

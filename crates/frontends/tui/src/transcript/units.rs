@@ -26,9 +26,7 @@ fn seconds(ms: u64) -> String {
 pub(crate) use tern_protocol::text::human_bytes as bytes;
 
 /// `1 line`, `3 lines`.
-pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
-    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
-}
+pub(crate) use tern_protocol::count;
 
 #[cfg(test)]
 mod tests {
