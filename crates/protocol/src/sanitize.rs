@@ -11,6 +11,12 @@ use unicode_width::UnicodeWidthChar;
 /// Columns between tab stops.
 pub const TAB_WIDTH: usize = 4;
 
+/// One diagnostic line as tern writes it on stderr: `tern: ` and the text,
+/// cleaned (it quotes config files, server names and hook commands).
+pub fn diagnostic(text: &str) -> String {
+    format!("tern: {}", clean(text))
+}
+
 /// `text` without escape sequences or control characters: `\r\n` becomes
 /// `\n`, text after a lone `\r` replaces its line (as a terminal shows a
 /// progress bar), tabs expand to the next multiple of [`TAB_WIDTH`]

@@ -78,7 +78,7 @@ enum Cmd {
 /// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
 /// (stdout is the protocol's).
 fn say(text: &str) {
-    eprintln!("tern: {}", tern_protocol::sanitize::clean(text));
+    eprintln!("{}", tern_protocol::sanitize::diagnostic(text));
 }
 
 /// Serve ACP on stdin/stdout until stdin closes; the exit code.

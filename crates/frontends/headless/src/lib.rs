@@ -46,7 +46,7 @@ pub enum InputFormat {
 /// (warnings quote config files, server names and hook commands from the
 /// repository).
 pub fn say(text: &str) {
-    eprintln!("tern: {}", tern_protocol::sanitize::clean(text));
+    eprintln!("{}", tern_protocol::sanitize::diagnostic(text));
 }
 
 /// Start the async runtime, set up tern's [`Runtime`] (config, provider,
