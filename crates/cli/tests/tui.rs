@@ -161,6 +161,7 @@ async fn resume_picks_a_session_and_the_session_commands_work() {
     s.send(b"1");
     s.wait_for("resumed session");
     s.wait_for("first reply");
+    s.wait_idle();
     s.type_text("/rename pelican work\r");
     s.wait_for("session named");
     s.type_text("/export notes.md\r");
@@ -269,6 +270,7 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
         s.type_text(&format!("{prompt}\r"));
         s.wait_for(done);
     }
+    s.wait_idle();
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v3\n");
     assert_eq!(std::fs::read_to_string(h.path("made.txt")).unwrap(), "made by bash\n");
     // Someone edits b.txt after tern wrote it.
@@ -286,6 +288,7 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
     s.send(b"\x15");
     s.type_text("prompt-four\r");
     s.wait_for("done four");
+    s.wait_idle();
     let last = h.bodies().pop().unwrap().to_string();
     assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
     // After /clear the conversation cannot go back across it (the files still could).
@@ -605,6 +608,7 @@ async fn shift_tab_cycles_the_mode_quietly_and_clear_starts_afresh_at_once() {
     assert!(!s.text().contains("permission mode: accept-edits"), "Shift+Tab needs no notice: {}", s.text());
     s.type_text("hello\r");
     s.wait_for("first reply");
+    s.wait_idle();
     s.type_text("/clear\r");
     s.wait_for("new conversation");
     assert!(!s.text().contains("first reply"), "{}", s.text());

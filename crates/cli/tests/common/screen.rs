@@ -32,6 +32,22 @@ impl Screen {
         panic!("`{needle}` never appeared; the screen:\n{}", self.text());
     }
 
+    /// Wait (bounded) until the turn is over: the status line's left side is
+    /// back to its idle hint. A reply's text shows before its turn ends, and
+    /// commands such as `/clear` or `/rewind` are refused while it runs.
+    pub fn wait_idle(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            let text = self.text();
+            let status = text.trim_end().lines().last().unwrap_or("");
+            if status.trim_start().starts_with("? /help") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the turn never ended; the screen:\n{}", self.text());
+    }
+
     pub fn send(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).unwrap();
         self.writer.flush().unwrap();
