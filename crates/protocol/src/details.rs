@@ -61,6 +61,15 @@ impl ToolDetails {
             _ => None,
         }
     }
+
+    /// The same, to change.
+    pub fn file_change_mut(&mut self) -> Option<&mut FileChange> {
+        match self {
+            ToolDetails::Edit(e) => Some(&mut e.change),
+            ToolDetails::Write(w) => w.change.as_mut(),
+            _ => None,
+        }
+    }
 }
 
 fn is_false(b: &bool) -> bool {

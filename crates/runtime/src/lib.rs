@@ -414,13 +414,16 @@ impl RuntimeBuilder {
         warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
         let subagents = subagents::Subagents::new();
         let mut tools = tern_tools::builtin_tools(Arc::new(env));
-        tools.push(subagents::TaskTool::runtime_tool(subagents.clone()));
+        tools.push(subagents::SessionDelegate::runtime_tool(subagents.clone()));
         let interaction = Arc::new(interactive::Interaction::default());
         tools.extend(interactive::tools(&interaction, &policy));
         tools.push(tern_tools::web_fetch::runtime_tool(Arc::new(permissions::PolicyGate(policy.clone()))));
         tools.push(web_search::runtime_tool(policy.clone(), provider.api, &loaded.config.web_search));
         if !skills.list.is_empty() {
-            tools.push(skills::SkillTool::runtime_tool(skills.clone(), policy.clone()));
+            tools.push(tern_tools::skill::runtime_tool(Arc::new(skills::SkillLibrary {
+                skills: skills.clone(),
+                policy: policy.clone(),
+            })));
         }
         let mut registry = Registry::new(tools).map_err(|e| RuntimeError::Config(format!("tool registry: {e}")))?;
         for tool in sdk_tools {

@@ -15,11 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
-use serde_json::{Value, json};
-use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
-use tern_protocol::{ExecutionMode, ToolDefinition, ToolSource};
-use tokio_util::sync::CancellationToken;
+use tern_agent_loop::ToolError;
 
 use crate::frontmatter::FrontMatter;
 
@@ -42,8 +38,6 @@ pub(crate) const MAX_SCANNED: usize = 10_000;
 /// Bytes discovery reads in all, per kind (skills, commands): a repository
 /// cannot make start-up read more.
 pub(crate) const DISCOVERY_BUDGET: u64 = 16 * 1024 * 1024;
-/// Other files of a skill's folder listed when it loads.
-const MAX_LISTED_FILES: usize = 50;
 
 /// Where a skill came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -324,7 +318,7 @@ impl Skills {
                 && rel != Path::new("SKILL.md")
             {
                 out.push(rel.display().to_string());
-                if out.len() > MAX_LISTED_FILES {
+                if out.len() > tern_tools::skill::MAX_LISTED_FILES {
                     break;
                 }
             }
@@ -334,105 +328,47 @@ impl Skills {
     }
 }
 
-/// The `skill` tool: loads a skill's instructions. Its `allowed-tools`
-/// hold while the prompt it was loaded in runs (when its source may widen
-/// permissions).
-pub struct SkillTool {
-    skills: Arc<Skills>,
-    policy: Arc<tern_policy::engine::Policy>,
+/// The session's skills as the `skill` tool ([`tern_tools::skill`]) sees
+/// them: a skill's `allowed-tools` hold while the prompt it was loaded in
+/// runs (when its source may widen permissions).
+pub(crate) struct SkillLibrary {
+    pub skills: Arc<Skills>,
+    pub policy: Arc<tern_policy::engine::Policy>,
 }
 
-impl SkillTool {
-    /// The tool over `skills`, adding rules to `policy`.
-    pub fn runtime_tool(skills: Arc<Skills>, policy: Arc<tern_policy::engine::Policy>) -> RuntimeTool {
-        RuntimeTool::new(definition(), Arc::new(SkillTool { skills, policy }), ToolSource::Builtin)
-    }
-}
-
-fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: "skill".into(),
-        description: "Load a skill: instructions for a particular kind of task, listed under Skills in the \
-                      system prompt. Call it before starting a task that matches a skill's description, then \
-                      follow the instructions it returns. It also lists the other files in the skill's folder \
-                      (scripts, references) to read when the instructions point to them."
-            .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The skill's name, as listed."},
-                "arguments": {"type": "string", "description": "What the person asked for, when invoking it for a request."}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-        execution_mode: ExecutionMode::Parallel,
-        snippet: Some("skill: load a skill's instructions by name (the Skills section lists them)".into()),
-    }
-}
-
-impl Tool for SkillTool {
-    fn execute<'a>(
-        &'a self,
-        _ctx: ToolContext,
-        input: Value,
-        _cancel: CancellationToken,
-        _updates: UpdateSink,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
-        Box::pin(async move {
-            let name = input.get("name").and_then(Value::as_str).unwrap_or_default();
-            let Some(skill) = self.skills.get(name) else {
-                let names: Vec<&str> = self.skills.list.iter().map(|s| s.name.as_str()).collect();
-                return Err(ToolError::new(format!(
-                    "no skill `{name}`. Skills: {}",
-                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
-                )));
-            };
-            let body = self.skills.body(skill).map_err(ToolError::new)?;
-            let mut text = format!("<skill name=\"{}\" source=\"{}\"", skill.name, skill.source.as_str());
-            if let Some(dir) = skill.path.as_ref().and_then(|p| p.parent()) {
-                text.push_str(&format!(" folder=\"{}\"", dir.display()));
+impl tern_tools::skill::SkillLibrary for SkillLibrary {
+    fn load(&self, name: &str) -> Result<tern_tools::skill::LoadedSkill, ToolError> {
+        let Some(skill) = self.skills.get(name) else {
+            let names: Vec<&str> = self.skills.list.iter().map(|s| s.name.as_str()).collect();
+            return Err(ToolError::new(format!(
+                "no skill `{name}`. Skills: {}",
+                if names.is_empty() { "none".to_string() } else { names.join(", ") }
+            )));
+        };
+        let body = self.skills.body(skill).map_err(ToolError::new)?;
+        let mut granted = Vec::new();
+        for rule in &skill.allowed_tools {
+            let parsed = tern_policy::rules::Rule::parse(
+                rule,
+                tern_policy::rules::RuleKind::Allow,
+                &format!("skill {}", skill.name),
+                self.policy.context(),
+            );
+            // Only for the prompt this call works for (not from a background subagent it outlived).
+            if let Ok(r) = parsed
+                && let Ok(generation) = crate::run::PROMPT.try_with(|g| *g)
+                && self.policy.add_prompt_rule(r, generation)
+            {
+                granted.push(rule.clone());
             }
-            text.push_str(&format!(">\n{body}\n</skill>\n"));
-            let files = Skills::files(skill);
-            if !files.is_empty() {
-                text.push_str("\nOther files in its folder (read them when the instructions point to them):\n");
-                for f in files.iter().take(MAX_LISTED_FILES) {
-                    text.push_str(&format!("- {f}\n"));
-                }
-                if files.len() > MAX_LISTED_FILES {
-                    text.push_str("- … more (list the folder with ls or glob)\n");
-                }
-            }
-            if let Some(args) = input.get("arguments").and_then(Value::as_str).filter(|a| !a.trim().is_empty()) {
-                text.push_str(&format!("\nThe request: {args}\n"));
-            }
-            let mut allowed = Vec::new();
-            for rule in &skill.allowed_tools {
-                let parsed = tern_policy::rules::Rule::parse(
-                    rule,
-                    tern_policy::rules::RuleKind::Allow,
-                    &format!("skill {}", skill.name),
-                    self.policy.context(),
-                );
-                // Only for the prompt this call works for (not from a background subagent it outlived).
-                if let Ok(r) = parsed
-                    && let Ok(generation) = crate::run::PROMPT.try_with(|g| *g)
-                    && self.policy.add_prompt_rule(r, generation)
-                {
-                    allowed.push(rule.clone());
-                }
-            }
-            if !allowed.is_empty() {
-                text.push_str(&format!("\nAllowed without asking while this prompt runs: {}\n", allowed.join(", ")));
-            }
-            let details = tern_protocol::ToolDetails::Skill(tern_protocol::SkillDetails {
-                skill: skill.name.clone(),
-                source: skill.source.as_str().to_string(),
-                path: skill.path.clone(),
-                allowed_tools: allowed,
-            });
-            Ok(ToolOutput::text(text).with_details(details))
+        }
+        Ok(tern_tools::skill::LoadedSkill {
+            name: skill.name.clone(),
+            source: skill.source.as_str().to_string(),
+            path: skill.path.clone(),
+            body,
+            files: Skills::files(skill),
+            granted,
         })
     }
 }

@@ -1,4 +1,5 @@
-//! Subagents: the `task` tool runs a child agent loop with a fresh
+//! Subagents: the `task` tool ([`tern_tools::task`]) runs, through
+//! [`SessionDelegate`], a child agent loop with a fresh
 //! conversation and a capped catalog, and returns its final answer as the
 //! tool's result.
 //!
@@ -26,14 +27,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use serde_json::{Value, json};
-use tern_agent_loop::{
-    AgentLoop, EventSink, LoopConfig, RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink,
-};
+use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, RuntimeTool, ToolError};
 use tern_catalog::{AgentKind, Registry, SubagentRole, TurnFacts};
-use tern_protocol::{
-    AgentEvent, AgentStopReason, ExecutionMode, Message, ToolDefinition, ToolDetails, ToolSource, Usage,
-};
+use tern_protocol::{AgentEvent, AgentStopReason, Message, TaskDetails, ToolSource, Usage};
+use tern_tools::task::{Delegate, Delegated, TaskRequest};
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentProfile;
@@ -113,6 +110,15 @@ impl Subagents {
         *self.kit.lock_or_recover() = Some(Arc::new(kit));
     }
 
+    /// Count `responses` of a child priced by `model_info`; their cost.
+    fn count(&self, responses: &[Usage], model_info: &tern_llm::ModelInfo) -> f64 {
+        let cost = tern_protocol::sum_usd(responses.iter().map(|u| model_info.cost_usd(u)));
+        let mut usage = self.usage.lock_or_recover();
+        usage.responses.extend(responses.iter().cloned());
+        usage.cost_usd += cost;
+        cost
+    }
+
     /// The run ended: what its children used.
     pub(crate) fn end(&self) -> ChildUsage {
         *self.kit.lock_or_recover() = None;
@@ -120,41 +126,16 @@ impl Subagents {
     }
 }
 
-/// The `task` tool.
-pub(crate) struct TaskTool {
+/// The session's side of the `task` tool ([`tern_tools::task`]): it runs
+/// the children.
+pub(crate) struct SessionDelegate {
     shared: Arc<Subagents>,
 }
 
-impl TaskTool {
+impl SessionDelegate {
+    /// The `task` tool over `shared`.
     pub(crate) fn runtime_tool(shared: Arc<Subagents>) -> RuntimeTool {
-        RuntimeTool::new(definition(), Arc::new(TaskTool { shared }), ToolSource::Builtin)
-    }
-}
-
-fn definition() -> ToolDefinition {
-    ToolDefinition {
-        name: "task".into(),
-        description: "Hand a self-contained piece of work to a subagent: a fresh agent with its own context \
-                      that works alone and returns one final answer. Use it to search a large codebase \
-                      (`explore`: read-only, bash included), to do a bounded change (`worker`), or to check \
-                      work by running tests (`verifier`: like explore, but asks before commands that may change \
-                      things); or name a custom agent. Several task calls in \
-                      one reply run at the same time. The subagent sees nothing of this conversation: put \
-                      everything it needs (goal, paths, constraints, what to report) in `prompt`."
-            .into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "description": {"type": "string", "description": "A few words on the task, shown to the person."},
-                "prompt": {"type": "string", "description": "The whole task for the subagent, self-contained."},
-                "subagent_type": {"type": "string", "description": "explore, worker, verifier, or a custom agent's name (default explore)."},
-                "run_in_background": {"type": "boolean", "description": "Return a task id at once; read the answer later with task_output."}
-            },
-            "required": ["description", "prompt"],
-            "additionalProperties": false
-        }),
-        execution_mode: ExecutionMode::Parallel,
-        snippet: Some("task: hand a self-contained task to a subagent (explore, worker, verifier)".into()),
+        tern_tools::task::runtime_tool(Arc::new(SessionDelegate { shared }))
     }
 }
 
@@ -220,24 +201,13 @@ fn role_brief(role: Option<SubagentRole>) -> &'static str {
     }
 }
 
-impl Tool for TaskTool {
-    fn execute<'a>(
-        &'a self,
-        ctx: ToolContext,
-        input: Value,
-        cancel: CancellationToken,
-        _updates: UpdateSink,
-    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+impl Delegate for SessionDelegate {
+    fn delegate(&self, request: TaskRequest, cancel: CancellationToken) -> BoxFuture<'_, Result<Delegated, ToolError>> {
         Box::pin(async move {
             let Some(kit) = self.shared.kit.lock_or_recover().clone() else {
                 return Err(ToolError::new("subagents are not available in this run"));
             };
-            let prompt = input.get("prompt").and_then(Value::as_str).unwrap_or_default();
-            if prompt.trim().is_empty() {
-                return Err(ToolError::new("`prompt` is empty: give the subagent the whole task"));
-            }
-            let kind = input.get("subagent_type").and_then(Value::as_str).unwrap_or_default();
-            let child = child_of(kind, &kit).map_err(ToolError::new)?;
+            let child = child_of(&request.subagent_type, &kit).map_err(ToolError::new)?;
             // Wait for a free slot (cancellable).
             let _slot = tokio::select! {
                 slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|_| ToolError::new("subagents are shutting down"))?,
@@ -271,7 +241,7 @@ impl Tool for TaskTool {
             config.system = system;
             config.max_turns = Some(MAX_CHILD_TURNS);
             config.context_limit = None;
-            config.cache_key = config.cache_key.map(|k| format!("{k}/{}", ctx.call_id));
+            config.cache_key = config.cache_key.map(|k| format!("{k}/{}", request.call_id));
             // A custom agent's own model runs it, and prices it.
             let model_info = match child.profile.as_ref().and_then(|p| p.model.clone()) {
                 Some(model) => {
@@ -282,19 +252,18 @@ impl Tool for TaskTool {
                 None => kit.model_info.clone(),
             };
             let parent_events = kit.events.clone();
-            let parent_id = ctx.call_id.clone();
+            let parent_id = request.call_id.clone();
             let events: EventSink = Arc::new(move |e| {
                 parent_events(AgentEvent::Subagent { parent_tool_use_id: parent_id.clone(), event: Box::new(e) });
             });
             // Its calls go through the run's policy and hooks, capped by its role.
             let hooks = Arc::new(kit.hooks.for_role(child.role));
             let agent = AgentLoop::with_turn_tools(kit.client.clone(), catalog, hooks, config);
-            let mut history = vec![Message::user_text(prompt)];
-            if input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
-                let description = input.get("description").and_then(Value::as_str).unwrap_or_default();
+            let mut history = vec![Message::user_text(request.prompt)];
+            if request.run_in_background {
                 let handle = kit
                     .background
-                    .start_detached(&kit.output_dir, &format!("subagent {}: {description}", child.name))?;
+                    .start_detached(&kit.output_dir, &format!("subagent {}: {}", child.name, request.description))?;
                 let id = handle.id().to_string();
                 // Its events reach the run that started it while that run lasts; its answer stays for task_output.
                 let (shared, this_run) = (self.shared.clone(), kit.clone());
@@ -312,12 +281,7 @@ impl Tool for TaskTool {
                 drop(_slot);
                 tokio::spawn(async move {
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
-                    let cost = tern_protocol::sum_usd(outcome.responses.iter().map(|u| model_info.cost_usd(u)));
-                    {
-                        let mut usage = shared.usage.lock_or_recover();
-                        usage.responses.extend(outcome.responses.iter().cloned());
-                        usage.cost_usd += cost;
-                    }
+                    shared.count(&outcome.responses, &model_info);
                     let answer = outcome.final_text.trim();
                     let (text, status) = match outcome.stop_reason {
                         AgentStopReason::Completed => {
@@ -332,56 +296,23 @@ impl Tool for TaskTool {
                     handle.push(&format!("{text}\n"));
                     handle.finish(status);
                 });
-                return Ok(ToolOutput::text(format!(
-                    "Started the subagent ({}) in the background as {id}. Its answer comes with task_output \
-                         {{\"id\": \"{id}\"}} once it finishes (`exited with code 0`); task_stop ends it.",
-                    child.name
-                ))
-                .with_details(ToolDetails::Background(tern_protocol::BackgroundDetails {
-                    background_task: id,
-                    subagent_type: Some(child.name.clone()),
-                    ..Default::default()
-                })));
+                return Ok(Delegated::Started { id, agent: child.name });
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
-            let cost = tern_protocol::sum_usd(outcome.responses.iter().map(|u| model_info.cost_usd(u)));
-            {
-                let mut usage = self.shared.usage.lock_or_recover();
-                usage.responses.extend(outcome.responses.iter().cloned());
-                usage.cost_usd += cost;
-            }
-            let details = ToolDetails::Task(tern_protocol::TaskDetails {
-                subagent_type: child.name.clone(),
-                turns: outcome.turns,
-                usage: outcome.usage,
-                cost_usd: cost,
-                duration_ms: started.elapsed().as_millis() as u64,
-                stop_reason: outcome.stop_reason,
-            });
-            let answer = outcome.final_text.trim();
-            match outcome.stop_reason {
-                AgentStopReason::Completed if !answer.is_empty() => Ok(ToolOutput::text(answer).with_details(details)),
-                AgentStopReason::Completed => Err(ToolError {
-                    message: "the subagent finished without an answer".into(),
-                    details: Some(Box::new(details)),
-                }),
-                AgentStopReason::Aborted => {
-                    Err(ToolError { message: "the subagent was cancelled".into(), details: Some(Box::new(details)) })
-                }
-                other => Err(ToolError {
-                    message: format!(
-                        "the subagent stopped ({}){}{}",
-                        serde_json::to_value(other)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
-                        outcome.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default(),
-                        if answer.is_empty() { String::new() } else { format!(". Its last words:\n{answer}") }
-                    ),
-                    details: Some(Box::new(details)),
-                }),
-            }
+            let cost_usd = self.shared.count(&outcome.responses, &model_info);
+            Ok(Delegated::Finished {
+                answer: outcome.final_text.trim().to_string(),
+                error: outcome.error,
+                details: TaskDetails {
+                    subagent_type: child.name,
+                    turns: outcome.turns,
+                    usage: outcome.usage,
+                    cost_usd,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    stop_reason: outcome.stop_reason,
+                },
+            })
         })
     }
 }

@@ -32,6 +32,8 @@ use tern_protocol::sync::LockExt as _;
 
 /// The most text one call's diff updates carry (a new file's, or its hunks' in all).
 const MAX_DIFF_FILE: usize = 1024 * 1024;
+/// The most bytes of a call's details sent as its `rawOutput`.
+const MAX_RAW_OUTPUT: usize = 64 * 1024;
 
 /// What the connection's handlers share with the worker that runs sessions.
 #[derive(Default)]
@@ -422,6 +424,20 @@ fn modes(runtime: &Runtime) -> acp::SessionModeState {
     acp::SessionModeState::new(current.as_str(), list)
 }
 
+/// A call's details as its `rawOutput`, bounded: a change too large to
+/// send whole keeps its counts and leaves its text to the diff content
+/// (bounded on its own); anything else too large is left out.
+fn raw_output(mut details: tern_protocol::ToolDetails) -> Option<Value> {
+    let size = |d: &tern_protocol::ToolDetails| serde_json::to_vec(d).map_or(usize::MAX, |v| v.len());
+    if size(&details) > MAX_RAW_OUTPUT
+        && let Some(change) = details.file_change_mut()
+    {
+        change.diff.clear();
+        change.hunks.clear();
+    }
+    (size(&details) <= MAX_RAW_OUTPUT).then(|| serde_json::to_value(&details).ok()).flatten()
+}
+
 fn notify(cx: &ConnectionTo<Client>, session: &str, update: acp::SessionUpdate) {
     let _ = cx.send_notification(acp::SessionNotification::new(session.to_string(), update));
 }
@@ -700,7 +716,7 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                 parts.extend(result_content(&content));
                 let status = if is_error { acp::ToolCallStatus::Failed } else { acp::ToolCallStatus::Completed };
                 let mut fields = acp::ToolCallUpdateFields::new().status(status).content(parts);
-                if let Some(d) = details.as_ref().and_then(|d| serde_json::to_value(d).ok()) {
+                if let Some(d) = details.and_then(|d| raw_output(*d)) {
                     fields = fields.raw_output(d);
                 }
                 acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(id, fields))
