@@ -299,7 +299,7 @@ async fn edits_come_with_diffs_and_todos_as_plans() {
     let h = Harness::new(
         Wire::Anthropic,
         r#"{"turns":[
-            {"tool_calls":[{"name":"read","arguments":{"path":"greet.txt"}}]},
+            {"tool_calls":[{"name":"read","arguments":{"path":"sub/../greet.txt"}}]},
             {"tool_calls":[{"name":"todo_write","arguments":{"todos":[
                 {"content":"Change the greeting","status":"in_progress","activeForm":"Changing the greeting"},
                 {"content":"Check it","status":"pending","activeForm":"Checking it"}]}}]},
@@ -308,6 +308,7 @@ async fn edits_come_with_diffs_and_todos_as_plans() {
     )
     .await;
     std::fs::write(h.path("greet.txt"), "hello world\n").unwrap();
+    std::fs::create_dir(h.path("sub")).unwrap();
     let (s, transport) = Session::start(h, &[]);
     let stop = drive(&s, transport, Answer::Allow, None, async |cx, id| Ok(prompt(&cx, &id, "change it").await)).await;
     assert_eq!(stop, acp::StopReason::EndTurn);
@@ -338,6 +339,7 @@ async fn edits_come_with_diffs_and_todos_as_plans() {
         })
         .unwrap();
     let greet = std::fs::canonicalize(s.h.path("greet.txt")).unwrap();
+    // The location is the file the call works on, resolved by the one rule (not the name joined).
     assert_eq!(read_call.locations[0].path, greet);
     let diff = updates
         .iter()

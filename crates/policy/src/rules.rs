@@ -19,7 +19,7 @@
 //! without a wildcard also covers everything below it. A pattern on a tool
 //! that takes none is an error, never a rule that silently matches nothing.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobMatcher};
 use serde::Serialize;
@@ -382,105 +382,18 @@ fn anchor(spec: &str, ctx: &RuleContext) -> Option<PathBuf> {
     Some(normalize(&path))
 }
 
-/// Remove `.` and `..` components without touching the file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub use tern_protocol::paths::normalize;
 
 /// A tool's path argument as an absolute path: relative to the workspace,
 /// `~` expanded, `..` resolved, and symlinks in the part that exists
-/// followed (so a link inside the workspace to `~/.ssh` counts as `~/.ssh`),
-/// a dangling one included (a link to a file not yet created counts as that file).
+/// followed: [`tern_protocol::paths::resolve`], the one rule.
 pub fn resolve_path(arg: &str, ctx: &RuleContext) -> PathBuf {
     resolve_path_in(arg, &ctx.workspace, ctx)
 }
 
 /// [`resolve_path`] for a path relative to `base` (the directory a command runs in).
 pub fn resolve_path_in(arg: &str, base: &Path, ctx: &RuleContext) -> PathBuf {
-    let arg = arg.trim();
-    let raw = if arg == "~" {
-        ctx.home.clone().unwrap_or_else(|| PathBuf::from(arg))
-    } else if let (Some(rest), Some(home)) = (arg.strip_prefix("~/"), &ctx.home) {
-        home.join(rest)
-    } else if Path::new(arg).is_absolute() {
-        PathBuf::from(arg)
-    } else {
-        base.join(arg)
-    };
-    // A name shown with `\xNN` escapes (bytes that are not UTF-8) means those bytes,
-    // unless a file is really named that way: read as the tools read it.
-    if arg.contains("\\x")
-        && std::fs::symlink_metadata(&raw).is_err()
-        && let Some(bytes) = tern_protocol::text::unescape_path_bytes(arg)
-    {
-        use std::os::unix::ffi::OsStringExt;
-        let decoded = PathBuf::from(std::ffi::OsString::from_vec(bytes));
-        return resolve_physically(&if decoded.is_absolute() { decoded } else { base.join(decoded) });
-    }
-    resolve_physically(&raw)
-}
-
-/// Resolve `raw` the way the kernel does: a `..` after a symlink goes up from
-/// where the link points (`e -> /etc`, `e/../x` is `/x`), not from the link.
-/// The longest prefix that exists, as written, is canonicalized; the rest is
-/// normalized and its links followed. Bounded by the component count.
-fn resolve_physically(raw: &Path) -> PathBuf {
-    if !raw.components().any(|c| c == std::path::Component::ParentDir) {
-        return follow_links(normalize(raw));
-    }
-    let components: Vec<std::path::Component> = raw.components().take(256).collect();
-    for cut in (1..=components.len()).rev() {
-        let prefix: PathBuf = components[..cut].iter().collect();
-        if let Ok(real) = std::fs::canonicalize(&prefix) {
-            let rest: PathBuf = components[cut..].iter().collect();
-            return follow_links(normalize(&real.join(rest)));
-        }
-    }
-    follow_links(normalize(raw))
-}
-
-/// How many symlinks [`follow_links`] follows before it stops (a loop, or a trap).
-const MAX_LINKS: usize = 16;
-
-/// Follows symlinks in the longest existing ancestor of `lexical`, and a
-/// dangling symlink wherever it sits. A few syscalls per component.
-fn follow_links(lexical: PathBuf) -> PathBuf {
-    let mut path = lexical;
-    'links: for _ in 0..MAX_LINKS {
-        let mut existing = path.clone();
-        let mut rest = Vec::new();
-        loop {
-            if let Ok(mut real) = std::fs::canonicalize(&existing) {
-                real.extend(rest.iter().rev());
-                return real;
-            }
-            let dangling = std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
-            if dangling && let (Ok(target), Some(parent)) = (std::fs::read_link(&existing), existing.parent()) {
-                let mut next = normalize(&parent.join(target));
-                next.extend(rest.iter().rev());
-                path = next;
-                continue 'links;
-            }
-            match (existing.file_name().map(|n| n.to_os_string()), existing.parent().map(Path::to_path_buf)) {
-                (Some(name), Some(parent)) => {
-                    rest.push(name);
-                    existing = parent;
-                }
-                _ => return path,
-            }
-        }
-    }
-    path
+    tern_protocol::paths::resolve(arg, base, ctx.home.as_deref())
 }
 
 /// Split a `--allowed-tools` value into rules: commas and spaces separate,

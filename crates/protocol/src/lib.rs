@@ -22,6 +22,7 @@ pub mod hosts;
 mod judged;
 mod message;
 mod mode;
+pub mod paths;
 mod question;
 mod rules;
 mod sandbox;

@@ -984,7 +984,7 @@ impl Runtime {
         } else {
             file.trim().to_string()
         };
-        let path = tern_tools::resolve_path(&self.workspace, &name);
+        let path = tern_tools::real_path(&self.workspace, &name);
         tern_tools::write_atomic(&path, text.as_bytes())
             .map_err(|e| RuntimeError::Io(format!("cannot write {}: {e}", path.display())))?;
         Ok(path)

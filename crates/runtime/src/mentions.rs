@@ -55,7 +55,7 @@ pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) ->
         if out.blocks.len() >= MAX_FILES {
             break;
         }
-        let path = tern_tools::resolve_path(workspace, word);
+        let path = tern_tools::real_path(workspace, word);
         let Ok(real) = std::fs::canonicalize(&path) else { continue };
         let inside = real
             .strip_prefix(workspace)

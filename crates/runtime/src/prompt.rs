@@ -271,7 +271,7 @@ fn read_with_imports(
     let base = path.parent().unwrap_or(root);
     for raw in imports {
         // Relative to the importing file; `~` and absolute paths only where they stay inside the root.
-        let target = tern_tools::resolve_path(base, &raw);
+        let target = tern_tools::real_path(base, &raw);
         if !target.starts_with(root) || hidden_below(&target, root) {
             continue;
         }

@@ -42,7 +42,7 @@ pub fn target_for(env: &ToolEnv, raw: &str, judged: Option<&JudgedPath>) -> Targ
     let lexical = resolve_path(&env.workspace, raw);
     let real = match judged {
         Some(j) => j.real.clone(),
-        None => real_path(&lexical),
+        None => crate::real_path(&env.workspace, raw),
     };
     let workspace = std::fs::canonicalize(&env.workspace).unwrap_or_else(|_| env.workspace.clone());
     let mut notes = Vec::new();
@@ -98,25 +98,6 @@ impl Target {
     fn check_identity(&self, meta: &std::fs::Metadata) -> std::io::Result<()> {
         pinned::check_identity(self.judged, meta)
     }
-}
-
-fn real_path(lexical: &Path) -> PathBuf {
-    if let Ok(p) = std::fs::canonicalize(lexical) {
-        return p;
-    }
-    // Not there yet: resolve the nearest existing ancestor, keep the rest.
-    let mut rest = Vec::new();
-    let mut cur = lexical.to_path_buf();
-    while let Some(name) = cur.file_name().map(|n| n.to_os_string()) {
-        rest.push(name);
-        if !cur.pop() {
-            break;
-        }
-        if let Ok(base) = std::fs::canonicalize(&cur) {
-            return rest.iter().rev().fold(base, |p, n| p.join(n));
-        }
-    }
-    lexical.to_path_buf()
 }
 
 /// Refuse to change an existing file the model has not read, or one that

@@ -1,54 +1,24 @@
 //! Path handling shared by the tools: `~` expansion, resolution against the
 //! workspace, and workspace-relative display.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-/// Resolve a path from the model: `~` and `~/…` expand to the home
-/// directory, relative paths join the workspace, `.` and `..` are folded
-/// lexically (symlinks are resolved by the caller when it needs to).
+/// A path from the model as a name, without following links: `~` and
+/// `~/…` expand to the home directory, relative paths join the workspace,
+/// `.` and `..` are folded lexically ([`tern_protocol::paths::absolute`]).
+/// What the name is, as a file, is [`real_path`].
 pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
-    let path = resolve_literal(workspace, raw);
-    // A name shown with `\xNN` escapes (bytes that are not UTF-8) means those bytes,
-    // unless a file is really named that way.
-    if raw.contains("\\x")
-        && std::fs::symlink_metadata(&path).is_err()
-        && let Some(bytes) = tern_protocol::text::unescape_path_bytes(raw.trim())
-    {
-        use std::os::unix::ffi::OsStringExt;
-        let decoded = PathBuf::from(std::ffi::OsString::from_vec(bytes));
-        let joined = if decoded.is_absolute() { decoded } else { workspace.join(decoded) };
-        return fold(&joined);
-    }
-    path
+    tern_protocol::paths::normalize(&tern_protocol::paths::absolute(
+        raw,
+        workspace,
+        tern_protocol::paths::home().as_deref(),
+    ))
 }
 
-/// `.` and `..` folded lexically.
-fn fold(joined: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-fn resolve_literal(workspace: &Path, raw: &str) -> PathBuf {
-    let raw = raw.trim();
-    let expanded = if raw == "~" || raw.starts_with("~/") {
-        match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(raw.trim_start_matches('~').trim_start_matches('/')),
-            None => PathBuf::from(raw),
-        }
-    } else {
-        PathBuf::from(raw)
-    };
-    let joined = if expanded.is_absolute() { expanded } else { workspace.join(expanded) };
-    fold(&joined)
+/// The file a path from the model names, by the one rule the policy judges
+/// with ([`tern_protocol::paths::resolve`]): for a call no policy judged.
+pub fn real_path(workspace: &Path, raw: &str) -> PathBuf {
+    tern_protocol::paths::resolve(raw, workspace, tern_protocol::paths::home().as_deref())
 }
 
 /// A path as text the model can give back: bytes that are not UTF-8 are

@@ -143,7 +143,7 @@ pub fn existing_path(
     let lexical = resolve_path(workspace, raw);
     let real = match judged {
         Some(j) => j.real.clone(),
-        None => std::fs::canonicalize(&lexical).unwrap_or_else(|_| lexical.clone()),
+        None => crate::real_path(workspace, raw),
     };
     let canonical_ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
     let shown = display_path(&canonical_ws, &real);

@@ -358,3 +358,17 @@ fn the_permission_preview_is_the_diff_the_edit_will_make() {
     assert!(tern_tools::edit::change_preview(&judged, "write", &overwrite).unwrap().contains("-line 1"));
     assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), lines);
 }
+
+#[tokio::test]
+async fn with_no_policy_a_name_means_the_file_the_policy_would_have_judged() {
+    // `e` links to sub/deep: `e/../x.txt` is sub/x.txt to the kernel (and to the policy), not
+    // the x.txt a lexical fold of the name gives.
+    let f = Fixture::new();
+    std::fs::create_dir_all(f.root().join("sub/deep")).unwrap();
+    std::os::unix::fs::symlink(f.root().join("sub/deep"), f.root().join("e")).unwrap();
+    f.call("write", json!({"path": "e/../x.txt", "content": "here\n"})).await.unwrap();
+    assert_eq!(f.get("sub/x.txt"), b"here\n");
+    assert!(!f.root().join("x.txt").exists());
+    let judged = tern_protocol::paths::resolve("e/../x.txt", f.root(), None);
+    assert_eq!(judged, f.root().join("sub/x.txt"));
+}

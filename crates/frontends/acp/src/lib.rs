@@ -610,7 +610,7 @@ fn path_of(name: &str, input: &Value, workspace: &Path) -> Option<PathBuf> {
         return None;
     }
     let p = input.get("path").or_else(|| input.get("file_path")).and_then(Value::as_str)?;
-    Some(workspace.join(p))
+    Some(tern_protocol::paths::resolve(p, workspace, tern_protocol::paths::home().as_deref()))
 }
 
 fn tool_call(id: &str, name: &str, input: &Value, workspace: &Path) -> acp::ToolCall {
