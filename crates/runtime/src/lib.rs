@@ -94,6 +94,9 @@ pub enum RuntimeError {
     /// The `--agent` profile cannot be used.
     #[error("config error: {0}")]
     Agent(#[from] agents::AgentError),
+    /// A `[models."NAME"]` entry in config cannot be used.
+    #[error("config error: {0}")]
+    ModelOverride(#[from] tern_llm::ModelOverrideError),
 }
 
 /// Command-line values that override config.
