@@ -135,7 +135,7 @@ async fn prepare_and_execute(
     (result, call, Some(ran_at))
 }
 
-fn invalid_arguments(tool: &RuntimeTool, problems: &str) -> ToolCallResult {
+fn invalid_arguments(tool: &RuntimeTool, problems: &crate::InvalidInput) -> ToolCallResult {
     let schema = serde_json::to_string(&tool.definition.input_schema).unwrap_or_default();
     ToolCallResult::error(format!(
         "Invalid arguments for tool `{}`; nothing was run:\n{problems}\nCall it again with arguments matching its schema: {schema}",

@@ -33,4 +33,6 @@ mod tool;
 pub use batch::{ToolCallResult, execute_batch};
 pub use hooks::{BeforeToolCall, Hooks, NoHooks};
 pub use run::{AgentLoop, EventSink, LoopConfig, RunOutcome, TurnTools};
-pub use tool::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink, request_tools};
+pub use tool::{
+    InvalidInput, RuntimeTool, SchemaViolation, Tool, ToolContext, ToolError, ToolOutput, UpdateSink, request_tools,
+};

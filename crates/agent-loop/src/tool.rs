@@ -73,6 +73,28 @@ impl ToolError {
     }
 }
 
+/// Arguments that do not match a tool's input schema: every violation,
+/// each with the JSON pointer of the field it is about. Shown one
+/// violation a line (`- at `/path`: ...`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", violations.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct InvalidInput {
+    /// The tool whose schema the arguments were checked against.
+    pub tool: String,
+    /// What is wrong, in the validator's order (never empty).
+    pub violations: Vec<SchemaViolation>,
+}
+
+/// One way the arguments break a tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("- {}{message}", if pointer.is_empty() { String::new() } else { format!("at `{pointer}`: ") })]
+pub struct SchemaViolation {
+    /// The JSON pointer of the field (`/edits/0/old_text`); empty for the arguments as a whole.
+    pub pointer: String,
+    /// What the schema validator says.
+    pub message: String,
+}
+
 /// The executing side of a tool.
 pub trait Tool: Send + Sync {
     /// Normalise raw model input before validation (e.g. accept a string
@@ -159,7 +181,7 @@ impl RuntimeTool {
 
     /// Check arguments against the input schema (compiled once, on first use).
     /// The error lists every violation with its JSON pointer.
-    pub fn validate(&self, input: &Value) -> Result<(), String> {
+    pub fn validate(&self, input: &Value) -> Result<(), InvalidInput> {
         let validator = self
             .validator
             .get_or_init(|| jsonschema::validator_for(&self.definition.input_schema).map_err(|e| e.to_string()));
@@ -168,13 +190,54 @@ impl RuntimeTool {
             // A broken schema is the tool author's fault; do not block the call on it.
             Err(_) => return Ok(()),
         };
-        let problems: Vec<String> = validator
+        let violations: Vec<SchemaViolation> = validator
             .iter_errors(input)
-            .map(|e| {
-                let at = e.instance_path().to_string();
-                if at.is_empty() { format!("- {e}") } else { format!("- at `{at}`: {e}") }
-            })
+            .map(|e| SchemaViolation { pointer: e.instance_path().to_string(), message: e.to_string() })
             .collect();
-        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+        if violations.is_empty() { Ok(()) } else { Err(InvalidInput { tool: self.name().to_string(), violations }) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nothing;
+
+    impl Tool for Nothing {
+        fn execute<'a>(
+            &'a self,
+            _ctx: ToolContext,
+            _input: Value,
+            _cancel: CancellationToken,
+            _updates: UpdateSink,
+        ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+            Box::pin(async { Ok(ToolOutput::text("")) })
+        }
+    }
+
+    #[test]
+    fn invalid_input_names_the_field() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"edits": {"type": "array", "items": {"type": "object", "properties": {"line": {"type": "integer"}}}}},
+            "required": ["path"]
+        });
+        let definition = ToolDefinition {
+            name: "edit".into(),
+            description: "Edits.".into(),
+            input_schema: schema,
+            snippet: None,
+            execution_mode: ExecutionMode::default(),
+        };
+        let tool = RuntimeTool::new(definition, Arc::new(Nothing), ToolSource::Builtin);
+        assert_eq!(tool.validate(&serde_json::json!({"path": "a", "edits": [{"line": 3}]})), Ok(()));
+        let err = tool.validate(&serde_json::json!({"edits": [{"line": "x"}]})).unwrap_err();
+        assert_eq!(err.tool, "edit");
+        let pointers: Vec<&str> = err.violations.iter().map(|v| v.pointer.as_str()).collect();
+        assert_eq!(pointers.len(), 2, "{err}");
+        assert!(pointers.contains(&"") && pointers.contains(&"/edits/0/line"), "{err}");
+        assert!(err.to_string().contains("- at `/edits/0/line`: "), "{err}");
+        assert!(err.to_string().lines().any(|l| l.starts_with("- ") && l.contains("path")), "{err}");
     }
 }

@@ -16,6 +16,63 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::frontmatter::FrontMatterError;
+
+/// Why the agent profile `name` cannot be used; each variant names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// The name could leave the agents folder or is empty.
+    #[error("agent name `{name}` may hold only letters, digits, `-` and `_`")]
+    BadName {
+        /// The name as asked for.
+        name: String,
+    },
+    /// There is no project folder to look in.
+    #[error("agent `{name}`: no project folder")]
+    NoProjectFolder {
+        /// The agent asked for.
+        name: String,
+    },
+    /// The profile's file exists and cannot be read (too large, a link
+    /// leaving the project, not a regular file); `why` names the file.
+    #[error("{why}")]
+    Unreadable {
+        /// The agent asked for.
+        name: String,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, naming the file.
+        why: String,
+    },
+    /// The profile is in a project folder that is not trusted.
+    #[error(
+        "agent `{name}` is defined in {}, and this folder is not trusted; {}",
+        path.display(),
+        crate::trust::how_to_trust(folder)
+    )]
+    Untrusted {
+        /// The agent asked for.
+        name: String,
+        /// The profile's file.
+        path: PathBuf,
+        /// The project folder that holds it.
+        folder: PathBuf,
+    },
+    /// No profile of that name.
+    #[error("no agent `{name}`: create {} (or {}) with a front matter block", project.display(), user.display())]
+    Missing {
+        /// The agent asked for.
+        name: String,
+        /// Where the project's profile would be.
+        project: PathBuf,
+        /// Where the user's own would be.
+        user: PathBuf,
+    },
+    /// The profile's front matter cannot be read (the message names the file and line).
+    #[error(transparent)]
+    FrontMatter(#[from] FrontMatterError),
+}
+
 /// One agent profile.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentProfile {
@@ -63,15 +120,15 @@ pub fn agent_names(folders: &[(PathBuf, bool)], config_dir: &Path) -> Vec<String
 /// cannot replace it), then the nearest project folder's `.tern/agents/`
 /// (`folders`: nearest first, with their trust), which is read only when
 /// that folder is trusted (a profile widens tools and goes into the prompt).
-pub fn load_agent(name: &str, folders: &[(PathBuf, bool)], config_dir: &Path) -> Result<AgentProfile, String> {
+pub fn load_agent(name: &str, folders: &[(PathBuf, bool)], config_dir: &Path) -> Result<AgentProfile, AgentError> {
     let safe = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
     if !safe {
-        return Err(format!("agent name `{name}` may hold only letters, digits, `-` and `_`"));
+        return Err(AgentError::BadName { name: name.to_string() });
     }
     let user = config_dir.join("agents").join(format!("{name}.md"));
     let file = |d: &Path| d.join(".tern").join("agents").join(format!("{name}.md"));
     let Some(nearest) = folders.first() else {
-        return Err("no project folder".into());
+        return Err(AgentError::NoProjectFolder { name: name.to_string() });
     };
     let (dir, trusted) = folders.iter().find(|(d, _)| file(d).exists()).unwrap_or(nearest);
     let (project, trusted) = (file(dir), *trusted);
@@ -80,28 +137,22 @@ pub fn load_agent(name: &str, folders: &[(PathBuf, bool)], config_dir: &Path) ->
         |path: &Path, inside: Option<&Path>| match tern_sandbox::small_file::read_bounded(path, 256 * 1024, inside) {
             Ok(text) => Ok(Some(text)),
             Err(tern_sandbox::small_file::Refused::Missing) => Ok(None),
-            Err(tern_sandbox::small_file::Refused::Unreadable(why)) => Err(why),
+            Err(tern_sandbox::small_file::Refused::Unreadable(why)) => {
+                Err(AgentError::Unreadable { name: name.to_string(), path: path.to_path_buf(), why })
+            }
         };
     if let Some(text) = read(&user, None)? {
         return parse_agent(name, &text, &user);
     }
     match read(&project, Some(&top))? {
         Some(text) if trusted => parse_agent(name, &text, &project),
-        Some(_) => Err(format!(
-            "agent `{name}` is defined in {}, and this folder is not trusted; {}",
-            project.display(),
-            crate::trust::how_to_trust(dir)
-        )),
-        None => Err(format!(
-            "no agent `{name}`: create {} (or {}) with a front matter block",
-            project.display(),
-            user.display()
-        )),
+        Some(_) => Err(AgentError::Untrusted { name: name.to_string(), path: project, folder: dir.clone() }),
+        None => Err(AgentError::Missing { name: name.to_string(), project, user }),
     }
 }
 
 /// Parse a profile: a front matter block ([`crate::frontmatter`]), then the body.
-pub fn parse_agent(name: &str, text: &str, path: &Path) -> Result<AgentProfile, String> {
+pub fn parse_agent(name: &str, text: &str, path: &Path) -> Result<AgentProfile, AgentError> {
     let front = crate::frontmatter::FrontMatter::parse(text, path)?;
     let list = |keys: &[&str]| front.list_of(keys).map(<[String]>::to_vec);
     Ok(AgentProfile {
@@ -136,24 +187,41 @@ mod tests {
 
     #[test]
     fn unclosed_front_matter_and_bad_names_are_errors() {
-        assert!(parse_agent("r", "---\ntools: read\n", Path::new("r.md")).unwrap_err().contains("not closed"));
+        let unclosed = parse_agent("r", "---\ntools: read\n", Path::new("r.md")).unwrap_err();
+        assert!(unclosed.to_string().contains("not closed"), "{unclosed}");
         let dir = tempfile::tempdir().unwrap();
         let here = [(dir.path().to_path_buf(), true)];
-        assert!(load_agent("../x", &here, dir.path()).is_err());
-        assert!(load_agent("missing", &here, dir.path()).unwrap_err().contains("create"));
+        assert_eq!(load_agent("../x", &here, dir.path()), Err(AgentError::BadName { name: "../x".into() }));
+        assert!(load_agent("missing", &here, dir.path()).unwrap_err().to_string().contains("create"));
         // A project profile needs trust, and never replaces the user's own.
         let ws = dir.path().join("ws");
         let home = dir.path().join("home");
         std::fs::create_dir_all(ws.join(".tern/agents")).unwrap();
         std::fs::create_dir_all(home.join("agents")).unwrap();
         std::fs::write(ws.join(".tern/agents/reviewer.md"), "---\ntools: bash\n---\nrepo").unwrap();
-        assert!(load_agent("reviewer", &[(ws.clone(), false)], &home).unwrap_err().contains("not trusted"));
+        let untrusted = load_agent("reviewer", &[(ws.clone(), false)], &home).unwrap_err();
+        assert!(untrusted.to_string().contains("not trusted"), "{untrusted}");
         assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home).unwrap().body, "repo");
         // A profile in an untrusted folder above a trusted workspace is not read.
         let sub = ws.join("sub");
         let chain = [(sub.clone(), true), (ws.clone(), false)];
-        assert!(load_agent("reviewer", &chain, &home).unwrap_err().contains("not trusted"));
+        assert!(
+            matches!(load_agent("reviewer", &chain, &home), Err(AgentError::Untrusted { folder, .. }) if folder == ws)
+        );
         std::fs::write(home.join("agents/reviewer.md"), "---\ndisallowed_tools: bash\n---\nmine").unwrap();
         assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home).unwrap().body, "mine");
+    }
+
+    #[test]
+    fn the_error_names_the_agent_and_where_it_was_looked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+        let err = load_agent("auditor", &[(ws.clone(), true)], &home).unwrap_err();
+        let project = ws.join(".tern/agents/auditor.md");
+        let user = home.join("agents/auditor.md");
+        assert_eq!(err, AgentError::Missing { name: "auditor".into(), project: project.clone(), user: user.clone() });
+        let text = err.to_string();
+        assert!(text.starts_with("no agent `auditor`: create "), "{text}");
+        assert!(text.contains(&project.display().to_string()) && text.contains(&user.display().to_string()), "{text}");
     }
 }

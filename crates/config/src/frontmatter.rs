@@ -7,7 +7,58 @@
 //! compared lowercase with `-` read as `_` (`allowed-tools` is
 //! `allowed_tools`). Anything else is an error naming the file and line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A front matter block that cannot be read: each variant names the file,
+/// and the line where there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrontMatterError {
+    /// A `- item` line with no `key:` line above it.
+    #[error("{}: front matter line {line}: list item `{item}` has no key above it", path.display())]
+    ItemWithoutKey {
+        /// The file.
+        path: PathBuf,
+        /// The line of the file (1-based).
+        line: usize,
+        /// The line as written, trimmed.
+        item: String,
+    },
+    /// A line that is neither `key: value`, a list item, a comment nor blank.
+    #[error("{}: front matter line {line}: `{text}` is not `key: value`", path.display())]
+    NotKeyValue {
+        /// The file.
+        path: PathBuf,
+        /// The line of the file (1-based).
+        line: usize,
+        /// The line as written, trimmed.
+        text: String,
+    },
+    /// The block opens with `---` and never closes.
+    #[error("{}: the front matter is not closed with a `---` line", path.display())]
+    NotClosed {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+impl FrontMatterError {
+    /// The file the block is in.
+    pub fn path(&self) -> &Path {
+        match self {
+            FrontMatterError::ItemWithoutKey { path, .. }
+            | FrontMatterError::NotKeyValue { path, .. }
+            | FrontMatterError::NotClosed { path } => path,
+        }
+    }
+}
+
+/// Today's callers in tern-runtime (skills) pass this on as a `String`
+/// message; this keeps them compiling until they hold the typed error.
+impl From<FrontMatterError> for String {
+    fn from(e: FrontMatterError) -> String {
+        e.to_string()
+    }
+}
 
 /// One `key: value` of the block.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +83,7 @@ pub struct FrontMatter {
 
 impl FrontMatter {
     /// Parse `text` (from `path`, for errors). A file without a block is all body.
-    pub fn parse(text: &str, path: &Path) -> Result<FrontMatter, String> {
+    pub fn parse(text: &str, path: &Path) -> Result<FrontMatter, FrontMatterError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let Some(rest) = text.strip_prefix("---").and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
         else {
@@ -59,16 +110,27 @@ impl FrontMatter {
             if line.trim().is_empty() || line.trim_start().starts_with('#') {
                 continue;
             }
-            let at = || format!("{}: front matter line {}", path.display(), number + 2);
+            // The block's first line is the file's second.
+            let at = number + 2;
             if let Some(item) = line.trim_start().strip_prefix("- ") {
                 match fields.last_mut() {
                     Some(f) => f.list.push(unquote(item)),
-                    None => return Err(format!("{}: list item `{}` has no key above it", at(), line.trim())),
+                    None => {
+                        return Err(FrontMatterError::ItemWithoutKey {
+                            path: path.to_path_buf(),
+                            line: at,
+                            item: line.trim().to_string(),
+                        });
+                    }
                 }
                 continue;
             }
             let Some((key, value)) = line.split_once(':') else {
-                return Err(format!("{}: `{}` is not `key: value`", at(), line.trim()));
+                return Err(FrontMatterError::NotKeyValue {
+                    path: path.to_path_buf(),
+                    line: at,
+                    text: line.trim().to_string(),
+                });
             };
             let key = key.trim().to_ascii_lowercase().replace('-', "_");
             let value = value.trim();
@@ -85,7 +147,7 @@ impl FrontMatter {
         }
         finish_block(&mut fields, block);
         if !closed {
-            return Err(format!("{}: the front matter is not closed with a `---` line", path.display()));
+            return Err(FrontMatterError::NotClosed { path: path.to_path_buf() });
         }
         let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
         Ok(FrontMatter { fields, present: true, body })
@@ -150,14 +212,23 @@ mod tests {
         let f = FrontMatter::parse("\u{feff}Just text\n", Path::new("a.md")).unwrap();
         assert!(!f.present);
         assert_eq!(f.body, "Just text");
-        let e = FrontMatter::parse("---\nname: x\n", Path::new("a.md")).unwrap_err();
+        let e = FrontMatter::parse("---\nname: x\n", Path::new("a.md")).unwrap_err().to_string();
         assert!(e.contains("a.md") && e.contains("not closed"), "{e}");
-        let e = FrontMatter::parse("---\nname x\n---\n", Path::new("a.md")).unwrap_err();
+        let e = FrontMatter::parse("---\nname x\n---\n", Path::new("a.md")).unwrap_err().to_string();
         assert!(e.contains("line 2") && e.contains("not `key: value`"), "{e}");
-        let e = FrontMatter::parse("---\n- item\n---\n", Path::new("a.md")).unwrap_err();
+        let e = FrontMatter::parse("---\n- item\n---\n", Path::new("a.md")).unwrap_err().to_string();
         assert!(e.contains("no key above it"), "{e}");
         // Multi-byte text anywhere is fine.
         let f = FrontMatter::parse("---\ndescription: 日本語: テキスト\n---\n本文", Path::new("a.md")).unwrap();
         assert_eq!(f.get("description"), Some("日本語: テキスト"));
+    }
+
+    #[test]
+    fn the_error_names_the_file_and_the_line() {
+        let path = Path::new("agents/reviewer.md");
+        let e = FrontMatter::parse("---\nname: x\nnot a pair\n---\n", path).unwrap_err();
+        assert_eq!(e, FrontMatterError::NotKeyValue { path: path.to_path_buf(), line: 3, text: "not a pair".into() });
+        assert_eq!(e.path(), path);
+        assert_eq!(e.to_string(), "agents/reviewer.md: front matter line 3: `not a pair` is not `key: value`");
     }
 }

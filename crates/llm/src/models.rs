@@ -64,6 +64,17 @@ pub struct ModelOverride {
     cache_write_per_mtok: Option<f64>,
 }
 
+/// A `[models."NAME"]` entry in config that cannot be used: the model it
+/// is for, and what is wrong with it (an unknown key, a value of the wrong type).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("[models.\"{model}\"] in config: {why}")]
+pub struct ModelOverrideError {
+    /// The model the entry is for, as written in config.
+    pub model: String,
+    /// What is wrong with it, as the TOML reader says.
+    pub why: String,
+}
+
 #[derive(Debug, Deserialize)]
 struct TableFile {
     default: ModelInfo,
@@ -88,10 +99,12 @@ impl ModelTable {
     }
 
     /// Apply config overrides (`[models."NAME"]`); a new name adds a model.
-    pub fn with_overrides(mut self, overrides: &BTreeMap<String, toml::Value>) -> Result<Self, String> {
+    pub fn with_overrides(mut self, overrides: &BTreeMap<String, toml::Value>) -> Result<Self, ModelOverrideError> {
         for (name, value) in overrides {
-            let o: ModelOverride =
-                value.clone().try_into().map_err(|e| format!("[models.\"{name}\"] in config: {e}"))?;
+            let o: ModelOverride = value
+                .clone()
+                .try_into()
+                .map_err(|e: toml::de::Error| ModelOverrideError { model: name.clone(), why: e.to_string() })?;
             let base = self.lookup(name).map(|(_, m)| m.clone()).unwrap_or_else(|| self.default.clone());
             let m = ModelInfo {
                 provider: o.provider.or(base.provider),
@@ -204,7 +217,17 @@ mod tests {
         assert_eq!(m.max_output, 8192);
         let mut bad = BTreeMap::new();
         bad.insert("x".to_string(), toml::Value::Table(toml::from_str("context = 1").unwrap()));
-        let err = ModelTable::bundled().with_overrides(&bad).unwrap_err();
+        let err = ModelTable::bundled().with_overrides(&bad).unwrap_err().to_string();
         assert!(err.contains("[models.\"x\"]"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_override_names_the_model_and_the_key() {
+        let mut bad = BTreeMap::new();
+        bad.insert("my-llama".to_string(), toml::Value::Table(toml::from_str("max_tokens = 1").unwrap()));
+        let err = ModelTable::bundled().with_overrides(&bad).unwrap_err();
+        assert_eq!(err.model, "my-llama");
+        assert!(err.why.contains("max_tokens"), "the unknown key is named: {err}");
+        assert!(err.to_string().starts_with("[models.\"my-llama\"] in config: "), "{err}");
     }
 }

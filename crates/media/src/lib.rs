@@ -68,6 +68,147 @@ pub struct Manifest {
     pub dependencies: Vec<Pin>,
 }
 
+/// Why the media CLI could not be installed or removed, or its manifest
+/// read; each variant names the file, tarball or package it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum MediaError {
+    /// `$TERN_MEDIA_CLI_MANIFEST` names a file that cannot be read.
+    #[error("{MANIFEST_ENV}={}: {error}", path.display())]
+    ManifestUnreadable {
+        /// The file the variable names.
+        path: PathBuf,
+        /// Why it cannot be read.
+        error: std::io::Error,
+    },
+    /// The manifest is not the TOML tern expects.
+    #[error("{}: {why}", path.as_ref().map_or_else(|| "the bundled manifest".to_string(), |p| p.display().to_string()))]
+    ManifestInvalid {
+        /// The file, or `None` for the manifest built into tern.
+        path: Option<PathBuf>,
+        /// What the TOML reader says.
+        why: String,
+    },
+    /// A directory could not be created.
+    #[error("cannot create {}: {error}", path.display())]
+    Create {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}: {error}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A directory could not be moved (the old install aside, the new one into place).
+    #[error("cannot move {} to {}: {error}", from.display(), to.display())]
+    Move {
+        /// What was moved.
+        from: PathBuf,
+        /// Where to.
+        to: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The launcher could not be written or made executable.
+    #[error("cannot put the launcher in place at {}: {error}", path.display())]
+    Launcher {
+        /// Where the launcher goes.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A file or directory of the install could not be removed.
+    #[error("cannot remove {}: {error}", path.display())]
+    Remove {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A tarball that should be there is not.
+    #[error("{} does not exist", path.display())]
+    TarballMissing {
+        /// Where it was looked for.
+        path: PathBuf,
+    },
+    /// A tarball that cannot be read (too large, not a regular file).
+    #[error("{why}")]
+    TarballUnreadable {
+        /// The tarball.
+        path: PathBuf,
+        /// What is wrong, naming the file.
+        why: String,
+    },
+    /// A tarball whose digest is not the pin's.
+    #[error(
+        "{} is not the pinned {package} {version}: its integrity is {found}, the pin says {pinned}; nothing was installed",
+        path.display()
+    )]
+    IntegrityMismatch {
+        /// The tarball.
+        path: PathBuf,
+        /// The pinned package.
+        package: String,
+        /// Its pinned version.
+        version: String,
+        /// The tarball's integrity.
+        found: String,
+        /// The pin's.
+        pinned: String,
+    },
+    /// A tarball that cannot be unpacked safely (broken, too large, a link,
+    /// a path leaving the package).
+    #[error("{}: {why}", path.display())]
+    BadTarball {
+        /// The tarball.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The package has no entry script where the manifest says.
+    #[error("the package {package} has no {entry} (its entry)")]
+    NoEntry {
+        /// The package.
+        package: String,
+        /// The entry the manifest names.
+        entry: String,
+    },
+    /// `npm` could not be started.
+    #[error(
+        "cannot run npm ({error}): install Node.js (npm comes with it), or pass --from DIR with the tarballs {}",
+        tarballs.join(", ")
+    )]
+    NpmUnavailable {
+        /// Why.
+        error: std::io::Error,
+        /// The tarball names `--from` wants instead.
+        tarballs: Vec<String>,
+    },
+    /// `npm pack` ran past its time limit.
+    #[error("`npm pack {}` took more than {secs} s; stopped", specs.join(" "))]
+    NpmTimedOut {
+        /// The `package@version` specs.
+        specs: Vec<String>,
+        /// The limit.
+        secs: u64,
+    },
+    /// `npm pack` failed.
+    #[error("`npm pack {}` failed ({status}): {stderr}", specs.join(" "))]
+    NpmFailed {
+        /// The `package@version` specs.
+        specs: Vec<String>,
+        /// How it exited.
+        status: std::process::ExitStatus,
+        /// The start of what it said on stderr.
+        stderr: String,
+    },
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ManifestFile {
@@ -76,17 +217,21 @@ struct ManifestFile {
 
 impl Manifest {
     /// The manifest in force: `$TERN_MEDIA_CLI_MANIFEST` when set, else the bundled one.
-    pub fn load() -> Result<Manifest, String> {
-        let (text, from) = match std::env::var_os(MANIFEST_ENV).filter(|v| !v.is_empty()) {
+    pub fn load() -> Result<Manifest, MediaError> {
+        let (text, path) = match std::env::var_os(MANIFEST_ENV).filter(|v| !v.is_empty()) {
             Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{MANIFEST_ENV}={}: {e}", Path::new(&path).display()))?;
-                (text, Path::new(&path).display().to_string())
+                let path = PathBuf::from(path);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => (text, Some(path)),
+                    Err(error) => return Err(MediaError::ManifestUnreadable { path, error }),
+                }
             }
-            None => (BUNDLED_MANIFEST.to_string(), "the bundled manifest".to_string()),
+            None => (BUNDLED_MANIFEST.to_string(), None),
         };
-        let file: ManifestFile = toml::from_str(&text).map_err(|e| format!("{from}: {e}"))?;
-        Ok(file.mmx)
+        match toml::from_str::<ManifestFile>(&text) {
+            Ok(file) => Ok(file.mmx),
+            Err(e) => Err(MediaError::ManifestInvalid { path, why: e.to_string() }),
+        }
     }
 
     fn pins(&self) -> Vec<Pin> {
@@ -419,20 +564,30 @@ fn tarball_name(pin: &Pin) -> String {
 /// against its pin, lay out the pinned files in a staging directory, record
 /// their digests, then move it into place and write the launcher. Returns
 /// what was installed.
-pub fn install(data_dir: &Path, source: &Source) -> Result<String, String> {
+pub fn install(data_dir: &Path, source: &Source) -> Result<String, MediaError> {
     let m = Manifest::load()?;
     let root = install_root(data_dir);
-    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    std::fs::create_dir_all(&root).map_err(|error| MediaError::Create { path: root.clone(), error })?;
     let staging = root.join(format!(".staging-{}-{:x}", std::process::id(), fastrand::u64(..)));
     let result = stage(&m, source, &root, &staging).and_then(|record| {
-        let json = serde_json::to_vec_pretty(&record).map_err(|e| e.to_string())?;
-        std::fs::write(staging.join("installed.json"), json).map_err(|e| format!("cannot write the record: {e}"))?;
+        let record_file = staging.join("installed.json");
+        serde_json::to_vec_pretty(&record)
+            .map_err(std::io::Error::from)
+            .and_then(|json| std::fs::write(&record_file, json))
+            .map_err(|error| MediaError::Write { path: record_file, error })?;
         let dir = install_dir(data_dir, &m);
         let old = root.join(format!(".old-{}-{:x}", std::process::id(), fastrand::u64(..)));
+        let rename = |from: &Path, to: &Path| {
+            std::fs::rename(from, to).map_err(|error| MediaError::Move {
+                from: from.to_path_buf(),
+                to: to.to_path_buf(),
+                error,
+            })
+        };
         if dir.exists() {
-            std::fs::rename(&dir, &old).map_err(|e| format!("cannot move {} aside: {e}", dir.display()))?;
+            rename(&dir, &old)?;
         }
-        std::fs::rename(&staging, &dir).map_err(|e| format!("cannot move the install into place: {e}"))?;
+        rename(&staging, &dir)?;
         let _ = std::fs::remove_dir_all(&old);
         write_launcher(data_dir, &m)?;
         // Other versions left by earlier installs (not another install's staging).
@@ -455,22 +610,22 @@ pub fn install(data_dir: &Path, source: &Source) -> Result<String, String> {
     result
 }
 
-fn write_launcher(data_dir: &Path, m: &Manifest) -> Result<(), String> {
+fn write_launcher(data_dir: &Path, m: &Manifest) -> Result<(), MediaError> {
     use std::os::unix::fs::PermissionsExt;
     let launcher = launcher_path(data_dir);
     tern_tools::write_atomic(&launcher, launcher_text(data_dir, m).as_bytes())
         .and_then(|()| std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)))
-        .map_err(|e| format!("cannot put the launcher in place at {}: {e}", launcher.display()))
+        .map_err(|error| MediaError::Launcher { path: launcher, error })
 }
 
-fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<Record, String> {
+fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<Record, MediaError> {
     let pins = m.pins();
     let download = root.join(format!(".download-{}", std::process::id()));
     let tarballs = match source {
         Source::Dir(dir) => pins.iter().map(|p| dir.join(tarball_name(p))).collect::<Vec<_>>(),
         Source::Npm => {
             let _ = std::fs::remove_dir_all(&download);
-            std::fs::create_dir_all(&download).map_err(|e| format!("cannot create {}: {e}", download.display()))?;
+            std::fs::create_dir_all(&download).map_err(|error| MediaError::Create { path: download.clone(), error })?;
             npm_pack(&pins, &download)?
         }
     };
@@ -480,20 +635,21 @@ fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<R
             let bytes = read_tarball(tarball)?;
             let got = integrity_of(&bytes);
             if got != pin.integrity {
-                return Err(format!(
-                    "{} is not the pinned {} {}: its integrity is {got}, the pin says {}; nothing was installed",
-                    tarball.display(),
-                    pin.package,
-                    pin.version,
-                    pin.integrity
-                ));
+                return Err(MediaError::IntegrityMismatch {
+                    path: tarball.clone(),
+                    package: pin.package.clone(),
+                    version: pin.version.clone(),
+                    found: got,
+                    pinned: pin.integrity.clone(),
+                });
             }
             let only = (i == 0).then_some(m.files.as_slice());
-            unpack(&bytes, &staging.join("node_modules").join(&pin.package), only, &mut record, staging)?;
+            let into = staging.join("node_modules").join(&pin.package);
+            unpack(&bytes, &into, only, &mut record, staging).map_err(|e| e.of(tarball))?;
         }
         let entry = entry_path(staging, m);
         if !entry.is_file() {
-            return Err(format!("the package has no {} (its entry)", m.entry));
+            return Err(MediaError::NoEntry { package: m.package.clone(), entry: m.entry.clone() });
         }
         Ok(record)
     })();
@@ -501,10 +657,12 @@ fn stage(m: &Manifest, source: &Source, root: &Path, staging: &Path) -> Result<R
     result
 }
 
-fn read_tarball(path: &Path) -> Result<Vec<u8>, String> {
+fn read_tarball(path: &Path) -> Result<Vec<u8>, MediaError> {
     tern_sandbox::small_file::read_bytes_bounded(path, MAX_TARBALL, None).map_err(|e| match e {
-        tern_sandbox::small_file::Refused::Missing => format!("{} does not exist", path.display()),
-        tern_sandbox::small_file::Refused::Unreadable(why) => why,
+        tern_sandbox::small_file::Refused::Missing => MediaError::TarballMissing { path: path.to_path_buf() },
+        tern_sandbox::small_file::Refused::Unreadable(why) => {
+            MediaError::TarballUnreadable { path: path.to_path_buf(), why }
+        }
     })
 }
 
@@ -512,7 +670,7 @@ fn read_tarball(path: &Path) -> Result<Vec<u8>, String> {
 const NPM_PACK_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// `npm pack` every pin into `dest` (no scripts run), returning the tarballs.
-fn npm_pack(pins: &[Pin], dest: &Path) -> Result<Vec<PathBuf>, String> {
+fn npm_pack(pins: &[Pin], dest: &Path) -> Result<Vec<PathBuf>, MediaError> {
     let specs: Vec<String> = pins.iter().map(|p| format!("{}@{}", p.package, p.version)).collect();
     let mut cmd = std::process::Command::new("npm");
     cmd.arg("pack")
@@ -521,49 +679,66 @@ fn npm_pack(pins: &[Pin], dest: &Path) -> Result<Vec<PathBuf>, String> {
         .arg(dest)
         .current_dir(dest);
     let out = tern_process::run_bounded(cmd, NPM_PACK_LIMIT, 64 << 10)
-        .map_err(|e| {
-            format!(
-                "cannot run npm ({e}): install Node.js (npm comes with it), or pass --from DIR with the tarballs {}",
-                pins.iter().map(tarball_name).collect::<Vec<_>>().join(", ")
-            )
-        })?
-        .ok_or_else(|| {
-            format!("`npm pack {}` took more than {} s; stopped", specs.join(" "), NPM_PACK_LIMIT.as_secs())
-        })?;
+        .map_err(|error| MediaError::NpmUnavailable { error, tarballs: pins.iter().map(tarball_name).collect() })?
+        .ok_or_else(|| MediaError::NpmTimedOut { specs: specs.clone(), secs: NPM_PACK_LIMIT.as_secs() })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let err: String = err.trim().chars().take(2000).collect();
-        return Err(format!("`npm pack {}` failed ({}): {err}", specs.join(" "), out.status));
+        let stderr: String = err.trim().chars().take(2000).collect();
+        return Err(MediaError::NpmFailed { specs, status: out.status, stderr });
     }
     Ok(pins.iter().map(|p| dest.join(tarball_name(p))).collect())
+}
+
+/// What [`unpack`] found wrong: with the tarball's contents (the caller
+/// knows which tarball), or writing what it laid out.
+enum UnpackError {
+    Tarball(String),
+    Media(MediaError),
+}
+
+impl UnpackError {
+    /// As a [`MediaError`] about `tarball`.
+    fn of(self, tarball: &Path) -> MediaError {
+        match self {
+            UnpackError::Tarball(why) => MediaError::BadTarball { path: tarball.to_path_buf(), why },
+            UnpackError::Media(e) => e,
+        }
+    }
 }
 
 /// Unpack an npm tarball (its files sit under `package/`) into `into`:
 /// regular files and directories only, no path leaving it; `only` keeps
 /// just those files. Each file's digest joins `record` (paths relative to `base`).
-fn unpack(bytes: &[u8], into: &Path, only: Option<&[String]>, record: &mut Record, base: &Path) -> Result<(), String> {
+fn unpack(
+    bytes: &[u8],
+    into: &Path,
+    only: Option<&[String]>,
+    record: &mut Record,
+    base: &Path,
+) -> Result<(), UnpackError> {
+    let bad = UnpackError::Tarball;
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
-    let entries = archive.entries().map_err(|e| format!("not a tarball: {e}"))?;
+    let entries = archive.entries().map_err(|e| bad(format!("not a tarball: {e}")))?;
     let (mut total, mut count) = (0u64, 0usize);
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("a broken tarball: {e}"))?;
+        let mut entry = entry.map_err(|e| bad(format!("a broken tarball: {e}")))?;
         count += 1;
         if count > MAX_ENTRIES {
-            return Err(format!("the tarball has more than {MAX_ENTRIES} entries"));
+            return Err(bad(format!("the tarball has more than {MAX_ENTRIES} entries")));
         }
-        let path = entry.path().map_err(|e| format!("a tarball entry with a bad name: {e}"))?.into_owned();
+        let path = entry.path().map_err(|e| bad(format!("a tarball entry with a bad name: {e}")))?.into_owned();
         let kind = entry.header().entry_type();
         if kind.is_dir() || kind.is_pax_global_extensions() || kind.is_pax_local_extensions() {
             continue;
         }
         if !kind.is_file() {
-            return Err(format!("the tarball holds {}, which is not a regular file; refused", path.display()));
+            return Err(bad(format!("the tarball holds {}, which is not a regular file; refused", path.display())));
         }
         let mut parts = path.components();
         let _top = parts.next();
         let rel: PathBuf = parts.as_path().to_path_buf();
         if rel.as_os_str().is_empty() || rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(format!("the tarball entry {} leaves the package; refused", path.display()));
+            return Err(bad(format!("the tarball entry {} leaves the package; refused", path.display())));
         }
         let rel_text = rel.to_string_lossy().to_string();
         if only.is_some_and(|keep| !keep.contains(&rel_text)) {
@@ -571,15 +746,19 @@ fn unpack(bytes: &[u8], into: &Path, only: Option<&[String]>, record: &mut Recor
         }
         total += entry.size();
         if total > MAX_UNPACKED {
-            return Err(format!("the tarball unpacks to more than {} MB", MAX_UNPACKED >> 20));
+            return Err(bad(format!("the tarball unpacks to more than {} MB", MAX_UNPACKED >> 20)));
         }
         let mut data = Vec::new();
-        entry.read_to_end(&mut data).map_err(|e| format!("cannot read {} from the tarball: {e}", path.display()))?;
+        entry
+            .read_to_end(&mut data)
+            .map_err(|e| bad(format!("cannot read {} from the tarball: {e}", path.display())))?;
         let dest = into.join(&rel);
         if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|error| UnpackError::Media(MediaError::Create { path: parent.to_path_buf(), error }))?;
         }
-        std::fs::write(&dest, &data).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+        std::fs::write(&dest, &data)
+            .map_err(|error| UnpackError::Media(MediaError::Write { path: dest.clone(), error }))?;
         let key = dest.strip_prefix(base).unwrap_or(&dest).to_string_lossy().to_string();
         record.files.insert(key, sha256_hex(&data));
     }
@@ -587,15 +766,15 @@ fn unpack(bytes: &[u8], into: &Path, only: Option<&[String]>, record: &mut Recor
 }
 
 /// Remove the media CLI; whether there was one.
-pub fn remove(data_dir: &Path) -> Result<bool, String> {
+pub fn remove(data_dir: &Path) -> Result<bool, MediaError> {
     let launcher = launcher_path(data_dir);
     let root = install_root(data_dir);
     let had = launcher.exists() || root.exists();
     if launcher.exists() {
-        std::fs::remove_file(&launcher).map_err(|e| format!("cannot remove {}: {e}", launcher.display()))?;
+        std::fs::remove_file(&launcher).map_err(|error| MediaError::Remove { path: launcher, error })?;
     }
     if root.exists() {
-        std::fs::remove_dir_all(&root).map_err(|e| format!("cannot remove {}: {e}", root.display()))?;
+        std::fs::remove_dir_all(&root).map_err(|error| MediaError::Remove { path: root, error })?;
     }
     Ok(had)
 }
@@ -626,5 +805,18 @@ mod tests {
         assert_eq!(tarball_name(&pin("mmx-cli")), "mmx-cli-1.2.3.tgz");
         assert_eq!(tarball_name(&pin("@clack/core")), "clack-core-1.2.3.tgz");
         assert_eq!(sh_quote("/a b/it's"), "'/a b/it'\\''s'");
+    }
+
+    #[test]
+    fn a_failed_install_names_the_tarball_it_looked_for() {
+        if std::env::var_os(MANIFEST_ENV).is_some() {
+            return; // another manifest pins other tarballs
+        }
+        let data = tempfile::tempdir().unwrap();
+        let from = tempfile::tempdir().unwrap();
+        let err = install(data.path(), &Source::Dir(from.path().to_path_buf())).unwrap_err();
+        let expected = from.path().join("mmx-cli-1.0.27.tgz");
+        assert!(matches!(&err, MediaError::TarballMissing { path } if *path == expected), "{err:?}");
+        assert_eq!(err.to_string(), format!("{} does not exist", expected.display()));
     }
 }

@@ -14,7 +14,7 @@
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
-//! let script = tern_mock_llm::Script::from_json(r#"{"turns":[{"text":"hi"}]}"#).map_err(anyhow::Error::msg)?;
+//! let script = tern_mock_llm::Script::from_json(r#"{"turns":[{"text":"hi"}]}"#)?;
 //! let server = tern_mock_llm::MockServer::start(script, None).await?;
 //! println!("anthropic base URL: {}", server.url());
 //! # Ok(()) }
@@ -37,7 +37,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
 
-pub use script::{Fault, Script, ScriptToolCall, ScriptUsage, Turn};
+pub use script::{Fault, Script, ScriptError, ScriptToolCall, ScriptUsage, Turn};
 
 /// Which wire format a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

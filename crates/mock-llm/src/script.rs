@@ -161,10 +161,22 @@ pub struct Fault {
     pub repeat: bool,
 }
 
+/// A script that cannot be read: where in its text, and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid mock script: {why}")]
+pub struct ScriptError {
+    /// The line of the script text (1-based; 0 when the text ended early).
+    pub line: usize,
+    /// The column of that line (1-based).
+    pub column: usize,
+    /// What is wrong, as the JSON reader says (with the line and column).
+    pub why: String,
+}
+
 impl Script {
     /// Parse a script, with a message that names what is wrong.
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        serde_json::from_str(text).map_err(|e| format!("invalid mock script: {e}"))
+    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
+        serde_json::from_str(text).map_err(|e| ScriptError { line: e.line(), column: e.column(), why: e.to_string() })
     }
 }
 
@@ -175,5 +187,19 @@ impl Turn {
             Some(f) => Some(f),
             None => self.faults.last().filter(|f| f.repeat),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_script_says_where_and_what() {
+        let err = Script::from_json("{\"turns\": [\n  {\"text\": 3}\n]}").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 12), "{err}");
+        assert!(err.why.contains("invalid type"), "{err}");
+        assert!(err.to_string().starts_with("invalid mock script: invalid type"), "{err}");
+        assert!(err.to_string().ends_with("at line 2 column 12"), "{err}");
     }
 }

@@ -170,6 +170,31 @@ impl Drop for PromptRules<'_> {
 
 pub use tern_protocol::WebSearchScope;
 
+/// Why the provider's `web_search` must not be offered: the rule that says
+/// so, as written, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebSearchRefused {
+    /// A deny rule on the whole tool.
+    #[error("denied by rule `{rule}` ({origin})")]
+    Denied {
+        /// The rule as written.
+        rule: String,
+        /// Where it came from (a config file, a flag, `session`).
+        origin: String,
+    },
+    /// An ask rule, which cannot be honoured on the provider's servers.
+    #[error(
+        "rule `{rule}` ({origin}) asks before searches, but they run on the provider's servers where tern \
+         cannot ask: allow or deny web_search instead"
+    )]
+    Asks {
+        /// The rule as written.
+        rule: String,
+        /// Where it came from (a config file, a flag, `session`).
+        origin: String,
+    },
+}
+
 /// A decision with its reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Decision {
@@ -441,22 +466,20 @@ impl Policy {
     }
 
     /// What the rules make of the provider's `web_search`, which runs on
-    /// the provider's servers where nothing can be asked: `Err(why)` when
-    /// it must not be offered (a deny rule, or an ask rule tern could not
-    /// honour), else the domains `web_search(domain:…)` rules allow and
+    /// the provider's servers where nothing can be asked: `Err` when it
+    /// must not be offered (a deny rule, or an ask rule tern could not
+    /// honour), naming the rule, else the domains `web_search(domain:…)` rules allow and
     /// deny, to be passed to the provider.
-    pub fn web_search_scope(&self) -> Result<WebSearchScope, String> {
+    pub fn web_search_scope(&self) -> Result<WebSearchScope, WebSearchRefused> {
         let rules = self.rules.read_or_recover();
         let mut scope = WebSearchScope::default();
         for r in rules.iter().filter(|r| r.names_tool("web_search")) {
             match (r.kind, r.domain()) {
-                (RuleKind::Deny, None) => return Err(format!("denied by rule `{}` ({})", r.text, r.source)),
+                (RuleKind::Deny, None) => {
+                    return Err(WebSearchRefused::Denied { rule: r.text.clone(), origin: r.source.clone() });
+                }
                 (RuleKind::Ask, _) => {
-                    return Err(format!(
-                        "rule `{}` ({}) asks before searches, but they run on the provider's servers where tern \
-                         cannot ask: allow or deny web_search instead",
-                        r.text, r.source
-                    ));
+                    return Err(WebSearchRefused::Asks { rule: r.text.clone(), origin: r.source.clone() });
                 }
                 (RuleKind::Deny, Some(d)) => scope.blocked_domains.push(d.to_string()),
                 (RuleKind::Allow, Some(d)) => scope.allowed_domains.push(d.to_string()),
@@ -849,6 +872,22 @@ fn host_of(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_web_search_names_the_rule_and_its_source() {
+        let ctx = RuleContext { workspace: "/ws".into(), home: None };
+        let rule = Rule::parse("web_search", RuleKind::Ask, "/ws/.tern/config.toml", &ctx).unwrap();
+        let policy = Policy::new(PolicySetup {
+            mode: Mode::Default,
+            rules: vec![rule],
+            ctx,
+            protected: vec![],
+            readable: vec![],
+        });
+        let err = policy.web_search_scope().unwrap_err();
+        assert_eq!(err, WebSearchRefused::Asks { rule: "web_search".into(), origin: "/ws/.tern/config.toml".into() });
+        assert!(err.to_string().starts_with("rule `web_search` (/ws/.tern/config.toml) asks before searches"), "{err}");
+    }
 
     #[test]
     fn suggested_path_rules_never_cover_home_or_root() {

@@ -212,7 +212,7 @@ async fn matchers_select_hooks_by_tool_name() {
 #[tokio::test]
 async fn invalid_matcher_is_a_config_error_naming_it() {
     let bad = HookSpec { matcher: Some("bash(".to_string()), ..spec("true") };
-    let err = HookRunner::new(config(HookEvent::PostToolUse, vec![bad]), PathBuf::from("/")).unwrap_err();
+    let err = HookRunner::new(config(HookEvent::PostToolUse, vec![bad]), PathBuf::from("/")).unwrap_err().to_string();
     assert!(err.starts_with("hooks.post_tool_use[0].matcher: invalid regex `bash(`"), "{err}");
 }
 

@@ -91,6 +91,12 @@ pub enum RuntimeError {
     /// A config file or setting cannot be used.
     #[error(transparent)]
     Configuration(#[from] tern_config::ConfigError),
+    /// The `--agent` profile cannot be used.
+    #[error("config error: {0}")]
+    Agent(#[from] agents::AgentError),
+    /// A `[models."NAME"]` entry in config cannot be used.
+    #[error("config error: {0}")]
+    ModelOverride(#[from] tern_llm::ModelOverrideError),
 }
 
 /// Command-line values that override config.
@@ -322,9 +328,7 @@ impl RuntimeBuilder {
         let warnings = &mut warnings;
         // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
         let agent = match &overrides.agent {
-            Some(name) => Some(
-                agents::load_agent(name, &loaded.folders, &loaded.paths.config_dir).map_err(RuntimeError::Config)?,
-            ),
+            Some(name) => Some(agents::load_agent(name, &loaded.folders, &loaded.paths.config_dir)?),
             None => None,
         };
         if let Some(a) = &agent {

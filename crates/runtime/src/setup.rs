@@ -48,7 +48,7 @@ pub fn lookup_model_in(
     models: &std::collections::BTreeMap<String, toml::Value>,
     model: &str,
 ) -> Result<(ModelInfo, Option<String>), RuntimeError> {
-    let table = ModelTable::bundled().with_overrides(models).map_err(RuntimeError::Config)?;
+    let table = ModelTable::bundled().with_overrides(models)?;
     let (info, known) = table.get(model);
     let warning = (!known).then(|| {
         format!(

@@ -31,7 +31,8 @@ struct PolicyScope(Arc<Policy>);
 
 impl tern_tools::web_search::SearchScope for PolicyScope {
     fn scope(&self) -> Result<tern_protocol::WebSearchScope, String> {
-        self.0.web_search_scope()
+        // The trait's reason is the line shown where the tool is absent.
+        self.0.web_search_scope().map_err(|refused| refused.to_string())
     }
 }
 

@@ -110,6 +110,39 @@ impl std::fmt::Debug for ToolEnv {
     }
 }
 
+/// Why the private temp dir of confined commands cannot be had; each
+/// variant names the directory.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxTempDirError {
+    /// The configured dir could not be created.
+    #[error("could not create the sandbox temp dir `{}`: {error}", path.display())]
+    Create {
+        /// The configured dir.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The configured dir could not be resolved to its real path.
+    #[error("sandbox temp dir `{}`: {error}", path.display())]
+    Resolve {
+        /// The configured dir.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// No private dir could be made in the system temp dir.
+    #[error("could not create a private temp dir for sandboxed commands in `{}`: {error}", parent.display())]
+    CreatePrivate {
+        /// The system temp dir it was to be made in.
+        parent: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// A thread panicked while holding the made dir's lock.
+    #[error("the sandbox temp dir lock was poisoned")]
+    Poisoned,
+}
+
 impl ToolEnv {
     /// An environment rooted at `workspace`, saving outputs in `output_dir`.
     pub fn new(workspace: impl Into<PathBuf>, output_dir: impl Into<PathBuf>) -> Self {
@@ -132,20 +165,21 @@ impl ToolEnv {
 
     /// The private temp dir confined commands get as `TMPDIR`: the
     /// configured one (created if missing) or one made on first use.
-    pub fn sandbox_temp_dir(&self) -> Result<PathBuf, String> {
+    pub fn sandbox_temp_dir(&self) -> Result<PathBuf, SandboxTempDirError> {
         if let Some(dir) = &self.sandbox.temp_dir {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("could not create the sandbox temp dir `{}`: {e}", dir.display()))?;
-            return std::fs::canonicalize(dir).map_err(|e| format!("sandbox temp dir `{}`: {e}", dir.display()));
+            std::fs::create_dir_all(dir).map_err(|error| SandboxTempDirError::Create { path: dir.clone(), error })?;
+            return std::fs::canonicalize(dir)
+                .map_err(|error| SandboxTempDirError::Resolve { path: dir.clone(), error });
         }
-        let mut slot = self.sandbox_tmp.lock().map_err(|_| "the sandbox temp dir lock was poisoned".to_string())?;
+        let mut slot = self.sandbox_tmp.lock().map_err(|_| SandboxTempDirError::Poisoned)?;
         if let Some(dir) = slot.as_ref() {
             return Ok(dir.path().to_path_buf());
         }
+        let parent = std::env::temp_dir();
         let dir = tempfile::Builder::new()
             .prefix("tern-tmp-")
-            .tempdir()
-            .map_err(|e| format!("could not create a private temp dir for sandboxed commands: {e}"))?;
+            .tempdir_in(&parent)
+            .map_err(|error| SandboxTempDirError::CreatePrivate { parent, error })?;
         let path = std::fs::canonicalize(dir.path()).unwrap_or_else(|_| dir.path().to_path_buf());
         *slot = Some(dir);
         Ok(path)
@@ -174,4 +208,24 @@ pub fn builtin_tools(env: Arc<ToolEnv>) -> Vec<RuntimeTool> {
             ToolSource::Builtin,
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sandbox_temp_dir_error_names_the_dir() {
+        let ws = tempfile::tempdir().unwrap();
+        let file = ws.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        let mut env = ToolEnv::new(ws.path(), ws.path().join("out"));
+        // A dir cannot be made under a regular file.
+        let wanted = file.join("tmp");
+        env.sandbox.temp_dir = Some(wanted.clone());
+        let err = env.sandbox_temp_dir().unwrap_err();
+        assert!(matches!(&err, SandboxTempDirError::Create { path, .. } if *path == wanted), "{err:?}");
+        let text = err.to_string();
+        assert!(text.starts_with(&format!("could not create the sandbox temp dir `{}`: ", wanted.display())), "{text}");
+    }
 }

@@ -68,18 +68,32 @@ pub fn anchored_glob(pattern: &str) -> String {
     }
 }
 
+/// A glob pattern that cannot be compiled: the pattern as given, and what
+/// is wrong with it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid glob `{pattern}`: {why}")]
+pub struct GlobError {
+    /// The pattern as the model gave it (before [`anchored_glob`]).
+    pub pattern: String,
+    /// What is wrong with it.
+    pub why: globset::ErrorKind,
+}
+
 /// Compile patterns (see [`anchored_glob`]) into one set where `*` does not
 /// cross `/`. The error names the pattern and says what is wrong with it.
-pub fn glob_set<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<GlobSet, String> {
+pub fn glob_set<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<GlobSet, GlobError> {
     let mut set = GlobSetBuilder::new();
+    let mut given = Vec::new();
     for p in patterns {
         let glob = GlobBuilder::new(&anchored_glob(p))
             .literal_separator(true)
             .build()
-            .map_err(|e| format!("invalid glob `{p}`: {}", e.kind()))?;
+            .map_err(|e| GlobError { pattern: p.to_string(), why: e.kind().clone() })?;
         set.add(glob);
+        given.push(p);
     }
-    set.build().map_err(|e| e.to_string())
+    // Building the set fails for the set as a whole (its regex too large).
+    set.build().map_err(|e| GlobError { pattern: given.join(", "), why: e.kind().clone() })
 }
 
 /// What a path from the model turned out to be.
@@ -209,8 +223,10 @@ mod tests {
 
     #[test]
     fn bad_glob_names_the_pattern() {
-        let err = glob_set(["a[b"]).unwrap_err();
-        assert!(err.starts_with("invalid glob `a[b`"), "{err}");
+        let err = glob_set(["*.rs", "a[b"]).unwrap_err();
+        assert_eq!(err.pattern, "a[b");
+        assert!(matches!(err.why, globset::ErrorKind::UnclosedClass), "{err:?}");
+        assert!(err.to_string().starts_with("invalid glob `a[b`"), "{err}");
     }
 
     #[test]

@@ -73,18 +73,35 @@ impl TodoTool {
     }
 }
 
+/// A todo list that cannot be taken, naming the items (1-based) at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TodoError {
+    /// An item without content.
+    #[error("item {item} has empty content; every item needs a short description.")]
+    EmptyContent {
+        /// The item, 1-based.
+        item: usize,
+    },
+    /// More than one item in progress.
+    #[error(
+        "items {} are all in_progress; keep exactly one item in_progress and mark the others pending or completed.",
+        items.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    SeveralInProgress {
+        /// The items in progress, 1-based.
+        items: Vec<usize>,
+    },
+}
+
 /// Check a new list: content present, at most one in progress.
-pub fn validate(todos: &[TodoItem]) -> Result<(), String> {
+pub fn validate(todos: &[TodoItem]) -> Result<(), TodoError> {
     if let Some(i) = todos.iter().position(|t| t.content.trim().is_empty()) {
-        return Err(format!("item {} has empty content; every item needs a short description.", i + 1));
+        return Err(TodoError::EmptyContent { item: i + 1 });
     }
-    let active: Vec<usize> =
+    let items: Vec<usize> =
         todos.iter().enumerate().filter(|(_, t)| t.status == TodoStatus::InProgress).map(|(i, _)| i + 1).collect();
-    if active.len() > 1 {
-        return Err(format!(
-            "items {} are all in_progress; keep exactly one item in_progress and mark the others pending or completed.",
-            active.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-        ));
+    if items.len() > 1 {
+        return Err(TodoError::SeveralInProgress { items });
     }
     Ok(())
 }
@@ -152,8 +169,20 @@ mod tests {
     fn at_most_one_in_progress_and_no_empty_content() {
         assert!(validate(&[item("a", TodoStatus::InProgress), item("b", TodoStatus::Pending)]).is_ok());
         let e = validate(&[item("a", TodoStatus::InProgress), item("b", TodoStatus::InProgress)]).unwrap_err();
-        assert!(e.contains("items 1, 2"), "{e}");
-        assert!(validate(&[item(" ", TodoStatus::Pending)]).unwrap_err().contains("item 1"));
+        assert!(e.to_string().contains("items 1, 2"), "{e}");
+        assert!(validate(&[item(" ", TodoStatus::Pending)]).unwrap_err().to_string().contains("item 1"));
+    }
+
+    #[test]
+    fn the_error_names_the_items_at_fault() {
+        let list =
+            [item("a", TodoStatus::Pending), item("b", TodoStatus::InProgress), item("c", TodoStatus::InProgress)];
+        let e = validate(&list).unwrap_err();
+        assert_eq!(e, TodoError::SeveralInProgress { items: vec![2, 3] });
+        assert!(e.to_string().starts_with("items 2, 3 are all in_progress"), "{e}");
+        let e = validate(&[item("a", TodoStatus::Pending), item("\t", TodoStatus::Pending)]).unwrap_err();
+        assert_eq!(e, TodoError::EmptyContent { item: 2 });
+        assert!(e.to_string().starts_with("item 2 has empty content"), "{e}");
     }
 
     #[test]

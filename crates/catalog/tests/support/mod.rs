@@ -104,7 +104,7 @@ pub fn text(output: &ToolOutput) -> String {
 /// Run a tool the way the loop does: prepare, validate, execute.
 pub async fn call(tool: &RuntimeTool, input: Value) -> Result<ToolOutput, ToolError> {
     let input = tool.implementation.prepare_arguments(input);
-    tool.validate(&input).map_err(ToolError::new)?;
+    tool.validate(&input).map_err(|e| ToolError::new(e.to_string()))?;
     let ctx = ToolContext { call_id: "call-1".into(), tool_name: tool.name().into(), confinement: None, judged: None };
     let updates: UpdateSink = Arc::new(|_| {});
     tool.implementation.execute(ctx, input, CancellationToken::new(), updates).await

@@ -14,6 +14,58 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest `timeout_sec` accepted (one day); longer is a typo, not a plan.
 const MAX_TIMEOUT_SEC: f64 = 86_400.0;
 
+/// Everything wrong with a `[hooks]` configuration: one problem a line,
+/// each naming the entry (`hooks.pre_tool_use[0].matcher: ...`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct HooksError {
+    /// The problems, in config order (never empty).
+    pub problems: Vec<HookProblem>,
+}
+
+/// One thing wrong with one hook entry, which it names by event and index.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HookProblem {
+    /// `command` is empty.
+    #[error("hooks.{}[{index}].command: empty; give the shell command to run", event.name())]
+    EmptyCommand {
+        /// The event the entry is under.
+        event: HookEvent,
+        /// Its place in that event's list (0-based).
+        index: usize,
+    },
+    /// `timeout_sec` is not a usable number of seconds.
+    #[error("hooks.{}[{index}].timeout_sec: {secs} is not between 0 and {MAX_TIMEOUT_SEC} seconds", event.name())]
+    Timeout {
+        /// The event the entry is under.
+        event: HookEvent,
+        /// Its place in that event's list (0-based).
+        index: usize,
+        /// The value given.
+        secs: f64,
+    },
+    /// `matcher` is not a regex.
+    #[error("hooks.{}[{index}].matcher: {matcher}", event.name())]
+    Matcher {
+        /// The event the entry is under.
+        event: HookEvent,
+        /// Its place in that event's list (0-based).
+        index: usize,
+        /// The pattern and what is wrong with it.
+        matcher: MatcherError,
+    },
+}
+
+/// A hook `matcher` that is not a regex.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid regex `{pattern}`: {why}")]
+pub struct MatcherError {
+    /// The pattern as written (trimmed).
+    pub pattern: String,
+    /// The regex crate's complaint, on one line.
+    pub why: String,
+}
+
 /// The hook commands of every event, as written under `[hooks]` in config.toml.
 ///
 /// ```toml
@@ -75,13 +127,13 @@ impl HooksConfig {
 
     /// Every problem in the configuration, one per line, each naming the
     /// offending entry (`hooks.pre_tool_use[0].matcher: ...`).
-    pub fn validate(&self) -> Result<(), String> {
-        let problems: Vec<String> = HookEvent::ALL
+    pub fn validate(&self) -> Result<(), HooksError> {
+        let problems: Vec<HookProblem> = HookEvent::ALL
             .into_iter()
             .flat_map(|event| self.list(event).iter().enumerate().map(move |(i, spec)| (event, i, spec)))
             .flat_map(|(event, i, spec)| check_spec(event, i, spec))
             .collect();
-        if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+        if problems.is_empty() { Ok(()) } else { Err(HooksError { problems }) }
     }
 
     /// Whether no hook is configured at all.
@@ -111,19 +163,18 @@ impl HooksConfig {
     }
 }
 
-fn check_spec(event: HookEvent, index: usize, spec: &HookSpec) -> Vec<String> {
-    let at = format!("hooks.{}[{index}]", event.name());
+fn check_spec(event: HookEvent, index: usize, spec: &HookSpec) -> Vec<HookProblem> {
     let mut problems = Vec::new();
     if spec.command.trim().is_empty() {
-        problems.push(format!("{at}.command: empty; give the shell command to run"));
+        problems.push(HookProblem::EmptyCommand { event, index });
     }
     if let Some(secs) = spec.timeout_sec
         && !(secs > 0.0 && secs <= MAX_TIMEOUT_SEC)
     {
-        problems.push(format!("{at}.timeout_sec: {secs} is not between 0 and {MAX_TIMEOUT_SEC} seconds"));
+        problems.push(HookProblem::Timeout { event, index, secs });
     }
-    if let Err(e) = ToolMatcher::compile(spec.matcher.as_deref()) {
-        problems.push(format!("{at}.matcher: {e}"));
+    if let Err(matcher) = ToolMatcher::compile(spec.matcher.as_deref()) {
+        problems.push(HookProblem::Matcher { event, index, matcher });
     }
     problems
 }
@@ -139,13 +190,13 @@ pub(crate) enum ToolMatcher {
 
 impl ToolMatcher {
     /// Compile `matcher`; the error names the pattern and what is wrong with it.
-    pub(crate) fn compile(matcher: Option<&str>) -> Result<ToolMatcher, String> {
+    pub(crate) fn compile(matcher: Option<&str>) -> Result<ToolMatcher, MatcherError> {
         match matcher.map(str::trim) {
             None | Some("" | "*") => Ok(ToolMatcher::Any),
             // Case-insensitive: a matcher written for Claude Code (`Bash`) fires on `bash`.
             Some(pattern) => Regex::new(&format!("(?i)^(?:{pattern})$"))
                 .map(ToolMatcher::Pattern)
-                .map_err(|e| format!("invalid regex `{pattern}`: {}", first_line(&e.to_string()))),
+                .map_err(|e| MatcherError { pattern: pattern.to_string(), why: first_line(&e.to_string()) }),
         }
     }
 
@@ -186,7 +237,7 @@ mod tests {
 
     #[test]
     fn invalid_regex_names_the_pattern() {
-        let err = ToolMatcher::compile(Some("bash(")).unwrap_err();
+        let err = ToolMatcher::compile(Some("bash(")).unwrap_err().to_string();
         assert!(err.starts_with("invalid regex `bash(`: "), "{err}");
         assert!(!err.contains('\n'), "{err}");
     }
@@ -203,13 +254,28 @@ mod tests {
             stop: vec![spec(None, " ", Some(f64::NAN))],
             ..HooksConfig::default()
         };
-        let err = config.validate().unwrap_err();
+        let err = config.validate().unwrap_err().to_string();
         let lines: Vec<&str> = err.lines().collect();
         assert_eq!(lines.len(), 4, "{err}");
         assert!(lines[0].starts_with("hooks.pre_tool_use[1].timeout_sec: 0 "), "{err}");
         assert!(lines[1].starts_with("hooks.pre_tool_use[1].matcher: invalid regex `[`"), "{err}");
         assert!(lines[2].starts_with("hooks.stop[0].command: empty"), "{err}");
         assert!(lines[3].starts_with("hooks.stop[0].timeout_sec: NaN"), "{err}");
+    }
+
+    #[test]
+    fn a_problem_names_its_event_entry_and_pattern() {
+        let config = HooksConfig {
+            post_tool_use: vec![
+                HookSpec { matcher: None, command: "true".into(), timeout_sec: None },
+                HookSpec { matcher: Some(" edit( ".into()), command: "true".into(), timeout_sec: None },
+            ],
+            ..HooksConfig::default()
+        };
+        let err = config.validate().unwrap_err();
+        let [HookProblem::Matcher { event, index, matcher }] = err.problems.as_slice() else { panic!("{err:?}") };
+        assert_eq!((*event, *index, matcher.pattern.as_str()), (HookEvent::PostToolUse, 1, "edit("));
+        assert!(err.to_string().starts_with("hooks.post_tool_use[1].matcher: invalid regex `edit(`: "), "{err}");
     }
 
     #[test]

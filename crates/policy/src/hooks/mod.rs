@@ -27,11 +27,11 @@
 //! events fail open, with a warning.
 //!
 //! ```no_run
-//! # async fn example() -> Result<(), String> {
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use tern_policy::hooks::{HookEvent, HookRunner, HooksConfig};
 //! let config: HooksConfig = serde_json::from_value(serde_json::json!({
 //!     "pre_tool_use": [{"matcher": "bash|edit", "command": "python3 .tern/hooks/check.py"}]
-//! })).map_err(|e| e.to_string())?;
+//! }))?;
 //! let runner = HookRunner::new(config, "/path/to/workspace".into())?;
 //! let payload = serde_json::json!({"tool_name": "bash", "tool_input": {"command": "ls"}});
 //! let cancel = tokio_util::sync::CancellationToken::new();
@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{DEFAULT_TIMEOUT, HookSpec, HooksConfig};
+pub use config::{DEFAULT_TIMEOUT, HookProblem, HookSpec, HooksConfig, HooksError, MatcherError};
 pub use outcome::{HookOutcome, HookRun};
 pub(crate) use reply::short_command;
 
@@ -149,15 +149,21 @@ pub struct HookRunner {
 impl HookRunner {
     /// Check `config` and compile its matchers; the error lists every bad
     /// entry (see [`HooksConfig::validate`]). Hooks run in `workspace`.
-    pub fn new(config: HooksConfig, workspace: PathBuf) -> Result<HookRunner, String> {
+    pub fn new(config: HooksConfig, workspace: PathBuf) -> Result<HookRunner, HooksError> {
         config.validate()?;
         let mut hooks = Vec::new();
         for event in HookEvent::ALL {
             let compiled = config
                 .list(event)
                 .iter()
-                .map(|spec| Ok(Hook { matcher: ToolMatcher::compile(spec.matcher.as_deref())?, spec: spec.clone() }))
-                .collect::<Result<Vec<Hook>, String>>()?;
+                .enumerate()
+                .map(|(index, spec)| {
+                    let matcher = ToolMatcher::compile(spec.matcher.as_deref()).map_err(|matcher| HooksError {
+                        problems: vec![HookProblem::Matcher { event, index, matcher }],
+                    })?;
+                    Ok(Hook { matcher, spec: spec.clone() })
+                })
+                .collect::<Result<Vec<Hook>, HooksError>>()?;
             hooks.push((event, compiled));
         }
         Ok(HookRunner { hooks, workspace, env: None })
