@@ -52,14 +52,6 @@ impl FrontMatterError {
     }
 }
 
-/// Today's callers in tern-runtime (skills) pass this on as a `String`
-/// message; this keeps them compiling until they hold the typed error.
-impl From<FrontMatterError> for String {
-    fn from(e: FrontMatterError) -> String {
-        e.to_string()
-    }
-}
-
 /// One `key: value` of the block.
 #[derive(Debug, Clone, PartialEq)]
 struct Field {

@@ -103,7 +103,7 @@ pub enum CommandError {
         /// What was typed.
         text: String,
         /// Why.
-        why: String,
+        why: crate::skills::SkillError,
     },
     /// The mode may not be entered now.
     #[error(transparent)]

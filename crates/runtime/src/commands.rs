@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::frontmatter::FrontMatter;
-use crate::skills::{MAX_SCANNED, SkillSource, Skills, project_dirs, read_found, valid_name};
+use crate::skills::{MAX_SCANNED, SkillError, SkillSource, Skills, project_dirs, read_found, valid_name};
 
 /// The largest command file read.
 const MAX_COMMAND_BYTES: u64 = 256 * 1024;
@@ -280,7 +280,7 @@ pub struct Invocation {
 
 /// `text` as a custom command or skill invocation: None when it does not
 /// start with `/NAME` naming one.
-pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Result<Invocation, String>> {
+pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Result<Invocation, SkillError>> {
     let rest = text.trim_start().strip_prefix('/')?;
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     let args = args.trim();

@@ -807,7 +807,7 @@ impl Runtime {
 
     /// `text` as `/NAME args` naming a custom command or a skill (None
     /// otherwise); [`Runtime::apply`] runs it.
-    pub(crate) fn invocation(&self, text: &str) -> Option<Result<commands::Invocation, String>> {
+    pub(crate) fn invocation(&self, text: &str) -> Option<Result<commands::Invocation, skills::SkillError>> {
         commands::invocation(text, &self.commands, &self.skills)
     }
 

@@ -288,18 +288,18 @@ impl Skills {
     }
 
     /// The instructions of `skill`, read now (bundled ones from the binary).
-    pub fn body(&self, skill: &Skill) -> Result<String, String> {
+    pub fn body(&self, skill: &Skill) -> Result<String, SkillError> {
         let text = match &skill.path {
             None => BUNDLED
                 .iter()
                 .chain(std::iter::once(&MEDIA_SKILL))
                 .find(|(n, _)| *n == skill.name)
                 .map(|(_, t)| (*t).to_string())
-                .ok_or_else(|| format!("bundled skill `{}` is missing", skill.name))?,
+                .ok_or_else(|| SkillError::BundledMissing { skill: skill.name.clone() })?,
             Some(path) => {
                 crate::small_file::read_bounded(path, MAX_SKILL_BYTES, skill.root.as_deref()).map_err(|e| match e {
-                    crate::small_file::Refused::Missing => format!("{} is gone", path.display()),
-                    crate::small_file::Refused::Unreadable(why) => why,
+                    crate::small_file::Refused::Missing => SkillError::Gone { path: path.clone() },
+                    crate::small_file::Refused::Unreadable(why) => SkillError::Unreadable { path: path.clone(), why },
                 })?
             }
         };
@@ -328,6 +328,34 @@ impl Skills {
     }
 }
 
+/// Why a skill's instructions could not be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SkillError {
+    /// A bundled skill is not in this build.
+    #[error("bundled skill `{skill}` is missing")]
+    BundledMissing {
+        /// Its name.
+        skill: String,
+    },
+    /// Its file is gone since tern started.
+    #[error("{} is gone", path.display())]
+    Gone {
+        /// Its `SKILL.md`.
+        path: PathBuf,
+    },
+    /// Its file was not read.
+    #[error("{}: {why}", path.display())]
+    Unreadable {
+        /// Its `SKILL.md`.
+        path: PathBuf,
+        /// Why (too large, a link out of its folder, …).
+        why: String,
+    },
+    /// Its front matter is broken.
+    #[error(transparent)]
+    FrontMatter(#[from] crate::frontmatter::FrontMatterError),
+}
+
 /// The session's skills as the `skill` tool ([`tern_tools::skill`]) sees
 /// them: a skill's `allowed-tools` hold while the prompt it was loaded in
 /// runs (when its source may widen permissions).
@@ -345,7 +373,7 @@ impl tern_tools::skill::SkillLibrary for SkillLibrary {
                 if names.is_empty() { "none".to_string() } else { names.join(", ") }
             )));
         };
-        let body = self.skills.body(skill).map_err(ToolError::new)?;
+        let body = self.skills.body(skill).map_err(|e| ToolError::new(e.to_string()))?;
         let mut granted = Vec::new();
         for rule in &skill.allowed_tools {
             let parsed = tern_policy::rules::Rule::parse(
@@ -421,6 +449,23 @@ mod tests {
         assert_eq!(trusted.get("deploy").unwrap().allowed_tools, ["bash(make deploy)"]);
         assert_eq!(s.body(s.get("pdf").unwrap()).unwrap(), "User body");
         assert!(s.body(s.get("tern-config").unwrap()).unwrap().contains("config.toml"));
+    }
+
+    #[test]
+    fn a_skill_that_cannot_be_read_says_which_file_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+        std::fs::create_dir_all(&ws).unwrap();
+        let file = home.join("skills/pdf/SKILL.md");
+        write(&file, "---\nname: pdf\ndescription: d\n---\nbody");
+        let s = Skills::discover(&same_trust(&ws, false), &home);
+        std::fs::write(&file, "---\nname: pdf\n").unwrap();
+        let e = s.body(s.get("pdf").unwrap()).unwrap_err();
+        assert!(matches!(e, SkillError::FrontMatter(_)), "{e:?}");
+        assert!(e.to_string().contains(&file.display().to_string()), "{e}");
+        std::fs::remove_file(&file).unwrap();
+        let e = s.body(s.get("pdf").unwrap()).unwrap_err();
+        assert_eq!(e, SkillError::Gone { path: s.get("pdf").unwrap().path.clone().unwrap() });
     }
 
     #[test]
