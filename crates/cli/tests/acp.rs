@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::PIXEL;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -466,9 +468,6 @@ async fn a_session_is_loaded_with_its_history() {
     let last = h.bodies().last().unwrap().to_string();
     assert!(last.contains("remember this") && last.contains("and now?"), "{last}");
 }
-
-/// A 1×1 PNG, base64.
-const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 #[tokio::test]
 async fn a_command_keeps_its_image_and_modes_follow_the_sessions_rule() {

@@ -8,6 +8,8 @@
 
 mod common;
 
+use common::PIXEL;
+
 use std::process::Stdio;
 
 use common::{Harness, Wire};
@@ -490,9 +492,6 @@ async fn flag_mistakes_are_named() {
     assert!(out.stderr.contains("`nosuchtool`: no tool is named"), "{}", out.stderr);
     assert!(!out.stderr.contains("`Read`") && !out.stderr.contains("`tool_search`"), "{}", out.stderr);
 }
-
-/// A 1×1 PNG, base64.
-const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 #[tokio::test]
 async fn stream_input_expands_commands_with_their_images_as_p_does() {

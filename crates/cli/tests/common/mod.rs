@@ -20,6 +20,10 @@ pub enum Wire {
 
 pub const BOTH: [Wire; 2] = [Wire::Anthropic, Wire::OpenAi];
 
+/// A 1×1 PNG, base64.
+pub const PIXEL: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 pub struct Harness {
     pub workspace: tempfile::TempDir,
     pub home: tempfile::TempDir,
