@@ -58,7 +58,7 @@ pub use session::Session;
 pub use setup::ResolvedProvider;
 pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // What front ends use of the crates beneath the core, so that a front end
-// depends on the core and the protocol alone (crates/cli/tests/layout.rs).
+// depends on the core and the protocol alone (crates/cli/tests/e2e/layout.rs).
 pub use tern_agent_loop::EventSink;
 pub use tern_config::{ConfigError, agents, config, frontmatter, mcp_config, project, secrets, trust};
 pub use tern_media as media_cli;

@@ -1,0 +1,547 @@
+//! Claude Code's headless interface, as scripts and SDKs written for it use
+//! it: `--output-format stream-json|json` shapes (checked against a fixture
+//! of the field paths consumers read), `--include-partial-messages`,
+//! `--input-format stream-json` with control requests and `can_use_tool`
+//! questions, and the flags they pass.
+
+use crate::common;
+
+use common::PIXEL;
+
+use std::process::Stdio;
+
+use common::{Harness, Wire};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const ONE_TOOL: &str = r#"{"turns":[
+    {"tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}],"usage":{"input_tokens":50,"output_tokens":5}},
+    {"text":"The notes say hello.","usage":{"input_tokens":80,"output_tokens":6}}]}"#;
+
+/// The value at a pointer where `[]` means "the first element".
+fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    for part in path.split('/').skip(1) {
+        cur = if part == "[]" { cur.as_array()?.first()? } else { cur.get(part)? };
+    }
+    Some(cur)
+}
+
+#[tokio::test]
+async fn stream_json_has_the_shapes_claude_consumers_read() {
+    for wire in [Wire::Anthropic, Wire::OpenAi] {
+        let h = Harness::new(wire, ONE_TOOL).await;
+        std::fs::write(h.path("notes.txt"), "hello\n").unwrap();
+        let out = h.run(&["-p", "what do the notes say?", "--output-format", "stream-json"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?}: {}", out.stderr);
+        let lines = out.json_lines();
+        // Every line: `type` first, the one session id.
+        let session = lines[0]["session_id"].as_str().unwrap().to_string();
+        for l in &lines {
+            assert_eq!(l.as_object().unwrap().keys().next().map(String::as_str), Some("type"), "{l}");
+            assert_eq!(l["session_id"], session.as_str(), "{l}");
+        }
+        let kinds: Vec<String> = lines
+            .iter()
+            .map(|l| {
+                let sub = l["subtype"].as_str().map(|s| format!("/{s}")).unwrap_or_default();
+                format!("{}{sub}", l["type"].as_str().unwrap())
+            })
+            .collect();
+        assert_eq!(kinds, ["system/init", "assistant", "user", "assistant", "result/success"], "{wire:?}");
+        let fixture: Value =
+            serde_json::from_str(include_str!("../fixtures/claude_stream_paths.json")).expect("fixture parses");
+        let named = [
+            ("system/init", &lines[0]),
+            ("assistant/tool_use", &lines[1]),
+            ("user/tool_result", &lines[2]),
+            ("assistant/text", &lines[3]),
+            ("result", &lines[4]),
+        ];
+        for (name, line) in named {
+            for path in fixture[name].as_array().unwrap() {
+                let path = path.as_str().unwrap();
+                assert!(at(line, path).is_some(), "{wire:?}: {name} has no {path}: {line}");
+            }
+        }
+        // The values the consumers act on.
+        let tool_use = at(&lines[1], "/message/content/[]").unwrap();
+        assert_eq!(tool_use["type"], "tool_use");
+        assert_eq!(tool_use["name"], "read");
+        assert_eq!(tool_use["input"]["path"], "notes.txt");
+        assert_eq!(lines[1]["message"]["stop_reason"], "tool_use");
+        assert_eq!(lines[1]["parent_tool_use_id"], Value::Null);
+        let result_block = &lines[2]["message"]["content"][0];
+        assert_eq!(result_block["tool_use_id"], tool_use["id"]);
+        assert!(result_block["content"].as_str().unwrap().contains("hello"), "{result_block}");
+        assert_eq!(result_block["is_error"], false);
+        assert_eq!(lines[3]["message"]["content"][0]["text"], "The notes say hello.");
+        assert_eq!(lines[3]["message"]["stop_reason"], "end_turn");
+        let r = &lines[4];
+        assert_eq!(r["is_error"], false);
+        assert_eq!(r["num_turns"], 2);
+        assert_eq!(r["result"], "The notes say hello.");
+        assert_eq!(r["terminal_reason"], "completed");
+        assert_eq!(r["usage"]["input_tokens"], 130);
+        assert_eq!(r["usage"]["output_tokens"], 11);
+        assert!(r["duration_api_ms"].as_u64().unwrap() <= r["duration_ms"].as_u64().unwrap(), "{r}");
+        assert!(r.get("errors").is_none(), "no errors on success: {r}");
+        assert_eq!(lines[0]["permissionMode"], "bypassPermissions");
+        assert_eq!(
+            lines[0]["apiKeySource"],
+            if wire == Wire::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" }
+        );
+        assert!(lines[0]["tools"].as_array().unwrap().iter().any(|t| t == "read"));
+        assert!(lines[0]["agents"].as_array().unwrap().iter().any(|t| t == "explore"));
+        // `json`: the same result object alone.
+        let h = Harness::new(wire, ONE_TOOL).await;
+        std::fs::write(h.path("notes.txt"), "hello\n").unwrap();
+        let out = h.run(&["-p", "what do the notes say?", "--output-format", "json"]).await;
+        let lines = out.json_lines();
+        assert_eq!(lines.len(), 1, "{}", out.stdout);
+        for path in fixture["result"].as_array().unwrap() {
+            assert!(at(&lines[0], path.as_str().unwrap()).is_some(), "json result has no {path}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn partial_messages_stream_deltas_only_when_asked() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"thinking":"hmm","text":"Hello there."}]}"#).await;
+    let out = h.run(&["-p", "hi", "--output-format", "stream-json"]).await;
+    assert!(out.events_of_type("stream_event").is_empty(), "no deltas without the flag");
+    let out = h.run(&["-p", "hi", "--output-format", "stream-json", "--include-partial-messages"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let events: Vec<Value> = out.events_of_type("stream_event").into_iter().map(|l| l["event"].clone()).collect();
+    assert_eq!(events.first().unwrap()["type"], "message_start");
+    assert_eq!(events.last().unwrap()["type"], "message_stop");
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "content_block_delta" && e["delta"]["type"] == "text_delta")
+        .filter_map(|e| e["delta"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "Hello there.");
+    assert!(events.iter().any(|e| e["delta"]["type"] == "thinking_delta"), "{events:?}");
+    // The whole message still comes, after its deltas.
+    let lines = out.json_lines();
+    let last_delta = lines.iter().rposition(|l| l["type"] == "stream_event").unwrap();
+    let assistant = lines.iter().position(|l| l["type"] == "assistant").unwrap();
+    assert!(assistant > last_delta);
+    // Without stream-json output the flag is a usage error.
+    let out = h.run(&["-p", "hi", "--include-partial-messages"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn cost_is_never_negative_zero_after_a_connection_failure() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"x"}]}"#).await;
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"))
+        .env("TERN_HOME", h.home.path())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .current_dir(h.workspace.path())
+        .args(["--provider", "anthropic", "--model", "mock", "--base-url", &format!("http://127.0.0.1:{port}")])
+        .args(["-p", "hi", "--output-format", "json"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("-0.0"), "{stdout}");
+    let r: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(r["total_cost_usd"], json!(0.0));
+    assert_eq!(r["subtype"], "error_during_execution");
+    assert!(!r["errors"][0].as_str().unwrap().is_empty(), "{r}");
+}
+
+/// A `tern` reading stream-json from a pipe, its stdout read line by line.
+struct Streaming {
+    child: tokio::process::Child,
+    stdin: Option<tokio::process::ChildStdin>,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<Value>,
+}
+
+impl Streaming {
+    fn start(h: &Harness, extra: &[&str]) -> Self {
+        let mut args = vec!["--input-format", "stream-json", "--output-format", "stream-json"];
+        args.extend_from_slice(extra);
+        let mut cmd = h.command(&args);
+        cmd.stdin(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self { child, stdin, lines, seen: Vec::new() }
+    }
+
+    async fn send(&mut self, v: Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(format!("{v}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn user(&mut self, text: &str) {
+        self.send(json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null})).await;
+    }
+
+    /// Lines up to and including the first for which `stop` holds.
+    async fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Value {
+        let read = async {
+            while let Some(line) = self.lines.next_line().await.unwrap() {
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}"));
+                self.seen.push(v.clone());
+                if stop(&v) {
+                    return v;
+                }
+            }
+            panic!("stdout ended; seen {:?}", self.seen);
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), read).await.expect("a line in time")
+    }
+
+    async fn finish(mut self) -> (i32, Vec<Value>) {
+        self.stdin.take();
+        while let Some(line) = self.lines.next_line().await.unwrap() {
+            self.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        let status =
+            tokio::time::timeout(std::time::Duration::from_secs(30), self.child.wait()).await.unwrap().unwrap();
+        (status.code().unwrap_or(-1), self.seen)
+    }
+}
+
+#[tokio::test]
+async fn stream_input_runs_each_message_in_one_session() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first answer"},{"text":"second answer"}]}"#).await;
+    let mut s = Streaming::start(&h, &[]);
+    s.send(json!({"type": "control_request", "request_id": "req_1_abc", "request": {"subtype": "initialize", "hooks": null}}))
+        .await;
+    let init = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(init["response"]["subtype"], "success");
+    assert_eq!(init["response"]["request_id"], "req_1_abc");
+    s.user("one").await;
+    let first = s.until(|v| v["type"] == "result").await;
+    assert_eq!(first["result"], "first answer");
+    s.user("two").await;
+    let (code, seen) = s.finish().await;
+    assert_eq!(code, 0);
+    let results: Vec<&Value> = seen.iter().filter(|v| v["type"] == "result").collect();
+    assert_eq!(results.len(), 2, "{seen:?}");
+    assert_eq!(results[1]["result"], "second answer");
+    assert_eq!(results[0]["session_id"], results[1]["session_id"]);
+    // The second request carried the first exchange.
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2);
+    let second = bodies[1].to_string();
+    assert!(second.contains("first answer") && second.contains("one"), "{second}");
+    // Only JSON lines on stdout (each parsed above), the init line once.
+    assert_eq!(seen.iter().filter(|v| v["subtype"] == "init").count(), 1);
+}
+
+#[tokio::test]
+async fn messages_sent_at_once_then_stdin_closed_all_run() {
+    // What the Python SDK's query() does: the prompt, then stdin closes at once.
+    let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"a"},{"text":"b"}]}"#).await;
+    let mut s = Streaming::start(&h, &[]);
+    s.user("one").await;
+    s.user("two").await;
+    let (code, seen) = s.finish().await;
+    assert_eq!(code, 0);
+    let results: Vec<&str> =
+        seen.iter().filter(|v| v["type"] == "result").map(|v| v["result"].as_str().unwrap()).collect();
+    assert_eq!(results, ["a", "b"]);
+}
+
+#[tokio::test]
+async fn can_use_tool_questions_go_to_the_caller() {
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"bash","arguments":{"command":"touch made-by-yes"}}]},
+        {"tool_calls":[{"name":"bash","arguments":{"command":"touch made-by-no"}}]},
+        {"text":"done"}]}"#;
+    let mut h = Harness::new(Wire::Anthropic, script).await;
+    h.mode = None;
+    let mut s = Streaming::start(&h, &["--permission-prompt-tool", "stdio"]);
+    s.user("make files").await;
+    let ask = s.until(|v| v["type"] == "control_request").await;
+    assert_eq!(ask["request"]["subtype"], "can_use_tool");
+    assert_eq!(ask["request"]["tool_name"], "bash");
+    assert_eq!(ask["request"]["input"]["command"], "touch made-by-yes");
+    assert!(ask["request"]["tool_use_id"].is_string());
+    let id = ask["request_id"].clone();
+    let input = ask["request"]["input"].clone();
+    s.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": id,
+        "response": {"behavior": "allow", "updatedInput": input}}}))
+        .await;
+    let ask = s.until(|v| v["type"] == "control_request").await;
+    assert_eq!(ask["request"]["input"]["command"], "touch made-by-no");
+    s.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": ask["request_id"],
+        "response": {"behavior": "deny", "message": "not that one"}}}))
+        .await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "done");
+    let (code, seen) = s.finish().await;
+    assert_eq!(code, 0);
+    assert!(h.path("made-by-yes").exists());
+    assert!(!h.path("made-by-no").exists());
+    let refused = seen
+        .iter()
+        .filter(|v| v["type"] == "user")
+        .map(|v| &v["message"]["content"][0])
+        .find(|b| b["is_error"] == true)
+        .expect("the refused call's result");
+    assert!(refused["content"].as_str().unwrap().contains("not that one"), "{refused}");
+}
+
+#[tokio::test]
+async fn control_requests_interrupt_and_switch_modes() {
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"bash","arguments":{"command":"sleep 37.25"}}]},
+        {"text":"after"}]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let mut s = Streaming::start(&h, &[]);
+    s.send(json!({"type": "control_request", "request_id": "m1", "request": {"subtype": "set_permission_mode", "mode": "acceptEdits"}})).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "success", "{r}");
+    s.send(json!({"type": "control_request", "request_id": "m2", "request": {"subtype": "set_permission_mode", "mode": "sideways"}})).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "error");
+    assert!(r["response"]["error"].as_str().unwrap().contains("unknown permission mode"), "{r}");
+    s.user("sleep").await;
+    s.until(|v| v["type"] == "assistant").await;
+    // The command runs; interrupt it.
+    assert!(!common::wait_present("sleep 37.25").await.is_empty());
+    let started = std::time::Instant::now();
+    s.send(json!({"type": "control_request", "request_id": "i1", "request": {"subtype": "interrupt"}})).await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(result["terminal_reason"], "aborted");
+    assert_eq!(common::wait_gone("sleep 37.25").await, Vec::<u32>::new());
+    // The session goes on with the next message.
+    s.user("again").await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "after");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}
+
+#[tokio::test]
+async fn stream_input_flag_mistakes_are_usage_errors() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"x"}]}"#).await;
+    for args in [
+        vec!["--input-format", "stream-json"],
+        vec!["-p", "hi", "--permission-prompt-tool", "stdio"],
+        vec!["-p", "hi", "--permission-prompt-tool", "mcp__x__y"],
+    ] {
+        let out = h.run(&args).await;
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("--"), "{}", out.stderr);
+    }
+}
+
+#[tokio::test]
+async fn claude_flags_work() {
+    // --system-prompt replaces tern's own instructions; the environment follows.
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let out = h.run(&["-p", "hi", "--system-prompt", "You are a pirate."]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let system = h.bodies()[0]["system"].to_string();
+    assert!(system.contains("You are a pirate."), "{system}");
+    assert!(system.contains("Working directory"), "{system}");
+    assert!(!system.contains("You are tern"), "{system}");
+
+    // --session-id names the new session; a second use is refused.
+    let out =
+        h.run(&["-p", "hi", "--session-id", "0b9d7e1c-1111-4222-8333-444455556666", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.json_lines()[0]["session_id"], "0b9d7e1c-1111-4222-8333-444455556666");
+    let out = h.run(&["-p", "hi", "--session-id", "0b9d7e1c-1111-4222-8333-444455556666"]).await;
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("--resume"), "{}", out.stderr);
+    let out = h.run(&["-p", "hi", "--session-id", "../escape"]).await;
+    assert_eq!(out.code, Some(2));
+}
+
+#[tokio::test]
+async fn dont_ask_refuses_and_skip_permissions_bypasses() {
+    let script =
+        r#"{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"touch created"}}]},{"text":"done"}]}"#;
+    let mut h = Harness::new(Wire::Anthropic, script).await;
+    h.mode = None;
+    let out = h.run(&["-p", "go", "--permission-mode", "dontAsk", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!h.path("created").exists());
+    let r = &out.json_lines()[0];
+    assert_eq!(r["permission_denials"][0]["tool_name"], "bash");
+    assert!(r["permission_denials"][0]["reason"].as_str().unwrap().contains("dont-ask"), "{r}");
+
+    let h2 = Harness::new(Wire::Anthropic, script).await;
+    let mut h2 = h2;
+    h2.mode = None;
+    let out = h2.run(&["-p", "go", "--dangerously-skip-permissions"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h2.path("created").exists());
+}
+
+#[tokio::test]
+async fn add_dir_reads_without_asking_and_inline_mcp_config_is_read() {
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("shared.txt"), "from the other folder\n").unwrap();
+    let path = other.path().join("shared.txt").display().to_string();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": path}}]},
+        {"text": "done"}]})
+    .to_string();
+    let mut h = Harness::new(Wire::Anthropic, &script).await;
+    h.mode = None;
+    let out = h.run(&["-p", "read it"]).await;
+    assert_eq!(out.code, Some(0));
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].1, "outside the workspace, refused headless: {results:?}");
+    let h = {
+        let mut h = Harness::new(Wire::Anthropic, &script).await;
+        h.mode = None;
+        h
+    };
+    let dir = other.path().display().to_string();
+    let out = h.run(&["-p", "read it", "--add-dir", &dir]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(!results[0].1 && results[0].0.contains("from the other folder"), "{results:?}");
+    let out = h.run(&["-p", "x", "--add-dir", "/no/such/dir"]).await;
+    assert_eq!(out.code, Some(2));
+
+    // --mcp-config as inline JSON (as SDKs pass it): a broken one is named.
+    let out = h
+        .run(&["mcp", "list", "--mcp-config", r#"{"mcpServers":{"x":{"type":"sse","url":"http://127.0.0.1:1"}}}"#])
+        .await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--mcp-config"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn review_fixes_for_scripts_and_sdks() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    // An empty --system-prompt (the SDK's default) keeps tern's own instructions.
+    let out = h.run(&["-p", "hi", "--system-prompt", ""]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h.bodies()[0]["system"].to_string().contains("You are tern"));
+    // Session ids follow the one rule of --resume (no `_`), so each can be resumed.
+    let out = h.run(&["-p", "hi", "--session-id", "my_session"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    let out = h.run(&["-p", "hi", "--session-id", "my-session-1", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = h.run(&["-p", "again", "-r", "my-session-1", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.json_lines()[0]["session_id"], "my-session-1");
+    // The home folder cannot be added (its secrets would open to the file tools).
+    let home = h.home.path().display().to_string();
+    let mut cmd = h.command(&["-p", "hi", "--add-dir", &home]);
+    cmd.env("HOME", h.home.path());
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    // An SDK's in-process server in --mcp-config is left out, not fatal.
+    let sdk = r#"{"mcpServers":{"inproc":{"type":"sdk","name":"inproc"}}}"#;
+    let out = h.run(&["mcp", "list", "--json", "--mcp-config", sdk]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(!out.stdout.contains("inproc"), "{}", out.stdout);
+}
+
+#[tokio::test]
+async fn stream_input_answers_every_message_and_keeps_the_first_failure() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"fine"}]}"#).await;
+    let mut s = Streaming::start(&h, &[]);
+    // A user message tern cannot take still gets its result (an SDK waits for one).
+    s.send(json!({"type": "user", "message": {"role": "user", "content": [{"type": "document", "source": {}}]}})).await;
+    let first = s.until(|v| v["type"] == "result").await;
+    assert_eq!(first["is_error"], true);
+    assert!(first["errors"][0].as_str().unwrap().contains("document"), "{first}");
+    s.user("then this").await;
+    let second = s.until(|v| v["type"] == "result").await;
+    assert_eq!(second["result"], "fine");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 1, "one message failed");
+}
+
+#[tokio::test]
+async fn a_signal_while_waiting_for_input_exits() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"fine"}]}"#).await;
+    let mut s = Streaming::start(&h, &[]);
+    s.user("one").await;
+    s.until(|v| v["type"] == "result").await;
+    // Nothing runs; stdin stays open.
+    let pid = s.child.id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(5), s.child.wait()).await.expect("exits").unwrap();
+    assert_eq!(status.code(), Some(130));
+}
+
+#[tokio::test]
+async fn flag_mistakes_are_named() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let out = h.run(&["-p", "hi", "--max-turns", "0"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("at least 1"), "{}", out.stderr);
+    // A rule naming no tool is said to do nothing; a Claude Code name is read as tern's.
+    let out = h.run(&["-p", "hi", "--allowed-tools", "nosuchtool Read tool_search"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("`nosuchtool`: no tool is named"), "{}", out.stderr);
+    assert!(!out.stderr.contains("`Read`") && !out.stderr.contains("`tool_search`"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn stream_input_expands_commands_with_their_images_as_p_does() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"Reviewed."},{"text":"Again."}]}"#).await;
+    common::write(&h.path(".tern/commands/review.md"), "---\ndescription: Review\n---\nREVIEW-THIS: $ARGUMENTS\n");
+    std::fs::write(h.home.path().join("config.toml"), "[models.mock]\nimage_input = true\n").unwrap();
+    let mut s = Streaming::start(&h, &[]);
+    s.send(
+        json!({"type": "user", "session_id": "", "parent_tool_use_id": null, "message": {"role": "user", "content": [
+            {"type": "text", "text": "/review the logo"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}}
+        ]}}),
+    )
+    .await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "Reviewed.");
+    s.user("/review twice").await;
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+    let bodies = h.bodies();
+    assert!(bodies[1].to_string().contains("REVIEW-THIS: twice"), "every message expands");
+    let first = bodies[0].to_string();
+    assert!(first.contains("REVIEW-THIS: the logo"), "expanded as -p expands it: {first}");
+    assert!(first.contains(PIXEL), "the image went with the command");
+}
+
+#[tokio::test]
+async fn bypass_is_entered_mid_session_only_when_allowed_at_start() {
+    let script = r#"{"turns":[{"text":"ok"}]}"#;
+    let mut h = Harness::new(Wire::Anthropic, script).await;
+    h.mode = None;
+    let set = |id: &str, mode: &str| json!({"type": "control_request", "request_id": id, "request": {"subtype": "set_permission_mode", "mode": mode}});
+    // Claude Code refuses this without the dangerous flag; so does tern.
+    let mut s = Streaming::start(&h, &[]);
+    s.send(set("b1", "bypassPermissions")).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "error", "{r}");
+    assert!(r["response"]["error"].as_str().unwrap().contains("--allow-dangerously-skip-permissions"), "{r}");
+    // Another mode is entered, and the change is said as Claude's status line says it.
+    s.send(set("p1", "plan")).await;
+    s.until(|v| v["type"] == "control_response").await;
+    let (code, seen) = s.finish().await;
+    assert_eq!(code, 0);
+    let status = seen.iter().find(|v| v["subtype"] == "status").expect("a status line");
+    assert_eq!(status["permissionMode"], "plan", "{status}");
+    assert!(!seen.iter().any(|v| v["permissionMode"] == "bypassPermissions"), "{seen:?}");
+    // With the flag given at start, it may be entered later.
+    let mut s = Streaming::start(&h, &["--allow-dangerously-skip-permissions"]);
+    s.send(set("b2", "bypassPermissions")).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "success", "{r}");
+    assert_eq!(r["response"]["response"]["mode"], "bypassPermissions");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}

@@ -1,0 +1,38 @@
+//! tern end to end: the real binary, driven as its users drive it (a terminal, pipes, stream-json, ACP, SDKs, MCP servers).
+//!
+//! One test binary for the crate (one link, one process start per test
+//! under nextest), a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+mod acp;
+mod background;
+mod claude_compat;
+mod compaction;
+mod context;
+mod credentials;
+mod doc_tables;
+mod doctor;
+mod editing;
+mod extending;
+mod headless;
+mod hostile_commands;
+mod hostile_repo;
+mod layout;
+mod mcp;
+mod media_cli;
+mod output_budget;
+mod parity;
+mod permissions;
+mod plan_and_questions;
+mod python_sdk;
+mod race_free;
+mod read_memory;
+mod sessions;
+mod shells;
+mod subagents;
+mod tui;
+mod web_fetch;
+mod web_search;

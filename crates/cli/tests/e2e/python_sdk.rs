@@ -1,0 +1,76 @@
+//! The Claude Agent SDK for Python (`claude-agent-sdk` on PyPI) drives the
+//! real `tern` as its CLI (`cli_path`) against the mock: a one-tool
+//! conversation through `query()` with its bash call asked through the
+//! SDK's `can_use_tool` callback, then two turns of a `ClaudeSDKClient`
+//! session. `cargo xtask ci` installs the pinned SDK into
+//! support/python-sdk/.venv; where it could not, the test is skipped with
+//! the reason.
+
+use crate::common;
+
+use std::path::PathBuf;
+
+use common::{Harness, Wire};
+use serde_json::Value;
+
+fn sdk_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../support/python-sdk")
+}
+
+#[tokio::test]
+async fn the_python_agent_sdk_runs_tern() {
+    let python = sdk_dir().join(".venv/bin/python");
+    if !python.exists() {
+        eprintln!(
+            "skipped: the Claude Agent SDK is not installed in {} (`cargo xtask ci` installs it from PyPI)",
+            python.display()
+        );
+        return;
+    }
+    let script = r#"{"turns":[
+        {"when_request_contains":"second question","text":"second answer"},
+        {"when_request_contains":"first question","text":"first answer"},
+        {"when_request_contains":"made-by-sdk","text":"created it"},
+        {"when_request_contains":"create the file","tool_calls":[{"name":"bash","arguments":{"command":"touch made-by-sdk"}}]}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let out = tokio::process::Command::new(&python)
+        .arg(sdk_dir().join("one_tool.py"))
+        .arg(env!("CARGO_BIN_EXE_tern"))
+        .arg(h.workspace.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", h.home.path())
+        .env("TERN_HOME", h.home.path())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", h.server.url())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), out).await.expect("in time").unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    // The bash call was put to the SDK's callback, allowed, and ran.
+    assert_eq!(seen["asked"][0]["tool"], "bash", "{seen}");
+    assert_eq!(seen["asked"][0]["input"]["command"], "touch made-by-sdk");
+    assert!(h.path("made-by-sdk").exists());
+    // The SDK parsed every message of the conversation into its own types.
+    let query = seen["query"].as_array().unwrap();
+    assert_eq!(query[1]["assistant"][0]["tool_use"], "bash", "{seen}");
+    assert_eq!(query[1]["model"], "mock");
+    assert_eq!(query[2]["user"][0]["tool_result"], query[1]["assistant"][0]["id"]);
+    assert_eq!(query[2]["user"][0]["is_error"], false);
+    assert_eq!(query[3]["assistant"][0]["text"], "created it");
+    let results = seen["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{seen}");
+    assert_eq!(results[0]["result"], "created it");
+    assert_eq!(results[0]["num_turns"], 2);
+    // Two turns of one client session: one session id, history kept.
+    assert_eq!(results[1]["result"], "first answer");
+    assert_eq!(results[2]["result"], "second answer");
+    assert_eq!(results[1]["session_id"], results[2]["session_id"]);
+    assert_ne!(results[0]["session_id"], results[1]["session_id"]);
+    let last = h.bodies().last().unwrap().to_string();
+    assert!(last.contains("first answer"), "the second turn carries the first");
+}

@@ -1,0 +1,614 @@
+//! The real `tern` TUI in a pseudo-terminal against the mock model, the
+//! screen parsed with vt100: type a prompt, see streamed text and a bash
+//! cell's output, answer the permission prompt, interrupt a long command
+//! (no process left), quit with the terminal restored.
+
+use crate::common;
+
+use std::time::{Duration, Instant};
+
+use common::screen::{answer_until_gone, quit, start, start_env, start_with};
+use common::{Harness, Wire, processes_matching, wait_gone};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_in_a_real_terminal() {
+    let mut h = Harness::new(
+        Wire::Anthropic,
+        &json!({"chunk_delay_ms": 5, "turns": [
+            {"text": "Hello from the mock model.", "tool_calls": [
+                {"name": "bash", "arguments": {"command": "printf 'alpha\\nbeta\\ngamma\\n'"}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "touch made-by-tern.txt"}}]},
+            {"text": "Made the file."},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 31; echo never"}}]},
+            {"text": "unused"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    h.mode = None;
+    // The screen is polled with short blocking sleeps; the mock serves from
+    // the other worker thread.
+    let mut s = start(&h);
+
+    s.wait_for("Ask tern");
+    s.type_text("hello tern\r");
+    s.wait_for("Hello from the mock model.");
+    s.wait_for("gamma");
+    // The write is asked about in the bottom pane.
+    s.wait_for("touch made-by-tern.txt");
+    s.wait_for("don't ask again");
+    // Keys within a moment of the question are taken as typing ahead, not
+    // as its answer: press 1 until the question is gone (bounded).
+    answer_until_gone(&mut s, b"1", "don't ask again");
+    s.wait_for("Made the file.");
+    assert!(h.path("made-by-tern.txt").exists());
+
+    // A long command, interrupted with Esc: nothing is left running.
+    s.type_text("run the long one\r");
+    s.wait_for("sleep 31");
+    assert!(!common::wait_present("sleep 31").await.is_empty(), "the command never started");
+    s.send(b"\x1b");
+    s.wait_for("interrupted");
+    assert!(wait_gone("sleep 31").await.is_empty(), "the interrupted command is still running");
+
+    // Ctrl+C twice on an empty composer quits, restoring the terminal (a turn still ending
+    // takes the first one, so press until quitting is armed).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("Ctrl+C again to quit") {
+        assert!(Instant::now() < deadline, "quitting was never armed:\n{}", s.text());
+        s.send(b"\x03");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    s.send(b"\x03");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+    // The reader thread may still be taking the last bytes off the terminal.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let raw = loop {
+        let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+        if raw.contains("\x1b[?1049l") || Instant::now() > deadline {
+            break raw;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"), "alternate screen entered and left");
+    assert!(raw.contains("\x1b[?2004l"), "bracketed paste switched off");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "hi"}]}).to_string()).await;
+    let marker = h.home.path().join("hook-ran");
+    common::write(
+        &h.path(".tern/config.toml"),
+        &format!("[[hooks.session_start]]\ncommand = \"touch {}\"\n", marker.display()),
+    );
+    let mut s = start(&h);
+    s.wait_for("this folder is not trusted yet");
+    s.wait_for(&format!("runs the hook `touch {}` on session_start", marker.display()));
+    s.send(b"1");
+    s.wait_for("Ask tern");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    let workspace = std::fs::canonicalize(h.workspace.path()).unwrap();
+    assert!(config.contains("[trust]") && config.contains(&workspace.display().to_string()), "{config}");
+    s.type_text("hello\r");
+    s.wait_for("hi");
+    assert!(marker.exists(), "trusted: the project's session_start hook ran");
+    // The turn may still be ending (a Ctrl+C then interrupts it): press until quitting is armed.
+    quit(&mut s);
+    // Trusted now: the next start asks nothing.
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    assert!(!s.text().contains("not trusted"), "{}", s.text());
+    s.child.kill().unwrap();
+    let _ = s.child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_command_leaves_no_background_child() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": []}).to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("!sleep 34 & echo started-bg\r");
+    s.wait_for("started-bg");
+    assert!(wait_gone("sleep 34").await.is_empty(), "the background child of !cmd is still running");
+    // The first `!cmd` counts as running until its group is reaped (a zombie left to an init
+    // that does not reap keeps the group for the grace period): the next one is refused until then.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        s.type_text("!sleep 35 & sleep 36\r");
+        if !common::wait_present("sleep 36").await.is_empty() {
+            break;
+        }
+        assert!(s.text().contains("already running") && Instant::now() < deadline, "never started: {}", s.text());
+    }
+    s.send(b"\x1b");
+    assert!(wait_gone("sleep 35").await.is_empty(), "Esc left the background child running");
+    assert!(wait_gone("sleep 36").await.is_empty(), "Esc left the command running");
+    s.child.kill().unwrap();
+    let _ = s.child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_picks_a_session_and_the_session_commands_work() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first reply"},{"text":"second reply"}]}"#).await;
+    assert_eq!(h.run(&["-p", "remember the pelican"]).await.code, Some(0));
+    let sessions = h.home.path().join("sessions");
+    let files = |ext: &str| -> Vec<std::path::PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(&sessions)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .collect();
+        v.sort();
+        v
+    };
+    let original = files("jsonl").remove(0);
+    let mut s = start_with(&h, &["-r"]);
+    s.wait_for("sessions in this folder");
+    s.wait_for("first: remember the pelican");
+    s.send(b"1");
+    s.wait_for("resumed session");
+    s.wait_for("first reply");
+    s.wait_idle();
+    s.type_text("/rename pelican work\r");
+    s.wait_for("session named");
+    s.type_text("/export notes.md\r");
+    s.wait_for("conversation written to");
+    let notes = std::fs::read_to_string(h.path("notes.md")).unwrap();
+    assert!(notes.contains("# pelican work") && notes.contains("remember the pelican"), "{notes}");
+    let before_fork = std::fs::read(&original).unwrap();
+    s.type_text("/fork\r");
+    s.wait_for("forked: going on in session");
+    s.type_text("and more\r");
+    s.wait_for("second reply");
+    assert_eq!(std::fs::read(&original).unwrap(), before_fork, "after /fork the original file is left alone");
+    let all = files("jsonl");
+    assert_eq!(all.len(), 2);
+    let forked = all.iter().find(|p| **p != original).unwrap();
+    let text = std::fs::read_to_string(forked).unwrap();
+    assert!(text.contains("remember the pelican") && text.contains("and more"), "{text}");
+    quit(&mut s);
+    // Back on the normal screen: how to come back to this session.
+    let forked_id = forked.file_stem().unwrap().to_string_lossy().into_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&s.raw.lock().unwrap()).contains(&format!("resume with: tern --resume {forked_id}"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no resume hint on exit:\n{}",
+            String::from_utf8_lossy(&s.raw.lock().unwrap())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_history_survives_a_restart_and_ctrl_r_finds_it() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"noted"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    // The first screen says where tern stands; /status says the rest.
+    s.wait_for("/help for keys and commands");
+    s.wait_for("· mock · ");
+    s.type_text("/status\r");
+    s.wait_for("permission mode");
+    s.wait_for("instruction files: none");
+    // /model lists this provider's models; another provider's model is refused, not sent to the wrong API.
+    s.type_text("/model\r");
+    s.wait_for("models of anthropic");
+    s.wait_for("claude-sonnet-4-5");
+    s.type_text("/model gpt-5\r");
+    s.wait_for("is a model of openai");
+    s.type_text("remember the pelican\r");
+    s.wait_for("noted");
+    // The terminal's title says what tern does, and where.
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(raw.contains("\x1b]0;tern · ready · ") && raw.contains("\x1b]0;tern · working · "), "{raw:?}");
+    quit(&mut s);
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.send(b"\x12");
+    s.type_text("pelic");
+    s.wait_for("search: pelic");
+    s.wait_for("remember the pelican");
+    s.send(b"\r");
+    s.send(b"\r");
+    // A new session: the mock answers its first turn again, to the prompt found.
+    s.wait_for("noted");
+    assert_eq!(h.bodies().last().unwrap()["messages"][0]["content"][0]["text"], "remember the pelican");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_prompt_in_the_editor() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"got it"}]}"#).await;
+    // An "editor" that rewrites the file it is given, as a person would.
+    let editor = h.home.path().join("fake-editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf 'rewritten in the editor\\n' > \"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut s = start_env(&h, &[], &[("EDITOR", editor.to_str().unwrap())]);
+    s.wait_for("Ask tern");
+    s.type_text("draft text");
+    s.send(b"\x07");
+    s.wait_for("rewritten in the editor");
+    s.send(b"\r");
+    s.wait_for("got it");
+    assert_eq!(h.bodies()[0]["messages"][0]["content"][0]["text"], "rewritten in the editor");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
+    let write = |path: &str, content: &str| json!({"name": "write", "arguments": {"path": path, "content": content}});
+    let script = json!({"turns": [
+        {"when_request_contains": "prompt-four", "text": "done four"},
+        {"tool_calls": [write("a.txt", "v1\n")]},
+        {"text": "done one"},
+        {"tool_calls": [write("a.txt", "v2\n"), write("b.txt", "b2\n"),
+            {"name": "bash", "arguments": {"command": "printf 'made by bash\\n' > made.txt"}}]},
+        {"text": "done two"},
+        {"tool_calls": [write("a.txt", "v3\n")]},
+        {"text": "done three"}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::Anthropic, &script).await;
+    let mut s = start_with(&h, &["--permission-mode", "bypass"]);
+    s.wait_for("Ask tern");
+    for (prompt, done) in [("prompt-one", "done one"), ("prompt-two", "done two"), ("prompt-three", "done three")] {
+        s.type_text(&format!("{prompt}\r"));
+        s.wait_for(done);
+    }
+    s.wait_idle();
+    assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v3\n");
+    assert_eq!(std::fs::read_to_string(h.path("made.txt")).unwrap(), "made by bash\n");
+    // Someone edits b.txt after tern wrote it.
+    std::fs::write(h.path("b.txt"), "the person's\n").unwrap();
+    s.type_text("/rewind\r");
+    s.wait_for("go back to before a prompt");
+    s.type_text("/rewind 2\r");
+    s.wait_for("went back to before prompt 2");
+    s.wait_for("left alone, changed since tern wrote them: b.txt");
+    assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v1\n", "as it was before prompt 2");
+    assert!(!h.path("made.txt").exists(), "a file a bash command created in prompt 2 is gone too");
+    assert_eq!(std::fs::read_to_string(h.path("b.txt")).unwrap(), "the person's\n", "not overwritten");
+    // The rewound prompt is back in the composer; send another instead.
+    s.wait_for("› prompt-two");
+    s.send(b"\x15");
+    s.type_text("prompt-four\r");
+    s.wait_for("done four");
+    s.wait_idle();
+    let last = h.bodies().pop().unwrap().to_string();
+    assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
+    // After /clear the conversation cannot go back across it (the files still could).
+    s.type_text("/clear\r");
+    s.wait_for("new conversation");
+    s.type_text("/rewind 1 conversation\r");
+    s.wait_for("compacted or cleared after that prompt");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permissions_lists_adds_and_removes_rules() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/permissions allow bash(make test:*)\r");
+    s.wait_for("allow `bash(make test:*)` for this project");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(config.contains("bash(make test:*)") && config.contains("[retry]"), "saved, the rest kept: {config}");
+    s.type_text("/permissions deny user bash(curl:*)\r");
+    s.wait_for("deny `bash(curl:*)` for every project");
+    s.type_text("/permissions\r");
+    s.wait_for("mode: default");
+    s.wait_for("no call refused in this session");
+    s.type_text("/permissions move bash(make test:*) session\r");
+    s.wait_for("`bash(make test:*)` now holds for this session");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(!config.contains("bash(make test:*)") && config.contains("deny = [\"bash(curl:*)\"]"), "{config}");
+    s.type_text("/permissions remove bash(curl:*)\r");
+    s.wait_for("`bash(curl:*)` removed from");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(!config.contains("bash(curl:*)"), "{config}");
+    // /config keeps settings in the same file; bypass is not one it sets.
+    s.type_text("/config theme light\r");
+    s.wait_for("theme = light, kept in");
+    s.type_text("/config mode bypass\r");
+    s.wait_for("bypass only by --permission-mode");
+    s.type_text("/config\r");
+    s.wait_for("print_on_exit  none (default)");
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    assert!(config.contains("[tui]\ntheme = \"light\"") && !config.contains("bypass"), "{config}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_answer_can_be_left_in_scrollback() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"The answer is 42."}]}"#).await;
+    let config = h.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[tui]\nprint_on_exit = \"last\"\n");
+    std::fs::write(&config, text).unwrap();
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("question\r");
+    s.wait_for("The answer is 42.");
+    quit(&mut s);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+        // After the alternate screen is left: the answer, then the summary.
+        if let Some(after) = raw.rsplit("\x1b[?1049l").next()
+            && after.contains("The answer is 42.")
+            && after.contains("resume with")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answer was not printed on exit: {raw:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_command_runs_from_the_composer_and_shows_as_typed() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"Looked at it."}]}"#).await;
+    common::write(
+        &h.path(".tern/commands/explain.md"),
+        "---\ndescription: Explain a file\n---\nEXPLAIN-TEMPLATE for $1.",
+    );
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/expl");
+    s.wait_for("Explain a file");
+    s.type_text("\x15/explain src/main.rs\r");
+    s.wait_for("Looked at it.");
+    assert!(s.text().contains("› /explain src/main.rs"), "{}", s.text());
+    let body = &h.bodies()[0];
+    assert!(body["messages"].to_string().contains("EXPLAIN-TEMPLATE for src/main.rs."), "{body}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_shows_under_its_task_cell() {
+    let script = json!({"turns": [
+        {"when_request_contains": "NOTES-BODY", "text": "The notes say hi."},
+        {"when_request_contains": "You are a subagent (explore)", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "read the notes", "prompt": "What do the notes say?"}}]},
+        {"text": "Finished."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), "NOTES-BODY\n");
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("go\r");
+    s.wait_for("Finished.");
+    let screen = s.text();
+    assert!(screen.contains("task explore read the notes"), "{screen}");
+    assert!(screen.contains("↳ read notes.txt") && screen.contains("The notes say hi."), "{screen}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "## Plan\n1. Fix PLAN-STEP-ONE\n2. Test it"}}]},
+        {"text": "Carrying it out."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start_with(&h, &["--permission-mode", "plan"]);
+    s.wait_for("Ask tern");
+    s.type_text("plan it\r");
+    s.wait_for("Approve this plan?");
+    assert!(s.text().contains("PLAN-STEP-ONE") && s.text().contains("Yes, and accept edits"), "{}", s.text());
+    answer_until_gone(&mut s, b"2", "Approve this plan?");
+    s.wait_for("Carrying it out.");
+    s.wait_for("accept-edits");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("approved the plan") && results[0].0.contains("accept-edits"), "{results:?}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_question_is_a_card_and_the_answer_goes_back() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "ask_user", "arguments": {"questions": [{
+            "question": "Which database should the cache use?", "header": "Cache",
+            "options": [{"label": "Redis", "description": "fast, separate service"}, {"label": "SQLite"}]
+        }]}}]},
+        {"text": "Going with your choice."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("add a cache\r");
+    s.wait_for("Which database should the cache use?");
+    // The card is drawn whole before it is read (its last line last).
+    s.wait_for("Type your own answer");
+    assert!(s.text().contains("Redis — fast, separate service"), "{}", s.text());
+    answer_until_gone(&mut s, b"2", "Type your own answer");
+    s.wait_for("Going with your choice.");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("Which database should the cache use? → SQLite"), "{results:?}");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_setup_from_the_tui() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/doctor\r");
+    s.wait_for("all checks passed");
+    assert!(s.text().contains("✓ reachability") && s.text().contains("✓ session dir"), "{}", s.text());
+    quit(&mut s);
+}
+
+/// Closing the terminal (SIGHUP) or SIGTERM ends the session like /quit:
+/// background commands, in process groups of their own, are stopped too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_terminal_stops_the_background_tasks() {
+    for (signal, marker) in [(libc::SIGHUP, "sleep 3131"), (libc::SIGTERM, "sleep 3132")] {
+        let script = json!({"turns": [
+            {"tool_calls": [{"name": "bash", "arguments": {"command": marker, "run_in_background": true}}]},
+            {"text": "it runs in the background"}
+        ]});
+        let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+        let mut s = start_with(&h, &["--permission-mode", "bypass", "start it"]);
+        s.wait_for("it runs in the background");
+        assert!(!processes_matching(marker).is_empty(), "{marker} runs");
+        let pid = s.child.process_id().unwrap() as i32;
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, signal) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while s.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "tern did not exit on signal {signal}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "signal {signal} stopped {marker}");
+    }
+}
+
+/// A queued prompt that cannot start (a skill whose file went away) gives
+/// way to the next one in the queue instead of stopping it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_prompt_that_cannot_start_lets_the_next_one_run() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "while [ ! -e go ]; do sleep 0.05; done"}}]},
+        {"text": "first answer"},
+        {"text": "second answer"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let skill = h.path(".tern/skills/gone/SKILL.md");
+    common::write(&skill, "---\ndescription: Goes away\n---\nDo it.\n");
+    let mut s = start_with(&h, &["--permission-mode", "bypass", "--trust", "start"]);
+    s.wait_for("while [ ! -e go ]");
+    s.type_text("/gone now\r");
+    s.type_text("second prompt\r");
+    s.wait_for("queued ▸ second prompt");
+    std::fs::remove_file(&skill).unwrap();
+    std::fs::write(h.path("go"), "").unwrap();
+    s.wait_for("second answer");
+    quit(&mut s);
+}
+
+/// A custom command sent with a pasted block shows as typed, with the
+/// paste's placeholder, not the pasted text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_with_a_paste_keeps_its_placeholder() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "reviewed it"}]}).to_string()).await;
+    common::write(&h.path(".tern/commands/review.md"), "---\ndescription: Review\n---\nReview this: $ARGUMENTS\n");
+    let mut s = start_with(&h, &["--trust"]);
+    s.wait_for("/help for keys");
+    s.type_text("/review ");
+    let pasted: String = (1..=30).map(|i| format!("pasted line {i}\n")).collect();
+    s.send(format!("\x1b[200~{pasted}\x1b[201~").as_bytes());
+    s.wait_for("[Pasted 30 lines]");
+    s.send(b"\r");
+    s.wait_for("reviewed it");
+    let screen = s.text();
+    assert!(screen.contains("/review [Pasted 30 lines]"), "{screen}");
+    assert!(!screen.contains("pasted line 17"), "{screen}");
+    let sent = h.bodies()[0].to_string();
+    assert!(sent.contains("Review this: pasted line 1") && sent.contains("pasted line 30"), "the model gets it all");
+    quit(&mut s);
+}
+
+/// SIGTERM while a foreground command that ignores SIGTERM runs: tern
+/// exits, and the command's group is killed on the way out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_exit_kills_a_running_command_that_ignores_sigterm() {
+    let marker = "sleep 3133.5";
+    let command = format!("trap '' TERM; {marker}; {marker}");
+    let script =
+        json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start_with(&h, &["--permission-mode", "bypass", "run it"]);
+    assert!(!common::wait_present(marker).await.is_empty(), "{marker} runs");
+    let pid = s.child.process_id().unwrap() as i32;
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while s.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "tern did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(wait_gone(marker).await, Vec::<u32>::new(), "the command died with tern");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_mode_on_a_terminal_drops_the_models_escape_sequences() {
+    // An OSC 52 clipboard write, a window title and a screen clear, as a prompt-injected model
+    // might answer.
+    let answer = "before\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}]0;pwned\u{7}\u{1b}[2Jafter";
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": answer}]}).to_string()).await;
+    let mut s = start_with(&h, &["-p", "answer"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !String::from_utf8_lossy(&s.raw.lock().unwrap()).contains("after") {
+        assert!(Instant::now() < deadline, "no answer: {}", String::from_utf8_lossy(&s.raw.lock().unwrap()));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = s.child.wait();
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(raw.contains("beforeafter"), "{raw:?}");
+    assert!(!raw.contains("\u{1b}]52") && !raw.contains("\u{1b}]0;") && !raw.contains("\u{1b}[2J"), "{raw:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_brings_the_sessions_totals_with_it() {
+    let script = r#"{"turns":[
+        {"when_request_contains":"tui prompt","text":"tui reply","usage":{"input_tokens":7000,"output_tokens":700}},
+        {"text":"first reply","usage":{"input_tokens":1234,"output_tokens":56}}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    std::fs::write(
+        h.home.path().join("config.toml"),
+        "[models.mock]\ncontext_window = 100000\nmax_output = 1000\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\n\n\
+",
+    )
+    .unwrap();
+    let out = h.run(&["-p", "remember the heron", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let earlier: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let id = earlier["session_id"].as_str().unwrap().to_string();
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("tui prompt\r");
+    s.wait_for("tui reply");
+    s.type_text("/cost\r");
+    s.wait_for("tokens in 7000 · out 700");
+    s.type_text(&format!("/resume {id}\r"));
+    s.wait_for("resumed session");
+    // The resumed session's own totals, not this one's.
+    s.type_text("/cost\r");
+    s.wait_for("tokens in 1234 · out 56");
+    quit(&mut s);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_cycles_the_mode_quietly_and_clear_starts_afresh_at_once() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first reply"}]}"#).await;
+    let mut s = start_with(&h, &["--permission-mode", "default"]);
+    s.wait_for("Ask tern");
+    s.send(b"\x1b[Z");
+    s.wait_for("accept-edits");
+    // Messages are handled in order: once /cost answers, the mode change's own answer was handled too.
+    s.type_text("/cost\r");
+    s.wait_for("tokens in");
+    assert!(!s.text().contains("permission mode: accept-edits"), "Shift+Tab needs no notice: {}", s.text());
+    s.type_text("hello\r");
+    s.wait_for("first reply");
+    s.wait_idle();
+    s.type_text("/clear\r");
+    s.wait_for("new conversation");
+    assert!(!s.text().contains("first reply"), "{}", s.text());
+    quit(&mut s);
+}

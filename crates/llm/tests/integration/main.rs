@@ -1,0 +1,9 @@
+//! tern-llm's tests: the providers' recorded streams and image results.
+//!
+//! One test binary for the crate (one link, one process start per test
+//! under nextest), a module per area.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod image_results;
+mod wire_fixtures;
