@@ -2,18 +2,21 @@
 //! merge ([`config`]), workspace trust and what an untrusted project may
 //! not do ([`trust`]), the children's environment without secrets
 //! ([`secrets`]), MCP server definitions ([`mcp_config`]), agent profiles
-//! ([`agents`]) and the front matter of markdown resources
+//! ([`agents`]), the markdown resources — skills ([`skills`]) and custom
+//! slash commands ([`commands`]) — with their front matter
 //! ([`frontmatter`]), and where a project is ([`project`]). See
 //! docs/configuration.md and docs/security.md.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agents;
+pub mod commands;
 pub mod config;
 pub mod frontmatter;
 pub mod mcp_config;
 pub mod project;
 pub mod secrets;
+pub mod skills;
 pub mod trust;
 
 /// A config file or setting tern cannot use.

@@ -75,63 +75,7 @@ pub fn is_secret_name(name: &str) -> bool {
     NAMES.contains(&upper.as_str()) || upper.split(['_', '-', '.']).any(|word| WORDS.contains(&word))
 }
 
-/// Whether a value carries a credential whatever its variable's name: a URL
-/// with a password (`postgres://u:pw@h/db`, `http://u:pw@proxy`), or a
-/// connection string with one (`…;Password=…`).
-pub fn is_secret_value(value: &str) -> bool {
-    let lower = value.to_ascii_lowercase();
-    const MARKS: &[&str] = &[
-        "password=",
-        "pwd=",
-        "accountkey=",
-        "sharedaccesskey=",
-        "sig=",
-        "x-amz-signature=",
-        "x-amz-credential=",
-        "private key-----",
-        "authorization:",
-        "bearer ",
-    ];
-    if MARKS.iter().any(|m| lower.contains(m)) {
-        return true;
-    }
-    // Well-known token shapes, whatever the variable is called.
-    const PREFIXES: &[&str] = &[
-        "ghp_",
-        "gho_",
-        "ghu_",
-        "ghs_",
-        "ghr_",
-        "github_pat_",
-        "glpat-",
-        "xoxb-",
-        "xoxp-",
-        "xoxa-",
-        "xoxs-",
-        "sk_live_",
-        "rk_live_",
-        "sk-ant-",
-        "sk-proj-",
-        "npm_",
-        "akia",
-        "asia",
-        "hf_",
-        "pypi-",
-    ];
-    let token_like = |w: &str| {
-        let l = w.to_ascii_lowercase();
-        PREFIXES.iter().any(|p| l.starts_with(p)) && w.len() >= 16 && !w.contains('/')
-    };
-    value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';')).any(|word| {
-        if token_like(word) {
-            return true;
-        }
-        // A URL with credentials in its user part (`https://user:pw@h`, `https://TOKEN@h`).
-        let Some((_, rest)) = word.split_once("://") else { return false };
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        authority.contains('@')
-    })
-}
+pub use tern_protocol::secrets::is_secret_value;
 
 /// Variables that hold provider keys whatever their names (the ones tern
 /// itself reads), so a renamed key (`api_key_env = "LLM"`) is removed too.

@@ -27,6 +27,7 @@ mod question;
 mod rules;
 mod sandbox;
 pub mod sanitize;
+pub mod secrets;
 mod session;
 pub mod sync;
 pub mod text;

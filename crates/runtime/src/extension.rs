@@ -26,17 +26,7 @@
 use tern_agent_loop::{RuntimeTool, ToolCallResult};
 use tern_protocol::{AgentEvent, ToolCall};
 
-/// A slash command an extension adds: `/NAME args` sends `template` with
-/// `$ARGUMENTS` / `$1`…`$9` put in (as custom commands do).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ExtensionCommand {
-    /// Its name, without the `/`.
-    pub name: String,
-    /// One line about it.
-    pub description: String,
-    /// The prompt template.
-    pub template: String,
-}
+pub use tern_config::commands::ExtensionCommand;
 
 /// An extension: every method has a default that does nothing.
 pub trait Extension: Send + Sync {

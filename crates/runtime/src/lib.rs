@@ -15,7 +15,6 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod apply;
-pub mod commands;
 pub mod compaction;
 pub mod context;
 pub mod extension;
@@ -25,10 +24,9 @@ pub mod mentions;
 pub mod output_budget;
 pub mod permissions;
 pub mod prompt;
-pub mod prompt_history;
 mod run;
 mod setup;
-pub mod skills;
+mod skill_library;
 mod startup;
 mod subagents;
 mod turn_catalog;
@@ -60,7 +58,9 @@ pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // What front ends use of the crates beneath the core, so that a front end
 // depends on the core and the protocol alone (crates/cli/tests/e2e/layout.rs).
 pub use tern_agent_loop::EventSink;
-pub use tern_config::{ConfigError, agents, config, frontmatter, mcp_config, project, secrets, trust};
+pub use tern_config::{
+    ConfigError, agents, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
+};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, rules::RuleKind};
 pub use tern_process as process;
@@ -413,7 +413,9 @@ impl RuntimeBuilder {
         }
         let skills = Arc::new(found_skills);
         let mut found = commands::Commands::discover(&folders, &loaded.paths.config_dir);
-        found.add_extension_commands(&extensions);
+        for ext in &extensions {
+            found.add_extension_commands(ext.id(), ext.commands());
+        }
         let commands = Arc::new(found);
         warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
         let subagents = subagents::Subagents::new();
@@ -424,7 +426,7 @@ impl RuntimeBuilder {
         tools.push(tern_tools::web_fetch::runtime_tool(Arc::new(permissions::PolicyGate(policy.clone()))));
         tools.push(web_search::runtime_tool(policy.clone(), provider.api, &loaded.config.web_search));
         if !skills.list.is_empty() {
-            tools.push(tern_tools::skill::runtime_tool(Arc::new(skills::SkillLibrary {
+            tools.push(tern_tools::skill::runtime_tool(Arc::new(skill_library::SkillLibrary {
                 skills: skills.clone(),
                 policy: policy.clone(),
             })));
@@ -1257,12 +1259,12 @@ impl Runtime {
 
     /// Prompts typed in this folder in earlier sessions, oldest first (Up and Ctrl+R in the TUI).
     pub fn prompt_history(&self) -> Vec<String> {
-        prompt_history::load(&self.paths.data_dir, &self.workspace)
+        tern_store::history::load(&self.paths.data_dir, &self.workspace)
     }
 
     /// Keep a prompt typed in the TUI for later sessions (not secrets, not long pastes).
     pub fn remember_prompt(&self, text: &str) {
-        prompt_history::append(&self.paths.data_dir, &self.workspace, text);
+        tern_store::history::append(&self.paths.data_dir, &self.workspace, text);
     }
 
     /// The todo list as last written.

@@ -3,12 +3,14 @@
 //! second writer, read back and repaired, forked), the folder's index of
 //! sessions to resume ([`index`]), Markdown export ([`export`]), and the
 //! copies of files from before each prompt changed them that `/rewind`
-//! puts back ([`checkpoints`]). See docs/sessions.md.
+//! puts back ([`checkpoints`]), and the prompts typed in each folder
+//! that Up and Ctrl+R find again ([`history`]). See docs/sessions.md.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod checkpoints;
 pub mod export;
+pub mod history;
 pub mod index;
 pub mod session;
 

@@ -48,8 +48,8 @@ pub fn load(data_dir: &Path, workspace: &Path) -> Vec<String> {
 pub fn keeps(text: &str) -> bool {
     !text.trim().is_empty()
         && text.len() <= MAX_ENTRY
-        && !crate::secrets::is_secret_value(text)
-        && !text.split_whitespace().any(crate::secrets::is_secret_value)
+        && !tern_protocol::secrets::is_secret_value(text)
+        && !text.split_whitespace().any(tern_protocol::secrets::is_secret_value)
 }
 
 /// Add `text`, typed in `workspace`, when [`keeps`] says so. Failures are

@@ -13,9 +13,6 @@
 //! a trusted folder.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use tern_agent_loop::ToolError;
 
 use crate::frontmatter::FrontMatter;
 
@@ -113,13 +110,13 @@ pub(crate) fn read_found(
         ));
         return None;
     }
-    match crate::small_file::read_bounded(file, max, inside) {
+    match tern_sandbox::small_file::read_bounded(file, max, inside) {
         Ok(text) => {
             *spent += text.len() as u64;
             Some(text)
         }
-        Err(crate::small_file::Refused::Missing) => None,
-        Err(crate::small_file::Refused::Unreadable(why)) => {
+        Err(tern_sandbox::small_file::Refused::Missing) => None,
+        Err(tern_sandbox::small_file::Refused::Unreadable(why)) => {
             warnings.push(format!("{} skipped: {why}", file.display()));
             None
         }
@@ -149,7 +146,7 @@ pub(crate) fn project_dirs(folders: &[(PathBuf, bool)], kind: &str) -> Vec<(Path
 /// know no other).
 #[cfg(test)]
 pub(crate) fn same_trust(workspace: &Path, trusted: bool) -> Vec<(PathBuf, bool)> {
-    crate::prompt::project_chain(workspace).into_iter().map(|d| (d, trusted)).collect()
+    crate::project::project_chain(workspace).into_iter().map(|d| (d, trusted)).collect()
 }
 
 impl Skills {
@@ -296,12 +293,13 @@ impl Skills {
                 .find(|(n, _)| *n == skill.name)
                 .map(|(_, t)| (*t).to_string())
                 .ok_or_else(|| SkillError::BundledMissing { skill: skill.name.clone() })?,
-            Some(path) => {
-                crate::small_file::read_bounded(path, MAX_SKILL_BYTES, skill.root.as_deref()).map_err(|e| match e {
-                    crate::small_file::Refused::Missing => SkillError::Gone { path: path.clone() },
-                    crate::small_file::Refused::Unreadable(why) => SkillError::Unreadable { path: path.clone(), why },
-                })?
-            }
+            Some(path) => tern_sandbox::small_file::read_bounded(path, MAX_SKILL_BYTES, skill.root.as_deref())
+                .map_err(|e| match e {
+                    tern_sandbox::small_file::Refused::Missing => SkillError::Gone { path: path.clone() },
+                    tern_sandbox::small_file::Refused::Unreadable(why) => {
+                        SkillError::Unreadable { path: path.clone(), why }
+                    }
+                })?,
         };
         let shown = skill.path.as_ref().map_or_else(|| skill.name.clone(), |p| p.display().to_string());
         Ok(FrontMatter::parse(&text, Path::new(&shown))?.body)
@@ -354,51 +352,6 @@ pub enum SkillError {
     /// Its front matter is broken.
     #[error(transparent)]
     FrontMatter(#[from] crate::frontmatter::FrontMatterError),
-}
-
-/// The session's skills as the `skill` tool ([`tern_tools::skill`]) sees
-/// them: a skill's `allowed-tools` hold while the prompt it was loaded in
-/// runs (when its source may widen permissions).
-pub(crate) struct SkillLibrary {
-    pub skills: Arc<Skills>,
-    pub policy: Arc<tern_policy::engine::Policy>,
-}
-
-impl tern_tools::skill::SkillLibrary for SkillLibrary {
-    fn load(&self, name: &str) -> Result<tern_tools::skill::LoadedSkill, ToolError> {
-        let Some(skill) = self.skills.get(name) else {
-            let names: Vec<&str> = self.skills.list.iter().map(|s| s.name.as_str()).collect();
-            return Err(ToolError::new(format!(
-                "no skill `{name}`. Skills: {}",
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
-            )));
-        };
-        let body = self.skills.body(skill).map_err(|e| ToolError::new(e.to_string()))?;
-        let mut granted = Vec::new();
-        for rule in &skill.allowed_tools {
-            let parsed = tern_policy::rules::Rule::parse(
-                rule,
-                tern_policy::rules::RuleKind::Allow,
-                &format!("skill {}", skill.name),
-                self.policy.context(),
-            );
-            // Only for the prompt this call works for (not from a background subagent it outlived).
-            if let Ok(r) = parsed
-                && let Ok(generation) = crate::run::PROMPT.try_with(|g| *g)
-                && self.policy.add_prompt_rule(r, generation)
-            {
-                granted.push(rule.clone());
-            }
-        }
-        Ok(tern_tools::skill::LoadedSkill {
-            name: skill.name.clone(),
-            source: skill.source.as_str().to_string(),
-            path: skill.path.clone(),
-            body,
-            files: Skills::files(skill),
-            granted,
-        })
-    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,18 @@ use std::path::{Path, PathBuf};
 use crate::frontmatter::FrontMatter;
 use crate::skills::{MAX_SCANNED, SkillError, SkillSource, Skills, project_dirs, read_found, valid_name};
 
+/// A slash command an extension adds: `/NAME args` sends `template` with
+/// `$ARGUMENTS` / `$1`…`$9` put in (as custom commands do).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtensionCommand {
+    /// Its name, without the `/`.
+    pub name: String,
+    /// One line about it.
+    pub description: String,
+    /// The prompt template.
+    pub template: String,
+}
+
 /// The largest command file read.
 const MAX_COMMAND_BYTES: u64 = 256 * 1024;
 /// Command files read from one folder at most.
@@ -141,29 +153,23 @@ impl Commands {
         }
     }
 
-    /// Add the slash commands of `extensions` (a name already found stays).
-    pub fn add_extension_commands(&mut self, extensions: &[std::sync::Arc<dyn crate::extension::Extension>]) {
-        for ext in extensions {
-            for c in ext.commands() {
-                if !valid_name(&c.name) || self.get(&c.name).is_some() {
-                    self.warnings.push(format!(
-                        "extension {}: command `{}` skipped (bad or taken name)",
-                        ext.id(),
-                        c.name
-                    ));
-                    continue;
-                }
-                self.list.push(CustomCommand {
-                    name: c.name,
-                    description: c.description,
-                    argument_hint: None,
-                    allowed_tools: Vec::new(),
-                    model: None,
-                    source: SkillSource::Extension,
-                    path: PathBuf::from(format!("extension:{}", ext.id())),
-                    template: c.template,
-                });
+    /// Add the slash commands of the extension `id` (a name already found stays).
+    pub fn add_extension_commands(&mut self, id: &str, commands: Vec<ExtensionCommand>) {
+        for c in commands {
+            if !valid_name(&c.name) || self.get(&c.name).is_some() {
+                self.warnings.push(format!("extension {id}: command `{}` skipped (bad or taken name)", c.name));
+                continue;
             }
+            self.list.push(CustomCommand {
+                name: c.name,
+                description: c.description,
+                argument_hint: None,
+                allowed_tools: Vec::new(),
+                model: None,
+                source: SkillSource::Extension,
+                path: PathBuf::from(format!("extension:{id}")),
+                template: c.template,
+            });
         }
     }
 
