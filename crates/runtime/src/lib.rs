@@ -97,6 +97,9 @@ pub enum RuntimeError {
     /// A `[models."NAME"]` entry in config cannot be used.
     #[error("config error: {0}")]
     ModelOverride(#[from] tern_llm::ModelOverrideError),
+    /// A `.mcp.json` or `--mcp-config` file cannot be used.
+    #[error("config error: {0}")]
+    McpConfig(#[from] mcp_config::McpConfigError),
 }
 
 /// Command-line values that override config.
@@ -1083,7 +1086,7 @@ impl Runtime {
             .map(|s| {
                 let status = live.iter().find(|l| l.name == s.name);
                 let (state, detail) = match (&s.config, &s.denied, status) {
-                    (Err(e), _, _) => (McpState::Failed, Some(e.clone())),
+                    (Err(e), _, _) => (McpState::Failed, Some(e.to_string())),
                     (_, Some(why), _) => (McpState::Denied, Some(why.clone())),
                     (Ok(c), None, _) if !c.enabled => (McpState::Disabled, None),
                     (Ok(_), None, Some(st)) => match &st.state {

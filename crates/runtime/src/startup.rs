@@ -250,7 +250,7 @@ pub(crate) fn configure_servers(
         },
         warnings,
     )
-    .map_err(RuntimeError::Config)
+    .map_err(RuntimeError::from)
 }
 
 /// Step 4: start the servers that may start, all at once, each from the
