@@ -100,6 +100,9 @@ pub enum RuntimeError {
     /// A `.mcp.json` or `--mcp-config` file cannot be used.
     #[error("config error: {0}")]
     McpConfig(#[from] mcp_config::McpConfigError),
+    /// A permission rule or mode cannot be read.
+    #[error("config error: {0}")]
+    Policy(#[from] permissions::PolicyError),
 }
 
 /// Command-line values that override config.
