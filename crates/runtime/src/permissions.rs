@@ -767,11 +767,13 @@ impl Hooks for PolicyHooks {
 pub(crate) struct PolicyGate(pub(crate) Arc<Policy>);
 
 impl tern_tools::web_fetch::NetworkGate for PolicyGate {
-    fn hop(&self, url: &str) -> Result<(), String> {
+    fn hop(&self, url: &str) -> Result<(), tern_tools::web_fetch::HopRefused> {
         let d = self.0.decide("web_fetch", &serde_json::json!({"url": url}));
         match d.verdict {
             tern_policy::engine::Verdict::Allow => Ok(()),
-            tern_policy::engine::Verdict::Ask | tern_policy::engine::Verdict::Deny => Err(d.reason),
+            tern_policy::engine::Verdict::Ask | tern_policy::engine::Verdict::Deny => {
+                Err(tern_tools::web_fetch::HopRefused { url: url.to_string(), why: d.reason })
+            }
         }
     }
 
