@@ -20,6 +20,117 @@ use tern_mcp::{ServerConfig, Transport};
 
 use crate::config::{FileConfig, McpServerSection};
 
+/// A server file (`.mcp.json`, `--mcp-config`) that cannot be used; each
+/// variant names the file (`origin`: its path, or `--mcp-config` for
+/// inline JSON) and, where one is at fault, the server.
+#[derive(Debug, thiserror::Error)]
+pub enum McpConfigError {
+    /// The file is not there.
+    #[error("cannot read {}: no such file", path.display())]
+    Missing {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file exists and was not read (too large, a link leaving the
+    /// project, not a regular file); `why` names the file.
+    #[error("{why}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why it was not read, naming the file.
+        why: String,
+    },
+    /// Not JSON, or not `{"mcpServers": {...}}`.
+    #[error("{origin}: {error} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})")]
+    Json {
+        /// The file, or `--mcp-config`.
+        origin: String,
+        /// What the JSON parser said.
+        error: serde_json::Error,
+    },
+    /// `"type": "sse"`: a transport tern does not speak.
+    #[error(
+        "{origin}: server `{server}` uses the legacy SSE transport, which tern does not speak; point `url` at the \
+         server's streamable HTTP endpoint and set \"type\": \"http\""
+    )]
+    LegacySse {
+        /// The file, or `--mcp-config`.
+        origin: String,
+        /// The server.
+        server: String,
+    },
+    /// A `type` that is none of tern's.
+    #[error("{origin}: server `{server}` has unknown type `{kind}` (use \"stdio\" or \"http\")")]
+    UnknownType {
+        /// The file, or `--mcp-config`.
+        origin: String,
+        /// The server.
+        server: String,
+        /// The type as written.
+        kind: String,
+    },
+}
+
+/// Why one configured server cannot be started: where it was configured,
+/// its name, and what is wrong with its settings.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{origin}: server `{server}`: {problem}")]
+pub struct McpServerError {
+    /// The file that configured it (or `--mcp-config`).
+    pub origin: String,
+    /// The server.
+    pub server: String,
+    /// What is wrong.
+    pub problem: ServerProblem,
+}
+
+/// What is wrong with one server's settings (see [`McpServerError`], which
+/// names the server and its file).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ServerProblem {
+    /// `command = ""`.
+    #[error("`command` is empty")]
+    EmptyCommand,
+    /// Both `command` and `url`.
+    #[error("set either `command` (stdio) or `url` (HTTP), not both")]
+    CommandAndUrl,
+    /// Neither `command` nor `url`.
+    #[error("set `command` for a stdio server or `url` for an HTTP server")]
+    NoCommandOrUrl,
+    /// A timeout that is not a usable number of seconds.
+    #[error("`{key}` must be a number of seconds above 0, got {value}")]
+    BadTimeout {
+        /// `startup_timeout_sec` or `tool_timeout_sec`.
+        key: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// `${VAR}` with `VAR` unset and no default.
+    #[error("environment variable `{var}` is not set (used as `${{{var}}}`; set it or write `${{{var}:-default}}`)")]
+    UnsetVariable {
+        /// The variable.
+        var: String,
+    },
+    /// `${` without its `}`.
+    #[error("unclosed `${{` in `{text}`")]
+    Unclosed {
+        /// The text with the unclosed reference.
+        text: String,
+    },
+    /// A project file names a secret as the bearer token.
+    #[error("a project file cannot send `{var}` as a bearer token; configure this server in the user config instead")]
+    SecretBearerToken {
+        /// The variable named by `bearer_token_env`.
+        var: String,
+    },
+    /// A project file expands a secret.
+    #[error("a project file cannot expand `${{{var}}}`: secrets go only to servers in the user config")]
+    SecretExpansion {
+        /// The variable.
+        var: String,
+    },
+}
+
 /// A configured server: ready to start, or wrong with the reason.
 #[derive(Debug, Clone)]
 pub struct ConfiguredServer {
@@ -28,7 +139,7 @@ pub struct ConfiguredServer {
     /// Which file defined it.
     pub origin: String,
     /// The start settings, or what is wrong.
-    pub config: Result<ServerConfig, String>,
+    pub config: Result<ServerConfig, McpServerError>,
     /// Denied by `[mcp] allowed_servers` / `denied_servers`.
     pub denied: Option<String>,
 }
@@ -67,7 +178,7 @@ const MCP_JSON_KEYS: &str =
     "type, command, args, env, cwd, url, headers, tool_timeout_sec, startup_timeout_sec, enabled";
 
 /// Read a Claude Code style JSON server file.
-pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, McpServerSection)>, String> {
+pub fn load_mcp_json(path: &Path, inside: Option<&Path>) -> Result<Vec<(String, McpServerSection)>, McpConfigError> {
     load_mcp_json_noting(path, inside, &mut Vec::new())
 }
 
@@ -76,20 +187,25 @@ pub fn load_mcp_json_noting(
     path: &Path,
     inside: Option<&Path>,
     notes: &mut Vec<String>,
-) -> Result<Vec<(String, McpServerSection)>, String> {
+) -> Result<Vec<(String, McpServerSection)>, McpConfigError> {
     let text = match tern_sandbox::small_file::read_bounded(path, 1024 * 1024, inside) {
         Ok(t) => t,
         Err(tern_sandbox::small_file::Refused::Missing) => {
-            return Err(format!("cannot read {}: no such file", path.display()));
+            return Err(McpConfigError::Missing { path: path.to_path_buf() });
         }
-        Err(tern_sandbox::small_file::Refused::Unreadable(why)) => return Err(why),
+        Err(tern_sandbox::small_file::Refused::Unreadable(why)) => {
+            return Err(McpConfigError::Unreadable { path: path.to_path_buf(), why });
+        }
     };
     parse_mcp_json(&text, &path.display().to_string(), notes)
 }
 
 /// An `--mcp-config` argument: a file in the `.mcp.json` format, or that
 /// JSON itself (an argument starting with `{`, as SDKs pass it).
-pub fn load_mcp_config_arg(arg: &Path, notes: &mut Vec<String>) -> Result<Vec<(String, McpServerSection)>, String> {
+pub fn load_mcp_config_arg(
+    arg: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(String, McpServerSection)>, McpConfigError> {
     match arg.to_str() {
         Some(text) if text.trim_start().starts_with('{') => parse_mcp_json(text, "--mcp-config", notes),
         _ => load_mcp_json_noting(arg, None, notes),
@@ -101,9 +217,9 @@ fn parse_mcp_json(
     text: &str,
     origin: &str,
     notes: &mut Vec<String>,
-) -> Result<Vec<(String, McpServerSection)>, String> {
-    let parsed: McpJson = serde_json::from_str(text)
-        .map_err(|e| format!("{origin}: {e} (expected {{\"mcpServers\": {{\"name\": {{\"command\": ...}}}}}})"))?;
+) -> Result<Vec<(String, McpServerSection)>, McpConfigError> {
+    let parsed: McpJson =
+        serde_json::from_str(text).map_err(|error| McpConfigError::Json { origin: origin.to_string(), error })?;
     let mut out = Vec::new();
     for (name, s) in parsed.mcp_servers {
         let section = McpServerSection {
@@ -124,15 +240,14 @@ fn parse_mcp_json(
             // cannot reach it: left out (docs/headless.md).
             Some("sdk") => continue,
             Some("sse") => {
-                return Err(format!(
-                    "{origin}: server `{name}` uses the legacy SSE transport, which tern does not speak; \
-                     point `url` at the server's streamable HTTP endpoint and set \"type\": \"http\""
-                ));
+                return Err(McpConfigError::LegacySse { origin: origin.to_string(), server: name });
             }
             Some(other) => {
-                return Err(format!(
-                    "{origin}: server `{name}` has unknown type `{other}` (use \"stdio\" or \"http\")"
-                ));
+                return Err(McpConfigError::UnknownType {
+                    origin: origin.to_string(),
+                    server: name,
+                    kind: other.to_string(),
+                });
             }
         }
         if !s.other.is_empty() {
@@ -184,7 +299,10 @@ pub struct ProjectServers<'a> {
 }
 
 /// Every configured server, in name order, with the origin that won.
-pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) -> Result<Vec<ConfiguredServer>, String> {
+pub fn configured_servers(
+    src: ServerSources<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ConfiguredServer>, McpConfigError> {
     let ServerSources { user, user_file, project, workspace, extra_files, merged, child_env } = src;
     let mut sections: BTreeMap<String, (String, Source, McpServerSection, PathBuf)> = BTreeMap::new();
     for (name, s) in &user.mcp_servers {
@@ -245,8 +363,8 @@ pub fn configured_servers(src: ServerSources<'_>, warnings: &mut Vec<String>) ->
                 Source::Project => &project_var,
             };
             let config = project_secret_refs(&section, source, child_env)
-                .and_then(|()| server_config(&name, &section, &dir, var))
-                .map_err(|e| format!("{origin}: server `{name}`: {e}"));
+                .map_err(|problem| McpServerError { origin: origin.clone(), server: name.clone(), problem })
+                .and_then(|()| server_config(&name, &origin, &section, &dir, var));
             ConfiguredServer { name, origin, config, denied }
         })
         .collect())
@@ -258,16 +376,14 @@ fn project_secret_refs(
     s: &McpServerSection,
     source: Source,
     child_env: &tern_protocol::ChildEnv,
-) -> Result<(), String> {
+) -> Result<(), ServerProblem> {
     if source == Source::User {
         return Ok(());
     }
     // Set in tern's environment but kept from children: a secret.
     let secret = |name: &str| std::env::var_os(name).is_some() && !child_env.contains_key(std::ffi::OsStr::new(name));
     if let Some(var) = s.bearer_token_env.as_deref().filter(|v| secret(v)) {
-        return Err(format!(
-            "a project file cannot send `{var}` as a bearer token; configure this server in the user config instead"
-        ));
+        return Err(ServerProblem::SecretBearerToken { var: var.to_string() });
     }
     let texts =
         s.headers.values().chain(s.env.values()).chain(s.args.iter()).chain(s.url.iter()).chain(s.command.iter());
@@ -277,9 +393,7 @@ fn project_secret_refs(
             let after = &rest[i + 2..];
             let name = after.split(['}', ':']).next().unwrap_or_default();
             if secret(name) {
-                return Err(format!(
-                    "a project file cannot expand `${{{name}}}`: secrets go only to servers in the user config"
-                ));
+                return Err(ServerProblem::SecretExpansion { var: name.to_string() });
             }
             rest = after;
         }
@@ -287,20 +401,35 @@ fn project_secret_refs(
     Ok(())
 }
 
-/// Turn one section into start settings.
+/// Turn one section into start settings; `origin` (the file that
+/// configured the server) is named in the error.
 pub fn server_config(
+    name: &str,
+    origin: &str,
+    s: &McpServerSection,
+    workspace: &Path,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<ServerConfig, McpServerError> {
+    section_config(name, s, workspace, var).map_err(|problem| McpServerError {
+        origin: origin.to_string(),
+        server: name.to_string(),
+        problem,
+    })
+}
+
+fn section_config(
     name: &str,
     s: &McpServerSection,
     workspace: &Path,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<ServerConfig, String> {
+) -> Result<ServerConfig, ServerProblem> {
     let x = |v: &str| expand(v, var);
     let transport = match (&s.command, &s.url) {
         (Some(command), None) => {
             if command.trim().is_empty() {
-                return Err("`command` is empty".into());
+                return Err(ServerProblem::EmptyCommand);
             }
-            let env = s.env.iter().map(|(k, v)| Ok((k.clone(), x(v)?))).collect::<Result<_, String>>()?;
+            let env = s.env.iter().map(|(k, v)| Ok((k.clone(), x(v)?))).collect::<Result<_, ServerProblem>>()?;
             let cwd = match &s.cwd {
                 Some(c) if c.is_relative() => Some(workspace.join(c)),
                 Some(c) => Some(c.clone()),
@@ -315,18 +444,18 @@ pub fn server_config(
         }
         (None, Some(url)) => Transport::Http {
             url: x(url)?,
-            headers: s.headers.iter().map(|(k, v)| Ok((k.clone(), x(v)?))).collect::<Result<_, String>>()?,
+            headers: s.headers.iter().map(|(k, v)| Ok((k.clone(), x(v)?))).collect::<Result<_, ServerProblem>>()?,
             bearer_token_env: s.bearer_token_env.clone(),
         },
-        (Some(_), Some(_)) => return Err("set either `command` (stdio) or `url` (HTTP), not both".into()),
-        (None, None) => return Err("set `command` for a stdio server or `url` for an HTTP server".into()),
+        (Some(_), Some(_)) => return Err(ServerProblem::CommandAndUrl),
+        (None, None) => return Err(ServerProblem::NoCommandOrUrl),
     };
-    let secs = |v: Option<f64>, default: f64, key: &str| -> Result<Duration, String> {
+    let secs = |v: Option<f64>, default: f64, key: &'static str| -> Result<Duration, ServerProblem> {
         let v = v.unwrap_or(default);
         if v.is_finite() && v > 0.0 && v < 86_400.0 {
             Ok(Duration::from_secs_f64(v))
         } else {
-            Err(format!("`{key}` must be a number of seconds above 0, got {v}"))
+            Err(ServerProblem::BadTimeout { key, value: v })
         }
     };
     Ok(ServerConfig {
@@ -341,14 +470,14 @@ pub fn server_config(
 }
 
 /// Expand `${VAR}` and `${VAR:-default}`; `$$` stays literal `$`.
-fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, ServerProblem> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find("${") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unclosed `${{` in `{s}`"));
+            return Err(ServerProblem::Unclosed { text: s.to_string() });
         };
         let inner = &after[..end];
         let (name, default) = match inner.split_once(":-") {
@@ -358,12 +487,7 @@ fn expand(s: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<String, Strin
         match (var(name), default) {
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
-            (None, None) => {
-                return Err(format!(
-                    "environment variable `{name}` is not set (used as `${{{name}}}`; \
-                     set it or write `${{{name}:-default}}`)"
-                ));
-            }
+            (None, None) => return Err(ServerProblem::UnsetVariable { var: name.to_string() }),
         }
         rest = &after[end + 1..];
     }
@@ -388,8 +512,9 @@ mod tests {
         assert_eq!(expand("${NOPE:-x y}", &vars).unwrap(), "x y");
         assert_eq!(expand("plain $HOME", &vars).unwrap(), "plain $HOME");
         let err = expand("${NOPE}", &vars).unwrap_err();
-        assert!(err.contains("NOPE") && err.contains("not set"), "{err}");
-        assert!(expand("${OPEN", &vars).is_err());
+        assert_eq!(err, ServerProblem::UnsetVariable { var: "NOPE".into() });
+        assert!(err.to_string().contains("`NOPE` is not set"), "{err}");
+        assert_eq!(expand("${OPEN", &vars).unwrap_err(), ServerProblem::Unclosed { text: "${OPEN".into() });
     }
 
     #[test]
@@ -406,7 +531,7 @@ mod tests {
         .unwrap();
         let servers = load_mcp_json(&f, None).unwrap();
         assert_eq!(servers.len(), 2);
-        let fs = server_config("fs", &servers[0].1, dir.path(), &vars).unwrap();
+        let fs = server_config("fs", ".mcp.json", &servers[0].1, dir.path(), &vars).unwrap();
         match fs.transport {
             Transport::Stdio { command, args, env, cwd } => {
                 assert_eq!(command, "npx");
@@ -417,7 +542,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(fs.tool_timeout, Duration::from_secs(60));
-        let remote = server_config("remote", &servers[1].1, dir.path(), &vars).unwrap();
+        let remote = server_config("remote", ".mcp.json", &servers[1].1, dir.path(), &vars).unwrap();
         assert!(matches!(remote.transport, Transport::Http { .. }));
     }
 
@@ -425,14 +550,54 @@ mod tests {
     fn wrong_sections_say_what_to_fix() {
         let dir = tempfile::tempdir().unwrap();
         let both = McpServerSection { command: Some("x".into()), url: Some("http://y".into()), ..Default::default() };
-        assert!(server_config("s", &both, dir.path(), &vars).unwrap_err().contains("either"));
+        let problem = |s: &McpServerSection| server_config("s", "f.toml", s, dir.path(), &vars).unwrap_err().problem;
+        assert_eq!(problem(&both), ServerProblem::CommandAndUrl);
+        assert!(problem(&both).to_string().contains("either"));
         let none = McpServerSection::default();
-        assert!(server_config("s", &none, dir.path(), &vars).unwrap_err().contains("command"));
+        assert!(problem(&none).to_string().contains("command"));
         let bad_timeout =
             McpServerSection { command: Some("x".into()), tool_timeout_sec: Some(-1.0), ..Default::default() };
-        assert!(server_config("s", &bad_timeout, dir.path(), &vars).unwrap_err().contains("tool_timeout_sec"));
+        assert_eq!(problem(&bad_timeout), ServerProblem::BadTimeout { key: "tool_timeout_sec", value: -1.0 });
+        assert!(problem(&bad_timeout).to_string().contains("tool_timeout_sec"));
         let f = dir.path().join("sse.json");
         std::fs::write(&f, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#).unwrap();
-        assert!(load_mcp_json(&f, None).unwrap_err().contains("streamable HTTP"));
+        let err = load_mcp_json(&f, None).unwrap_err();
+        assert!(matches!(&err, McpConfigError::LegacySse { server, .. } if server == "old"), "{err:?}");
+        assert!(err.to_string().contains("streamable HTTP"), "{err}");
+    }
+
+    #[test]
+    fn a_server_error_names_its_file_server_and_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = McpServerSection { command: Some("${MISSING_VAR}".into()), ..Default::default() };
+        let err = server_config("github", "/home/me/.config/tern/config.toml", &s, dir.path(), &vars).unwrap_err();
+        assert_eq!(err.server, "github");
+        assert_eq!(
+            err.to_string(),
+            "/home/me/.config/tern/config.toml: server `github`: environment variable `MISSING_VAR` is not set \
+             (used as `${MISSING_VAR}`; set it or write `${MISSING_VAR:-default}`)"
+        );
+        let bearer = ServerProblem::SecretBearerToken { var: "GITHUB_TOKEN".into() };
+        assert!(bearer.to_string().contains("cannot send `GITHUB_TOKEN` as a bearer token"), "{bearer}");
+        let expansion = ServerProblem::SecretExpansion { var: "ANTHROPIC_API_KEY".into() };
+        assert!(expansion.to_string().contains("cannot expand `${ANTHROPIC_API_KEY}`"), "{expansion}");
+    }
+
+    #[test]
+    fn a_file_error_names_its_file_and_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.json");
+        let err = load_mcp_json(&missing, None).unwrap_err();
+        assert_eq!(err.to_string(), format!("cannot read {}: no such file", missing.display()));
+        let err = load_mcp_config_arg(Path::new("{\"mcpServers\": 3}"), &mut Vec::new()).unwrap_err();
+        assert!(matches!(&err, McpConfigError::Json { origin, .. } if origin == "--mcp-config"), "{err:?}");
+        assert!(err.to_string().starts_with("--mcp-config: ") && err.to_string().contains("mcpServers"), "{err}");
+        let f = dir.path().join("odd.json");
+        std::fs::write(&f, r#"{"mcpServers": {"odd": {"type": "grpc", "url": "http://x"}}}"#).unwrap();
+        let err = load_mcp_json(&f, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("{}: server `odd` has unknown type `grpc` (use \"stdio\" or \"http\")", f.display())
+        );
     }
 }

@@ -58,7 +58,9 @@ pub async fn connect(
     let events = ClientEvents { on_tools_changed };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {
-            let spawned = crate::server_process::spawn(server, command, args, env, child_env, cwd.as_ref(), log)?;
+            // The session's error is the server's status line.
+            let spawned = crate::server_process::spawn(server, command, args, env, child_env, cwd.as_ref(), log)
+                .map_err(|e| e.to_string())?;
             let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin);
             match events.serve(transport).await {
                 Ok(client) => Ok(Connection { client, process: Some(spawned.process) }),

@@ -35,6 +35,63 @@ pub struct Spawned {
     pub stdin: ChildStdin,
 }
 
+/// Why a stdio server's program could not be started; each variant names
+/// the server and the program (`command` as configured).
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The working directory is not there.
+    #[error("could not start `{program}`: the working directory {} does not exist", cwd.display())]
+    NoWorkingDirectory {
+        /// The server.
+        server: String,
+        /// The program.
+        program: String,
+        /// The directory it was to start in.
+        cwd: PathBuf,
+    },
+    /// No such program.
+    #[error(
+        "could not start `{program}`: command not found ({error}); check `command` in this server's configuration \
+         and that the program is installed and on PATH"
+    )]
+    NotFound {
+        /// The server.
+        server: String,
+        /// The program.
+        program: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// The program may not be run.
+    #[error("could not start `{program}`: permission denied ({error}); is the file executable?")]
+    PermissionDenied {
+        /// The server.
+        server: String,
+        /// The program.
+        program: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// Any other failure to start it.
+    #[error("could not start `{program}`: {error}")]
+    Failed {
+        /// The server.
+        server: String,
+        /// The program.
+        program: String,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// It started and was gone before its pipes could be taken.
+    #[error("`{program}` exited before tern could talk to it")]
+    ExitedAtOnce {
+        /// The server.
+        server: String,
+        /// The program.
+        program: String,
+    },
+}
+
 /// Start `command args…` with `env` added to `base` (tern's own environment
 /// when `None`), in `cwd`, with stderr copied into `log` (or discarded when
 /// there is no log).
@@ -46,7 +103,7 @@ pub fn spawn(
     base: Option<&tern_protocol::ChildEnv>,
     cwd: Option<&PathBuf>,
     log: &ServerLog,
-) -> Result<Spawned, String> {
+) -> Result<Spawned, SpawnError> {
     let mut cmd = Command::new(command);
     if let Some(base) = base {
         cmd.env_clear().envs(base.iter());
@@ -61,9 +118,9 @@ pub fn spawn(
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn().map_err(|e| spawn_error(command, cwd, &e))?;
+    let mut child = cmd.spawn().map_err(|e| spawn_error(server, command, cwd, e))?;
     let (Some(pgid), Some(stdin), Some(stdout)) = (child.id(), child.stdin.take(), child.stdout.take()) else {
-        return Err(format!("`{command}` exited before tern could talk to it"));
+        return Err(SpawnError::ExitedAtOnce { server: server.to_string(), program: command.to_string() });
     };
     if let Some(stderr) = child.stderr.take() {
         tokio::spawn(log.clone().pump(server.to_string(), stderr));
@@ -79,19 +136,15 @@ pub fn spawn(
     Ok(Spawned { process: ServerProcess { pgid, exit: exit_rx }, stdout, stdin })
 }
 
-fn spawn_error(command: &str, cwd: Option<&PathBuf>, e: &std::io::Error) -> String {
-    match (e.kind(), cwd) {
+fn spawn_error(server: &str, command: &str, cwd: Option<&PathBuf>, error: std::io::Error) -> SpawnError {
+    let (server, program) = (server.to_string(), command.to_string());
+    match (error.kind(), cwd) {
         (std::io::ErrorKind::NotFound, Some(dir)) if !dir.is_dir() => {
-            format!("could not start `{command}`: the working directory {} does not exist", dir.display())
+            SpawnError::NoWorkingDirectory { server, program, cwd: dir.clone() }
         }
-        (std::io::ErrorKind::NotFound, _) => format!(
-            "could not start `{command}`: command not found ({e}); check `command` in this server's configuration \
-             and that the program is installed and on PATH"
-        ),
-        (std::io::ErrorKind::PermissionDenied, _) => {
-            format!("could not start `{command}`: permission denied ({e}); is the file executable?")
-        }
-        _ => format!("could not start `{command}`: {e}"),
+        (std::io::ErrorKind::NotFound, _) => SpawnError::NotFound { server, program, error },
+        (std::io::ErrorKind::PermissionDenied, _) => SpawnError::PermissionDenied { server, program, error },
+        _ => SpawnError::Failed { server, program, error },
     }
 }
 
@@ -162,8 +215,21 @@ mod tests {
     async fn missing_command_says_what_to_check() {
         let err =
             spawn("s", "/definitely/not/here", &[], &BTreeMap::new(), None, None, &ServerLog::default()).err().unwrap();
-        assert!(err.contains("command not found"), "{err}");
-        assert!(err.contains("PATH"), "{err}");
+        assert!(
+            matches!(&err, SpawnError::NotFound { server, program, .. } if server == "s" && program == "/definitely/not/here"),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.starts_with("could not start `/definitely/not/here`: command not found"), "{text}");
+        assert!(text.contains("PATH"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_working_directory_is_named() {
+        let dir = PathBuf::from("/definitely/not/a/dir");
+        let err = spawn("fs", "sh", &[], &BTreeMap::new(), None, Some(&dir), &ServerLog::default()).err().unwrap();
+        assert!(matches!(&err, SpawnError::NoWorkingDirectory { server, .. } if server == "fs"), "{err:?}");
+        assert_eq!(err.to_string(), "could not start `sh`: the working directory /definitely/not/a/dir does not exist");
     }
 
     #[tokio::test]

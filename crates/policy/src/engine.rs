@@ -168,32 +168,7 @@ impl Drop for PromptRules<'_> {
     }
 }
 
-pub use tern_protocol::WebSearchScope;
-
-/// Why the provider's `web_search` must not be offered: the rule that says
-/// so, as written, and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WebSearchRefused {
-    /// A deny rule on the whole tool.
-    #[error("denied by rule `{rule}` ({origin})")]
-    Denied {
-        /// The rule as written.
-        rule: String,
-        /// Where it came from (a config file, a flag, `session`).
-        origin: String,
-    },
-    /// An ask rule, which cannot be honoured on the provider's servers.
-    #[error(
-        "rule `{rule}` ({origin}) asks before searches, but they run on the provider's servers where tern \
-         cannot ask: allow or deny web_search instead"
-    )]
-    Asks {
-        /// The rule as written.
-        rule: String,
-        /// Where it came from (a config file, a flag, `session`).
-        origin: String,
-    },
-}
+pub use tern_protocol::{WebSearchRefused, WebSearchScope};
 
 /// A decision with its reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]

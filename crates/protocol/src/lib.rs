@@ -57,5 +57,8 @@ pub use session::{
 };
 pub use title::{CallTitle, call_title, count, first_line};
 pub use todo::{TodoItem, TodoStatus};
-pub use tool::{ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, WebSearchScope, canonical_tool_name};
+pub use tool::{
+    ExecutionMode, ToolCall, ToolDefinition, ToolKind, ToolSource, WebSearchRefused, WebSearchScope,
+    canonical_tool_name,
+};
 pub use usage::{Usage, UsageTotals, sum_usd};

@@ -173,3 +173,41 @@ pub struct WebSearchScope {
     /// Never results from these (deny rules).
     pub blocked_domains: Vec<String>,
 }
+
+/// Why the provider's `web_search` must not be offered: the rule that says
+/// so, as written, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebSearchRefused {
+    /// A deny rule on the whole tool.
+    #[error("denied by rule `{rule}` ({origin})")]
+    Denied {
+        /// The rule as written.
+        rule: String,
+        /// Where it came from (a config file, a flag, `session`).
+        origin: String,
+    },
+    /// An ask rule, which cannot be honoured on the provider's servers.
+    #[error(
+        "rule `{rule}` ({origin}) asks before searches, but they run on the provider's servers where tern \
+         cannot ask: allow or deny web_search instead"
+    )]
+    Asks {
+        /// The rule as written.
+        rule: String,
+        /// Where it came from (a config file, a flag, `session`).
+        origin: String,
+    },
+}
+
+#[cfg(test)]
+mod refusal_tests {
+    use super::WebSearchRefused;
+
+    #[test]
+    fn a_web_search_refusal_names_its_rule_and_origin() {
+        let denied = WebSearchRefused::Denied { rule: "web_search".into(), origin: "/w/.tern/config.toml".into() };
+        assert_eq!(denied.to_string(), "denied by rule `web_search` (/w/.tern/config.toml)");
+        let asks = WebSearchRefused::Asks { rule: "WebSearch".into(), origin: "--ask".into() };
+        assert!(asks.to_string().starts_with("rule `WebSearch` (--ask) asks before searches"), "{asks}");
+    }
+}

@@ -97,6 +97,12 @@ pub enum RuntimeError {
     /// A `[models."NAME"]` entry in config cannot be used.
     #[error("config error: {0}")]
     ModelOverride(#[from] tern_llm::ModelOverrideError),
+    /// A `.mcp.json` or `--mcp-config` file cannot be used.
+    #[error("config error: {0}")]
+    McpConfig(#[from] mcp_config::McpConfigError),
+    /// A permission rule or mode cannot be read.
+    #[error("config error: {0}")]
+    Policy(#[from] permissions::PolicyError),
 }
 
 /// Command-line values that override config.
@@ -1085,7 +1091,7 @@ impl Runtime {
             .map(|s| {
                 let status = live.iter().find(|l| l.name == s.name);
                 let (state, detail) = match (&s.config, &s.denied, status) {
-                    (Err(e), _, _) => (McpState::Failed, Some(e.clone())),
+                    (Err(e), _, _) => (McpState::Failed, Some(e.to_string())),
                     (_, Some(why), _) => (McpState::Denied, Some(why.clone())),
                     (Ok(c), None, _) if !c.enabled => (McpState::Disabled, None),
                     (Ok(_), None, Some(st)) => match &st.state {

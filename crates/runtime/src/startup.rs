@@ -250,7 +250,7 @@ pub(crate) fn configure_servers(
         },
         warnings,
     )
-    .map_err(RuntimeError::Config)
+    .map_err(RuntimeError::from)
 }
 
 /// Step 4: start the servers that may start, all at once, each from the
@@ -456,8 +456,7 @@ pub(crate) fn policy(
             .map_or(loaded.project_file.as_path(), |l| l.file.as_path()),
         project_layers: loaded.layers.iter().map(|l| (&l.restricted, l.file.as_path(), l.dir.as_path())).collect(),
     };
-    let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, warnings)
-        .map_err(RuntimeError::Config)?
+    let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, warnings)?
         .with_extra_roots(added_dirs(overrides)?);
     if !loaded.trust.is_trusted()
         && let Some(keys) = trust::risky_git_config(&loaded.workspace)

@@ -30,9 +30,8 @@ pub use tern_config::config::DEFAULT_WEB_SEARCH_MAX_USES as DEFAULT_MAX_USES;
 struct PolicyScope(Arc<Policy>);
 
 impl tern_tools::web_search::SearchScope for PolicyScope {
-    fn scope(&self) -> Result<tern_protocol::WebSearchScope, String> {
-        // The trait's reason is the line shown where the tool is absent.
-        self.0.web_search_scope().map_err(|refused| refused.to_string())
+    fn scope(&self) -> Result<tern_protocol::WebSearchScope, tern_protocol::WebSearchRefused> {
+        self.0.web_search_scope()
     }
 }
 

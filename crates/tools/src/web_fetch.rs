@@ -30,12 +30,23 @@ pub const MAX_BODY: usize = 5 * 1024 * 1024;
 /// Characters of text returned at most (the output gates may cut further).
 const MAX_TEXT: usize = 200 * 1024;
 
+/// A redirect hop the gate would not let `web_fetch` follow without asking:
+/// the URL, and the gate's reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{url} would not be fetched without asking: {why}")]
+pub struct HopRefused {
+    /// The URL of the hop.
+    pub url: String,
+    /// Why (the gate's reason: a deny rule, or what would be asked).
+    pub why: String,
+}
+
 /// What judges where `web_fetch` may go: the permission policy, reached
 /// through this trait so the tool does not depend on it. The gate reads
 /// the host from a URL as it judged it; the request must go to that host.
 pub trait NetworkGate: Send + Sync {
     /// Whether `url` may be fetched without asking (a redirect hop); why not.
-    fn hop(&self, url: &str) -> Result<(), String>;
+    fn hop(&self, url: &str) -> Result<(), HopRefused>;
     /// The host the gate reads in `url` (what it judged).
     fn judged_host(&self, url: &str) -> Option<String>;
 }
@@ -229,7 +240,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 impl WebFetch {
     /// Whether the gate lets `url` be fetched without asking (a redirect hop).
-    fn hop_allowed(&self, url: &str) -> Result<(), String> {
+    fn hop_allowed(&self, url: &str) -> Result<(), HopRefused> {
         self.gate.hop(url)
     }
 
@@ -299,10 +310,11 @@ impl WebFetch {
                     "{current} redirected to {next}, which was not fetched: {reason}."
                 )));
             }
-            if let Err(reason) = self.hop_allowed(next.as_str()) {
+            if let Err(refused) = self.hop_allowed(next.as_str()) {
                 return Err(ToolError::new(format!(
-                    "{current} redirected to {next}, which was not fetched: {reason}. To read it, call web_fetch \
-                     with that URL (it is then judged, and asked about, on its own)."
+                    "{current} redirected to {next}, which was not fetched: {}. To read it, call web_fetch with that \
+                     URL (it is then judged, and asked about, on its own).",
+                    refused.why
                 )));
             }
             hops.push(current.to_string());
@@ -398,6 +410,18 @@ impl Tool for WebFetch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_hop_names_its_url() {
+        let refused = HopRefused {
+            url: "http://localhost:9/page".into(),
+            why: "denied by rule `web_fetch(domain:localhost)`".into(),
+        };
+        assert_eq!(
+            refused.to_string(),
+            "http://localhost:9/page would not be fetched without asking: denied by rule `web_fetch(domain:localhost)`"
+        );
+    }
 
     #[test]
     fn text_types_and_markdown() {

@@ -21,15 +21,15 @@ use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_llm::Api;
-use tern_protocol::{ExecutionMode, ServerTool, ToolDefinition, ToolSource, WebSearchScope};
+use tern_protocol::{ExecutionMode, ServerTool, ToolDefinition, ToolSource, WebSearchRefused, WebSearchScope};
 use tokio_util::sync::CancellationToken;
 
 /// What the permission rules make of `web_search`, reached through this
 /// trait so the tool does not depend on the policy: the provider's domain
 /// filters, or why the tool cannot be offered now.
 pub trait SearchScope: Send + Sync {
-    /// The allowed and blocked domains; why not, when the rules remove it.
-    fn scope(&self) -> Result<WebSearchScope, String>;
+    /// The allowed and blocked domains; the rule that removes it, when one does.
+    fn scope(&self) -> Result<WebSearchScope, WebSearchRefused>;
 }
 
 /// The tool for a session talking to `api`, filtered by `scope`.
@@ -62,7 +62,8 @@ struct WebSearch {
 
 impl WebSearch {
     fn declared(&self) -> Result<ServerTool, String> {
-        let scope = self.scope.scope()?;
+        // The refusal is the line shown where the tool is absent.
+        let scope = self.scope.scope().map_err(|refused| refused.to_string())?;
         let (allowed, blocked) = (scope.allowed_domains, scope.blocked_domains);
         // Both providers take one list: with an allow list, a deny rule can
         // only be kept when it lies outside every allowed domain (then
@@ -114,10 +115,10 @@ impl Tool for WebSearch {
 mod tests {
     use super::*;
 
-    struct Rules(Result<WebSearchScope, String>);
+    struct Rules(Result<WebSearchScope, WebSearchRefused>);
 
     impl SearchScope for Rules {
-        fn scope(&self) -> Result<WebSearchScope, String> {
+        fn scope(&self) -> Result<WebSearchScope, WebSearchRefused> {
             self.0.clone()
         }
     }
@@ -149,8 +150,8 @@ mod tests {
         assert!(
             declared(Api::OpenAiResponses, &[], &["spam.example"]).unwrap_err().contains("only by allowed domains")
         );
-        let refused =
-            WebSearch { scope: Arc::new(Rules(Err("denied by a rule".into()))), api: Api::Anthropic, max_uses: 5 };
-        assert_eq!(refused.declared().unwrap_err(), "denied by a rule");
+        let rule = WebSearchRefused::Denied { rule: "web_search".into(), origin: "--disallowed-tools".into() };
+        let refused = WebSearch { scope: Arc::new(Rules(Err(rule))), api: Api::Anthropic, max_uses: 5 };
+        assert_eq!(refused.declared().unwrap_err(), "denied by rule `web_search` (--disallowed-tools)");
     }
 }
