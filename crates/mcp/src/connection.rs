@@ -47,6 +47,53 @@ pub struct Connection {
     pub process: Option<ServerProcess>,
 }
 
+/// Why a server could not be started or reached; the message is the
+/// server's status line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// Its program could not be started.
+    #[error(transparent)]
+    Spawn(#[from] crate::server_process::SpawnError),
+    /// Its process ended during `initialize`.
+    #[error("the server {exit} before finishing `initialize`{log_hint}")]
+    Exited {
+        /// How it ended (`exited with code 1`).
+        exit: String,
+        /// Where its stderr is, when kept (` (its stderr is in …)`).
+        log_hint: String,
+    },
+    /// `initialize` failed.
+    #[error("`initialize` failed: {why}")]
+    Initialize {
+        /// The protocol's or the transport's reason.
+        why: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("could not build the HTTP client: {0}")]
+    HttpClient(String),
+    /// A configured header's name is not valid HTTP.
+    #[error("header name `{name}` is not a valid HTTP header name")]
+    HeaderName {
+        /// The header.
+        name: String,
+    },
+    /// A configured header's value is not valid HTTP.
+    #[error("the value of header `{name}` is not valid in HTTP")]
+    HeaderValue {
+        /// The header.
+        name: String,
+    },
+    /// `bearer_token_env` names a variable that is not set.
+    #[error(
+        "bearer_token_env names `{var}`, which is not set or empty; export it with the server's token before \
+         starting tern"
+    )]
+    BearerUnset {
+        /// The variable.
+        var: String,
+    },
+}
+
 /// Start (stdio) or reach (HTTP) the server and run `initialize`.
 pub async fn connect(
     server: &str,
@@ -54,21 +101,20 @@ pub async fn connect(
     child_env: Option<&tern_protocol::ChildEnv>,
     log: &ServerLog,
     on_tools_changed: ListChanged,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     let events = ClientEvents { on_tools_changed };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {
             // The session's error is the server's status line.
-            let spawned = crate::server_process::spawn(server, command, args, env, child_env, cwd.as_ref(), log)
-                .map_err(|e| e.to_string())?;
+            let spawned = crate::server_process::spawn(server, command, args, env, child_env, cwd.as_ref(), log)?;
             let transport = AsyncRwTransport::<RoleClient, _, _>::new(spawned.stdout, spawned.stdin);
             match events.serve(transport).await {
                 Ok(client) => Ok(Connection { client, process: Some(spawned.process) }),
                 Err(e) => {
                     let exit = spawned.process.exit_status_within(crate::server_process::EXIT_STATUS_WAIT).await;
                     Err(match exit {
-                        Some(exit) => format!("the server {exit} before finishing `initialize`{}", log.hint()),
-                        None => format!("`initialize` failed: {}", init_error_text(&e)),
+                        Some(exit) => ConnectError::Exited { exit: exit.to_string(), log_hint: log.hint() },
+                        None => ConnectError::Initialize { why: init_error_text(&e) },
                     })
                 }
             }
@@ -84,10 +130,10 @@ pub async fn connect(
                 // A redirected POST would lose its JSON-RPC body or leak headers to another host.
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
-                .map_err(|e| format!("could not build the HTTP client: {e}"))?;
+                .map_err(|e| ConnectError::HttpClient(e.to_string()))?;
             let transport = StreamableHttpClientTransport::with_client(http, config);
             let client =
-                events.serve(transport).await.map_err(|e| format!("`initialize` failed: {}", init_error_text(&e)))?;
+                events.serve(transport).await.map_err(|e| ConnectError::Initialize { why: init_error_text(&e) })?;
             Ok(Connection { client, process: None })
         }
     }
@@ -97,25 +143,19 @@ fn http_config(
     url: &str,
     headers: &std::collections::BTreeMap<String, String>,
     bearer_token_env: Option<&str>,
-) -> Result<StreamableHttpClientTransportConfig, String> {
+) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     let mut custom = HashMap::new();
     for (name, value) in headers {
-        let header = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("header name `{name}` is not a valid HTTP header name"))?;
-        let value =
-            HeaderValue::from_str(value).map_err(|_| format!("the value of header `{name}` is not valid in HTTP"))?;
+        let header =
+            HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConnectError::HeaderName { name: name.clone() })?;
+        let value = HeaderValue::from_str(value).map_err(|_| ConnectError::HeaderValue { name: name.clone() })?;
         custom.insert(header, value);
     }
     let mut config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
     if let Some(var) = bearer_token_env {
         match std::env::var(var) {
             Ok(token) if !token.trim().is_empty() => config = config.auth_header(token.trim().to_string()),
-            _ => {
-                return Err(format!(
-                    "bearer_token_env names `{var}`, which is not set or empty; export it with the server's token \
-                     before starting tern"
-                ));
-            }
+            _ => return Err(ConnectError::BearerUnset { var: var.to_string() }),
         }
     }
     Ok(config)
@@ -174,9 +214,12 @@ mod tests {
         assert_eq!(config.auth_header, None);
 
         let bad = BTreeMap::from([("bad header".to_string(), "v".to_string())]);
-        assert!(http_config("http://x", &bad, None).unwrap_err().contains("`bad header`"));
+        let err = http_config("http://x", &bad, None).unwrap_err();
+        assert!(matches!(&err, ConnectError::HeaderName { name } if name == "bad header"), "{err:?}");
+        assert!(err.to_string().contains("`bad header`"), "{err}");
 
         let err = http_config("http://x", &BTreeMap::new(), Some("TERN_MCP_TEST_SURELY_UNSET")).unwrap_err();
-        assert!(err.contains("TERN_MCP_TEST_SURELY_UNSET"), "{err}");
+        assert!(matches!(&err, ConnectError::BearerUnset { var } if var == "TERN_MCP_TEST_SURELY_UNSET"));
+        assert!(err.to_string().contains("TERN_MCP_TEST_SURELY_UNSET"), "{err}");
     }
 }

@@ -154,7 +154,8 @@ impl Server {
                 &self.log,
                 on_changed,
             )
-            .await?;
+            .await
+            .map_err(|e| e.to_string())?;
             let tools =
                 conn.client.peer().list_all_tools().await.map_err(|e| format!("the first `tools/list` failed: {e}"))?;
             Ok::<_, String>((conn, tools))
