@@ -332,30 +332,7 @@ impl RuntimeBuilder {
         }
         let mut warnings = std::mem::take(&mut loaded.warnings);
         let warnings = &mut warnings;
-        // `--agent NAME`: its model and mode hold unless flags say otherwise; its body joins the prompt.
-        let agent = match &overrides.agent {
-            Some(name) => Some(agents::load_agent(name, &loaded.folders, &loaded.paths.config_dir)?),
-            None => None,
-        };
-        if let Some(a) = &agent {
-            overrides.model = overrides.model.take().or_else(|| a.model.clone());
-            // Anything but the user's own file came with a repository.
-            let from_repo = !a.path.starts_with(&loaded.paths.config_dir);
-            match a.permission_mode.as_deref().map(|m| (m, m.parse::<Mode>())) {
-                // A repository must not switch off its own reader's protection (in any spelling).
-                Some((_, Ok(Mode::Bypass))) if from_repo => warnings.push(format!(
-                    "{}: `permission_mode: bypass` is ignored in a project agent; use --permission-mode bypass",
-                    a.path.display()
-                )),
-                Some((m, Err(e))) => {
-                    warnings.push(format!("{}: `permission_mode: {m}` ignored: {e}", a.path.display()))
-                }
-                Some((m, Ok(_))) if overrides.permission_mode.is_none() => {
-                    overrides.permission_mode = Some(m.to_string())
-                }
-                _ => {}
-            }
-        }
+        let agent = startup::agent(&mut overrides, &loaded, warnings)?;
         let (provider, model_info) = setup::resolve(&loaded.config, &overrides, warnings)?;
         // Checking the media CLI hashes its files: done on a blocking thread
         // while the MCP servers start and the session opens.
@@ -374,56 +351,13 @@ impl RuntimeBuilder {
             policy.allow_bypass();
         }
         let hook_runner = startup::hooks(&loaded, &child_env)?;
-        // Temp files of writes a killed tern left behind go; this process's are listed.
-        let stale = tern_tools::start_write_journal(&loaded.paths.data_dir.join("pending-writes"));
-        if !stale.is_empty() {
-            let names: Vec<String> = stale.iter().take(5).map(|p| p.display().to_string()).collect();
-            warnings.push(format!(
-                "removed {} temp file(s) a stopped tern left behind: {}",
-                stale.len(),
-                names.join(", ")
-            ));
-        }
-        let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
-        env.client_files = client_files;
-        env.image_input = model_info.image_input;
-        env.sandbox = sandbox.clone();
+        startup::clear_stale_writes(&loaded, warnings);
         let media = media.await.map_err(|e| RuntimeError::Io(format!("checking the media CLI: {e}")))?;
-        // The media CLI is for tool subprocesses alone: its directory first
-        // on their PATH, its variables let through — never for tern, its
-        // hooks or MCP servers.
-        if media.ready() {
-            let tool_env = startup::child_env(&loaded, &media.env);
-            let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
-            let mut path = media.bin_dir.clone().into_os_string();
-            if !rest.is_empty() {
-                path.push(":");
-                path.push(rest);
-            }
-            env.path_prepend = Some(path);
-            env.child_env = Some(tool_env);
-            // Confined commands may read and run it (nothing there is writable).
-            env.sandbox.programs.push(media.bin_dir.clone());
-        } else {
-            env.child_env = Some(child_env.clone());
-        }
+        let env =
+            startup::tool_env(&loaded, &session, client_files, &model_info, &sandbox, &media, &child_env, &policy);
         let background = env.background.clone();
-        // Searches skip credential locations and what `read(...)` deny rules
-        // cover inside the directories they walk.
-        let deny_policy = policy.clone();
-        env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.search_skips(p)));
         let folders = loaded.folders.clone();
-        let mut found_skills = skills::Skills::discover(&folders, &loaded.paths.config_dir);
-        if media.ready() {
-            found_skills.add_media_skill();
-        }
-        let skills = Arc::new(found_skills);
-        let mut found = commands::Commands::discover(&folders, &loaded.paths.config_dir);
-        for ext in &extensions {
-            found.add_extension_commands(ext.id(), ext.commands());
-        }
-        let commands = Arc::new(found);
-        warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
+        let (skills, commands) = startup::markdown_resources(&loaded, media.ready(), &extensions, warnings);
         let subagents = subagents::Subagents::new();
         let mut tools = tern_tools::builtin_tools(Arc::new(env));
         tools.push(subagents::SessionDelegate::runtime_tool(subagents.clone()));
@@ -450,28 +384,7 @@ impl RuntimeBuilder {
         warnings.extend(registry.warnings().iter().cloned());
         // A subagent's catalog is made of the same tools (an SDK replacement included).
         let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
-        // A flag rule naming no tool there is does nothing: say so (MCP names and patterns are not checked).
-        let known: std::collections::HashSet<&str> =
-            builtin_tools.iter().map(|e| e.name()).chain(tern_catalog::RESERVED).collect();
-        for (flag, rules) in
-            [("--allowed-tools", &overrides.allowed_tools), ("--disallowed-tools", &overrides.disallowed_tools)]
-        {
-            for rule in rules {
-                let name = tern_protocol::canonical_tool_name(rule.split('(').next().unwrap_or_default());
-                if !name.is_empty()
-                    && !name.contains('*')
-                    && !name.starts_with("mcp__")
-                    && !known.contains(name.as_str())
-                {
-                    let mut names: Vec<&str> = known.iter().copied().collect();
-                    names.sort_unstable();
-                    warnings.push(format!(
-                        "{flag} `{rule}`: no tool is named `{name}`, so it does nothing (tools: {})",
-                        names.join(", ")
-                    ));
-                }
-            }
-        }
+        startup::warn_rules_naming_no_tool(&overrides, &builtin_tools, warnings);
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));

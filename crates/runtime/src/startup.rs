@@ -488,3 +488,125 @@ pub(crate) fn hooks(loaded: &Loaded, child_env: &ChildEnv) -> Result<Option<Arc<
         .with_env(child_env.clone());
     Ok(Some(Arc::new(runner)))
 }
+
+/// `--agent NAME` (before the provider is chosen): its model and mode hold unless flags say
+/// otherwise (a project agent may not ask for bypass); its body joins the
+/// prompt later.
+pub(crate) fn agent(
+    overrides: &mut Overrides,
+    loaded: &Loaded,
+    warnings: &mut Vec<String>,
+) -> Result<Option<crate::AgentProfile>, RuntimeError> {
+    let Some(name) = &overrides.agent else { return Ok(None) };
+    let a = crate::agents::load_agent(name, &loaded.folders, &loaded.paths.config_dir)?;
+    overrides.model = overrides.model.take().or_else(|| a.model.clone());
+    // Anything but the user's own file came with a repository.
+    let from_repo = !a.path.starts_with(&loaded.paths.config_dir);
+    match a.permission_mode.as_deref().map(|m| (m, m.parse::<crate::Mode>())) {
+        // A repository must not switch off its own reader's protection (in any spelling).
+        Some((_, Ok(crate::Mode::Bypass))) if from_repo => warnings.push(format!(
+            "{}: `permission_mode: bypass` is ignored in a project agent; use --permission-mode bypass",
+            a.path.display()
+        )),
+        Some((m, Err(e))) => warnings.push(format!("{}: `permission_mode: {m}` ignored: {e}", a.path.display())),
+        Some((m, Ok(_))) if overrides.permission_mode.is_none() => overrides.permission_mode = Some(m.to_string()),
+        _ => {}
+    }
+    Ok(Some(a))
+}
+
+/// Temp files of writes a killed tern left behind go (a warning lists
+/// them); this process's are recorded from now on.
+pub(crate) fn clear_stale_writes(loaded: &Loaded, warnings: &mut Vec<String>) {
+    let stale = tern_tools::start_write_journal(&loaded.paths.data_dir.join("pending-writes"));
+    if !stale.is_empty() {
+        let names: Vec<String> = stale.iter().take(5).map(|p| p.display().to_string()).collect();
+        warnings.push(format!("removed {} temp file(s) a stopped tern left behind: {}", stale.len(), names.join(", ")));
+    }
+}
+
+/// What the built-in tools work with: the workspace, the session's output
+/// folder, the sandbox, the children's environment (with the media CLI's
+/// folder first on `PATH` when it is ready: for tool subprocesses alone,
+/// never for tern, its hooks or MCP servers), and what searches skip.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tool_env(
+    loaded: &Loaded,
+    session: &Session,
+    client_files: Option<Arc<dyn tern_tools::ClientFiles>>,
+    model_info: &tern_llm::ModelInfo,
+    sandbox: &tern_tools::SandboxSettings,
+    media: &crate::media_cli::MediaCli,
+    base_env: &ChildEnv,
+    policy: &Arc<Policy>,
+) -> tern_tools::ToolEnv {
+    let mut env = tern_tools::ToolEnv::new(loaded.workspace.clone(), session.tool_outputs_dir());
+    env.client_files = client_files;
+    env.image_input = model_info.image_input;
+    env.sandbox = sandbox.clone();
+    if media.ready() {
+        let tool_env = child_env(loaded, &media.env);
+        let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
+        let mut path = media.bin_dir.clone().into_os_string();
+        if !rest.is_empty() {
+            path.push(":");
+            path.push(rest);
+        }
+        env.path_prepend = Some(path);
+        env.child_env = Some(tool_env);
+        // Confined commands may read and run it (nothing there is writable).
+        env.sandbox.programs.push(media.bin_dir.clone());
+    } else {
+        env.child_env = Some(base_env.clone());
+    }
+    // Searches skip credential locations and what `read(...)` deny rules
+    // cover inside the directories they walk.
+    let deny_policy = policy.clone();
+    env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.search_skips(p)));
+    env
+}
+
+/// The skills and custom slash commands of the user, the project (as its
+/// trust allows) and the extensions; the media skill while its CLI is ready.
+pub(crate) fn markdown_resources(
+    loaded: &Loaded,
+    media_ready: bool,
+    extensions: &[Arc<dyn crate::extension::Extension>],
+    warnings: &mut Vec<String>,
+) -> (Arc<crate::skills::Skills>, Arc<crate::commands::Commands>) {
+    let mut skills = crate::skills::Skills::discover(&loaded.folders, &loaded.paths.config_dir);
+    if media_ready {
+        skills.add_media_skill();
+    }
+    let mut commands = crate::commands::Commands::discover(&loaded.folders, &loaded.paths.config_dir);
+    for ext in extensions {
+        commands.add_extension_commands(ext.id(), ext.commands());
+    }
+    warnings.extend(skills.warnings.iter().chain(&commands.warnings).cloned());
+    (Arc::new(skills), Arc::new(commands))
+}
+
+/// A flag rule naming no tool there is does nothing: say so (MCP names and
+/// patterns are not checked).
+pub(crate) fn warn_rules_naming_no_tool(
+    overrides: &Overrides,
+    tools: &[tern_catalog::Entry],
+    warnings: &mut Vec<String>,
+) {
+    let known: std::collections::HashSet<&str> = tools.iter().map(|e| e.name()).chain(tern_catalog::RESERVED).collect();
+    for (flag, rules) in
+        [("--allowed-tools", &overrides.allowed_tools), ("--disallowed-tools", &overrides.disallowed_tools)]
+    {
+        for rule in rules {
+            let name = tern_protocol::canonical_tool_name(rule.split('(').next().unwrap_or_default());
+            if !name.is_empty() && !name.contains('*') && !name.starts_with("mcp__") && !known.contains(name.as_str()) {
+                let mut names: Vec<&str> = known.iter().copied().collect();
+                names.sort_unstable();
+                warnings.push(format!(
+                    "{flag} `{rule}`: no tool is named `{name}`, so it does nothing (tools: {})",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+}
