@@ -487,11 +487,15 @@ pub struct TernPaths {
 }
 
 impl TernPaths {
+    /// Everything under `home` (as `TERN_HOME` says).
+    pub fn at(home: &Path) -> Self {
+        Self { config_dir: home.to_path_buf(), data_dir: home.to_path_buf() }
+    }
+
     /// `TERN_HOME` when set (everything under it), else the platform dirs.
     pub fn discover() -> Result<Self, ConfigError> {
         if let Some(home) = std::env::var_os("TERN_HOME").filter(|h| !h.is_empty()) {
-            let home = PathBuf::from(home);
-            return Ok(Self { config_dir: home.clone(), data_dir: home });
+            return Ok(Self::at(Path::new(&home)));
         }
         let dirs = directories::ProjectDirs::from("", "", "tern").ok_or_else(|| {
             ConfigError::Invalid("cannot find a home directory for config and data; set TERN_HOME".into())

@@ -70,13 +70,21 @@ impl Extension for NoShell {
 }
 
 /// Run `prompt` against the Anthropic-compatible server at `base_url` in
-/// `workspace`, printing events; the final answer.
-pub async fn run(base_url: &str, workspace: &std::path::Path, prompt: &str) -> Result<String, String> {
+/// `workspace`, with tern's config and data under `home`, printing events;
+/// the final answer.
+pub async fn run(
+    base_url: &str,
+    workspace: &std::path::Path,
+    home: &std::path::Path,
+    prompt: &str,
+) -> Result<String, String> {
     let overrides = Overrides {
         provider: Some("anthropic".into()),
         base_url: Some(base_url.to_string()),
         model: Some("mock".into()),
         cwd: Some(workspace.to_path_buf()),
+        // Your program's own config and data folder (None: TERN_HOME, else the platform's).
+        tern_home: Some(home.to_path_buf()),
         // Tools of your own are asked about like any tool unless a rule allows them.
         allowed_tools: vec!["word_count".into()],
         no_session: true,
@@ -113,7 +121,8 @@ async fn main() -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let server = tern_mock_llm::MockServer::start(script, None).await.map_err(|e| e.to_string())?;
     let workspace = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let answer = run(&server.url(), workspace.path(), "/count the quick brown fox").await?;
+    let home = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let answer = run(&server.url(), workspace.path(), home.path(), "/count the quick brown fox").await?;
     println!("answer: {answer}");
     Ok(())
 }

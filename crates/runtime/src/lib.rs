@@ -128,6 +128,10 @@ pub struct Overrides {
     pub add_dirs: Vec<PathBuf>,
     /// `--cwd` (default: the current directory).
     pub cwd: Option<PathBuf>,
+    /// Where tern keeps its config and data, as `TERN_HOME` would say, for
+    /// an embedding program (and tests) that keeps its own without setting
+    /// the process's environment. None: `TERN_HOME`, else the platform dirs.
+    pub tern_home: Option<PathBuf>,
     /// `--disallowed-tools`: tool names never offered.
     pub disallowed_tools: Vec<String>,
     /// `--mcp-config FILE` (repeatable): more MCP servers, `.mcp.json` format.

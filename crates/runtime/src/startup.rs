@@ -111,7 +111,10 @@ pub(crate) struct ProjectLayer {
 /// folder's trust (trusting a subfolder does not vouch for its parent).
 pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError> {
     let workspace = resolve_workspace(overrides)?;
-    let paths = TernPaths::discover()?;
+    let paths = match &overrides.tern_home {
+        Some(home) => TernPaths::at(home),
+        None => TernPaths::discover()?,
+    };
     let user = FileConfig::load(&paths.user_config())?;
     let project_file = config::project_config(&workspace);
     let mut warnings = Vec::new();

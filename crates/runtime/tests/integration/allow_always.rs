@@ -1,7 +1,6 @@
 //! "Allow always": the answer becomes a session rule at once, is saved to the
 //! user config for this project, and the next identical call — in this session and the
-//! next — runs without a question. One test in this file: it sets
-//! TERN_HOME for the process.
+//! next — runs without a question.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,8 +27,6 @@ impl PermissionPrompt for AllowAlways {
 async fn an_allow_always_answer_sticks_and_is_saved() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before any thread reads it.
-    unsafe { std::env::set_var("TERN_HOME", home.path()) };
     let touch = r#"{"name": "bash", "arguments": {"command": "touch made.txt"}}"#;
     let script =
         format!(r#"{{"turns": [{{"tool_calls": [{touch}]}}, {{"tool_calls": [{touch}]}}, {{"text": "done"}}]}}"#);
@@ -40,6 +37,7 @@ async fn an_allow_always_answer_sticks_and_is_saved() {
         base_url: Some(server.url()),
         model: Some("mock".into()),
         cwd: Some(dir.to_path_buf()),
+        tern_home: Some(home.path().to_path_buf()),
         ..Default::default()
     };
     let overrides = || overrides_in(work.path());

@@ -1,6 +1,5 @@
 //! Commands every front end sends, applied by the core: the mode a session
-//! may enter, the words a setting takes. One test in this file: it sets
-//! TERN_HOME for the process.
+//! may enter, the words a setting takes.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +11,6 @@ use tern_runtime::{Overrides, Runtime};
 async fn modes_and_settings_follow_one_rule() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before any thread reads it.
-    unsafe { std::env::set_var("TERN_HOME", home.path()) };
     let server = tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(r#"{"turns": []}"#).unwrap(), None)
         .await
         .unwrap();
@@ -22,6 +19,7 @@ async fn modes_and_settings_follow_one_rule() {
         base_url: Some(server.url()),
         model: Some("mock".into()),
         cwd: Some(work.path().to_path_buf()),
+        tern_home: Some(home.path().to_path_buf()),
         ..Default::default()
     };
     let rt = Runtime::new(overrides.clone()).await.unwrap();

@@ -1,5 +1,4 @@
-//! Prompts continue one conversation until it is cleared. One test in this
-//! file: it sets TERN_HOME for the process.
+//! Prompts continue one conversation until it is cleared.
 
 use std::sync::Arc;
 
@@ -10,8 +9,6 @@ use tern_runtime::{Overrides, Runtime};
 async fn each_prompt_continues_the_conversation_until_cleared() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before any thread reads it.
-    unsafe { std::env::set_var("TERN_HOME", home.path()) };
     let script = r#"{"turns": [{"text": "first answer"}, {"text": "second answer"}]}"#;
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(script).unwrap(), None).await.unwrap();
@@ -20,6 +17,7 @@ async fn each_prompt_continues_the_conversation_until_cleared() {
         base_url: Some(server.url()),
         model: Some("mock".into()),
         cwd: Some(work.path().to_path_buf()),
+        tern_home: Some(home.path().to_path_buf()),
         ..Default::default()
     })
     .await

@@ -1,7 +1,6 @@
 //! The embedding example (`cargo run -p tern-runtime --example embed`), run
 //! as a test: a custom tool called by the mock model, an extension's slash
-//! command and its check, headless, events read by the program. One test in
-//! this file: it sets TERN_HOME for the process.
+//! command and its check, headless, events read by the program.
 
 #[path = "../../examples/embed.rs"]
 #[allow(dead_code)]
@@ -10,8 +9,6 @@ mod example;
 #[tokio::test]
 async fn a_custom_tool_and_an_extension_run_against_the_mock() {
     let home = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before any thread reads it.
-    unsafe { std::env::set_var("TERN_HOME", home.path()) };
     let script = r#"{"turns": [
         {"tool_calls": [
             {"name": "word_count", "arguments": {"text": "the quick brown fox"}},
@@ -22,7 +19,7 @@ async fn a_custom_tool_and_an_extension_run_against_the_mock() {
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(script).unwrap(), None).await.unwrap();
     let work = tempfile::tempdir().unwrap();
-    let answer = example::run(&server.url(), work.path(), "/count the quick brown fox").await.unwrap();
+    let answer = example::run(&server.url(), work.path(), home.path(), "/count the quick brown fox").await.unwrap();
     assert_eq!(answer, "There are 4 words.");
     let requests = server.requests();
     let first = requests[0].body.to_string();

@@ -1,7 +1,6 @@
 //! A skill's or a command's `allowed-tools` hold while the prompt that
 //! loaded it runs, and not after — also when a hook blocks the prompt: the
-//! next prompt of the same session is asked again. One test in this file:
-//! it sets TERN_HOME for the process.
+//! next prompt of the same session is asked again.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,8 +22,6 @@ impl PermissionPrompt for Counting {
 async fn skill_rules_last_for_their_prompt_only() {
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before any thread reads it.
-    unsafe { std::env::set_var("TERN_HOME", home.path()) };
     let skill = work.path().join(".tern/skills/toucher/SKILL.md");
     std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
     std::fs::write(
@@ -56,6 +53,7 @@ async fn skill_rules_last_for_their_prompt_only() {
         base_url: Some(server.url()),
         model: Some("mock".into()),
         cwd: Some(work.path().to_path_buf()),
+        tern_home: Some(home.path().to_path_buf()),
         trust: true,
         ..Default::default()
     })
