@@ -9,4 +9,6 @@ mod allow_always;
 mod commands;
 mod conversation;
 mod embedding;
+mod sessions;
 mod skill_rules;
+mod subagents;

@@ -1,0 +1,83 @@
+//! The session's life, in process against the mock over real HTTP: a
+//! change rewound, the session forked, compacted, and resumed in a new
+//! runtime with its conversation and usage.
+
+use std::sync::Arc;
+
+use tern_protocol::Command;
+use tern_runtime::apply::Outcome;
+use tern_runtime::{Overrides, Runtime};
+
+#[tokio::test]
+async fn rewind_fork_compact_and_resume_through_commands() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.txt"), "one\n").unwrap();
+    let usage = r#""usage": {"input_tokens": 100, "output_tokens": 10}"#;
+    let marker = tern_runtime::compaction::SUMMARY_REQUEST_MARKER;
+    let script = format!(
+        r#"{{"turns": [
+        {{"tool_calls": [{{"name": "write", "arguments": {{"path": "b.txt", "content": "made\n"}}}}], {usage}}},
+        {{"text": "wrote it", {usage}}},
+        {{"text": "just talk", {usage}}},
+        {{"when_request_contains": "{marker}", "text": "SUMMARY: a file was written, then we talked.", {usage}}},
+        {{"when_request_contains": "zebra-after-resume", "text": "after the resume", {usage}}}
+    ]}}"#
+    );
+    let server =
+        tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script).unwrap(), None).await.unwrap();
+    let overrides = Overrides {
+        provider: Some("anthropic".into()),
+        base_url: Some(server.url()),
+        model: Some("mock".into()),
+        cwd: Some(work.path().to_path_buf()),
+        tern_home: Some(home.path().to_path_buf()),
+        permission_mode: Some("bypass".into()),
+        ..Default::default()
+    };
+    let rt = Runtime::new(overrides.clone()).await.unwrap();
+    let events: tern_agent_loop::EventSink = Arc::new(|_| {});
+    assert_eq!(rt.prompt("write b", &events).await.unwrap().outcome.final_text, "wrote it");
+    assert_eq!(rt.prompt("talk", &events).await.unwrap().outcome.final_text, "just talk");
+    assert_eq!(std::fs::read_to_string(work.path().join("b.txt")).unwrap(), "made\n");
+    let id = rt.session().id().to_string();
+
+    // Back to before the first prompt: the file it made is gone, the conversation empty.
+    let rewound = rt.apply(Command::Rewind { prompt: 1, code: true, conversation: false, force: false }, &events);
+    let Outcome::Rewound { number, prompt, .. } = rewound.await.unwrap() else { panic!("a rewind") };
+    assert_eq!((number, prompt.as_str()), (1, "write b"));
+    assert!(!work.path().join("b.txt").exists(), "the write was undone");
+
+    // A fork is a new session with the same conversation; the original file stays as it was.
+    let original = std::fs::read(rt.session().path()).unwrap();
+    let Outcome::Forked(fork) = rt.apply(Command::Fork, &events).await.unwrap() else { panic!("a fork") };
+    assert_ne!(fork, id);
+    assert_eq!(rt.session().id(), fork);
+
+    // Compaction asks the model for a summary and goes on from it.
+    let before = server.requests().len();
+    let Outcome::Compacted(c) = rt.apply(Command::Compact { focus: None }, &events).await.unwrap() else {
+        panic!("a compaction")
+    };
+    assert_eq!(server.requests().len(), before + 1, "one summary request");
+    assert!(c.kept > 0, "the latest messages are kept verbatim: {c:?}");
+    let fork_file = std::fs::read_to_string(rt.session().path()).unwrap();
+    assert!(
+        fork_file.contains("SUMMARY: a file was written"),
+        "the fork records the summary it goes on from: {fork_file}"
+    );
+
+    // A new runtime resumes the original session: its conversation and usage come back.
+    drop(rt);
+    let rt = Runtime::new(Overrides { resume: Some(tern_runtime::Resume::Id(id.clone())), ..overrides }).await.unwrap();
+    let resumed = rt.resumed().expect("a resumed session");
+    assert_eq!(resumed.messages.len(), 4 + 2, "two prompts: the call, its result, the answers");
+    assert_eq!(resumed.usage.0.input_tokens, 300, "three responses of 100 tokens in");
+    assert_eq!(rt.prompt("zebra-after-resume", &events).await.unwrap().outcome.final_text, "after the resume");
+    let last = server.requests().pop().unwrap().body;
+    let texts = last.to_string();
+    assert!(texts.contains("write b") && texts.contains("just talk") && !texts.contains("SUMMARY"), "{texts}");
+    // The fork and the compaction left the original file as it was (the resume appends to it).
+    let now = std::fs::read(rt.session().path()).unwrap();
+    assert!(now.starts_with(&original), "the original session was rewritten");
+}
