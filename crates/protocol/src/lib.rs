@@ -14,6 +14,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod background;
+mod call_args;
 mod command;
 mod details;
 mod event;
@@ -38,6 +39,7 @@ mod tool;
 mod usage;
 
 pub use background::{TaskStatus, TaskSummary};
+pub use call_args::{CallArgs, EditArg};
 pub use command::Command;
 pub use details::{
     AnswersDetails, BackgroundDetails, BashDetails, DiffLine, EditDetails, FileChange, Hunk, ImageDetails, McpDetails,

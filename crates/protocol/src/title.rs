@@ -42,52 +42,48 @@ pub fn first_line(text: &str) -> (String, usize) {
 
 /// What the call `name` with `input` is about.
 pub fn call_title(name: &str, input: &Value) -> CallTitle {
-    let s = |k: &str| input.get(k).and_then(Value::as_str).map(|v| first_line(v).0);
+    let args = crate::CallArgs::of(input);
+    let s = |v: Option<&str>| v.map(|v| first_line(v).0);
     let plain = |subject: String| CallTitle { subject, ..CallTitle::default() };
     match canonical_tool_name(name).as_str() {
         "bash" => {
-            let (first, more) = first_line(input.get("command").and_then(Value::as_str).unwrap_or(""));
+            let (first, more) = first_line(args.command.unwrap_or(""));
             let qualifiers =
                 if more > 0 { vec![format!(" (+{})", count(more as u64, "line", "lines"))] } else { Vec::new() };
             CallTitle { lead: None, subject: first, qualifiers }
         }
         "read" => {
-            let offset = input.get("offset").and_then(Value::as_u64);
-            let limit = input.get("limit").and_then(Value::as_u64);
-            let range = match (offset, limit) {
+            let range = match (args.offset, args.limit) {
                 (Some(o), Some(l)) => Some(format!(" lines {o}-{}", o + l.saturating_sub(1))),
                 (Some(o), None) => Some(format!(" from line {o}")),
                 (None, Some(l)) => Some(format!(" first {l} lines")),
                 (None, None) => None,
             };
-            CallTitle { lead: None, subject: s("path").unwrap_or_default(), qualifiers: range.into_iter().collect() }
+            CallTitle { lead: None, subject: s(args.path).unwrap_or_default(), qualifiers: range.into_iter().collect() }
         }
-        "write" | "edit" => plain(s("path").unwrap_or_default()),
-        "ls" => plain(s("path").unwrap_or_else(|| ".".into())),
+        "write" | "edit" => plain(s(args.path).unwrap_or_default()),
+        "ls" => plain(s(args.path).unwrap_or_else(|| ".".into())),
         "grep" | "glob" => {
             let mut qualifiers = Vec::new();
-            if let Some(p) = s("path") {
+            if let Some(p) = s(args.path) {
                 qualifiers.push(format!(" in {p}"));
             }
-            if let Some(g) = s("glob") {
+            if let Some(g) = s(args.glob) {
                 qualifiers.push(format!(" {g}"));
             }
-            if let Some(t) = s("type") {
+            if let Some(t) = s(args.file_type) {
                 qualifiers.push(format!(" type {t}"));
             }
-            CallTitle { lead: None, subject: s("pattern").unwrap_or_default(), qualifiers }
+            CallTitle { lead: None, subject: s(args.pattern).unwrap_or_default(), qualifiers }
         }
-        "todo_write" => {
-            let n = input.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
-            plain(count(n as u64, "item", "items"))
-        }
+        "todo_write" => plain(count(args.todos.unwrap_or(0) as u64, "item", "items")),
         "task" => CallTitle {
-            lead: Some(s("subagent_type").filter(|t| !t.is_empty()).unwrap_or_else(|| "explore".into())),
-            subject: s("description").unwrap_or_default(),
+            lead: Some(s(args.subagent_type).filter(|t| !t.is_empty()).unwrap_or_else(|| "explore".into())),
+            subject: s(args.description).unwrap_or_default(),
             qualifiers: Vec::new(),
         },
-        "web_search" => plain(s("query").unwrap_or_default()),
-        "web_fetch" => plain(s("url").unwrap_or_default()),
+        "web_search" => plain(s(args.query).unwrap_or_default()),
+        "web_fetch" => plain(s(args.url).unwrap_or_default()),
         _ => plain(compact_args(input)),
     }
 }

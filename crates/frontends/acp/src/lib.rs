@@ -609,7 +609,7 @@ fn path_of(name: &str, input: &Value, workspace: &Path) -> Option<PathBuf> {
     if !matches!(ToolKind::of(name), ToolKind::Read | ToolKind::Edit) {
         return None;
     }
-    let p = input.get("path").or_else(|| input.get("file_path")).and_then(Value::as_str)?;
+    let p = tern_protocol::CallArgs::of(input).path?;
     Some(tern_protocol::paths::resolve(p, workspace, tern_protocol::paths::home().as_deref()))
 }
 
@@ -687,7 +687,7 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                 // A new file's text is the call's own; nothing is read from the disk for a diff.
                 // Kept only when it could be shown (a model-sized string is not copied for nothing).
                 let content = (tern_protocol::canonical_tool_name(&name) == "write")
-                    .then(|| input.get("content").and_then(Value::as_str))
+                    .then(|| tern_protocol::CallArgs::of(&input).content)
                     .flatten()
                     .filter(|t| t.len() <= MAX_DIFF_FILE)
                     .map(str::to_string);

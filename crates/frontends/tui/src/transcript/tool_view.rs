@@ -115,7 +115,7 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
         Kind::Bash => {
             let end = bash_end(f, &cell.tail);
             out.extend(command_body(&cell.tail, Some(&end), cell.expanded, ctx));
-            let command = cell.input.get("command").and_then(Value::as_str).unwrap_or("");
+            let command = tern_protocol::CallArgs::of(&cell.input).command.unwrap_or("");
             if command.split_whitespace().next() == Some("mmx") {
                 let made = media_paths(cell.tail.lines());
                 if !made.is_empty() {
@@ -290,7 +290,7 @@ fn summary(kind: Kind, cell: &ToolCell, f: &FinishedTool) -> Option<String> {
         }
         (Kind::Grep, D::Search(s)) => {
             let (total, files) = (s.total as u64, s.files.unwrap_or(s.total) as u64);
-            let mode = cell.input.get("output_mode").and_then(Value::as_str).unwrap_or("files_with_matches");
+            let mode = tern_protocol::CallArgs::of(&cell.input).output_mode.unwrap_or("files_with_matches");
             Some(if total == 0 {
                 "no matches".into()
             } else if mode == "content" {
@@ -448,7 +448,7 @@ fn text_body(text: &str, max: usize, expanded: bool, style: Style, ctx: &Ctx<'_>
 /// The diff of an edit or write.
 fn change_body(kind: Kind, cell: &ToolCell, f: &FinishedTool, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
     let rows = f.details.as_deref().and_then(diff_view::from_details).or_else(|| {
-        let content = cell.input.get("content").and_then(Value::as_str)?;
+        let content = tern_protocol::CallArgs::of(&cell.input).content?;
         (kind == Kind::Write).then(|| diff_view::added(content, MAX_CREATED_ROWS))
     });
     let Some(rows) = rows else { return Vec::new() };

@@ -5,6 +5,7 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
+use tern_protocol::CallArgs;
 
 use super::wrap::{truncate, wrap_spans};
 use crate::theme::Theme;
@@ -62,10 +63,6 @@ impl PlanCache {
     }
 }
 
-fn str_field<'a>(input: &'a Value, key: &str) -> Option<&'a str> {
-    input.get(key).and_then(Value::as_str)
-}
-
 /// The lines of an old → new replacement: common lines at either end are
 /// dropped except the one next to the change, kept as context.
 fn replacement_lines(old: &str, new: &str, out: &mut Vec<(Mark, String)>) {
@@ -93,7 +90,7 @@ impl Preview {
     /// the runtime supplied one: removed lines show too, marked as an overwrite.
     pub(crate) fn with_diff(tool: &str, input: &Value, diff: Option<&str>) -> Self {
         let Some(diff) = diff.filter(|_| matches!(tool, "write" | "edit")) else { return Self::new(tool, input) };
-        let path = str_field(input, "path").unwrap_or_default().to_string();
+        let path = CallArgs::of(input).path.unwrap_or_default().to_string();
         let mut lines = Vec::new();
         let (mut added, mut removed) = (0usize, 0usize);
         for row in crate::transcript::diff_rows_of_unified(diff) {
@@ -119,27 +116,20 @@ impl Preview {
 
     /// The preview for a call to `tool` with `input`.
     pub(crate) fn new(tool: &str, input: &Value) -> Self {
-        let path = str_field(input, "path").unwrap_or_default().to_string();
+        let args = CallArgs::of(input);
+        let path = args.path.unwrap_or_default().to_string();
         match tool {
-            "bash" => Preview::Command(str_field(input, "command").unwrap_or_default().to_string()),
+            "bash" => Preview::Command(args.command.unwrap_or_default().to_string()),
             "edit" => {
                 let mut lines = Vec::new();
-                let mut all = input.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
-                if let Some(edits) = input.get("edits").and_then(Value::as_array) {
-                    for edit in edits {
-                        let old = str_field(edit, "old_string").unwrap_or_default();
-                        replacement_lines(old, str_field(edit, "new_string").unwrap_or_default(), &mut lines);
-                        all |= edit.get("replace_all").and_then(Value::as_bool).unwrap_or(false);
-                    }
-                } else {
-                    let old = str_field(input, "old_string").unwrap_or_default();
-                    replacement_lines(old, str_field(input, "new_string").unwrap_or_default(), &mut lines);
+                for edit in &args.edits {
+                    replacement_lines(edit.old_string, edit.new_string, &mut lines);
                 }
-                let note = if all { "every occurrence".to_string() } else { String::new() };
+                let note = if args.replaces_all() { "every occurrence".to_string() } else { String::new() };
                 Preview::Change { path, note, lines: unnumbered(lines) }
             }
             "write" => {
-                let content = str_field(input, "content").unwrap_or_default();
+                let content = args.content.unwrap_or_default();
                 let count = content.lines().count();
                 let note = match count {
                     0 => "empty file".to_string(),
@@ -150,17 +140,13 @@ impl Preview {
                 Preview::Change { path, note, lines }
             }
             "read" | "ls" | "notebook_edit" if !path.is_empty() => Preview::Target(path),
-            "grep" | "glob" => match (str_field(input, "pattern"), path.as_str()) {
+            "grep" | "glob" => match (args.pattern, path.as_str()) {
                 (Some(p), "") => Preview::Target(p.to_string()),
                 (Some(p), dir) => Preview::Target(format!("{p} in {dir}")),
                 (None, _) => Preview::Target(path),
             },
-            "web_fetch" if str_field(input, "url").is_some() => {
-                Preview::Target(str_field(input, "url").unwrap_or_default().to_string())
-            }
-            "exit_plan_mode" => {
-                Preview::Plan(str_field(input, "plan").unwrap_or_default().to_string(), PlanCache::default())
-            }
+            "web_fetch" if args.url.is_some() => Preview::Target(args.url.unwrap_or_default().to_string()),
+            "exit_plan_mode" => Preview::Plan(args.plan.unwrap_or_default().to_string(), PlanCache::default()),
             _ => Preview::Args { tool: tool.to_string(), json: serde_json::to_string(input).unwrap_or_default() },
         }
     }
