@@ -333,6 +333,10 @@ pub struct McpServerSection {
     pub startup_timeout_sec: Option<f64>,
     /// Keep this server's tools inline even when others are deferred.
     pub always_load: Option<bool>,
+    /// A `.mcp.json` `type` tern does not speak (`sse`, or unknown): this
+    /// server fails to start with a message saying so; the others go on.
+    #[serde(skip)]
+    pub unsupported_type: Option<String>,
 }
 
 /// `[providers.NAME]`.

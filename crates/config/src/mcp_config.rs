@@ -48,27 +48,6 @@ pub enum McpConfigError {
         /// What the JSON parser said.
         error: serde_json::Error,
     },
-    /// `"type": "sse"`: a transport tern does not speak.
-    #[error(
-        "{origin}: server `{server}` uses the legacy SSE transport, which tern does not speak; point `url` at the \
-         server's streamable HTTP endpoint and set \"type\": \"http\""
-    )]
-    LegacySse {
-        /// The file, or `--mcp-config`.
-        origin: String,
-        /// The server.
-        server: String,
-    },
-    /// A `type` that is none of tern's.
-    #[error("{origin}: server `{server}` has unknown type `{kind}` (use \"stdio\" or \"http\")")]
-    UnknownType {
-        /// The file, or `--mcp-config`.
-        origin: String,
-        /// The server.
-        server: String,
-        /// The type as written.
-        kind: String,
-    },
 }
 
 /// Why one configured server cannot be started: where it was configured,
@@ -91,6 +70,18 @@ pub enum ServerProblem {
     /// `command = ""`.
     #[error("`command` is empty")]
     EmptyCommand,
+    /// `"type": "sse"`: a transport tern does not speak.
+    #[error(
+        "it uses the legacy SSE transport, which tern does not speak; point `url` at the server's streamable HTTP \
+         endpoint and set \"type\": \"http\""
+    )]
+    LegacySse,
+    /// A `type` that is none of tern's.
+    #[error("unknown type `{kind}` (use \"stdio\" or \"http\")")]
+    UnknownType {
+        /// The type given.
+        kind: String,
+    },
     /// Both `command` and `url`.
     #[error("set either `command` (stdio) or `url` (HTTP), not both")]
     CommandAndUrl,
@@ -222,7 +213,7 @@ fn parse_mcp_json(
         serde_json::from_str(text).map_err(|error| McpConfigError::Json { origin: origin.to_string(), error })?;
     let mut out = Vec::new();
     for (name, s) in parsed.mcp_servers {
-        let section = McpServerSection {
+        let mut section = McpServerSection {
             command: s.command,
             args: s.args,
             env: s.env,
@@ -239,16 +230,8 @@ fn parse_mcp_json(
             // A Claude Agent SDK's in-process server lives inside the calling program, where tern
             // cannot reach it: left out (docs/headless.md).
             Some("sdk") => continue,
-            Some("sse") => {
-                return Err(McpConfigError::LegacySse { origin: origin.to_string(), server: name });
-            }
-            Some(other) => {
-                return Err(McpConfigError::UnknownType {
-                    origin: origin.to_string(),
-                    server: name,
-                    kind: other.to_string(),
-                });
-            }
+            // Shared files hold servers for other clients too: one tern cannot start fails alone.
+            Some(other) => section.unsupported_type = Some(other.to_string()),
         }
         if !s.other.is_empty() {
             let keys: Vec<&str> = s.other.keys().map(String::as_str).collect();
@@ -423,6 +406,11 @@ fn section_config(
     workspace: &Path,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ServerConfig, ServerProblem> {
+    match s.unsupported_type.as_deref() {
+        Some("sse") => return Err(ServerProblem::LegacySse),
+        Some(kind) => return Err(ServerProblem::UnknownType { kind: kind.to_string() }),
+        None => {}
+    }
     let x = |v: &str| expand(v, var);
     let transport = match (&s.command, &s.url) {
         (Some(command), None) => {
@@ -559,11 +547,27 @@ mod tests {
             McpServerSection { command: Some("x".into()), tool_timeout_sec: Some(-1.0), ..Default::default() };
         assert_eq!(problem(&bad_timeout), ServerProblem::BadTimeout { key: "tool_timeout_sec", value: -1.0 });
         assert!(problem(&bad_timeout).to_string().contains("tool_timeout_sec"));
+        // A shared file's server of a transport tern does not speak fails alone, saying why.
         let f = dir.path().join("sse.json");
-        std::fs::write(&f, r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}}}"#).unwrap();
-        let err = load_mcp_json(&f, None).unwrap_err();
-        assert!(matches!(&err, McpConfigError::LegacySse { server, .. } if server == "old"), "{err:?}");
-        assert!(err.to_string().contains("streamable HTTP"), "{err}");
+        std::fs::write(
+            &f,
+            r#"{"mcpServers": {"old": {"type": "sse", "url": "http://x/sse"}, "odd": {"type": "ws", "url": "ws://x"},
+                "fine": {"command": "srv"}}}"#,
+        )
+        .unwrap();
+        let servers = load_mcp_json(&f, None).unwrap();
+        assert_eq!(servers.len(), 3);
+        let problem_of = |n: &str| {
+            let s = &servers.iter().find(|(name, _)| name == n).unwrap().1;
+            server_config(n, "sse.json", s, dir.path(), &vars)
+                .map(|_| ())
+                .map_err(|e| (e.problem.clone(), e.to_string()))
+        };
+        let (p, text) = problem_of("old").unwrap_err();
+        assert_eq!(p, ServerProblem::LegacySse);
+        assert!(text.starts_with("sse.json: server `old`: it uses the legacy SSE") && text.contains("streamable HTTP"));
+        assert_eq!(problem_of("odd").unwrap_err().0, ServerProblem::UnknownType { kind: "ws".into() });
+        assert!(problem_of("fine").is_ok());
     }
 
     #[test]
@@ -592,12 +596,5 @@ mod tests {
         let err = load_mcp_config_arg(Path::new("{\"mcpServers\": 3}"), &mut Vec::new()).unwrap_err();
         assert!(matches!(&err, McpConfigError::Json { origin, .. } if origin == "--mcp-config"), "{err:?}");
         assert!(err.to_string().starts_with("--mcp-config: ") && err.to_string().contains("mcpServers"), "{err}");
-        let f = dir.path().join("odd.json");
-        std::fs::write(&f, r#"{"mcpServers": {"odd": {"type": "grpc", "url": "http://x"}}}"#).unwrap();
-        let err = load_mcp_json(&f, None).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            format!("{}: server `odd` has unknown type `grpc` (use \"stdio\" or \"http\")", f.display())
-        );
     }
 }

@@ -412,12 +412,16 @@ async fn add_dir_reads_without_asking_and_inline_mcp_config_is_read() {
     let out = h.run(&["-p", "x", "--add-dir", "/no/such/dir"]).await;
     assert_eq!(out.code, Some(2));
 
-    // --mcp-config as inline JSON (as SDKs pass it): a broken one is named.
+    // --mcp-config as inline JSON (as SDKs pass it): a broken file is named; a server tern cannot
+    // speak fails alone, named with its origin.
+    let out = h.run(&["mcp", "list", "--mcp-config", r#"{"mcpServers": 3}"#]).await;
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--mcp-config"), "{}", out.stderr);
     let out = h
         .run(&["mcp", "list", "--mcp-config", r#"{"mcpServers":{"x":{"type":"sse","url":"http://127.0.0.1:1"}}}"#])
         .await;
-    assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("--mcp-config"), "{}", out.stderr);
+    assert_eq!(out.code, Some(1), "a failed server, listed: {}", out.stderr);
+    assert!(out.stdout.contains("--mcp-config") && out.stdout.contains("legacy SSE"), "{}", out.stdout);
 }
 
 #[tokio::test]

@@ -458,3 +458,29 @@ async fn mcp_list_waits_for_a_slow_server() {
     let line = out.stdout.lines().find(|l| l.starts_with("late")).unwrap_or_default();
     assert!(line.contains("connected") && line.contains(" 2 "), "{}", out.stdout);
 }
+
+#[tokio::test]
+async fn a_server_of_a_transport_tern_does_not_speak_fails_alone() {
+    // A shared `.mcp.json` written for other clients: one legacy SSE server, one tern can run.
+    let h = Harness::new(
+        Wire::Anthropic,
+        r#"{"turns":[{"tool_calls":[{"name":"mcp__calc__tool_0","arguments":{"value":"x"}}]},{"text":"used calc"}]}"#,
+    )
+    .await;
+    let config = json!({"mcpServers": {
+        "old": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
+        "calc": {"command": test_server().display().to_string(), "args": ["--tools", "2"]}
+    }})
+    .to_string();
+    let out = h.run(&["mcp", "list", "--json", "--mcp-config", &config]).await;
+    assert_ne!(out.code, Some(2), "not a configuration error: {}", out.stderr);
+    let list: Value = serde_json::from_str(&out.stdout).unwrap();
+    let old = list.as_array().unwrap().iter().find(|s| s["name"] == "old").expect("listed");
+    assert!(old.to_string().contains("legacy SSE transport"), "{old}");
+    let out = h.run(&["-p", "use calc", "--mcp-config", &config, "--allowed-tools", "mcp__calc"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("used calc"), "{}", out.stdout);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(!results[0].1, "the other server's tool ran: {results:?}");
+    assert!(out.stderr.contains("old") && out.stderr.contains("legacy SSE"), "said once: {}", out.stderr);
+}
