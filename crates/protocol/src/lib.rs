@@ -15,6 +15,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod background;
 mod call_args;
+pub mod claude;
 mod command;
 mod details;
 mod event;

@@ -18,6 +18,8 @@ pub fn canonical_tool_name(name: &str) -> String {
         "todowrite" => "todo_write".into(),
         "toolsearch" => "tool_search".into(),
         "askuserquestion" => "ask_user".into(),
+        "exitplanmode" => "exit_plan_mode".into(),
+        "enterplanmode" => "enter_plan_mode".into(),
         _ => lower,
     }
 }

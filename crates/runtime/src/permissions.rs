@@ -495,7 +495,7 @@ impl PolicyHooks {
     ) -> Result<(Value, Option<HookDecision>), BeforeToolCall> {
         let mut input = call.input.clone();
         let (hook_tool, hook_input) = target.effective(&input);
-        let payload = json!({"tool_name": hook_tool, "tool_input": hook_input, "tool_use_id": call.id});
+        let payload = hook_payload(&hook_tool, &hook_input, &call.id);
         let Some(outcome) = self.run_hooks(HookEvent::PreToolUse, Some(&hook_tool), payload).await else {
             return Ok((input, None));
         };
@@ -504,6 +504,8 @@ impl PolicyHooks {
             return Err(self.deny(call, &input, text.clone(), text, None));
         }
         if let Some(updated) = outcome.updated_input {
+            // Written in Claude Code's keys or tern's: read as tern's tool reads them.
+            let updated = tern_protocol::claude::tern_tool_input(&hook_tool, updated);
             match (target, input.as_object_mut()) {
                 // The hook rewrote the invoked tool's arguments.
                 (Target::Invoked(_), Some(obj)) => {
@@ -585,8 +587,8 @@ impl PolicyHooks {
                 ToolResultContent::Image { .. } => None,
             })
             .collect();
-        let extra = json!({"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id,
-                           "tool_response": {"content": response, "is_error": result.is_error}});
+        let mut extra = hook_payload(&call.name, &call.input, &call.id);
+        extra["tool_response"] = json!({"content": response, "is_error": result.is_error});
         if let Some(outcome) = self.run_hooks(HookEvent::PostToolUse, Some(&call.name), extra).await {
             let mut notes = Vec::new();
             if let Some(reason) = outcome.blocked {
@@ -704,6 +706,18 @@ impl PolicyHooks {
             _ => Vec::new(),
         }
     }
+}
+
+/// What a tool event's hook reads of the call: Claude Code's tool name and
+/// argument keys (`Bash`, `tool_input.file_path`), so hooks written for it
+/// work unchanged, and tern's own name as `tern_tool_name`.
+fn hook_payload(tool: &str, input: &Value, call_id: &str) -> Value {
+    json!({
+        "tool_name": tern_protocol::claude::claude_tool_name(tool, input),
+        "tern_tool_name": tool,
+        "tool_input": tern_protocol::claude::claude_tool_input(tool, input),
+        "tool_use_id": call_id,
+    })
 }
 
 impl Hooks for PolicyHooks {

@@ -461,3 +461,66 @@ async fn commands_of_the_third_red_team_pass_are_not_auto_allowed() {
     let (text, failed) = h.tool_results(h.bodies().last().unwrap()).pop().unwrap();
     assert!(failed && text.contains("plan mode"), "{text}");
 }
+
+#[tokio::test]
+async fn hooks_written_for_claude_code_read_its_tool_names_and_keys() {
+    // Hook scripts as Claude Code users write them (as in Anthropic's published
+    // examples): they check `tool_name == "Bash"` and `tool_input.file_path`, and
+    // would let everything through if tern sent its own names.
+    let turns = json!([
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "grep -r secret . > found.txt"}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": ".env", "content": "TOKEN=x\n"}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "draft.txt", "content": "moved\n"}}]},
+        {"text": "done"}
+    ]);
+    let h = Harness::new(Wire::Anthropic, &json!({ "turns": turns }).to_string()).await;
+    let validator = h.path("validate.py");
+    write(
+        &validator,
+        r#"import json, sys
+data = json.load(sys.stdin)
+if data.get("tool_name") != "Bash":
+    sys.exit(0)
+command = data.get("tool_input", {}).get("command", "")
+if command.startswith("grep "):
+    print("Use 'rg' (ripgrep) instead of 'grep'", file=sys.stderr)
+    sys.exit(2)
+"#,
+    );
+    let guard = h.path("guard.py");
+    write(
+        &guard,
+        r#"import json, sys
+data = json.load(sys.stdin)
+path = data["tool_input"].get("file_path", "")
+if path.endswith(".env"):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+        "permissionDecision": "deny", "permissionDecisionReason": "no .env files"}}))
+elif path.endswith("draft.txt"):
+    updated = dict(data["tool_input"], file_path=path.replace("draft.txt", "final.txt"))
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated}}))
+"#,
+    );
+    let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
+    write(
+        &h.home.path().join("config.toml"),
+        &format!(
+            "{config}[[hooks.pre_tool_use]]\nmatcher = \"Bash\"\ncommand = \"python3 {}\"\n\n\
+             [[hooks.pre_tool_use]]\nmatcher = \"Edit|MultiEdit|Write\"\ncommand = \"python3 {}\"\n",
+            validator.display(),
+            guard.display()
+        ),
+    );
+    let out = run(&h, &["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    let (text, failed) = h.tool_results(&bodies[1]).pop().unwrap();
+    assert!(failed && text.contains("Use 'rg'"), "the Bash hook blocked grep: {text}");
+    assert!(!h.path("found.txt").exists());
+    let (text, failed) = h.tool_results(&bodies[2]).pop().unwrap();
+    assert!(failed && text.contains("no .env files"), "the Write hook saw file_path: {text}");
+    assert!(!h.path(".env").exists());
+    // Its rewrite, in Claude's key, is the path written.
+    assert_eq!(std::fs::read_to_string(h.path("final.txt")).unwrap(), "moved\n");
+    assert!(!h.path("draft.txt").exists());
+}

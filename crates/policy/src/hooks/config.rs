@@ -200,12 +200,17 @@ impl ToolMatcher {
         }
     }
 
-    /// Whether a hook with this matcher runs for `tool_name`. A call that
-    /// names no tool only runs hooks that match every tool.
+    /// Whether a hook with this matcher runs for `tool_name` (tern's name):
+    /// a matcher may name it as tern does or as Claude Code does (`Bash`,
+    /// `WebFetch`, `MultiEdit` for an edit). A call that names no tool only
+    /// runs hooks that match every tool.
     pub(crate) fn matches(&self, tool_name: Option<&str>) -> bool {
         match (self, tool_name) {
             (ToolMatcher::Any, _) => true,
-            (ToolMatcher::Pattern(re), Some(name)) => re.is_match(name),
+            (ToolMatcher::Pattern(re), Some(name)) => {
+                let claude = tern_protocol::claude::claude_tool_name(name, &serde_json::Value::Null);
+                re.is_match(name) || re.is_match(&claude) || (claude == "Edit" && re.is_match("MultiEdit"))
+            }
             (ToolMatcher::Pattern(_), None) => false,
         }
     }
@@ -227,6 +232,11 @@ mod tests {
     #[test]
     fn matchers_are_anchored_regexes() {
         assert!(matcher(Some("bash|edit")).matches(Some("bash")));
+        // Claude Code's names match tern's tools.
+        assert!(matcher(Some("WebFetch")).matches(Some("web_fetch")));
+        assert!(matcher(Some("Edit|MultiEdit|Write")).matches(Some("edit")));
+        assert!(matcher(Some("MultiEdit")).matches(Some("edit")));
+        assert!(!matcher(Some("WebFetch")).matches(Some("web_search")));
         assert!(!matcher(Some("bash|edit")).matches(Some("bash_output")));
         assert!(!matcher(Some("bash|edit")).matches(Some("read")));
         assert!(matcher(Some("mcp__.*")).matches(Some("mcp__github__list")));
