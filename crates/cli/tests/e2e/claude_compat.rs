@@ -67,7 +67,9 @@ async fn stream_json_has_the_shapes_claude_consumers_read() {
         // The values the consumers act on.
         let tool_use = at(&lines[1], "/message/content/[]").unwrap();
         assert_eq!(tool_use["type"], "tool_use");
-        assert_eq!(tool_use["name"], "read");
+        // Claude Code's tool names and keys, as its consumers check them (tern's `path` too).
+        assert_eq!(tool_use["name"], "Read");
+        assert_eq!(tool_use["input"]["file_path"], "notes.txt");
         assert_eq!(tool_use["input"]["path"], "notes.txt");
         assert_eq!(lines[1]["message"]["stop_reason"], "tool_use");
         assert_eq!(lines[1]["parent_tool_use_id"], Value::Null);
@@ -91,7 +93,7 @@ async fn stream_json_has_the_shapes_claude_consumers_read() {
             lines[0]["apiKeySource"],
             if wire == Wire::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" }
         );
-        assert!(lines[0]["tools"].as_array().unwrap().iter().any(|t| t == "read"));
+        assert!(lines[0]["tools"].as_array().unwrap().iter().any(|t| t == "Read"), "Claude Code's names");
         assert!(lines[0]["agents"].as_array().unwrap().iter().any(|t| t == "explore"));
         // `json`: the same result object alone.
         let h = Harness::new(wire, ONE_TOOL).await;
@@ -266,7 +268,7 @@ async fn can_use_tool_questions_go_to_the_caller() {
     s.user("make files").await;
     let ask = s.until(|v| v["type"] == "control_request").await;
     assert_eq!(ask["request"]["subtype"], "can_use_tool");
-    assert_eq!(ask["request"]["tool_name"], "bash");
+    assert_eq!(ask["request"]["tool_name"], "Bash", "Claude Code's name, as a canUseTool checks it");
     assert_eq!(ask["request"]["input"]["command"], "touch made-by-yes");
     assert!(ask["request"]["tool_use_id"].is_string());
     let id = ask["request_id"].clone();
@@ -292,6 +294,39 @@ async fn can_use_tool_questions_go_to_the_caller() {
         .find(|b| b["is_error"] == true)
         .expect("the refused call's result");
     assert!(refused["content"].as_str().unwrap().contains("not that one"), "{refused}");
+}
+
+#[tokio::test]
+async fn a_file_call_is_asked_in_claude_codes_keys_and_its_echo_runs_it() {
+    // A canUseTool written for Claude Code reads `Write` and `file_path`, and answers
+    // with the input it was given; a changed path is still refused.
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"write","arguments":{"path":"echoed.txt","content":"ok\n"}}]},
+        {"tool_calls":[{"name":"write","arguments":{"path":"asked.txt","content":"no\n"}}]},
+        {"text":"done"}]}"#;
+    let mut h = Harness::new(Wire::Anthropic, script).await;
+    h.mode = None;
+    let mut s = Streaming::start(&h, &["--permission-prompt-tool", "stdio"]);
+    s.user("write files").await;
+    let ask = s.until(|v| v["type"] == "control_request").await;
+    assert_eq!(ask["request"]["tool_name"], "Write");
+    assert_eq!(ask["request"]["input"]["file_path"], "echoed.txt");
+    let input = ask["request"]["input"].clone();
+    s.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": ask["request_id"],
+        "response": {"behavior": "allow", "updatedInput": input}}}))
+        .await;
+    let ask = s.until(|v| v["type"] == "control_request").await;
+    let mut moved = ask["request"]["input"].clone();
+    moved["file_path"] = json!("elsewhere.txt");
+    s.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": ask["request_id"],
+        "response": {"behavior": "allow", "updatedInput": moved}}}))
+        .await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "done");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read_to_string(h.path("echoed.txt")).unwrap(), "ok\n", "the echo is the same call");
+    assert!(!h.path("asked.txt").exists() && !h.path("elsewhere.txt").exists(), "a changed path is refused");
 }
 
 #[tokio::test]
@@ -373,7 +408,7 @@ async fn dont_ask_refuses_and_skip_permissions_bypasses() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(!h.path("created").exists());
     let r = &out.json_lines()[0];
-    assert_eq!(r["permission_denials"][0]["tool_name"], "bash");
+    assert_eq!(r["permission_denials"][0]["tool_name"], "Bash");
     assert!(r["permission_denials"][0]["reason"].as_str().unwrap().contains("dont-ask"), "{r}");
 
     let h2 = Harness::new(Wire::Anthropic, script).await;

@@ -42,8 +42,8 @@ async fn headless_refuses_what_it_would_ask_and_says_how_to_allow_it() {
         let result = result_line(&out.stdout);
         let denials = result["permission_denials"].as_array().unwrap();
         assert_eq!(denials.len(), 1, "{wire:?}: only the write; git status is read-only: {result}");
-        assert_eq!(denials[0]["tool_name"], "write");
-        assert_eq!(denials[0]["tool_input"]["path"], "new.txt");
+        assert_eq!(denials[0]["tool_name"], "Write");
+        assert_eq!(denials[0]["tool_input"]["file_path"], "new.txt");
         let results = h.tool_results(&h.bodies()[1]);
         assert!(results[0].0.contains("Permission denied"), "{wire:?}: {:?}", results[0]);
         assert!(!results[1].0.contains("Permission denied"), "{wire:?}: {:?}", results[1]);

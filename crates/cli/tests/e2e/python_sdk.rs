@@ -52,12 +52,13 @@ async fn the_python_agent_sdk_runs_tern() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
     // The bash call was put to the SDK's callback, allowed, and ran.
-    assert_eq!(seen["asked"][0]["tool"], "bash", "{seen}");
+    // Under Claude Code's name, as a `can_use_tool` written for it checks.
+    assert_eq!(seen["asked"][0]["tool"], "Bash", "{seen}");
     assert_eq!(seen["asked"][0]["input"]["command"], "touch made-by-sdk");
     assert!(h.path("made-by-sdk").exists());
     // The SDK parsed every message of the conversation into its own types.
     let query = seen["query"].as_array().unwrap();
-    assert_eq!(query[1]["assistant"][0]["tool_use"], "bash", "{seen}");
+    assert_eq!(query[1]["assistant"][0]["tool_use"], "Bash", "{seen}");
     assert_eq!(query[1]["model"], "mock");
     assert_eq!(query[2]["user"][0]["tool_result"], query[1]["assistant"][0]["id"]);
     assert_eq!(query[2]["user"][0]["is_error"], false);

@@ -139,7 +139,7 @@ async fn without_a_rule_a_fetch_is_asked_so_headless_refuses_it_and_says_how_to_
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let result: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     let denial = &result["permission_denials"][0];
-    assert_eq!(denial["tool_name"], "web_fetch");
+    assert_eq!(denial["tool_name"], "WebFetch");
     assert!(denial["how_to_allow"].as_str().unwrap().contains("web_fetch(domain:127.0.0.1)"), "{denial}");
     let out = h.run(&["-p", "go", "--allowed-tools", "web_fetch(domain:127.0.0.1)"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use serde_json::{Value, json};
+use tern_protocol::claude;
 use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, Message, StopReason, ToolResultContent, Usage};
 use tern_runtime::RunReport;
@@ -275,9 +276,11 @@ pub fn content_blocks(message: &Message) -> Vec<Value> {
                 }
                 ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
                 ContentBlock::Image { source } => image(source),
-                ContentBlock::ToolUse { id, name, input } => {
-                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
-                }
+                // Claude Code's names and keys (`Bash`, `file_path`): SDK apps check them.
+                ContentBlock::ToolUse { id, name, input } => json!({
+                    "type": "tool_use", "id": id, "name": claude::claude_tool_name(name, input),
+                    "input": claude::claude_tool_input(name, input),
+                }),
                 ContentBlock::ServerToolUse { id, name, input, .. } => {
                     json!({"type": "server_tool_use", "id": id, "name": name, "input": input})
                 }
@@ -380,7 +383,8 @@ pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> Value {
         .iter()
         .map(|d| {
             json!({
-                "tool_name": d.tool_name, "tool_use_id": d.tool_use_id, "tool_input": d.tool_input,
+                "tool_name": claude::claude_tool_name(&d.tool_name, &d.tool_input), "tool_use_id": d.tool_use_id,
+                "tool_input": claude::claude_tool_input(&d.tool_name, &d.tool_input),
                 "reason": d.reason, "how_to_allow": d.how_to_allow,
             })
         })

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
+use tern_protocol::claude;
 use tern_protocol::exit;
 use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, Command, ContentBlock, ImageSource, ToolResultContent};
@@ -297,7 +298,7 @@ impl Output {
 
 /// Claude Code's `system/init` line, with tern's own facts after.
 fn init_line(runtime: &Runtime) -> Value {
-    let tools: Vec<String> = runtime.tools().iter().map(|t| t.name().to_string()).collect();
+    let tools: Vec<String> = runtime.tools().iter().map(|t| claude::claude_tool_name(t.name(), &Value::Null)).collect();
     let servers: Vec<Value> =
         runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
     let mut commands: Vec<String> = runtime.commands().list.iter().map(|c| c.name.clone()).collect();
@@ -852,11 +853,12 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
                 .iter()
                 .map(|rule| {
                     // Claude's rule shape: the tool, and what is inside its parentheses.
+                    let claude_name = |tool: &str| claude::claude_tool_name(tool, &Value::Null);
                     let wire = match rule.split_once('(') {
-                        Some((tool, rest)) => {
-                            json!({"toolName": tool, "ruleContent": rest.strip_suffix(')').unwrap_or(rest)})
-                        }
-                        None => json!({"toolName": rule}),
+                        Some((tool, rest)) => json!({
+                            "toolName": claude_name(tool), "ruleContent": rest.strip_suffix(')').unwrap_or(rest)
+                        }),
+                        None => json!({"toolName": claude_name(rule)}),
                     };
                     json!({"type": "addRules", "rules": [wire], "behavior": "allow", "destination": "session"})
                 })
@@ -866,8 +868,9 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
                 "request_id": id,
                 "request": {
                     "subtype": "can_use_tool",
-                    "tool_name": request.tool,
-                    "input": request.input,
+                    // Claude Code's names and keys: a `canUseTool` written for it checks `Bash`.
+                    "tool_name": claude::claude_tool_name(&request.tool, &request.input),
+                    "input": claude::claude_tool_input(&request.tool, &request.input),
                     "tool_use_id": request.call_id,
                     "permission_suggestions": suggestions,
                     "decision_reason": request.decision.reason,
@@ -900,7 +903,9 @@ fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value
     match body.get("behavior").and_then(Value::as_str) {
         Some("allow") => {
             // tern runs the call the model made, as it was judged: a changed input is refused.
-            if body.get("updatedInput").is_some_and(|u| !u.is_null() && *u != request.input) {
+            // The input sent back unchanged (in Claude's keys, as it was sent) is the same call.
+            let changed = |u: &Value| claude::tern_tool_input(&request.tool, u.clone()) != request.input;
+            if body.get("updatedInput").is_some_and(|u| !u.is_null() && changed(u)) {
                 return PermissionAnswer::Deny {
                     feedback: Some(
                         "the permission prompt answered with a changed input, which tern does not run; make the call \
