@@ -171,64 +171,148 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     )
 }
 
-/// What one prompt's run prints, in the chosen format.
-struct Output {
-    format: OutputFormat,
-    verbose: bool,
-    claude: Option<Arc<ClaudeStream>>,
+/// What an output format prints of a run: its first line, each event, the
+/// result. One implementation per `--output-format`; [`Output`] holds what
+/// they share (progress on stderr, the exit code).
+trait Format: Send + Sync {
+    /// The first line (stream formats).
+    fn init(&self, _runtime: &Runtime) {}
+    /// A prompt starts.
+    fn begin(&self) {}
+    /// One event of the run.
+    fn event(&self, e: AgentEvent);
+    /// The run's result.
+    fn result(&self, runtime: &Runtime, report: &RunReport);
+    /// The result of a user message that could not run (stream-json input).
+    fn rejected(&self, _runtime: &Runtime, _why: &str) {}
 }
 
-impl Output {
-    fn new(runtime: &Runtime, options: &Options) -> Self {
-        // Every format but text has the result object, which counts provider time.
-        let claude = (options.format != OutputFormat::Text)
-            .then(|| Arc::new(ClaudeStream::new(runtime.session().id(), options.partial)));
-        Self { format: options.format, verbose: options.verbose, claude }
-    }
+/// `text`: the final answer alone.
+struct TextFormat;
 
-    /// The `system/init` line (stream formats).
+impl Format for TextFormat {
+    fn event(&self, _e: AgentEvent) {}
+
+    fn result(&self, _runtime: &Runtime, report: &RunReport) {
+        if report.outcome.stop_reason != AgentStopReason::Completed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let text = report.outcome.final_text.trim_end();
+        // On a terminal the model's escape sequences would act (an OSC 52 clipboard
+        // write, a window title, a cleared screen): shown clean there, exact in a pipe.
+        if std::io::IsTerminal::is_terminal(&out) {
+            let _ = writeln!(out, "{}", tern_protocol::sanitize::clean(text));
+        } else {
+            let _ = writeln!(out, "{text}");
+        }
+        let _ = out.flush();
+    }
+}
+
+/// The formats with Claude Code's result object: `json` (the result alone),
+/// `stream-json` (Claude's lines, then the result) and `tern-events`
+/// (tern's own event lines, then the result).
+struct JsonFormat {
+    lines: JsonLines,
+    claude: ClaudeStream,
+}
+
+/// Which lines a [`JsonFormat`] prints before its result.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum JsonLines {
+    None,
+    Claude,
+    Tern,
+}
+
+impl Format for JsonFormat {
     fn init(&self, runtime: &Runtime) {
-        match self.format {
-            OutputFormat::StreamJson => print_line(&init_line(runtime)),
-            OutputFormat::TernEvents => print_line(&tern_init_line(runtime)),
-            OutputFormat::Text | OutputFormat::Json => {}
+        match self.lines {
+            JsonLines::Claude => print_line(&init_line(runtime)),
+            JsonLines::Tern => print_line(&tern_init_line(runtime)),
+            JsonLines::None => {}
         }
     }
 
     fn begin(&self) {
-        if let Some(c) = &self.claude {
-            c.begin_prompt();
+        self.claude.begin_prompt();
+    }
+
+    fn event(&self, e: AgentEvent) {
+        match self.lines {
+            JsonLines::Claude => {
+                for line in self.claude.lines(e) {
+                    print_line(&line);
+                }
+            }
+            // Counted for the result; nothing printed until then.
+            JsonLines::None => self.claude.observe(&e),
+            JsonLines::Tern => {
+                self.claude.observe(&e);
+                print_line(&tern_event_line(e));
+            }
         }
     }
 
+    fn result(&self, runtime: &Runtime, report: &RunReport) {
+        let session = runtime.session();
+        let model = runtime.model();
+        let facts = claude_stream::ResultFacts {
+            session_id: session.id(),
+            duration_api_ms: self.claude.api_ms(),
+            model: &model,
+            context_window: runtime.model_info().context_window,
+            stop_reason: self.claude.last_stop(),
+        };
+        let mut result = claude_stream::result_object(report, &facts);
+        // What ran in the background (all of it is stopped as tern exits).
+        result["background_tasks"] = json!(runtime.background_tasks());
+        // The whole session's, counting what a resumed session had spent before.
+        let (session_usage, session_cost) = runtime.session_usage();
+        result["session_usage"] = json!(session_usage);
+        result["session_cost_usd"] = json!(session_cost);
+        print_line(&result);
+    }
+
+    fn rejected(&self, runtime: &Runtime, why: &str) {
+        print_line(&claude_stream::rejected_result(runtime.session().id(), why));
+    }
+}
+
+/// What one prompt's run prints, in the chosen format.
+struct Output {
+    verbose: bool,
+    format: Arc<dyn Format>,
+}
+
+impl Output {
+    fn new(runtime: &Runtime, options: &Options) -> Self {
+        let json = |lines| -> Arc<dyn Format> {
+            Arc::new(JsonFormat { lines, claude: ClaudeStream::new(runtime.session().id(), options.partial) })
+        };
+        let format = match options.format {
+            OutputFormat::Text => Arc::new(TextFormat),
+            OutputFormat::Json => json(JsonLines::None),
+            OutputFormat::StreamJson => json(JsonLines::Claude),
+            OutputFormat::TernEvents => json(JsonLines::Tern),
+        };
+        Self { verbose: options.verbose, format }
+    }
+
+    fn init(&self, runtime: &Runtime) {
+        self.format.init(runtime);
+    }
+
+    fn begin(&self) {
+        self.format.begin();
+    }
+
     fn sink(&self) -> EventSink {
-        let format = self.format;
-        let verbose = self.verbose;
-        let claude = self.claude.clone();
+        let (format, verbose) = (self.format.clone(), self.verbose);
         Arc::new(move |e: AgentEvent| {
             say_progress(&e, verbose);
-            match format {
-                OutputFormat::StreamJson => {
-                    if let Some(c) = &claude {
-                        for line in c.lines(e) {
-                            print_line(&line);
-                        }
-                    }
-                }
-                OutputFormat::Json => {
-                    // Counted for the result; nothing printed until then.
-                    if let Some(c) = &claude {
-                        c.observe(&e);
-                    }
-                }
-                OutputFormat::TernEvents => {
-                    if let Some(c) = &claude {
-                        c.observe(&e);
-                    }
-                    print_line(&tern_event_line(e));
-                }
-                OutputFormat::Text => {}
-            }
+            format.event(e);
         })
     }
 
@@ -237,25 +321,7 @@ impl Output {
         for n in &report.notices {
             say(n);
         }
-        match self.format {
-            OutputFormat::Text => {
-                if report.outcome.stop_reason == AgentStopReason::Completed {
-                    let mut out = std::io::stdout().lock();
-                    let text = report.outcome.final_text.trim_end();
-                    // On a terminal the model's escape sequences would act (an OSC 52 clipboard
-                    // write, a window title, a cleared screen): shown clean there, exact in a pipe.
-                    if std::io::IsTerminal::is_terminal(&out) {
-                        let _ = writeln!(out, "{}", tern_protocol::sanitize::clean(text));
-                    } else {
-                        let _ = writeln!(out, "{text}");
-                    }
-                    let _ = out.flush();
-                }
-            }
-            OutputFormat::Json | OutputFormat::StreamJson | OutputFormat::TernEvents => {
-                print_line(&self.result(runtime, report));
-            }
-        }
+        self.format.result(runtime, report);
         match report.outcome.stop_reason {
             AgentStopReason::Completed => exit::SUCCESS,
             AgentStopReason::Aborted => exit::INTERRUPTED,
@@ -270,29 +336,7 @@ impl Output {
 
     /// The result of a user message that could not run (stream-json input).
     fn rejected(&self, runtime: &Runtime, why: &str) {
-        if self.format != OutputFormat::Text {
-            print_line(&claude_stream::rejected_result(runtime.session().id(), why));
-        }
-    }
-
-    fn result(&self, runtime: &Runtime, report: &RunReport) -> Value {
-        let session = runtime.session();
-        let model = runtime.model();
-        let facts = claude_stream::ResultFacts {
-            session_id: session.id(),
-            duration_api_ms: self.claude.as_ref().map_or(0, |c| c.api_ms()),
-            model: &model,
-            context_window: runtime.model_info().context_window,
-            stop_reason: self.claude.as_ref().and_then(|c| c.last_stop()),
-        };
-        let mut result = claude_stream::result_object(report, &facts);
-        // What ran in the background (all of it is stopped as tern exits).
-        result["background_tasks"] = json!(runtime.background_tasks());
-        // The whole session's, counting what a resumed session had spent before.
-        let (session_usage, session_cost) = runtime.session_usage();
-        result["session_usage"] = json!(session_usage);
-        result["session_cost_usd"] = json!(session_cost);
-        result
+        self.format.rejected(runtime, why);
     }
 }
 
