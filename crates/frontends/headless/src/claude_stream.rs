@@ -10,11 +10,18 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 use tern_protocol::claude;
 use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, Message, StopReason, ToolResultContent, Usage};
 use tern_runtime::RunReport;
+
+use crate::claude_wire::{
+    AssistantMessage, AssistantMessageStart, Block, ClaudeUsage, CompactMetadata, Delta, Denial, ImageSource, Line,
+    MessageDeltaBody, ModelUsage, ResultLine, ServerToolUse, StreamEvent, System, UserMessage,
+};
 
 /// Turns tern's events into Claude Code's stream lines for one session.
 pub struct ClaudeStream {
@@ -105,12 +112,13 @@ impl ClaudeStream {
     }
 
     /// The lines for one event (none for events Claude's stream has no shape for).
-    pub fn lines(&self, event: AgentEvent) -> Vec<Value> {
+    pub fn lines(&self, event: AgentEvent) -> Vec<Line> {
         self.observe(&event);
         let (event, parent) = match event {
             AgentEvent::Subagent { parent_tool_use_id, event } => (*event, Some(parent_tool_use_id)),
             e => (e, None),
         };
+        let session_id = || self.session_id.clone();
         let mut out = Vec::new();
         match event {
             AgentEvent::TurnStart { .. } => {
@@ -121,18 +129,24 @@ impl ClaudeStream {
                     s.next_index = 0;
                     let id = s.message_id.clone();
                     drop(s);
-                    out.push(self.stream_event(json!({
-                        "type": "message_start",
-                        "message": {"id": id, "type": "message", "role": "assistant", "content": [],
-                                    "stop_reason": null, "stop_sequence": null, "usage": claude_usage(&Usage::default())},
-                    })));
+                    out.push(self.stream_event(StreamEvent::MessageStart {
+                        message: AssistantMessageStart {
+                            id,
+                            kind: "message",
+                            role: "assistant",
+                            content: Vec::new(),
+                            stop_reason: None,
+                            stop_sequence: None,
+                            usage: ClaudeUsage::default(),
+                        },
+                    }));
                 }
             }
             AgentEvent::TextDelta { text } if self.partial && parent.is_none() => {
-                self.delta(&mut out, "text", json!({"type": "text_delta", "text": text}));
+                self.delta(&mut out, "text", Delta::TextDelta { text });
             }
             AgentEvent::ThinkingDelta { text } if self.partial && parent.is_none() => {
-                self.delta(&mut out, "thinking", json!({"type": "thinking_delta", "thinking": text}));
+                self.delta(&mut out, "thinking", Delta::ThinkingDelta { thinking: text });
             }
             AgentEvent::AssistantMessage { message, stop_reason, usage, model } => {
                 let id = {
@@ -146,58 +160,71 @@ impl ClaudeStream {
                 let stop = stop_reason.as_ref().map(stop_reason_name);
                 if self.partial && parent.is_none() {
                     if let Some((index, _)) = self.state().open.take() {
-                        out.push(self.stream_event(json!({"type": "content_block_stop", "index": index})));
+                        out.push(self.stream_event(StreamEvent::ContentBlockStop { index }));
                     }
-                    out.push(self.stream_event(json!({
-                        "type": "message_delta",
-                        "delta": {"stop_reason": stop, "stop_sequence": null},
-                        "usage": claude_usage(&usage),
-                    })));
-                    out.push(self.stream_event(json!({"type": "message_stop"})));
+                    out.push(self.stream_event(StreamEvent::MessageDelta {
+                        delta: MessageDeltaBody { stop_reason: stop.clone(), stop_sequence: None },
+                        usage: claude_usage(&usage),
+                    }));
+                    out.push(self.stream_event(StreamEvent::MessageStop));
                 }
-                out.push(json!({
-                    "type": "assistant",
-                    "message": {
-                        "id": id, "type": "message", "role": "assistant", "model": model,
-                        "content": content_blocks(&message),
-                        "stop_reason": stop, "stop_sequence": null, "usage": claude_usage(&usage),
+                out.push(Line::Assistant {
+                    message: AssistantMessage {
+                        id,
+                        kind: "message",
+                        role: "assistant",
+                        model,
+                        content: content_blocks(&message),
+                        stop_reason: stop,
+                        stop_sequence: None,
+                        usage: claude_usage(&usage),
                     },
-                    "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
-                }));
-            }
-            AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => {
-                let mut line = json!({
-                    "type": "user",
-                    "message": {"role": "user", "content": [{
-                        "tool_use_id": id, "type": "tool_result",
-                        "content": tool_result_content(&content), "is_error": is_error,
-                    }]},
-                    "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+                    parent_tool_use_id: parent,
+                    session_id: session_id(),
+                    uuid: uuid(),
                 });
-                if let Some(d) = details {
-                    line["tool_use_result"] = serde_json::to_value(d).unwrap_or(Value::Null);
-                }
-                out.push(line);
             }
-            AgentEvent::Retry(r) => out.push(json!({
-                "type": "system", "subtype": "api_retry",
-                "attempt": r.attempt, "max_retries": r.max_attempts, "retry_delay_ms": r.delay_ms,
-                "error": r.error,
-                "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
-            })),
-            AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => out.push(json!({
-                "type": "system", "subtype": "compact_boundary",
-                "compact_metadata": {
-                    "trigger": if reason == tern_protocol::CompactReason::Manual { "manual" } else { "auto" },
-                    "pre_tokens": tokens_before, "post_tokens": tokens_after,
+            AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => out.push(Line::User {
+                message: UserMessage {
+                    role: "user",
+                    content: vec![Block::ToolResult {
+                        tool_use_id: id,
+                        content: tool_result_content(&content),
+                        is_error,
+                    }],
                 },
-                "parent_tool_use_id": parent, "session_id": self.session_id, "uuid": uuid(),
+                parent_tool_use_id: parent,
+                session_id: session_id(),
+                uuid: uuid(),
+                tool_use_result: details.and_then(|d| serde_json::to_value(d).ok()),
+            }),
+            AgentEvent::Retry(r) => out.push(Line::System(System::ApiRetry {
+                attempt: r.attempt,
+                max_retries: r.max_attempts,
+                retry_delay_ms: r.delay_ms,
+                error: r.error,
+                parent_tool_use_id: parent,
+                session_id: session_id(),
+                uuid: uuid(),
             })),
+            AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => {
+                out.push(Line::System(System::CompactBoundary {
+                    compact_metadata: CompactMetadata {
+                        trigger: if reason == tern_protocol::CompactReason::Manual { "manual" } else { "auto" },
+                        pre_tokens: tokens_before,
+                        post_tokens: tokens_after,
+                    },
+                    parent_tool_use_id: parent,
+                    session_id: session_id(),
+                    uuid: uuid(),
+                }))
+            }
             // Claude's status line carries the permission mode as it changes.
-            AgentEvent::ModeChanged { mode, .. } if parent.is_none() => out.push(json!({
-                "type": "system", "subtype": "status", "status": null,
-                "permissionMode": mode.claude_name(),
-                "session_id": self.session_id, "uuid": uuid(),
+            AgentEvent::ModeChanged { mode, .. } if parent.is_none() => out.push(Line::System(System::Status {
+                status: None,
+                permission_mode: mode.claude_name().to_string(),
+                session_id: session_id(),
+                uuid: uuid(),
             })),
             _ => {}
         }
@@ -205,37 +232,32 @@ impl ClaudeStream {
     }
 
     /// A delta of `kind` ("text", "thinking"): a new content block when the kind changes.
-    fn delta(&self, out: &mut Vec<Value>, kind: &'static str, delta: Value) {
+    fn delta(&self, out: &mut Vec<Line>, kind: &'static str, delta: Delta) {
         let mut s = self.state();
         let index = match s.open {
             Some((index, open)) if open == kind => index,
             open => {
                 if let Some((index, _)) = open {
-                    out.push(self.stream_event(json!({"type": "content_block_stop", "index": index})));
+                    out.push(self.stream_event(StreamEvent::ContentBlockStop { index }));
                 }
                 let index = s.next_index;
                 s.next_index += 1;
                 s.open = Some((index, kind));
-                let block = if kind == "text" {
-                    json!({"type": "text", "text": ""})
+                let content_block = if kind == "text" {
+                    Block::Text { text: String::new() }
                 } else {
-                    json!({"type": "thinking", "thinking": "", "signature": ""})
+                    Block::Thinking { thinking: String::new(), signature: String::new() }
                 };
-                out.push(
-                    self.stream_event(json!({"type": "content_block_start", "index": index, "content_block": block})),
-                );
+                out.push(self.stream_event(StreamEvent::ContentBlockStart { index, content_block }));
                 index
             }
         };
         drop(s);
-        out.push(self.stream_event(json!({"type": "content_block_delta", "index": index, "delta": delta})));
+        out.push(self.stream_event(StreamEvent::ContentBlockDelta { index, delta }));
     }
 
-    fn stream_event(&self, event: Value) -> Value {
-        json!({
-            "type": "stream_event", "uuid": uuid(), "session_id": self.session_id,
-            "event": event, "parent_tool_use_id": null,
-        })
+    fn stream_event(&self, event: StreamEvent) -> Line {
+        Line::StreamEvent { uuid: uuid(), session_id: self.session_id.clone(), event, parent_tool_use_id: None }
     }
 }
 
@@ -253,36 +275,37 @@ fn stop_reason_name(r: &StopReason) -> String {
 }
 
 /// Usage with Anthropic's names.
-pub fn claude_usage(u: &Usage) -> Value {
-    json!({
-        "input_tokens": u.input_tokens,
-        "cache_creation_input_tokens": u.cache_write_tokens,
-        "cache_read_input_tokens": u.cache_read_tokens,
-        "output_tokens": u.output_tokens,
-        "server_tool_use": {"web_search_requests": u.web_search_requests, "web_fetch_requests": 0},
-    })
+pub fn claude_usage(u: &Usage) -> ClaudeUsage {
+    ClaudeUsage {
+        input_tokens: u.input_tokens,
+        cache_creation_input_tokens: u.cache_write_tokens,
+        cache_read_input_tokens: u.cache_read_tokens,
+        output_tokens: u.output_tokens,
+        server_tool_use: ServerToolUse { web_search_requests: u.web_search_requests, web_fetch_requests: 0 },
+    }
 }
 
 /// A message's blocks as Anthropic Messages content blocks.
-pub fn content_blocks(message: &Message) -> Vec<Value> {
+pub fn content_blocks(message: &Message) -> Vec<Block> {
     message
         .content
         .iter()
         .filter_map(|b| {
             Some(match b {
-                ContentBlock::Text { text } => json!({"type": "text", "text": text}),
+                ContentBlock::Text { text } => Block::Text { text: text.clone() },
                 ContentBlock::Thinking { thinking, signature } => {
-                    json!({"type": "thinking", "thinking": thinking, "signature": signature.clone().unwrap_or_default()})
+                    Block::Thinking { thinking: thinking.clone(), signature: signature.clone().unwrap_or_default() }
                 }
-                ContentBlock::RedactedThinking { data } => json!({"type": "redacted_thinking", "data": data}),
-                ContentBlock::Image { source } => image(source),
+                ContentBlock::RedactedThinking { data } => Block::RedactedThinking { data: data.clone() },
+                ContentBlock::Image { source } => Block::Image { source: image(source) },
                 // Claude Code's names and keys (`Bash`, `file_path`): SDK apps check them.
-                ContentBlock::ToolUse { id, name, input } => json!({
-                    "type": "tool_use", "id": id, "name": claude::claude_tool_name(name, input),
-                    "input": claude::claude_tool_input(name, input),
-                }),
+                ContentBlock::ToolUse { id, name, input } => Block::ToolUse {
+                    id: id.clone(),
+                    name: claude::claude_tool_name(name, input),
+                    input: claude::claude_tool_input(name, input),
+                },
                 ContentBlock::ServerToolUse { id, name, input, .. } => {
-                    json!({"type": "server_tool_use", "id": id, "name": name, "input": input})
+                    Block::ServerToolUse { id: id.clone(), name: name.clone(), input: input.clone() }
                 }
                 ContentBlock::ServerToolResult { tool_use_id, sources, error, .. } => {
                     let content: Value = match error {
@@ -292,43 +315,37 @@ pub fn content_blocks(message: &Message) -> Vec<Value> {
                             .map(|s| json!({"type": "web_search_result", "url": s.url, "title": s.title}))
                             .collect(),
                     };
-                    json!({"type": "web_search_tool_result", "tool_use_id": tool_use_id, "content": content})
+                    Block::WebSearchToolResult { tool_use_id: tool_use_id.clone(), content }
                 }
                 ContentBlock::Citations { .. } => return None,
-                ContentBlock::ToolResult { tool_use_id, content, is_error } => json!({
-                    "type": "tool_result", "tool_use_id": tool_use_id,
-                    "content": tool_result_content(content), "is_error": is_error,
-                }),
+                ContentBlock::ToolResult { tool_use_id, content, is_error } => Block::ToolResult {
+                    tool_use_id: tool_use_id.clone(),
+                    content: tool_result_content(content),
+                    is_error: *is_error,
+                },
             })
         })
         .collect()
 }
 
-fn image(source: &tern_protocol::ImageSource) -> Value {
-    json!({"type": "image", "source": {"type": "base64", "media_type": source.media_type, "data": source.data}})
+fn image(source: &tern_protocol::ImageSource) -> ImageSource {
+    ImageSource { kind: "base64", media_type: source.media_type.clone(), data: source.data.clone() }
 }
 
 /// A tool result's content: a string when it is all text (as Claude Code
 /// writes it), else a list of blocks.
 fn tool_result_content(content: &[ToolResultContent]) -> Value {
     if content.iter().all(|c| matches!(c, ToolResultContent::Text { .. })) {
-        let text: String = content
-            .iter()
-            .filter_map(|c| match c {
-                ToolResultContent::Text { text } => Some(text.as_str()),
-                ToolResultContent::Image { .. } => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        return Value::String(text);
+        return Value::String(ToolResultContent::joined_text(content));
     }
-    content
+    let blocks: Vec<Block> = content
         .iter()
         .map(|c| match c {
-            ToolResultContent::Text { text } => json!({"type": "text", "text": text}),
-            ToolResultContent::Image { source } => image(source),
+            ToolResultContent::Text { text } => Block::Text { text: text.clone() },
+            ToolResultContent::Image { source } => Block::Image { source: image(source) },
         })
-        .collect()
+        .collect();
+    serde_json::to_value(blocks).unwrap_or(Value::Null)
 }
 
 /// Claude's result subtype and tern's terminal reason for a stop.
@@ -357,8 +374,8 @@ pub struct ResultFacts<'a> {
 }
 
 /// The `result` object, Claude Code's field names first, then tern's own
-/// (`session_usage`, `background_tasks` are added by the caller).
-pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> Value {
+/// (`session_usage`, `background_tasks` are set by the caller).
+pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> ResultLine {
     let o = &report.outcome;
     let (subtype, terminal) = subtype(o.stop_reason);
     let is_error = o.stop_reason != AgentStopReason::Completed;
@@ -378,64 +395,71 @@ pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> Value {
     if o.stop_reason == AgentStopReason::Aborted && errors.is_empty() {
         errors.push("interrupted".into());
     }
-    let denials: Vec<Value> = report
+    let denials = report
         .permission_denials
         .iter()
-        .map(|d| {
-            json!({
-                "tool_name": claude::claude_tool_name(&d.tool_name, &d.tool_input), "tool_use_id": d.tool_use_id,
-                "tool_input": claude::claude_tool_input(&d.tool_name, &d.tool_input),
-                "reason": d.reason, "how_to_allow": d.how_to_allow,
-            })
+        .map(|d| Denial {
+            tool_name: claude::claude_tool_name(&d.tool_name, &d.tool_input),
+            tool_use_id: d.tool_use_id.clone(),
+            tool_input: claude::claude_tool_input(&d.tool_name, &d.tool_input),
+            reason: d.reason.clone(),
+            how_to_allow: d.how_to_allow.clone(),
         })
         .collect();
-    let mut v = json!({
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "duration_ms": report.duration_ms,
-        "duration_api_ms": facts.duration_api_ms,
-        "num_turns": o.turns,
-        "result": o.final_text,
-        "session_id": facts.session_id,
-        "total_cost_usd": cost,
-        "usage": claude_usage(&usage),
-        "modelUsage": {facts.model: {
-            "inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
-            "cacheReadInputTokens": usage.cache_read_tokens, "cacheCreationInputTokens": usage.cache_write_tokens,
-            "webSearchRequests": usage.web_search_requests, "costUSD": cost, "contextWindow": facts.context_window,
-        }},
-        "permission_denials": denials,
-        "stop_reason": facts.stop_reason,
-        "terminal_reason": terminal,
-        "uuid": uuid(),
-    });
-    if is_error {
-        v["errors"] = json!(errors);
+    let model_usage = ModelUsage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cache_read_input_tokens: usage.cache_read_tokens,
+        cache_creation_input_tokens: usage.cache_write_tokens,
+        web_search_requests: usage.web_search_requests,
+        cost_usd: cost,
+        context_window: facts.context_window,
+    };
+    ResultLine {
+        subtype,
+        is_error,
+        duration_ms: report.duration_ms,
+        duration_api_ms: facts.duration_api_ms,
+        num_turns: o.turns,
+        result: o.final_text.clone(),
+        session_id: facts.session_id.to_string(),
+        total_cost_usd: cost,
+        usage: claude_usage(&usage),
+        model_usage: Some(BTreeMap::from([(facts.model.to_string(), model_usage)])),
+        permission_denials: denials,
+        stop_reason: facts.stop_reason.clone(),
+        terminal_reason: terminal,
+        uuid: uuid(),
+        errors: is_error.then_some(errors),
+        background_tasks: None,
+        session_usage: None,
+        session_cost_usd: None,
     }
-    v
 }
 
 /// The result of a message that never ran (it could not be read), so a
 /// caller waiting for one result per message gets it.
-pub fn rejected_result(session_id: &str, why: &str) -> Value {
-    json!({
-        "type": "result",
-        "subtype": "error_during_execution",
-        "is_error": true,
-        "duration_ms": 0,
-        "duration_api_ms": 0,
-        "num_turns": 0,
-        "result": "",
-        "session_id": session_id,
-        "total_cost_usd": 0.0,
-        "usage": claude_usage(&Usage::default()),
-        "permission_denials": [],
-        "stop_reason": null,
-        "terminal_reason": "error",
-        "errors": [why],
-        "uuid": uuid(),
-    })
+pub fn rejected_result(session_id: &str, why: &str) -> Line {
+    Line::Result(Box::new(ResultLine {
+        subtype: "error_during_execution",
+        is_error: true,
+        duration_ms: 0,
+        duration_api_ms: 0,
+        num_turns: 0,
+        result: String::new(),
+        session_id: session_id.to_string(),
+        total_cost_usd: 0.0,
+        usage: ClaudeUsage::default(),
+        model_usage: None,
+        permission_denials: Vec::new(),
+        stop_reason: None,
+        terminal_reason: "error",
+        uuid: uuid(),
+        errors: Some(vec![why.to_string()]),
+        background_tasks: None,
+        session_usage: None,
+        session_cost_usd: None,
+    }))
 }
 
 #[cfg(test)]
@@ -464,6 +488,7 @@ mod tests {
             usage: Usage::default(),
             model: "m".into(),
         }));
+        let lines: Vec<Value> = lines.iter().map(|l| serde_json::to_value(l).unwrap()).collect();
         let kinds: Vec<String> = lines
             .iter()
             .map(|l| match l["type"].as_str().unwrap() {

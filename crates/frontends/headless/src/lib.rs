@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::claude_stream::ClaudeStream;
 
 pub mod claude_stream;
+pub mod claude_wire;
 
 /// How `-p` prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,12 +268,12 @@ impl Format for JsonFormat {
         };
         let mut result = claude_stream::result_object(report, &facts);
         // What ran in the background (all of it is stopped as tern exits).
-        result["background_tasks"] = json!(runtime.background_tasks());
+        result.background_tasks = Some(json!(runtime.background_tasks()));
         // The whole session's, counting what a resumed session had spent before.
         let (session_usage, session_cost) = runtime.session_usage();
-        result["session_usage"] = json!(session_usage);
-        result["session_cost_usd"] = json!(session_cost);
-        print_line(&result);
+        result.session_usage = Some(json!(session_usage));
+        result.session_cost_usd = Some(session_cost);
+        print_line(&claude_wire::Line::Result(Box::new(result)));
     }
 
     fn rejected(&self, runtime: &Runtime, why: &str) {
@@ -341,35 +342,35 @@ impl Output {
 }
 
 /// Claude Code's `system/init` line, with tern's own facts after.
-fn init_line(runtime: &Runtime) -> Value {
+fn init_line(runtime: &Runtime) -> claude_wire::Line {
     let tools: Vec<String> = runtime.tools().iter().map(|t| claude::claude_tool_name(t.name(), &Value::Null)).collect();
-    let servers: Vec<Value> =
-        runtime.mcp_servers().iter().map(|s| json!({"name": s.name, "status": s.state})).collect();
-    let mut commands: Vec<String> = runtime.commands().list.iter().map(|c| c.name.clone()).collect();
+    let mcp_servers = runtime
+        .mcp_servers()
+        .iter()
+        .map(|s| claude_wire::McpServerStatus { name: s.name.clone(), status: json!(s.state) })
+        .collect();
+    let mut slash_commands: Vec<String> = runtime.commands().list.iter().map(|c| c.name.clone()).collect();
     let skills: Vec<String> = runtime.skills().list.iter().map(|s| s.name.clone()).collect();
-    commands.extend(skills.iter().cloned());
-    let files: Vec<String> = runtime.instruction_files().iter().map(|f| f.path.display().to_string()).collect();
-    json!({
-        "type": "system",
-        "subtype": "init",
-        "cwd": runtime.workspace().display().to_string(),
-        "session_id": runtime.session().id(),
-        "tools": tools,
-        "mcp_servers": servers,
-        "model": runtime.model(),
-        "permissionMode": runtime.policy().mode().claude_name(),
-        "slash_commands": commands,
-        "apiKeySource": runtime.api_key_source(),
-        "output_style": "default",
-        "agents": runtime.agent_names(),
-        "skills": skills,
-        "plugins": [],
-        "uuid": claude_stream::uuid(),
-        "tern_version": env!("CARGO_PKG_VERSION"),
-        "provider": runtime.provider_name(),
-        "instruction_files": files,
-        "resumed_from": runtime.resumed().map(|r| r.from.clone()),
-    })
+    slash_commands.extend(skills.iter().cloned());
+    claude_wire::Line::System(claude_wire::System::Init(Box::new(claude_wire::Init {
+        cwd: runtime.workspace().display().to_string(),
+        session_id: runtime.session().id().to_string(),
+        tools,
+        mcp_servers,
+        model: runtime.model(),
+        permission_mode: runtime.policy().mode().claude_name().to_string(),
+        slash_commands,
+        api_key_source: runtime.api_key_source().to_string(),
+        output_style: "default".into(),
+        agents: runtime.agent_names(),
+        skills,
+        plugins: Vec::new(),
+        uuid: claude_stream::uuid(),
+        tern_version: env!("CARGO_PKG_VERSION").into(),
+        provider: runtime.provider_name().to_string(),
+        instruction_files: runtime.instruction_files().iter().map(|f| f.path.display().to_string()).collect(),
+        resumed_from: runtime.resumed().map(|r| r.from.clone()),
+    })))
 }
 
 /// tern's own init line (`tern-events`).
@@ -557,58 +558,55 @@ async fn handle_line(
             "not a JSON line ({e}); send {{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"...\"}}}}"
         ))
     })?;
-    match v.get("type").and_then(Value::as_str) {
-        Some("user") => user_message(&v).map(Some).map_err(LineError::User),
-        Some("control_request") => {
-            let id = v.get("request_id").cloned().unwrap_or(Value::Null);
-            let request = v.get("request").cloned().unwrap_or(Value::Null);
-            let answer = control(runtime, events, &request).await;
-            let response = match answer {
-                Ok(body) => json!({"subtype": "success", "request_id": id, "response": body}),
-                Err(e) => json!({"subtype": "error", "request_id": id, "error": e}),
+    // A user line that cannot be read still gets its result (the caller waits for one per message).
+    let is_user = v.get("type").and_then(Value::as_str) == Some("user");
+    let parsed: claude_wire::InputLine = match serde_json::from_value(v) {
+        Ok(line) => line,
+        Err(e) if is_user => return Err(LineError::User(format!("a user line tern cannot read: {e}"))),
+        Err(e) => {
+            return Err(LineError::Other(format!(
+                "a line tern cannot read ({e}); expected a user, control_request or control_response line"
+            )));
+        }
+    };
+    match parsed {
+        claude_wire::InputLine::User { message } => user_message(message).map(Some).map_err(LineError::User),
+        claude_wire::InputLine::ControlRequest { request_id, request } => {
+            let answer = match serde_json::from_value::<claude_wire::ControlRequest>(request) {
+                Ok(request) => control(runtime, events, request).await,
+                Err(e) => Err(format!("tern does not support this control request: {e}")),
             };
-            print_line(&json!({"type": "control_response", "response": response}));
+            let response = match answer {
+                Ok(response) => claude_wire::ControlAnswer::Success { request_id, response },
+                Err(error) => claude_wire::ControlAnswer::Error { request_id, error },
+            };
+            print_line(&claude_wire::Line::ControlResponse { response });
             Ok(None)
         }
-        Some("control_response") => {
-            asker.answer(v.get("response").cloned().unwrap_or(Value::Null));
+        claude_wire::InputLine::ControlResponse { response } => {
+            asker.answer(response);
             Ok(None)
         }
-        Some("control_cancel_request") | Some("keep_alive") => Ok(None),
-        Some(other) => {
-            Err(LineError::Other(format!("unknown message type `{other}` (expected user or control_request)")))
-        }
-        None => Err(LineError::Other("a line without `type`".into())),
+        claude_wire::InputLine::ControlCancelRequest {} | claude_wire::InputLine::KeepAlive {} => Ok(None),
     }
 }
 
-/// The prompt of a `user` line: its text, and its image and document blocks.
-fn user_message(v: &Value) -> Result<(String, Vec<ContentBlock>), String> {
-    let content = v.pointer("/message/content").ok_or("a user line without message.content")?;
+/// The prompt of a `user` line: its text, and its image blocks.
+fn user_message(message: claude_wire::InputMessage) -> Result<(String, Vec<ContentBlock>), String> {
     let mut text = Vec::new();
     let mut blocks = Vec::new();
-    match content {
-        Value::String(s) => text.push(s.clone()),
-        Value::Array(items) => {
+    match message.content()? {
+        claude_wire::InputContent::Text(s) => text.push(s),
+        claude_wire::InputContent::Blocks(items) => {
             for item in items {
-                match item.get("type").and_then(Value::as_str) {
-                    Some("text") => text.push(item.get("text").and_then(Value::as_str).unwrap_or_default().into()),
-                    Some("image") => {
-                        let media_type = item.pointer("/source/media_type").and_then(Value::as_str);
-                        let data = item.pointer("/source/data").and_then(Value::as_str);
-                        match (media_type, data) {
-                            (Some(m), Some(d)) => blocks.push(ContentBlock::Image {
-                                source: ImageSource { media_type: m.into(), data: d.into() },
-                            }),
-                            _ => return Err("an image block needs source.media_type and source.data (base64)".into()),
-                        }
-                    }
-                    Some(other) => return Err(format!("unsupported content block `{other}` in a user message")),
-                    None => return Err("a content block without `type`".into()),
+                match item {
+                    claude_wire::InputBlock::Text { text: t } => text.push(t),
+                    claude_wire::InputBlock::Image { source } => blocks.push(ContentBlock::Image {
+                        source: ImageSource { media_type: source.media_type, data: source.data },
+                    }),
                 }
             }
         }
-        _ => return Err("message.content must be a string or a list of blocks".into()),
     }
     let text = text.join("\n");
     if text.trim().is_empty() && blocks.is_empty() {
@@ -618,38 +616,49 @@ fn user_message(v: &Value) -> Result<(String, Vec<ContentBlock>), String> {
 }
 
 /// A control request from the caller; the response body, or why not.
-async fn control(runtime: &Runtime, events: &EventSink, request: &Value) -> Result<Value, String> {
-    match request.get("subtype").and_then(Value::as_str) {
-        Some("initialize") => {
-            let commands: Vec<Value> = runtime
+async fn control(runtime: &Runtime, events: &EventSink, request: claude_wire::ControlRequest) -> Result<Value, String> {
+    use claude_wire::ControlRequest as R;
+    match request {
+        R::Initialize {} => {
+            let commands = runtime
                 .commands()
                 .list
                 .iter()
-                .map(|c| json!({"name": c.name, "description": c.description, "argumentHint": c.argument_hint}))
-                .chain(runtime.skills().list.iter().map(|s| json!({"name": s.name, "description": s.description})))
+                .map(|c| claude_wire::SlashCommand {
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                    argument_hint: c.argument_hint.clone().unwrap_or_default(),
+                })
+                .chain(runtime.skills().list.iter().map(|s| claude_wire::SlashCommand {
+                    name: s.name.clone(),
+                    description: s.description.clone(),
+                    argument_hint: String::new(),
+                }))
                 .collect();
-            let models: Vec<Value> =
-                runtime.model_choices().iter().map(|(name, _)| json!({"value": name, "displayName": name})).collect();
-            Ok(json!({
-                "commands": commands, "models": models, "output_style": "default",
-                "available_output_styles": ["default"], "agents": runtime.agent_names(),
-            }))
+            let models = runtime
+                .model_choices()
+                .iter()
+                .map(|(name, _)| claude_wire::ModelChoice { value: name.clone(), display_name: name.clone() })
+                .collect();
+            let answer = claude_wire::InitializeAnswer {
+                commands,
+                models,
+                output_style: "default",
+                available_output_styles: vec!["default"],
+                agents: runtime.agent_names(),
+            };
+            serde_json::to_value(answer).map_err(|e| e.to_string())
         }
-        Some("interrupt") => {
+        R::Interrupt {} => {
             runtime.apply(Command::Interrupt, events).await.map_err(|e| e.to_string())?;
             Ok(json!({}))
         }
-        Some("set_permission_mode") => {
-            let mode = request.get("mode").and_then(Value::as_str).ok_or("set_permission_mode needs `mode`")?;
+        R::SetPermissionMode { mode } => {
             let mode: tern_runtime::Mode = mode.parse().map_err(|e: tern_protocol::UnknownMode| e.to_string())?;
             runtime.apply(Command::SetMode { mode }, events).await.map_err(|e| e.to_string())?;
             Ok(json!({"mode": mode.claude_name()}))
         }
-        Some("set_model") => {
-            let model = match request.get("model") {
-                Some(Value::String(m)) => Some(m.clone()),
-                _ => None,
-            };
+        R::SetModel { model } => {
             match runtime.apply(Command::SetModel { model }, events).await.map_err(|e| e.to_string())? {
                 Outcome::Model { model, warning } => {
                     if let Some(warning) = warning {
@@ -660,8 +669,6 @@ async fn control(runtime: &Runtime, events: &EventSink, request: &Value) -> Resu
                 _ => Ok(json!({})),
             }
         }
-        Some(other) => Err(format!("tern does not support the control request `{other}`")),
-        None => Err("a control request without `subtype`".into()),
     }
 }
 
@@ -761,9 +768,10 @@ fn spawn_signal_watch(
     });
 }
 
-fn print_line(v: &Value) {
+fn print_line(v: &impl serde::Serialize) {
+    let Ok(text) = serde_json::to_string(v) else { return };
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{v}");
+    let _ = writeln!(out, "{text}");
     let _ = out.flush();
 }
 
@@ -845,7 +853,7 @@ struct StdioAsker {
 
 #[derive(Default)]
 struct AskerState {
-    pending: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    pending: Mutex<HashMap<String, oneshot::Sender<claude_wire::PermissionReply>>>,
     closed: AtomicBool,
     next: AtomicU64,
 }
@@ -862,12 +870,27 @@ impl StdioAsker {
     }
 
     /// A `control_response` body (`{subtype, request_id, response|error}`).
-    fn answer(&self, response: Value) {
-        let Some(id) = response.get("request_id").and_then(Value::as_str) else {
-            say("stdin: a control_response without response.request_id");
-            return;
+    fn answer(&self, mut response: Value) {
+        // Without a subtype, an answer is a success (as tern has always read it).
+        if let Some(fields) = response.as_object_mut() {
+            fields.entry("subtype").or_insert_with(|| json!("success"));
+        }
+        let id = response.get("request_id").and_then(Value::as_str).map(str::to_string);
+        let reply = match (serde_json::from_value::<claude_wire::PermissionReply>(response), id) {
+            (Ok(reply), _) => reply,
+            // Its question is still answered (refused, saying why), not left waiting.
+            (Err(e), Some(request_id)) => claude_wire::PermissionReply::Error {
+                request_id,
+                error: Some(format!("an answer tern cannot read: {e}")),
+            },
+            (Err(e), None) => {
+                say(&format!("stdin: a control_response tern cannot read ({e}); it needs response.request_id"));
+                return;
+            }
         };
-        let waiting = self.inner.pending.lock_or_recover().remove(id);
+        let id = reply.request_id().to_string();
+        let response = reply;
+        let waiting = self.inner.pending.lock_or_recover().remove(&id);
         match waiting {
             Some(tx) => {
                 let _ = tx.send(response);
@@ -891,42 +914,47 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
             let id = format!("tern-perm-{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
             let (tx, rx) = oneshot::channel();
             self.inner.pending.lock_or_recover().insert(id.clone(), tx);
-            let suggestions: Vec<Value> = request
+            let suggestions: Vec<claude_wire::Suggestion> = request
                 .decision
                 .suggestion
                 .iter()
                 .map(|rule| {
-                    // Claude's rule shape: the tool, and what is inside its parentheses.
-                    let claude_name = |tool: &str| claude::claude_tool_name(tool, &Value::Null);
+                    // Claude's rule shape: the tool (Claude Code's name), and what is inside its parentheses.
+                    let claude_name = |tool: &str| Some(claude::claude_tool_name(tool, &Value::Null));
                     let wire = match rule.split_once('(') {
-                        Some((tool, rest)) => json!({
-                            "toolName": claude_name(tool), "ruleContent": rest.strip_suffix(')').unwrap_or(rest)
-                        }),
-                        None => json!({"toolName": claude_name(rule)}),
+                        Some((tool, rest)) => claude_wire::RuleValue {
+                            tool_name: claude_name(tool),
+                            rule_content: Some(rest.strip_suffix(')').unwrap_or(rest).to_string()),
+                        },
+                        None => claude_wire::RuleValue { tool_name: claude_name(rule), rule_content: None },
                     };
-                    json!({"type": "addRules", "rules": [wire], "behavior": "allow", "destination": "session"})
+                    claude_wire::Suggestion {
+                        kind: "addRules",
+                        rules: vec![wire],
+                        behavior: "allow",
+                        destination: "session",
+                    }
                 })
                 .collect();
-            print_line(&json!({
-                "type": "control_request",
-                "request_id": id,
-                "request": {
-                    "subtype": "can_use_tool",
-                    // Claude Code's names and keys: a `canUseTool` written for it checks `Bash`.
-                    "tool_name": claude::claude_tool_name(&request.tool, &request.input),
-                    "input": claude::claude_tool_input(&request.tool, &request.input),
-                    "tool_use_id": request.call_id,
-                    "permission_suggestions": suggestions,
-                    "decision_reason": request.decision.reason,
+            print_line(&claude_wire::Line::ControlRequest {
+                request_id: id,
+                // Claude Code's names and keys: a `canUseTool` written for it checks `Bash`.
+                request: claude_wire::CanUseTool {
+                    subtype: "can_use_tool",
+                    tool_name: claude::claude_tool_name(&request.tool, &request.input),
+                    input: claude::claude_tool_input(&request.tool, &request.input),
+                    tool_use_id: request.call_id.clone(),
+                    permission_suggestions: suggestions,
+                    decision_reason: request.decision.reason.clone(),
                 },
-            }));
+            });
             let Ok(response) = rx.await else {
                 say(&format!("denied {} — stdin closed before an answer", describe(&request)));
                 return PermissionAnswer::Unanswered;
             };
             let answer = permission_answer(&request, &response);
             // `deny` with `interrupt: true`: the caller wants the whole prompt stopped.
-            if response.pointer("/response/interrupt") == Some(&Value::Bool(true))
+            if matches!(&response, claude_wire::PermissionReply::Success { response, .. } if response.interrupt)
                 && let Some(interrupter) = self.current.get()
             {
                 interrupter.interrupt();
@@ -937,19 +965,24 @@ impl tern_runtime::PermissionPrompt for StdioAsker {
 }
 
 /// The caller's answer to `can_use_tool`.
-fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value) -> tern_runtime::PermissionAnswer {
+fn permission_answer(
+    request: &tern_runtime::PermissionRequest,
+    reply: &claude_wire::PermissionReply,
+) -> tern_runtime::PermissionAnswer {
     use tern_runtime::PermissionAnswer;
-    if response.get("subtype").and_then(Value::as_str) == Some("error") {
-        let why = response.get("error").and_then(Value::as_str).unwrap_or("an error");
-        return PermissionAnswer::Deny { feedback: Some(format!("the permission prompt failed: {why}")) };
-    }
-    let body = response.get("response").cloned().unwrap_or(Value::Null);
-    match body.get("behavior").and_then(Value::as_str) {
+    let body = match reply {
+        claude_wire::PermissionReply::Error { error, .. } => {
+            let why = error.as_deref().unwrap_or("an error");
+            return PermissionAnswer::Deny { feedback: Some(format!("the permission prompt failed: {why}")) };
+        }
+        claude_wire::PermissionReply::Success { response, .. } => response,
+    };
+    match body.behavior.as_deref() {
         Some("allow") => {
             // tern runs the call the model made, as it was judged: a changed input is refused.
             // The input sent back unchanged (in Claude's keys, as it was sent) is the same call.
             let changed = |u: &Value| claude::tern_tool_input(&request.tool, u.clone()) != request.input;
-            if body.get("updatedInput").is_some_and(|u| !u.is_null() && changed(u)) {
+            if body.updated_input.as_ref().is_some_and(|u| !u.is_null() && changed(u)) {
                 return PermissionAnswer::Deny {
                     feedback: Some(
                         "the permission prompt answered with a changed input, which tern does not run; make the call \
@@ -958,21 +991,15 @@ fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value
                     ),
                 };
             }
-            let rule = body
-                .get("updatedPermissions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|p| p.get("behavior").and_then(Value::as_str) == Some("allow"))
-                .find_map(|p| {
-                    let scope = match p.get("destination").and_then(Value::as_str) {
+            let rule =
+                body.updated_permissions.iter().filter(|p| p.behavior.as_deref() == Some("allow")).find_map(|p| {
+                    let scope = match p.destination.as_deref() {
                         Some("projectSettings") | Some("localSettings") => tern_runtime::RuleScope::Project,
                         Some("userSettings") => tern_runtime::RuleScope::User,
                         _ => tern_runtime::RuleScope::Session,
                     };
-                    let rule = p.pointer("/rules/0")?;
-                    let content = rule.get("ruleContent").and_then(Value::as_str);
-                    let text = match (rule.get("toolName").and_then(Value::as_str), content) {
+                    let rule = p.rules.first()?;
+                    let text = match (rule.tool_name.as_deref(), rule.rule_content.as_deref()) {
                         (Some(tool), Some(c)) if !c.starts_with(&format!("{tool}(")) => format!("{tool}({c})"),
                         (Some(tool), None) => tool.to_string(),
                         (_, Some(c)) => c.to_string(),
@@ -985,9 +1012,7 @@ fn permission_answer(request: &tern_runtime::PermissionRequest, response: &Value
                 None => PermissionAnswer::Allow,
             }
         }
-        Some("deny") => PermissionAnswer::Deny {
-            feedback: body.get("message").and_then(Value::as_str).filter(|m| !m.is_empty()).map(str::to_string),
-        },
+        Some("deny") => PermissionAnswer::Deny { feedback: body.message.clone().filter(|m| !m.is_empty()) },
         _ => PermissionAnswer::Deny {
             feedback: Some("the permission prompt's answer had no `behavior` (allow or deny)".into()),
         },
@@ -1010,16 +1035,23 @@ mod tests {
 
     #[test]
     fn user_lines() {
-        let v: Value = serde_json::from_str(r#"{"type":"user","message":{"role":"user","content":"hi"}}"#).unwrap();
-        assert_eq!(user_message(&v).unwrap().0, "hi");
-        let v: Value = serde_json::from_str(
+        let message = |line: &str| match serde_json::from_str::<claude_wire::InputLine>(line).unwrap() {
+            claude_wire::InputLine::User { message } => message,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            user_message(message(r#"{"type":"user","message":{"role":"user","content":"hi"}}"#)).unwrap().0,
+            "hi"
+        );
+        let (text, blocks) = user_message(message(
             r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]}}"#,
-        )
+        ))
         .unwrap();
-        let (text, blocks) = user_message(&v).unwrap();
         assert_eq!(text, "look");
         assert_eq!(blocks.len(), 1);
-        let v: Value = serde_json::from_str(r#"{"type":"user","message":{"content":[]}}"#).unwrap();
-        assert!(user_message(&v).is_err());
+        assert!(user_message(message(r#"{"type":"user","message":{"content":[]}}"#)).is_err());
+        // A block tern does not take is named.
+        let unknown = r#"{"type":"user","message":{"content":[{"type":"document","source":{}}]}}"#;
+        assert!(user_message(message(unknown)).unwrap_err().contains("document"));
     }
 }
