@@ -1,6 +1,10 @@
-//! Agent profiles: `.tern/agents/NAME.md` in the project, then
-//! `agents/NAME.md` in the user config dir. The front matter narrows the
-//! catalog; the body (the agent's own instructions) is used by subagents.
+//! Agent profiles, Markdown with a front matter block, found by their
+//! `name:` (the file's name when it has none): the user's own first
+//! (`agents/` in tern's config dir, then Claude Code's `~/.claude/agents/`),
+//! then each project folder's `.tern/agents/` and `.claude/agents/`, nearest
+//! first, read only where the folder is trusted. The front matter narrows
+//! the catalog; the body (the agent's own instructions) is used by
+//! subagents.
 //!
 //! ```markdown
 //! ---
@@ -59,7 +63,12 @@ pub enum AgentError {
         folder: PathBuf,
     },
     /// No profile of that name.
-    #[error("no agent `{name}`: create {} (or {}) with a front matter block", project.display(), user.display())]
+    #[error(
+        "no agent `{name}`: create {} (or {}, or a file in .claude/agents/ with `name: {name}`) with a front \
+         matter block",
+        project.display(),
+        user.display()
+    )]
     Missing {
         /// The agent asked for.
         name: String,
@@ -98,57 +107,145 @@ pub struct AgentProfile {
     pub path: PathBuf,
 }
 
-/// The names of the agent profiles found: the user's `agents/*.md`, then
-/// the `.tern/agents/*.md` of each trusted project folder (`folders`:
-/// nearest first, with their trust); sorted, once each.
-pub fn agent_names(folders: &[(PathBuf, bool)], config_dir: &Path) -> Vec<String> {
-    let mut dirs = vec![config_dir.join("agents")];
-    dirs.extend(folders.iter().filter(|(_, t)| *t).map(|(d, _)| d.join(".tern").join("agents")));
-    let mut names: Vec<String> = dirs
-        .iter()
-        .filter_map(|d| std::fs::read_dir(d).ok())
+/// Profiles read from one folder at most, when looking one up by its `name:`.
+const MAX_PER_DIR: usize = 64;
+/// The largest profile read.
+const MAX_PROFILE: u64 = 256 * 1024;
+
+/// A folder agent profiles are read from.
+struct AgentDir {
+    dir: PathBuf,
+    /// Trusted: its profiles may be used.
+    trusted: bool,
+    /// What a link in it may not leave (a project's top).
+    inside: Option<PathBuf>,
+    /// The project folder that holds it (for the trust message).
+    folder: Option<PathBuf>,
+}
+
+/// Where profiles are looked for, first wins: the user's own (tern's
+/// config dir, then `~/.claude/agents`), then each project folder's
+/// `.tern/agents` and `.claude/agents`, nearest first.
+fn agent_dirs(folders: &[(PathBuf, bool)], config_dir: &Path, home: Option<&Path>) -> Vec<AgentDir> {
+    let user = |dir: PathBuf| AgentDir { dir, trusted: true, inside: None, folder: None };
+    let mut dirs = vec![user(config_dir.join("agents"))];
+    if let Some(home) = home {
+        dirs.push(user(home.join(".claude").join("agents")));
+    }
+    let top = folders.last().map(|(d, _)| d.clone());
+    for (folder, trusted) in folders {
+        for kind in [".tern", ".claude"] {
+            dirs.push(AgentDir {
+                dir: folder.join(kind).join("agents"),
+                trusted: *trusted,
+                inside: top.clone(),
+                folder: Some(folder.clone()),
+            });
+        }
+    }
+    dirs
+}
+
+/// The `.md` files of `dir` (at most [`MAX_PER_DIR`]), `first` first when it is there.
+fn profile_files(dir: &Path, first: Option<&str>) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
         .flat_map(|entries| entries.flatten().take(1000))
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".md").map(str::to_string))
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_'))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    if let Some(first) = first
+        && let Some(i) = files.iter().position(|p| p.file_stem().is_some_and(|s| s == first))
+    {
+        let f = files.remove(i);
+        files.insert(0, f);
+    }
+    files.truncate(MAX_PER_DIR);
+    files
+}
+
+/// The name a profile file goes by: its `name:`, else its file's name.
+fn profile_name(text: &str, path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let name = crate::frontmatter::FrontMatter::parse(text, path)
+        .ok()
+        .and_then(|f| f.get("name").filter(|n| !n.is_empty()).map(str::to_string))
+        .unwrap_or_else(|| stem.to_string());
+    valid(&name).then_some(name)
+}
+
+fn valid(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+}
+
+/// The names of the agent profiles found in the user's folders (`home`:
+/// where `~/.claude` is) and the trusted project folders (`folders`:
+/// nearest first, with their trust); sorted, once each.
+pub fn agent_names(folders: &[(PathBuf, bool)], config_dir: &Path, home: Option<&Path>) -> Vec<String> {
+    let mut names: Vec<String> = agent_dirs(folders, config_dir, home)
+        .into_iter()
+        .filter(|d| d.trusted)
+        .flat_map(|d| {
+            profile_files(&d.dir, None)
+                .into_iter()
+                .filter_map(|f| {
+                    let text = tern_sandbox::small_file::read_bounded(&f, MAX_PROFILE, d.inside.as_deref()).ok()?;
+                    profile_name(&text, &f)
+                })
+                .collect::<Vec<_>>()
+        })
         .collect();
     names.sort();
     names.dedup();
     names
 }
 
-/// Find and parse the profile `name`: the user's own first (a repository
-/// cannot replace it), then the nearest project folder's `.tern/agents/`
-/// (`folders`: nearest first, with their trust), which is read only when
-/// that folder is trusted (a profile widens tools and goes into the prompt).
-pub fn load_agent(name: &str, folders: &[(PathBuf, bool)], config_dir: &Path) -> Result<AgentProfile, AgentError> {
-    let safe = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_');
-    if !safe {
+/// Find and parse the profile `name` (its `name:`, or its file's name):
+/// the user's own first (a repository cannot replace it), then the nearest
+/// project folder's (`folders`: nearest first, with their trust), which is
+/// used only when that folder is trusted (a profile widens tools and goes
+/// into the prompt). `home`: where `~/.claude` is.
+pub fn load_agent(
+    name: &str,
+    folders: &[(PathBuf, bool)],
+    config_dir: &Path,
+    home: Option<&Path>,
+) -> Result<AgentProfile, AgentError> {
+    if !valid(name) {
         return Err(AgentError::BadName { name: name.to_string() });
     }
-    let user = config_dir.join("agents").join(format!("{name}.md"));
-    let file = |d: &Path| d.join(".tern").join("agents").join(format!("{name}.md"));
-    let Some(nearest) = folders.first() else {
+    let Some((nearest, _)) = folders.first() else {
         return Err(AgentError::NoProjectFolder { name: name.to_string() });
     };
-    let (dir, trusted) = folders.iter().find(|(d, _)| file(d).exists()).unwrap_or(nearest);
-    let (project, trusted) = (file(dir), *trusted);
-    let top = folders.last().map_or(dir.clone(), |(d, _)| d.clone());
-    let read =
-        |path: &Path, inside: Option<&Path>| match tern_sandbox::small_file::read_bounded(path, 256 * 1024, inside) {
-            Ok(text) => Ok(Some(text)),
-            Err(tern_sandbox::small_file::Refused::Missing) => Ok(None),
-            Err(tern_sandbox::small_file::Refused::Unreadable(why)) => {
-                Err(AgentError::Unreadable { name: name.to_string(), path: path.to_path_buf(), why })
+    for d in agent_dirs(folders, config_dir, home) {
+        for file in profile_files(&d.dir, Some(name)) {
+            let text = match tern_sandbox::small_file::read_bounded(&file, MAX_PROFILE, d.inside.as_deref()) {
+                Ok(text) => text,
+                Err(tern_sandbox::small_file::Refused::Missing) => continue,
+                // The file named for it cannot be read: say so rather than look past it.
+                Err(tern_sandbox::small_file::Refused::Unreadable(why))
+                    if file.file_stem().is_some_and(|s| s == name) =>
+                {
+                    return Err(AgentError::Unreadable { name: name.to_string(), path: file, why });
+                }
+                Err(_) => continue,
+            };
+            if profile_name(&text, &file).as_deref() != Some(name) {
+                continue;
             }
-        };
-    if let Some(text) = read(&user, None)? {
-        return parse_agent(name, &text, &user);
+            if !d.trusted {
+                let folder = d.folder.unwrap_or_else(|| nearest.clone());
+                return Err(AgentError::Untrusted { name: name.to_string(), path: file, folder });
+            }
+            return parse_agent(name, &text, &file);
+        }
     }
-    match read(&project, Some(&top))? {
-        Some(text) if trusted => parse_agent(name, &text, &project),
-        Some(_) => Err(AgentError::Untrusted { name: name.to_string(), path: project, folder: dir.clone() }),
-        None => Err(AgentError::Missing { name: name.to_string(), project, user }),
-    }
+    Err(AgentError::Missing {
+        name: name.to_string(),
+        project: nearest.join(".tern").join("agents").join(format!("{name}.md")),
+        user: config_dir.join("agents").join(format!("{name}.md")),
+    })
 }
 
 /// Parse a profile: a front matter block ([`crate::frontmatter`]), then the body.
@@ -191,32 +288,54 @@ mod tests {
         assert!(unclosed.to_string().contains("not closed"), "{unclosed}");
         let dir = tempfile::tempdir().unwrap();
         let here = [(dir.path().to_path_buf(), true)];
-        assert_eq!(load_agent("../x", &here, dir.path()), Err(AgentError::BadName { name: "../x".into() }));
-        assert!(load_agent("missing", &here, dir.path()).unwrap_err().to_string().contains("create"));
+        assert_eq!(load_agent("../x", &here, dir.path(), None), Err(AgentError::BadName { name: "../x".into() }));
+        assert!(load_agent("missing", &here, dir.path(), None).unwrap_err().to_string().contains("create"));
         // A project profile needs trust, and never replaces the user's own.
         let ws = dir.path().join("ws");
         let home = dir.path().join("home");
         std::fs::create_dir_all(ws.join(".tern/agents")).unwrap();
         std::fs::create_dir_all(home.join("agents")).unwrap();
         std::fs::write(ws.join(".tern/agents/reviewer.md"), "---\ntools: bash\n---\nrepo").unwrap();
-        let untrusted = load_agent("reviewer", &[(ws.clone(), false)], &home).unwrap_err();
+        let untrusted = load_agent("reviewer", &[(ws.clone(), false)], &home, None).unwrap_err();
         assert!(untrusted.to_string().contains("not trusted"), "{untrusted}");
-        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home).unwrap().body, "repo");
+        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap().body, "repo");
         // A profile in an untrusted folder above a trusted workspace is not read.
         let sub = ws.join("sub");
         let chain = [(sub.clone(), true), (ws.clone(), false)];
         assert!(
-            matches!(load_agent("reviewer", &chain, &home), Err(AgentError::Untrusted { folder, .. }) if folder == ws)
+            matches!(load_agent("reviewer", &chain, &home, None), Err(AgentError::Untrusted { folder, .. }) if folder == ws)
         );
         std::fs::write(home.join("agents/reviewer.md"), "---\ndisallowed_tools: bash\n---\nmine").unwrap();
-        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home).unwrap().body, "mine");
+        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap().body, "mine");
+    }
+
+    #[test]
+    fn claude_codes_folders_are_read_and_a_profile_is_found_by_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, config, home) = (dir.path().join("ws"), dir.path().join("config"), dir.path().join("home"));
+        std::fs::create_dir_all(ws.join(".claude/agents")).unwrap();
+        std::fs::create_dir_all(home.join(".claude/agents")).unwrap();
+        // The file's name is not the agent's: Claude Code goes by `name:`.
+        std::fs::write(ws.join(".claude/agents/review-agent.md"), "---\nname: code-reviewer\nmodel: sonnet\n---\nrepo")
+            .unwrap();
+        std::fs::write(home.join(".claude/agents/mine.md"), "---\nname: helper\n---\nthe user's").unwrap();
+        let trusted = [(ws.clone(), true)];
+        let reviewer = load_agent("code-reviewer", &trusted, &config, Some(&home)).unwrap();
+        assert_eq!((reviewer.body.as_str(), reviewer.model.as_deref()), ("repo", Some("sonnet")));
+        assert_eq!(load_agent("helper", &trusted, &config, Some(&home)).unwrap().body, "the user's");
+        assert!(load_agent("review-agent", &trusted, &config, Some(&home)).is_err(), "not its name");
+        assert_eq!(agent_names(&trusted, &config, Some(&home)), ["code-reviewer", "helper"]);
+        // Untrusted, the repository's is named but not used.
+        let untrusted = load_agent("code-reviewer", &[(ws.clone(), false)], &config, Some(&home)).unwrap_err();
+        assert!(matches!(untrusted, AgentError::Untrusted { .. }), "{untrusted}");
+        assert_eq!(agent_names(&[(ws, false)], &config, Some(&home)), ["helper"]);
     }
 
     #[test]
     fn the_error_names_the_agent_and_where_it_was_looked_for() {
         let dir = tempfile::tempdir().unwrap();
         let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
-        let err = load_agent("auditor", &[(ws.clone(), true)], &home).unwrap_err();
+        let err = load_agent("auditor", &[(ws.clone(), true)], &home, None).unwrap_err();
         let project = ws.join(".tern/agents/auditor.md");
         let user = home.join("agents/auditor.md");
         assert_eq!(err, AgentError::Missing { name: "auditor".into(), project: project.clone(), user: user.clone() });

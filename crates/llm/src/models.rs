@@ -173,8 +173,43 @@ fn fallback() -> ModelInfo {
     }
 }
 
+/// Claude Code's model aliases (`sonnet`, `opus`, `haiku`, any case) as the
+/// newest model of that family in the bundled table, for the Anthropic API
+/// (agents written for Claude Code say `model: sonnet`); `None` for any
+/// other name or API.
+pub fn claude_alias(name: &str, api: crate::Api) -> Option<&'static str> {
+    if api != crate::Api::Anthropic {
+        return None;
+    }
+    match name.trim().to_ascii_lowercase().as_str() {
+        "sonnet" => Some("claude-sonnet-4-5"),
+        "opus" => Some("claude-opus-4-5"),
+        "haiku" => Some("claude-haiku-4-5"),
+        _ => None,
+    }
+}
+
+/// Whether `name` is one of Claude Code's model aliases (whatever the API).
+pub fn is_claude_alias(name: &str) -> bool {
+    claude_alias(name, crate::Api::Anthropic).is_some()
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn claude_code_aliases_name_the_newest_of_their_family_on_anthropic_only() {
+        assert_eq!(claude_alias("sonnet", crate::Api::Anthropic), Some("claude-sonnet-4-5"));
+        assert_eq!(claude_alias(" Opus ", crate::Api::Anthropic), Some("claude-opus-4-5"));
+        assert_eq!(claude_alias("haiku", crate::Api::OpenAiChat), None);
+        assert!(is_claude_alias("haiku") && !is_claude_alias("claude-haiku-4-5"));
+        // Each alias names a model the bundled table knows.
+        for alias in ["sonnet", "opus", "haiku"] {
+            let model = claude_alias(alias, crate::Api::Anthropic).unwrap();
+            assert!(ModelTable::bundled().get(model).1, "{model}");
+        }
+    }
+
     use super::*;
 
     #[test]

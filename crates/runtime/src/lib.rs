@@ -768,6 +768,7 @@ impl Runtime {
         if name.is_empty() {
             return Err(RuntimeError::Config("no model name given".into()));
         }
+        let name = tern_llm::claude_alias(name, self.provider.api).unwrap_or(name);
         let (info, warning) = setup::lookup_model(&self.config, name)?;
         // A model the table places with another provider would be sent to the wrong API.
         if let Some(other) = info.provider.as_deref()
@@ -860,7 +861,7 @@ impl Runtime {
     /// profiles found (user, and project in a trusted folder).
     pub fn agent_names(&self) -> Vec<String> {
         let mut names: Vec<String> = SubagentRole::ALL.iter().map(|r| r.as_str().to_string()).collect();
-        names.extend(agents::agent_names(&self.folders, &self.paths.config_dir));
+        names.extend(agents::agent_names(&self.folders, &self.paths.config_dir, self.policy.context().home.as_deref()));
         names
     }
 

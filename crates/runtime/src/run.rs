@@ -318,6 +318,7 @@ impl Runtime {
             hooks: Arc::new(hooks.for_subagent()),
             events: sink.clone(),
             model_info: info.clone(),
+            api: self.provider.api,
             price_of: {
                 // Only the `[models]` table is needed, and only when a custom agent names a model.
                 let (models, fallback) = (self.config.models.clone(), info.clone());

@@ -130,6 +130,17 @@ pub fn resolve(
         None => return Err(LlmError::MissingKey { provider: name, env_var: key_env }.into()),
     };
     let model = overrides.model.clone().or_else(|| config.model.clone()).unwrap_or_else(|| default_model(api).into());
+    // `--model sonnet` (or an `--agent`'s `model: sonnet`), as Claude Code takes it: a Claude
+    // model on the Anthropic API; another API gets its default, said.
+    let model = match tern_llm::claude_alias(&model, api) {
+        Some(claude) => claude.to_string(),
+        None if tern_llm::is_claude_alias(&model) => {
+            let default = default_model(api);
+            warnings.push(format!("model `{model}` is a Claude model alias; {name} goes on with {default}"));
+            default.to_string()
+        }
+        None => model,
+    };
     let (info, warning) = lookup_model(config, &model)?;
     warnings.extend(warning);
     let defaults = RetryPolicy::default();

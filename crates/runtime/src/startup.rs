@@ -501,7 +501,12 @@ pub(crate) fn agent(
     warnings: &mut Vec<String>,
 ) -> Result<Option<crate::AgentProfile>, RuntimeError> {
     let Some(name) = &overrides.agent else { return Ok(None) };
-    let a = crate::agents::load_agent(name, &loaded.folders, &loaded.paths.config_dir)?;
+    let a = crate::agents::load_agent(
+        name,
+        &loaded.folders,
+        &loaded.paths.config_dir,
+        tern_protocol::paths::home().as_deref(),
+    )?;
     overrides.model = overrides.model.take().or_else(|| a.model.clone());
     // Anything but the user's own file came with a repository.
     let from_repo = !a.path.starts_with(&loaded.paths.config_dir);

@@ -69,6 +69,9 @@ pub(crate) struct Kit {
     pub events: EventSink,
     /// Prices of the session's model, for the child's cost.
     pub model_info: tern_llm::ModelInfo,
+    /// The wire format the session speaks (an agent's `model: sonnet` is a
+    /// Claude model only there).
+    pub api: tern_llm::Api,
     /// Prices of another model (a custom agent's `model:`).
     pub price_of: Arc<dyn Fn(&str) -> tern_llm::ModelInfo + Send + Sync>,
     /// Where agent profiles are found: the project's folders (nearest
@@ -175,7 +178,7 @@ fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
         return Ok(Child { role: Some(r), profile: None, name: kind.to_ascii_lowercase() });
     }
     let (folders, config_dir) = &kit.agents;
-    let profile = crate::agents::load_agent(kind, folders, config_dir)
+    let profile = crate::agents::load_agent(kind, folders, config_dir, kit.policy.context().home.as_deref())
         .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier"))?;
     let role = match profile.role.as_deref() {
         None => None,
@@ -242,8 +245,25 @@ impl Delegate for SessionDelegate {
             config.max_turns = Some(MAX_CHILD_TURNS);
             config.context_limit = None;
             config.cache_key = config.cache_key.map(|k| format!("{k}/{}", request.call_id));
-            // A custom agent's own model runs it, and prices it.
-            let model_info = match child.profile.as_ref().and_then(|p| p.model.clone()) {
+            // A custom agent's own model runs it, and prices it. Claude Code's aliases
+            // (`sonnet`) are Claude models on the Anthropic API; elsewhere the session's runs it.
+            let asked = child.profile.as_ref().and_then(|p| p.model.clone());
+            let asked = match asked {
+                Some(m) if tern_llm::is_claude_alias(&m) => match tern_llm::claude_alias(&m, kit.api) {
+                    Some(model) => Some(model.to_string()),
+                    None => {
+                        (kit.events)(AgentEvent::Notice {
+                            message: format!(
+                                "agent `{}` asks for `{m}`, a Claude model; it runs on the session's model",
+                                child.name
+                            ),
+                        });
+                        None
+                    }
+                },
+                other => other,
+            };
+            let model_info = match asked {
                 Some(model) => {
                     let info = (kit.price_of)(&model);
                     config.model = model;

@@ -332,3 +332,34 @@ async fn read_only_roles_are_read_only_in_the_policy_whatever_the_parents_rules(
         assert_eq!(results[1].0, "VERIFIER-WAS-ASKED", "{mode:?}: {results:?}");
     }
 }
+
+#[tokio::test]
+async fn agents_written_for_claude_code_are_found_by_name_with_their_model_alias() {
+    // `.claude/agents/` in the project, the file named otherwise than the agent, and
+    // `model: sonnet` as most Claude Code agents say it: a Claude model on this API.
+    let script = json!({"turns": [
+        {"when_request_contains": "CLAUDE-REVIEWER-RULES", "text": "reviewed"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "r", "prompt": "go", "subagent_type": "code-reviewer"}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    write(
+        &h.path(".claude/agents/review-helper.md"),
+        "---\nname: code-reviewer\ndescription: Reviews code\nmodel: sonnet\ntools: Read, Grep\n---\nCLAUDE-REVIEWER-RULES",
+    );
+    let out = h.run(&["-p", "go", "--trust"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let requests = h.server.requests();
+    let child = requests.iter().find(|r| r.body.to_string().contains("CLAUDE-REVIEWER-RULES")).expect("the agent ran");
+    assert_eq!(child.body["model"], "claude-sonnet-4-5", "the alias, not the literal `sonnet`");
+    assert_eq!(tool_names(&child.body), ["read", "grep"]);
+    let results = h.tool_results(&requests.last().unwrap().body);
+    assert_eq!(results[0], ("reviewed".to_string(), false));
+    // Untrusted, the repository's agent is not used, and the answer says why.
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    write(&h.path(".claude/agents/review-helper.md"), "---\nname: code-reviewer\n---\nCLAUDE-REVIEWER-RULES");
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let results = h.tool_results(&h.server.requests().last().unwrap().body);
+    assert!(results[0].1 && results[0].0.contains("not trusted"), "{:?}", results[0]);
+}
