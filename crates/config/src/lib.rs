@@ -10,6 +10,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agents;
+pub mod claude_settings;
 pub mod commands;
 pub mod config;
 pub mod frontmatter;

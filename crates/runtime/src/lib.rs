@@ -59,7 +59,7 @@ pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // depends on the core and the protocol alone (crates/cli/tests/e2e/layout.rs).
 pub use tern_agent_loop::EventSink;
 pub use tern_config::{
-    ConfigError, agents, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
+    ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, rules::RuleKind};

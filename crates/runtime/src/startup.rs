@@ -141,6 +141,11 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         };
         layers.push(ProjectLayer { dir, file, restricted: FileConfig::default(), as_written, trust: layer_trust });
     }
+    // Claude Code's settings files are not applied: each one that would change something says so.
+    let chain = crate::prompt::project_chain(&workspace);
+    let home = tern_protocol::paths::home();
+    warnings
+        .extend(crate::claude_settings::notices(&crate::claude_settings::files(&chain, home.as_deref()), Some(&top)));
     Ok(restricted(workspace, paths, user, layers, project_file, trust, warnings))
 }
 

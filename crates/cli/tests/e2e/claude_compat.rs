@@ -10,7 +10,7 @@ use common::PIXEL;
 
 use std::process::Stdio;
 
-use common::{Harness, Wire};
+use common::{Harness, Wire, write};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -583,4 +583,19 @@ async fn bypass_is_entered_mid_session_only_when_allowed_at_start() {
     assert_eq!(r["response"]["response"]["mode"], "bypassPermissions");
     let (code, _) = s.finish().await;
     assert_eq!(code, 0);
+}
+
+#[tokio::test]
+async fn claude_code_settings_that_are_not_applied_are_named() {
+    // A project's deny rule in .claude/settings.json is not applied by tern: a Claude Code
+    // user must hear it at once, not find out when the rule does nothing.
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    write(
+        &h.path(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash(curl:*)"]}, "hooks": {"PreToolUse": []}}"#,
+    );
+    let out = h.run(&["-p", "hi"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let line = out.stderr.lines().find(|l| l.contains(".claude/settings.json")).expect("named on stderr");
+    assert!(line.contains("1 deny") && line.contains("NOT applied") && line.contains("[permissions]"), "{line}");
 }
