@@ -347,7 +347,9 @@ pub fn configured_servers(
             };
             let config = project_secret_refs(&section, source, child_env)
                 .map_err(|problem| McpServerError { origin: origin.clone(), server: name.clone(), problem })
-                .and_then(|()| server_config(&name, &origin, &section, &dir, var));
+                .and_then(|()| server_config(&name, &origin, &section, &dir, var))
+                // What it may work on, if it asks: the session's workspace.
+                .map(|c| ServerConfig { roots: vec![workspace.to_path_buf()], ..c });
             ConfiguredServer { name, origin, config, denied }
         })
         .collect())
@@ -454,6 +456,7 @@ fn section_config(
         tool_timeout: secs(s.tool_timeout_sec, 60.0, "tool_timeout_sec")?,
         always_load: s.always_load.unwrap_or(false),
         child_env: None,
+        roots: Vec::new(),
     })
 }
 

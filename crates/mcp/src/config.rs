@@ -20,6 +20,10 @@ pub struct ServerConfig {
     /// The environment a stdio server starts from (secrets removed), before
     /// its own `env`; tern's whole environment when `None`.
     pub child_env: Option<tern_protocol::ChildEnv>,
+    /// The folders the session works in, answered to the server's
+    /// `roots/list` (servers such as the reference filesystem server allow
+    /// exactly these when started without folders of their own).
+    pub roots: Vec<std::path::PathBuf>,
 }
 
 impl ServerConfig {
@@ -38,6 +42,7 @@ impl ServerConfig {
             tool_timeout: Self::DEFAULT_TOOL_TIMEOUT,
             always_load: false,
             child_env: None,
+            roots: Vec::new(),
         }
     }
 

@@ -1,13 +1,18 @@
 //! Opening one MCP session: spawn or connect, `initialize`, and the client
 //! side's answers to what the server may send us.
 
+// Roots (`roots/list`) are in every protocol revision servers speak today, and
+// the reference filesystem server relies on them; rmcp marks their types
+// deprecated for a later revision (SEP-2577) that drops them.
+#![allow(deprecated)]
+
 use std::{collections::HashMap, sync::Arc};
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::{
-    ClientHandler, ServiceError, ServiceExt,
-    model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion},
-    service::{ClientInitializeError, NotificationContext, RoleClient, RunningService},
+    ClientHandler, ErrorData, ServiceError, ServiceExt,
+    model::{ClientCapabilities, ClientConfig, Implementation, ListRootsResult, ProtocolVersion, Root},
+    service::{ClientInitializeError, NotificationContext, RequestContext, RoleClient, RunningService},
     transport::{
         StreamableHttpClientTransport,
         async_rw::AsyncRwTransport,
@@ -23,14 +28,24 @@ pub type ListChanged = Arc<dyn Fn() + Send + Sync>;
 /// Our side of the session: who we are, and what to do on notifications.
 pub struct ClientEvents {
     on_tools_changed: ListChanged,
+    /// The session's folders, as `file://` URIs.
+    roots: Vec<Root>,
 }
 
 impl ClientHandler for ClientEvents {
     fn get_info(&self) -> ClientConfig {
+        // We answer `roots/list` (the session's folders). Read from the wire shape: rmcp's
+        // builder for it is marked deprecated for a protocol revision after the one we speak.
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(serde_json::json!({"roots": {"listChanged": false}})).unwrap_or_default();
         // The newest revision that still has an `initialize` handshake: every
         // server released so far understands it or negotiates down from it.
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("tern", env!("CARGO_PKG_VERSION")))
+        ClientConfig::new(capabilities, Implementation::new("tern", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        Ok(ListRootsResult::new(self.roots.clone()))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -101,8 +116,11 @@ pub async fn connect(
     child_env: Option<&tern_protocol::ChildEnv>,
     log: &ServerLog,
     on_tools_changed: ListChanged,
+    roots: &[std::path::PathBuf],
 ) -> Result<Connection, ConnectError> {
-    let events = ClientEvents { on_tools_changed };
+    let roots =
+        roots.iter().filter_map(|p| reqwest::Url::from_file_path(p).ok()).map(|u| Root::new(u.to_string())).collect();
+    let events = ClientEvents { on_tools_changed, roots };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {
             // The session's error is the server's status line.

@@ -153,6 +153,7 @@ impl Server {
                 self.config.child_env.as_ref(),
                 &self.log,
                 on_changed,
+                &self.config.roots,
             )
             .await
             .map_err(|e| e.to_string())?;

@@ -484,3 +484,27 @@ async fn a_server_of_a_transport_tern_does_not_speak_fails_alone() {
     assert!(!results[0].1, "the other server's tool ran: {results:?}");
     assert!(out.stderr.contains("old") && out.stderr.contains("legacy SSE"), "said once: {}", out.stderr);
 }
+
+#[tokio::test]
+async fn a_server_started_without_folders_works_in_the_sessions_roots() {
+    // The reference filesystem server, given no directory, allows what the client's
+    // `roots/list` names; a client without roots gets every path refused.
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__fs__read_text_file", "arguments": {"path": "notes.txt"}}]},
+            {"text": "read it"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    write(&h.path("notes.txt"), "content found through roots\n");
+    add_config(
+        &h,
+        &format!("\n[mcp_servers.fs]\ncommand = {:?}\n", npm_server("mcp-server-filesystem").display().to_string()),
+    );
+    let out = h.run(&["-p", "read it", "--allowed-tools", "mcp__fs"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("content found through roots") && !results[0].1, "{:?}", results[0]);
+}
