@@ -189,6 +189,29 @@ pub struct Common {
     #[arg(long, global = true)]
     pub trust: bool,
 
+    /// Only the MCP servers of --mcp-config; the config files' and `.mcp.json` servers are not started.
+    #[arg(long = "strict-mcp-config", global = true)]
+    pub strict_mcp_config: bool,
+
+    /// The built-in tools the model has, comma- or space-separated (Claude Code's names work): `Bash,Read,Edit`;
+    /// "" for none, `default` for all.
+    #[arg(long, global = true, value_name = "TOOLS")]
+    pub tools: Option<String>,
+
+    /// The model's thinking budget in tokens (0: none), over `thinking_budget` in config.
+    #[arg(long = "max-thinking-tokens", global = true, value_name = "N")]
+    pub max_thinking_tokens: Option<u64>,
+
+    /// Claude Code's settings (a file or its JSON). tern does not apply them: each setting it would have
+    /// changed is named at start.
+    #[arg(long, global = true, value_name = "FILE_OR_JSON")]
+    pub settings: Vec<String>,
+
+    /// Which Claude Code settings files to read (user, project, local). tern reads none: a non-empty value
+    /// is named at start.
+    #[arg(long = "setting-sources", global = true, value_name = "SOURCES")]
+    pub setting_sources: Option<String>,
+
     /// The loosest sandbox any command runs in: off, read-only or workspace-write (default; auto-allowed commands
     /// always run read-only and offline).
     #[arg(long, global = true, value_name = "LEVEL")]

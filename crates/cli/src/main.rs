@@ -39,6 +39,11 @@ impl Common {
             mcp_config: self.mcp_config.clone(),
             trust: self.trust,
             sandbox: self.sandbox.clone(),
+            strict_mcp_config: self.strict_mcp_config,
+            tools: self.tools.as_deref().map(tern_policy::rules::split_rule_list),
+            thinking_budget: self.max_thinking_tokens,
+            claude_settings: self.settings.clone(),
+            setting_sources: self.setting_sources.clone(),
             ..Default::default()
         }
     }

@@ -38,8 +38,14 @@ fn notice(file: &Path, top: Option<&Path>) -> Option<String> {
             return Some(format!("{} (Claude Code's settings) was not read: {why}", file.display()));
         }
     };
-    let Ok(v) = serde_json::from_str::<Value>(&text) else {
-        return Some(format!("{} (Claude Code's settings) is not JSON; tern does not read it", file.display()));
+    notice_of(&file.display().to_string(), &text)
+}
+
+/// The line for settings `text` from `origin` (a file, or `--settings`), if
+/// it has permissions, hooks or env tern does not apply.
+pub fn notice_of(origin: &str, text: &str) -> Option<String> {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return Some(format!("{origin} (Claude Code's settings) is not JSON; tern does not read it"));
     };
     let count = |ptr: &str| v.pointer(ptr).and_then(Value::as_array).map_or(0, Vec::len);
     let mut parts = Vec::new();
@@ -66,9 +72,8 @@ fn notice(file: &Path, top: Option<&Path>) -> Option<String> {
         return None;
     }
     Some(format!(
-        "{} (Claude Code's settings): its {} are NOT applied by tern; put them in tern's config \
+        "{origin} (Claude Code's settings): its {} are NOT applied by tern; put them in tern's config \
          ([permissions] allow/ask/deny, [[hooks.pre_tool_use]] …, [env]; see docs/permissions.md)",
-        file.display(),
         parts.join(", ")
     ))
 }

@@ -128,6 +128,16 @@ pub struct Overrides {
     pub add_dirs: Vec<PathBuf>,
     /// `--cwd` (default: the current directory).
     pub cwd: Option<PathBuf>,
+    /// `--strict-mcp-config`: only the `--mcp-config` servers.
+    pub strict_mcp_config: bool,
+    /// `--tools`: the built-in tools the model has (`default`: all).
+    pub tools: Option<Vec<String>>,
+    /// `--max-thinking-tokens`: the thinking budget (0: none), over the config's.
+    pub thinking_budget: Option<u64>,
+    /// `--settings`: Claude Code's settings (a file or its JSON), named as not applied.
+    pub claude_settings: Vec<String>,
+    /// `--setting-sources`: Claude Code's settings files to read; tern reads none.
+    pub setting_sources: Option<String>,
     /// Where tern keeps its config and data, as `TERN_HOME` would say, for
     /// an embedding program (and tests) that keeps its own without setting
     /// the process's environment. None: `TERN_HOME`, else the platform dirs.
@@ -389,6 +399,7 @@ impl RuntimeBuilder {
         // A subagent's catalog is made of the same tools (an SDK replacement included).
         let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
         startup::warn_rules_naming_no_tool(&overrides, &builtin_tools, warnings);
+        startup::keep_only_tools(&mut overrides, &builtin_tools, warnings);
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));

@@ -280,7 +280,12 @@ impl Runtime {
             system: self.system_prompt(),
             max_tokens: self.config.max_tokens.unwrap_or(info.max_output.min(32_000)),
             max_turns: self.overrides.max_turns.or(self.config.max_turns),
-            thinking_budget: self.config.thinking_budget,
+            // `--max-thinking-tokens` over the config's; 0 is none.
+            thinking_budget: match self.overrides.thinking_budget {
+                Some(0) => None,
+                Some(n) => Some(n),
+                None => self.config.thinking_budget,
+            },
             cache_key: Some(session.id().to_string()),
             context_limit: {
                 let settings = self.compaction_settings();

@@ -146,6 +146,20 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
     let home = tern_protocol::paths::home();
     warnings
         .extend(crate::claude_settings::notices(&crate::claude_settings::files(&chain, home.as_deref()), Some(&top)));
+    for given in &overrides.claude_settings {
+        let note = if given.trim_start().starts_with('{') {
+            crate::claude_settings::notice_of("--settings", given)
+        } else {
+            crate::claude_settings::notices(&[PathBuf::from(given)], None).pop()
+        };
+        warnings.extend(note);
+    }
+    if let Some(sources) = overrides.setting_sources.as_deref().filter(|s| !s.trim().is_empty()) {
+        warnings.push(format!(
+            "--setting-sources {sources}: tern does not read Claude Code's settings files, so this has no effect \
+             (tern's own config applies; see docs/permissions.md)"
+        ));
+    }
     Ok(restricted(workspace, paths, user, layers, project_file, trust, warnings))
 }
 
@@ -237,11 +251,13 @@ pub(crate) fn configure_servers(
     child_env: &ChildEnv,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<ConfiguredServer>, RuntimeError> {
-    // Each folder of the project with its trust, farthest first.
-    let folders: Vec<(PathBuf, bool)> = loaded.folders.iter().rev().cloned().collect();
+    // Each folder of the project with its trust, farthest first; none with --strict-mcp-config.
+    let folders: Vec<(PathBuf, bool)> =
+        if overrides.strict_mcp_config { Vec::new() } else { loaded.folders.iter().rev().cloned().collect() };
+    let no_servers = config::FileConfig::default();
     mcp_config::configured_servers(
         mcp_config::ServerSources {
-            user: &loaded.user,
+            user: if overrides.strict_mcp_config { &no_servers } else { &loaded.user },
             user_file: &loaded.paths.user_config(),
             project: folders
                 .iter()
@@ -620,6 +636,28 @@ pub(crate) fn warn_rules_naming_no_tool(
                     names.join(", ")
                 ));
             }
+        }
+    }
+}
+
+/// `--tools`: the built-in tools not listed leave the catalog (`default`:
+/// all stay; `""`: none); a name that is no built-in tool is said.
+pub(crate) fn keep_only_tools(overrides: &mut Overrides, tools: &[tern_catalog::Entry], warnings: &mut Vec<String>) {
+    let Some(only) = overrides.tools.clone() else { return };
+    if only.iter().any(|t| t.eq_ignore_ascii_case("default")) {
+        return;
+    }
+    let keep: std::collections::HashSet<String> = only.iter().map(|t| tern_protocol::canonical_tool_name(t)).collect();
+    let builtin: Vec<&str> =
+        tools.iter().filter(|e| e.tool.source == tern_protocol::ToolSource::Builtin).map(|e| e.name()).collect();
+    for name in &keep {
+        if !builtin.contains(&name.as_str()) {
+            warnings.push(format!("--tools: no built-in tool is named `{name}` (tools: {})", builtin.join(", ")));
+        }
+    }
+    for name in builtin {
+        if !keep.contains(name) {
+            overrides.disallowed_tools.push(name.to_string());
         }
     }
 }

@@ -599,3 +599,39 @@ async fn claude_code_settings_that_are_not_applied_are_named() {
     let line = out.stderr.lines().find(|l| l.contains(".claude/settings.json")).expect("named on stderr");
     assert!(line.contains("1 deny") && line.contains("NOT applied") && line.contains("[permissions]"), "{line}");
 }
+
+#[tokio::test]
+async fn sdk_options_are_honoured_or_named_never_fatal() {
+    // Options the Agent SDKs pass: each used to end the session with exit 2.
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"},{"text":"ok"},{"text":"ok"}]}"#).await;
+    // --tools keeps only those built-ins (Claude Code's names work).
+    let out = h.run(&["-p", "hi", "--tools", "Read,Grep"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let names = common::tool_names(&h.bodies()[0]);
+    assert!(names.contains(&"read".to_string()) && names.contains(&"grep".to_string()), "{names:?}");
+    assert!(!names.iter().any(|n| n == "bash" || n == "write" || n == "edit"), "{names:?}");
+    // --max-thinking-tokens sets the thinking budget.
+    let out = h.run(&["-p", "hi", "--max-thinking-tokens", "2048"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.bodies()[1]["thinking"]["budget_tokens"], 2048, "{}", h.bodies()[1]);
+    // --settings and --setting-sources: not applied, and said; an empty source list says nothing.
+    let out = h
+        .run(&[
+            "-p",
+            "hi",
+            "--settings",
+            r#"{"permissions": {"deny": ["Bash(curl:*)"]}}"#,
+            "--setting-sources",
+            "user,project",
+        ])
+        .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--settings (Claude Code's settings): its permission rules (1 deny)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("--setting-sources user,project"), "{}", out.stderr);
+    let out = h.run(&["mcp", "list", "--setting-sources", ""]).await;
+    assert!(!out.stderr.contains("setting-sources"), "{}", out.stderr);
+}

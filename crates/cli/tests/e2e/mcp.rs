@@ -508,3 +508,20 @@ async fn a_server_started_without_folders_works_in_the_sessions_roots() {
     let results = h.tool_results(&h.bodies()[1]);
     assert!(results[0].0.contains("content found through roots") && !results[0].1, "{:?}", results[0]);
 }
+
+#[tokio::test]
+async fn strict_mcp_config_starts_only_the_servers_it_was_given() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    add_config(&h, &server_section("from_config", &["--tools", "1"], ""));
+    let given =
+        json!({"mcpServers": {"given": {"command": test_server().display().to_string(), "args": ["--tools", "1"]}}})
+            .to_string();
+    let names = |out: &common::Output| -> Vec<String> {
+        let list: Value = serde_json::from_str(&out.stdout).unwrap();
+        list.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap().to_string()).collect()
+    };
+    let out = h.run(&["mcp", "list", "--json", "--mcp-config", &given]).await;
+    assert_eq!(names(&out), ["from_config", "given"], "{}", out.stderr);
+    let out = h.run(&["mcp", "list", "--json", "--mcp-config", &given, "--strict-mcp-config"]).await;
+    assert_eq!(names(&out), ["given"], "{}", out.stderr);
+}
