@@ -102,7 +102,9 @@ impl std::str::FromStr for Mode {
     type Err = UnknownMode;
     fn from_str(s: &str) -> Result<Self, UnknownMode> {
         match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
-            "default" => Ok(Mode::Default),
+            // Claude Code's `auto` (a classifier approves what it judges safe) is what tern's
+            // default does: read-only work runs unasked, the rest is asked. Startup says so.
+            "default" | "auto" => Ok(Mode::Default),
             "accept-edits" | "acceptedits" => Ok(Mode::AcceptEdits),
             "plan" => Ok(Mode::Plan),
             "bypass" | "bypasspermissions" | "bypass-permissions" => Ok(Mode::Bypass),
@@ -123,5 +125,6 @@ mod tests {
             assert_eq!(m.claude_name().parse::<Mode>().unwrap(), m);
         }
         assert!("yolo".parse::<Mode>().unwrap_err().to_string().contains("accept-edits"));
+        assert_eq!("auto".parse::<Mode>().unwrap(), Mode::Default, "Claude Code's auto is tern's default");
     }
 }

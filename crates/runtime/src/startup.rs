@@ -154,6 +154,13 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         };
         warnings.extend(note);
     }
+    if overrides.permission_mode.as_deref().is_some_and(|m| m.trim().eq_ignore_ascii_case("auto")) {
+        warnings.push(
+            "permission mode `auto` runs as tern's default: what tern judges read-only runs unasked, anything \
+             else is asked (refused when nobody can answer; --permission-prompt-tool stdio sends it to the caller)"
+                .into(),
+        );
+    }
     if let Some(sources) = overrides.setting_sources.as_deref().filter(|s| !s.trim().is_empty()) {
         warnings.push(format!(
             "--setting-sources {sources}: tern does not read Claude Code's settings files, so this has no effect \

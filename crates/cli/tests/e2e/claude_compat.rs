@@ -634,4 +634,10 @@ async fn sdk_options_are_honoured_or_named_never_fatal() {
     assert!(out.stderr.contains("--setting-sources user,project"), "{}", out.stderr);
     let out = h.run(&["mcp", "list", "--setting-sources", ""]).await;
     assert!(!out.stderr.contains("setting-sources"), "{}", out.stderr);
+    // Claude Code's `auto` mode runs as tern's default, and says so.
+    let mut h = h;
+    h.mode = None;
+    let out = h.run(&["-p", "hi", "--permission-mode", "auto"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("permission mode `auto` runs as tern's default"), "{}", out.stderr);
 }
