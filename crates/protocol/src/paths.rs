@@ -10,10 +10,15 @@ const MAX_LINKS: usize = 16;
 /// Components of a path looked at, at most.
 const MAX_COMPONENTS: usize = 256;
 
-/// The home directory tern runs with (`$HOME`, canonical), if any.
+/// The home directory tern runs with (`$HOME`, canonical), if any: read
+/// once per process (every file tool call and the policy resolve `~` with it).
 pub fn home() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)?;
-    Some(std::fs::canonicalize(&home).unwrap_or(home))
+    static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)?;
+        Some(std::fs::canonicalize(&home).unwrap_or(home))
+    })
+    .clone()
 }
 
 /// `arg` as an absolute name, before any look at the file system but one:

@@ -461,8 +461,8 @@ pub(crate) fn policy(
     session: &Session,
     warnings: &mut Vec<String>,
 ) -> Result<Policy, RuntimeError> {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let home = home.map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+    // The home the tools and front ends resolve `~` with: one rule, read once.
+    let home = tern_protocol::paths::home();
     let ctx = tern_policy::rules::RuleContext { workspace: loaded.workspace.clone(), home };
     let mut protected = vec![loaded.paths.config_dir.clone()];
     if let Ok(c) = std::fs::canonicalize(&loaded.paths.config_dir) {

@@ -428,14 +428,15 @@ fn modes(runtime: &Runtime) -> acp::SessionModeState {
 /// send whole keeps its counts and leaves its text to the diff content
 /// (bounded on its own); anything else too large is left out.
 fn raw_output(mut details: tern_protocol::ToolDetails) -> Option<Value> {
-    let size = |d: &tern_protocol::ToolDetails| serde_json::to_vec(d).map_or(usize::MAX, |v| v.len());
-    if size(&details) > MAX_RAW_OUTPUT
-        && let Some(change) = details.file_change_mut()
-    {
-        change.diff.clear();
-        change.hunks.clear();
+    let fits = |v: &Value| v.to_string().len() <= MAX_RAW_OUTPUT;
+    let whole = serde_json::to_value(&details).ok()?;
+    if fits(&whole) {
+        return Some(whole);
     }
-    (size(&details) <= MAX_RAW_OUTPUT).then(|| serde_json::to_value(&details).ok()).flatten()
+    let change = details.file_change_mut()?;
+    change.diff.clear();
+    change.hunks.clear();
+    serde_json::to_value(&details).ok().filter(fits)
 }
 
 fn notify(cx: &ConnectionTo<Client>, session: &str, update: acp::SessionUpdate) {
