@@ -183,22 +183,35 @@ fn valid(name: &str) -> bool {
 /// where `~/.claude` is) and the trusted project folders (`folders`:
 /// nearest first, with their trust); sorted, once each.
 pub fn agent_names(folders: &[(PathBuf, bool)], config_dir: &Path, home: Option<&Path>) -> Vec<String> {
-    let mut names: Vec<String> = agent_dirs(folders, config_dir, home)
-        .into_iter()
-        .filter(|d| d.trusted)
-        .flat_map(|d| {
-            profile_files(&d.dir, None)
-                .into_iter()
-                .filter_map(|f| {
-                    let text = tern_sandbox::small_file::read_bounded(&f, MAX_PROFILE, d.inside.as_deref()).ok()?;
-                    profile_name(&text, &f)
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    agent_summaries(folders, config_dir, home).into_iter().map(|(name, _)| name).collect()
+}
+
+/// [`agent_names`], each with its `description:` (the first profile of a
+/// name wins, as [`load_agent`] finds it).
+pub fn agent_summaries(
+    folders: &[(PathBuf, bool)],
+    config_dir: &Path,
+    home: Option<&Path>,
+) -> Vec<(String, Option<String>)> {
+    let mut found: Vec<(String, Option<String>)> = Vec::new();
+    for d in agent_dirs(folders, config_dir, home).into_iter().filter(|d| d.trusted) {
+        for f in profile_files(&d.dir, None) {
+            let Ok(text) = tern_sandbox::small_file::read_bounded(&f, MAX_PROFILE, d.inside.as_deref()) else {
+                continue;
+            };
+            let Some(name) = profile_name(&text, &f) else { continue };
+            if found.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            let description = crate::frontmatter::FrontMatter::parse(&text, &f)
+                .ok()
+                .and_then(|front| front.get("description").map(str::to_string))
+                .filter(|d| !d.trim().is_empty());
+            found.push((name, description));
+        }
+    }
+    found.sort();
+    found
 }
 
 /// Find and parse the profile `name` (its `name:`, or its file's name):

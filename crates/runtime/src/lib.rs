@@ -62,7 +62,7 @@ pub use tern_config::{
     ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
 pub use tern_media as media_cli;
-pub use tern_policy::{bash::BashClass, rules::RuleKind};
+pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
 pub use tern_process as process;
 pub use tern_store::index as session_index;
 pub use tern_store::{Resume, StoreError, checkpoints, export as session_export, session};
@@ -420,7 +420,8 @@ impl RuntimeBuilder {
             overrides,
             warnings,
             policy,
-            hook_runner,
+            hook_runner: std::sync::Mutex::new(hook_runner),
+            defined_agents: std::sync::Mutex::default(),
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
@@ -476,7 +477,8 @@ pub struct Runtime {
     overrides: Overrides,
     warnings: Vec<String>,
     policy: Arc<Policy>,
-    hook_runner: Option<Arc<HookRunner>>,
+    /// The hooks (configured commands, then a driving program's callbacks).
+    hook_runner: std::sync::Mutex<Option<Arc<HookRunner>>>,
     prompt: Arc<dyn PermissionPrompt>,
     started_session: std::sync::atomic::AtomicBool,
     /// The conversation so far: each prompt continues it (`/clear` empties it).
@@ -503,6 +505,9 @@ pub struct Runtime {
     commands: Arc<commands::Commands>,
     /// `--agent NAME`: the profile this session runs as.
     agent: Option<AgentProfile>,
+    /// Agents the program driving the session defined (the Agent SDK's
+    /// `agents`): found before the files' profiles of the same name.
+    defined_agents: std::sync::Mutex<Vec<AgentProfile>>,
     /// What the `task` tool's children borrow from the running prompt.
     subagents: Arc<subagents::Subagents>,
     /// The session's tools before MCP (a subagent's catalog is made from them).
@@ -521,6 +526,24 @@ impl Runtime {
     /// Set up a session: [`RuntimeBuilder::new`] then [`RuntimeBuilder::build`].
     pub async fn new(overrides: Overrides) -> Result<Self, RuntimeError> {
         RuntimeBuilder::new(overrides)?.build().await
+    }
+
+    /// Hooks the program driving this session registered (the Agent SDK's
+    /// `initialize.hooks`), answered by `program`: they run after the
+    /// configured hooks, from the next prompt on. A matcher that is not a
+    /// regex is an error naming it, and nothing is added.
+    pub fn add_hook_callbacks(
+        &self,
+        hooks: Vec<tern_policy::hooks::CallbackHook>,
+        program: Arc<dyn tern_policy::hooks::HookCallbacks>,
+    ) -> Result<(), tern_policy::hooks::HooksError> {
+        let mut current = self.hook_runner.lock_or_recover();
+        let runner = match current.as_deref() {
+            Some(runner) => runner.clone(),
+            None => HookRunner::new(Default::default(), self.workspace.clone())?,
+        };
+        *current = Some(Arc::new(runner.with_callbacks(hooks, program)?));
+        Ok(())
     }
 
     /// Where permission questions go (the TUI's prompt). Headless mode
@@ -872,8 +895,34 @@ impl Runtime {
     /// profiles found (user, and project in a trusted folder).
     pub fn agent_names(&self) -> Vec<String> {
         let mut names: Vec<String> = SubagentRole::ALL.iter().map(|r| r.as_str().to_string()).collect();
-        names.extend(agents::agent_names(&self.folders, &self.paths.config_dir, self.policy.context().home.as_deref()));
+        names.extend(self.agent_summaries().into_iter().map(|(name, _)| name));
         names
+    }
+
+    /// The custom agents a `task` call may name, each with its description:
+    /// those the driving program defined, then the profiles found.
+    fn agent_summaries(&self) -> Vec<(String, Option<String>)> {
+        let mut found: Vec<(String, Option<String>)> =
+            self.defined_agents.lock_or_recover().iter().map(|a| (a.name.clone(), a.description.clone())).collect();
+        let files =
+            agents::agent_summaries(&self.folders, &self.paths.config_dir, self.policy.context().home.as_deref());
+        for (name, description) in files {
+            if !found.iter().any(|(n, _)| *n == name) {
+                found.push((name, description));
+            }
+        }
+        found
+    }
+
+    /// Agents the program driving the session defines (the Agent SDK's
+    /// `agents`), for `task` calls from the next prompt on; one of the same
+    /// name replaces the earlier one.
+    pub fn define_agents(&self, defined: Vec<AgentProfile>) {
+        let mut agents = self.defined_agents.lock_or_recover();
+        for agent in defined {
+            agents.retain(|a| a.name != agent.name);
+            agents.push(agent);
+        }
     }
 
     /// Where the provider key came from: its environment variable's name,
@@ -1226,8 +1275,23 @@ impl Runtime {
              skill and use `mmx` through bash."
                 .to_string()
         });
-        let append =
-            [self.config.append_system_prompt.clone(), agent, self.overrides.append_system_prompt.clone(), media];
+        // The model learns the custom agents' names here (the `task` tool's own text stays the same for caching).
+        let summaries = self.agent_summaries();
+        let custom = (!summaries.is_empty()).then(|| {
+            let mut block = String::from("# Custom agents\nThe `task` tool's subagent_type also takes these:\n");
+            for (name, description) in summaries {
+                let description = description.map(|d| format!(": {}", d.trim())).unwrap_or_default();
+                block.push_str(&format!("- {name}{description}\n"));
+            }
+            block
+        });
+        let append = [
+            custom,
+            self.config.append_system_prompt.clone(),
+            agent,
+            self.overrides.append_system_prompt.clone(),
+            media,
+        ];
         prompt::ContextParts {
             workspace: self.workspace.clone(),
             config_dir: self.paths.config_dir.clone(),

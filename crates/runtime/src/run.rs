@@ -330,6 +330,7 @@ impl Runtime {
                 Arc::new(move |model: &str| crate::setup::price_for(&models, model, &fallback))
             },
             agents: (self.folders.clone(), config_dir),
+            defined_agents: self.defined_agents.lock_or_recover().clone(),
             background: self.background.clone(),
             output_dir: self.outputs_dir.clone(),
         }
@@ -355,7 +356,7 @@ impl Runtime {
     fn turn_hooks(&self, session: &Arc<Session>, receipts: bool) -> Arc<PolicyHooks> {
         Arc::new(PolicyHooks {
             policy: self.policy.clone(),
-            hooks: self.hook_runner.clone(),
+            hooks: self.hook_runner.lock_or_recover().clone(),
             prompt: self.prompt.clone(),
             denials: Default::default(),
             notices: Default::default(),

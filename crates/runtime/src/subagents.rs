@@ -77,6 +77,8 @@ pub(crate) struct Kit {
     /// Where agent profiles are found: the project's folders (nearest
     /// first, with their trust) and the user's config dir.
     pub agents: (Vec<(std::path::PathBuf, bool)>, std::path::PathBuf),
+    /// Agents the driving program defined (found first).
+    pub defined_agents: Vec<AgentProfile>,
     /// Background tasks (a subagent run with `run_in_background` is one).
     pub background: Arc<tern_tools::background::BackgroundTasks>,
     /// Where their logs go.
@@ -178,8 +180,12 @@ fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
         return Ok(Child { role: Some(r), profile: None, name: kind.to_ascii_lowercase() });
     }
     let (folders, config_dir) = &kit.agents;
-    let profile = crate::agents::load_agent(kind, folders, config_dir, kit.policy.context().home.as_deref())
-        .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier"))?;
+    let defined = kit.defined_agents.iter().find(|a| a.name == kind).cloned();
+    let profile = match defined {
+        Some(profile) => Ok(profile),
+        None => crate::agents::load_agent(kind, folders, config_dir, kit.policy.context().home.as_deref()),
+    }
+    .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier"))?;
     let role = match profile.role.as_deref() {
         None => None,
         Some(r) => Some(role(r).ok_or_else(|| format!("agent `{kind}`: unknown role `{r}`"))?),

@@ -17,25 +17,23 @@ fn sdk_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../support/python-sdk")
 }
 
-#[tokio::test]
-async fn the_python_agent_sdk_runs_tern() {
+/// The SDK's Python, or None (said) where `cargo xtask ci` could not install it.
+fn sdk_python() -> Option<PathBuf> {
     let python = sdk_dir().join(".venv/bin/python");
     if !python.exists() {
         eprintln!(
             "skipped: the Claude Agent SDK is not installed in {} (`cargo xtask ci` installs it from PyPI)",
             python.display()
         );
-        return;
+        return None;
     }
-    let script = r#"{"turns":[
-        {"when_request_contains":"second question","text":"second answer"},
-        {"when_request_contains":"first question","text":"first answer"},
-        {"when_request_contains":"made-by-sdk","text":"created it"},
-        {"when_request_contains":"create the file","tool_calls":[{"name":"bash","arguments":{"command":"touch made-by-sdk"}}]}
-    ]}"#;
-    let h = Harness::new(Wire::Anthropic, script).await;
-    let out = tokio::process::Command::new(&python)
-        .arg(sdk_dir().join("one_tool.py"))
+    Some(python)
+}
+
+/// Run `script` with the SDK against `h`'s mock; what it printed last, parsed.
+async fn run_script(python: &std::path::Path, script: &str, h: &Harness) -> Value {
+    let out = tokio::process::Command::new(python)
+        .arg(sdk_dir().join(script))
         .arg(env!("CARGO_BIN_EXE_tern"))
         .arg(h.workspace.path())
         .env_clear()
@@ -50,7 +48,52 @@ async fn the_python_agent_sdk_runs_tern() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+}
+
+#[tokio::test]
+async fn sdk_hooks_and_agents_reach_tern() {
+    let Some(python) = sdk_python() else { return };
+    let script = r#"{"turns":[
+        {"when_request_contains":"no rm from the sdk hook","text":"the hook stopped it"},
+        {"when_request_contains":"hooked-prompt","tool_calls":[{"name":"bash","arguments":{"command":"rm -rf important"}}]},
+        {"when_request_contains":"looks fine to me","text":"reviewed"},
+        {"when_request_contains":"You review the code, carefully.","text":"looks fine to me"},
+        {"when_request_contains":"delegate-it","tool_calls":[{"name":"task","arguments":{"description":"review","prompt":"review-this","subagent_type":"reviewer"}}]}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    std::fs::create_dir_all(h.path("important")).unwrap();
+    let seen = run_script(&python, "sdk_surface.py", &h).await;
+    // The SDK's PreToolUse callback was asked, in Claude Code's words, and its deny held
+    // even in bypass mode.
+    let asked = &seen["hook_inputs"][0];
+    assert_eq!(asked["event"], "PreToolUse", "{seen}");
+    assert_eq!(asked["tool"], "Bash");
+    assert_eq!(asked["command"], "rm -rf important");
+    assert_eq!(asked["mode"], "bypassPermissions");
+    assert!(asked["tool_use_id"].is_string(), "{seen}");
+    assert!(h.path("important").exists(), "the denied rm ran");
+    assert_eq!(seen["results"][0]["result"], "the hook stopped it", "{seen}");
+    // The agent defined in the options: the model is told of it, and a `task` naming it runs
+    // with its instructions.
+    let bodies: Vec<String> = h.bodies().iter().map(|b| b.to_string()).collect();
+    let parent = bodies.iter().find(|b| b.contains("delegate-it")).unwrap();
+    assert!(parent.contains("reviewer: Reviews code for bugs"), "{parent}");
+    assert!(bodies.iter().any(|b| b.contains("You review the code, carefully.") && b.contains("review-this")));
+    assert_eq!(seen["results"][1]["result"], "reviewed", "{seen}");
+}
+
+#[tokio::test]
+async fn the_python_agent_sdk_runs_tern() {
+    let Some(python) = sdk_python() else { return };
+    let script = r#"{"turns":[
+        {"when_request_contains":"second question","text":"second answer"},
+        {"when_request_contains":"first question","text":"first answer"},
+        {"when_request_contains":"made-by-sdk","text":"created it"},
+        {"when_request_contains":"create the file","tool_calls":[{"name":"bash","arguments":{"command":"touch made-by-sdk"}}]}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let seen = run_script(&python, "one_tool.py", &h).await;
     // The bash call was put to the SDK's callback, allowed, and ran.
     // Under Claude Code's name, as a `can_use_tool` written for it checks.
     assert_eq!(seen["asked"][0]["tool"], "Bash", "{seen}");

@@ -54,12 +54,12 @@ pub enum Line {
     },
     /// The result of one prompt.
     Result(Box<ResultLine>),
-    /// A question to the caller (`can_use_tool`).
+    /// A request to the caller (`can_use_tool`, `hook_callback`, `mcp_message`).
     ControlRequest {
         /// Its id, answered by a `control_response`.
         request_id: String,
         /// What is asked.
-        request: CanUseTool,
+        request: Outgoing,
     },
     /// The answer to the caller's control request.
     ControlResponse {
@@ -472,11 +472,33 @@ pub struct Denial {
     pub how_to_allow: Option<String>,
 }
 
+/// What tern asks the caller, by `subtype`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+pub enum Outgoing {
+    /// May this call run?
+    CanUseTool(CanUseTool),
+    /// Run one of the hook callbacks `initialize` registered.
+    HookCallback {
+        /// The callback, as registered.
+        callback_id: String,
+        /// Claude Code's hook input.
+        input: Value,
+        /// The call, for tool events.
+        tool_use_id: Option<String>,
+    },
+    /// A JSON-RPC message for one of the caller's in-process MCP servers.
+    McpMessage {
+        /// The server (`"type": "sdk"` in `--mcp-config`).
+        server_name: String,
+        /// The JSON-RPC message.
+        message: Value,
+    },
+}
+
 /// A `can_use_tool` question.
 #[derive(Debug, Clone, Serialize)]
 pub struct CanUseTool {
-    /// Always `can_use_tool`.
-    pub subtype: &'static str,
     /// The tool (Claude Code's name).
     pub tool_name: String,
     /// Its arguments (Claude Code's keys).
@@ -527,6 +549,10 @@ pub struct InitializeAnswer {
     pub available_output_styles: Vec<&'static str>,
     /// The subagent types.
     pub agents: Vec<String>,
+    /// Hook matchers' `onFailure` is honoured.
+    pub hook_on_failure_supported: bool,
+    /// The hooks sent were registered.
+    pub hooks_applied: bool,
 }
 
 /// A slash command in `initialize`'s answer.
@@ -667,8 +693,19 @@ pub struct InputImage {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
 pub enum ControlRequest {
-    /// What the session offers: commands, models, agents.
-    Initialize {},
+    /// What the session offers: commands, models, agents; and what the
+    /// caller brings: hook callbacks and agents.
+    Initialize {
+        /// Hook callbacks by Claude Code's event name (`PreToolUse`).
+        #[serde(default)]
+        hooks: Option<std::collections::BTreeMap<String, Vec<HookMatcher>>>,
+        /// Agents by name.
+        #[serde(default)]
+        agents: Option<std::collections::BTreeMap<String, AgentDefinition>>,
+        /// Anything else the caller asked for (named in a note: tern does not apply it).
+        #[serde(flatten)]
+        other: std::collections::BTreeMap<String, Value>,
+    },
     /// Stop the running prompt.
     Interrupt {},
     /// Enter a permission mode (Claude's names or tern's).
@@ -682,6 +719,51 @@ pub enum ControlRequest {
         #[serde(default)]
         model: Option<String>,
     },
+}
+
+/// One matcher of `initialize.hooks`: the callbacks it selects.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookMatcher {
+    /// Regex on the tool name (tool events); absent: every tool.
+    #[serde(default)]
+    pub matcher: Option<String>,
+    /// The callbacks, in order.
+    #[serde(default)]
+    pub hook_callback_ids: Vec<String>,
+    /// Seconds each may take.
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// `block` or `continue`: what a failing callback does.
+    #[serde(default)]
+    pub on_failure: Option<String>,
+}
+
+/// An agent of `initialize.agents` (the Agent SDK's `AgentDefinition`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDefinition {
+    /// What it is for (the model reads it to choose).
+    #[serde(default)]
+    pub description: String,
+    /// Its instructions.
+    #[serde(default)]
+    pub prompt: String,
+    /// Only these tools (Claude's names or tern's).
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// Never these.
+    #[serde(default)]
+    pub disallowed_tools: Option<Vec<String>>,
+    /// `sonnet`, `opus`, `haiku`, `inherit`, or a model id.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// MCP servers: names, or inline `{name: config}` (not taken).
+    #[serde(default)]
+    pub mcp_servers: Option<Vec<Value>>,
+    /// The rest (skills, memory, maxTurns, effort, permissionMode, …): named in a note.
+    #[serde(flatten)]
+    pub other: std::collections::BTreeMap<String, Value>,
 }
 
 /// The caller's `control_response` to a `can_use_tool` question.

@@ -3,22 +3,23 @@
 //! the result in the chosen format, exit with a code CI can trust. Results
 //! go to stdout, diagnostics to stderr.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 use tern_protocol::claude;
 use tern_protocol::exit;
-use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, Command, ContentBlock, ImageSource, ToolResultContent};
 use tern_runtime::apply::{Interrupter, Outcome};
 use tern_runtime::{EventSink, RunReport, Runtime};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
+use crate::caller::{Caller, StdioAsker};
 use crate::claude_stream::ClaudeStream;
 
+mod caller;
 pub mod claude_stream;
 pub mod claude_wire;
 
@@ -110,7 +111,7 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     // The session's interrupt (set once the session is up): signals, `interrupt`
     // requests and a `deny` answer with `interrupt: true` stop the running prompt.
     let current: Arc<OnceLock<Interrupter>> = Arc::default();
-    let asker = StdioAsker::new(current.clone());
+    let asker = StdioAsker::new(Caller::default(), current.clone());
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;
     let set_interrupter = current.clone();
@@ -485,7 +486,7 @@ async fn stream(
             line = lines.recv(), if open => match line {
                 None => {
                     open = false;
-                    asker.close();
+                    asker.caller.close();
                 }
                 Some(Err(e)) => say(&format!("stdin: {e}")),
                 Some(Ok(line)) => match handle_line(runtime, asker, &events, &line).await {
@@ -573,7 +574,7 @@ async fn handle_line(
         claude_wire::InputLine::User { message } => user_message(message).map(Some).map_err(LineError::User),
         claude_wire::InputLine::ControlRequest { request_id, request } => {
             let answer = match serde_json::from_value::<claude_wire::ControlRequest>(request) {
-                Ok(request) => control(runtime, events, request).await,
+                Ok(request) => control(runtime, events, &asker.caller, request).await,
                 Err(e) => Err(format!("tern does not support this control request: {e}")),
             };
             let response = match answer {
@@ -584,7 +585,7 @@ async fn handle_line(
             Ok(None)
         }
         claude_wire::InputLine::ControlResponse { response } => {
-            asker.answer(response);
+            asker.caller.answer(response);
             Ok(None)
         }
         claude_wire::InputLine::ControlCancelRequest {} | claude_wire::InputLine::KeepAlive {} => Ok(None),
@@ -616,10 +617,41 @@ fn user_message(message: claude_wire::InputMessage) -> Result<(String, Vec<Conte
 }
 
 /// A control request from the caller; the response body, or why not.
-async fn control(runtime: &Runtime, events: &EventSink, request: claude_wire::ControlRequest) -> Result<Value, String> {
+async fn control(
+    runtime: &Runtime,
+    events: &EventSink,
+    caller: &Caller,
+    request: claude_wire::ControlRequest,
+) -> Result<Value, String> {
     use claude_wire::ControlRequest as R;
     match request {
-        R::Initialize {} => {
+        R::Initialize { hooks, agents, other } => {
+            // What the caller brings first: its hooks and agents hold from the first prompt.
+            if let Some(hooks) = hooks {
+                let (hooks, unsupported) = caller::callback_hooks(hooks);
+                if !unsupported.is_empty() {
+                    say(&format!(
+                        "note: SDK hooks for {} are not run: tern has no such moment (it runs PreToolUse, \
+                         PostToolUse, UserPromptSubmit, Stop and SessionStart)",
+                        unsupported.join(", ")
+                    ));
+                }
+                if !hooks.is_empty() {
+                    let program = Arc::new(caller::SdkHooks { caller: caller.clone() });
+                    runtime.add_hook_callbacks(hooks, program).map_err(|e| format!("initialize.hooks: {e}"))?;
+                }
+            }
+            if let Some(agents) = agents {
+                let (agents, notes) = caller::defined_agents(agents);
+                for note in notes {
+                    say(&format!("note: {note}"));
+                }
+                runtime.define_agents(agents);
+            }
+            let ignored: Vec<&str> = other.iter().filter(|(_, v)| !v.is_null()).map(|(k, _)| k.as_str()).collect();
+            if !ignored.is_empty() {
+                say(&format!("note: initialize: {} not applied by tern", ignored.join(", ")));
+            }
             let commands = runtime
                 .commands()
                 .list
@@ -646,6 +678,8 @@ async fn control(runtime: &Runtime, events: &EventSink, request: claude_wire::Co
                 output_style: "default",
                 available_output_styles: vec!["default"],
                 agents: runtime.agent_names(),
+                hook_on_failure_supported: true,
+                hooks_applied: true,
             };
             serde_json::to_value(answer).map_err(|e| e.to_string())
         }
@@ -768,7 +802,7 @@ fn spawn_signal_watch(
     });
 }
 
-fn print_line(v: &impl serde::Serialize) {
+pub(crate) fn print_line(v: &impl serde::Serialize) {
     let Ok(text) = serde_json::to_string(v) else { return };
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}");
@@ -818,7 +852,7 @@ fn progress(e: &AgentEvent) -> Option<String> {
 }
 
 /// A permission question as the caller's words for it, for stderr.
-fn describe(request: &tern_runtime::PermissionRequest) -> String {
+pub(crate) fn describe(request: &tern_runtime::PermissionRequest) -> String {
     let key = ["command", "path", "url"].iter().find_map(|k| request.input.get(*k).and_then(|v| v.as_str()));
     let args = key.map(str::to_string).unwrap_or_else(|| request.input.to_string());
     let short = tern_protocol::text::prefix_within(&args, 120);
@@ -838,184 +872,6 @@ impl tern_runtime::PermissionPrompt for Refuse {
         let hint = request.decision.how_to_allow().map(|h| format!("; {h}")).unwrap_or_default();
         say(&format!("denied {} — {}{hint}", describe(&request), request.decision.reason));
         Box::pin(async { tern_runtime::PermissionAnswer::Unanswered })
-    }
-}
-
-/// `--permission-prompt-tool stdio`: each question goes to the caller as a
-/// `can_use_tool` control request on stdout; its `control_response` on
-/// stdin answers it. Once stdin is closed, questions are refused.
-#[derive(Clone)]
-struct StdioAsker {
-    inner: Arc<AskerState>,
-    /// The session's interrupt (a `deny` with `interrupt: true` stops the prompt).
-    current: Arc<OnceLock<Interrupter>>,
-}
-
-#[derive(Default)]
-struct AskerState {
-    pending: Mutex<HashMap<String, oneshot::Sender<claude_wire::PermissionReply>>>,
-    closed: AtomicBool,
-    next: AtomicU64,
-}
-
-impl StdioAsker {
-    fn new(current: Arc<OnceLock<Interrupter>>) -> Self {
-        Self { inner: Arc::default(), current }
-    }
-
-    /// Stdin closed: nobody can answer; the questions waiting are refused.
-    fn close(&self) {
-        self.inner.closed.store(true, Ordering::SeqCst);
-        self.inner.pending.lock_or_recover().clear();
-    }
-
-    /// A `control_response` body (`{subtype, request_id, response|error}`).
-    fn answer(&self, mut response: Value) {
-        // Without a subtype, an answer is a success (as tern has always read it).
-        if let Some(fields) = response.as_object_mut() {
-            fields.entry("subtype").or_insert_with(|| json!("success"));
-        }
-        let id = response.get("request_id").and_then(Value::as_str).map(str::to_string);
-        let reply = match (serde_json::from_value::<claude_wire::PermissionReply>(response), id) {
-            (Ok(reply), _) => reply,
-            // Its question is still answered (refused, saying why), not left waiting.
-            (Err(e), Some(request_id)) => claude_wire::PermissionReply::Error {
-                request_id,
-                error: Some(format!("an answer tern cannot read: {e}")),
-            },
-            (Err(e), None) => {
-                say(&format!("stdin: a control_response tern cannot read ({e}); it needs response.request_id"));
-                return;
-            }
-        };
-        let id = reply.request_id().to_string();
-        let response = reply;
-        let waiting = self.inner.pending.lock_or_recover().remove(&id);
-        match waiting {
-            Some(tx) => {
-                let _ = tx.send(response);
-            }
-            None => say(&format!("stdin: a control_response for `{id}`, which nothing asked")),
-        }
-    }
-}
-
-impl tern_runtime::PermissionPrompt for StdioAsker {
-    fn ask(
-        &self,
-        request: tern_runtime::PermissionRequest,
-    ) -> futures::future::BoxFuture<'_, tern_runtime::PermissionAnswer> {
-        use tern_runtime::PermissionAnswer;
-        Box::pin(async move {
-            if self.inner.closed.load(Ordering::SeqCst) {
-                say(&format!("denied {} — stdin is closed, so nobody can answer", describe(&request)));
-                return PermissionAnswer::Unanswered;
-            }
-            let id = format!("tern-perm-{}", self.inner.next.fetch_add(1, Ordering::SeqCst) + 1);
-            let (tx, rx) = oneshot::channel();
-            self.inner.pending.lock_or_recover().insert(id.clone(), tx);
-            let suggestions: Vec<claude_wire::Suggestion> = request
-                .decision
-                .suggestion
-                .iter()
-                .map(|rule| {
-                    // Claude's rule shape: the tool (Claude Code's name), and what is inside its parentheses.
-                    let claude_name = |tool: &str| Some(claude::claude_tool_name(tool, &Value::Null));
-                    let wire = match rule.split_once('(') {
-                        Some((tool, rest)) => claude_wire::RuleValue {
-                            tool_name: claude_name(tool),
-                            rule_content: Some(rest.strip_suffix(')').unwrap_or(rest).to_string()),
-                        },
-                        None => claude_wire::RuleValue { tool_name: claude_name(rule), rule_content: None },
-                    };
-                    claude_wire::Suggestion {
-                        kind: "addRules",
-                        rules: vec![wire],
-                        behavior: "allow",
-                        destination: "session",
-                    }
-                })
-                .collect();
-            print_line(&claude_wire::Line::ControlRequest {
-                request_id: id,
-                // Claude Code's names and keys: a `canUseTool` written for it checks `Bash`.
-                request: claude_wire::CanUseTool {
-                    subtype: "can_use_tool",
-                    tool_name: claude::claude_tool_name(&request.tool, &request.input),
-                    input: claude::claude_tool_input(&request.tool, &request.input),
-                    tool_use_id: request.call_id.clone(),
-                    permission_suggestions: suggestions,
-                    decision_reason: request.decision.reason.clone(),
-                },
-            });
-            let Ok(response) = rx.await else {
-                say(&format!("denied {} — stdin closed before an answer", describe(&request)));
-                return PermissionAnswer::Unanswered;
-            };
-            let answer = permission_answer(&request, &response);
-            // `deny` with `interrupt: true`: the caller wants the whole prompt stopped.
-            if matches!(&response, claude_wire::PermissionReply::Success { response, .. } if response.interrupt)
-                && let Some(interrupter) = self.current.get()
-            {
-                interrupter.interrupt();
-            }
-            answer
-        })
-    }
-}
-
-/// The caller's answer to `can_use_tool`.
-fn permission_answer(
-    request: &tern_runtime::PermissionRequest,
-    reply: &claude_wire::PermissionReply,
-) -> tern_runtime::PermissionAnswer {
-    use tern_runtime::PermissionAnswer;
-    let body = match reply {
-        claude_wire::PermissionReply::Error { error, .. } => {
-            let why = error.as_deref().unwrap_or("an error");
-            return PermissionAnswer::Deny { feedback: Some(format!("the permission prompt failed: {why}")) };
-        }
-        claude_wire::PermissionReply::Success { response, .. } => response,
-    };
-    match body.behavior.as_deref() {
-        Some("allow") => {
-            // tern runs the call the model made, as it was judged: a changed input is refused.
-            // The input sent back unchanged (in Claude's keys, as it was sent) is the same call.
-            let changed = |u: &Value| claude::tern_tool_input(&request.tool, u.clone()) != request.input;
-            if body.updated_input.as_ref().is_some_and(|u| !u.is_null() && changed(u)) {
-                return PermissionAnswer::Deny {
-                    feedback: Some(
-                        "the permission prompt answered with a changed input, which tern does not run; make the call \
-                         again with the input you want"
-                            .into(),
-                    ),
-                };
-            }
-            let rule =
-                body.updated_permissions.iter().filter(|p| p.behavior.as_deref() == Some("allow")).find_map(|p| {
-                    let scope = match p.destination.as_deref() {
-                        Some("projectSettings") | Some("localSettings") => tern_runtime::RuleScope::Project,
-                        Some("userSettings") => tern_runtime::RuleScope::User,
-                        _ => tern_runtime::RuleScope::Session,
-                    };
-                    let rule = p.rules.first()?;
-                    let text = match (rule.tool_name.as_deref(), rule.rule_content.as_deref()) {
-                        (Some(tool), Some(c)) if !c.starts_with(&format!("{tool}(")) => format!("{tool}({c})"),
-                        (Some(tool), None) => tool.to_string(),
-                        (_, Some(c)) => c.to_string(),
-                        (None, None) => return None,
-                    };
-                    Some((text, scope))
-                });
-            match rule {
-                Some((rule, scope)) => PermissionAnswer::AllowAlways { rule, scope },
-                None => PermissionAnswer::Allow,
-            }
-        }
-        Some("deny") => PermissionAnswer::Deny { feedback: body.message.clone().filter(|m| !m.is_empty()) },
-        _ => PermissionAnswer::Deny {
-            feedback: Some("the permission prompt's answer had no `behavior` (allow or deny)".into()),
-        },
     }
 }
 

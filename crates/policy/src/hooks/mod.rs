@@ -42,6 +42,7 @@
 //! # Ok(()) }
 //! ```
 
+mod callback;
 mod config;
 mod outcome;
 mod process;
@@ -53,6 +54,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use callback::{CALLBACK_TIMEOUT, CallbackFuture, CallbackHook, HookCallbacks, OnFailure};
 pub use config::{DEFAULT_TIMEOUT, HookProblem, HookSpec, HooksConfig, HooksError, MatcherError};
 pub use outcome::{HookOutcome, HookRun};
 pub(crate) use reply::short_command;
@@ -98,6 +100,22 @@ impl HookEvent {
         }
     }
 
+    /// Claude Code's name for it (`PreToolUse`), as its hook input says.
+    pub fn claude_name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+            HookEvent::SessionStart => "SessionStart",
+        }
+    }
+
+    /// The event Claude Code calls `name`, when tern has it.
+    pub fn from_claude_name(name: &str) -> Option<HookEvent> {
+        HookEvent::ALL.into_iter().find(|e| e.claude_name() == name || e.name() == name)
+    }
+
     /// Whether hooks of this event are selected by tool name.
     pub fn is_tool_event(self) -> bool {
         matches!(self, HookEvent::PreToolUse | HookEvent::PostToolUse)
@@ -134,16 +152,46 @@ pub enum HookDecision {
 /// One configured hook with its matcher compiled.
 #[derive(Debug, Clone)]
 struct Hook {
-    spec: HookSpec,
+    target: Target,
     matcher: ToolMatcher,
 }
 
-/// Runs the configured hooks of an event and combines what they say.
+/// What runs for a hook.
 #[derive(Debug, Clone)]
+enum Target {
+    /// A command from the configuration.
+    Command(HookSpec),
+    /// A callback of the program driving tern.
+    Callback { id: String, timeout: std::time::Duration, on_failure: Option<OnFailure> },
+}
+
+impl Target {
+    /// The hook as messages name it.
+    fn name(&self) -> String {
+        match self {
+            Target::Command(spec) => spec.command.clone(),
+            Target::Callback { id, .. } => format!("SDK callback {id}"),
+        }
+    }
+}
+
+/// Runs the configured hooks of an event and combines what they say.
+#[derive(Clone)]
 pub struct HookRunner {
     hooks: Vec<(HookEvent, Vec<Hook>)>,
     workspace: PathBuf,
     env: Option<tern_protocol::ChildEnv>,
+    callbacks: Option<std::sync::Arc<dyn HookCallbacks>>,
+}
+
+impl std::fmt::Debug for HookRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HookRunner")
+            .field("hooks", &self.hooks)
+            .field("workspace", &self.workspace)
+            .field("callbacks", &self.callbacks.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl HookRunner {
@@ -161,12 +209,45 @@ impl HookRunner {
                     let matcher = ToolMatcher::compile(spec.matcher.as_deref()).map_err(|matcher| HooksError {
                         problems: vec![HookProblem::Matcher { event, index, matcher }],
                     })?;
-                    Ok(Hook { matcher, spec: spec.clone() })
+                    Ok(Hook { matcher, target: Target::Command(spec.clone()) })
                 })
                 .collect::<Result<Vec<Hook>, HooksError>>()?;
             hooks.push((event, compiled));
         }
-        Ok(HookRunner { hooks, workspace, env: None })
+        Ok(HookRunner { hooks, workspace, env: None, callbacks: None })
+    }
+
+    /// These hooks, then `hooks` answered by `program` (the Agent SDK's
+    /// callbacks; it replaces any program added before). A matcher that is
+    /// not a regex is an error naming it.
+    pub fn with_callbacks(
+        mut self,
+        hooks: Vec<CallbackHook>,
+        program: std::sync::Arc<dyn HookCallbacks>,
+    ) -> Result<HookRunner, HooksError> {
+        let mut problems = Vec::new();
+        for (index, hook) in hooks.into_iter().enumerate() {
+            let matcher = match ToolMatcher::compile(hook.matcher.as_deref()) {
+                Ok(m) => m,
+                Err(matcher) => {
+                    problems.push(HookProblem::Matcher { event: hook.event, index, matcher });
+                    continue;
+                }
+            };
+            let target = Target::Callback {
+                id: hook.id,
+                timeout: hook.timeout.unwrap_or(CALLBACK_TIMEOUT),
+                on_failure: hook.on_failure,
+            };
+            if let Some((_, list)) = self.hooks.iter_mut().find(|(e, _)| *e == hook.event) {
+                list.push(Hook { target, matcher });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(HooksError { problems });
+        }
+        self.callbacks = Some(program);
+        Ok(self)
     }
 
     /// Start hooks from `env` (secrets removed) instead of tern's own environment.
@@ -204,45 +285,104 @@ impl HookRunner {
         let mut payload = with_event_name(payload, event);
         let mut combiner = Combiner::new(event);
         for hook in self.matching(event, tool_name) {
-            let command = hook.spec.command.as_str();
+            let name = hook.target.name();
             if cancel.is_cancelled() {
-                let hook_name = reply::short_command(command);
-                combiner.add(command, Err(format!("hook `{hook_name}` was cancelled before it started")));
+                let hook_name = reply::short_command(&name);
+                combiner.add(&name, Err(format!("hook `{hook_name}` was cancelled before it started")));
                 break;
             }
-            // Serialising a Value cannot fail; an empty stdin would only make the hook fail visibly.
-            let mut stdin = serde_json::to_vec(&payload).unwrap_or_default();
-            stdin.push(b'\n');
-            let run = HookCommand {
-                command,
-                workspace: &self.workspace,
-                env: self.env.as_ref(),
-                event,
-                stdin: &stdin,
-                timeout: hook.spec.timeout(),
+            let (result, cancelled) = match &hook.target {
+                Target::Command(spec) => self.run_command(event, spec, &payload, &mut combiner, cancel).await,
+                Target::Callback { id, timeout, on_failure } => {
+                    let result = self.run_callback(event, id, *timeout, &payload, cancel).await;
+                    match (result, on_failure) {
+                        // The matcher's own rule for a failure, where it gave one.
+                        (Err(failure), Some(OnFailure::Continue)) if event.fails_closed() => {
+                            combiner.warn(failure);
+                            continue;
+                        }
+                        (Err(failure), Some(OnFailure::Block)) if !event.fails_closed() => {
+                            let decided = reply::HookReply {
+                                decision: Some(HookDecision::Deny),
+                                reason: Some(failure),
+                                ..reply::HookReply::default()
+                            };
+                            (Ok(decided), cancel.is_cancelled())
+                        }
+                        (result, _) => (result, cancel.is_cancelled()),
+                    }
+                }
             };
-            let finished = process::run_command(&run, cancel).await;
-            combiner.ran(HookRun {
-                command: command.to_string(),
-                exit_code: match finished.termination {
-                    Termination::Code(code) => Some(code),
-                    _ => None,
-                },
-                duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
-                timed_out: matches!(finished.termination, Termination::TimedOut(_)),
-            });
-            let result = reply::interpret(event, command, &finished);
             if let (Ok(reply), Value::Object(fields)) = (&result, &mut payload)
                 && let Some(input) = &reply.updated_input
             {
                 fields.insert("tool_input".to_string(), input.clone());
             }
-            let cancelled = finished.termination == Termination::Cancelled;
-            if combiner.add(command, result) == Flow::Stop || cancelled {
+            if combiner.add(&name, result) == Flow::Stop || cancelled {
                 break;
             }
         }
         combiner.finish()
+    }
+
+    /// One hook command: what it said, and whether it was cancelled.
+    async fn run_command(
+        &self,
+        event: HookEvent,
+        spec: &HookSpec,
+        payload: &Value,
+        combiner: &mut Combiner,
+        cancel: &CancellationToken,
+    ) -> (Result<reply::HookReply, String>, bool) {
+        let command = spec.command.as_str();
+        // Serialising a Value cannot fail; an empty stdin would only make the hook fail visibly.
+        let mut stdin = serde_json::to_vec(payload).unwrap_or_default();
+        stdin.push(b'\n');
+        let run = HookCommand {
+            command,
+            workspace: &self.workspace,
+            env: self.env.as_ref(),
+            event,
+            stdin: &stdin,
+            timeout: spec.timeout(),
+        };
+        let finished = process::run_command(&run, cancel).await;
+        combiner.ran(HookRun {
+            command: command.to_string(),
+            exit_code: match finished.termination {
+                Termination::Code(code) => Some(code),
+                _ => None,
+            },
+            duration_ms: u64::try_from(finished.duration.as_millis()).unwrap_or(u64::MAX),
+            timed_out: matches!(finished.termination, Termination::TimedOut(_)),
+        });
+        (reply::interpret(event, command, &finished), finished.termination == Termination::Cancelled)
+    }
+
+    /// One callback: asked of the program, within its timeout, cancellable.
+    async fn run_callback(
+        &self,
+        event: HookEvent,
+        id: &str,
+        timeout: std::time::Duration,
+        payload: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<reply::HookReply, String> {
+        let hook = format!("SDK hook callback `{id}`");
+        let Some(program) = &self.callbacks else {
+            return Err(format!("{hook} has no program to answer it"));
+        };
+        let tool_use_id = payload.get("tool_use_id").and_then(Value::as_str).map(str::to_string);
+        let input = callback::claude_input(payload.clone(), event);
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(timeout, program.call(id, input, tool_use_id)) => answer,
+            () = cancel.cancelled() => return Err(format!("{hook} was cancelled")),
+        };
+        match answer {
+            Err(_) => Err(format!("{hook} did not answer within {} s", timeout.as_secs_f64())),
+            Ok(Err(why)) => Err(format!("{hook} failed: {why}")),
+            Ok(Ok(value)) => reply::interpret_callback(event, &hook, value),
+        }
     }
 }
 

@@ -64,6 +64,11 @@ impl Combiner {
         self.outcome.ran.push(run);
     }
 
+    /// A failure that only warns (a callback whose matcher said `continue`).
+    pub(crate) fn warn(&mut self, failure: String) {
+        self.outcome.warnings.push(failure);
+    }
+
     /// Add what the hook `command` said, or how it failed.
     pub(crate) fn add(&mut self, command: &str, result: Result<HookReply, String>) -> Flow {
         let reply = match result {

@@ -122,9 +122,75 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
             quote(text).unwrap_or_default()
         ));
     }
+    read_reply(event, hook, value)
+}
+
+/// What a program that registered a hook callback (the Agent SDK) answered.
+/// Its idiom for "no opinion" is `{}`, and `async: true` means it will not
+/// wait for the hook's work: both are no decision. Otherwise read as a
+/// command hook's stdout.
+pub(crate) fn interpret_callback(event: HookEvent, hook: &str, mut value: Value) -> Result<HookReply, String> {
+    let Some(fields) = value.as_object_mut() else {
+        return Err(format!("{hook} answered with JSON that is not an object"));
+    };
+    fields.remove("asyncTimeout");
+    if fields.remove("async") == Some(Value::Bool(true)) {
+        return Ok(HookReply {
+            notes: vec![format!("{hook} answered `async`; tern goes on without waiting for it")],
+            ..HookReply::default()
+        });
+    }
+    // As Claude Code reads a callback's answer: a key it does not know is not a failure.
+    let mut notes = Vec::new();
+    if let Some(fields) = value.as_object_mut() {
+        let unknown: Vec<String> = fields.keys().filter(|k| !TOP_KEYS.contains(&k.as_str())).cloned().collect();
+        for key in unknown {
+            fields.remove(&key);
+            notes.push(format!("{hook}: `{key}` is not read by tern; ignored"));
+        }
+        if let Some(Value::Object(specific)) = fields.get_mut("hookSpecificOutput") {
+            let unknown: Vec<String> =
+                specific.keys().filter(|k| !SPECIFIC_KEYS.contains(&k.as_str())).cloned().collect();
+            for key in unknown {
+                specific.remove(&key);
+                notes.push(format!("{hook}: `hookSpecificOutput.{key}` is not read by tern; ignored"));
+            }
+        }
+    }
+    let mut reply = read_reply(event, hook, value)?;
+    reply.notes.extend(notes);
+    Ok(reply)
+}
+
+/// The keys of [`RawReply`].
+const TOP_KEYS: [&str; 10] = [
+    "decision",
+    "reason",
+    "updated_input",
+    "additional_context",
+    "continue",
+    "stopReason",
+    "systemMessage",
+    "suppressOutput",
+    "terminalSequence",
+    "hookSpecificOutput",
+];
+
+/// The keys of [`SpecificOutput`].
+const SPECIFIC_KEYS: [&str; 6] = [
+    "hookEventName",
+    "permissionDecision",
+    "permissionDecisionReason",
+    "updatedInput",
+    "additionalContext",
+    "updatedToolOutput",
+];
+
+/// A hook's JSON object, in tern's keys or Claude Code's.
+fn read_reply(event: HookEvent, hook: &str, value: Value) -> Result<HookReply, String> {
     let raw: RawReply = serde_json::from_value(value).map_err(|e| {
         format!(
-            "{hook} printed a reply tern cannot read: {e}; use tern's keys (decision, reason, updated_input, \
+            "{hook} answered with a reply tern cannot read: {e}; use tern's keys (decision, reason, updated_input, \
              additional_context) or Claude Code's (continue, stopReason, systemMessage, decision, reason, \
              hookSpecificOutput)"
         )
@@ -175,7 +241,7 @@ fn parse_stdout(event: HookEvent, hook: &str, finished: &Finished) -> Result<Hoo
             reply.notes.push(format!("{hook}: updated_input is only used by pre_tool_use hooks; ignored"));
         }
         Some(input) if input.is_object() => reply.updated_input = Some(input),
-        Some(_) => return Err(format!("{hook} printed an updated_input that is not a JSON object")),
+        Some(_) => return Err(format!("{hook} answered with an updated_input that is not a JSON object")),
     }
     Ok(reply)
 }
@@ -292,7 +358,7 @@ mod tests {
         let array = pre(Termination::Code(0), "[1]", "").unwrap_err();
         assert!(array.starts_with("hook `check` printed JSON that is not an object: [1]"), "{array}");
         let typed = pre(Termination::Code(0), r#"{"reason": 3}"#, "").unwrap_err();
-        assert!(typed.starts_with("hook `check` printed a reply tern cannot read: "), "{typed}");
+        assert!(typed.starts_with("hook `check` answered with a reply tern cannot read: "), "{typed}");
     }
 
     #[test]

@@ -8,5 +8,6 @@
 mod bash_classifier;
 mod decisions;
 mod fuzz_regressions;
+mod hook_callbacks;
 mod hooks;
 mod hostile_repository;
