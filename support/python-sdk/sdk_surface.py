@@ -1,7 +1,8 @@
 """Drive `tern` through the parts of the Claude Agent SDK that go beyond
 `query()`: hook callbacks registered in `initialize` (a PreToolUse guard that
-denies `rm`), and agents defined in the options (a subagent the model
-delegates to). Prints one JSON line of what it saw; the Rust test
+denies `rm`), agents defined in the options (a subagent the model delegates
+to), and an in-process MCP server (`create_sdk_mcp_server`) whose tool the
+model calls. Prints one JSON line of what it saw; the Rust test
 (crates/cli/tests/e2e/python_sdk.rs) checks it and the requests the mock got.
 
 Usage: python sdk_surface.py TERN_BINARY WORKDIR
@@ -16,11 +17,13 @@ from claude_agent_sdk import (
     ClaudeAgentOptions,
     HookMatcher,
     ResultMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 
 TERN, WORKDIR = sys.argv[1], sys.argv[2]
-seen = {"hook_inputs": [], "results": []}
+seen = {"hook_inputs": [], "results": [], "tool_calls": []}
 
 
 async def no_rm(input_data, tool_use_id, context):
@@ -44,6 +47,12 @@ async def no_rm(input_data, tool_use_id, context):
     return {}
 
 
+@tool("add", "Add two numbers", {"a": int, "b": int})
+async def add(args):
+    seen["tool_calls"].append(args)
+    return {"content": [{"type": "text", "text": f"sum is {args['a'] + args['b']}"}]}
+
+
 async def run(prompt, options):
     async for message in query(prompt=prompt, options=options):
         if isinstance(message, ResultMessage):
@@ -64,6 +73,17 @@ async def main():
     await run(
         "delegate-it",
         ClaudeAgentOptions(cli_path=TERN, cwd=WORKDIR, model="mock", permission_mode="bypassPermissions", agents=agents),
+    )
+    calc = create_sdk_mcp_server(name="calc", version="1.0.0", tools=[add])
+    await run(
+        "use-the-calculator",
+        ClaudeAgentOptions(
+            cli_path=TERN,
+            cwd=WORKDIR,
+            model="mock",
+            permission_mode="bypassPermissions",
+            mcp_servers={"calc": calc},
+        ),
     )
     print(json.dumps(seen))
 

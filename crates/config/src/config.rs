@@ -337,6 +337,10 @@ pub struct McpServerSection {
     /// server fails to start with a message saying so; the others go on.
     #[serde(skip)]
     pub unsupported_type: Option<String>,
+    /// An Agent SDK in-process server (`"type": "sdk"` in `.mcp.json` or
+    /// `--mcp-config`): reached through the program driving tern.
+    #[serde(skip)]
+    pub sdk: bool,
 }
 
 /// `[providers.NAME]`.

@@ -227,9 +227,9 @@ fn parse_mcp_json(
         };
         match s.kind.as_deref() {
             None | Some("stdio") | Some("http") | Some("streamable-http") | Some("streamable_http") => {}
-            // A Claude Agent SDK's in-process server lives inside the calling program, where tern
-            // cannot reach it: left out (docs/headless.md).
-            Some("sdk") => continue,
+            // A Claude Agent SDK's in-process server lives inside the calling program: reached
+            // through it over stream-json (docs/headless.md).
+            Some("sdk") => section.sdk = true,
             // Shared files hold servers for other clients too: one tern cannot start fails alone.
             Some(other) => section.unsupported_type = Some(other.to_string()),
         }
@@ -415,6 +415,7 @@ fn section_config(
     }
     let x = |v: &str| expand(v, var);
     let transport = match (&s.command, &s.url) {
+        _ if s.sdk => Transport::Sdk { host: None },
         (Some(command), None) => {
             if command.trim().is_empty() {
                 return Err(ServerProblem::EmptyCommand);

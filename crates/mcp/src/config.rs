@@ -92,6 +92,13 @@ pub enum Transport {
         /// Environment variable holding a bearer token (sent as `Authorization: Bearer …`).
         bearer_token_env: Option<String>,
     },
+    /// A server inside the program driving tern (`"type": "sdk"`), reached
+    /// through it; `None` until the front end that talks to that program
+    /// supplies it (a run without one cannot start the server).
+    Sdk {
+        /// The program.
+        host: Option<crate::SdkHost>,
+    },
 }
 
 impl Transport {
@@ -107,6 +114,7 @@ impl Transport {
                 line
             }
             Transport::Http { url, .. } => format!("http: {url}"),
+            Transport::Sdk { .. } => "sdk: in the program driving tern".to_string(),
         }
     }
 }

@@ -98,6 +98,12 @@ pub enum ConnectError {
         /// The header.
         name: String,
     },
+    /// An SDK server in a run that no SDK drives.
+    #[error(
+        "this is an Agent SDK server (`\"type\": \"sdk\"`): it lives inside the program that started tern, and \
+         this run has none; only `--input-format stream-json` (what the SDKs use) can reach it"
+    )]
+    NoSdkHost,
     /// `bearer_token_env` names a variable that is not set.
     #[error(
         "bearer_token_env names `{var}`, which is not set or empty; export it with the server's token before \
@@ -150,6 +156,13 @@ pub async fn connect(
                 .build()
                 .map_err(|e| ConnectError::HttpClient(e.to_string()))?;
             let transport = StreamableHttpClientTransport::with_client(http, config);
+            let client =
+                events.serve(transport).await.map_err(|e| ConnectError::Initialize { why: init_error_text(&e) })?;
+            Ok(Connection { client, process: None })
+        }
+        Transport::Sdk { host: None } => Err(ConnectError::NoSdkHost),
+        Transport::Sdk { host: Some(host) } => {
+            let transport = crate::sdk_transport::SdkTransport::new(server, host.clone());
             let client =
                 events.serve(transport).await.map_err(|e| ConnectError::Initialize { why: init_error_text(&e) })?;
             Ok(Connection { client, process: None })

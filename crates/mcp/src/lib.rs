@@ -33,6 +33,7 @@ mod connection;
 mod content;
 mod manager;
 pub mod naming;
+mod sdk_transport;
 mod server;
 mod server_log;
 mod server_process;
@@ -41,5 +42,6 @@ mod tool;
 
 pub use config::{ServerConfig, Transport};
 pub use manager::{McpManager, ServerState, ServerStatus};
+pub use sdk_transport::{SdkHost, SdkRelay, SdkTransportError};
 pub use server::MAX_RESTARTS;
 pub use tool::McpTool;

@@ -61,6 +61,7 @@ pub use tern_agent_loop::EventSink;
 pub use tern_config::{
     ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
+pub use tern_mcp::{SdkHost, SdkRelay};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
 pub use tern_process as process;
@@ -142,6 +143,9 @@ pub struct Overrides {
     /// an embedding program (and tests) that keeps its own without setting
     /// the process's environment. None: `TERN_HOME`, else the platform dirs.
     pub tern_home: Option<PathBuf>,
+    /// Not a flag: the program driving tern that hosts Agent SDK MCP
+    /// servers (`"type": "sdk"`), set by the stream-json front end.
+    pub sdk_host: Option<tern_mcp::SdkHost>,
     /// `--disallowed-tools`: tool names never offered.
     pub disallowed_tools: Vec<String>,
     /// `--mcp-config FILE` (repeatable): more MCP servers, `.mcp.json` format.

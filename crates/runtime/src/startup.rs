@@ -303,6 +303,9 @@ pub(crate) async fn start_servers(
         .filter_map(|s| s.config.clone().ok())
         .map(|mut c| {
             c.child_env = Some(child_env.clone());
+            if let tern_mcp::Transport::Sdk { host } = &mut c.transport {
+                host.clone_from(&overrides.sdk_host);
+            }
             c
         })
         .collect();

@@ -457,6 +457,10 @@ async fn add_dir_reads_without_asking_and_inline_mcp_config_is_read() {
         .await;
     assert_eq!(out.code, Some(1), "a failed server, listed: {}", out.stderr);
     assert!(out.stdout.contains("--mcp-config") && out.stdout.contains("legacy SSE"), "{}", out.stdout);
+    // An SDK's in-process server, where no SDK drives tern: it fails alone, saying why.
+    let out = h.run(&["mcp", "list", "--mcp-config", r#"{"mcpServers":{"calc":{"type":"sdk","name":"calc"}}}"#]).await;
+    assert_eq!(out.code, Some(1), "a failed server, listed: {}", out.stderr);
+    assert!(out.stdout.contains("Agent SDK server") && out.stdout.contains("stream-json"), "{}", out.stdout);
 }
 
 #[tokio::test]
@@ -480,11 +484,10 @@ async fn review_fixes_for_scripts_and_sdks() {
     cmd.env("HOME", h.home.path());
     let out = cmd.output().await.unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    // An SDK's in-process server in --mcp-config is left out, not fatal.
+    // An SDK's in-process server in --mcp-config does not stop a run that no SDK drives.
     let sdk = r#"{"mcpServers":{"inproc":{"type":"sdk","name":"inproc"}}}"#;
-    let out = h.run(&["mcp", "list", "--json", "--mcp-config", sdk]).await;
+    let out = h.run(&["-p", "hi", "--mcp-config", sdk]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    assert!(!out.stdout.contains("inproc"), "{}", out.stdout);
 }
 
 #[tokio::test]

@@ -52,14 +52,16 @@ async fn run_script(python: &std::path::Path, script: &str, h: &Harness) -> Valu
 }
 
 #[tokio::test]
-async fn sdk_hooks_and_agents_reach_tern() {
+async fn sdk_hooks_agents_and_mcp_servers_reach_tern() {
     let Some(python) = sdk_python() else { return };
     let script = r#"{"turns":[
         {"when_request_contains":"no rm from the sdk hook","text":"the hook stopped it"},
         {"when_request_contains":"hooked-prompt","tool_calls":[{"name":"bash","arguments":{"command":"rm -rf important"}}]},
         {"when_request_contains":"looks fine to me","text":"reviewed"},
         {"when_request_contains":"You review the code, carefully.","text":"looks fine to me"},
-        {"when_request_contains":"delegate-it","tool_calls":[{"name":"task","arguments":{"description":"review","prompt":"review-this","subagent_type":"reviewer"}}]}
+        {"when_request_contains":"delegate-it","tool_calls":[{"name":"task","arguments":{"description":"review","prompt":"review-this","subagent_type":"reviewer"}}]},
+        {"when_request_contains":"sum is 5","text":"five"},
+        {"when_request_contains":"use-the-calculator","tool_calls":[{"name":"mcp__calc__add","arguments":{"a":2,"b":3}}]}
     ]}"#;
     let h = Harness::new(Wire::Anthropic, script).await;
     std::fs::create_dir_all(h.path("important")).unwrap();
@@ -81,6 +83,11 @@ async fn sdk_hooks_and_agents_reach_tern() {
     assert!(parent.contains("reviewer: Reviews code for bugs"), "{parent}");
     assert!(bodies.iter().any(|b| b.contains("You review the code, carefully.") && b.contains("review-this")));
     assert_eq!(seen["results"][1]["result"], "reviewed", "{seen}");
+    // The SDK's in-process MCP server: its tool was offered, called through the SDK, and answered.
+    let calculator = bodies.iter().find(|b| b.contains("use-the-calculator")).unwrap();
+    assert!(calculator.contains("mcp__calc__add"), "{calculator}");
+    assert_eq!(seen["tool_calls"][0], serde_json::json!({"a": 2, "b": 3}), "{seen}");
+    assert_eq!(seen["results"][2]["result"], "five", "{seen}");
 }
 
 #[tokio::test]

@@ -87,6 +87,22 @@ impl Caller {
     }
 }
 
+/// The caller's in-process MCP servers: each JSON-RPC message goes out as
+/// an `mcp_message` control request; the answer's `mcp_response` comes back.
+impl tern_runtime::SdkRelay for Caller {
+    fn deliver(&self, server: &str, message: Value) -> futures::future::BoxFuture<'static, Result<Value, String>> {
+        let (caller, server) = (self.clone(), server.to_string());
+        Box::pin(async move {
+            let request = claude_wire::Outgoing::McpMessage { server_name: server, message };
+            let mut response = caller.call("mcp", request).await?;
+            match response.get_mut("mcp_response") {
+                Some(answer) => Ok(answer.take()),
+                None => Err("the answer to mcp_message had no `mcp_response`".to_string()),
+            }
+        })
+    }
+}
+
 /// The hook callbacks the caller registered in `initialize`.
 pub(crate) struct SdkHooks {
     pub(crate) caller: Caller,

@@ -111,7 +111,15 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     // The session's interrupt (set once the session is up): signals, `interrupt`
     // requests and a `deny` answer with `interrupt: true` stop the running prompt.
     let current: Arc<OnceLock<Interrupter>> = Arc::default();
-    let asker = StdioAsker::new(Caller::default(), current.clone());
+    let caller = Caller::default();
+    let asker = StdioAsker::new(caller.clone(), current.clone());
+    let mut overrides = overrides;
+    // Read from the start: the answers of an SDK's in-process MCP servers are needed while
+    // the session starts. Those servers are reached through the caller.
+    let mut lines = stream_input.then(|| spawn_stdin_reader(caller.clone()));
+    if stream_input {
+        overrides.sdk_host = Some(tern_runtime::SdkHost(Arc::new(caller)));
+    }
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;
     let set_interrupter = current.clone();
@@ -150,7 +158,8 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             }
             let out = Output::new(runtime, &options);
             if stream_input {
-                return stream(runtime, &out, &asker, &interrupted, &woken).await;
+                let Some(lines) = lines.take() else { return exit::FAILED };
+                return stream(lines, runtime, &out, &asker, &interrupted, &woken).await;
             }
             let events = out.sink();
             // `/NAME args` (a custom command or a skill) expands here, or is refused before anything prints.
@@ -429,13 +438,13 @@ fn say_progress(e: &AgentEvent, verbose: bool) {
 /// lines on stdin; one result per message, all in one session, until stdin
 /// closes (then what is queued still runs).
 async fn stream(
+    mut lines: mpsc::Receiver<Result<String, String>>,
     runtime: &Runtime,
     out: &Output,
     asker: &StdioAsker,
     interrupted: &AtomicBool,
     woken: &tokio::sync::Notify,
 ) -> u8 {
-    let mut lines = spawn_stdin_reader();
     let mut queue: VecDeque<(String, Vec<ContentBlock>)> = VecDeque::new();
     let events = out.sink();
     let mut running: Option<futures::future::BoxFuture<'_, RunReport>> = None;
@@ -584,6 +593,7 @@ async fn handle_line(
             print_line(&claude_wire::Line::ControlResponse { response });
             Ok(None)
         }
+        // Routed by the stdin reader already; one that reaches here is answered the same way.
         claude_wire::InputLine::ControlResponse { response } => {
             asker.caller.answer(response);
             Ok(None)
@@ -708,10 +718,22 @@ async fn control(
 
 /// Lines of stdin, read on a thread (bounded: a longer line is an error and
 /// is skipped).
-fn spawn_stdin_reader() -> mpsc::Receiver<Result<String, String>> {
+///
+/// Answers to tern's own requests (`control_response` lines) go to `caller`
+/// from here, at once: they are awaited while the session starts (an SDK's
+/// MCP server's handshake) and while a prompt runs.
+fn spawn_stdin_reader(caller: Caller) -> mpsc::Receiver<Result<String, String>> {
     // A few lines ahead at most: a line may be 64 MiB, and the reader waits while these are full.
     let (tx, rx) = mpsc::channel(4);
     std::thread::spawn(move || {
+        // Whatever ends the loop, nobody can answer any more.
+        struct CloseOnExit(Caller);
+        impl Drop for CloseOnExit {
+            fn drop(&mut self) {
+                self.0.close();
+            }
+        }
+        let caller = CloseOnExit(caller);
         let stdin = std::io::stdin();
         let mut reader = stdin.lock();
         loop {
@@ -724,12 +746,34 @@ fn spawn_stdin_reader() -> mpsc::Receiver<Result<String, String>> {
                 // A read error does not go away: say it once, then stdin counts as closed.
                 Err(e) => (Err(format!("cannot read: {e}")), true),
             };
+            let item = match item {
+                Ok(line) => match answer_in(&line) {
+                    Some(response) => {
+                        caller.0.answer(response);
+                        continue;
+                    }
+                    None => Ok(line),
+                },
+                other => other,
+            };
             if tx.blocking_send(item).is_err() || last {
                 break;
             }
         }
     });
     rx
+}
+
+/// The `response` of a `control_response` line, or None for any other line.
+fn answer_in(line: &str) -> Option<Value> {
+    // Only a line that can be one is parsed here (a user line may be 64 MiB).
+    if !line.contains("control_response") {
+        return None;
+    }
+    match serde_json::from_str::<claude_wire::InputLine>(line) {
+        Ok(claude_wire::InputLine::ControlResponse { response }) => Some(response),
+        _ => None,
+    }
 }
 
 /// The next line without its newline: `None` at the end; `Some(Err)` for a
