@@ -42,6 +42,13 @@ pub trait Hooks: Send + Sync {
         None
     }
 
+    /// Before each request after the first: `Some(why)` when the spending
+    /// limit is reached by the run's `responses` so far (the run then ends
+    /// as [`tern_protocol::AgentStopReason::MaxBudget`]). Default: no limit.
+    fn spending_limit(&self, _responses: &[tern_protocol::Usage]) -> Option<String> {
+        None
+    }
+
     /// After a call finished; may rewrite the result.
     fn after_tool_call<'a>(&'a self, _call: &'a ToolCall, result: ToolCallResult) -> BoxFuture<'a, ToolCallResult> {
         Box::pin(async move { result })

@@ -33,6 +33,8 @@ pub struct LoopConfig {
     /// response's tokens plus those results (4 bytes a token) reach this:
     /// the caller compacts and runs again (`None`: never).
     pub context_limit: Option<u64>,
+    /// The model to go on with when this one stays overloaded (`--fallback-model`).
+    pub fallback_model: Option<String>,
 }
 
 impl LoopConfig {
@@ -46,6 +48,7 @@ impl LoopConfig {
             thinking_budget: None,
             cache_key: None,
             context_limit: None,
+            fallback_model: None,
         }
     }
 }
@@ -140,6 +143,7 @@ impl AgentLoop {
             context_overflow: false,
         };
         let mut pauses = 0;
+        let mut model = self.config.model.clone();
         loop {
             if cancel.is_cancelled() {
                 return self.end(outcome, AgentStopReason::Aborted, events);
@@ -151,12 +155,35 @@ impl AgentLoop {
                 events(AgentEvent::Error { message: msg });
                 return self.end(outcome, AgentStopReason::MaxTurns, events);
             }
+            if outcome.turns > 0
+                && let Some(why) = self.hooks.spending_limit(&outcome.responses)
+            {
+                outcome.error = Some(why.clone());
+                events(AgentEvent::Error { message: why });
+                return self.end(outcome, AgentStopReason::MaxBudget, events);
+            }
             outcome.turns += 1;
             let turn = outcome.turns;
             events(AgentEvent::TurnStart { turn });
             let tools = self.tools.tools_for_turn();
             let partial = Arc::new(std::sync::Mutex::new(String::new()));
-            let completion = match self.request(history, &tools, events, cancel, &partial).await {
+            let answered = loop {
+                match self.request(history, &tools, events, cancel, &partial, &model).await {
+                    // Overloaded after the retries: the fallback model answers, from here on.
+                    Err(e) if e.is_overloaded() && self.config.fallback_model.as_ref().is_some_and(|f| *f != model) => {
+                        let fallback = self.config.fallback_model.clone().unwrap_or_default();
+                        events(AgentEvent::Notice {
+                            message: format!(
+                                "`{model}` stayed overloaded; going on with `{fallback}` (--fallback-model)"
+                            ),
+                        });
+                        partial.lock_or_recover().clear();
+                        model = fallback;
+                    }
+                    other => break other,
+                }
+            };
+            let completion = match answered {
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => {
                     // Keep what the person already saw: the next prompt
@@ -261,12 +288,13 @@ impl AgentLoop {
         events: &EventSink,
         cancel: &CancellationToken,
         partial: &Arc<std::sync::Mutex<String>>,
+        model: &str,
     ) -> Result<Completion, LlmError> {
         let mut messages = history.to_vec();
         self.hooks.transform_context(&mut messages).await;
         let (definitions, server_tools) = crate::tool::request_tools(tools);
         let req = ModelRequest {
-            model: self.config.model.clone(),
+            model: model.to_string(),
             system: self.config.system.clone(),
             messages,
             tools: definitions,

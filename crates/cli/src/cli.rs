@@ -105,6 +105,14 @@ pub struct Cli {
     #[arg(long)]
     pub append_system_prompt: Option<String>,
 
+    /// --system-prompt, read from this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "system_prompt")]
+    pub system_prompt_file: Option<PathBuf>,
+
+    /// --append-system-prompt, read from this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "append_system_prompt")]
+    pub append_system_prompt_file: Option<PathBuf>,
+
     /// Print progress (tool calls, retries) on stderr.
     #[arg(short, long)]
     pub verbose: bool,
@@ -201,6 +209,60 @@ pub struct Common {
     /// The model's thinking budget in tokens (0: none), over `thinking_budget` in config.
     #[arg(long = "max-thinking-tokens", global = true, value_name = "N")]
     pub max_thinking_tokens: Option<u64>,
+
+    /// Thinking effort: low, medium, high, xhigh or max (a thinking budget of 2k, 8k, 16k, 24k or 32k tokens;
+    /// --max-thinking-tokens wins).
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub effort: Option<String>,
+
+    /// Thinking: adaptive (the config's budget), enabled (a budget of 8k tokens unless one is set) or disabled.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub thinking: Option<String>,
+
+    /// Stop a prompt once the prompts of this run have cost this many dollars (priced by the model table).
+    #[arg(long = "max-budget-usd", global = true, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
+    /// When the model stays overloaded after retries, go on with this one for the rest of the prompt.
+    #[arg(long = "fallback-model", global = true, value_name = "MODEL")]
+    pub fallback_model: Option<String>,
+
+    /// End each prompt with an answer as JSON matching this JSON Schema (an object schema; the result's
+    /// `structured_output`).
+    #[arg(long = "json-schema", global = true, value_name = "SCHEMA")]
+    pub json_schema: Option<String>,
+
+    /// Anthropic beta features to turn on (sent as `anthropic-beta`), comma- or space-separated.
+    #[arg(long, global = true, value_name = "BETAS", num_args = 1..)]
+    pub betas: Vec<String>,
+
+    /// Taken from the Agent SDKs and named at start as not applied: tern has no such setting.
+    #[arg(long = "thinking-display", global = true, value_name = "MODE", hide = true)]
+    pub thinking_display: Option<String>,
+
+    /// Taken from the Agent SDKs and named at start as not applied: tern does not load Claude Code plugins.
+    #[arg(long = "plugin-dir", global = true, value_name = "DIR", hide = true)]
+    pub plugin_dir: Vec<PathBuf>,
+
+    /// Taken from the Agent SDKs and named at start as not applied.
+    #[arg(long = "task-budget", global = true, value_name = "N", hide = true)]
+    pub task_budget: Option<String>,
+
+    /// Taken from the Agent SDKs and named at start as not applied.
+    #[arg(long = "session-mirror", global = true, hide = true)]
+    pub session_mirror: bool,
+
+    /// Refused: tern resumes a whole session (use /rewind to go back in one).
+    #[arg(long = "resume-session-at", global = true, value_name = "UUID", hide = true)]
+    pub resume_session_at: Option<String>,
+
+    /// Refused: tern resumes a whole session (use /rewind to go back in one).
+    #[arg(long = "resume-drops-turn", global = true, value_name = "UUID", hide = true)]
+    pub resume_drops_turn: Option<String>,
+
+    /// Taken from the Agent SDKs and named at start as not applied: stream-json does not carry hook events.
+    #[arg(long = "include-hook-events", global = true, hide = true)]
+    pub include_hook_events: bool,
 
     /// Claude Code's settings (a file or its JSON). tern does not apply them: each setting it would have
     /// changed is named at start.

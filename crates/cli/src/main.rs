@@ -41,7 +41,12 @@ impl Common {
             sandbox: self.sandbox.clone(),
             strict_mcp_config: self.strict_mcp_config,
             tools: self.tools.as_deref().map(tern_policy::rules::split_rule_list),
-            thinking_budget: self.max_thinking_tokens,
+            thinking_budget: self.thinking_budget(),
+            max_budget_usd: self.max_budget_usd,
+            json_schema: self.json_schema.as_deref().and_then(|s| tern_runtime::parse_schema(s).ok()),
+            fallback_model: self.fallback_model.clone(),
+            betas: self.betas.iter().flat_map(|b| tern_policy::rules::split_rule_list(b)).collect(),
+            notes: self.unapplied(),
             claude_settings: self.settings.clone(),
             setting_sources: self.setting_sources.clone(),
             ..Default::default()
@@ -49,7 +54,84 @@ impl Common {
     }
 }
 
+impl Common {
+    /// The thinking budget the flags ask for: --max-thinking-tokens, else
+    /// --effort, else --thinking (`disabled` is none; `adaptive`, the config's).
+    /// The values were checked by [`Common::check`].
+    fn thinking_budget(&self) -> Option<u64> {
+        self.max_thinking_tokens
+            .or_else(|| self.effort.as_deref().and_then(|e| tern_runtime::effort_budget(e).ok()))
+            .or_else(|| match self.thinking.as_deref() {
+                Some("disabled") => Some(0),
+                Some("enabled") => Some(tern_runtime::effort_budget("medium").unwrap_or(8192)),
+                _ => None,
+            })
+    }
+
+    /// The Agent SDK flags tern takes without applying, each named.
+    fn unapplied(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(mode) = &self.thinking_display {
+            notes.push(format!("--thinking-display {mode}: not applied (tern shows thinking as it streams)"));
+        }
+        for dir in &self.plugin_dir {
+            notes.push(format!("--plugin-dir {}: not applied (tern does not load Claude Code plugins)", dir.display()));
+        }
+        if let Some(budget) = &self.task_budget {
+            notes.push(format!("--task-budget {budget}: not applied (tern has no task budget)"));
+        }
+        if self.session_mirror {
+            notes.push("--session-mirror: not applied (tern writes its own session files; docs/sessions.md)".into());
+        }
+        if self.include_hook_events {
+            notes.push("--include-hook-events: not applied (tern's stream-json carries no hook events)".into());
+        }
+        notes
+    }
+
+    /// The flag values clap cannot check; what is wrong, said so a person can fix it.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if let Some(effort) = &self.effort {
+            tern_runtime::effort_budget(effort).map_err(|e| format!("--effort: {e}"))?;
+        }
+        if let Some(mode) = self.thinking.as_deref()
+            && !matches!(mode, "adaptive" | "enabled" | "disabled")
+        {
+            return Err(format!("--thinking: `{mode}` is not a mode; use adaptive, enabled or disabled"));
+        }
+        if let Some(usd) = self.max_budget_usd
+            && !(usd.is_finite() && usd > 0.0)
+        {
+            return Err(format!("--max-budget-usd: `{usd}` is not a positive amount of dollars"));
+        }
+        if let Some(schema) = &self.json_schema {
+            tern_runtime::parse_schema(schema).map_err(|e| e.to_string())?;
+        }
+        if self.resume_session_at.is_some() || self.resume_drops_turn.is_some() {
+            return Err("--resume-session-at / --resume-drops-turn: tern resumes a whole session; resume it with \
+                        --resume ID and go back with /rewind in the TUI"
+                .into());
+        }
+        Ok(())
+    }
+}
+
 impl Cli {
+    /// `--system-prompt-file` and `--append-system-prompt-file`, read into
+    /// the flags they stand for.
+    fn read_prompt_files(&mut self) -> Result<(), String> {
+        let read = |path: &std::path::Path, flag: &str| {
+            std::fs::read_to_string(path).map_err(|e| format!("{flag}: cannot read {}: {e}", path.display()))
+        };
+        if let Some(path) = &self.system_prompt_file {
+            self.system_prompt = Some(read(path, "--system-prompt-file")?);
+        }
+        if let Some(path) = &self.append_system_prompt_file {
+            self.append_system_prompt = Some(read(path, "--append-system-prompt-file")?);
+        }
+        Ok(())
+    }
+
     /// The common overrides plus which session to go on with.
     fn session_overrides(&self) -> tern_runtime::Overrides {
         let resume = match (&self.resume, self.continue_session) {
@@ -79,6 +161,10 @@ fn main() -> ExitCode {
     {
         cli.prompt = Some(word.clone());
         cli.resume = Some(None);
+    }
+    if let Err(msg) = cli.common.check().and_then(|()| cli.read_prompt_files()) {
+        eprintln!("tern: {msg}");
+        return ExitCode::from(exit::USAGE);
     }
     match cli.command {
         Some(Command::Tools(args)) => {

@@ -74,6 +74,16 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// Whether the provider said it is overloaded (HTTP 529, Anthropic's
+    /// `overloaded_error`), after the retries: another model may answer.
+    pub fn is_overloaded(&self) -> bool {
+        match self {
+            LlmError::Http { status, message, .. } => *status == 529 || message.contains("overloaded"),
+            LlmError::Stream { kind, .. } => kind == "overloaded_error",
+            _ => false,
+        }
+    }
+
     /// Whether the provider refused the request because the conversation is
     /// longer than the model's context window (Anthropic "prompt is too
     /// long", OpenAI `context_length_exceeded`): compacting may help.

@@ -36,7 +36,10 @@ pub mod sse;
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
 pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig, StreamLimits};
 pub use error::LlmError;
-pub use models::{ModelInfo, ModelOverrideError, ModelTable, claude_alias, is_claude_alias, provider_family};
+pub use models::{
+    ModelInfo, ModelOverrideError, ModelTable, UnknownEffort, claude_alias, effort_budget, is_claude_alias,
+    provider_family,
+};
 pub use retry::{RetryPolicy, is_retryable_status};
 
 /// Install rustls's ring crypto provider for reqwest (built without a

@@ -266,3 +266,21 @@ mod tests {
         assert!(err.to_string().starts_with("[models.\"my-llama\"] in config: "), "{err}");
     }
 }
+
+/// An `--effort` level tern does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an effort level; use low, medium, high, xhigh or max")]
+pub struct UnknownEffort(pub String);
+
+/// The thinking budget (tokens) an effort level stands for (Claude Code's
+/// `--effort`): low 2k, medium 8k, high 16k, xhigh 24k, max 32k.
+pub fn effort_budget(level: &str) -> Result<u64, UnknownEffort> {
+    match level.trim().to_ascii_lowercase().as_str() {
+        "low" => Ok(2_048),
+        "medium" => Ok(8_192),
+        "high" => Ok(16_384),
+        "xhigh" => Ok(24_576),
+        "max" => Ok(32_000),
+        other => Err(UnknownEffort(other.to_string())),
+    }
+}

@@ -59,7 +59,7 @@ pub struct LoggedRequest {
     pub turn: usize,
     /// 1-based attempt at that turn.
     pub attempt: usize,
-    /// Selected headers (lowercase names): auth, versions, content type.
+    /// Selected headers (lowercase names): auth, versions, betas, content type.
     pub headers: HashMap<String, String>,
     /// The parsed JSON body (`null` if it was not JSON).
     pub body: Value,
@@ -268,10 +268,11 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
     };
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let turn = pick_turn(&shared.script, format, &body);
-    let kept: HashMap<String, String> = ["authorization", "x-api-key", "anthropic-version", "content-type", "accept"]
-        .iter()
-        .filter_map(|h| Some((h.to_string(), headers.get(*h)?.to_str().ok()?.to_string())))
-        .collect();
+    let kept: HashMap<String, String> =
+        ["authorization", "x-api-key", "anthropic-version", "anthropic-beta", "content-type", "accept"]
+            .iter()
+            .filter_map(|h| Some((h.to_string(), headers.get(*h)?.to_str().ok()?.to_string())))
+            .collect();
     let (attempt, seq) = {
         let Ok(mut inner) = shared.inner.lock() else {
             return (StatusCode::INTERNAL_SERVER_ERROR, "mock state poisoned").into_response();

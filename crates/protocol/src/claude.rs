@@ -23,7 +23,13 @@ const NAMES: &[(&str, &str)] = &[
     ("exit_plan_mode", "ExitPlanMode"),
     ("enter_plan_mode", "EnterPlanMode"),
     ("skill", "Skill"),
+    ("structured_output", "StructuredOutput"),
 ];
+
+/// tern's name for the built-in Claude Code calls `claude` (any case).
+pub(crate) fn tern_name_of(claude: &str) -> Option<&'static str> {
+    NAMES.iter().find(|(_, c)| c.eq_ignore_ascii_case(claude)).map(|(tern, _)| *tern)
+}
 
 /// The built-ins whose `path` Claude Code calls `file_path`.
 const FILE_PATH_TOOLS: &[&str] = &["read", "write", "edit", "notebook_edit"];

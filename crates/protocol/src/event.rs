@@ -52,6 +52,10 @@ pub enum AgentStopReason {
     Completed,
     /// `--max-turns` was reached while the model still wanted tools.
     MaxTurns,
+    /// `--max-budget-usd` was spent while the model still wanted to go on.
+    MaxBudget,
+    /// `--json-schema`: the model ended without giving its structured answer.
+    NoStructuredOutput,
     /// Interrupted (Ctrl-C, SIGTERM, timeout).
     Aborted,
     /// The provider failed after retries, or another fatal error.

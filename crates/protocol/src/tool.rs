@@ -12,15 +12,9 @@ pub fn canonical_tool_name(name: &str) -> String {
     let lower = name.nfkc().collect::<String>().trim().to_lowercase();
     match lower.as_str() {
         "multiedit" | "multi_edit" => "edit".into(),
-        "notebookedit" => "notebook_edit".into(),
-        "webfetch" => "web_fetch".into(),
-        "websearch" => "web_search".into(),
-        "todowrite" => "todo_write".into(),
         "toolsearch" => "tool_search".into(),
-        "askuserquestion" => "ask_user".into(),
-        "exitplanmode" => "exit_plan_mode".into(),
-        "enterplanmode" => "enter_plan_mode".into(),
-        _ => lower,
+        // Claude Code's names, from the one table of them.
+        _ => crate::claude::tern_name_of(&lower).map_or(lower, str::to_string),
     }
 }
 

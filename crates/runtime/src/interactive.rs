@@ -47,6 +47,11 @@ impl Interaction {
         self.run.lock_or_recover().take();
     }
 
+    /// End the run after this batch of calls, with `answer` as its final text.
+    pub(crate) fn finish(&self, answer: String) {
+        *self.end_with.lock_or_recover() = Some(answer);
+    }
+
     /// The final answer a tool ended the run with, taken.
     pub(crate) fn take_end(&self) -> Option<String> {
         self.end_with.lock_or_recover().take()
@@ -128,6 +133,6 @@ impl Person for SessionPerson {
     }
 
     fn end_run_with(&self, text: String) {
-        *self.interaction.end_with.lock_or_recover() = Some(text);
+        self.interaction.finish(text);
     }
 }

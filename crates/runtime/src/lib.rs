@@ -28,6 +28,7 @@ mod run;
 mod setup;
 mod skill_library;
 mod startup;
+mod structured_output;
 mod subagents;
 mod turn_catalog;
 pub mod web_search;
@@ -57,10 +58,12 @@ pub use setup::ResolvedProvider;
 pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // What front ends use of the crates beneath the core, so that a front end
 // depends on the core and the protocol alone (crates/cli/tests/e2e/layout.rs).
+pub use structured_output::{SchemaError, parse_schema};
 pub use tern_agent_loop::EventSink;
 pub use tern_config::{
     ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
+pub use tern_llm::{UnknownEffort, effort_budget};
 pub use tern_mcp::{SdkHost, SdkRelay};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
@@ -145,6 +148,18 @@ pub struct Overrides {
     pub tern_home: Option<PathBuf>,
     /// Not a flag: the program driving tern that hosts Agent SDK MCP
     /// servers (`"type": "sdk"`), set by the stream-json front end.
+    /// `--max-budget-usd`: what the prompts of this process may cost
+    /// (priced by the model table); a prompt that reaches it stops.
+    pub max_budget_usd: Option<f64>,
+    /// `--json-schema` (checked by [`parse_schema`]): each prompt ends with
+    /// an answer that matches it (`structured_output` in the result).
+    pub json_schema: Option<serde_json::Value>,
+    /// `--fallback-model`: the model a prompt goes on with when its own stays overloaded.
+    pub fallback_model: Option<String>,
+    /// `--betas`: Anthropic beta features (the `anthropic-beta` header).
+    pub betas: Vec<String>,
+    /// Flags taken but not applied, each named at start.
+    pub notes: Vec<String>,
     pub sdk_host: Option<tern_mcp::SdkHost>,
     /// `--disallowed-tools`: tool names never offered.
     pub disallowed_tools: Vec<String>,
@@ -220,6 +235,8 @@ pub struct RunReport {
     pub duration_ms: u64,
     /// Calls refused by permissions (rules, mode, or a question nobody answered yes).
     pub permission_denials: Vec<PermissionDenial>,
+    /// `--json-schema`: the answer the model gave, matching the schema.
+    pub structured_output: Option<serde_json::Value>,
     /// Things the person should know (a hook warning, a rule saved).
     pub notices: Vec<String>,
 }
@@ -381,6 +398,11 @@ impl RuntimeBuilder {
         tools.push(subagents::SessionDelegate::runtime_tool(subagents.clone()));
         let interaction = Arc::new(interactive::Interaction::default());
         tools.extend(interactive::tools(&interaction, &policy));
+        let structured = overrides.json_schema.clone().map(|schema| {
+            let answer = Arc::new(structured_output::Answer::default());
+            tools.push(structured_output::runtime_tool(schema, answer.clone(), interaction.clone()));
+            answer
+        });
         tools.push(tern_tools::web_fetch::runtime_tool(Arc::new(permissions::PolicyGate(policy.clone()))));
         tools.push(web_search::runtime_tool(policy.clone(), provider.api, &loaded.config.web_search));
         if !skills.list.is_empty() {
@@ -401,7 +423,9 @@ impl RuntimeBuilder {
         }
         warnings.extend(registry.warnings().iter().cloned());
         // A subagent's catalog is made of the same tools (an SDK replacement included).
-        let builtin_tools: Vec<tern_catalog::Entry> = registry.entries().cloned().collect();
+        // (The final answer is the session's own: a child answers its parent in text.)
+        let builtin_tools: Vec<tern_catalog::Entry> =
+            registry.entries().filter(|e| e.tool.name() != structured_output::NAME).cloned().collect();
         startup::warn_rules_naming_no_tool(&overrides, &builtin_tools, warnings);
         startup::keep_only_tools(&mut overrides, &builtin_tools, warnings);
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
@@ -426,11 +450,13 @@ impl RuntimeBuilder {
             policy,
             hook_runner: std::sync::Mutex::new(hook_runner),
             defined_agents: std::sync::Mutex::default(),
+            structured,
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
             todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
             usage: std::sync::Mutex::new(resumed.as_ref().map(|r| r.usage).unwrap_or_default()),
+            spent_usd: Arc::default(),
             checkpoints: std::sync::Mutex::new(checkpoints),
             compactions: std::sync::atomic::AtomicUsize::new(resumed.as_ref().map_or(0, |r| r.compactions)),
             resumed,
@@ -493,6 +519,8 @@ pub struct Runtime {
     todos: Arc<std::sync::Mutex<Vec<tern_protocol::TodoItem>>>,
     /// The session's tokens and estimated cost so far (with what a resumed session had).
     usage: std::sync::Mutex<(tern_protocol::UsageTotals, f64)>,
+    /// What the prompts of this process cost so far (`--max-budget-usd`).
+    spent_usd: Arc<std::sync::Mutex<f64>>,
     /// The files as they were before each prompt changed them (`/rewind`).
     checkpoints: std::sync::Mutex<Arc<checkpoints::Checkpoints>>,
     /// Compactions so far (a rewind of the conversation cannot cross one).
@@ -512,6 +540,8 @@ pub struct Runtime {
     /// Agents the program driving the session defined (the Agent SDK's
     /// `agents`): found before the files' profiles of the same name.
     defined_agents: std::sync::Mutex<Vec<AgentProfile>>,
+    /// `--json-schema`: where the run's structured answer is put.
+    structured: Option<Arc<structured_output::Answer>>,
     /// What the `task` tool's children borrow from the running prompt.
     subagents: Arc<subagents::Subagents>,
     /// The session's tools before MCP (a subagent's catalog is made from them).
@@ -1289,12 +1319,15 @@ impl Runtime {
             }
             block
         });
+        let final_answer =
+            self.structured.as_ref().filter(|_| main).map(|_| structured_output::INSTRUCTION.to_string());
         let append = [
             custom,
             self.config.append_system_prompt.clone(),
             agent,
             self.overrides.append_system_prompt.clone(),
             media,
+            final_answer,
         ];
         prompt::ContextParts {
             workspace: self.workspace.clone(),

@@ -327,6 +327,35 @@ pub struct PolicyHooks {
     pub(crate) extensions: Arc<Vec<Arc<dyn crate::extension::Extension>>>,
     /// A subagent role's cap, with the role's name (`explore`, `verifier`).
     pub(crate) role_cap: Option<(String, RoleCap)>,
+    /// `--max-budget-usd` (the main run's; its children's costs count toward it).
+    pub(crate) spend_limit: Option<SpendLimit>,
+}
+
+/// `--max-budget-usd` for one run: what was spent before it, and how to
+/// price what it spends.
+pub(crate) struct SpendLimit {
+    pub(crate) max_usd: f64,
+    /// The process's prompts before this one.
+    pub(crate) spent_before: f64,
+    /// The run's model's prices.
+    pub(crate) price: tern_llm::ModelInfo,
+    /// The run's children, whose costs count as they are made.
+    pub(crate) children: Arc<crate::subagents::Subagents>,
+}
+
+impl SpendLimit {
+    /// Why the run stops, once `responses` (and the children) reach the limit.
+    fn reached(&self, responses: &[tern_protocol::Usage]) -> Option<String> {
+        let run = tern_protocol::sum_usd(responses.iter().map(|u| self.price.cost_usd(u)));
+        let spent = self.spent_before + run + self.children.cost_so_far();
+        (spent >= self.max_usd).then(|| {
+            format!(
+                "stopped: ${spent:.4} spent of the ${:.4} allowed (--max-budget-usd); the model still wanted to \
+                 continue",
+                self.max_usd
+            )
+        })
+    }
 }
 
 impl PolicyHooks {
@@ -350,6 +379,8 @@ impl PolicyHooks {
             interaction: None,
             extensions: self.extensions.clone(),
             role_cap: None,
+            // A child's costs count toward its parent's limit, checked there.
+            spend_limit: None,
         }
     }
 
@@ -721,6 +752,10 @@ fn hook_payload(tool: &str, input: &Value, call_id: &str) -> Value {
 }
 
 impl Hooks for PolicyHooks {
+    fn spending_limit(&self, responses: &[tern_protocol::Usage]) -> Option<String> {
+        self.spend_limit.as_ref()?.reached(responses)
+    }
+
     fn end_run(&self) -> Option<String> {
         self.interaction.as_ref().and_then(|i| i.take_end())
     }

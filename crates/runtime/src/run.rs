@@ -254,6 +254,8 @@ impl Runtime {
             outcome = merge_outcomes(outcome, next.run(history, &sink, cancel).await);
         }
         outcome = self.stop_hooks(outcome, &agent, &hooks, history, &session, &sink, cancel).await;
+        outcome = self.structured_answer(outcome, &agent, history, &session, &sink, cancel).await;
+        let structured_output = self.structured.as_ref().and_then(|a| a.take());
         // What subagents used counts in the run's and the session's totals.
         let children = self.subagents.end();
         self.interaction.end();
@@ -270,8 +272,45 @@ impl Runtime {
             cost_usd,
             duration_ms: started.elapsed().as_millis() as u64,
             permission_denials: hooks.take_denials(),
+            structured_output,
             notices,
         }
+    }
+
+    /// `--json-schema`: a run that ended without its structured answer is
+    /// reminded ([`crate::structured_output::REMINDERS`] times), then fails.
+    async fn structured_answer(
+        &self,
+        mut outcome: RunOutcome,
+        agent: &AgentLoop,
+        history: &mut Vec<Message>,
+        session: &Session,
+        sink: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunOutcome {
+        let Some(answer) = &self.structured else { return outcome };
+        for _ in 0..crate::structured_output::REMINDERS {
+            if outcome.stop_reason != AgentStopReason::Completed || answer.given() {
+                return outcome;
+            }
+            let text = "[tern] You ended without your final answer: call `structured_output` now, with the \
+                        answer as its input.";
+            sink(AgentEvent::Notice { message: text.into() });
+            session.write(&SessionRecord::Message { message: Message::user_text(text) });
+            history.push(Message::user_text(text));
+            let more = agent.run(history, sink, cancel).await;
+            outcome = merge_outcomes(outcome, more);
+        }
+        if outcome.stop_reason == AgentStopReason::Completed && !answer.given() {
+            let why = format!(
+                "the model ended without calling structured_output after {} reminders (--json-schema)",
+                crate::structured_output::REMINDERS
+            );
+            sink(AgentEvent::Error { message: why.clone() });
+            outcome.error = Some(why);
+            outcome.stop_reason = AgentStopReason::NoStructuredOutput;
+        }
+        outcome
     }
 
     fn loop_config(&self, model: String, info: &ModelInfo, session: &Session) -> LoopConfig {
@@ -287,6 +326,7 @@ impl Runtime {
                 None => self.config.thinking_budget,
             },
             cache_key: Some(session.id().to_string()),
+            fallback_model: self.overrides.fallback_model.clone(),
             context_limit: {
                 let settings = self.compaction_settings();
                 settings.auto.then(|| settings.threshold(info.context_window))
@@ -349,6 +389,7 @@ impl Runtime {
             cost_usd: 0.0,
             duration_ms: started.elapsed().as_millis() as u64,
             permission_denials: Vec::new(),
+            structured_output: None,
             notices: hooks.take_notices(),
         }
     }
@@ -379,6 +420,12 @@ impl Runtime {
             interaction: Some(self.interaction.clone()),
             extensions: self.extensions.clone(),
             role_cap: None,
+            spend_limit: self.overrides.max_budget_usd.map(|max_usd| crate::permissions::SpendLimit {
+                max_usd,
+                spent_before: *self.spent_usd.lock_or_recover(),
+                price: self.model_info(),
+                children: self.subagents.clone(),
+            }),
         })
     }
 
@@ -496,6 +543,7 @@ impl Runtime {
             u.1 += cost_usd;
             *u
         };
+        *self.spent_usd.lock_or_recover() += cost_usd;
         session.write(&SessionRecord::Usage {
             run: outcome.usage,
             run_cost_usd: cost_usd,

@@ -164,7 +164,17 @@ pub fn resolve(
         base_url: base_url.clone(),
         api_key,
         retry,
-        headers: section.headers.clone().into_iter().collect(),
+        headers: {
+            let mut headers: Vec<(String, String)> = section.headers.clone().into_iter().collect();
+            if !overrides.betas.is_empty() {
+                if api == tern_llm::Api::Anthropic {
+                    headers.push(("anthropic-beta".into(), overrides.betas.join(",")));
+                } else {
+                    warnings.push(format!("--betas: not sent: provider `{name}` does not speak the Anthropic API"));
+                }
+            }
+            headers
+        },
         limits,
     };
     let client: Arc<dyn Provider> = Arc::new(HttpProvider::new(provider_config)?);

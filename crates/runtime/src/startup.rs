@@ -161,6 +161,7 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
                 .into(),
         );
     }
+    warnings.extend(overrides.notes.iter().cloned());
     if let Some(sources) = overrides.setting_sources.as_deref().filter(|s| !s.trim().is_empty()) {
         warnings.push(format!(
             "--setting-sources {sources}: tern does not read Claude Code's settings files, so this has no effect \

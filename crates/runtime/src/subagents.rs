@@ -124,6 +124,11 @@ impl Subagents {
         cost
     }
 
+    /// What the run's children cost so far.
+    pub(crate) fn cost_so_far(&self) -> f64 {
+        self.usage.lock_or_recover().cost_usd
+    }
+
     /// The run ended: what its children used.
     pub(crate) fn end(&self) -> ChildUsage {
         *self.kit.lock_or_recover() = None;

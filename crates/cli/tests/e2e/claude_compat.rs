@@ -644,3 +644,131 @@ async fn sdk_options_are_honoured_or_named_never_fatal() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stderr.contains("permission mode `auto` runs as tern's default"), "{}", out.stderr);
 }
+
+#[tokio::test]
+async fn sdk_limits_effort_betas_and_prompt_files_are_honoured() {
+    let script = r#"{"turns":[{"text":"ok"},{"text":"ok"},{"text":"ok"},{"text":"ok"}]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    // --effort is a thinking budget; --max-thinking-tokens wins over it; --thinking disabled sends none.
+    let out = h.run(&["-p", "hi", "--effort", "high", "--betas", "a-2025,b-2026"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.bodies()[0]["thinking"]["budget_tokens"], 16384, "{}", h.bodies()[0]);
+    // --betas go out as Anthropic's header.
+    assert_eq!(h.server.requests()[0].headers.get("anthropic-beta").map(String::as_str), Some("a-2025,b-2026"));
+    let out = h.run(&["-p", "hi", "--effort", "low", "--max-thinking-tokens", "3000"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.bodies()[1]["thinking"]["budget_tokens"], 3000);
+    // The system prompt from files, as --system-prompt and --append-system-prompt.
+    common::write(&h.path("sys.txt"), "You are a careful tester.");
+    common::write(&h.path("more.txt"), "Always say which file.");
+    let out = h.run(&["-p", "hi", "--system-prompt-file", "sys.txt", "--append-system-prompt-file", "more.txt"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let system = h.bodies()[2]["system"].to_string();
+    assert!(system.contains("You are a careful tester.") && system.contains("Always say which file."), "{system}");
+    assert!(!system.contains("You are tern"), "{system}");
+    // Flags with no meaning for tern start the session and are named; values that cannot work are usage errors.
+    let out = h
+        .run(&["-p", "hi", "--plugin-dir", "plugins", "--include-hook-events", "--thinking-display", "summarized"])
+        .await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for flag in ["--plugin-dir plugins", "--include-hook-events", "--thinking-display summarized"] {
+        assert!(out.stderr.contains(flag), "{flag}: {}", out.stderr);
+    }
+    for (args, says) in [
+        (&["-p", "hi", "--effort", "extreme"][..], "not an effort level"),
+        (&["-p", "hi", "--max-budget-usd", "0"][..], "not a positive amount"),
+        (&["-p", "hi", "--thinking", "sometimes"][..], "not a mode"),
+        (&["-p", "hi", "--resume-session-at", "u-1"][..], "resumes a whole session"),
+        (&["-p", "hi", "--system-prompt-file", "missing.txt"][..], "cannot read"),
+    ] {
+        let out = h.run(args).await;
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+}
+
+#[tokio::test]
+async fn max_budget_stops_a_prompt_with_claudes_subtype() {
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"bash","arguments":{"command":"echo one"}}]},
+        {"text":"done"}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    // Priced so that the first response costs far more than the limit.
+    common::write(
+        &h.home.path().join("config.toml"),
+        "[models.mock]\ninput_per_mtok = 100000.0\noutput_per_mtok = 100000.0\n",
+    );
+    let out = h.run(&["-p", "go", "--output-format", "json", "--max-budget-usd", "0.5"]).await;
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(result["subtype"], "error_max_budget_usd", "{result}");
+    assert_eq!(result["is_error"], true);
+    assert!(result["errors"][0].as_str().is_some_and(|e| e.contains("--max-budget-usd")), "{result}");
+    // The tool call ran; the request after it was never sent.
+    assert_eq!(h.bodies().len(), 1);
+    // Without the limit the same prompt finishes.
+    let out = h.run(&["-p", "go", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn fallback_model_answers_when_the_model_stays_overloaded() {
+    let script = r#"{"turns":[
+        {"when_request_contains":"\"model\":\"backup-model\"","text":"from the backup"},
+        {"text":"never","faults":[{"status":529,"message":"Overloaded","repeat":true}]}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    common::write(
+        &h.home.path().join("config.toml"),
+        "[retry]\nmax_attempts = 2\nbase_delay_ms = 1\nmax_delay_ms = 2\n",
+    );
+    let out = h.run(&["-p", "hi", "--fallback-model", "backup-model", "-v"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "from the backup\n");
+    assert!(out.stderr.contains("going on with `backup-model`"), "{}", out.stderr);
+    let models: Vec<String> = h.bodies().iter().map(|b| b["model"].as_str().unwrap_or_default().to_string()).collect();
+    assert_eq!(models.last().map(String::as_str), Some("backup-model"), "{models:?}");
+    // Without it, the overload is the run's error.
+    let out = h.run(&["-p", "hi"]).await;
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn json_schema_ends_a_prompt_with_a_checked_answer() {
+    let schema = r#"{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"],"additionalProperties":false}"#;
+    // The first answer does not match: the model is told what is wrong and answers again.
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"structured_output","arguments":{"count":"three"}}]},
+        {"tool_calls":[{"name":"structured_output","arguments":{"count":3}}]},
+        {"text":"never asked"}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let out = h.run(&["-p", "count them", "--output-format", "json", "--json-schema", schema]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(result["structured_output"], json!({"count": 3}), "{result}");
+    assert_eq!(result["subtype"], "success");
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2, "the valid answer ends the run");
+    let tools = common::tool_names(&bodies[0]);
+    assert!(tools.contains(&"structured_output".to_string()), "{tools:?}");
+    assert!(bodies[0]["system"].to_string().contains("call `structured_output` once"));
+    let results = h.tool_results(&bodies[1]);
+    assert!(results[0].1, "the bad answer is an error: {results:?}");
+
+    // A model that never gives it is reminded, then the prompt fails with Claude's subtype.
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"a"},{"text":"b"},{"text":"c"}]}"#).await;
+    let out = h.run(&["-p", "count them", "--output-format", "json", "--json-schema", schema]).await;
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(result["subtype"], "error_max_structured_output_retries", "{result}");
+    assert_eq!(h.bodies().len(), 3);
+    assert!(h.bodies()[1].to_string().contains("call `structured_output` now"));
+    // A schema that cannot be one is a usage error.
+    for (bad, says) in [("{", "not JSON"), (r#"{"type":"array"}"#, "must describe an object")] {
+        let out = h.run(&["-p", "x", "--json-schema", bad]).await;
+        assert_eq!(out.code, Some(2), "{bad}: {}", out.stderr);
+        assert!(out.stderr.contains(says), "{bad}: {}", out.stderr);
+    }
+}

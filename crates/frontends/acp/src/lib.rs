@@ -530,10 +530,11 @@ async fn prompt(
     }
     let stop = match report.outcome.stop_reason {
         AgentStopReason::Completed => acp::StopReason::EndTurn,
-        AgentStopReason::MaxTurns => acp::StopReason::MaxTurnRequests,
+        // A spending limit is a limit on requests, as the turn limit is.
+        AgentStopReason::MaxTurns | AgentStopReason::MaxBudget => acp::StopReason::MaxTurnRequests,
         AgentStopReason::Aborted => acp::StopReason::Cancelled,
         AgentStopReason::ContextFull => acp::StopReason::MaxTokens,
-        AgentStopReason::Error => {
+        AgentStopReason::Error | AgentStopReason::NoStructuredOutput => {
             let why = report.outcome.error.clone().unwrap_or_else(|| "the run failed".into());
             let _ = responder.respond_with_error(Error::new(-32603, why));
             return;

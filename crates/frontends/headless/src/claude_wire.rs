@@ -420,6 +420,9 @@ pub struct ResultLine {
     pub stop_reason: Option<String>,
     /// Why the run ended (tern's reason).
     pub terminal_reason: &'static str,
+    /// `--json-schema`: the answer, matching the schema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<Value>,
     /// This line's id.
     pub uuid: String,
     /// What went wrong, when it did.

@@ -336,7 +336,11 @@ impl Output {
         match report.outcome.stop_reason {
             AgentStopReason::Completed => exit::SUCCESS,
             AgentStopReason::Aborted => exit::INTERRUPTED,
-            AgentStopReason::MaxTurns | AgentStopReason::Error | AgentStopReason::ContextFull => {
+            AgentStopReason::MaxTurns
+            | AgentStopReason::MaxBudget
+            | AgentStopReason::NoStructuredOutput
+            | AgentStopReason::Error
+            | AgentStopReason::ContextFull => {
                 if let Some(e) = &report.outcome.error {
                     eprintln!("tern: error: {e}");
                 }
