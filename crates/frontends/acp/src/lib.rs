@@ -1,13 +1,20 @@
 //! `tern acp`: an Agent Client Protocol (v1) agent on stdin and stdout, for
 //! editors (Zed, JetBrains, Neovim, Emacs). Built on the
 //! `agent-client-protocol` crate. Each ACP session is a tern session (its id
-//! is the session id, so `session/load` resumes it); the turns stream as
+//! is the session id, so `session/load` and `session/resume` go on with it,
+//! and `session/list` lists tern's saved sessions); the turns stream as
 //! `session/update` notifications; every call the policy asks about goes to
-//! the editor as `session/request_permission`; `fs/*` goes through the
-//! editor when it offers it (so unsaved buffers are seen). Nothing but
-//! JSON-RPC is written to stdout; warnings go to stderr.
+//! the editor as `session/request_permission`; the mode and the model are
+//! the editor's pickers (`configOptions`); `fs/*` goes through the editor
+//! when it offers it (so unsaved buffers are seen). Requests become
+//! [`Command`]s that the session applies: no rule is decided here. Nothing
+//! but JSON-RPC is written to stdout; warnings go to stderr.
+
+mod pickers;
+mod session_list;
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -22,11 +29,12 @@ use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use tern_protocol::{AgentEvent, AgentStopReason, ContentBlock, ImageSource, ToolKind, ToolResultContent};
 use tern_protocol::{Command, ToolDetails};
-use tern_runtime::apply::Interrupter;
+use tern_runtime::apply::{Interrupter, Outcome};
 use tern_runtime::{EventSink, Mode, PermissionAnswer, Runtime};
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
+use pickers::Pickers;
 use tern_protocol::exit;
 use tern_protocol::sync::LockExt as _;
 
@@ -66,15 +74,24 @@ impl Shared {
     fn register(&self, session: &str, interrupter: Interrupter) {
         self.cancels.lock_or_recover().entry(session.to_string()).or_default().0 = Some(interrupter);
     }
+
+    /// A session is closed: nothing is kept of it.
+    fn forget(&self, session: &str) {
+        self.cancels.lock_or_recover().remove(session);
+    }
 }
 
 /// A request the worker handles (it owns the sessions).
 enum Cmd {
     New(acp::NewSessionRequest, Responder<acp::NewSessionResponse>, ConnectionTo<Client>),
     Load(acp::LoadSessionRequest, Responder<acp::LoadSessionResponse>, ConnectionTo<Client>),
+    Resume(acp::ResumeSessionRequest, Responder<acp::ResumeSessionResponse>, ConnectionTo<Client>),
+    List(acp::ListSessionsRequest, Responder<acp::ListSessionsResponse>),
+    Close(acp::CloseSessionRequest, Responder<acp::CloseSessionResponse>),
     /// With the count of cancels the session had when the request came.
     Prompt(acp::PromptRequest, Responder<acp::PromptResponse>, ConnectionTo<Client>, u64),
     SetMode(acp::SetSessionModeRequest, Responder<acp::SetSessionModeResponse>, ConnectionTo<Client>),
+    SetOption(acp::SetSessionConfigOptionRequest, Responder<acp::SetSessionConfigOptionResponse>, ConnectionTo<Client>),
 }
 
 /// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
@@ -95,12 +112,28 @@ pub fn run(base: tern_runtime::Overrides) -> u8 {
     rt.block_on(serve(base))
 }
 
+/// What tern says it can do: sessions are loaded (history replayed),
+/// resumed, listed and closed.
+fn capabilities() -> acp::AgentCapabilities {
+    acp::AgentCapabilities::new()
+        .load_session(true)
+        .prompt_capabilities(acp::PromptCapabilities::new().image(true).embedded_context(true))
+        .mcp_capabilities(acp::McpCapabilities::new().http(true))
+        .session_capabilities(
+            acp::SessionCapabilities::new()
+                .list(acp::SessionListCapabilities::new())
+                .resume(acp::SessionResumeCapabilities::new())
+                .close(acp::SessionCloseCapabilities::new()),
+        )
+}
+
 async fn serve(base: tern_runtime::Overrides) -> u8 {
     let shared = Arc::new(Shared::default());
     let (tx, rx) = mpsc::unbounded_channel::<Cmd>();
     let connection = {
         let shared = shared.clone();
-        let (tx_new, tx_load, tx_prompt, tx_mode) = (tx.clone(), tx.clone(), tx.clone(), tx);
+        let (tx_new, tx_load, tx_resume, tx_list) = (tx.clone(), tx.clone(), tx.clone(), tx.clone());
+        let (tx_close, tx_prompt, tx_mode, tx_option) = (tx.clone(), tx.clone(), tx.clone(), tx);
         let cancel_shared = shared.clone();
         let prompt_shared = shared.clone();
         Agent
@@ -112,14 +145,7 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
                     *shared.client_fs.lock_or_recover() = (fs.read_text_file, fs.write_text_file);
                     responder.respond(
                         acp::InitializeResponse::new(ProtocolVersion::V1)
-                            .agent_capabilities(
-                                acp::AgentCapabilities::new()
-                                    .load_session(true)
-                                    .prompt_capabilities(
-                                        acp::PromptCapabilities::new().image(true).embedded_context(true),
-                                    )
-                                    .mcp_capabilities(acp::McpCapabilities::new().http(true)),
-                            )
+                            .agent_capabilities(capabilities())
                             .agent_info(acp::Implementation::new("tern", env!("CARGO_PKG_VERSION")).title("tern")),
                     )
                 },
@@ -147,6 +173,27 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
+                async move |req: acp::ResumeSessionRequest, responder, cx| {
+                    send(&tx_resume, Cmd::Resume(req, responder, cx));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::ListSessionsRequest, responder, _cx| {
+                    send(&tx_list, Cmd::List(req, responder));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::CloseSessionRequest, responder, _cx| {
+                    send(&tx_close, Cmd::Close(req, responder));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
                 async move |req: acp::PromptRequest, responder, cx| {
                     // Counted here, in the order requests and cancels arrive.
                     let cancels = prompt_shared.cancels_of(&req.session_id.0);
@@ -158,6 +205,13 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
             .on_receive_request(
                 async move |req: acp::SetSessionModeRequest, responder, cx| {
                     send(&tx_mode, Cmd::SetMode(req, responder, cx));
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: acp::SetSessionConfigOptionRequest, responder, cx| {
+                    send(&tx_option, Cmd::SetOption(req, responder, cx));
                     Ok(())
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -186,71 +240,129 @@ fn send(tx: &mpsc::UnboundedSender<Cmd>, cmd: Cmd) {
     let _ = tx.send(cmd);
 }
 
+/// Held by each piece of work that uses an open session (a prompt, a mode
+/// change, a replay); `session/close` waits until every one is dropped.
+type Loan = mpsc::Sender<Infallible>;
+
+/// A session open on this connection.
+struct Open {
+    runtime: Rc<Runtime>,
+    pickers: Arc<Pickers>,
+    /// Cloned into each piece of work ([`Loan`]).
+    loan: Loan,
+    /// Ends when every loan is dropped.
+    returned: mpsc::Receiver<Infallible>,
+}
+
+impl Open {
+    fn new(runtime: Rc<Runtime>) -> Self {
+        let pickers = Arc::new(Pickers::of(&runtime));
+        let (loan, returned) = mpsc::channel(1);
+        Self { runtime, pickers, loan, returned }
+    }
+
+    /// The session for one piece of work, with the loan it holds until it is done.
+    fn lend(&self) -> (Rc<Runtime>, Arc<Pickers>, Loan) {
+        (self.runtime.clone(), self.pickers.clone(), self.loan.clone())
+    }
+
+    /// Once the work using it is done (its prompt told to stop first), stop
+    /// the session: its background tasks and MCP servers end, and the
+    /// runtime is dropped, which closes the session file and releases its lock.
+    async fn close(self) {
+        let Open { runtime, pickers, loan, mut returned } = self;
+        drop((loan, pickers));
+        // Nothing is ever sent: this returns when the last loan is dropped.
+        let _ = returned.recv().await;
+        runtime.shutdown().await;
+    }
+}
+
 /// What a finished piece of work hands back to the worker.
 enum Done {
     /// A session is ready.
-    Session(String, Rc<Runtime>),
+    Session(String, Open),
     Nothing,
 }
 
 /// Runs the sessions: starts them, runs their prompts (several sessions at
-/// once), until the connection is gone; then stops what runs.
+/// once), closes them, until the connection is gone; then stops what runs.
 async fn worker(base: tern_runtime::Overrides, shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Cmd>) {
-    let mut sessions: HashMap<String, Rc<Runtime>> = HashMap::new();
+    let mut sessions: HashMap<String, Open> = HashMap::new();
     let mut work: FuturesUnordered<LocalBoxFuture<'static, Done>> = FuturesUnordered::new();
     loop {
         tokio::select! {
             cmd = rx.recv() => match cmd {
                 None => break,
                 Some(cmd) => {
-                    if let Some(job) = handle(cmd, &base, &shared, &sessions) {
+                    if let Some(job) = handle(cmd, &base, &shared, &mut sessions) {
                         work.push(job);
                     }
                 }
             },
             Some(done) = work.next(), if !work.is_empty() => {
-                if let Done::Session(id, runtime) = done {
-                    shared.register(&id, runtime.interrupter());
-                    sessions.insert(id, runtime);
+                if let Done::Session(id, open) = done {
+                    shared.register(&id, open.runtime.interrupter());
+                    sessions.insert(id, open);
                 }
             }
         }
     }
     // stdin closed: stop every prompt, let them answer, stop the sessions.
-    for runtime in sessions.values() {
-        runtime.interrupter().interrupt();
+    for open in sessions.values() {
+        open.runtime.interrupter().interrupt();
     }
     let drain = async { while work.next().await.is_some() {} };
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
     // A command still running after that (one that ignores SIGTERM, in a
     // prompt that did not finish) dies with its group before tern exits.
     tern_runtime::process::kill_tracked();
-    for runtime in sessions.values() {
-        runtime.shutdown().await;
+    for open in sessions.values() {
+        open.runtime.shutdown().await;
     }
 }
+
+/// A session-scoped request named a session that is not open here.
+fn not_open(id: &str) -> Error {
+    Error::invalid_params().data(json!(format!(
+        "no session `{id}` is open: create one with session/new, or open a saved one with session/load or session/resume"
+    )))
+}
+
+/// How a saved session is taken up again.
+#[derive(Clone, Copy, PartialEq)]
+enum Reopen {
+    /// `session/load`: the conversation is replayed to the client first.
+    Load,
+    /// `session/resume`: it goes on without a replay.
+    Resume,
+}
+
+/// What `session/new`, `load` and `resume` answer with: the session's pickers.
+type Answer = Box<dyn FnOnce(Result<(acp::SessionModeState, Vec<acp::SessionConfigOption>), Error>)>;
 
 /// One request: answered at once, or the work that answers it.
 fn handle(
     cmd: Cmd,
     base: &tern_runtime::Overrides,
     shared: &Arc<Shared>,
-    sessions: &HashMap<String, Rc<Runtime>>,
+    sessions: &mut HashMap<String, Open>,
 ) -> Option<LocalBoxFuture<'static, Done>> {
-    let unknown = |id: &str| {
-        Error::invalid_params().data(json!(format!("no session `{id}`: create one with session/new or session/load")))
-    };
     match cmd {
         Cmd::New(req, responder, cx) => {
-            let overrides = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers, None);
+            let overrides = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers);
             let shared = shared.clone();
             Some(Box::pin(async move {
                 match start(overrides, &cx, &shared).await {
                     Ok(runtime) => {
                         let id = runtime.session().id().to_string();
-                        let _ = responder.respond(acp::NewSessionResponse::new(id.clone()).modes(modes(&runtime)));
-                        announce_commands(&runtime, &cx, &id);
-                        Done::Session(id, runtime)
+                        let open = Open::new(runtime);
+                        let answer = acp::NewSessionResponse::new(id.clone())
+                            .modes(open.pickers.mode_state())
+                            .config_options(open.pickers.options());
+                        let _ = responder.respond(answer);
+                        announce_commands(&open.runtime, &cx, &id);
+                        Done::Session(id, open)
                     }
                     Err(e) => {
                         let _ = responder.respond_with_error(Error::invalid_params().data(json!(e)));
@@ -260,51 +372,85 @@ fn handle(
             }))
         }
         Cmd::Load(req, responder, cx) => {
+            let answer: Answer = Box::new(move |r| {
+                let _ = match r {
+                    Ok((modes, options)) => {
+                        responder.respond(acp::LoadSessionResponse::new().modes(modes).config_options(options))
+                    }
+                    Err(e) => responder.respond_with_error(e),
+                };
+            });
             let id = req.session_id.0.to_string();
-            // Already open on this connection: replay it, keep the one runtime (one writer per file).
-            if let Some(runtime) = sessions.get(&id).cloned() {
-                return Some(Box::pin(async move {
-                    replay(&runtime, &cx, &id).await;
-                    let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(&runtime)));
-                    announce_commands(&runtime, &cx, &id);
-                    Done::Nothing
-                }));
+            let o = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers);
+            reopen(Reopen::Load, id, o, answer, cx, shared, sessions)
+        }
+        Cmd::Resume(req, responder, cx) => {
+            let answer: Answer = Box::new(move |r| {
+                let _ = match r {
+                    Ok((modes, options)) => {
+                        responder.respond(acp::ResumeSessionResponse::new().modes(modes).config_options(options))
+                    }
+                    Err(e) => responder.respond_with_error(e),
+                };
+            });
+            let id = req.session_id.0.to_string();
+            let o = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers);
+            reopen(Reopen::Resume, id, o, answer, cx, shared, sessions)
+        }
+        Cmd::List(req, responder) => {
+            if req.cursor.is_some() {
+                // tern answers with every session at once and never hands out a cursor.
+                let why = "tern lists every session in one answer and gives no cursor: ask again without one";
+                let _ = responder.respond_with_error(Error::invalid_params().data(json!(why)));
+                return None;
             }
-            let resume = Some(tern_runtime::Resume::Id(id.clone()));
-            let overrides = session_overrides(base, &req.cwd, &req.additional_directories, &req.mcp_servers, resume);
+            let base = base.clone();
+            Some(Box::pin(async move {
+                // Reading the session files' ends is file work: off the connection's thread.
+                let found =
+                    tokio::task::spawn_blocking(move || session_list::sessions(&base, req.cwd.as_deref())).await;
+                let _ = match found {
+                    Ok(Ok(list)) => responder.respond(acp::ListSessionsResponse::new(list)),
+                    Ok(Err(why)) => responder.respond_with_error(Error::invalid_params().data(json!(why))),
+                    Err(e) => responder.respond_with_error(Error::internal_error().data(json!(e.to_string()))),
+                };
+                Done::Nothing
+            }))
+        }
+        Cmd::Close(req, responder) => {
+            let id = req.session_id.0.to_string();
+            let Some(open) = sessions.remove(&id) else {
+                let _ = responder.respond_with_error(not_open(&id));
+                return None;
+            };
+            // As `session/cancel`: a running prompt stops, and one asked for before this stops as it starts.
+            shared.cancel(&id);
             let shared = shared.clone();
             Some(Box::pin(async move {
-                match start(overrides, &cx, &shared).await {
-                    Ok(runtime) => {
-                        let id = runtime.session().id().to_string();
-                        replay(&runtime, &cx, &id).await;
-                        let _ = responder.respond(acp::LoadSessionResponse::new().modes(modes(&runtime)));
-                        announce_commands(&runtime, &cx, &id);
-                        Done::Session(id, runtime)
-                    }
-                    Err(e) => {
-                        let _ = responder.respond_with_error(Error::invalid_params().data(json!(e)));
-                        Done::Nothing
-                    }
-                }
+                open.close().await;
+                shared.forget(&id);
+                let _ = responder.respond(acp::CloseSessionResponse::new());
+                Done::Nothing
             }))
         }
         Cmd::Prompt(req, responder, cx, cancels) => {
             let id = req.session_id.0.to_string();
-            let Some(runtime) = sessions.get(&id).cloned() else {
-                let _ = responder.respond_with_error(unknown(&id));
+            let Some(open) = sessions.get(&id) else {
+                let _ = responder.respond_with_error(not_open(&id));
                 return None;
             };
+            let (runtime, pickers, loan) = open.lend();
             let shared = shared.clone();
             Some(Box::pin(async move {
-                prompt(runtime, req, responder, cx, shared, cancels).await;
+                prompt(runtime, pickers, req, responder, cx, shared, cancels).await;
+                drop(loan);
                 Done::Nothing
             }))
         }
         Cmd::SetMode(req, responder, cx) => {
             let id = req.session_id.0.to_string();
-            let Some(runtime) = sessions.get(&id) else {
-                let _ = responder.respond_with_error(unknown(&id));
+            let Some(open) = sessions.get(&id) else {
+                let _ = responder.respond_with_error(not_open(&id));
                 return None;
             };
             let mode = match req.mode_id.0.parse::<Mode>() {
@@ -316,21 +462,94 @@ fn handle(
             };
             // The session's one rule decides (bypass only when the session may); the change is
             // reported as the session's `current_mode_update`.
-            let runtime = runtime.clone();
+            let (runtime, pickers, loan) = open.lend();
             Some(Box::pin(async move {
-                let events = sink(cx, id, &runtime);
-                match runtime.apply(Command::SetMode { mode }, &events).await {
-                    Ok(_) => {
-                        let _ = responder.respond(acp::SetSessionModeResponse::new());
-                    }
-                    Err(e) => {
-                        let _ = responder.respond_with_error(Error::invalid_params().data(json!(e.to_string())));
-                    }
+                let events = sink(cx, id, &runtime, pickers);
+                let _ = match runtime.apply(Command::SetMode { mode }, &events).await {
+                    Ok(_) => responder.respond(acp::SetSessionModeResponse::new()),
+                    Err(e) => responder.respond_with_error(Error::invalid_params().data(json!(e.to_string()))),
+                };
+                drop(loan);
+                Done::Nothing
+            }))
+        }
+        Cmd::SetOption(req, responder, cx) => {
+            let id = req.session_id.0.to_string();
+            let Some(open) = sessions.get(&id) else {
+                let _ = responder.respond_with_error(not_open(&id));
+                return None;
+            };
+            let command = match pickers::command(&req.config_id.0, &req.value) {
+                Ok(command) => command,
+                Err(why) => {
+                    let _ = responder.respond_with_error(Error::invalid_params().data(json!(why)));
+                    return None;
                 }
+            };
+            // The session applies it under its own rules (bypass only when it may; a model of
+            // another provider refused); the answer carries every option as it is now.
+            let (runtime, pickers, loan) = open.lend();
+            Some(Box::pin(async move {
+                let events = sink(cx, id, &runtime, pickers.clone());
+                let _ = match runtime.apply(command, &events).await {
+                    Ok(outcome) => {
+                        if let Outcome::Model { warning: Some(w), .. } = outcome {
+                            say(&format!("warning: {w}"));
+                        }
+                        responder.respond(acp::SetSessionConfigOptionResponse::new(pickers.options()))
+                    }
+                    Err(e) => responder.respond_with_error(Error::invalid_params().data(json!(e.to_string()))),
+                };
+                drop(loan);
                 Done::Nothing
             }))
         }
     }
+}
+
+/// `session/load` or `session/resume`: a session open here goes on as it
+/// is (one runtime, one writer per file); a saved one is opened.
+fn reopen(
+    how: Reopen,
+    id: String,
+    mut overrides: tern_runtime::Overrides,
+    answer: Answer,
+    cx: ConnectionTo<Client>,
+    shared: &Arc<Shared>,
+    sessions: &HashMap<String, Open>,
+) -> Option<LocalBoxFuture<'static, Done>> {
+    if let Some(open) = sessions.get(&id) {
+        let (runtime, pickers, loan) = open.lend();
+        return Some(Box::pin(async move {
+            if how == Reopen::Load {
+                replay(&runtime, &cx, &id).await;
+            }
+            answer(Ok((pickers.mode_state(), pickers.options())));
+            announce_commands(&runtime, &cx, &id);
+            drop(loan);
+            Done::Nothing
+        }));
+    }
+    overrides.resume = Some(tern_runtime::Resume::Id(id));
+    let shared = shared.clone();
+    Some(Box::pin(async move {
+        match start(overrides, &cx, &shared).await {
+            Ok(runtime) => {
+                let id = runtime.session().id().to_string();
+                if how == Reopen::Load {
+                    replay(&runtime, &cx, &id).await;
+                }
+                let open = Open::new(runtime);
+                answer(Ok((open.pickers.mode_state(), open.pickers.options())));
+                announce_commands(&open.runtime, &cx, &id);
+                Done::Session(id, open)
+            }
+            Err(e) => {
+                answer(Err(Error::invalid_params().data(json!(e))));
+                Done::Nothing
+            }
+        }
+    }))
 }
 
 /// The overrides of one session: the base (the command line's), in `cwd`,
@@ -340,12 +559,12 @@ fn session_overrides(
     cwd: &Path,
     dirs: &[PathBuf],
     servers: &[acp::McpServer],
-    resume: Option<tern_runtime::Resume>,
 ) -> tern_runtime::Overrides {
     let mut o = base.clone();
     o.cwd = Some(cwd.to_path_buf());
     o.add_dirs.extend(dirs.iter().cloned());
-    o.resume = resume;
+    // A new session unless `session/load` or `session/resume` names one.
+    o.resume = None;
     if let Some(json) = mcp_json(servers) {
         o.mcp_config.push(PathBuf::from(json));
     }
@@ -407,21 +626,6 @@ async fn start(
     let _ = session_id.set(id.clone());
     runtime.set_permission_prompt(Arc::new(Asker { cx: cx.clone(), session: id }));
     Ok(Rc::new(runtime))
-}
-
-/// The modes offered: those the session may enter (the session's own rule:
-/// `bypass` only when it started in it or was allowed to), and the current one.
-fn modes(runtime: &Runtime) -> acp::SessionModeState {
-    let current = runtime.policy().mode();
-    let mut offered = runtime.modes();
-    if !offered.contains(&current) {
-        offered.push(current);
-    }
-    let list: Vec<acp::SessionMode> = offered
-        .into_iter()
-        .map(|m| acp::SessionMode::new(m.as_str(), m.title()).description(m.description()))
-        .collect();
-    acp::SessionModeState::new(current.as_str(), list)
 }
 
 /// A call's details as its `rawOutput`, bounded: a change too large to
@@ -503,6 +707,7 @@ fn text_block(text: &str) -> acp::ContentBlock {
 /// Run one `session/prompt` and answer it with its stop reason.
 async fn prompt(
     runtime: Rc<Runtime>,
+    pickers: Arc<Pickers>,
     req: acp::PromptRequest,
     responder: Responder<acp::PromptResponse>,
     cx: ConnectionTo<Client>,
@@ -511,7 +716,7 @@ async fn prompt(
 ) {
     let session = req.session_id.0.to_string();
     let (text, blocks) = prompt_content(&req.prompt, runtime.workspace());
-    let events = sink(cx.clone(), session.clone(), &runtime);
+    let events = sink(cx.clone(), session.clone(), &runtime, pickers);
     // `/NAME args` expands in the session, with the prompt's images kept.
     let run = match runtime.start(text, blocks, &events) {
         Ok(run) => run,
@@ -668,8 +873,9 @@ fn diffs(details: Option<&ToolDetails>, call: Option<&Call>) -> Vec<acp::ToolCal
     out
 }
 
-/// A session's events as `session/update` notifications.
-fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSink {
+/// A session's events as `session/update` notifications; a mode or model
+/// change also updates the session's pickers and sends them whole.
+fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime, pickers: Arc<Pickers>) -> EventSink {
     use std::sync::atomic::{AtomicU64, Ordering};
     let workspace = runtime.workspace().to_path_buf();
     // The context the last response filled, of the model's window.
@@ -745,12 +951,16 @@ fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime) -> EventSi
                 let usage = acp::UsageUpdate::new(last_used.load(Ordering::SeqCst), window.load(Ordering::SeqCst));
                 acp::SessionUpdate::UsageUpdate(usage.cost(acp::Cost::new(cost_usd, "USD")))
             }
-            AgentEvent::ModelChanged { context_window, .. } => {
+            AgentEvent::ModelChanged { model, context_window, .. } => {
                 window.store(context_window, Ordering::SeqCst);
-                return;
+                pickers.model_changed(&model);
+                acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(pickers.options()))
             }
             AgentEvent::ModeChanged { mode, .. } => {
-                acp::SessionUpdate::CurrentModeUpdate(acp::CurrentModeUpdate::new(mode.as_str()))
+                pickers.mode_changed(mode);
+                let modes = acp::CurrentModeUpdate::new(mode.as_str());
+                notify(&cx, &session, acp::SessionUpdate::CurrentModeUpdate(modes));
+                acp::SessionUpdate::ConfigOptionUpdate(acp::ConfigOptionUpdate::new(pickers.options()))
             }
             AgentEvent::Notice { message } => {
                 say(&message);
