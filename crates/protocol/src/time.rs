@@ -10,6 +10,11 @@ pub fn today_utc() -> String {
 /// Now in UTC as RFC 3339 (`2026-12-01T19:04:05Z`).
 pub fn now_utc_rfc3339() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    utc_rfc3339(secs)
+}
+
+/// A time given in seconds since the Unix epoch, in UTC as RFC 3339.
+pub fn utc_rfc3339(secs: u64) -> String {
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let t = secs % 86_400;
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", t / 3600, t % 3600 / 60, t % 60)
@@ -37,5 +42,11 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20_787), (2026, 11, 30));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn a_time_as_rfc3339() {
+        assert_eq!(utc_rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_rfc3339(1_796_151_845), "2026-12-01T19:04:05Z");
     }
 }

@@ -221,7 +221,7 @@ pub struct Resumed {
     pub notices: Vec<String>,
 }
 
-pub use startup::resolve_workspace;
+pub use startup::{resolve_workspace, tern_paths};
 pub use tern_sandbox::small_file;
 
 /// What a run produced, with cost and timing.
@@ -295,7 +295,7 @@ impl RuntimeBuilder {
 
     /// This folder's sessions that can be resumed, last written first (for a picker).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
-        session_index::resumable(&self.loaded.paths.sessions_dir(), &self.loaded.workspace)
+        session_index::resumable(&self.loaded.paths.sessions_dir(), Some(&self.loaded.workspace))
     }
 
     /// Add a tool of the embedding program: after the built-ins, or in place
@@ -1068,7 +1068,7 @@ impl Runtime {
 
     /// This folder's sessions that can be resumed, last written first (for `/resume`).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
-        session_index::resumable(&self.paths.sessions_dir(), &self.workspace)
+        session_index::resumable(&self.paths.sessions_dir(), Some(&self.workspace))
     }
 
     /// The tools the next request carries, in order.

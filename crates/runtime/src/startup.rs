@@ -62,6 +62,15 @@ pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError>
     Ok(workspace)
 }
 
+/// Where tern keeps its config and data for a run: `overrides.tern_home`,
+/// else `TERN_HOME`, else the platform's folders.
+pub fn tern_paths(overrides: &Overrides) -> Result<TernPaths, RuntimeError> {
+    Ok(match &overrides.tern_home {
+        Some(home) => TernPaths::at(home),
+        None => TernPaths::discover()?,
+    })
+}
+
 /// The `--add-dir` folders, canonical; each must be a directory, and not
 /// the root, the home folder or a folder holding it. Deny rules and the sandbox's denied paths (tern's config
 /// dir, secrets in the home folder) still hold inside them.
@@ -111,10 +120,7 @@ pub(crate) struct ProjectLayer {
 /// folder's trust (trusting a subfolder does not vouch for its parent).
 pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError> {
     let workspace = resolve_workspace(overrides)?;
-    let paths = match &overrides.tern_home {
-        Some(home) => TernPaths::at(home),
-        None => TernPaths::discover()?,
-    };
+    let paths = tern_paths(overrides)?;
     let user = FileConfig::load(&paths.user_config())?;
     let project_file = config::project_config(&workspace);
     let mut warnings = Vec::new();

@@ -59,9 +59,10 @@ pub fn list(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary
     out
 }
 
-/// The sessions of `workspace` that can be resumed (format 1 and later), last written first.
-pub fn resumable(sessions_dir: &Path, workspace: &Path) -> Vec<SessionSummary> {
-    list(sessions_dir, Some(workspace)).into_iter().filter(|s| s.format >= 1).collect()
+/// The sessions that can be resumed (format 1 and later), last written
+/// first: those of `workspace` when given, else every folder's.
+pub fn resumable(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary> {
+    list(sessions_dir, workspace).into_iter().filter(|s| s.format >= 1).collect()
 }
 
 /// The file of the session to resume: the latest resumable one of

@@ -217,6 +217,12 @@ async fn drive<R>(
                 expected.push(started_in);
             }
             assert_eq!(ids, expected);
+            // The same choice as a config option (editors that read `configOptions` show that
+            // one instead), then the model.
+            let options = session.config_options.clone().unwrap();
+            let names: Vec<&str> = options.iter().map(|o| &*o.id.0).collect();
+            assert_eq!(names, ["mode", "model"]);
+            assert_eq!(select(&options[0]), (started_in.to_string(), ids));
             let out = main(cx, session.session_id).await?;
             // The client's handlers may still be working through updates that arrived before
             // the last answer: wait (bounded) until each one written so far was handled.
@@ -228,6 +234,52 @@ async fn drive<R>(
             Ok(out)
         });
     tokio::time::timeout(Duration::from_secs(60), run).await.expect("in time").unwrap()
+}
+
+/// A select option's current value and the ids of its values.
+fn select(option: &acp::SessionConfigOption) -> (String, Vec<String>) {
+    let acp::SessionConfigKind::Select(s) = &option.kind else { panic!("not a select: {option:?}") };
+    let acp::SessionConfigSelectOptions::Ungrouped(values) = &s.options else { panic!("grouped: {option:?}") };
+    (s.current_value.0.to_string(), values.iter().map(|v| v.value.0.to_string()).collect())
+}
+
+/// The option `id` of a session's `configOptions`.
+fn option<'a>(options: &'a [acp::SessionConfigOption], id: &str) -> &'a acp::SessionConfigOption {
+    options.iter().find(|o| *o.id.0 == *id).unwrap_or_else(|| panic!("no option `{id}` in {options:?}"))
+}
+
+/// A client that keeps every update and is asked nothing: `main` gets the
+/// connection and tern's answer to `initialize`.
+async fn connect<R>(
+    s: &Session,
+    transport: Transport,
+    main: impl AsyncFnOnce(ConnectionTo<Agent>, acp::InitializeResponse) -> Result<R, agent_client_protocol::Error>,
+) -> R {
+    let seen = s.seen.clone();
+    let run = Client
+        .v1()
+        .on_receive_notification(
+            async move |n: acp::SessionNotification, _cx| {
+                seen.lock().unwrap().updates.push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            let init = cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1)).block_task().await?;
+            main(cx, init).await
+        });
+    tokio::time::timeout(Duration::from_secs(60), run).await.expect("in time").unwrap()
+}
+
+/// The updates tern wrote so far, once the client has handled them all (bounded wait).
+async fn updates_so_far(s: &Session) -> Vec<acp::SessionUpdate> {
+    let written = s.raw.lock().unwrap().iter().filter(|l| l.contains(r#""method":"session/update""#)).count();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.seen.lock().unwrap().updates.len() < written && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    s.updates()
 }
 
 async fn prompt(cx: &ConnectionTo<Agent>, id: &acp::SessionId, text: &str) -> acp::StopReason {
@@ -619,4 +671,180 @@ async fn a_huge_change_sends_a_bounded_diff() {
     assert!(longest.unwrap() < 1300 * 1024, "{longest:?} bytes in one update");
     let h = s.finish().await;
     assert_eq!(std::fs::read_to_string(h.path("big.txt")).unwrap(), new);
+}
+
+#[tokio::test]
+async fn saved_sessions_are_listed_newest_first_and_resumed_without_a_replay() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        r#"{"turns":[
+            {"when_request_contains":"and now?","text":"Going on."},
+            {"when_request_contains":"the second task","text":"Second answer."},
+            {"when_request_contains":"the first task","text":"First answer."}]}"#,
+    )
+    .await;
+    let (s, transport) = Session::start(h, &[]);
+    let cwd = std::fs::canonicalize(s.h.workspace.path()).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let (first, listed) = drive(&s, transport, Answer::Allow, None, async |cx, first| {
+        prompt(&cx, &first, "the first task").await;
+        let second = cx.send_request(acp::NewSessionRequest::new(cwd.clone())).block_task().await?.session_id;
+        prompt(&cx, &second, "the second task").await;
+        let there = cx.send_request(acp::NewSessionRequest::new(elsewhere.path())).block_task().await?.session_id;
+        let list = async |cwd: Option<&std::path::Path>| {
+            let req = acp::ListSessionsRequest::new().cwd(cwd.map(std::path::Path::to_path_buf));
+            cx.send_request(req).block_task().await.map(|l| l.sessions)
+        };
+        let here = list(Some(&cwd)).await?;
+        let ids = |l: &[acp::SessionInfo]| l.iter().map(|i| i.session_id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&list(Some(elsewhere.path())).await?), std::slice::from_ref(&there));
+        // Without a cwd: every folder's.
+        assert_eq!(ids(&list(None).await?), [there, second.clone(), first.clone()]);
+        // tern answers in one page: a cursor it never gave is refused.
+        let paged = cx.send_request(acp::ListSessionsRequest::new().cursor("2".to_string())).block_task().await;
+        assert!(format!("{:?}", paged.unwrap_err()).contains("gives no cursor"));
+        assert_eq!(ids(&here), [second, first.clone()], "newest first");
+        Ok((first, here))
+    })
+    .await;
+    for (info, title) in listed.iter().zip(["the second task", "the first task"]) {
+        assert_eq!(info.cwd, cwd);
+        assert_eq!(info.title.as_deref(), Some(title));
+        let at = info.updated_at.as_deref().unwrap();
+        assert!(at.len() == 20 && at.as_bytes()[10] == b'T' && at.ends_with('Z'), "RFC 3339 in UTC: {at}");
+    }
+    let h = s.finish().await;
+    // Another connection resumes the first: nothing is replayed, and the conversation goes on.
+    let (s, transport) = Session::start(h, &[]);
+    let stop = connect(&s, transport, async |cx, init| {
+        let sessions = init.agent_capabilities.session_capabilities;
+        assert!(sessions.list.is_some() && sessions.resume.is_some() && sessions.close.is_some(), "{sessions:?}");
+        let resumed = cx.send_request(acp::ResumeSessionRequest::new(first.clone(), cwd.clone())).block_task().await?;
+        assert_eq!(resumed.modes.unwrap().current_mode_id.0.as_ref(), "bypass");
+        let options = resumed.config_options.unwrap();
+        assert_eq!(select(option(&options, "model")).0, "mock");
+        let replayed: Vec<acp::SessionUpdate> = updates_so_far(&s)
+            .await
+            .into_iter()
+            .filter(|u| !matches!(u, acp::SessionUpdate::AvailableCommandsUpdate(_)))
+            .collect();
+        assert_eq!(replayed, [], "session/resume replays nothing");
+        Ok(prompt(&cx, &first, "and now?").await)
+    })
+    .await;
+    assert_eq!(stop, acp::StopReason::EndTurn);
+    let h = s.finish().await;
+    let last = h.bodies().last().unwrap().to_string();
+    assert!(last.contains("the first task") && last.contains("First answer.") && last.contains("and now?"), "{last}");
+    assert!(!last.contains("the second task"), "{last}");
+}
+
+#[tokio::test]
+async fn close_stops_the_running_prompt_and_lets_the_session_go() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        r#"{"turns":[
+            {"when_request_contains":"still there?","text":"Yes, still here."},
+            {"tool_calls":[{"name":"bash","arguments":{"command":"sleep 42.25"}}]},
+            {"text":"never"}]}"#,
+    )
+    .await;
+    let (s, transport) = Session::start(h, &[]);
+    drive(&s, transport, Answer::Allow, None, async |cx, id| {
+        let req = acp::PromptRequest::new(id.clone(), vec![acp::ContentBlock::Text(acp::TextContent::new("sleep"))]);
+        let running = cx.send_request(req);
+        assert!(!common::wait_present("sleep 42.25").await.is_empty(), "the command runs");
+        cx.send_request(acp::CloseSessionRequest::new(id.clone())).block_task().await?;
+        // The prompt answered before the close did; its command was killed.
+        assert_eq!(running.block_task().await?.stop_reason, acp::StopReason::Cancelled);
+        assert_eq!(common::wait_gone("sleep 42.25").await, Vec::<u32>::new());
+        // The session is no longer open here...
+        let gone = cx.send_request(acp::PromptRequest::new(id.clone(), vec![])).block_task().await;
+        assert!(format!("{:?}", gone.unwrap_err()).contains("is open"));
+        let again = cx.send_request(acp::CloseSessionRequest::new(id.clone())).block_task().await;
+        assert!(format!("{:?}", again.unwrap_err()).contains("is open"));
+        // ...and its file is free while `tern acp` runs on: the terminal goes on with it.
+        let out = s.h.run(&["-p", "--resume", &*id.0, "still there?"]).await;
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(out.stdout.contains("Yes, still here."), "{}", out.stdout);
+        Ok(())
+    })
+    .await;
+    let h = s.finish().await;
+    let last = h.bodies().last().unwrap().to_string();
+    assert!(last.contains("sleep 42.25") && last.contains("still there?"), "{last}");
+}
+
+#[tokio::test]
+async fn the_editor_picks_the_model_and_the_mode_as_config_options() {
+    let mut h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"Answered."}]}"#).await;
+    harness_mode(&mut h, None);
+    let (s, transport) = Session::start(h, &[]);
+    let cwd = s.h.workspace.path().to_path_buf();
+    connect(&s, transport, async |cx, _init| {
+        let session = cx.send_request(acp::NewSessionRequest::new(cwd)).block_task().await?;
+        let id = session.session_id;
+        let options = session.config_options.unwrap();
+        let mode = option(&options, "mode");
+        assert_eq!(mode.category, Some(acp::SessionConfigOptionCategory::Mode));
+        assert_eq!(
+            select(mode),
+            ("default".into(), ["default", "accept-edits", "plan", "dont-ask"].map(String::from).to_vec())
+        );
+        // The provider's models, with the one in use (not in the provider's list) first.
+        let model = option(&options, "model");
+        assert_eq!(model.category, Some(acp::SessionConfigOptionCategory::Model));
+        let (current, values) = select(model);
+        assert_eq!(current, "mock");
+        assert_eq!(values[0], "mock");
+        assert!(
+            values.contains(&"claude-sonnet-4-5".to_string()) && !values.contains(&"gpt-5".to_string()),
+            "{values:?}"
+        );
+        let acp::SessionConfigKind::Select(choices) = &model.kind else { unreachable!() };
+        let acp::SessionConfigSelectOptions::Ungrouped(choices) = &choices.options else { unreachable!() };
+        let sonnet = choices.iter().find(|c| &*c.value.0 == "claude-sonnet-4-5").unwrap();
+        assert_eq!(sonnet.description.as_deref(), Some("200k context · $3.00 in / $15.00 out per Mtok"));
+
+        let set = |config: &str, value: &str| {
+            cx.send_request(acp::SetSessionConfigOptionRequest::new(id.clone(), config.to_string(), value)).block_task()
+        };
+        let now = set("model", "claude-sonnet-4-5").await?.config_options;
+        assert_eq!(select(option(&now, "model")).0, "claude-sonnet-4-5");
+        let now = set("mode", "plan").await?.config_options;
+        assert_eq!(select(option(&now, "mode")).0, "plan");
+        assert_eq!(select(option(&now, "model")).0, "claude-sonnet-4-5");
+        // The session's rules decide, and say why.
+        let other = format!("{:?}", set("model", "gpt-5").await.unwrap_err());
+        assert!(other.contains("is a model of openai"), "{other}");
+        let bypass = format!("{:?}", set("mode", "bypass").await.unwrap_err());
+        assert!(bypass.contains("allow-dangerously-skip-permissions"), "{bypass}");
+        let unknown = format!("{:?}", set("thought_level", "high").await.unwrap_err());
+        assert!(unknown.contains("tern has no config option `thought_level`"), "{unknown}");
+        let boolean = acp::SetSessionConfigOptionRequest::new(id.clone(), "model", true);
+        let boolean = format!("{:?}", cx.send_request(boolean).block_task().await.unwrap_err());
+        assert!(boolean.contains("`model` is a select"), "{boolean}");
+        // A change through session/set_mode moves the config option too.
+        cx.send_request(acp::SetSessionModeRequest::new(id.clone(), "accept-edits")).block_task().await?;
+        assert_eq!(prompt(&cx, &id, "hello").await, acp::StopReason::EndTurn);
+        Ok(())
+    })
+    .await;
+    let updates = updates_so_far(&s).await;
+    let announced: Vec<(String, String)> = updates
+        .iter()
+        .filter_map(|u| match u {
+            acp::SessionUpdate::ConfigOptionUpdate(c) => {
+                Some((select(option(&c.config_options, "mode")).0, select(option(&c.config_options, "model")).0))
+            }
+            _ => None,
+        })
+        .collect();
+    let announced: Vec<(&str, &str)> = announced.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    assert_eq!(
+        announced,
+        [("default", "claude-sonnet-4-5"), ("plan", "claude-sonnet-4-5"), ("accept-edits", "claude-sonnet-4-5")]
+    );
+    let h = s.finish().await;
+    assert_eq!(h.bodies()[0]["model"], "claude-sonnet-4-5", "the prompt went to the chosen model");
 }
