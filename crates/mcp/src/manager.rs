@@ -126,6 +126,20 @@ impl McpManager {
         tools
     }
 
+    /// Reconnect the server `name` (a person asked): its state after, or
+    /// `None` when no server has that name.
+    pub async fn reconnect(&self, name: &str) -> Option<ServerState> {
+        let server = self.servers.iter().find(|s| s.config.name == name)?;
+        Some(server.reconnect().await)
+    }
+
+    /// Turn the server `name` on (a new session) or off (its tools leave
+    /// the list): its state after, or `None` when no server has that name.
+    pub async fn set_enabled(&self, name: &str, enabled: bool) -> Option<ServerState> {
+        let server = self.servers.iter().find(|s| s.config.name == name)?;
+        Some(if enabled { server.reconnect().await } else { server.turn_off().await })
+    }
+
     /// Bumped whenever any server's tool list changed (notifications/tools/list_changed → re-list).
     pub fn generation(&self) -> u64 {
         *self.generation.borrow()

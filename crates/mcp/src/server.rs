@@ -399,9 +399,17 @@ impl Server {
     /// Close the session and stop the process; later calls fail.
     pub async fn shutdown(&self) {
         let mut link = self.link.lock().await;
-        let previous = std::mem::replace(&mut *link, Link::Closed);
+        self.close(&mut link, Link::Closed, "shutting down").await;
+        if self.config.enabled {
+            self.with_view(|v| v.state = ServerState::Failed("shut down".into()));
+        }
+    }
+
+    /// End the session in `link` (if one is up), leaving `next` there.
+    async fn close(&self, link: &mut Link, next: Link, why: &str) {
+        let previous = std::mem::replace(link, next);
         if let Link::Up { conn, .. } = previous {
-            self.log.note(self.name(), "shutting down");
+            self.log.note(self.name(), why);
             let Connection { client, process } = conn;
             // Cancelling closes stdin, which is how the MCP spec asks a stdio server to exit.
             let _ = tokio::time::timeout(Duration::from_secs(1), client.cancel()).await;
@@ -409,9 +417,55 @@ impl Server {
                 process.terminate().await;
             }
         }
-        if self.config.enabled {
-            self.with_view(|v| v.state = ServerState::Failed("shut down".into()));
+    }
+
+    /// A person asked: end the session (if any) and start a new one, with
+    /// the restarts counted from zero again (a server disabled in its
+    /// config starts too). Its state after.
+    pub async fn reconnect(self: &Arc<Self>) -> ServerState {
+        let mut link = self.link.lock().await;
+        if matches!(*link, Link::Closed) {
+            return self.status().state;
         }
+        self.close(&mut link, Link::Idle, "reconnecting, as asked").await;
+        self.with_view(|v| {
+            v.state = ServerState::Starting;
+            v.tools = None;
+            v.restarts = 0;
+        });
+        match self.open().await {
+            Ok((conn, tools, epoch)) => {
+                self.with_view(|v| {
+                    v.state = ServerState::Connected;
+                    v.tools = Some(tools);
+                });
+                *link = Link::Up { conn, epoch };
+            }
+            Err(message) => {
+                self.with_view(|v| v.state = ServerState::Failed(message));
+                *link = Link::Failed;
+            }
+        }
+        drop(link);
+        self.generation.send_modify(|g| *g += 1);
+        self.status().state
+    }
+
+    /// A person turned it off: the session ends and its tools leave the list
+    /// until [`Server::reconnect`]. Its state after.
+    pub async fn turn_off(&self) -> ServerState {
+        let mut link = self.link.lock().await;
+        if matches!(*link, Link::Closed) {
+            return self.status().state;
+        }
+        self.close(&mut link, Link::Idle, "turned off, as asked").await;
+        self.with_view(|v| {
+            v.state = ServerState::Disabled;
+            v.tools = None;
+        });
+        drop(link);
+        self.generation.send_modify(|g| *g += 1);
+        self.status().state
     }
 }
 

@@ -78,6 +78,18 @@ pub enum Command {
         /// Its id.
         id: String,
     },
+    /// End an MCP server's session and start a new one.
+    ReconnectMcp {
+        /// The server's name.
+        server: String,
+    },
+    /// Turn an MCP server off (its tools leave the list) or on again.
+    SetMcpEnabled {
+        /// The server's name.
+        server: String,
+        /// On or off.
+        enabled: bool,
+    },
     /// Add a permission rule, for the session or kept in the user config.
     AddRule {
         /// Its list.
@@ -125,6 +137,8 @@ impl Command {
             Command::Rename { .. } => "rename",
             Command::Export { .. } => "export",
             Command::StopTask { .. } => "stop_task",
+            Command::ReconnectMcp { .. } => "reconnect_mcp",
+            Command::SetMcpEnabled { .. } => "set_mcp_enabled",
             Command::AddRule { .. } => "add_rule",
             Command::RemoveRule { .. } => "remove_rule",
             Command::MoveRule { .. } => "move_rule",

@@ -63,6 +63,8 @@ pub enum Outcome {
     Exported(PathBuf),
     /// A background task stopped.
     TaskStopped(TaskSummary),
+    /// An MCP server after a reconnect or a switch on or off.
+    McpServer(crate::McpServerReport),
     /// A rule was added (or holds somewhere else now, `moved`).
     Rule {
         /// Its list.
@@ -115,6 +117,14 @@ pub enum CommandError {
         id: String,
         /// Why.
         why: String,
+    },
+    /// No MCP server has that name (or none runs in this session).
+    #[error("no MCP server `{server}` in this session{}", if known.is_empty() { String::new() } else { format!(" (servers: {})", known.join(", ")) })]
+    NoMcpServer {
+        /// The name asked for.
+        server: String,
+        /// The servers there are.
+        known: Vec<String>,
     },
     /// The session could not do it (a file, the config, the provider).
     #[error(transparent)]
@@ -200,6 +210,10 @@ impl Runtime {
                 Ok(Outcome::Forked(id))
             }),
             Command::Export { file } => Box::pin(async move { Ok(Outcome::Exported(self.export_to(&file).await?)) }),
+            Command::ReconnectMcp { server } => Box::pin(async move { self.mcp_switch(server, true).await }),
+            Command::SetMcpEnabled { server, enabled } => {
+                Box::pin(async move { self.mcp_switch(server, enabled).await })
+            }
             Command::StopTask { id } => Box::pin(async move {
                 match self.background.stop(&id).await {
                     Ok(t) => Ok(Outcome::TaskStopped(t)),

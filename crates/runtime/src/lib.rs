@@ -1094,6 +1094,20 @@ impl Runtime {
         }
     }
 
+    /// [`Command::ReconnectMcp`] (`on`) and [`Command::SetMcpEnabled`]: the
+    /// server after.
+    pub(crate) async fn mcp_switch(&self, server: String, on: bool) -> Result<apply::Outcome, apply::CommandError> {
+        let known = || self.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let Some(mcp) = &self.mcp else {
+            return Err(apply::CommandError::NoMcpServer { server, known: known() });
+        };
+        if mcp.set_enabled(&server, on).await.is_none() {
+            return Err(apply::CommandError::NoMcpServer { server, known: known() });
+        }
+        let report = self.mcp_servers().into_iter().find(|s| s.name == server);
+        report.map(apply::Outcome::McpServer).ok_or(apply::CommandError::NoMcpServer { server, known: known() })
+    }
+
     /// Every configured MCP server and where it stands: connected, failed (and
     /// why), disabled or denied.
     pub fn mcp_servers(&self) -> Vec<McpServerReport> {

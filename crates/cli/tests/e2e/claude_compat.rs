@@ -772,3 +772,42 @@ async fn json_schema_ends_a_prompt_with_a_checked_answer() {
         assert!(out.stderr.contains(says), "{bad}: {}", out.stderr);
     }
 }
+
+#[tokio::test]
+async fn sdk_control_requests_for_mcp_context_and_tasks() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"},{"text":"ok"}]}"#).await;
+    let server = crate::mcp::test_server().display().to_string();
+    let config = json!({"mcpServers": {"calc": {"command": server}}}).to_string();
+    let mut s = Streaming::start(&h, &["--mcp-config", &config]);
+    let mut ask = async |id: &str, request: Value| {
+        s.send(json!({"type": "control_request", "request_id": id, "request": request})).await;
+        s.until(|v| v["type"] == "control_response" && v["response"]["request_id"] == id).await["response"].clone()
+    };
+    let status = ask("s1", json!({"subtype": "mcp_status"})).await;
+    assert_eq!(status["subtype"], "success", "{status}");
+    let calc = &status["response"]["mcpServers"][0];
+    assert_eq!((calc["name"].as_str(), calc["status"].as_str()), (Some("calc"), Some("connected")), "{status}");
+    assert_eq!(calc["config"]["type"], "stdio");
+    // Off: its tools leave the next request; on again: they are back.
+    let off = ask("t1", json!({"subtype": "mcp_toggle", "serverName": "calc", "enabled": false})).await;
+    assert_eq!(off["response"]["status"], "disabled", "{off}");
+    let on = ask("r1", json!({"subtype": "mcp_reconnect", "serverName": "calc"})).await;
+    assert_eq!(on["response"]["status"], "connected", "{on}");
+    let unknown = ask("r2", json!({"subtype": "mcp_reconnect", "serverName": "nope"})).await;
+    assert_eq!(unknown["subtype"], "error");
+    assert!(unknown["error"].as_str().unwrap().contains("no MCP server `nope`"), "{unknown}");
+    let context = ask("c1", json!({"subtype": "get_context_usage"})).await;
+    let usage = &context["response"];
+    assert!(usage["totalTokens"].as_u64().unwrap() > 0, "{usage}");
+    assert!(usage["categories"].as_array().unwrap().iter().any(|c| c["name"] == "tool definitions"), "{usage}");
+    assert_eq!(usage["model"], "mock");
+    let task = ask("k1", json!({"subtype": "stop_task", "task_id": "bg-404"})).await;
+    assert_eq!(task["subtype"], "error", "{task}");
+    // The init line says which Claude Code protocol level tern speaks.
+    s.user("hi").await;
+    let init = s.until(|v| v["type"] == "system" && v["subtype"] == "init").await;
+    assert_eq!(init["claude_code_version"], "2.1.0", "{init}");
+    s.until(|v| v["type"] == "result").await;
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}

@@ -10,7 +10,7 @@ use common::{BOTH, Harness, Wire, tool_names, wait_gone, write};
 use serde_json::{Value, json};
 
 /// The test server, built into the same target dir as `tern`.
-fn test_server() -> PathBuf {
+pub(crate) fn test_server() -> PathBuf {
     let tern = PathBuf::from(env!("CARGO_BIN_EXE_tern"));
     let path = tern.with_file_name("tern-test-mcp");
     assert!(path.exists(), "{} is missing: run `cargo build -p tern-test-mcp` first", path.display());

@@ -145,6 +145,8 @@ pub struct Init {
     pub skills: Vec<String>,
     /// Always empty.
     pub plugins: Vec<String>,
+    /// The level of Claude Code's stream-json tern speaks ([`CLAUDE_CODE_VERSION`]).
+    pub claude_code_version: &'static str,
     /// This line's id.
     pub uuid: String,
     /// tern's own: its version.
@@ -692,6 +694,72 @@ pub struct InputImage {
     pub data: String,
 }
 
+/// The Claude Code release whose stream-json and control protocol tern
+/// speaks, as `system/init`'s `claude_code_version` says it to the Agent
+/// SDKs (which warn when it is missing). It is not a Claude Code that tern
+/// contains: it is above the SDKs' minimum (2.0.0) and below the releases
+/// of features tern does not implement (such as `verbatim_prompts`, 2.1.248),
+/// so an SDK's own checks tell the truth. `tern_version` is tern's own.
+pub const CLAUDE_CODE_VERSION: &str = "2.1.0";
+
+/// An MCP server in the answer to `mcp_status` (the SDKs' `McpServerStatus`).
+#[derive(Debug, Clone, Serialize)]
+pub struct McpStatusEntry {
+    /// Its name.
+    pub name: String,
+    /// `connected`, `failed`, `pending`, `disabled`.
+    pub status: &'static str,
+    /// Why it failed, or is off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// How it is reached.
+    pub config: Value,
+    /// Where it was configured.
+    pub scope: String,
+}
+
+/// The answer to `get_context_usage` (the SDKs' `ContextUsageResponse`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextUsage {
+    /// What fills the window.
+    pub categories: Vec<ContextCategory>,
+    /// All of it.
+    pub total_tokens: u64,
+    /// Where compaction starts (the window when it is off).
+    pub max_tokens: u64,
+    /// The model's window.
+    pub raw_max_tokens: u64,
+    /// `total_tokens` of `raw_max_tokens`, 0–100.
+    pub percentage: f64,
+    /// The model.
+    pub model: String,
+    /// Whether the conversation is compacted when it nears the window.
+    pub is_auto_compact_enabled: bool,
+    /// The instruction files read.
+    pub memory_files: Vec<Value>,
+    /// MCP tools (tern lists them in `categories`).
+    pub mcp_tools: Vec<Value>,
+    /// Custom agents.
+    pub agents: Vec<Value>,
+    /// Claude Code's grid for its terminal view (tern sends none).
+    pub grid_rows: Vec<Vec<Value>>,
+    /// Where compaction starts, when it is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_compact_threshold: Option<u64>,
+}
+
+/// One category of [`ContextUsage`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ContextCategory {
+    /// What it is.
+    pub name: String,
+    /// Estimated tokens.
+    pub tokens: u64,
+    /// A colour for a display.
+    pub color: &'static str,
+}
+
 /// The control requests tern answers, by `subtype`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
@@ -721,6 +789,29 @@ pub enum ControlRequest {
         /// The model.
         #[serde(default)]
         model: Option<String>,
+    },
+    /// The MCP servers and where each stands.
+    McpStatus {},
+    /// What fills the context window.
+    GetContextUsage {},
+    /// End an MCP server's session and start a new one.
+    McpReconnect {
+        /// The server.
+        #[serde(rename = "serverName")]
+        server_name: String,
+    },
+    /// Turn an MCP server on or off.
+    McpToggle {
+        /// The server.
+        #[serde(rename = "serverName")]
+        server_name: String,
+        /// On or off.
+        enabled: bool,
+    },
+    /// Stop a background task.
+    StopTask {
+        /// Its id.
+        task_id: String,
     },
 }
 

@@ -379,6 +379,7 @@ fn init_line(runtime: &Runtime) -> claude_wire::Line {
         agents: runtime.agent_names(),
         skills,
         plugins: Vec::new(),
+        claude_code_version: claude_wire::CLAUDE_CODE_VERSION,
         uuid: claude_stream::uuid(),
         tern_version: env!("CARGO_PKG_VERSION").into(),
         provider: runtime.provider_name().to_string(),
@@ -697,6 +698,23 @@ async fn control(
             };
             serde_json::to_value(answer).map_err(|e| e.to_string())
         }
+        R::McpStatus {} => {
+            let servers: Vec<claude_wire::McpStatusEntry> = runtime.mcp_servers().into_iter().map(mcp_status).collect();
+            Ok(json!({"mcpServers": servers}))
+        }
+        R::GetContextUsage {} => serde_json::to_value(context_usage(runtime).await).map_err(|e| e.to_string()),
+        R::McpReconnect { server_name } => {
+            let command = Command::ReconnectMcp { server: server_name };
+            mcp_switched(runtime.apply(command, events).await)
+        }
+        R::McpToggle { server_name, enabled } => {
+            let command = Command::SetMcpEnabled { server: server_name, enabled };
+            mcp_switched(runtime.apply(command, events).await)
+        }
+        R::StopTask { task_id } => {
+            runtime.apply(Command::StopTask { id: task_id }, events).await.map_err(|e| e.to_string())?;
+            Ok(json!({}))
+        }
         R::Interrupt {} => {
             runtime.apply(Command::Interrupt, events).await.map_err(|e| e.to_string())?;
             Ok(json!({}))
@@ -717,6 +735,60 @@ async fn control(
                 _ => Ok(json!({})),
             }
         }
+    }
+}
+
+/// An MCP server as the SDKs' `mcp_status` reads it.
+fn mcp_status(s: tern_runtime::McpServerReport) -> claude_wire::McpStatusEntry {
+    use tern_runtime::McpState;
+    let status = match s.state {
+        McpState::Connected => "connected",
+        McpState::Starting => "pending",
+        McpState::Disabled | McpState::NotStarted => "disabled",
+        McpState::Failed | McpState::Denied => "failed",
+    };
+    let config = match s.transport.split_once(": ") {
+        Some(("http", url)) => json!({"type": "http", "url": url}),
+        Some(("stdio", command)) => json!({"type": "stdio", "command": command}),
+        Some(("sdk", _)) => json!({"type": "sdk"}),
+        _ => json!({"type": s.transport}),
+    };
+    claude_wire::McpStatusEntry { name: s.name, status, error: s.detail, config, scope: s.origin }
+}
+
+/// A reconnect or toggle's answer: the server's status, or why not.
+fn mcp_switched(result: Result<Outcome, tern_runtime::apply::CommandError>) -> Result<Value, String> {
+    match result.map_err(|e| e.to_string())? {
+        Outcome::McpServer(s) => serde_json::to_value(mcp_status(s)).map_err(|e| e.to_string()),
+        _ => Ok(json!({})),
+    }
+}
+
+/// What fills the context window, as the SDKs' `get_context_usage` reads it.
+async fn context_usage(runtime: &Runtime) -> claude_wire::ContextUsage {
+    const COLORS: [&str; 6] =
+        ["promptBorder", "inactive", "cyan_FOR_SUBAGENTS_ONLY", "permission", "success", "warning"];
+    let report = runtime.context_report().await;
+    let categories = report
+        .parts
+        .iter()
+        .zip(COLORS.iter().cycle())
+        .map(|(p, color)| claude_wire::ContextCategory { name: p.name.clone(), tokens: p.tokens, color })
+        .collect();
+    let window = report.context_window.max(1);
+    claude_wire::ContextUsage {
+        categories,
+        total_tokens: report.used,
+        max_tokens: report.auto_compact_at.unwrap_or(report.context_window),
+        raw_max_tokens: report.context_window,
+        percentage: (report.used as f64 * 100.0 / window as f64).min(100.0),
+        model: report.model.clone(),
+        is_auto_compact_enabled: report.auto_compact_at.is_some(),
+        memory_files: report.context_files.iter().map(|f| json!({"path": f, "type": "Project"})).collect(),
+        mcp_tools: Vec::new(),
+        agents: runtime.agent_names().into_iter().map(|a| json!({"agentType": a})).collect(),
+        grid_rows: Vec::new(),
+        auto_compact_threshold: report.auto_compact_at,
     }
 }
 

@@ -802,6 +802,20 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
             let text = runtime.assemble_catalog().render_text(true);
             app.notice(text.trim_end().to_string(), NoticeLevel::Info);
         }
+        Slash::Mcp if !arg.trim().is_empty() => {
+            let words: Vec<&str> = arg.split_whitespace().collect();
+            let server = |name: &str| name.to_string();
+            match words.as_slice() {
+                ["reconnect", name] => apply(runtime, tx, SessionCommand::ReconnectMcp { server: server(name) }),
+                ["enable", name] => {
+                    apply(runtime, tx, SessionCommand::SetMcpEnabled { server: server(name), enabled: true })
+                }
+                ["disable", name] => {
+                    apply(runtime, tx, SessionCommand::SetMcpEnabled { server: server(name), enabled: false })
+                }
+                _ => app.notice("usage: /mcp [reconnect|enable|disable NAME]", NoticeLevel::Warning),
+            }
+        }
         Slash::Mcp => {
             let servers = runtime.mcp_servers();
             let text = if servers.is_empty() {
@@ -992,6 +1006,10 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             app.notice(format!("conversation written to {}", path.display()), NoticeLevel::Info)
         }
         Outcome::TaskStopped(t) => app.notice(format!("{} stopped", t.id), NoticeLevel::Info),
+        Outcome::McpServer(s) => {
+            let detail = s.detail.map(|d| format!(": {d}")).unwrap_or_default();
+            app.notice(format!("MCP server {} is {} ({} tools){detail}", s.name, s.state, s.tool_count), NoticeLevel::Info)
+        }
         Outcome::Rule { kind, rule, scope, file, moved } => {
             let saved = file.map(|f| format!(" (saved in {})", f.display())).unwrap_or_default();
             let what = if moved {
