@@ -117,6 +117,14 @@ impl Server {
             return;
         }
         let mut link = self.link.lock().await;
+        self.open_into(&mut link).await;
+        drop(link);
+        // Its tools (or its failure) are news to whoever lists them.
+        self.generation.send_modify(|g| *g += 1);
+    }
+
+    /// Open a session into `link` (held by the caller), recording how it went.
+    async fn open_into(self: &Arc<Self>, link: &mut Link) {
         match self.open().await {
             Ok((conn, tools, epoch)) => {
                 self.with_view(|v| {
@@ -130,9 +138,6 @@ impl Server {
                 *link = Link::Failed;
             }
         }
-        drop(link);
-        // Its tools (or its failure) are news to whoever lists them.
-        self.generation.send_modify(|g| *g += 1);
     }
 
     /// Connect and list tools within the startup timeout. The caller holds `link`.
@@ -433,19 +438,7 @@ impl Server {
             v.tools = None;
             v.restarts = 0;
         });
-        match self.open().await {
-            Ok((conn, tools, epoch)) => {
-                self.with_view(|v| {
-                    v.state = ServerState::Connected;
-                    v.tools = Some(tools);
-                });
-                *link = Link::Up { conn, epoch };
-            }
-            Err(message) => {
-                self.with_view(|v| v.state = ServerState::Failed(message));
-                *link = Link::Failed;
-            }
-        }
+        self.open_into(&mut link).await;
         drop(link);
         self.generation.send_modify(|g| *g += 1);
         self.status().state
