@@ -33,6 +33,42 @@ const MAX_COMMAND_BYTES: u64 = 256 * 1024;
 /// Command files read from one folder at most.
 const MAX_PER_DIR: usize = 500;
 
+/// What the `` !`cmd` `` lines of an invoked prompt do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShellLines {
+    /// Nothing: the text is sent as written (skills, plain prompts).
+    Keep,
+    /// Each runs as a bash call would, its output in its place.
+    Run,
+    /// None runs (a repository's command in a folder not trusted): each is
+    /// replaced by a line saying so.
+    NotTrusted,
+}
+
+/// The most `` !`cmd` `` lines one prompt runs.
+pub const MAX_SHELL_LINES: usize = 16;
+
+/// Where `` !`cmd` `` stands in `prompt` (Claude Code's syntax: an
+/// exclamation mark, then a command in single backticks, on one line):
+/// each one's byte range and its command, at most [`MAX_SHELL_LINES`].
+pub fn shell_lines(prompt: &str) -> Vec<(std::ops::Range<usize>, String)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while found.len() < MAX_SHELL_LINES
+        && let Some(at) = prompt[from..].find("!`").map(|i| i + from)
+    {
+        let start = at + 2;
+        let Some(len) = prompt[start..].find(['`', '\n']) else { break };
+        let end = start + len;
+        if prompt[end..].starts_with('`') && !prompt[start..end].trim().is_empty() {
+            found.push((at..end + 1, prompt[start..end].trim().to_string()));
+        }
+        from = end.max(start);
+    }
+    found
+}
+
 /// One custom command.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CustomCommand {
@@ -48,6 +84,9 @@ pub struct CustomCommand {
     pub model: Option<String>,
     /// User or project.
     pub source: SkillSource,
+    /// What its `` !`cmd` `` lines may do (a repository's command runs
+    /// none before its folder is trusted).
+    pub shell_lines: ShellLines,
     /// Its file.
     pub path: PathBuf,
     /// The template.
@@ -147,6 +186,7 @@ impl Commands {
                 allowed_tools,
                 model,
                 source,
+                shell_lines: if may_widen { ShellLines::Run } else { ShellLines::NotTrusted },
                 path: file,
                 template: front.body,
             });
@@ -167,6 +207,7 @@ impl Commands {
                 allowed_tools: Vec::new(),
                 model: None,
                 source: SkillSource::Extension,
+                shell_lines: ShellLines::Run,
                 path: PathBuf::from(format!("extension:{id}")),
                 template: c.template,
             });
@@ -282,6 +323,8 @@ pub struct Invocation {
     pub origin: String,
     /// The model for this prompt.
     pub model: Option<String>,
+    /// What its `` !`cmd` `` lines do.
+    pub shell_lines: ShellLines,
 }
 
 /// `text` as a custom command or skill invocation: None when it does not
@@ -300,6 +343,7 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
             allowed_tools: c.allowed_tools.clone(),
             origin: format!("command {name}"),
             model: c.model.clone(),
+            shell_lines: c.shell_lines,
         }));
     }
     let skill = skills.get(name)?;
@@ -314,6 +358,7 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
             allowed_tools: skill.allowed_tools.clone(),
             origin: format!("skill {}", skill.name),
             model: None,
+            shell_lines: ShellLines::Keep,
         }
     }))
 }
@@ -321,6 +366,17 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_lines_are_found_on_one_line_each() {
+        let text = "Status: !`git status`\nDiff: !`git diff HEAD`\nnot one: !`unclosed\nnor ` this`, nor !``";
+        let found: Vec<String> = shell_lines(text).into_iter().map(|(_, c)| c).collect();
+        assert_eq!(found, ["git status", "git diff HEAD"]);
+        let (range, _) = &shell_lines(text)[0];
+        assert_eq!(&text[range.clone()], "!`git status`");
+        let many = "!`a` ".repeat(40);
+        assert_eq!(shell_lines(&many).len(), MAX_SHELL_LINES);
+    }
 
     #[test]
     fn arguments_go_where_the_template_says() {

@@ -15,6 +15,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod apply;
+mod command_lines;
 pub mod compaction;
 pub mod context;
 pub mod extension;

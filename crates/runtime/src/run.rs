@@ -111,8 +111,10 @@ impl Runtime {
         let prompt_rules = self.policy.open_prompt();
         let generation = prompt_rules.generation();
         let switched_from = invocation.and_then(|i| self.apply_invocation(i, generation, events));
-        let mut report =
-            PROMPT.scope(generation, self.run_locked(prompt, blocks, &mut history, started, events, cancel)).await;
+        let shell = invocation.map_or(tern_config::commands::ShellLines::Keep, |i| i.shell_lines);
+        let mut report = PROMPT
+            .scope(generation, self.run_locked(prompt, shell, blocks, &mut history, started, events, cancel))
+            .await;
         // Put back before the next run may start (it waits for the conversation).
         if let Some(before) = switched_from
             && let Err(e) = self.switch_model(&before, events)
@@ -124,9 +126,11 @@ impl Runtime {
         report
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn run_locked(
         &self,
         prompt: &str,
+        shell: tern_config::commands::ShellLines,
         blocks: Vec<ContentBlock>,
         history: &mut Vec<Message>,
         started: Instant,
@@ -153,6 +157,9 @@ impl Runtime {
         let sink = self.recording_sink(&session, events);
         self.subagents.begin(self.subagent_kit(&config, &info, &hooks, &sink));
         self.interaction.begin(self.prompt.clone(), session.clone(), sink.clone());
+        // A command's `!`cmd`` lines run now, as bash calls (the policy decides each), before the prompt goes.
+        let expanded = crate::command_lines::expand(prompt, shell, &first.tools, hooks.as_ref(), &sink, cancel).await;
+        let prompt = expanded.as_str();
         let context = match self.prompt_hooks(&hooks, prompt).await {
             Ok(context) => context,
             Err(blocked) => return self.end_unsent(blocked, &sink, &hooks, started),

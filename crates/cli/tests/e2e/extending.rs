@@ -187,3 +187,37 @@ async fn trusting_a_subfolder_does_not_vouch_for_the_repository_above_it() {
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_ne!(v["decision"]["verdict"], "allow", "the untrusted root's allow rule does not hold: {v}");
 }
+
+#[tokio::test]
+async fn command_shell_lines_run_through_the_policy_and_never_from_an_untrusted_folder() {
+    let mut h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    h.mode = None;
+    write(&h.path("visible-file.txt"), "x");
+    // The user's own command, as Anthropic's /commit writes them: a read-only line runs unasked;
+    // one the policy would ask about is refused headless (nobody to ask), unless the command allows it.
+    write(
+        &h.home.path().join("commands/status.md"),
+        "---\ndescription: status\n---\nFiles: !`ls`\nMade: !`touch made-by-line`\nNow summarise.",
+    );
+    let out = h.run(&["-p", "/status"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sent = last_user_text(&h.bodies()[0]);
+    assert!(sent.starts_with("Files: ") && sent.contains("visible-file.txt"), "{sent}");
+    assert!(sent.contains("Made: [`touch made-by-line` was not run:"), "{sent}");
+    assert!(sent.ends_with("Now summarise."), "{sent}");
+    assert!(!h.path("made-by-line").exists());
+    write(
+        &h.home.path().join("commands/make.md"),
+        "---\ndescription: make\nallowed-tools: Bash(touch:*)\n---\nMade: !`touch made-by-line`",
+    );
+    let out = h.run(&["-p", "/make"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h.path("made-by-line").exists(), "the command's allowed-tools let its line run");
+    // A repository's command in a folder that is not trusted runs no line at all.
+    write(&h.path(".tern/commands/leak.md"), "Here: !`ls`");
+    let out = h.run(&["-p", "/leak"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sent = last_user_text(&h.bodies()[2]);
+    assert!(sent.contains("[`ls` was not run: this command comes from a folder that is not trusted]"), "{sent}");
+    assert!(!sent.contains("visible-file.txt"), "{sent}");
+}
