@@ -264,13 +264,13 @@ pub struct Common {
     #[arg(long = "include-hook-events", global = true, hide = true)]
     pub include_hook_events: bool,
 
-    /// Claude Code's settings (a file or its JSON). tern does not apply them: each setting it would have
-    /// changed is named at start.
+    /// Claude Code's settings (a file or its JSON), applied as the person's own: their permission rules,
+    /// defaultMode and hooks; what does not map is named at start.
     #[arg(long, global = true, value_name = "FILE_OR_JSON")]
     pub settings: Vec<String>,
 
-    /// Which Claude Code settings files to read (user, project, local). tern reads none: a non-empty value
-    /// is named at start.
+    /// Which of Claude Code's settings files are read: user (~/.claude/settings.json), project
+    /// (.claude/settings.json), local (.claude/settings.local.json), comma-separated; all without it.
     #[arg(long = "setting-sources", global = true, value_name = "SOURCES")]
     pub setting_sources: Option<String>,
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tern_mcp::McpManager;
 use tern_policy::engine::Policy;
 use tern_policy::hooks::HookRunner;
+use tern_policy::rules::RuleKind;
 use tern_protocol::ChildEnv;
 
 use crate::config::{self, FileConfig, TernPaths};
@@ -34,6 +35,10 @@ pub(crate) struct Loaded {
     pub project_file: PathBuf,
     /// Every project config found, farthest first.
     pub layers: Vec<ProjectLayer>,
+    /// The permission rules of the person's own Claude Code settings
+    /// (`~/.claude/settings.json`, `--settings`), each with its file; the
+    /// rest of those settings is merged into [`Loaded::user`].
+    pub claude_user: Vec<(PathBuf, FileConfig)>,
     /// The project's folders, nearest first, with their trust ([`folders_of`]).
     pub folders: Vec<(PathBuf, bool)>,
     /// User over project.
@@ -121,20 +126,40 @@ pub(crate) struct ProjectLayer {
 pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError> {
     let workspace = resolve_workspace(overrides)?;
     let paths = tern_paths(overrides)?;
-    let user = FileConfig::load(&paths.user_config())?;
+    let tern_user = FileConfig::load(&paths.user_config())?;
     let project_file = config::project_config(&workspace);
     let mut warnings = Vec::new();
+    let home = tern_protocol::paths::home();
+    let sources = ClaudeSources::of(overrides.setting_sources.as_deref(), &mut warnings);
+    // The person's own Claude Code settings, under tern's own user config; their rules keep their file.
+    let home = home.filter(|_| sources.user);
+    let (user, claude_user) = claude_user_settings(tern_user, overrides, &workspace, home.as_deref(), &mut warnings);
     let trust = trust::decide(&user, &workspace, overrides.trust);
     let top = crate::prompt::project_top(&workspace);
     let mut layers = Vec::new();
     // Farthest first: nearer layers are merged over it.
     for dir in crate::prompt::project_chain(&workspace).into_iter().rev() {
         let file = config::project_config(&dir);
+        // `--trust` and the trust question vouch for the workspace; a folder above it needs its own.
+        let layer_trust = if dir == workspace { trust.clone() } else { trust::decide(&user, &dir, false) };
+        // Claude Code's settings of this folder, under its own `.tern/config.toml`, as restricted by trust.
+        let files = [(sources.project, ".claude/settings.json"), (sources.local, ".claude/settings.local.json")];
+        for settings in files.into_iter().filter(|(read, _)| *read).map(|(_, f)| dir.join(f)) {
+            let base = crate::claude_settings::Base::Project;
+            if let Some(as_written) = read_claude_settings(&settings, Some(&top), base, &dir, &mut warnings) {
+                let trust = layer_trust.clone();
+                layers.push(ProjectLayer {
+                    dir: dir.clone(),
+                    file: settings,
+                    restricted: FileConfig::default(),
+                    as_written,
+                    trust,
+                });
+            }
+        }
         if dir != workspace && !file.is_file() {
             continue;
         }
-        // `--trust` and the trust question vouch for the workspace; a folder above it needs its own.
-        let layer_trust = if dir == workspace { trust.clone() } else { trust::decide(&user, &dir, false) };
         // A repository must not be able to stop tern from starting with a broken
         // config; in a folder the person trusts, a mistake in it is an error.
         let as_written = match FileConfig::load_within(&file, Some(&top)) {
@@ -147,19 +172,6 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         };
         layers.push(ProjectLayer { dir, file, restricted: FileConfig::default(), as_written, trust: layer_trust });
     }
-    // Claude Code's settings files are not applied: each one that would change something says so.
-    let chain = crate::prompt::project_chain(&workspace);
-    let home = tern_protocol::paths::home();
-    warnings
-        .extend(crate::claude_settings::notices(&crate::claude_settings::files(&chain, home.as_deref()), Some(&top)));
-    for given in &overrides.claude_settings {
-        let note = if given.trim_start().starts_with('{') {
-            crate::claude_settings::notice_of("--settings", given)
-        } else {
-            crate::claude_settings::notices(&[PathBuf::from(given)], None).pop()
-        };
-        warnings.extend(note);
-    }
     if overrides.permission_mode.as_deref().is_some_and(|m| m.trim().eq_ignore_ascii_case("auto")) {
         warnings.push(
             "permission mode `auto` runs as tern's default: what tern judges read-only runs unasked, anything \
@@ -168,13 +180,139 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         );
     }
     warnings.extend(overrides.notes.iter().cloned());
-    if let Some(sources) = overrides.setting_sources.as_deref().filter(|s| !s.trim().is_empty()) {
-        warnings.push(format!(
-            "--setting-sources {sources}: tern does not read Claude Code's settings files, so this has no effect \
-             (tern's own config applies; see docs/permissions.md)"
-        ));
+    let mut loaded = restricted(workspace, paths, user, layers, project_file, trust, warnings);
+    loaded.claude_user = claude_user;
+    Ok(loaded)
+}
+
+/// Which of Claude Code's settings files are read (`--setting-sources`;
+/// all of them without it).
+struct ClaudeSources {
+    /// `~/.claude/settings.json`.
+    user: bool,
+    /// A project's `.claude/settings.json`.
+    project: bool,
+    /// A project's `.claude/settings.local.json`.
+    local: bool,
+}
+
+impl ClaudeSources {
+    fn of(flag: Option<&str>, warnings: &mut Vec<String>) -> ClaudeSources {
+        let Some(list) = flag else { return ClaudeSources { user: true, project: true, local: true } };
+        let mut sources = ClaudeSources { user: false, project: false, local: false };
+        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "user" => sources.user = true,
+                "project" => sources.project = true,
+                "local" => sources.local = true,
+                other => warnings.push(format!(
+                    "--setting-sources: `{other}` is not a source (user, project, local); it is left out"
+                )),
+            }
+        }
+        sources
     }
-    Ok(restricted(workspace, paths, user, layers, project_file, trust, warnings))
+}
+
+/// The person's own Claude Code settings (`~/.claude/settings.json`, then
+/// each `--settings`) with tern's own user config over them: the merged
+/// user config, and their permission rules apart, each with its file.
+fn claude_user_settings(
+    tern_user: FileConfig,
+    overrides: &Overrides,
+    workspace: &Path,
+    home: Option<&Path>,
+    warnings: &mut Vec<String>,
+) -> (FileConfig, Vec<(PathBuf, FileConfig)>) {
+    let mut merged = FileConfig::default();
+    let mut rules = Vec::new();
+    let mut take = |origin: PathBuf, mut c: FileConfig| {
+        let mut r = FileConfig::default();
+        r.permissions.allow = std::mem::take(&mut c.permissions.allow);
+        r.permissions.ask = std::mem::take(&mut c.permissions.ask);
+        r.permissions.deny = std::mem::take(&mut c.permissions.deny);
+        merged = std::mem::take(&mut merged).merge(c);
+        rules.push((origin, r));
+    };
+    if let Some(home) = home {
+        let file = home.join(".claude/settings.json");
+        let base = crate::claude_settings::Base::Folder(&home.join(".claude"));
+        if let Some(c) = read_claude_settings(&file, None, base, workspace, warnings) {
+            take(file, c);
+        }
+    }
+    for given in &overrides.claude_settings {
+        let (origin, text) = if given.trim_start().starts_with('{') {
+            (PathBuf::from("--settings"), Ok(given.clone()))
+        } else {
+            (PathBuf::from(given), std::fs::read_to_string(given).map_err(|e| e.to_string()))
+        };
+        let text = match text {
+            Ok(text) => text,
+            Err(e) => {
+                warnings.push(format!("--settings {given}: cannot read it: {e}; its settings are not applied"));
+                continue;
+            }
+        };
+        let base = crate::claude_settings::Base::Folder(workspace);
+        if let Some(c) = claude_settings_text(&origin.display().to_string(), &text, base, workspace, warnings) {
+            take(origin, c);
+        }
+    }
+    (merged.merge(tern_user), rules)
+}
+
+/// One Claude Code settings file as tern config (None when there is none,
+/// or it cannot be read, which is said). `inside`: where a project's file
+/// must stay; `dir`: where its relative paths start.
+fn read_claude_settings(
+    file: &Path,
+    inside: Option<&Path>,
+    base: crate::claude_settings::Base<'_>,
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Option<FileConfig> {
+    let inside = inside.filter(|t| file.starts_with(t));
+    match tern_sandbox::small_file::read_bounded(file, crate::claude_settings::MAX_SETTINGS, inside) {
+        Ok(text) => claude_settings_text(&file.display().to_string(), &text, base, dir, warnings),
+        Err(tern_sandbox::small_file::Refused::Missing) => None,
+        Err(tern_sandbox::small_file::Refused::Unreadable(why)) => {
+            warnings.push(format!("{} (Claude Code's settings) was not read: {why}", file.display()));
+            None
+        }
+    }
+}
+
+/// Settings text as tern config: what does not map is named, and a rule
+/// tern cannot read is left out, saying so (a deny loudly), never failing the start.
+fn claude_settings_text(
+    origin: &str,
+    text: &str,
+    base: crate::claude_settings::Base<'_>,
+    dir: &Path,
+    warnings: &mut Vec<String>,
+) -> Option<FileConfig> {
+    let (mut config, note) = match crate::claude_settings::as_config(origin, text, base) {
+        Ok(read) => read,
+        Err(why) => {
+            warnings.push(why);
+            return None;
+        }
+    };
+    warnings.extend(note);
+    let ctx = tern_policy::rules::RuleContext { workspace: dir.to_path_buf(), home: tern_protocol::paths::home() };
+    let p = &mut config.permissions;
+    for (list, kind) in [(&mut p.allow, RuleKind::Allow), (&mut p.ask, RuleKind::Ask), (&mut p.deny, RuleKind::Deny)] {
+        list.retain(|rule| match tern_policy::rules::Rule::parse(rule, kind, origin, &ctx) {
+            Ok(_) => true,
+            Err(e) => {
+                let loud = if kind == RuleKind::Deny { "WARNING: this deny rule does NOT hold: " } else { "" };
+                warnings.push(format!("{origin} (Claude Code's settings): {loud}{kind} rule left out: {e}"));
+                false
+            }
+        });
+    }
+    Some(config)
 }
 
 /// The config as this run may use it, each project layer restricted by its trust.
@@ -211,6 +349,7 @@ fn restricted(
         trust,
         warnings,
         read_warnings,
+        claude_user: Vec::new(),
     }
 }
 
@@ -241,11 +380,13 @@ fn folders_of(
 /// question about `project_as_written`): exactly what was asked about, not
 /// the files read again.
 pub(crate) fn trusted(loaded: Loaded) -> Loaded {
-    let Loaded { workspace, paths, user, mut layers, project_file, read_warnings, .. } = loaded;
+    let Loaded { workspace, paths, user, mut layers, project_file, read_warnings, claude_user, .. } = loaded;
     for layer in layers.iter_mut().filter(|l| l.dir == workspace) {
         layer.trust = trust::Trust::Flag;
     }
-    restricted(workspace, paths, user, layers, project_file, trust::Trust::Flag, read_warnings)
+    let mut loaded = restricted(workspace, paths, user, layers, project_file, trust::Trust::Flag, read_warnings);
+    loaded.claude_user = claude_user;
+    loaded
 }
 
 /// Step 2: what children may see. Never the provider keys: the ones tern
@@ -495,7 +636,13 @@ pub(crate) fn policy(
             .rev()
             .find(|l| l.restricted.permissions.mode.is_some())
             .map_or(loaded.project_file.as_path(), |l| l.file.as_path()),
-        project_layers: loaded.layers.iter().map(|l| (&l.restricted, l.file.as_path(), l.dir.as_path())).collect(),
+        // The person's own Claude Code rules first (each with its file), then the project's.
+        project_layers: loaded
+            .claude_user
+            .iter()
+            .map(|(file, c)| (c, file.as_path(), loaded.workspace.as_path()))
+            .chain(loaded.layers.iter().map(|l| (&l.restricted, l.file.as_path(), l.dir.as_path())))
+            .collect(),
     };
     let policy = permissions::build_policy(layers, &flags, ctx, protected, readable, warnings)?
         .with_extra_roots(added_dirs(overrides)?);

@@ -196,10 +196,12 @@ pub struct HostPaths {
     pub cargo_home: Option<PathBuf>,
     /// `$RUSTUP_HOME`, when set.
     pub rustup_home: Option<PathBuf>,
+    /// `$PYENV_ROOT`, when set (pyenv's shims on PATH run the versions under it).
+    pub pyenv_root: Option<PathBuf>,
 }
 
 impl HostPaths {
-    /// Read `PATH`, `CARGO_HOME` and `RUSTUP_HOME` from this process.
+    /// Read `PATH`, `CARGO_HOME`, `RUSTUP_HOME` and `PYENV_ROOT` from this process.
     pub fn from_env() -> Self {
         Self::from_vars(|name| std::env::var_os(name))
     }
@@ -211,11 +213,12 @@ impl HostPaths {
             path_dirs: var("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default(),
             cargo_home: var("CARGO_HOME").and_then(abs),
             rustup_home: var("RUSTUP_HOME").and_then(abs),
+            pyenv_root: var("PYENV_ROOT").and_then(abs),
         }
     }
 }
 
-/// Toolchain directories: the fixed home list, `CARGO_HOME`/`RUSTUP_HOME`,
+/// Toolchain directories: the fixed home list, `CARGO_HOME`/`RUSTUP_HOME`/`PYENV_ROOT`,
 /// and each absolute `PATH` entry — plus its parent when that sits inside
 /// home (`~/.pyenv/shims` → `~/.pyenv`), but never home itself or `~/.local`.
 pub(crate) fn toolchain_dirs(home: Option<&Path>, host: &HostPaths) -> Vec<PathBuf> {
@@ -225,6 +228,8 @@ pub(crate) fn toolchain_dirs(home: Option<&Path>, host: &HostPaths) -> Vec<PathB
     }
     out.extend(host.cargo_home.iter().cloned());
     out.extend(host.rustup_home.iter().cloned());
+    // A root that is home (or above it) would grant everything.
+    out.extend(host.pyenv_root.iter().filter(|r| home.is_none_or(|h| !h.starts_with(r))).cloned());
     for dir in &host.path_dirs {
         // A PATH entry that is `/`, home or one of home's ancestors would
         // grant everything; relative entries depend on the cwd.
@@ -250,7 +255,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn host(path: &[&str]) -> HostPaths {
-        HostPaths { path_dirs: path.iter().map(PathBuf::from).collect(), cargo_home: None, rustup_home: None }
+        HostPaths { path_dirs: path.iter().map(PathBuf::from).collect(), ..HostPaths::default() }
     }
 
     #[test]

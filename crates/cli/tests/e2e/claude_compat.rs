@@ -589,18 +589,56 @@ async fn bypass_is_entered_mid_session_only_when_allowed_at_start() {
 }
 
 #[tokio::test]
-async fn claude_code_settings_that_are_not_applied_are_named() {
-    // A project's deny rule in .claude/settings.json is not applied by tern: a Claude Code
-    // user must hear it at once, not find out when the rule does nothing.
-    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+async fn claude_code_settings_apply_under_the_same_trust_rules_as_terns_own() {
+    let mut h = Harness::new(
+        Wire::Anthropic,
+        r#"{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"curl -s http://127.0.0.1:9/x"}}]},{"text":"ok"}]}"#,
+    )
+    .await;
+    h.mode = None;
+    // A project's deny rule narrows at once, trusted or not; its allow rules and hooks wait for trust.
     write(
         &h.path(".claude/settings.json"),
-        r#"{"permissions": {"deny": ["Bash(curl:*)"]}, "hooks": {"PreToolUse": []}}"#,
+        r#"{"permissions": {"deny": ["Bash(curl:*)"], "allow": ["Bash(touch:*)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ran >> hook-ran.txt"}]}]},
+            "env": {"A": "1"}}"#,
     );
-    let out = h.run(&["-p", "hi"]).await;
+    let out = h.run(&["-p", "fetch it", "--output-format", "json"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let line = out.stderr.lines().find(|l| l.contains(".claude/settings.json")).expect("named on stderr");
-    assert!(line.contains("1 deny") && line.contains("NOT applied") && line.contains("[permissions]"), "{line}");
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    let denial = &result["permission_denials"][0];
+    assert_eq!(denial["tool_name"], "Bash", "{result}");
+    let check = h.run(&["permissions", "check", "bash(curl x)"]).await;
+    assert!(check.stdout.contains(".claude/settings.json"), "the rule names its file: {}", check.stdout);
+    assert!(out.stderr.contains("NOT applied: env"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("skipped 1 project hook(s)") && out.stderr.contains("ignored allow rule(s)"),
+        "{}",
+        out.stderr
+    );
+    assert!(!h.path("hook-ran.txt").exists(), "no project hook before trust");
+    // Trusted: the hook runs (with Claude Code's event name and CLAUDE_PROJECT_DIR), the allow rule holds.
+    write(
+        &h.path(".claude/settings.local.json"),
+        r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "cat > \"$CLAUDE_PROJECT_DIR/hook-input.json\""}]}]}}"#,
+    );
+    let out = h.run(&["-p", "fetch it", "--trust"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(h.path("hook-ran.txt").exists(), "{}", out.stderr);
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(h.path("hook-input.json")).unwrap()).unwrap();
+    assert_eq!((input["hook_event_name"].as_str(), input["tool_name"].as_str()), (Some("PreToolUse"), Some("Bash")));
+    // The person's own ~/.claude/settings.json holds everywhere; --setting-sources chooses the files.
+    write(&h.user_home().join(".claude/settings.json"), r#"{"permissions": {"deny": ["Read(./secret.txt)"]}}"#);
+    write(&h.path("secret.txt"), "s");
+    let out = h.run(&["permissions", "check", "read(secret.txt)"]).await;
+    assert!(out.stdout.contains("deny") && out.stdout.contains(".claude/settings.json"), "{}", out.stdout);
+    let out = h.run(&["permissions", "check", "read(secret.txt)", "--setting-sources", "project"]).await;
+    assert!(!out.stdout.contains("deny"), "{}", out.stdout);
+    // A rule tern cannot read is left out, loudly for a deny, and never stops the start.
+    write(&h.user_home().join(".claude/settings.json"), r#"{"permissions": {"deny": ["Bash(unclosed"]}}"#);
+    let out = h.run(&["-p", "hi", "--output-format", "json"]).await;
+    assert!(out.stderr.contains("this deny rule does NOT hold"), "{}", out.stderr);
 }
 
 #[tokio::test]
@@ -617,26 +655,17 @@ async fn sdk_options_are_honoured_or_named_never_fatal() {
     let out = h.run(&["-p", "hi", "--max-thinking-tokens", "2048"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(h.bodies()[1]["thinking"]["budget_tokens"], 2048, "{}", h.bodies()[1]);
-    // --settings and --setting-sources: not applied, and said; an empty source list says nothing.
-    let out = h
-        .run(&[
-            "-p",
-            "hi",
-            "--settings",
-            r#"{"permissions": {"deny": ["Bash(curl:*)"]}}"#,
-            "--setting-sources",
-            "user,project",
-        ])
-        .await;
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // --settings applies as the person's own settings; what does not map is named.
+    let settings = r#"{"permissions": {"deny": ["Bash(curl:*)"]}, "model": "opus"}"#;
+    let out = h.run(&["permissions", "check", "bash(curl x)", "--settings", settings]).await;
+    assert!(out.stdout.contains("deny") && out.stdout.contains("--settings"), "{}", out.stdout);
     assert!(
-        out.stderr.contains("--settings (Claude Code's settings): its permission rules (1 deny)"),
+        out.stderr.contains("--settings (Claude Code's settings)") && out.stderr.contains("model"),
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("--setting-sources user,project"), "{}", out.stderr);
-    let out = h.run(&["mcp", "list", "--setting-sources", ""]).await;
-    assert!(!out.stderr.contains("setting-sources"), "{}", out.stderr);
+    let out = h.run(&["mcp", "list", "--setting-sources", "user,elsewhere"]).await;
+    assert!(out.stderr.contains("`elsewhere` is not a source"), "{}", out.stderr);
     // Claude Code's `auto` mode runs as tern's default, and says so.
     let mut h = h;
     h.mode = None;

@@ -105,6 +105,10 @@ pub struct HookSpec {
     pub command: String,
     /// Seconds the command may run before it is killed (default 30).
     pub timeout_sec: Option<f64>,
+    /// Written in Claude Code's settings: its input names the event as
+    /// Claude Code does (`PreToolUse`) and the mode by Claude's names.
+    #[serde(skip)]
+    pub claude: bool,
 }
 
 impl HookSpec {
@@ -134,6 +138,11 @@ impl HooksConfig {
             .flat_map(|(event, i, spec)| check_spec(event, i, spec))
             .collect();
         if problems.is_empty() { Ok(()) } else { Err(HooksError { problems }) }
+    }
+
+    /// Add `spec` to the hooks of `event`.
+    pub fn add(&mut self, event: HookEvent, spec: HookSpec) {
+        self.list_mut(event).push(spec);
     }
 
     /// Whether no hook is configured at all.
@@ -258,6 +267,7 @@ mod tests {
             matcher: matcher.map(String::from),
             command: command.to_string(),
             timeout_sec,
+            claude: false,
         };
         let config = HooksConfig {
             pre_tool_use: vec![spec(Some("ok"), "true", None), spec(Some("["), "true", Some(0.0))],
@@ -277,8 +287,8 @@ mod tests {
     fn a_problem_names_its_event_entry_and_pattern() {
         let config = HooksConfig {
             post_tool_use: vec![
-                HookSpec { matcher: None, command: "true".into(), timeout_sec: None },
-                HookSpec { matcher: Some(" edit( ".into()), command: "true".into(), timeout_sec: None },
+                HookSpec { matcher: None, command: "true".into(), timeout_sec: None, claude: false },
+                HookSpec { matcher: Some(" edit( ".into()), command: "true".into(), timeout_sec: None, claude: false },
             ],
             ..HooksConfig::default()
         };
@@ -291,7 +301,12 @@ mod tests {
     #[test]
     fn merge_puts_user_hooks_first() {
         let one = |command: &str| HooksConfig {
-            pre_tool_use: vec![HookSpec { matcher: None, command: command.to_string(), timeout_sec: None }],
+            pre_tool_use: vec![HookSpec {
+                matcher: None,
+                command: command.to_string(),
+                timeout_sec: None,
+                claude: false,
+            }],
             ..HooksConfig::default()
         };
         let merged = one("user").merge(one("project"));

@@ -335,6 +335,14 @@ impl HookRunner {
         cancel: &CancellationToken,
     ) -> (Result<reply::HookReply, String>, bool) {
         let command = spec.command.as_str();
+        // A hook from Claude Code's settings reads the event and mode by Claude's names.
+        let claude;
+        let payload = if spec.claude {
+            claude = callback::claude_input(payload.clone(), event);
+            &claude
+        } else {
+            payload
+        };
         // Serialising a Value cannot fail; an empty stdin would only make the hook fail visibly.
         let mut stdin = serde_json::to_vec(payload).unwrap_or_default();
         stdin.push(b'\n');

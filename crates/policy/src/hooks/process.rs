@@ -113,6 +113,8 @@ async fn run_captured(
         .arg(hook.command)
         .current_dir(hook.workspace)
         .env("TERN_PROJECT_DIR", hook.workspace)
+        // What hooks written for Claude Code read.
+        .env("CLAUDE_PROJECT_DIR", hook.workspace)
         .env("TERN_HOOK_EVENT", hook.event.name())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -43,7 +43,7 @@ impl Fixture {
 }
 
 fn spec(command: &str) -> HookSpec {
-    HookSpec { matcher: None, command: command.to_string(), timeout_sec: None }
+    HookSpec { matcher: None, command: command.to_string(), timeout_sec: None, claude: false }
 }
 
 fn config(event: HookEvent, specs: Vec<HookSpec>) -> HooksConfig {
@@ -240,6 +240,7 @@ async fn config_reads_from_toml_and_rejects_unknown_fields() {
                 matcher: Some("bash|edit".to_string()),
                 command: "python3 .tern/hooks/check.py".to_string(),
                 timeout_sec: Some(5.0),
+                claude: false,
             }],
             stop: vec![spec("make test")],
             ..HooksConfig::default()

@@ -27,6 +27,8 @@ pub const PIXEL: &str =
 pub struct Harness {
     pub workspace: tempfile::TempDir,
     pub home: tempfile::TempDir,
+    /// `HOME` ([`Harness::user_home`]).
+    pub fake_home: tempfile::TempDir,
     pub server: MockServer,
     pub wire: Wire,
     /// `--permission-mode` passed to every run: `bypass` for tests about
@@ -41,11 +43,18 @@ impl Harness {
         let home = tempfile::tempdir().unwrap();
         // Fast retries in tests; the policy itself is unit-tested.
         std::fs::write(home.path().join("config.toml"), "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n").unwrap();
-        Self { workspace: tempfile::tempdir().unwrap(), home, server, wire, mode: Some("bypass") }
+        let fake_home = tempfile::tempdir().unwrap();
+        Self { workspace: tempfile::tempdir().unwrap(), home, fake_home, server, wire, mode: Some("bypass") }
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
         self.workspace.path().join(rel)
+    }
+
+    /// The `HOME` every run gets (`~/.claude` is under it): a temp folder of
+    /// its own (TERN_HOME is not under it), never the machine's.
+    pub fn user_home(&self) -> PathBuf {
+        self.fake_home.path().to_path_buf()
     }
 
     /// A `tern` command aimed at the mock, with a clean environment.
@@ -54,7 +63,15 @@ impl Harness {
         for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"] {
             cmd.env_remove(var);
         }
-        cmd.env("TERN_HOME", self.home.path()).current_dir(self.workspace.path());
+        // A fake HOME too: nothing of the machine's own `~/.claude` or `~/.gitconfig` leaks into a test.
+        cmd.env("TERN_HOME", self.home.path()).env("HOME", self.user_home()).current_dir(self.workspace.path());
+        // A `python3` on PATH may be a pyenv shim, which finds its versions under the real HOME.
+        if std::env::var_os("PYENV_ROOT").is_none()
+            && let Some(pyenv) =
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")).filter(|p| p.is_dir())
+        {
+            cmd.env("PYENV_ROOT", pyenv);
+        }
         match self.wire {
             Wire::Anthropic => {
                 cmd.env("ANTHROPIC_API_KEY", "test-key")
