@@ -316,7 +316,8 @@ impl AgentLoop {
                 partial.lock_or_recover().clear();
                 sink_events(AgentEvent::Retry(info))
             }
-            StreamDelta::ToolCallStart { .. } => {}
+            StreamDelta::ToolCallStart { id, name } => sink_events(AgentEvent::ToolInputStart { id, name }),
+            StreamDelta::ToolInputDelta { id, json } => sink_events(AgentEvent::ToolInputDelta { id, json }),
         };
         self.provider.stream(&req, &sink, cancel).await
     }

@@ -620,6 +620,8 @@ async fn two_turn_run_emits_events_in_order_and_sends_the_tool_result_back() {
         vec![
             "turn_start",
             "text_delta...",
+            "tool_input_start",
+            "tool_input_delta",
             "assistant_message",
             "tool_call_start",
             "tool_execution_update",

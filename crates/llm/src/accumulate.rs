@@ -19,6 +19,13 @@ pub enum StreamDelta {
         /// Tool name.
         name: String,
     },
+    /// A piece of a tool call's arguments (JSON text, as it streams).
+    ToolInputDelta {
+        /// Call id.
+        id: String,
+        /// The piece.
+        json: String,
+    },
     /// The request is retried; see [`tern_protocol::RetryInfo`].
     Retry(tern_protocol::RetryInfo),
 }

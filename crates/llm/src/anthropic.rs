@@ -422,8 +422,12 @@ impl Accumulator for AnthropicAccumulator {
                     (Some(Block::Thinking { signature, .. }), "signature_delta") => {
                         signature.push_str(d["signature"].as_str().unwrap_or_default());
                     }
-                    (Some(Block::Tool { json, .. }), "input_json_delta") => {
-                        json.push_str(d["partial_json"].as_str().unwrap_or_default());
+                    (Some(Block::Tool { json, id, .. }), "input_json_delta") => {
+                        let piece = d["partial_json"].as_str().unwrap_or_default();
+                        json.push_str(piece);
+                        if !piece.is_empty() {
+                            out.push(StreamDelta::ToolInputDelta { id: id.clone(), json: piece.to_string() });
+                        }
                     }
                     _ => {}
                 }

@@ -315,6 +315,9 @@ impl Accumulator for ChatAccumulator {
                 }
                 if let Some(args) = call.pointer("/function/arguments").and_then(Value::as_str) {
                     acc.arguments.push_str(args);
+                    if !args.is_empty() && !acc.name.is_empty() {
+                        out.push(StreamDelta::ToolInputDelta { id: acc.id.clone(), json: args.to_string() });
+                    }
                 }
             }
         }

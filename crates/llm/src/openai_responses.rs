@@ -288,6 +288,9 @@ impl Accumulator for ResponsesAccumulator {
                 let d = v["delta"].as_str().unwrap_or_default().to_string();
                 if let Some(c) = self.call_for(&v) {
                     c.arguments.push_str(&d);
+                    if !d.is_empty() {
+                        out.push(StreamDelta::ToolInputDelta { id: c.call_id.clone(), json: d });
+                    }
                 }
             }
             "response.function_call_arguments.done" => {

@@ -149,6 +149,20 @@ pub enum AgentEvent {
         /// Model that answered, as the provider named it.
         model: String,
     },
+    /// A tool call's arguments begin to stream (the model is writing it).
+    ToolInputStart {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// A piece of a streaming tool call's arguments (JSON text).
+    ToolInputDelta {
+        /// Call id.
+        id: String,
+        /// The piece.
+        json: String,
+    },
     /// A tool call was received; emitted for every call, before validation
     /// and hooks, with the arguments as the model sent them.
     ToolCallStart {

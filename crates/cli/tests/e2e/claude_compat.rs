@@ -77,6 +77,12 @@ async fn stream_json_has_the_shapes_claude_consumers_read() {
         assert_eq!(result_block["tool_use_id"], tool_use["id"]);
         assert!(result_block["content"].as_str().unwrap().contains("hello"), "{result_block}");
         assert_eq!(result_block["is_error"], false);
+        // `tool_use_result` in Claude Code's shape for Read (tern's details beside it).
+        let read = &lines[2]["tool_use_result"];
+        assert_eq!(read["type"], "text", "{read}");
+        assert_eq!(read["file"]["filePath"], "notes.txt");
+        assert!(read["file"]["content"].as_str().unwrap().contains("hello"), "{read}");
+        assert_eq!(read["kind"], "read");
         assert_eq!(lines[3]["message"]["content"][0]["text"], "The notes say hello.");
         assert_eq!(lines[3]["message"]["stop_reason"], "end_turn");
         let r = &lines[4];
@@ -104,6 +110,12 @@ async fn stream_json_has_the_shapes_claude_consumers_read() {
         for path in fixture["result"].as_array().unwrap() {
             assert!(at(&lines[0], path.as_str().unwrap()).is_some(), "json result has no {path}");
         }
+        // `json --verbose`: every message of the prompt, as one array (Claude Code's shape).
+        let out = h.run(&["-p", "what do the notes say?", "--output-format", "json", "--verbose"]).await;
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let all: Vec<Value> = serde_json::from_str(out.stdout.trim()).expect("one JSON array");
+        let kinds: Vec<&str> = all.iter().map(|l| l["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["system", "assistant", "user", "assistant", "result"], "{wire:?}");
     }
 }
 
@@ -839,4 +851,33 @@ async fn sdk_control_requests_for_mcp_context_and_tasks() {
     s.until(|v| v["type"] == "result").await;
     let (code, _) = s.finish().await;
     assert_eq!(code, 0);
+}
+
+#[tokio::test]
+async fn partial_messages_stream_tool_calls_as_they_are_written() {
+    for wire in common::BOTH {
+        let script = r#"{"turns":[{"text":"Looking.","tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}]},{"text":"done"}]}"#;
+        let h = Harness::new(wire, script).await;
+        write(&h.path("notes.txt"), "hello\n");
+        let out = h.run(&["-p", "hi", "--output-format", "stream-json", "--include-partial-messages"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?}: {}", out.stderr);
+        let events: Vec<Value> = out.events_of_type("stream_event").into_iter().map(|l| l["event"].clone()).collect();
+        let start = events
+            .iter()
+            .find(|e| e["type"] == "content_block_start" && e["content_block"]["type"] == "tool_use")
+            .unwrap_or_else(|| panic!("{wire:?}: no tool_use block: {events:?}"));
+        assert_eq!(start["content_block"]["name"], "Read");
+        let index = start["index"].clone();
+        let json: String = events
+            .iter()
+            .filter(|e| e["index"] == index && e["delta"]["type"] == "input_json_delta")
+            .filter_map(|e| e["delta"]["partial_json"].as_str())
+            .collect();
+        let input: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{wire:?}: {json}: {e}"));
+        assert_eq!(input["path"], "notes.txt");
+        // The text block before it was closed first.
+        let text_stop = events.iter().position(|e| e["type"] == "content_block_stop").unwrap();
+        let tool_start = events.iter().position(|e| e == start).unwrap();
+        assert!(text_stop < tool_start, "{events:?}");
+    }
 }

@@ -223,6 +223,8 @@ async fn stream_json_is_one_object_per_line_from_init_to_result() {
             "turn_start",
             "thinking_delta",
             "text_delta",
+            "tool_input_start",
+            "tool_input_delta",
             "assistant_message",
             "tool_call_start",
             "tool_execution_update",

@@ -42,6 +42,8 @@ struct State {
     next_index: u32,
     /// Why the main agent's last reply stopped (Anthropic's names).
     last_stop: Option<String>,
+    /// The calls running (by id): their tool and input, for their `tool_use_result`.
+    calls: std::collections::HashMap<String, (String, Value)>,
 }
 
 /// A random version-4 UUID, as Claude's lines carry in `uuid`.
@@ -74,6 +76,7 @@ impl ClaudeStream {
         s.api_ms = 0;
         s.api_since.clear();
         s.last_stop = None;
+        s.calls.clear();
     }
 
     /// Milliseconds spent waiting on the provider since [`ClaudeStream::begin_prompt`].
@@ -148,6 +151,27 @@ impl ClaudeStream {
             AgentEvent::ThinkingDelta { text } if self.partial && parent.is_none() => {
                 self.delta(&mut out, "thinking", Delta::ThinkingDelta { thinking: text });
             }
+            // A tool call as the model writes it: its own block, its arguments as JSON pieces.
+            AgentEvent::ToolInputStart { id, name } if self.partial && parent.is_none() => {
+                let mut s = self.state();
+                if let Some((index, _)) = s.open.take() {
+                    out.push(self.stream_event(StreamEvent::ContentBlockStop { index }));
+                }
+                let index = s.next_index;
+                s.next_index += 1;
+                s.open = Some((index, "tool_use"));
+                drop(s);
+                let name = tern_protocol::claude::claude_tool_name(&name, &Value::Null);
+                let content_block = Block::ToolUse { id, name, input: Value::Object(Default::default()) };
+                out.push(self.stream_event(StreamEvent::ContentBlockStart { index, content_block }));
+            }
+            AgentEvent::ToolInputDelta { json, .. } if self.partial && parent.is_none() => {
+                let open = self.state().open;
+                if let Some((index, "tool_use")) = open {
+                    let delta = Delta::InputJsonDelta { partial_json: json };
+                    out.push(self.stream_event(StreamEvent::ContentBlockDelta { index, delta }));
+                }
+            }
             AgentEvent::AssistantMessage { message, stop_reason, usage, model } => {
                 let id = {
                     let s = self.state();
@@ -184,20 +208,27 @@ impl ClaudeStream {
                     uuid: uuid(),
                 });
             }
-            AgentEvent::ToolExecutionEnd { id, content, is_error, details, .. } => out.push(Line::User {
-                message: UserMessage {
-                    role: "user",
-                    content: vec![Block::ToolResult {
-                        tool_use_id: id,
-                        content: tool_result_content(&content),
-                        is_error,
-                    }],
-                },
-                parent_tool_use_id: parent,
-                session_id: session_id(),
-                uuid: uuid(),
-                tool_use_result: details.and_then(|d| serde_json::to_value(d).ok()),
-            }),
+            AgentEvent::ToolCallStart { id, name, input } => {
+                self.state().calls.insert(id, (name, input));
+            }
+            AgentEvent::ToolExecutionEnd { id, content, is_error, details, name, .. } => {
+                let (tool, input) = self.state().calls.remove(&id).unwrap_or((name, Value::Null));
+                let result = crate::claude_results::tool_use_result(&tool, &input, &content, details.as_deref());
+                out.push(Line::User {
+                    message: UserMessage {
+                        role: "user",
+                        content: vec![Block::ToolResult {
+                            tool_use_id: id,
+                            content: tool_result_content(&content),
+                            is_error,
+                        }],
+                    },
+                    parent_tool_use_id: parent,
+                    session_id: session_id(),
+                    uuid: uuid(),
+                    tool_use_result: result,
+                })
+            }
             AgentEvent::Retry(r) => out.push(Line::System(System::ApiRetry {
                 attempt: r.attempt,
                 max_retries: r.max_attempts,

@@ -381,6 +381,11 @@ pub enum Delta {
         /// The reasoning.
         thinking: String,
     },
+    /// A piece of a tool call's arguments (JSON text).
+    InputJsonDelta {
+        /// The piece.
+        partial_json: String,
+    },
 }
 
 /// `message_delta`'s body.

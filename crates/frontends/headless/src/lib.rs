@@ -11,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Value, json};
 use tern_protocol::claude;
 use tern_protocol::exit;
+use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, Command, ContentBlock, ImageSource, ToolResultContent};
 use tern_runtime::apply::{Interrupter, Outcome};
 use tern_runtime::{EventSink, RunReport, Runtime};
@@ -20,6 +21,7 @@ use crate::caller::{Caller, StdioAsker};
 use crate::claude_stream::ClaudeStream;
 
 mod caller;
+pub mod claude_results;
 pub mod claude_stream;
 pub mod claude_wire;
 
@@ -227,6 +229,8 @@ impl Format for TextFormat {
 struct JsonFormat {
     lines: JsonLines,
     claude: ClaudeStream,
+    /// `json --verbose`: Claude's lines of the prompt, printed as one array with the result.
+    collected: std::sync::Mutex<(Vec<Value>, usize)>,
 }
 
 /// Which lines a [`JsonFormat`] prints before its result.
@@ -235,12 +239,39 @@ enum JsonLines {
     None,
     Claude,
     Tern,
+    /// `json --verbose`: Claude's lines, as one JSON array at the end (Claude Code's shape).
+    ClaudeArray,
+}
+
+/// The most bytes of lines `json --verbose` keeps for its array.
+const MAX_COLLECTED: usize = 64 * 1024 * 1024;
+
+impl JsonFormat {
+    /// Keep one line for the `json --verbose` array (bounded: past
+    /// [`MAX_COLLECTED`] only the result is kept, and stderr says so).
+    fn collect(&self, line: &impl serde::Serialize) {
+        let Ok(v) = serde_json::to_value(line) else { return };
+        let size = v.to_string().len();
+        let mut c = self.collected.lock_or_recover();
+        if c.1 + size > MAX_COLLECTED {
+            if c.1 <= MAX_COLLECTED {
+                say(
+                    "json --verbose: the lines of this prompt passed 64 MiB; the rest of them are left out of the array",
+                );
+                c.1 = MAX_COLLECTED + 1;
+            }
+            return;
+        }
+        c.1 += size;
+        c.0.push(v);
+    }
 }
 
 impl Format for JsonFormat {
     fn init(&self, runtime: &Runtime) {
         match self.lines {
             JsonLines::Claude => print_line(&init_line(runtime)),
+            JsonLines::ClaudeArray => self.collect(&init_line(runtime)),
             JsonLines::Tern => print_line(&tern_init_line(runtime)),
             JsonLines::None => {}
         }
@@ -255,6 +286,11 @@ impl Format for JsonFormat {
             JsonLines::Claude => {
                 for line in self.claude.lines(e) {
                     print_line(&line);
+                }
+            }
+            JsonLines::ClaudeArray => {
+                for line in self.claude.lines(e) {
+                    self.collect(&line);
                 }
             }
             // Counted for the result; nothing printed until then.
@@ -283,11 +319,28 @@ impl Format for JsonFormat {
         let (session_usage, session_cost) = runtime.session_usage();
         result.session_usage = Some(json!(session_usage));
         result.session_cost_usd = Some(session_cost);
-        print_line(&claude_wire::Line::Result(Box::new(result)));
+        let line = claude_wire::Line::Result(Box::new(result));
+        self.print_last(&line);
     }
 
     fn rejected(&self, runtime: &Runtime, why: &str) {
-        print_line(&claude_stream::rejected_result(runtime.session().id(), why));
+        self.print_last(&claude_stream::rejected_result(runtime.session().id(), why));
+    }
+}
+
+impl JsonFormat {
+    /// The result line: alone, or closing the `json --verbose` array.
+    fn print_last(&self, line: &claude_wire::Line) {
+        if self.lines != JsonLines::ClaudeArray {
+            print_line(line);
+            return;
+        }
+        let mut c = self.collected.lock_or_recover();
+        let mut all = std::mem::take(&mut c.0);
+        c.1 = 0;
+        drop(c);
+        all.extend(serde_json::to_value(line).ok());
+        print_line(&all);
     }
 }
 
@@ -300,10 +353,16 @@ struct Output {
 impl Output {
     fn new(runtime: &Runtime, options: &Options) -> Self {
         let json = |lines| -> Arc<dyn Format> {
-            Arc::new(JsonFormat { lines, claude: ClaudeStream::new(runtime.session().id(), options.partial) })
+            Arc::new(JsonFormat {
+                lines,
+                claude: ClaudeStream::new(runtime.session().id(), options.partial),
+                collected: Default::default(),
+            })
         };
         let format = match options.format {
             OutputFormat::Text => Arc::new(TextFormat),
+            // Claude Code's `json --verbose`: every message of the prompt, as one array.
+            OutputFormat::Json if options.verbose => json(JsonLines::ClaudeArray),
             OutputFormat::Json => json(JsonLines::None),
             OutputFormat::StreamJson => json(JsonLines::Claude),
             OutputFormat::TernEvents => json(JsonLines::Tern),

@@ -168,6 +168,8 @@ impl Transcript {
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UsageUpdated { .. }
             | AgentEvent::SessionSwitched { .. } => {}
+            // The call's cell opens when the whole call arrives (its arguments complete).
+            AgentEvent::ToolInputStart { .. } | AgentEvent::ToolInputDelta { .. } => {}
         }
     }
 
