@@ -193,7 +193,8 @@ pub struct Common {
     #[arg(long = "mcp-config", global = true)]
     pub mcp_config: Vec<PathBuf>,
 
-    /// Trust this folder for this run: its project hooks, MCP servers and allow rules apply (`tern trust` saves it).
+    /// Trust the working directory for this run: its project hooks, MCP servers and allow rules apply (`tern trust`
+    /// saves it). Folders above it keep their own trust.
     #[arg(long, global = true)]
     pub trust: bool,
 

@@ -278,10 +278,12 @@ impl RuntimeBuilder {
     }
 
     /// The question to ask before going on, when the folder is not trusted
-    /// and its project has hooks, MCP servers, allow rules or a mode.
+    /// and its own project files have hooks, MCP servers, allow rules or a
+    /// mode (an answer vouches for this folder only, not the ones above it).
     pub fn trust_question(&self) -> Option<trust::TrustQuestion> {
         let l = &self.loaded;
-        trust::question(&l.trust, &l.project_as_written, &l.workspace, l.paths.user_config())
+        let own = l.layers.iter().find(|layer| layer.dir == l.workspace).map(|layer| layer.as_written.clone());
+        trust::question(&l.trust, &own.unwrap_or_default(), &l.workspace, l.paths.user_config())
     }
 
     /// Trust the folder for this run (the person said yes): the project

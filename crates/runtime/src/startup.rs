@@ -28,8 +28,6 @@ pub(crate) struct Loaded {
     pub user: FileConfig,
     /// The project configs, each restricted by its trust, merged (nearest wins).
     pub project: FileConfig,
-    /// The project configs as written, merged (default when none loads).
-    pub project_as_written: FileConfig,
     /// The workspace's own project config file.
     pub project_file: PathBuf,
     /// Every project config found, farthest first.
@@ -189,29 +187,21 @@ fn restricted(
 ) -> Loaded {
     let mut warnings = read_warnings.clone();
     let mut project = FileConfig::default();
-    let mut project_as_written = FileConfig::default();
     for layer in &mut layers {
-        layer.restricted =
-            trust::restrict(layer.as_written.clone(), &user, &layer.trust, &layer.file, &layer.dir, &mut warnings);
+        layer.restricted = trust::restrict(
+            layer.as_written.clone(),
+            &user,
+            &layer.trust,
+            &layer.file,
+            &layer.dir,
+            &workspace,
+            &mut warnings,
+        );
         project = project.merge(layer.restricted.clone());
-        project_as_written = project_as_written.merge(layer.as_written.clone());
     }
     let config = user.clone().merge(project.clone());
     let folders = folders_of(&workspace, &layers, &trust, &user);
-    Loaded {
-        workspace,
-        paths,
-        user,
-        project,
-        project_as_written,
-        project_file,
-        layers,
-        folders,
-        config,
-        trust,
-        warnings,
-        read_warnings,
-    }
+    Loaded { workspace, paths, user, project, project_file, layers, folders, config, trust, warnings, read_warnings }
 }
 
 /// The project's folders, nearest first (the workspace, then each one above
@@ -238,8 +228,8 @@ fn folders_of(
 }
 
 /// The same config trusted for this run (the person said yes to the
-/// question about `project_as_written`): exactly what was asked about, not
-/// the files read again.
+/// question about the workspace's own files): exactly what was asked about,
+/// not the files read again. Folders above keep their own trust.
 pub(crate) fn trusted(loaded: Loaded) -> Loaded {
     let Loaded { workspace, paths, user, mut layers, project_file, read_warnings, .. } = loaded;
     for layer in layers.iter_mut().filter(|l| l.dir == workspace) {
@@ -505,7 +495,7 @@ pub(crate) fn policy(
         warnings.push(format!(
             "this repository's .git/config names programs git would run ({keys}); until the folder is trusted \
              every git command is asked; {}",
-            trust::how_to_trust(&loaded.workspace)
+            trust::how_to_trust(&loaded.workspace, &loaded.workspace)
         ));
         policy.set_risky_git_config(Some(keys));
     }
