@@ -221,7 +221,7 @@ pub struct Resumed {
     pub notices: Vec<String>,
 }
 
-pub use startup::{resolve_workspace, tern_paths};
+pub use startup::{ignored_claude_settings, resolve_workspace, tern_paths};
 pub use tern_sandbox::small_file;
 
 /// What a run produced, with cost and timing.
@@ -293,6 +293,13 @@ impl RuntimeBuilder {
         self.overrides.trust = true;
         self.loaded = startup::trusted(self.loaded);
         Ok(self)
+    }
+
+    /// The project config files that do not load, each error naming its
+    /// file: a run goes on without them while their folder is not trusted
+    /// (trusted, the same error stops it).
+    pub fn broken_project_configs(&self) -> Vec<String> {
+        self.loaded.layers.iter().filter_map(|l| l.error.clone()).collect()
     }
 
     /// This folder's sessions that can be resumed, last written first (for a picker).

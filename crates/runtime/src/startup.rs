@@ -60,6 +60,16 @@ pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError>
     Ok(workspace)
 }
 
+/// Claude Code's settings files for `workspace` (the user's, and each
+/// project folder's up to the repository's top) that would change
+/// something tern does not apply, one line each naming the file.
+pub fn ignored_claude_settings(workspace: &Path) -> Vec<String> {
+    let chain = crate::prompt::project_chain(workspace);
+    let top = crate::prompt::project_top(workspace);
+    let home = tern_protocol::paths::home();
+    crate::claude_settings::notices(&crate::claude_settings::files(&chain, home.as_deref()), Some(&top))
+}
+
 /// Where tern keeps its config and data for a run: `overrides.tern_home`,
 /// else `TERN_HOME`, else the platform's folders.
 pub fn tern_paths(overrides: &Overrides) -> Result<TernPaths, RuntimeError> {
@@ -110,6 +120,9 @@ pub(crate) struct ProjectLayer {
     pub restricted: FileConfig,
     /// Its folder's trust.
     pub trust: trust::Trust,
+    /// Why it did not load (naming the file), when it was ignored for that
+    /// (only in an untrusted folder: in a trusted one it stops the run).
+    pub error: Option<String>,
 }
 
 /// Step 1: the user and project config, the project's restricted by trust.
@@ -135,21 +148,24 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         let layer_trust = if dir == workspace { trust.clone() } else { trust::decide(&user, &dir, false) };
         // A repository must not be able to stop tern from starting with a broken
         // config; in a folder the person trusts, a mistake in it is an error.
-        let as_written = match FileConfig::load_within(&file, Some(&top)) {
-            Ok(c) => c,
+        let (as_written, error) = match FileConfig::load_within(&file, Some(&top)) {
+            Ok(c) => (c, None),
             Err(e) if !layer_trust.is_trusted() => {
                 warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));
-                FileConfig::default()
+                (FileConfig::default(), Some(e.to_string()))
             }
             Err(e) => return Err(e.into()),
         };
-        layers.push(ProjectLayer { dir, file, restricted: FileConfig::default(), as_written, trust: layer_trust });
+        layers.push(ProjectLayer {
+            dir,
+            file,
+            restricted: FileConfig::default(),
+            as_written,
+            trust: layer_trust,
+            error,
+        });
     }
-    // Claude Code's settings files are not applied: each one that would change something says so.
-    let chain = crate::prompt::project_chain(&workspace);
-    let home = tern_protocol::paths::home();
-    warnings
-        .extend(crate::claude_settings::notices(&crate::claude_settings::files(&chain, home.as_deref()), Some(&top)));
+    warnings.extend(ignored_claude_settings(&workspace));
     for given in &overrides.claude_settings {
         let note = if given.trim_start().starts_with('{') {
             crate::claude_settings::notice_of("--settings", given)
