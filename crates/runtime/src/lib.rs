@@ -302,6 +302,13 @@ impl RuntimeBuilder {
         self.loaded.layers.iter().filter_map(|l| l.error.clone()).collect()
     }
 
+    /// The agent profiles `--agent` can name here (the user's, and the
+    /// project's in a trusted folder), each with its `description:`.
+    pub fn agents(&self) -> Vec<(String, Option<String>)> {
+        let l = &self.loaded;
+        agents::agent_summaries(&l.folders, &l.paths.config_dir, tern_protocol::paths::home().as_deref())
+    }
+
     /// This folder's sessions that can be resumed, last written first (for a picker).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
         session_index::resumable(&self.loaded.paths.sessions_dir(), Some(&self.loaded.workspace))
