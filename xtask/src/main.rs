@@ -106,7 +106,9 @@ pub fn cargo_build(release: bool, packages: &[&str]) -> anyhow::Result<PathBuf> 
     if !status.success() {
         bail!("cargo build failed");
     }
-    Ok(root().join("target").join(if release { "release" } else { "debug" }))
+    // Where cargo put them: CARGO_TARGET_DIR (relative to the root, where cargo ran), else target/.
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), |d| root().join(d));
+    Ok(target.join(if release { "release" } else { "debug" }))
 }
 
 /// The offline demo against the mock model: `tern -p` (default) or the TUI

@@ -4,7 +4,82 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// A flag's usual values, for shell completion (its help already names
+/// them, so the flags using it hide the list from help). The value itself
+/// is any string, checked where tern uses it: so every spelling tern takes
+/// still parses (Claude Code's `acceptEdits`, `bypassPermissions`,
+/// `dontAsk`, `auto`; any case), with tern's own message when it is wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct Suggested(&'static [(&'static str, &'static str)]);
+
+impl TypedValueParser for Suggested {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.0.iter().map(|(name, help)| PossibleValue::new(*name).help(*help))))
+    }
+}
+
+/// `--permission-mode` (tern's names; Claude Code's parse too).
+const PERMISSION_MODES: Suggested = Suggested(&[
+    ("default", "ask before edits and commands that change things"),
+    ("accept-edits", "edit files in the workspace without asking"),
+    ("plan", "read-only: explore and plan"),
+    ("dont-ask", "refuse whatever would be asked"),
+    ("bypass", "ask nothing (deny rules and protected paths still hold)"),
+]);
+
+/// `--sandbox`.
+const SANDBOX_LEVELS: Suggested = Suggested(&[
+    ("workspace-write", "writes only in the workspace (default)"),
+    ("read-only", "no writes"),
+    ("off", "not confined"),
+]);
+
+/// `--effort`.
+const EFFORTS: Suggested = Suggested(&[
+    ("low", "2k thinking tokens"),
+    ("medium", "8k thinking tokens"),
+    ("high", "16k thinking tokens"),
+    ("xhigh", "24k thinking tokens"),
+    ("max", "32k thinking tokens"),
+]);
+
+/// `--thinking`.
+const THINKING: Suggested = Suggested(&[
+    ("adaptive", "the config's budget"),
+    ("enabled", "8k tokens unless a budget is set"),
+    ("disabled", "no thinking"),
+]);
+
+/// `--provider`.
+const PROVIDERS: Suggested = Suggested(&[
+    ("anthropic", "Anthropic's Messages API"),
+    ("openai", "OpenAI's Chat Completions, or a compatible server"),
+    ("openai-responses", "OpenAI's Responses API"),
+]);
+
+/// `tern tools --role`.
+const ROLES: Suggested = Suggested(&[
+    ("explore", "looks around and reports: read-only"),
+    ("worker", "does delegated work, may not delegate further"),
+    ("verifier", "checks work: read-only"),
+]);
+
+/// `--permission-prompt-tool`.
+const PROMPT_TOOLS: Suggested = Suggested(&[("stdio", "control requests to the caller")]);
 
 /// How `-p` prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,7 +160,7 @@ pub struct Cli {
 
     /// Where permission questions go in --print: `stdio` sends each to the caller as a `can_use_tool` control
     /// request (with --input-format stream-json); without it they are refused.
-    #[arg(long, value_name = "TOOL")]
+    #[arg(long, value_name = "TOOL", value_parser = PROMPT_TOOLS, hide_possible_values = true)]
     pub permission_prompt_tool: Option<String>,
 
     /// Replace tern's own instructions in the system prompt (the tool list, environment and instruction files
@@ -146,7 +221,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct Common {
     /// Provider: anthropic, openai (also OpenAI-compatible servers) or openai-responses.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, value_parser = PROVIDERS, hide_possible_values = true)]
     pub provider: Option<String>,
 
     /// Model name.
@@ -172,7 +247,13 @@ pub struct Common {
 
     /// Permission mode: default, accept-edits, plan, bypass or dont-ask (refuse whatever would be asked);
     /// Claude Code's names (acceptEdits, bypassPermissions, dontAsk) work too.
-    #[arg(long = "permission-mode", global = true)]
+    #[arg(
+        long = "permission-mode",
+        global = true,
+        value_name = "MODE",
+        value_parser = PERMISSION_MODES,
+        hide_possible_values = true
+    )]
     pub permission_mode: Option<String>,
 
     /// The same as --permission-mode bypass: nothing is asked (deny rules and protected paths still hold).
@@ -193,7 +274,8 @@ pub struct Common {
     #[arg(long = "mcp-config", global = true)]
     pub mcp_config: Vec<PathBuf>,
 
-    /// Trust this folder for this run: its project hooks, MCP servers and allow rules apply (`tern trust` saves it).
+    /// Trust the working directory for this run: its project hooks, MCP servers and allow rules apply (`tern trust`
+    /// saves it). Folders above it keep their own trust.
     #[arg(long, global = true)]
     pub trust: bool,
 
@@ -212,11 +294,11 @@ pub struct Common {
 
     /// Thinking effort: low, medium, high, xhigh or max (a thinking budget of 2k, 8k, 16k, 24k or 32k tokens;
     /// --max-thinking-tokens wins).
-    #[arg(long, global = true, value_name = "LEVEL")]
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = EFFORTS, hide_possible_values = true)]
     pub effort: Option<String>,
 
     /// Thinking: adaptive (the config's budget), enabled (a budget of 8k tokens unless one is set) or disabled.
-    #[arg(long, global = true, value_name = "MODE")]
+    #[arg(long, global = true, value_name = "MODE", value_parser = THINKING, hide_possible_values = true)]
     pub thinking: Option<String>,
 
     /// Stop a prompt once the prompts of this run have cost this many dollars (priced by the model table).
@@ -276,7 +358,7 @@ pub struct Common {
 
     /// The loosest sandbox any command runs in: off, read-only or workspace-write (default; auto-allowed commands
     /// always run read-only and offline).
-    #[arg(long, global = true, value_name = "LEVEL")]
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = SANDBOX_LEVELS, hide_possible_values = true)]
     pub sandbox: Option<String>,
 }
 
@@ -477,7 +559,7 @@ pub struct ToolsArgs {
     #[arg(long)]
     pub agent: Option<String>,
     /// See the catalog as a subagent of this role would: explore, worker or verifier.
-    #[arg(long)]
+    #[arg(long, value_parser = ROLES, hide_possible_values = true)]
     pub role: Option<String>,
     /// Print JSON instead of a table.
     #[arg(long)]

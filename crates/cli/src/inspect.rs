@@ -25,7 +25,7 @@ fn with_runtime(mut overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&Run
 
 /// Print to stdout, cleaned of escape sequences: names and details come from
 /// config files and servers tern does not control.
-fn print(text: &str) {
+pub(crate) fn print(text: &str) {
     let text = tern_tui::sanitize::clean(text);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());

@@ -3,6 +3,7 @@
 //! TUI arrives with its own crate.
 
 mod cli;
+mod completion;
 mod doctor;
 mod inspect;
 
@@ -152,6 +153,7 @@ impl Cli {
 
 fn main() -> ExitCode {
     harden_process();
+    completion::answer_if_asked();
     let mut cli = Cli::parse();
     // `tern -r "fix the test"`: what follows -r is a prompt, not an id (ids
     // are letters, digits and dashes), when no other prompt was given.
@@ -209,12 +211,11 @@ fn main() -> ExitCode {
             return ExitCode::from(inspect::commands_list(cli.common.overrides(), json));
         }
         Some(Command::Completions { shell }) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            // Into memory first: the generator panics on a write error (a closed pipe).
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut command, "tern", &mut script);
-            let mut out = std::io::stdout().lock();
-            return match out.write_all(&script).and_then(|()| out.flush()) {
+            let written = completion::script(shell).and_then(|script| {
+                let mut out = std::io::stdout().lock();
+                out.write_all(&script).and_then(|()| out.flush())
+            });
+            return match written {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {

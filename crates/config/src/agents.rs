@@ -52,7 +52,7 @@ pub enum AgentError {
     #[error(
         "agent `{name}` is defined in {}, and this folder is not trusted; {}",
         path.display(),
-        crate::trust::how_to_trust(folder)
+        crate::trust::how_to_trust(folder, workspace)
     )]
     Untrusted {
         /// The agent asked for.
@@ -61,6 +61,8 @@ pub enum AgentError {
         path: PathBuf,
         /// The project folder that holds it.
         folder: PathBuf,
+        /// The working directory of the run.
+        workspace: PathBuf,
     },
     /// No profile of that name.
     #[error(
@@ -249,7 +251,12 @@ pub fn load_agent(
             }
             if !d.trusted {
                 let folder = d.folder.unwrap_or_else(|| nearest.clone());
-                return Err(AgentError::Untrusted { name: name.to_string(), path: file, folder });
+                return Err(AgentError::Untrusted {
+                    name: name.to_string(),
+                    path: file,
+                    folder,
+                    workspace: nearest.clone(),
+                });
             }
             return parse_agent(name, &text, &file);
         }

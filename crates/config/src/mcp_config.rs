@@ -307,7 +307,7 @@ pub fn configured_servers(
                 warnings.push(format!(
                     "{}: did not start MCP server(s) {names}: this folder is not trusted; {}",
                     mcp_json.display(),
-                    crate::trust::how_to_trust(folder.dir)
+                    crate::trust::how_to_trust(folder.dir, workspace)
                 ));
             }
         }

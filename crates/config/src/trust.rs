@@ -108,9 +108,9 @@ impl NeedsTrust {
         items
     }
 
-    /// The warnings for leaving them out, naming `file`.
-    fn skipped(&self, file: &str, workspace: &Path) -> Vec<String> {
-        let how = how_to_trust(workspace);
+    /// The warnings for leaving them out, naming `file` (in `folder`; the run works in `workspace`).
+    fn skipped(&self, file: &str, folder: &Path, workspace: &Path) -> Vec<String> {
+        let how = how_to_trust(folder, workspace);
         let mut out = Vec::new();
         let hooks = self.hook_count();
         if hooks > 0 {
@@ -139,25 +139,23 @@ impl NeedsTrust {
     }
 }
 
-/// Everything the project would run or widen once trusted, one line each
-/// (for the TUI's question and for warnings). Empty: nothing to trust.
+/// Everything trusting `workspace` would run or widen, one line each (for
+/// the TUI's question and for warnings): its `.mcp.json`'s servers and what
+/// its own project config (`project`, as written) needs trust for. Empty:
+/// nothing to trust. The files of folders above it are not listed: trusting
+/// the working directory does not vouch for them ([`how_to_trust`]).
 pub fn trust_needed(project: &FileConfig, workspace: &Path) -> Vec<String> {
     let mut items = Vec::new();
     let top = crate::project::project_top(workspace);
-    // The workspace's `.mcp.json` and those of the folders above it in the repository.
-    for dir in crate::project::project_chain(workspace).into_iter().rev() {
-        let mcp_json = dir.join(".mcp.json");
-        if !mcp_json.is_file() {
-            continue;
-        }
-        let shown = mcp_json.strip_prefix(workspace).unwrap_or(&mcp_json).display().to_string();
+    let mcp_json = workspace.join(".mcp.json");
+    if mcp_json.is_file() {
         match crate::mcp_config::load_mcp_json(&mcp_json, Some(&top)) {
             Ok(servers) => {
                 for (name, s) in servers {
-                    items.push(format!("starts the MCP server `{name}` from {shown} ({})", server_line(&s)));
+                    items.push(format!("starts the MCP server `{name}` from .mcp.json ({})", server_line(&s)));
                 }
             }
-            Err(e) => items.push(format!("starts MCP servers from {shown} (which does not parse: {e})")),
+            Err(e) => items.push(format!("starts MCP servers from .mcp.json (which does not parse: {e})")),
         }
     }
     NeedsTrust::take(&mut project.clone()).items(items)
@@ -186,8 +184,8 @@ pub struct TrustQuestion {
 }
 
 /// The question to ask before starting in `workspace`, if any: `None` when
-/// it is trusted or its project (`project`, as written, before
-/// [`restrict`]) has nothing that needs trust.
+/// it is trusted or it has nothing that needs trust (`project`: its own
+/// project config, as written, before [`restrict`]; [`trust_needed`]).
 pub fn question(trust: &Trust, project: &FileConfig, workspace: &Path, user_config: PathBuf) -> Option<TrustQuestion> {
     if trust.is_trusted() {
         return None;
@@ -349,19 +347,32 @@ fn program_keys(text: &str) -> Vec<String> {
     found
 }
 
-/// How to trust, for messages.
-pub fn how_to_trust(workspace: &Path) -> String {
-    format!("trust the folder with `tern trust {}` (or `--trust` for one run)", workspace.display())
+/// How to trust `folder`, for messages about a file of it, when the run
+/// works in `workspace`. `--trust` vouches for the working directory only,
+/// so for a folder above it the way for one run is to start there.
+pub fn how_to_trust(folder: &Path, workspace: &Path) -> String {
+    if folder == workspace {
+        format!("trust the folder with `tern trust {}` (or `--trust` for one run)", folder.display())
+    } else {
+        format!(
+            "trust the folder with `tern trust {f}`, or for one run start tern in {f} with `--trust` (`--trust` \
+             vouches only for the working directory, {w})",
+            f = folder.display(),
+            w = workspace.display()
+        )
+    }
 }
 
 /// The project config as this run may use it: what it may never set is
 /// removed always, what needs trust is removed when untrusted. Each removal
-/// adds a warning naming the file.
+/// adds a warning naming the file (`project_file`, of `folder`; the run
+/// works in `workspace`).
 pub fn restrict(
     mut project: FileConfig,
     user: &FileConfig,
     trust: &Trust,
     project_file: &Path,
+    folder: &Path,
     workspace: &Path,
     warnings: &mut Vec<String>,
 ) -> FileConfig {
@@ -421,7 +432,7 @@ pub fn restrict(
         if c.reserve_tokens.is_some() || c.keep_turns.is_some() || c.auto == Some(true) {
             warnings.push(format!(
                 "{file}: ignored `[compaction]` settings other than `auto = false`: this folder is not trusted; {}",
-                how_to_trust(workspace)
+                how_to_trust(folder, workspace)
             ));
             let off = c.auto == Some(false);
             project.compaction = Default::default();
@@ -432,7 +443,7 @@ pub fn restrict(
         if project.context.files.is_some() {
             warnings.push(format!(
                 "{file}: ignored `[context] files`: this folder is not trusted; {}",
-                how_to_trust(workspace)
+                how_to_trust(folder, workspace)
             ));
             project.context.files = None;
         }
@@ -441,7 +452,7 @@ pub fn restrict(
         return project;
     }
     let parts = NeedsTrust::take(&mut project);
-    warnings.extend(parts.skipped(&file.to_string(), workspace));
+    warnings.extend(parts.skipped(&file.to_string(), folder, workspace));
     project
 }
 
@@ -531,6 +542,36 @@ mod tests {
     }
 
     #[test]
+    fn the_question_lists_only_what_trusting_the_working_directory_enables() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let sub = root.join("sub");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(root.join(".mcp.json"), r#"{"mcpServers":{"top":{"command":"top-server"}}}"#).unwrap();
+        std::fs::write(sub.join(".mcp.json"), r#"{"mcpServers":{"own":{"command":"own-server"}}}"#).unwrap();
+        let items = trust_needed(&FileConfig::default(), &sub);
+        assert_eq!(items, ["starts the MCP server `own` from .mcp.json (own-server)"]);
+        let asked = question(&Trust::Untrusted, &FileConfig::default(), &root, PathBuf::from("c.toml")).unwrap();
+        assert_eq!(asked.items, ["starts the MCP server `top` from .mcp.json (top-server)"]);
+        std::fs::remove_file(sub.join(".mcp.json")).unwrap();
+        let none = question(&Trust::Untrusted, &FileConfig::default(), &sub, PathBuf::from("c.toml"));
+        assert!(none.is_none(), "nothing of its own to trust: no question");
+    }
+
+    #[test]
+    fn the_hint_for_a_folder_above_the_working_directory_names_what_works() {
+        let (top, sub) = (Path::new("/repo"), Path::new("/repo/sub"));
+        assert_eq!(how_to_trust(sub, sub), "trust the folder with `tern trust /repo/sub` (or `--trust` for one run)");
+        let above = how_to_trust(top, sub);
+        assert!(
+            above.starts_with("trust the folder with `tern trust /repo`, or for one run start tern in /repo"),
+            "{above}"
+        );
+        assert!(!above.contains("(or `--trust` for one run)"), "{above}");
+    }
+
+    #[test]
     fn trust_covers_the_folder_and_below() {
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
@@ -572,6 +613,7 @@ mod tests {
             &Trust::Untrusted,
             Path::new("p.toml"),
             ws,
+            ws,
             &mut warnings,
         );
         assert!(out.provider.is_none() && out.providers.is_empty());
@@ -585,7 +627,7 @@ mod tests {
         assert!(warnings.iter().any(|w| w.contains("tern trust /ws")), "{warnings:#?}");
 
         let mut warnings = Vec::new();
-        let out = restrict(project, &FileConfig::default(), &Trust::Flag, Path::new("p.toml"), ws, &mut warnings);
+        let out = restrict(project, &FileConfig::default(), &Trust::Flag, Path::new("p.toml"), ws, ws, &mut warnings);
         assert!(out.providers.is_empty(), "never from a project, trusted or not");
         assert!(!out.hooks.is_empty() && !out.mcp_servers.is_empty());
         assert_eq!(out.permissions.allow, ["bash"]);

@@ -222,7 +222,7 @@ pub struct Resumed {
     pub notices: Vec<String>,
 }
 
-pub use startup::{resolve_workspace, tern_paths};
+pub use startup::{ignored_claude_settings, resolve_workspace, tern_paths};
 pub use tern_sandbox::small_file;
 
 /// What a run produced, with cost and timing.
@@ -279,10 +279,12 @@ impl RuntimeBuilder {
     }
 
     /// The question to ask before going on, when the folder is not trusted
-    /// and its project has hooks, MCP servers, allow rules or a mode.
+    /// and its own project files have hooks, MCP servers, allow rules or a
+    /// mode (an answer vouches for this folder only, not the ones above it).
     pub fn trust_question(&self) -> Option<trust::TrustQuestion> {
         let l = &self.loaded;
-        trust::question(&l.trust, &l.project_as_written, &l.workspace, l.paths.user_config())
+        let own = l.layers.iter().find(|layer| layer.dir == l.workspace).map(|layer| layer.as_written.clone());
+        trust::question(&l.trust, &own.unwrap_or_default(), &l.workspace, l.paths.user_config())
     }
 
     /// Trust the folder for this run (the person said yes): the project
@@ -292,6 +294,20 @@ impl RuntimeBuilder {
         self.overrides.trust = true;
         self.loaded = startup::trusted(self.loaded);
         Ok(self)
+    }
+
+    /// The project config files that do not load, each error naming its
+    /// file: a run goes on without them while their folder is not trusted
+    /// (trusted, the same error stops it).
+    pub fn broken_project_configs(&self) -> Vec<String> {
+        self.loaded.layers.iter().filter_map(|l| l.error.clone()).collect()
+    }
+
+    /// The agent profiles `--agent` can name here (the user's, and the
+    /// project's in a trusted folder), each with its `description:`.
+    pub fn agents(&self) -> Vec<(String, Option<String>)> {
+        let l = &self.loaded;
+        agents::agent_summaries(&l.folders, &l.paths.config_dir, tern_protocol::paths::home().as_deref())
     }
 
     /// This folder's sessions that can be resumed, last written first (for a picker).

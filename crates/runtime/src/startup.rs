@@ -29,8 +29,6 @@ pub(crate) struct Loaded {
     pub user: FileConfig,
     /// The project configs, each restricted by its trust, merged (nearest wins).
     pub project: FileConfig,
-    /// The project configs as written, merged (default when none loads).
-    pub project_as_written: FileConfig,
     /// The workspace's own project config file.
     pub project_file: PathBuf,
     /// Every project config found, farthest first.
@@ -65,6 +63,16 @@ pub fn resolve_workspace(overrides: &Overrides) -> Result<PathBuf, RuntimeError>
         return Err(RuntimeError::Config(format!("--cwd {} is not a directory", workspace.display())));
     }
     Ok(workspace)
+}
+
+/// Claude Code's settings files for `workspace` (the user's, and each
+/// project folder's up to the repository's top) that would change
+/// something tern does not apply, one line each naming the file.
+pub fn ignored_claude_settings(workspace: &Path) -> Vec<String> {
+    let chain = crate::prompt::project_chain(workspace);
+    let top = crate::prompt::project_top(workspace);
+    let home = tern_protocol::paths::home();
+    crate::claude_settings::notices(&crate::claude_settings::files(&chain, home.as_deref()), Some(&top))
 }
 
 /// Where tern keeps its config and data for a run: `overrides.tern_home`,
@@ -117,6 +125,9 @@ pub(crate) struct ProjectLayer {
     pub restricted: FileConfig,
     /// Its folder's trust.
     pub trust: trust::Trust,
+    /// Why it did not load (naming the file), when it was ignored for that
+    /// (only in an untrusted folder: in a trusted one it stops the run).
+    pub error: Option<String>,
 }
 
 /// Step 1: the user and project config, the project's restricted by trust.
@@ -154,6 +165,7 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
                     restricted: FileConfig::default(),
                     as_written,
                     trust,
+                    error: None,
                 });
             }
         }
@@ -162,15 +174,22 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
         }
         // A repository must not be able to stop tern from starting with a broken
         // config; in a folder the person trusts, a mistake in it is an error.
-        let as_written = match FileConfig::load_within(&file, Some(&top)) {
-            Ok(c) => c,
+        let (as_written, error) = match FileConfig::load_within(&file, Some(&top)) {
+            Ok(c) => (c, None),
             Err(e) if !layer_trust.is_trusted() => {
                 warnings.push(format!("ignored the project config (this folder is not trusted): {e}"));
-                FileConfig::default()
+                (FileConfig::default(), Some(e.to_string()))
             }
             Err(e) => return Err(e.into()),
         };
-        layers.push(ProjectLayer { dir, file, restricted: FileConfig::default(), as_written, trust: layer_trust });
+        layers.push(ProjectLayer {
+            dir,
+            file,
+            restricted: FileConfig::default(),
+            as_written,
+            trust: layer_trust,
+            error,
+        });
     }
     if overrides.permission_mode.as_deref().is_some_and(|m| m.trim().eq_ignore_ascii_case("auto")) {
         warnings.push(
@@ -327,12 +346,17 @@ fn restricted(
 ) -> Loaded {
     let mut warnings = read_warnings.clone();
     let mut project = FileConfig::default();
-    let mut project_as_written = FileConfig::default();
     for layer in &mut layers {
-        layer.restricted =
-            trust::restrict(layer.as_written.clone(), &user, &layer.trust, &layer.file, &layer.dir, &mut warnings);
+        layer.restricted = trust::restrict(
+            layer.as_written.clone(),
+            &user,
+            &layer.trust,
+            &layer.file,
+            &layer.dir,
+            &workspace,
+            &mut warnings,
+        );
         project = project.merge(layer.restricted.clone());
-        project_as_written = project_as_written.merge(layer.as_written.clone());
     }
     let config = user.clone().merge(project.clone());
     let folders = folders_of(&workspace, &layers, &trust, &user);
@@ -341,7 +365,6 @@ fn restricted(
         paths,
         user,
         project,
-        project_as_written,
         project_file,
         layers,
         folders,
@@ -377,8 +400,8 @@ fn folders_of(
 }
 
 /// The same config trusted for this run (the person said yes to the
-/// question about `project_as_written`): exactly what was asked about, not
-/// the files read again.
+/// question about the workspace's own files): exactly what was asked about,
+/// not the files read again. Folders above keep their own trust.
 pub(crate) fn trusted(loaded: Loaded) -> Loaded {
     let Loaded { workspace, paths, user, mut layers, project_file, read_warnings, claude_user, .. } = loaded;
     for layer in layers.iter_mut().filter(|l| l.dir == workspace) {
@@ -652,7 +675,7 @@ pub(crate) fn policy(
         warnings.push(format!(
             "this repository's .git/config names programs git would run ({keys}); until the folder is trusted \
              every git command is asked; {}",
-            trust::how_to_trust(&loaded.workspace)
+            trust::how_to_trust(&loaded.workspace, &loaded.workspace)
         ));
         policy.set_risky_git_config(Some(keys));
     }

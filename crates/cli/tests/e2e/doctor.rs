@@ -59,3 +59,52 @@ async fn failures_say_what_to_do_and_exit_1() {
     assert_eq!(out.code, Some(1));
     assert!(out.stdout.contains("✗ config:") && out.stdout.contains("config.toml"), "{}", out.stdout);
 }
+
+#[tokio::test]
+async fn an_untrusted_projects_broken_config_fails_and_claude_settings_are_named() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    // A project config with a typo, in a folder not trusted: a run goes on without it.
+    common::write(&h.path(".tern/config.toml"), "modle = \"x\"\n");
+    common::write(&h.path(".claude/settings.json"), r#"{"permissions": {"deny": ["Bash(curl:*)"]}}"#);
+    let home = h.home.path().join("fake-home");
+    common::write(&home.join(".claude/settings.json"), r#"{"env": {"DEBUG": "1"}}"#);
+    let doctor = |key: bool| {
+        let mut cmd = h.command(&["doctor", "--json", "--offline"]);
+        cmd.env("HOME", &home);
+        if !key {
+            cmd.env_remove("ANTHROPIC_API_KEY").args(["--base-url", "https://api.anthropic.com"]);
+        }
+        cmd
+    };
+    let out = doctor(true).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let config = check(&report, "config");
+    assert_eq!(config["ok"], false, "{report}");
+    let detail = config["detail"].as_str().unwrap();
+    assert!(detail.contains(".tern/config.toml") && detail.contains("modle"), "{detail}");
+    assert!(detail.contains("not trusted"), "{detail}");
+    let settings: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "Claude Code settings")
+        .map(|c| c["detail"].as_str().unwrap())
+        .collect();
+    // What tern does not apply is named (the user's `env`); the project's deny rule applies, so it is not.
+    assert_eq!(settings.len(), 1, "{report}");
+    assert!(settings[0].contains("fake-home/.claude/settings.json") && settings[0].contains("env"), "{settings:?}");
+    // Said once: not again among the session's warnings.
+    let repeated = report["checks"].as_array().unwrap().iter().filter(|c| {
+        let d = c["detail"].as_str().unwrap();
+        c["name"] == "config warning" && (d.contains("modle") || d.contains("Claude Code's settings"))
+    });
+    assert_eq!(repeated.count(), 0, "{report}");
+
+    // Without a key no session can be set up; the files are reported all the same.
+    let out = doctor(false).output().await.unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(check(&report, "config")["ok"], false, "{report}");
+    assert_eq!(check(&report, "Claude Code settings")["ok"], true, "information: {report}");
+    assert!(check(&report, "Claude Code settings")["detail"].as_str().unwrap().contains("NOT applied"));
+}

@@ -524,3 +524,35 @@ elif path.endswith("draft.txt"):
     assert_eq!(std::fs::read_to_string(h.path("final.txt")).unwrap(), "moved\n");
     assert!(!h.path("draft.txt").exists());
 }
+
+#[tokio::test]
+async fn from_a_subfolder_the_trust_hint_names_what_trusts_the_repository() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    let marker = h.home.path().join("top-mcp-ran");
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    std::fs::create_dir_all(h.path("sub")).unwrap();
+    let touch =
+        json!({"mcpServers": {"top": {"command": "sh", "args": ["-c", format!("touch {}", marker.display())]}}});
+    write(&h.path(".mcp.json"), &touch.to_string());
+    let top = std::fs::canonicalize(h.workspace.path()).unwrap();
+    let (top_arg, sub_arg) = (top.display().to_string(), top.join("sub").display().to_string());
+
+    // `--trust` from the subfolder vouches for the subfolder only: the
+    // repository's server stays off, and the warning says what would start it.
+    let out = run(&h, &["mcp", "list", "--trust", "--cwd", &sub_arg]).await;
+    assert!(!marker.exists(), "`--trust` in a subfolder started the repository's server");
+    let warning = out.stderr.lines().find(|l| l.contains("did not start MCP server(s) top")).unwrap_or_default();
+    assert!(!warning.contains("(or `--trust` for one run)"), "{warning}");
+    assert!(warning.contains(&format!("`tern trust {top_arg}`")), "{warning}");
+    assert!(warning.contains(&format!("start tern in {top_arg} with `--trust`")), "{warning}");
+
+    // Each way it names works: `--trust` in the repository's folder...
+    let out = run(&h, &["mcp", "list", "--trust", "--cwd", &top_arg]).await;
+    assert!(marker.exists(), "{}", out.stderr);
+    // ... and `tern trust` of that folder, for runs from the subfolder.
+    std::fs::remove_file(&marker).unwrap();
+    let out = run(&h, &["trust", &top_arg]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let out = run(&h, &["mcp", "list", "--cwd", &sub_arg]).await;
+    assert!(marker.exists(), "{}", out.stderr);
+}
