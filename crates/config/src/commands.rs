@@ -325,6 +325,74 @@ pub struct Invocation {
     pub model: Option<String>,
     /// What its `` !`cmd` `` lines do.
     pub shell_lines: ShellLines,
+    /// An MCP server's prompt, fetched before the prompt is sent (its text is then the prompt).
+    pub mcp_prompt: Option<McpPromptCall>,
+}
+
+/// An MCP prompt to fetch: the server, the prompt, and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpPromptCall {
+    /// The server.
+    pub server: String,
+    /// The prompt's name there.
+    pub prompt: String,
+    /// Its arguments by name.
+    pub arguments: std::collections::BTreeMap<String, String>,
+}
+
+/// An MCP prompt offered as `/mcp__<server>__<prompt>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpPromptSpec {
+    /// The command, without its slash.
+    pub command: String,
+    /// The server.
+    pub server: String,
+    /// The prompt's name there.
+    pub prompt: String,
+    /// Its arguments in order, each with whether it is required.
+    pub arguments: Vec<(String, bool)>,
+}
+
+/// `text` as `/mcp__<server>__<prompt> args` naming one of `prompts`: the
+/// words fill its arguments in order (quotes group words; the last
+/// argument takes the rest). None when it names none of them.
+pub fn mcp_prompt_invocation(text: &str, prompts: &[McpPromptSpec]) -> Option<Result<Invocation, SkillError>> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let spec = prompts.iter().find(|p| p.command == name)?;
+    let mut words = split_words(args.trim());
+    let mut arguments = std::collections::BTreeMap::new();
+    let count = spec.arguments.len();
+    for (i, (arg, required)) in spec.arguments.iter().enumerate() {
+        let value = if i + 1 == count && words.len() > 1 {
+            std::mem::take(&mut words).join(" ")
+        } else if words.is_empty() {
+            String::new()
+        } else {
+            words.remove(0)
+        };
+        if value.is_empty() {
+            if *required {
+                let usage = spec.arguments.iter().map(|(a, _)| format!("<{a}>")).collect::<Vec<_>>().join(" ");
+                return Some(Err(SkillError::MissingArgument {
+                    command: name.to_string(),
+                    argument: arg.clone(),
+                    usage,
+                }));
+            }
+            continue;
+        }
+        arguments.insert(arg.clone(), value);
+    }
+    Some(Ok(Invocation {
+        prompt: String::new(),
+        shown: text.trim().to_string(),
+        allowed_tools: Vec::new(),
+        origin: format!("MCP prompt {name}"),
+        model: None,
+        shell_lines: ShellLines::Keep,
+        mcp_prompt: Some(McpPromptCall { server: spec.server.clone(), prompt: spec.prompt.clone(), arguments }),
+    }))
 }
 
 /// `text` as a custom command or skill invocation: None when it does not
@@ -344,6 +412,7 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
             origin: format!("command {name}"),
             model: c.model.clone(),
             shell_lines: c.shell_lines,
+            mcp_prompt: None,
         }));
     }
     let skill = skills.get(name)?;
@@ -359,6 +428,7 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
             origin: format!("skill {}", skill.name),
             model: None,
             shell_lines: ShellLines::Keep,
+            mcp_prompt: None,
         }
     }))
 }
@@ -366,6 +436,25 @@ pub fn invocation(text: &str, commands: &Commands, skills: &Skills) -> Option<Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mcp_prompt_takes_its_arguments_in_order() {
+        let spec = McpPromptSpec {
+            command: "mcp__gh__review".into(),
+            server: "gh".into(),
+            prompt: "review".into(),
+            arguments: vec![("pr".into(), true), ("focus".into(), false)],
+        };
+        let specs = [spec];
+        let i = mcp_prompt_invocation("/mcp__gh__review 42 security and speed", &specs).unwrap().unwrap();
+        let call = i.mcp_prompt.unwrap();
+        assert_eq!((call.server.as_str(), call.prompt.as_str()), ("gh", "review"));
+        assert_eq!(call.arguments["pr"], "42");
+        assert_eq!(call.arguments["focus"], "security and speed");
+        let err = mcp_prompt_invocation("/mcp__gh__review", &specs).unwrap().unwrap_err();
+        assert!(err.to_string().contains("`pr` is required"), "{err}");
+        assert!(mcp_prompt_invocation("/other", &specs).is_none());
+    }
 
     #[test]
     fn shell_lines_are_found_on_one_line_each() {

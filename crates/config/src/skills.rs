@@ -352,6 +352,16 @@ pub enum SkillError {
     /// Its front matter is broken.
     #[error(transparent)]
     FrontMatter(#[from] crate::frontmatter::FrontMatterError),
+    /// An MCP prompt's required argument was not given.
+    #[error("`{argument}` is required (usage: /{command} {usage})")]
+    MissingArgument {
+        /// The command.
+        command: String,
+        /// The argument.
+        argument: String,
+        /// Every argument in order.
+        usage: String,
+    },
 }
 
 #[cfg(test)]

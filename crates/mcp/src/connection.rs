@@ -30,6 +30,9 @@ pub struct ClientEvents {
     on_tools_changed: ListChanged,
     /// The session's folders, as `file://` URIs.
     roots: Vec<Root>,
+    /// Where the server's log messages and progress go (the private MCP log), under its name.
+    log: ServerLog,
+    server: String,
 }
 
 impl ClientHandler for ClientEvents {
@@ -46,6 +49,31 @@ impl ClientHandler for ClientEvents {
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
         Ok(ListRootsResult::new(self.roots.clone()))
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        // Bounded as its stderr is: one line, cut.
+        let data = match &params.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let line: String = data.chars().take(2000).collect();
+        let logger = params.logger.map(|l| format!(" {l}")).unwrap_or_default();
+        self.log.note(&self.server, &format!("log {:?}{logger}: {line}", params.level));
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let total = params.total.map(|t| format!(" of {t}")).unwrap_or_default();
+        let message: String = params.message.unwrap_or_default().chars().take(500).collect();
+        self.log.note(&self.server, &format!("progress {}{total} {message}", params.progress));
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -126,7 +154,7 @@ pub async fn connect(
 ) -> Result<Connection, ConnectError> {
     let roots =
         roots.iter().filter_map(|p| reqwest::Url::from_file_path(p).ok()).map(|u| Root::new(u.to_string())).collect();
-    let events = ClientEvents { on_tools_changed, roots };
+    let events = ClientEvents { on_tools_changed, roots, log: log.clone(), server: server.to_string() };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {
             // The session's error is the server's status line.

@@ -36,7 +36,7 @@ pub fn convert_result(server: &str, tool: &str, result: CallToolResult) -> Resul
     Ok(ToolOutput { content, details: Some(Box::new(details)) })
 }
 
-fn convert_block(block: ContentBlock) -> ToolResultContent {
+pub(crate) fn convert_block(block: ContentBlock) -> ToolResultContent {
     match block {
         ContentBlock::Text(t) => ToolResultContent::text(t.text),
         ContentBlock::Image(i) => {

@@ -33,6 +33,7 @@ mod connection;
 mod content;
 mod manager;
 pub mod naming;
+mod resources;
 mod sdk_transport;
 mod server;
 mod server_log;
@@ -41,7 +42,7 @@ pub mod testing;
 mod tool;
 
 pub use config::{ServerConfig, Transport};
-pub use manager::{McpManager, ServerState, ServerStatus};
+pub use manager::{McpManager, McpPrompt, ServerState, ServerStatus};
 pub use sdk_transport::{SdkHost, SdkRelay, SdkTransportError};
 pub use server::MAX_RESTARTS;
 pub use tool::McpTool;

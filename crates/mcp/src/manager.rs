@@ -7,7 +7,7 @@ use tokio::sync::watch;
 
 use crate::{
     config::ServerConfig,
-    naming,
+    naming, resources,
     server::Server,
     server_log::ServerLog,
     tool::{self, McpTool},
@@ -42,6 +42,36 @@ pub struct ServerStatus {
     pub transport: String,
     /// Restarts after crashes so far this session.
     pub restarts: u32,
+}
+
+/// A prompt an MCP server offers, as a slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpPrompt {
+    /// `mcp__<server>__<prompt>` (the command, without its slash).
+    pub command: String,
+    /// The server.
+    pub server: String,
+    /// The prompt's name there.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// Its arguments in order, each with whether it is required.
+    pub arguments: Vec<(String, bool)>,
+}
+
+/// A tool a server's session offers: its own, or one of its resources.
+enum Listed {
+    Tool(rmcp::model::Tool),
+    Resources(&'static str),
+}
+
+impl Listed {
+    fn name(&self) -> &str {
+        match self {
+            Listed::Tool(t) => t.name.as_ref(),
+            Listed::Resources(name) => name,
+        }
+    }
 }
 
 /// The MCP client side of tern: owns every server session.
@@ -113,15 +143,30 @@ impl McpManager {
     /// call restarts the server). Names are `mcp__<server>__<tool>`, sanitised
     /// and made unique by [`naming::assign_names`].
     pub fn tools(&self) -> Vec<McpTool> {
-        let listed: Vec<(&Arc<Server>, rmcp::model::Tool)> = self
+        // Each server's own tools, then (when it offers resources) its two resource tools.
+        let listed: Vec<(&Arc<Server>, Listed)> = self
             .servers
             .iter()
-            .flat_map(|server| server.listed_tools().unwrap_or_default().into_iter().map(move |t| (server, t)))
+            .flat_map(|server| {
+                let own = server.listed_tools().unwrap_or_default().into_iter().map(Listed::Tool);
+                let resources = server
+                    .offers_resources()
+                    .then_some([Listed::Resources(resources::LIST), Listed::Resources(resources::READ)])
+                    .into_iter()
+                    .flatten();
+                own.chain(resources).map(move |t| (server, t))
+            })
             .collect();
-        let pairs: Vec<(&str, &str)> = listed.iter().map(|(s, t)| (s.config.name.as_str(), t.name.as_ref())).collect();
+        let pairs: Vec<(&str, &str)> = listed.iter().map(|(s, t)| (s.config.name.as_str(), t.name())).collect();
         let names = naming::assign_names(&pairs);
-        let mut tools: Vec<McpTool> =
-            listed.iter().zip(names).map(|((server, def), name)| tool::build(server, def, name)).collect();
+        let mut tools: Vec<McpTool> = listed
+            .iter()
+            .zip(names)
+            .map(|((server, listed), name)| match listed {
+                Listed::Tool(def) => tool::build(server, def, name),
+                Listed::Resources(original) => resources::build(server, original, name),
+            })
+            .collect();
         tools.sort_by(|a, b| a.tool.name().cmp(b.tool.name()));
         tools
     }
@@ -138,6 +183,54 @@ impl McpManager {
     pub async fn set_enabled(&self, name: &str, enabled: bool) -> Option<ServerState> {
         let server = self.servers.iter().find(|s| s.config.name == name)?;
         Some(if enabled { server.reconnect().await } else { server.turn_off().await })
+    }
+
+    /// Every connected server's prompts, as `/mcp__<server>__<prompt>`.
+    pub fn prompts(&self) -> Vec<McpPrompt> {
+        let mut out = Vec::new();
+        for server in &self.servers {
+            for p in server.prompts() {
+                out.push(McpPrompt {
+                    command: naming::qualified_name(&server.config.name, &p.name),
+                    server: server.config.name.clone(),
+                    name: p.name.clone(),
+                    description: p.description.clone().unwrap_or_default(),
+                    arguments: p
+                        .arguments
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|a| (a.name, a.required.unwrap_or(false)))
+                        .collect(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The text of the prompt `name` of `server` with `arguments`: its
+    /// messages' text, in order (images and resources named, not sent).
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: std::collections::BTreeMap<String, String>,
+    ) -> Result<String, String> {
+        let Some(s) = self.servers.iter().find(|s| s.config.name == server) else {
+            return Err(format!("no MCP server `{server}`"));
+        };
+        let arguments: rmcp::model::JsonObject =
+            arguments.into_iter().map(|(k, v)| (k, serde_json::Value::String(v))).collect();
+        let args = (!arguments.is_empty()).then_some(arguments);
+        let messages =
+            s.get_prompt(name, args, &tokio_util::sync::CancellationToken::new()).await.map_err(|e| e.message)?;
+        let parts: Vec<String> = messages
+            .into_iter()
+            .map(|m| match crate::content::convert_block(m.content) {
+                tern_protocol::ToolResultContent::Text { text } => text,
+                tern_protocol::ToolResultContent::Image { .. } => "[an image of the prompt, not sent]".to_string(),
+            })
+            .collect();
+        Ok(parts.join("\n\n"))
     }
 
     /// Bumped whenever any server's tool list changed (notifications/tools/list_changed → re-list).

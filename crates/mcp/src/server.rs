@@ -13,7 +13,10 @@ use std::{
 
 use rmcp::{
     Peer, ServiceError,
-    model::{CallToolRequestParams, JsonObject, Tool as McpToolDef},
+    model::{
+        CallToolRequestParams, GetPromptRequestParams, JsonObject, PaginatedRequestParams, Prompt, PromptMessage,
+        ReadResourceRequestParams, Resource, ResourceContents, Tool as McpToolDef,
+    },
     service::RoleClient,
 };
 use tern_agent_loop::{ToolError, ToolOutput};
@@ -28,6 +31,9 @@ use crate::{
     server_log::ServerLog,
     server_process,
 };
+
+/// The most resources one `resources/list` answer is read for.
+pub const MAX_RESOURCES: usize = 1000;
 
 /// Restarts allowed per server per session.
 pub const MAX_RESTARTS: u32 = 3;
@@ -70,6 +76,19 @@ struct View {
     /// `None` until the first successful `tools/list`.
     tools: Option<Vec<McpToolDef>>,
     restarts: u32,
+    /// Whether the session offers resources (`resources/list`, `resources/read`).
+    resources: bool,
+    /// The prompts it offers (`prompts/list` at connect).
+    prompts: Vec<Prompt>,
+}
+
+/// A session just opened, with what it offers.
+struct Opened {
+    conn: Connection,
+    tools: Vec<McpToolDef>,
+    resources: bool,
+    prompts: Vec<Prompt>,
+    epoch: u64,
 }
 
 impl Server {
@@ -79,7 +98,13 @@ impl Server {
             log,
             generation,
             link: tokio::sync::Mutex::new(Link::Idle),
-            view: Mutex::new(View { state: ServerState::Starting, tools: None, restarts: 0 }),
+            view: Mutex::new(View {
+                state: ServerState::Starting,
+                tools: None,
+                restarts: 0,
+                resources: false,
+                prompts: Vec::new(),
+            }),
             epochs: AtomicU64::new(0),
             relisting: tokio::sync::Mutex::new(()),
         }
@@ -105,6 +130,16 @@ impl Server {
         })
     }
 
+    /// Whether its session offers resources.
+    pub fn offers_resources(&self) -> bool {
+        self.with_view(|v| v.resources && v.tools.is_some())
+    }
+
+    /// The prompts its session offers.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.with_view(|v| if v.tools.is_some() { v.prompts.clone() } else { Vec::new() })
+    }
+
     /// The last listed tools; `None` if the server never connected.
     pub fn listed_tools(&self) -> Option<Vec<McpToolDef>> {
         self.with_view(|v| v.tools.clone())
@@ -126,10 +161,12 @@ impl Server {
     /// Open a session into `link` (held by the caller), recording how it went.
     async fn open_into(self: &Arc<Self>, link: &mut Link) {
         match self.open().await {
-            Ok((conn, tools, epoch)) => {
+            Ok(Opened { conn, tools, resources, prompts, epoch }) => {
                 self.with_view(|v| {
                     v.state = ServerState::Connected;
                     v.tools = Some(tools);
+                    v.resources = resources;
+                    v.prompts = prompts;
                 });
                 *link = Link::Up { conn, epoch };
             }
@@ -141,7 +178,7 @@ impl Server {
     }
 
     /// Connect and list tools within the startup timeout. The caller holds `link`.
-    async fn open(self: &Arc<Self>) -> Result<(Connection, Vec<McpToolDef>, u64), String> {
+    async fn open(self: &Arc<Self>) -> Result<Opened, String> {
         let epoch = self.epochs.fetch_add(1, Ordering::Relaxed) + 1;
         let weak = Arc::downgrade(self);
         let on_changed: ListChanged = Arc::new(move || {
@@ -164,7 +201,17 @@ impl Server {
             .map_err(|e| e.to_string())?;
             let tools =
                 conn.client.peer().list_all_tools().await.map_err(|e| format!("the first `tools/list` failed: {e}"))?;
-            Ok::<_, String>((conn, tools))
+            // What else it offers: resources (read on demand) and prompts (listed now, for `/` commands).
+            let info = conn.client.peer().peer_info();
+            let resources = info.as_ref().is_some_and(|i| i.capabilities.resources.is_some());
+            let prompts = match info.as_ref().is_some_and(|i| i.capabilities.prompts.is_some()) {
+                true => conn.client.peer().list_all_prompts().await.unwrap_or_else(|e| {
+                    self.log.note(self.name(), &format!("`prompts/list` failed: {e}"));
+                    Vec::new()
+                }),
+                false => Vec::new(),
+            };
+            Ok::<_, String>((conn, tools, resources, prompts))
         };
         let result = match tokio::time::timeout(self.config.startup_timeout, attempt).await {
             Ok(result) => result,
@@ -177,7 +224,7 @@ impl Server {
             )),
         };
         match result {
-            Ok((conn, tools)) => {
+            Ok((conn, tools, resources, prompts)) => {
                 let took = started.elapsed().as_millis();
                 self.log.note(self.name(), &format!("connected in {took} ms with {} tools", tools.len()));
                 if let Some(process) = &conn.process {
@@ -190,7 +237,7 @@ impl Server {
                         }
                     });
                 }
-                Ok((conn, tools, epoch))
+                Ok(Opened { conn, tools, resources, prompts, epoch })
             }
             Err(message) => {
                 self.log.note(self.name(), &format!("failed to start: {message}"));
@@ -262,9 +309,13 @@ impl Server {
         self.with_view(|v| v.restarts = attempt);
         self.log.note(self.name(), &format!("restarting ({attempt} of {MAX_RESTARTS}) after: {reason}"));
         match self.open().await {
-            Ok((conn, tools, epoch)) => {
+            Ok(Opened { conn, tools, resources, prompts, epoch }) => {
                 let peer = conn.client.peer().clone();
-                self.with_view(|v| v.state = ServerState::Connected);
+                self.with_view(|v| {
+                    v.state = ServerState::Connected;
+                    v.resources = resources;
+                    v.prompts = prompts;
+                });
                 self.set_tools(tools);
                 *link = Link::Up { conn, epoch };
                 Ok((peer, epoch))
@@ -299,6 +350,72 @@ impl Server {
         arguments: Option<JsonObject>,
         cancel: &CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let result = self.request(tool, cancel, move |peer| async move { peer.call_tool(params).await }).await?;
+        content::convert_result(self.name(), tool, result)
+    }
+
+    /// `resources/list` (every page, at most [`MAX_RESOURCES`]).
+    pub async fn list_resources(self: &Arc<Self>, cancel: &CancellationToken) -> Result<Vec<Resource>, ToolError> {
+        self.request("resources/list", cancel, |peer| async move {
+            let mut all = Vec::new();
+            let mut cursor = None;
+            loop {
+                let page = peer.list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor))).await?;
+                all.extend(page.resources);
+                cursor = page.next_cursor;
+                if cursor.is_none() || all.len() >= MAX_RESOURCES {
+                    all.truncate(MAX_RESOURCES);
+                    return Ok(all);
+                }
+            }
+        })
+        .await
+    }
+
+    /// `resources/read` of `uri`.
+    pub async fn read_resource(
+        self: &Arc<Self>,
+        uri: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ResourceContents>, ToolError> {
+        let params = ReadResourceRequestParams::new(uri.to_string());
+        let what = format!("resources/read {uri}");
+        self.request(&what, cancel, move |peer| async move { peer.read_resource(params).await.map(|r| r.contents) })
+            .await
+    }
+
+    /// `prompts/get` of `name` with `arguments`: its messages.
+    pub async fn get_prompt(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Option<JsonObject>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<PromptMessage>, ToolError> {
+        let mut params = GetPromptRequestParams::new(name.to_string());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let what = format!("prompts/get {name}");
+        self.request(&what, cancel, move |peer| async move { peer.get_prompt(params).await.map(|r| r.messages) }).await
+    }
+
+    /// One request on the session (started or restarted as needed) within the
+    /// server's tool timeout, honouring `cancel`; a failure worded for the model.
+    async fn request<T, F, Fut>(
+        self: &Arc<Self>,
+        what: &str,
+        cancel: &CancellationToken,
+        make: F,
+    ) -> Result<T, ToolError>
+    where
+        F: FnOnce(Peer<RoleClient>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, ServiceError>>,
+    {
+        let tool = what;
         let cancelled =
             || ToolError::new(format!("The call to `{tool}` on MCP server `{}` was cancelled.", self.name()));
         // A restart can take up to startup_timeout; let the user interrupt it too.
@@ -307,19 +424,15 @@ impl Server {
             _ = cancel.cancelled() => return Err(cancelled()),
             session = self.session() => session?,
         };
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
         let limit = self.config.tool_timeout;
         // Dropping the request future (timeout or cancel) sends notifications/cancelled.
         let outcome = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(cancelled()),
-            outcome = tokio::time::timeout(limit, peer.call_tool(params)) => outcome,
+            outcome = tokio::time::timeout(limit, make(peer)) => outcome,
         };
         match outcome {
-            Ok(Ok(result)) => content::convert_result(self.name(), tool, result),
+            Ok(Ok(result)) => Ok(result),
             Err(_) => {
                 self.log.note(self.name(), &format!("`{tool}` timed out after {}", human(limit)));
                 Err(ToolError::new(format!(

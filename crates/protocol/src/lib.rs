@@ -31,6 +31,7 @@ mod sandbox;
 pub mod sanitize;
 pub mod secrets;
 mod session;
+mod slash;
 pub mod sync;
 pub mod text;
 pub mod time;
@@ -58,6 +59,7 @@ pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
     SessionRecord, compaction_summary_messages,
 };
+pub use slash::{SlashCommand, SlashKind};
 pub use title::{CallTitle, call_title, count, first_line};
 pub use todo::{TodoItem, TodoStatus};
 pub use tool::{

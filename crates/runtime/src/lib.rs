@@ -818,7 +818,53 @@ impl Runtime {
     /// `text` as `/NAME args` naming a custom command or a skill (None
     /// otherwise); [`Runtime::apply`] runs it.
     pub(crate) fn invocation(&self, text: &str) -> Option<Result<commands::Invocation, skills::SkillError>> {
-        commands::invocation(text, &self.commands, &self.skills)
+        commands::invocation(text, &self.commands, &self.skills).or_else(|| {
+            // `/mcp__server__prompt args`: a connected server's prompt, fetched when the prompt runs.
+            let specs: Vec<commands::McpPromptSpec> = self
+                .mcp
+                .as_ref()
+                .map(|m| m.prompts())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|p| commands::McpPromptSpec {
+                    command: p.command,
+                    server: p.server,
+                    prompt: p.name,
+                    arguments: p.arguments,
+                })
+                .collect();
+            commands::mcp_prompt_invocation(text, &specs)
+        })
+    }
+
+    /// Every `/NAME` a prompt may start with besides the front end's own:
+    /// custom commands, skills, and the connected MCP servers' prompts.
+    pub fn slash_commands(&self) -> Vec<tern_protocol::SlashCommand> {
+        use tern_protocol::{SlashCommand, SlashKind};
+        let commands = self.commands.list.iter().map(|c| SlashCommand {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            argument_hint: c.argument_hint.clone(),
+            kind: SlashKind::Command,
+        });
+        let skills = self.skills.list.iter().map(|s| SlashCommand {
+            name: s.name.clone(),
+            description: s.description.clone(),
+            argument_hint: None,
+            kind: SlashKind::Skill,
+        });
+        let prompts = self.mcp.as_ref().map(|m| m.prompts()).unwrap_or_default().into_iter().map(|p| {
+            let hint =
+                p.arguments.iter().map(|(a, required)| if *required { format!("<{a}>") } else { format!("[{a}]") });
+            let hint: Vec<String> = hint.collect();
+            SlashCommand {
+                name: p.command,
+                description: p.description,
+                argument_hint: (!hint.is_empty()).then(|| hint.join(" ")),
+                kind: SlashKind::McpPrompt,
+            }
+        });
+        commands.chain(skills).chain(prompts).collect()
     }
 
     /// The permission policy (mode, rules, decisions).

@@ -44,6 +44,34 @@ impl Runtime {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> RunReport {
+        let mut invocation = invocation;
+        // An MCP server's prompt: its text, fetched now, is the prompt.
+        if let Some(call) = invocation.as_ref().and_then(|i| i.mcp_prompt.clone()) {
+            let fetched = match &self.mcp {
+                Some(mcp) => mcp.get_prompt(&call.server, &call.prompt, call.arguments).await,
+                None => Err(format!("no MCP server `{}` in this session", call.server)),
+            };
+            match fetched {
+                Ok(text) if !text.trim().is_empty() => {
+                    if let Some(i) = invocation.as_mut() {
+                        i.prompt = text;
+                    }
+                }
+                other => {
+                    let why = other.err().unwrap_or_else(|| "the server sent an empty prompt".into());
+                    let why = format!("{}: {why}", text.trim());
+                    events(AgentEvent::Error { message: why.clone() });
+                    return RunReport {
+                        outcome: failed(why),
+                        cost_usd: 0.0,
+                        duration_ms: 0,
+                        permission_denials: Vec::new(),
+                        structured_output: None,
+                        notices: Vec::new(),
+                    };
+                }
+            }
+        }
         let prompt = invocation.as_ref().map_or(text, |i| i.prompt.as_str());
         events(AgentEvent::PromptStarted {
             text: prompt.to_string(),

@@ -468,11 +468,15 @@ pub(crate) async fn start_servers(
     if overrides.no_mcp {
         return None;
     }
+    // The session's folders, answered to `roots/list`: the workspace, then each --add-dir
+    // (checked when the policy was built; one that cannot be read now is left out).
+    let extra_roots = added_dirs(overrides).unwrap_or_default();
     let startable: Vec<tern_mcp::ServerConfig> = servers
         .iter()
         .filter(|s| s.denied.is_none())
         .filter_map(|s| s.config.clone().ok())
         .map(|mut c| {
+            c.roots.extend(extra_roots.iter().cloned());
             c.child_env = Some(child_env.clone());
             if let tern_mcp::Transport::Sdk { host } = &mut c.transport {
                 host.clone_from(&overrides.sdk_host);

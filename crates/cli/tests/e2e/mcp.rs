@@ -507,6 +507,28 @@ async fn a_server_started_without_folders_works_in_the_sessions_roots() {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let results = h.tool_results(&h.bodies()[1]);
     assert!(results[0].0.contains("content found through roots") && !results[0].1, "{:?}", results[0]);
+    // A folder added with --add-dir is a root too.
+    let other = tempfile::tempdir().unwrap();
+    let file = other.path().canonicalize().unwrap().join("elsewhere.txt");
+    write(&file, "content from the added folder\n");
+    let h2 = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__fs__read_text_file", "arguments": {"path": file.display().to_string()}}]},
+            {"text": "read it"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    add_config(
+        &h2,
+        &format!("\n[mcp_servers.fs]\ncommand = {:?}\n", npm_server("mcp-server-filesystem").display().to_string()),
+    );
+    let dir = other.path().display().to_string();
+    let out = h2.run(&["-p", "read it", "--allowed-tools", "mcp__fs", "--add-dir", &dir]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = h2.tool_results(&h2.bodies()[1]);
+    assert!(results[0].0.contains("content from the added folder") && !results[0].1, "{:?}", results[0]);
 }
 
 #[tokio::test]
@@ -524,4 +546,50 @@ async fn strict_mcp_config_starts_only_the_servers_it_was_given() {
     assert_eq!(names(&out), ["from_config", "given"], "{}", out.stderr);
     let out = h.run(&["mcp", "list", "--json", "--mcp-config", &given, "--strict-mcp-config"]).await;
     assert_eq!(names(&out), ["given"], "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn a_servers_prompts_are_commands_and_its_resources_are_tools() {
+    let uri = "demo://resource/static/document/architecture.md";
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"when_request_contains": "weather in Paris, Texas", "text": "sunny"},
+            {"when_request_contains": "Static document file exposed", "text": "read them"},
+            {"when_request_contains": "read both", "tool_calls": [
+                {"name": "mcp__everything__list_resources", "arguments": {}},
+                {"name": "mcp__everything__read_resource", "arguments": {"uri": uri}}
+            ]}
+        ]})
+        .to_string(),
+    )
+    .await;
+    add_config(
+        &h,
+        &format!(
+            "\n[mcp_servers.everything]\ncommand = {:?}\n",
+            npm_server("mcp-server-everything").display().to_string()
+        ),
+    );
+    // `/mcp__server__prompt args`: the words fill its arguments in order; its text is the prompt.
+    let out = h.run(&["-p", "/mcp__everything__args-prompt Paris Texas"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "sunny\n");
+    // A missing required argument is named, and nothing is sent.
+    let sent = h.bodies().len();
+    let out = h.run(&["-p", "/mcp__everything__args-prompt"]).await;
+    assert_ne!(out.code, Some(0));
+    assert!(out.stderr.contains("`city` is required"), "{}", out.stderr);
+    assert_eq!(h.bodies().len(), sent);
+    // Its resources: listed and read through two tools of the server.
+    let out = h.run(&["-p", "read both"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let body = h.bodies().last().unwrap().clone();
+    let results = h.tool_results(&body);
+    assert!(results[0].0.contains(uri) && !results[0].1, "{:?}", results[0]);
+    assert!(!results[1].1 && results[1].0.len() > 100, "{:?}", results[1]);
+    // The prompts are listed with the other slash commands.
+    let out = h.run(&["-p", "x", "--output-format", "stream-json"]).await;
+    let init = &out.json_lines()[0];
+    assert!(init["slash_commands"].as_array().unwrap().iter().any(|c| c == "mcp__everything__simple-prompt"), "{init}");
 }

@@ -260,24 +260,21 @@ pub(crate) async fn replay(runtime: &Runtime, cx: &ConnectionTo<Client>, session
     }
 }
 
-/// The custom commands and skills, as the client's slash commands.
+/// The custom commands, skills and MCP prompts, as the client's slash commands.
 pub(crate) fn announce_commands(runtime: &Runtime, cx: &ConnectionTo<Client>, session: &str) {
-    let mut list: Vec<acp::AvailableCommand> = runtime
-        .commands()
-        .list
-        .iter()
+    let list: Vec<acp::AvailableCommand> = runtime
+        .slash_commands()
+        .into_iter()
         .map(|c| {
-            let cmd = acp::AvailableCommand::new(c.name.clone(), c.description.clone());
-            match &c.argument_hint {
-                Some(hint) => cmd
-                    .input(acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new(hint.clone()))),
+            let cmd = acp::AvailableCommand::new(c.name, c.description);
+            match c.argument_hint {
+                Some(hint) => {
+                    cmd.input(acp::AvailableCommandInput::Unstructured(acp::UnstructuredCommandInput::new(hint)))
+                }
                 None => cmd,
             }
         })
         .collect();
-    list.extend(
-        runtime.skills().list.iter().map(|s| acp::AvailableCommand::new(s.name.clone(), s.description.clone())),
-    );
     notify(cx, session, acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(list)));
 }
 

@@ -422,9 +422,8 @@ fn init_line(runtime: &Runtime) -> claude_wire::Line {
         .iter()
         .map(|s| claude_wire::McpServerStatus { name: s.name.clone(), status: json!(s.state) })
         .collect();
-    let mut slash_commands: Vec<String> = runtime.commands().list.iter().map(|c| c.name.clone()).collect();
+    let slash_commands: Vec<String> = runtime.slash_commands().into_iter().map(|c| c.name).collect();
     let skills: Vec<String> = runtime.skills().list.iter().map(|s| s.name.clone()).collect();
-    slash_commands.extend(skills.iter().cloned());
     claude_wire::Line::System(claude_wire::System::Init(Box::new(claude_wire::Init {
         cwd: runtime.workspace().display().to_string(),
         session_id: runtime.session().id().to_string(),
@@ -727,19 +726,13 @@ async fn control(
                 say(&format!("note: initialize: {} not applied by tern", ignored.join(", ")));
             }
             let commands = runtime
-                .commands()
-                .list
-                .iter()
+                .slash_commands()
+                .into_iter()
                 .map(|c| claude_wire::SlashCommand {
-                    name: c.name.clone(),
-                    description: c.description.clone(),
-                    argument_hint: c.argument_hint.clone().unwrap_or_default(),
+                    name: c.name,
+                    description: c.description,
+                    argument_hint: c.argument_hint.unwrap_or_default(),
                 })
-                .chain(runtime.skills().list.iter().map(|s| claude_wire::SlashCommand {
-                    name: s.name.clone(),
-                    description: s.description.clone(),
-                    argument_hint: String::new(),
-                }))
                 .collect();
             let models = runtime
                 .model_choices()

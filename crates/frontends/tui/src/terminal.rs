@@ -221,9 +221,15 @@ fn new_app(runtime: &Runtime) -> App {
     app.priced = runtime.model_info().input_per_mtok > 0.0;
     app.composer.load_history(runtime.prompt_history());
     app.composer.set_vim(runtime.tui_settings().vim.unwrap_or(false));
-    let commands = runtime.commands().list.iter().map(|c| (c.name.clone(), c.description.clone()));
-    let skills = runtime.skills().list.iter().map(|s| (s.name.clone(), format!("skill: {}", s.description)));
-    app.set_custom_commands(commands.chain(skills).collect::<Vec<_>>());
+    let commands = runtime.slash_commands().into_iter().map(|c| {
+        let description = match c.kind {
+            tern_protocol::SlashKind::Command => c.description,
+            tern_protocol::SlashKind::Skill => format!("skill: {}", c.description),
+            tern_protocol::SlashKind::McpPrompt => format!("MCP prompt: {}", c.description),
+        };
+        (c.name, description)
+    });
+    app.set_custom_commands(commands.collect::<Vec<_>>());
     let settings = runtime.compaction_settings();
     let window = runtime.model_info().context_window;
     app.compact_at_pct =
