@@ -458,6 +458,7 @@ fn section_config(
         always_load: s.always_load.unwrap_or(false),
         child_env: None,
         roots: Vec::new(),
+        elicitor: None,
     })
 }
 

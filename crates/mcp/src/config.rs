@@ -24,6 +24,9 @@ pub struct ServerConfig {
     /// `roots/list` (servers such as the reference filesystem server allow
     /// exactly these when started without folders of their own).
     pub roots: Vec<std::path::PathBuf>,
+    /// Who fills the forms the server asks for (elicitation); none: the
+    /// capability is not declared, so the server never asks.
+    pub elicitor: Option<crate::ElicitHost>,
 }
 
 impl ServerConfig {
@@ -43,6 +46,7 @@ impl ServerConfig {
             always_load: false,
             child_env: None,
             roots: Vec::new(),
+            elicitor: None,
         }
     }
 

@@ -33,14 +33,19 @@ pub struct ClientEvents {
     /// Where the server's log messages and progress go (the private MCP log), under its name.
     log: ServerLog,
     server: String,
+    /// Who fills the server's forms (the capability is declared only then).
+    elicitor: Option<crate::ElicitHost>,
 }
 
 impl ClientHandler for ClientEvents {
     fn get_info(&self) -> ClientConfig {
         // We answer `roots/list` (the session's folders). Read from the wire shape: rmcp's
         // builder for it is marked deprecated for a protocol revision after the one we speak.
-        let capabilities: ClientCapabilities =
-            serde_json::from_value(serde_json::json!({"roots": {"listChanged": false}})).unwrap_or_default();
+        let mut wire = serde_json::json!({"roots": {"listChanged": false}});
+        if self.elicitor.is_some() {
+            wire["elicitation"] = serde_json::json!({"form": {}});
+        }
+        let capabilities: ClientCapabilities = serde_json::from_value(wire).unwrap_or_default();
         // The newest revision that still has an `initialize` handshake: every
         // server released so far understands it or negotiates down from it.
         ClientConfig::new(capabilities, Implementation::new("tern", env!("CARGO_PKG_VERSION")))
@@ -49,6 +54,26 @@ impl ClientHandler for ClientEvents {
 
     async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
         Ok(ListRootsResult::new(self.roots.clone()))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, ErrorData> {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        let (Some(host), ElicitRequestParams::FormElicitationParams { message, requested_schema, .. }) =
+            (&self.elicitor, request)
+        else {
+            self.log.note(&self.server, "declined an elicitation tern cannot show");
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        let asked = crate::Elicitation { server: self.server.clone(), message, schema };
+        Ok(match host.0.elicit(asked).await {
+            Some(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
+            None => ElicitResult::new(ElicitationAction::Decline),
+        })
     }
 
     async fn on_logging_message(
@@ -151,10 +176,18 @@ pub async fn connect(
     log: &ServerLog,
     on_tools_changed: ListChanged,
     roots: &[std::path::PathBuf],
+    elicitor: Option<&crate::ElicitHost>,
 ) -> Result<Connection, ConnectError> {
+    let elicitor = elicitor.cloned();
     let roots =
         roots.iter().filter_map(|p| reqwest::Url::from_file_path(p).ok()).map(|u| Root::new(u.to_string())).collect();
-    let events = ClientEvents { on_tools_changed, roots, log: log.clone(), server: server.to_string() };
+    let events = ClientEvents {
+        on_tools_changed,
+        roots,
+        log: log.clone(),
+        server: server.to_string(),
+        elicitor: elicitor.clone(),
+    };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {
             // The session's error is the server's status line.

@@ -31,6 +31,7 @@
 mod config;
 mod connection;
 mod content;
+mod elicit;
 mod manager;
 pub mod naming;
 mod resources;
@@ -42,6 +43,7 @@ pub mod testing;
 mod tool;
 
 pub use config::{ServerConfig, Transport};
+pub use elicit::{ElicitHost, Elicitation, Elicitor};
 pub use manager::{McpManager, McpPrompt, ServerState, ServerStatus};
 pub use sdk_transport::{SdkHost, SdkRelay, SdkTransportError};
 pub use server::MAX_RESTARTS;

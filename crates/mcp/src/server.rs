@@ -196,6 +196,7 @@ impl Server {
                 &self.log,
                 on_changed,
                 &self.config.roots,
+                self.config.elicitor.as_ref(),
             )
             .await
             .map_err(|e| e.to_string())?;

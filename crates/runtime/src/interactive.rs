@@ -57,6 +57,11 @@ impl Interaction {
         self.end_with.lock_or_recover().take()
     }
 
+    /// The running prompt's front end, when a prompt runs.
+    pub(crate) fn prompt(&self) -> Option<Arc<dyn PermissionPrompt>> {
+        self.current().map(|(prompt, ..)| prompt)
+    }
+
     fn current(&self) -> Option<RunParts> {
         self.run.lock_or_recover().clone()
     }

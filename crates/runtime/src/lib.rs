@@ -18,6 +18,7 @@ pub mod apply;
 mod command_lines;
 pub mod compaction;
 pub mod context;
+mod elicitation;
 pub mod extension;
 pub mod health;
 mod interactive;
@@ -395,7 +396,11 @@ impl RuntimeBuilder {
         };
         let child_env = startup::child_env(&loaded, &[]);
         let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
-        let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths).await;
+        // The person answers servers' forms through the running prompt's front end.
+        let interaction = Arc::new(interactive::Interaction::default());
+        let elicitor =
+            tern_mcp::ElicitHost(Arc::new(elicitation::SessionElicitor { interaction: interaction.clone() }));
+        let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
@@ -413,7 +418,6 @@ impl RuntimeBuilder {
         let subagents = subagents::Subagents::new();
         let mut tools = tern_tools::builtin_tools(Arc::new(env));
         tools.push(subagents::SessionDelegate::runtime_tool(subagents.clone()));
-        let interaction = Arc::new(interactive::Interaction::default());
         tools.extend(interactive::tools(&interaction, &policy));
         let structured = overrides.json_schema.clone().map(|schema| {
             let answer = Arc::new(structured_output::Answer::default());

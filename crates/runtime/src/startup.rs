@@ -464,6 +464,7 @@ pub(crate) async fn start_servers(
     overrides: &Overrides,
     child_env: &ChildEnv,
     paths: &TernPaths,
+    elicitor: tern_mcp::ElicitHost,
 ) -> Option<Arc<McpManager>> {
     if overrides.no_mcp {
         return None;
@@ -477,6 +478,7 @@ pub(crate) async fn start_servers(
         .filter_map(|s| s.config.clone().ok())
         .map(|mut c| {
             c.roots.extend(extra_roots.iter().cloned());
+            c.elicitor = Some(elicitor.clone());
             c.child_env = Some(child_env.clone());
             if let tern_mcp::Transport::Sdk { host } = &mut c.transport {
                 host.clone_from(&overrides.sdk_host);

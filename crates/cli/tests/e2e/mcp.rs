@@ -593,3 +593,34 @@ async fn a_servers_prompts_are_commands_and_its_resources_are_tools() {
     let init = &out.json_lines()[0];
     assert!(init["slash_commands"].as_array().unwrap().iter().any(|c| c == "mcp__everything__simple-prompt"), "{init}");
 }
+
+#[tokio::test]
+async fn a_form_nobody_can_answer_is_declined() {
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../support/python-sdk/.venv/bin/python");
+    if !python.exists() {
+        eprintln!(
+            "skipped: the Python MCP SDK is not installed in {} (`cargo xtask ci` installs it)",
+            python.display()
+        );
+        return;
+    }
+    let server = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../support/python-sdk/form_server.py");
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [{"tool_calls": [{"name": "mcp__forms__book", "arguments": {}}]}, {"text": "done"}]})
+            .to_string(),
+    )
+    .await;
+    add_config(
+        &h,
+        &format!(
+            "\n[mcp_servers.forms]\ncommand = {:?}\nargs = [{:?}]\n",
+            python.display().to_string(),
+            server.display().to_string()
+        ),
+    );
+    let out = h.run(&["-p", "book"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let results = h.tool_results(&h.bodies()[1]);
+    assert!(results[0].0.contains("not booked: decline"), "{results:?}");
+}

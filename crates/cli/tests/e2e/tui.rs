@@ -408,7 +408,9 @@ async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     s.wait_for("Ask tern");
     s.type_text("plan it\r");
     s.wait_for("Approve this plan?");
-    assert!(s.text().contains("PLAN-STEP-ONE") && s.text().contains("Yes, and accept edits"), "{}", s.text());
+    // The card is drawn whole before it is read (its options last).
+    s.wait_for("Yes, and accept edits");
+    assert!(s.text().contains("PLAN-STEP-ONE"), "{}", s.text());
     answer_until_gone(&mut s, b"2", "Approve this plan?");
     s.wait_for("Carrying it out.");
     s.wait_for("accept-edits");
@@ -610,5 +612,42 @@ async fn shift_tab_cycles_the_mode_quietly_and_clear_starts_afresh_at_once() {
     s.type_text("/clear\r");
     s.wait_for("new conversation");
     assert!(!s.text().contains("first reply"), "{}", s.text());
+    quit(&mut s);
+}
+
+/// An MCP server's form (elicitation) is a question card; the answer, in the
+/// form's type, goes back to the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_form_is_asked_in_the_tui() {
+    let python = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../support/python-sdk/.venv/bin/python");
+    if !python.exists() {
+        eprintln!(
+            "skipped: the Python MCP SDK is not installed in {} (`cargo xtask ci` installs it)",
+            python.display()
+        );
+        return;
+    }
+    let server = python.with_file_name("../../form_server.py");
+    let script = json!({"turns": [
+        {"when_request_contains": "booked for", "text": "Table booked."},
+        {"tool_calls": [{"name": "mcp__forms__book", "arguments": {}}]}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    common::write(
+        &h.home.path().join("config.toml"),
+        &format!(
+            "[mcp_servers.forms]\ncommand = {:?}\nargs = [{:?}]\n",
+            python.display().to_string(),
+            server.display().to_string()
+        ),
+    );
+    let mut s = start_with(&h, &["--permission-mode", "bypass", "book a table"]);
+    s.wait_for("Booking a table");
+    s.wait_for("Type your own answer");
+    // A field without choices takes what is typed at once.
+    answer_until_gone(&mut s, b"4\r", "Booking a table");
+    s.wait_for("Table booked.");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert_eq!(results[0].0.trim(), "booked for 4", "{results:?}");
     quit(&mut s);
 }

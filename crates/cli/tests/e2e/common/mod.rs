@@ -51,6 +51,21 @@ impl Harness {
         self.workspace.path().join(rel)
     }
 
+    /// TERN_HOME, and a fake HOME too: nothing of the machine's own
+    /// `~/.claude` or `~/.gitconfig` leaks into a test. A `python3` on PATH
+    /// may be a pyenv shim, which finds its versions under the real HOME:
+    /// PYENV_ROOT says where.
+    pub fn homes(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut env = vec![("TERN_HOME", self.home.path().to_path_buf()), ("HOME", self.user_home())];
+        if std::env::var_os("PYENV_ROOT").is_none()
+            && let Some(pyenv) =
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")).filter(|p| p.is_dir())
+        {
+            env.push(("PYENV_ROOT", pyenv));
+        }
+        env
+    }
+
     /// The `HOME` every run gets (`~/.claude` is under it): a temp folder of
     /// its own (TERN_HOME is not under it), never the machine's.
     pub fn user_home(&self) -> PathBuf {
@@ -63,14 +78,9 @@ impl Harness {
         for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"] {
             cmd.env_remove(var);
         }
-        // A fake HOME too: nothing of the machine's own `~/.claude` or `~/.gitconfig` leaks into a test.
-        cmd.env("TERN_HOME", self.home.path()).env("HOME", self.user_home()).current_dir(self.workspace.path());
-        // A `python3` on PATH may be a pyenv shim, which finds its versions under the real HOME.
-        if std::env::var_os("PYENV_ROOT").is_none()
-            && let Some(pyenv) =
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")).filter(|p| p.is_dir())
-        {
-            cmd.env("PYENV_ROOT", pyenv);
+        cmd.current_dir(self.workspace.path());
+        for (k, v) in self.homes() {
+            cmd.env(k, v);
         }
         match self.wire {
             Wire::Anthropic => {

@@ -103,7 +103,9 @@ pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
     let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
     cmd.args(["--provider", "anthropic", "--base-url", &h.server.url(), "--model", "mock"]);
     cmd.args(args);
-    cmd.env("TERN_HOME", h.home.path());
+    for (k, v) in h.homes() {
+        cmd.env(k, v);
+    }
     cmd.env("ANTHROPIC_API_KEY", "test-key");
     cmd.env("TERM", "xterm-256color");
     cmd.env_remove("NO_COLOR");

@@ -96,6 +96,17 @@ impl QuestionPane {
         }
         let n = self.rows();
         let multi = self.question().is_some_and(|q| q.multi_select);
+        // No choices, only an answer to type (an MCP server's form field): typing starts it,
+        // digits included.
+        if n == 1
+            && let KeyCode::Char(_) = key.code
+            && !key.modifiers.intersects(crossterm::event::KeyModifiers::CONTROL | crossterm::event::KeyModifiers::ALT)
+        {
+            let mut field = LineField::default();
+            field.handle_key(key);
+            self.field = Some(field);
+            return None;
+        }
         match key.code {
             KeyCode::Esc => return Some(QuestionOutcome::Dismissed),
             KeyCode::Up => self.selected = (self.selected + n - 1) % n,
