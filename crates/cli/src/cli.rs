@@ -158,6 +158,11 @@ pub struct Cli {
     #[arg(long)]
     pub include_partial_messages: bool,
 
+    /// With stream-json in and out: each user message is printed back as a `user` line with a `uuid` as it
+    /// starts (`rewind_files` takes that uuid).
+    #[arg(long)]
+    pub replay_user_messages: bool,
+
     /// Where permission questions go in --print: `stdio` sends each to the caller as a `can_use_tool` control
     /// request (with --input-format stream-json); without it they are refused.
     #[arg(long, value_name = "TOOL", value_parser = PROMPT_TOOLS, hide_possible_values = true)]

@@ -298,6 +298,7 @@ fn main() -> ExitCode {
         input: cli.input_format.into(),
         verbose: cli.verbose,
         partial: cli.include_partial_messages,
+        replay: cli.replay_user_messages,
         stdio_permissions: cli.permission_prompt_tool.is_some(),
     };
     ExitCode::from(headless::run(prompt, overrides, options))
@@ -318,6 +319,9 @@ fn check_headless_flags(cli: &Cli) -> Result<(), String> {
     }
     if cli.include_partial_messages && cli.output_format != OutputFormat::StreamJson {
         return Err("--include-partial-messages needs --output-format stream-json".into());
+    }
+    if cli.replay_user_messages && cli.input_format != InputFormat::StreamJson {
+        return Err("--replay-user-messages needs --input-format stream-json (it prints back the messages read)".into());
     }
     match cli.permission_prompt_tool.as_deref() {
         None => {}
@@ -362,6 +366,7 @@ fn init(mut overrides: tern_runtime::Overrides, args: &InitArgs) -> u8 {
         input: headless::InputFormat::Text,
         verbose: args.verbose,
         partial: false,
+        replay: false,
         stdio_permissions: false,
     };
     headless::run(Some(tern_runtime::prompt::init_prompt(existing)), overrides, options)

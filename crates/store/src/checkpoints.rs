@@ -61,7 +61,7 @@ pub struct TurnInfo {
 }
 
 /// What a rewind of the files did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Restored {
     /// Files put back as they were.
     pub restored: Vec<PathBuf>,

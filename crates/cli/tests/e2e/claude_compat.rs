@@ -881,3 +881,33 @@ async fn partial_messages_stream_tool_calls_as_they_are_written() {
         assert!(text_stop < tool_start, "{events:?}");
     }
 }
+
+#[tokio::test]
+async fn rewind_files_puts_back_the_files_of_a_replayed_prompt() {
+    // Turns by the conversation's replies so far: each prompt writes, then answers.
+    let script = r#"{"turns":[
+        {"tool_calls":[{"name":"write","arguments":{"path":"a.txt","content":"first\n"}}]},
+        {"text":"written"},
+        {"tool_calls":[{"name":"write","arguments":{"path":"b.txt","content":"second\n"}}]},
+        {"text":"written again"}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let mut s = Streaming::start(&h, &["--replay-user-messages"]);
+    s.user("first change").await;
+    let replay = s.until(|v| v["type"] == "user" && v["message"]["content"][0]["text"] == "first change").await;
+    let first = replay["uuid"].as_str().unwrap().to_string();
+    s.until(|v| v["type"] == "result").await;
+    s.user("second change").await;
+    s.until(|v| v["type"] == "result").await;
+    assert!(h.path("a.txt").exists() && h.path("b.txt").exists());
+    // Back to before the first prompt: what both prompts wrote is gone.
+    s.send(json!({"type": "control_request", "request_id": "r1", "request": {"subtype": "rewind_files", "user_message_id": first}})).await;
+    let r = s.until(|v| v["type"] == "control_response").await;
+    assert_eq!(r["response"]["subtype"], "success", "{r}");
+    assert!(!h.path("a.txt").exists() && !h.path("b.txt").exists(), "{r}");
+    s.send(json!({"type": "control_request", "request_id": "r2", "request": {"subtype": "rewind_files", "user_message_id": "nope"}})).await;
+    let r = s.until(|v| v["type"] == "control_response" && v["response"]["request_id"] == "r2").await;
+    assert_eq!(r["response"]["subtype"], "error", "{r}");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}

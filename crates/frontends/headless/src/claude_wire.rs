@@ -818,6 +818,14 @@ pub enum ControlRequest {
         /// Its id.
         task_id: String,
     },
+    /// Put the files back as they were before a replayed user message.
+    RewindFiles {
+        /// The `uuid` of the message's replay (`--replay-user-messages`).
+        user_message_id: String,
+        /// Only say what would change.
+        #[serde(default)]
+        dry_run: bool,
+    },
 }
 
 /// One matcher of `initialize.hooks`: the callbacks it selects.
@@ -952,8 +960,8 @@ mod tests {
         let mode: ControlRequest =
             serde_json::from_value(json!({"subtype": "set_permission_mode", "mode": "plan"})).unwrap();
         assert!(matches!(mode, ControlRequest::SetPermissionMode { mode } if mode == "plan"));
-        let err = serde_json::from_value::<ControlRequest>(json!({"subtype": "rewind_files"})).unwrap_err();
-        assert!(err.to_string().contains("rewind_files"), "{err}");
+        let err = serde_json::from_value::<ControlRequest>(json!({"subtype": "channel_enable"})).unwrap_err();
+        assert!(err.to_string().contains("channel_enable"), "{err}");
         let err = serde_json::from_value::<InputLine>(json!({"type": "assistant"})).unwrap_err();
         assert!(err.to_string().contains("assistant"), "{err}");
     }

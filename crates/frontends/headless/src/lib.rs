@@ -99,6 +99,8 @@ pub struct Options {
     pub verbose: bool,
     /// `stream_event` deltas (`--include-partial-messages`).
     pub partial: bool,
+    /// Each user message printed back as it starts (`--replay-user-messages`).
+    pub replay: bool,
     /// Permission questions go to the caller as `can_use_tool` control
     /// requests (`--permission-prompt-tool stdio`).
     pub stdio_permissions: bool,
@@ -161,7 +163,8 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             let out = Output::new(runtime, &options);
             if stream_input {
                 let Some(lines) = lines.take() else { return exit::FAILED };
-                return stream(lines, runtime, &out, &asker, &interrupted, &woken).await;
+                let replays = options.replay.then(Replays::default);
+                return stream(lines, runtime, &out, &asker, &interrupted, &woken, replays.as_ref()).await;
             }
             let events = out.sink();
             // `/NAME args` (a custom command or a skill) expands here, or is refused before anything prints.
@@ -507,6 +510,7 @@ async fn stream(
     asker: &StdioAsker,
     interrupted: &AtomicBool,
     woken: &tokio::sync::Notify,
+    replays: Option<&Replays>,
 ) -> u8 {
     let mut queue: VecDeque<(String, Vec<ContentBlock>)> = VecDeque::new();
     let events = out.sink();
@@ -520,6 +524,9 @@ async fn stream(
                 if !initialized {
                     out.init(runtime);
                     initialized = true;
+                }
+                if let Some(replays) = replays {
+                    replays.replay(runtime, &text, &blocks);
                 }
                 // `/NAME args` expands as it does for `-p`, with the message's images kept.
                 match runtime.start(text, blocks, &events) {
@@ -561,7 +568,7 @@ async fn stream(
                     asker.caller.close();
                 }
                 Some(Err(e)) => say(&format!("stdin: {e}")),
-                Some(Ok(line)) => match handle_line(runtime, asker, &events, &line).await {
+                Some(Ok(line)) => match handle_line(runtime, asker, &events, &line, replays).await {
                     Ok(Some(_)) if queue.len() >= MAX_QUEUED || queued_bytes(&queue) > MAX_QUEUED_BYTES => {
                         let why = format!(
                             "{} messages ({} MiB) are already waiting; send it later",
@@ -622,6 +629,7 @@ async fn handle_line(
     asker: &StdioAsker,
     events: &EventSink,
     line: &str,
+    replays: Option<&Replays>,
 ) -> Result<Option<(String, Vec<ContentBlock>)>, LineError> {
     if line.trim().is_empty() {
         return Ok(None);
@@ -646,7 +654,7 @@ async fn handle_line(
         claude_wire::InputLine::User { message } => user_message(message).map(Some).map_err(LineError::User),
         claude_wire::InputLine::ControlRequest { request_id, request } => {
             let answer = match serde_json::from_value::<claude_wire::ControlRequest>(request) {
-                Ok(request) => control(runtime, events, &asker.caller, request).await,
+                Ok(request) => control(runtime, events, &asker.caller, replays, request).await,
                 Err(e) => Err(format!("tern does not support this control request: {e}")),
             };
             let response = match answer {
@@ -694,6 +702,7 @@ async fn control(
     runtime: &Runtime,
     events: &EventSink,
     caller: &Caller,
+    replays: Option<&Replays>,
     request: claude_wire::ControlRequest,
 ) -> Result<Value, String> {
     use claude_wire::ControlRequest as R;
@@ -767,6 +776,22 @@ async fn control(
             runtime.apply(Command::StopTask { id: task_id }, events).await.map_err(|e| e.to_string())?;
             Ok(json!({}))
         }
+        R::RewindFiles { user_message_id, dry_run } => {
+            let Some(number) = replays.and_then(|r| r.prompt_of(&user_message_id, runtime)) else {
+                return Err(format!(
+                    "no replayed user message `{user_message_id}` that started a prompt in this session: tern puts \
+                     files back to before a prompt, named by the uuid of its replay (--replay-user-messages)"
+                ));
+            };
+            if dry_run {
+                return Ok(json!({"canRewind": true, "prompt": number}));
+            }
+            let command = Command::Rewind { prompt: number, code: true, conversation: false, force: false };
+            match runtime.apply(command, events).await.map_err(|e| e.to_string())? {
+                Outcome::Rewound { restored: Some(r), .. } => serde_json::to_value(&r).map_err(|e| e.to_string()),
+                _ => Ok(json!({})),
+            }
+        }
         R::Interrupt {} => {
             runtime.apply(Command::Interrupt, events).await.map_err(|e| e.to_string())?;
             Ok(json!({}))
@@ -787,6 +812,55 @@ async fn control(
                 _ => Ok(json!({})),
             }
         }
+    }
+}
+
+/// `--replay-user-messages`: each user message printed back as it starts,
+/// with the uuid `rewind_files` names it by, and which prompt it started.
+#[derive(Default)]
+struct Replays {
+    /// (uuid, the session's prompts before it), the newest last; bounded.
+    started: std::sync::Mutex<VecDeque<(String, usize)>>,
+}
+
+/// The most replayed messages remembered for `rewind_files`.
+const MAX_REPLAYS: usize = 1000;
+
+impl Replays {
+    /// Print `text` (and its images) back as a `user` line, and remember it.
+    fn replay(&self, runtime: &Runtime, text: &str, blocks: &[ContentBlock]) {
+        let uuid = claude_stream::uuid();
+        let mut content = vec![claude_wire::Block::Text { text: text.to_string() }];
+        content.extend(blocks.iter().filter_map(|b| match b {
+            ContentBlock::Image { source } => Some(claude_wire::Block::Image {
+                source: claude_wire::ImageSource {
+                    kind: "base64",
+                    media_type: source.media_type.clone(),
+                    data: source.data.clone(),
+                },
+            }),
+            _ => None,
+        }));
+        print_line(&claude_wire::Line::User {
+            message: claude_wire::UserMessage { role: "user", content },
+            parent_tool_use_id: None,
+            session_id: runtime.session().id().to_string(),
+            uuid: uuid.clone(),
+            tool_use_result: None,
+        });
+        let before = runtime.checkpoints().turns().len();
+        let mut started = self.started.lock_or_recover();
+        if started.len() >= MAX_REPLAYS {
+            started.pop_front();
+        }
+        started.push_back((uuid, before));
+    }
+
+    /// The number of the prompt the replayed message `uuid` started (from 1),
+    /// when it started one.
+    fn prompt_of(&self, uuid: &str, runtime: &Runtime) -> Option<usize> {
+        let before = self.started.lock_or_recover().iter().find(|(u, _)| u == uuid).map(|(_, n)| *n)?;
+        (runtime.checkpoints().turns().len() > before).then_some(before + 1)
     }
 }
 
