@@ -157,7 +157,23 @@ fn demo(tui: bool) -> anyhow::Result<()> {
 /// Install the reference MCP servers the tests talk to (pinned in
 /// support/mcp-servers/package-lock.json) unless they are already there.
 fn install_mcp_servers() -> anyhow::Result<()> {
-    let dir = root().join("support").join("mcp-servers");
+    npm_ci("mcp-servers", &[])
+}
+
+/// The Claude Agent SDK for TypeScript, pinned in
+/// support/ts-sdk/package-lock.json, into its ignored `node_modules` (the
+/// SDK test drives `tern` with it). Its optional dependencies are Claude
+/// Code's own binaries, which the test never runs: left out. Where npm or
+/// the registry is missing, a warning; that test then says it was skipped.
+fn install_ts_sdk() {
+    if let Err(e) = npm_ci("ts-sdk", &["--omit=optional"]) {
+        eprintln!("ci: warning: {e:#}; the TypeScript SDK test will be skipped");
+    }
+}
+
+/// `npm ci` in support/FOLDER, unless its node_modules is as new as its lock file.
+fn npm_ci(folder: &str, extra: &[&str]) -> anyhow::Result<()> {
+    let dir = root().join("support").join(folder);
     let marker = dir.join("node_modules").join(".package-lock.json");
     let lock = dir.join("package-lock.json");
     let fresh = match (std::fs::metadata(&marker).and_then(|m| m.modified()), std::fs::metadata(&lock)?.modified()) {
@@ -167,13 +183,15 @@ fn install_mcp_servers() -> anyhow::Result<()> {
     if fresh {
         return Ok(());
     }
-    eprintln!("ci: npm ci --prefix support/mcp-servers");
+    eprintln!("ci: npm ci {}--prefix support/{folder}", extra.iter().map(|a| format!("{a} ")).collect::<String>());
     let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+        .args(["ci", "--no-audit", "--no-fund"])
+        .args(extra)
+        .arg("--prefix")
         .arg(&dir)
         .status()
         .map_err(|e| anyhow::anyhow!("cannot run npm (install Node.js 20+): {e}"))?;
-    anyhow::ensure!(status.success(), "`npm ci --prefix support/mcp-servers` failed");
+    anyhow::ensure!(status.success(), "`npm ci --prefix support/{folder}` failed");
     Ok(())
 }
 
@@ -288,6 +306,7 @@ fn ci() -> anyhow::Result<()> {
     check_deps()?;
     install_mcp_servers()?;
     install_python_sdk();
+    install_ts_sdk();
     if let Err(e) = build_acp_client() {
         eprintln!("ci: warning: {e:#}; the tests that drive `tern acp` with it will be skipped");
     }

@@ -530,6 +530,27 @@ async fn a_signal_while_waiting_for_input_exits() {
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let status = tokio::time::timeout(std::time::Duration::from_secs(5), s.child.wait()).await.expect("exits").unwrap();
     assert_eq!(status.code(), Some(130));
+
+    // Before the first line too, while tern waits for it to start the session.
+    let mut s = Streaming::start(&h, &[]);
+    let pid = s.child.id().unwrap() as i32;
+    // Once tern catches SIGTERM (the caught-signals mask in /proc), it is waiting.
+    let catches_term = || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).unwrap_or("0").trim().to_string();
+        u64::from_str_radix(&mask, 16).unwrap_or(0) & (1 << (libc::SIGTERM - 1)) != 0
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !catches_term() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("tern catches SIGTERM");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(5), s.child.wait()).await.expect("exits").unwrap();
+    assert_eq!(status.code(), Some(130));
 }
 
 #[tokio::test]
@@ -849,6 +870,65 @@ async fn sdk_control_requests_for_mcp_context_and_tasks() {
     let init = s.until(|v| v["type"] == "system" && v["subtype"] == "init").await;
     assert_eq!(init["claude_code_version"], "2.1.0", "{init}");
     s.until(|v| v["type"] == "result").await;
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}
+
+/// What the TypeScript SDK sends in `initialize` rather than as flags (its
+/// in-process MCP servers, its system prompt) holds from the first request
+/// when `initialize` is the first line; the servers are reached through
+/// `mcp_message`, answered here by hand as the SDK answers them.
+#[tokio::test]
+async fn an_initialize_sent_first_brings_sdk_servers_and_the_system_prompt() {
+    let script = r#"{"turns":[
+        {"when_request_contains":"sum is 5","text":"five"},
+        {"when_request_contains":"add please","tool_calls":[{"name":"mcp__calc__add","arguments":{"a":2,"b":3}}]}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let mut s = Streaming::start(&h, &[]);
+    let init = json!({"subtype": "initialize", "sdkMcpServers": ["calc"], "systemPrompt": ["You are a release bot."]});
+    s.send(json!({"type": "control_request", "request_id": "init_1", "request": init})).await;
+    let mut calls = Vec::new();
+    let mut answer_until = async |s: &mut Streaming, stop: &dyn Fn(&Value) -> bool| loop {
+        let v = s.until(|v| v["type"] == "control_request" || stop(v)).await;
+        if stop(&v) {
+            return v;
+        }
+        assert_eq!(v["request"]["subtype"], "mcp_message", "{v}");
+        assert_eq!(v["request"]["server_name"], "calc", "{v}");
+        let message = &v["request"]["message"];
+        let result = match message["method"].as_str().unwrap() {
+            "initialize" => json!({"protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "calc", "version": "1.0.0"}}),
+            "tools/list" => json!({"tools": [{"name": "add", "description": "Add two numbers",
+                "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}]}),
+            "tools/call" => {
+                calls.push(message["params"]["arguments"].clone());
+                json!({"content": [{"type": "text", "text": "sum is 5"}]})
+            }
+            _ => json!({}),
+        };
+        let id = message.get("id").cloned().unwrap_or(json!(0));
+        let mcp_response = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        s.send(json!({"type": "control_response", "response": {"subtype": "success",
+            "request_id": v["request_id"], "response": {"mcp_response": mcp_response}}}))
+            .await;
+    };
+    let answered = answer_until(&mut s, &|v| v["type"] == "control_response").await;
+    assert_eq!(answered["response"]["subtype"], "success", "{answered}");
+    assert_eq!(answered["response"]["request_id"], "init_1");
+    let status = json!({"type": "control_request", "request_id": "s1", "request": {"subtype": "mcp_status"}});
+    s.send(status).await;
+    let status = answer_until(&mut s, &|v| v["type"] == "control_response").await;
+    assert_eq!(status["response"]["response"]["mcpServers"][0]["status"], "connected", "{status}");
+    s.user("add please").await;
+    let result = answer_until(&mut s, &|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "five", "{result}");
+    assert_eq!(calls, [json!({"a": 2, "b": 3})]);
+    let first = &h.bodies()[0];
+    assert!(common::tool_names(first).contains(&"mcp__calc__add".to_string()), "{first}");
+    let system = first["system"].to_string();
+    assert!(system.contains("You are a release bot.") && !system.contains("You are tern"), "{system}");
     let (code, _) = s.finish().await;
     assert_eq!(code, 0);
 }

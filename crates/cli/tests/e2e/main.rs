@@ -33,6 +33,7 @@ mod read_memory;
 mod sessions;
 mod shells;
 mod subagents;
+mod ts_sdk;
 mod tui;
 mod web_fetch;
 mod web_search;

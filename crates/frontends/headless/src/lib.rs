@@ -15,15 +15,18 @@ use tern_protocol::sync::LockExt as _;
 use tern_protocol::{AgentEvent, AgentStopReason, Command, ContentBlock, ImageSource, ToolResultContent};
 use tern_runtime::apply::{Interrupter, Outcome};
 use tern_runtime::{EventSink, RunReport, Runtime};
-use tokio::sync::mpsc;
 
 use crate::caller::{Caller, StdioAsker};
 use crate::claude_stream::ClaudeStream;
+use crate::initialize_at_start::StartInit;
+use crate::stdin_lines::{Signalled, StdinLines, first_line};
 
 mod caller;
 pub mod claude_results;
 pub mod claude_stream;
 pub mod claude_wire;
+mod initialize_at_start;
+mod stdin_lines;
 
 /// How `-p` prints its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,14 +61,17 @@ pub fn say(text: &str) {
 /// MCP servers), run `f`, then stop the MCP servers. Setup errors are usage
 /// errors.
 pub fn with_runtime(overrides: tern_runtime::Overrides, f: impl AsyncFnOnce(&Runtime) -> u8) -> u8 {
-    with_runtime_mut(overrides, |_| {}, f)
+    with_runtime_mut(overrides, async |_| Ok(()), |_| {}, async |runtime, ()| f(runtime).await)
 }
 
-/// [`with_runtime`], with a chance to set the runtime up before `f`.
-pub fn with_runtime_mut(
+/// [`with_runtime`], with a chance to change the overrides before the
+/// runtime starts (`prepare`: what it returns goes to `f`, or the exit code
+/// that ends the run instead) and to set the runtime up before `f`.
+pub fn with_runtime_mut<T>(
     overrides: tern_runtime::Overrides,
+    prepare: impl AsyncFnOnce(&mut tern_runtime::Overrides) -> Result<T, u8>,
     setup: impl FnOnce(&mut Runtime),
-    f: impl AsyncFnOnce(&Runtime) -> u8,
+    f: impl AsyncFnOnce(&Runtime, T) -> u8,
 ) -> u8 {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -75,6 +81,11 @@ pub fn with_runtime_mut(
         }
     };
     rt.block_on(async move {
+        let mut overrides = overrides;
+        let prepared = match prepare(&mut overrides).await {
+            Ok(prepared) => prepared,
+            Err(code) => return code,
+        };
         let mut runtime = match Runtime::new(overrides).await {
             Ok(r) => r,
             Err(e) => {
@@ -83,7 +94,7 @@ pub fn with_runtime_mut(
             }
         };
         setup(&mut runtime);
-        let code = f(&runtime).await;
+        let code = f(&runtime, prepared).await;
         runtime.shutdown().await;
         code
     })
@@ -106,9 +117,6 @@ pub struct Options {
     pub stdio_permissions: bool,
 }
 
-/// The longest stdin line read in stream-json input (a message with images).
-const MAX_INPUT_LINE: usize = 64 * 1024 * 1024;
-
 /// Run and return the exit code. `prompt`: the one prompt (text input).
 pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: Options) -> u8 {
     let stream_input = options.input == InputFormat::StreamJson;
@@ -120,7 +128,7 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     let mut overrides = overrides;
     // Read from the start: the answers of an SDK's in-process MCP servers are needed while
     // the session starts. Those servers are reached through the caller.
-    let mut lines = stream_input.then(|| spawn_stdin_reader(caller.clone()));
+    let lines = stream_input.then(|| StdinLines::start(caller.clone()));
     if stream_input {
         overrides.sdk_host = Some(tern_runtime::SdkHost(Arc::new(caller)));
     }
@@ -129,6 +137,16 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     let set_interrupter = current.clone();
     with_runtime_mut(
         overrides,
+        async move |overrides| {
+            let Some(mut lines) = lines else { return Ok(None) };
+            // The SDKs send `initialize` first: what of it shapes the session is read before it starts.
+            first_line(&mut lines).await.map_err(|Signalled| exit::INTERRUPTED)?;
+            let start = match &lines.held {
+                Some(Ok(line)) => initialize_at_start::take(line, overrides),
+                _ => StartInit::default(),
+            };
+            Ok(Some((lines, start)))
+        },
         move |runtime| {
             let _ = set_interrupter.set(runtime.interrupter());
             if stdio {
@@ -137,7 +155,7 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
                 runtime.set_permission_prompt(Arc::new(Refuse));
             }
         },
-        async move |runtime| {
+        async move |runtime, stream_input: Option<(StdinLines, StartInit)>| {
             let interrupted = Arc::new(AtomicBool::new(false));
             // Wakes the stream-json loop when a signal comes while nothing runs.
             let woken = Arc::new(tokio::sync::Notify::new());
@@ -161,10 +179,9 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
                 }
             }
             let out = Output::new(runtime, &options);
-            if stream_input {
-                let Some(lines) = lines.take() else { return exit::FAILED };
+            if let Some((lines, start)) = stream_input {
                 let replays = options.replay.then(Replays::default);
-                return stream(lines, runtime, &out, &asker, &interrupted, &woken, replays.as_ref()).await;
+                return stream(lines, &start, runtime, &out, &asker, &interrupted, &woken, replays.as_ref()).await;
             }
             let events = out.sink();
             // `/NAME args` (a custom command or a skill) expands here, or is refused before anything prints.
@@ -503,8 +520,10 @@ fn say_progress(e: &AgentEvent, verbose: bool) {
 /// `--input-format stream-json`: user messages and control requests as JSON
 /// lines on stdin; one result per message, all in one session, until stdin
 /// closes (then what is queued still runs).
+#[allow(clippy::too_many_arguments)]
 async fn stream(
-    mut lines: mpsc::Receiver<Result<String, String>>,
+    mut lines: StdinLines,
+    start: &StartInit,
     runtime: &Runtime,
     out: &Output,
     asker: &StdioAsker,
@@ -568,7 +587,7 @@ async fn stream(
                     asker.caller.close();
                 }
                 Some(Err(e)) => say(&format!("stdin: {e}")),
-                Some(Ok(line)) => match handle_line(runtime, asker, &events, &line, replays).await {
+                Some(Ok(line)) => match handle_line(runtime, asker, &events, start, &line, replays).await {
                     Ok(Some(_)) if queue.len() >= MAX_QUEUED || queued_bytes(&queue) > MAX_QUEUED_BYTES => {
                         let why = format!(
                             "{} messages ({} MiB) are already waiting; send it later",
@@ -628,6 +647,7 @@ async fn handle_line(
     runtime: &Runtime,
     asker: &StdioAsker,
     events: &EventSink,
+    start: &StartInit,
     line: &str,
     replays: Option<&Replays>,
 ) -> Result<Option<(String, Vec<ContentBlock>)>, LineError> {
@@ -653,8 +673,10 @@ async fn handle_line(
     match parsed {
         claude_wire::InputLine::User { message } => user_message(message).map(Some).map_err(LineError::User),
         claude_wire::InputLine::ControlRequest { request_id, request } => {
+            // The fields of the first line's `initialize` taken before the session started.
+            let taken: &[&str] = if start.is(&request_id) { &start.applied } else { &[] };
             let answer = match serde_json::from_value::<claude_wire::ControlRequest>(request) {
-                Ok(request) => control(runtime, events, &asker.caller, replays, request).await,
+                Ok(request) => control(runtime, events, &asker.caller, taken, replays, request).await,
                 Err(e) => Err(format!("tern does not support this control request: {e}")),
             };
             let response = match answer {
@@ -702,6 +724,7 @@ async fn control(
     runtime: &Runtime,
     events: &EventSink,
     caller: &Caller,
+    taken_at_start: &[&str],
     replays: Option<&Replays>,
     request: claude_wire::ControlRequest,
 ) -> Result<Value, String> {
@@ -730,7 +753,11 @@ async fn control(
                 }
                 runtime.define_agents(agents);
             }
-            let ignored: Vec<&str> = other.iter().filter(|(_, v)| !v.is_null()).map(|(k, _)| k.as_str()).collect();
+            let ignored: Vec<&str> = other
+                .iter()
+                .filter(|(k, v)| !v.is_null() && !taken_at_start.contains(&k.as_str()))
+                .map(|(k, _)| k.as_str())
+                .collect();
             if !ignored.is_empty() {
                 say(&format!("note: initialize: {} not applied by tern", ignored.join(", ")));
             }
@@ -918,105 +945,6 @@ async fn context_usage(runtime: &Runtime) -> claude_wire::ContextUsage {
     }
 }
 
-/// Lines of stdin, read on a thread (bounded: a longer line is an error and
-/// is skipped).
-///
-/// Answers to tern's own requests (`control_response` lines) go to `caller`
-/// from here, at once: they are awaited while the session starts (an SDK's
-/// MCP server's handshake) and while a prompt runs.
-fn spawn_stdin_reader(caller: Caller) -> mpsc::Receiver<Result<String, String>> {
-    // A few lines ahead at most: a line may be 64 MiB, and the reader waits while these are full.
-    let (tx, rx) = mpsc::channel(4);
-    std::thread::spawn(move || {
-        // Whatever ends the loop, nobody can answer any more.
-        struct CloseOnExit(Caller);
-        impl Drop for CloseOnExit {
-            fn drop(&mut self) {
-                self.0.close();
-            }
-        }
-        let caller = CloseOnExit(caller);
-        let stdin = std::io::stdin();
-        let mut reader = stdin.lock();
-        loop {
-            let line = read_line_bounded(&mut reader, MAX_INPUT_LINE);
-            let (item, last) = match line {
-                Ok(Some(Ok(l))) => (Ok(l), false),
-                Ok(Some(Err(why))) => (Err(why), false),
-                Ok(None) => break,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                // A read error does not go away: say it once, then stdin counts as closed.
-                Err(e) => (Err(format!("cannot read: {e}")), true),
-            };
-            let item = match item {
-                Ok(line) => match answer_in(&line) {
-                    Some(response) => {
-                        caller.0.answer(response);
-                        continue;
-                    }
-                    None => Ok(line),
-                },
-                other => other,
-            };
-            if tx.blocking_send(item).is_err() || last {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// The `response` of a `control_response` line, or None for any other line.
-fn answer_in(line: &str) -> Option<Value> {
-    // Only a line that can be one is parsed here (a user line may be 64 MiB).
-    if !line.contains("control_response") {
-        return None;
-    }
-    match serde_json::from_str::<claude_wire::InputLine>(line) {
-        Ok(claude_wire::InputLine::ControlResponse { response }) => Some(response),
-        _ => None,
-    }
-}
-
-/// The next line without its newline: `None` at the end; `Some(Err)` for a
-/// line longer than `max` bytes (read to its end and dropped) or not UTF-8.
-fn read_line_bounded(r: &mut impl std::io::BufRead, max: usize) -> std::io::Result<Option<Result<String, String>>> {
-    let mut buf = Vec::new();
-    let mut too_long = false;
-    let mut any = false;
-    loop {
-        let chunk = r.fill_buf()?;
-        if chunk.is_empty() {
-            if !any {
-                return Ok(None);
-            }
-            break;
-        }
-        any = true;
-        let (part, done) = match chunk.iter().position(|&c| c == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
-        if !too_long {
-            if buf.len() + part.len() > max {
-                too_long = true;
-                buf = Vec::new();
-            } else {
-                buf.extend_from_slice(part);
-            }
-        }
-        let used = done.unwrap_or(chunk.len());
-        r.consume(used);
-        if done.is_some() {
-            break;
-        }
-    }
-    if too_long {
-        return Ok(Some(Err(format!("a line longer than {} MiB was skipped", max / (1024 * 1024)))));
-    }
-    Ok(Some(String::from_utf8(buf).map_err(|_| "a line that is not UTF-8 was skipped".to_string())))
-}
-
 /// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
 /// signal exits at once, stopping background commands first.
 fn spawn_signal_watch(
@@ -1125,15 +1053,6 @@ impl tern_runtime::PermissionPrompt for Refuse {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bounded_lines() {
-        let mut r = std::io::BufReader::with_capacity(4, &b"ab\ncdefghij\nk"[..]);
-        assert_eq!(read_line_bounded(&mut r, 5).unwrap(), Some(Ok("ab".into())));
-        assert!(read_line_bounded(&mut r, 5).unwrap().unwrap().is_err());
-        assert_eq!(read_line_bounded(&mut r, 5).unwrap(), Some(Ok("k".into())));
-        assert_eq!(read_line_bounded(&mut r, 5).unwrap(), None);
-    }
 
     #[test]
     fn user_lines() {
