@@ -12,7 +12,8 @@
 //   mode, an agent from the `agents` option the model delegates to, an
 //   in-process MCP server (`createSdkMcpServer` + `tool()`) whose tool the
 //   model calls, and a stdio MCP server from `mcpServers` (tern's own test
-//   server), passed as a flag (`mcpServersDelivery: "argv"`).
+//   server), sent in `initialize` as the SDK does by default, then as a
+//   flag (`mcpServersDelivery: "argv"`).
 //
 // Usage: node contract.mjs conversation|surface TERN_BINARY WORKDIR [TERN_TEST_MCP]
 
@@ -194,7 +195,8 @@ async function surface() {
     },
   });
   await run("use-the-calculator", { mcpServers: { calc: calculator() } });
-  // tern does not take servers from `initialize` (the SDK's default for these) yet.
+  // The SDK's default: the server in `initialize` (`--await-initialize`); then as a flag.
+  await run("use-the-stdio-server", { mcpServers: { stdio: { command: TEST_MCP, args: ["--tools", "2"] } } });
   await run("use-the-stdio-server", {
     mcpServers: { stdio: { command: TEST_MCP, args: ["--tools", "2"] } },
     mcpServersDelivery: "argv",

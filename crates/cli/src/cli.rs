@@ -339,6 +339,11 @@ pub struct Common {
     #[arg(long = "session-mirror", global = true, hide = true)]
     pub session_mirror: bool,
 
+    /// Taken from the TypeScript Agent SDK: in stream-json input tern reads a first `initialize` line
+    /// before the session starts anyway.
+    #[arg(long = "await-initialize", global = true, hide = true)]
+    pub await_initialize: bool,
+
     /// Refused: tern resumes a whole session (use /rewind to go back in one).
     #[arg(long = "resume-session-at", global = true, value_name = "UUID", hide = true)]
     pub resume_session_at: Option<String>,

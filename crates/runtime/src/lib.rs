@@ -1000,6 +1000,21 @@ impl Runtime {
         names
     }
 
+    /// [`Runtime::agent_names`], each with what it is for (the built-in
+    /// roles' own words; a custom agent's `description:`).
+    pub fn agents(&self) -> Vec<(String, String)> {
+        let roles = SubagentRole::ALL.iter().map(|r| {
+            let about = match r {
+                SubagentRole::Explore => "Reads and searches to answer a question; changes nothing",
+                SubagentRole::Worker => "Does a bounded piece of work: changes files, runs commands",
+                SubagentRole::Verifier => "Checks work by reading and running tests; asks before changing anything",
+            };
+            (r.as_str().to_string(), about.to_string())
+        });
+        let custom = self.agent_summaries().into_iter().map(|(n, d)| (n, d.unwrap_or_default()));
+        roles.chain(custom).collect()
+    }
+
     /// The custom agents a `task` call may name, each with its description:
     /// those the driving program defined, then the profiles found.
     fn agent_summaries(&self) -> Vec<(String, Option<String>)> {

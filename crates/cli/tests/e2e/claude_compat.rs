@@ -235,6 +235,11 @@ async fn stream_input_runs_each_message_in_one_session() {
     let init = s.until(|v| v["type"] == "control_response").await;
     assert_eq!(init["response"]["subtype"], "success");
     assert_eq!(init["response"]["request_id"], "req_1_abc");
+    // The SDKs' `AgentInfo` and `AccountInfo` shapes.
+    let answer = &init["response"]["response"];
+    let explore = answer["agents"].as_array().unwrap().iter().find(|a| a["name"] == "explore").cloned();
+    assert!(explore.is_some_and(|a| a["description"].as_str().is_some_and(|d| !d.is_empty())), "{answer}");
+    assert_eq!(answer["account"]["apiKeySource"], "ANTHROPIC_API_KEY", "{answer}");
     s.user("one").await;
     let first = s.until(|v| v["type"] == "result").await;
     assert_eq!(first["result"], "first answer");

@@ -169,6 +169,8 @@ async fn typescript_sdk_hooks_agents_and_mcp_servers_reach_tern() {
     assert!(calculator.contains("mcp__calc__add"), "{calculator}");
     assert_eq!(seen["tool_calls"], json!([{"a": 2, "b": 3}]), "{seen}");
     assert_eq!(seen["results"][2]["result"], "five", "{seen}");
-    // A stdio server from `mcpServers`, passed as `--mcp-config`: started, its tool called.
+    // A stdio server from `mcpServers`, sent in `initialize` (the SDK's default, with
+    // `--await-initialize`), then as `--mcp-config`: started each time, its tool called.
     assert_eq!(seen["results"][3]["result"], "the stdio server answered", "{seen}");
+    assert_eq!(seen["results"][4]["result"], "the stdio server answered", "{seen}");
 }

@@ -557,12 +557,34 @@ pub struct InitializeAnswer {
     pub output_style: &'static str,
     /// Always `["default"]`.
     pub available_output_styles: Vec<&'static str>,
-    /// The subagent types.
-    pub agents: Vec<String>,
+    /// The subagent types (the SDKs' `AgentInfo`).
+    pub agents: Vec<AgentInfo>,
+    /// Where the provider key came from (the SDKs' `AccountInfo`).
+    pub account: AccountInfo,
     /// Hook matchers' `onFailure` is honoured.
     pub hook_on_failure_supported: bool,
     /// The hooks sent were registered.
     pub hooks_applied: bool,
+    /// `initialize.mcpServers` were started with the session (only said when sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_servers_applied: Option<bool>,
+}
+
+/// An agent in `initialize`'s answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentInfo {
+    /// Its name (a `task` call's `subagent_type`).
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+}
+
+/// The account in `initialize`'s answer: tern knows only where its key came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccountInfo {
+    /// The key's variable, `config` or `none`.
+    #[serde(rename = "apiKeySource")]
+    pub api_key_source: String,
 }
 
 /// A slash command in `initialize`'s answer.

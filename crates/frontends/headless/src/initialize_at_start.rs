@@ -5,7 +5,9 @@
 //! (`sdkMcpServers`, where the Python SDK passes `"type": "sdk"` servers in
 //! `--mcp-config`) and its system prompt (`systemPrompt`,
 //! `appendSystemPrompt`, where the Python SDK passes `--system-prompt`).
-//! Both shape the session as it starts (the servers' tools are in the first
+//! With `--await-initialize` it sends its other MCP servers here too
+//! (`mcpServers`, the `.mcp.json` shape).
+//! These shape the session as it starts (the servers' tools are in the first
 //! request), so when `initialize` is the first stdin line, tern reads it
 //! before it starts the session and turns these fields into the
 //! [`Overrides`] the flags would have set. The request itself is then
@@ -63,6 +65,11 @@ pub(crate) fn take(line: &str, overrides: &mut Overrides) -> StartInit {
         // A cache of the servers' handshake that a CLI may ignore: tern
         // does the handshake itself, through `mcp_message`.
         applied.push("sdkMcpServerManifests");
+    }
+    // The SDK's other MCP servers (stdio, HTTP), sent here instead of `--mcp-config` (`--await-initialize`).
+    if let Some(servers) = request["mcpServers"].as_object().filter(|s| !s.is_empty()) {
+        overrides.mcp_config.push(PathBuf::from(json!({"mcpServers": servers}).to_string()));
+        applied.push("mcpServers");
     }
     if overrides.system_prompt.is_none()
         && let Some(prompt) = system_prompt(&request["systemPrompt"])
@@ -130,6 +137,13 @@ mod tests {
         take(&initialize(json!({"subtype": "initialize", "systemPrompt": [""]})), &mut o);
         assert_eq!(o.system_prompt.as_deref(), Some(""));
         assert!(o.mcp_config.is_empty());
+        // `--await-initialize`: the other servers come here, in `.mcp.json`'s shape.
+        let mut o = Overrides::default();
+        let servers = json!({"fs": {"command": "fs-server", "args": ["/w"]}});
+        let start = take(&initialize(json!({"subtype": "initialize", "mcpServers": servers})), &mut o);
+        assert_eq!(start.applied, ["mcpServers"]);
+        let config: Value = serde_json::from_str(o.mcp_config[0].to_str().unwrap()).unwrap();
+        assert_eq!(config, json!({"mcpServers": servers}));
     }
 
     #[test]

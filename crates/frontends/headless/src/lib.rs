@@ -780,9 +780,15 @@ async fn control(
                 models,
                 output_style: "default",
                 available_output_styles: vec!["default"],
-                agents: runtime.agent_names(),
+                agents: runtime
+                    .agents()
+                    .into_iter()
+                    .map(|(name, description)| claude_wire::AgentInfo { name, description })
+                    .collect(),
+                account: claude_wire::AccountInfo { api_key_source: runtime.api_key_source().to_string() },
                 hook_on_failure_supported: true,
                 hooks_applied: true,
+                mcp_servers_applied: taken_at_start.contains(&"mcpServers").then_some(true),
             };
             serde_json::to_value(answer).map_err(|e| e.to_string())
         }
