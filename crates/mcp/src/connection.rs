@@ -35,7 +35,12 @@ pub struct ClientEvents {
     server: String,
     /// Who fills the server's forms (the capability is declared only then).
     elicitor: Option<crate::ElicitHost>,
+    /// The server's running calls, each with where its output (progress) goes.
+    progress: ProgressRoutes,
 }
+
+/// The server's running calls (by tern's own key), each with where its output goes.
+pub(crate) type ProgressRoutes = Arc<std::sync::Mutex<HashMap<String, tern_agent_loop::UpdateSink>>>;
 
 impl ClientHandler for ClientEvents {
     fn get_info(&self) -> ClientConfig {
@@ -98,7 +103,17 @@ impl ClientHandler for ClientEvents {
     ) {
         let total = params.total.map(|t| format!(" of {t}")).unwrap_or_default();
         let message: String = params.message.unwrap_or_default().chars().take(500).collect();
-        self.log.note(&self.server, &format!("progress {}{total} {message}", params.progress));
+        let line = format!("progress {}{total} {message}", params.progress);
+        // The call it belongs to shows it as it runs (the TUI's live tail, tool_execution_update):
+        // the server's one running call; with several running, which one is not known, so the log.
+        let sink = {
+            let running = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+            if running.len() == 1 { running.values().next().cloned() } else { None }
+        };
+        match sink {
+            Some(sink) => sink(line.trim_end().to_string()),
+            None => self.log.note(&self.server, &line),
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -168,25 +183,39 @@ pub enum ConnectError {
     },
 }
 
+/// What our side of a session answers with and reports to.
+pub struct ClientSide<'a> {
+    /// Called when the server's tool list changed.
+    pub on_tools_changed: ListChanged,
+    /// The session's folders (`roots/list`).
+    pub roots: &'a [std::path::PathBuf],
+    /// Who fills its forms.
+    pub elicitor: Option<&'a crate::ElicitHost>,
+    /// Its running calls, for its progress.
+    pub progress: ProgressRoutes,
+}
+
 /// Start (stdio) or reach (HTTP) the server and run `initialize`.
 pub async fn connect(
     server: &str,
     transport: &Transport,
     child_env: Option<&tern_protocol::ChildEnv>,
     log: &ServerLog,
-    on_tools_changed: ListChanged,
-    roots: &[std::path::PathBuf],
-    elicitor: Option<&crate::ElicitHost>,
+    client: ClientSide<'_>,
 ) -> Result<Connection, ConnectError> {
-    let elicitor = elicitor.cloned();
-    let roots =
-        roots.iter().filter_map(|p| reqwest::Url::from_file_path(p).ok()).map(|u| Root::new(u.to_string())).collect();
+    let roots = client
+        .roots
+        .iter()
+        .filter_map(|p| reqwest::Url::from_file_path(p).ok())
+        .map(|u| Root::new(u.to_string()))
+        .collect();
     let events = ClientEvents {
-        on_tools_changed,
+        on_tools_changed: client.on_tools_changed,
         roots,
         log: log.clone(),
         server: server.to_string(),
-        elicitor: elicitor.clone(),
+        elicitor: client.elicitor.cloned(),
+        progress: client.progress,
     };
     match transport {
         Transport::Stdio { command, args, env, cwd } => {

@@ -52,6 +52,10 @@ pub struct Server {
     epochs: AtomicU64,
     /// One re-list at a time, so results land in order.
     relisting: tokio::sync::Mutex<()>,
+    /// The running calls' progress tokens and where their progress goes.
+    progress: connection::ProgressRoutes,
+    /// Numbers progress tokens.
+    next_token: AtomicU64,
 }
 
 enum Link {
@@ -107,6 +111,8 @@ impl Server {
             }),
             epochs: AtomicU64::new(0),
             relisting: tokio::sync::Mutex::new(()),
+            progress: Arc::default(),
+            next_token: AtomicU64::new(0),
         }
     }
 
@@ -189,14 +195,18 @@ impl Server {
         self.log.note(self.name(), &format!("starting ({})", self.config.transport.describe()));
         let started = Instant::now();
         let attempt = async {
+            let client = connection::ClientSide {
+                on_tools_changed: on_changed,
+                roots: &self.config.roots,
+                elicitor: self.config.elicitor.as_ref(),
+                progress: self.progress.clone(),
+            };
             let conn = connection::connect(
                 self.name(),
                 &self.config.transport,
                 self.config.child_env.as_ref(),
                 &self.log,
-                on_changed,
-                &self.config.roots,
-                self.config.elicitor.as_ref(),
+                client,
             )
             .await
             .map_err(|e| e.to_string())?;
@@ -350,13 +360,24 @@ impl Server {
         tool: &str,
         arguments: Option<JsonObject>,
         cancel: &CancellationToken,
+        updates: Option<tern_agent_loop::UpdateSink>,
     ) -> Result<ToolOutput, ToolError> {
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
         }
-        let result = self.request(tool, cancel, move |peer| async move { peer.call_tool(params).await }).await?;
-        content::convert_result(self.name(), tool, result)
+        // Progress the server sends while this call runs shows as the call's output (rmcp puts a
+        // progress token of its own on every request, so the running calls are what tells).
+        let token = updates.map(|sink| {
+            let token = format!("call-{}", self.next_token.fetch_add(1, Ordering::Relaxed) + 1);
+            self.progress.lock().unwrap_or_else(|p| p.into_inner()).insert(token.clone(), sink);
+            token
+        });
+        let result = self.request(tool, cancel, move |peer| async move { peer.call_tool(params).await }).await;
+        if let Some(token) = token {
+            self.progress.lock().unwrap_or_else(|p| p.into_inner()).remove(&token);
+        }
+        content::convert_result(self.name(), tool, result?)
     }
 
     /// `resources/list` (every page, at most [`MAX_RESOURCES`]).

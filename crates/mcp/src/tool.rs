@@ -38,7 +38,7 @@ impl Tool for McpToolCall {
         _ctx: ToolContext,
         input: Value,
         cancel: CancellationToken,
-        _updates: UpdateSink,
+        updates: UpdateSink,
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let Some(server) = self.server.upgrade() else {
@@ -58,7 +58,7 @@ impl Tool for McpToolCall {
                     )));
                 }
             };
-            server.call(&self.original_name, arguments, &cancel).await
+            server.call(&self.original_name, arguments, &cancel, Some(updates)).await
         })
     }
 }

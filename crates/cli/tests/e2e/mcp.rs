@@ -28,6 +28,12 @@ fn npm_server(bin: &str) -> PathBuf {
     path
 }
 
+/// The reference `everything` server, configured as `everything`.
+fn add_everything(h: &Harness) {
+    let command = npm_server("mcp-server-everything").display().to_string();
+    add_config(h, &format!("\n[mcp_servers.everything]\ncommand = {command:?}\n"));
+}
+
 /// Append `text` to the user config in the harness's TERN_HOME.
 fn add_config(h: &Harness, text: &str) {
     let f = h.home.path().join("config.toml");
@@ -564,13 +570,7 @@ async fn a_servers_prompts_are_commands_and_its_resources_are_tools() {
         .to_string(),
     )
     .await;
-    add_config(
-        &h,
-        &format!(
-            "\n[mcp_servers.everything]\ncommand = {:?}\n",
-            npm_server("mcp-server-everything").display().to_string()
-        ),
-    );
+    add_everything(&h);
     // `/mcp__server__prompt args`: the words fill its arguments in order; its text is the prompt.
     let out = h.run(&["-p", "/mcp__everything__args-prompt Paris Texas"]).await;
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
@@ -623,4 +623,23 @@ async fn a_form_nobody_can_answer_is_declined() {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let results = h.tool_results(&h.bodies()[1]);
     assert!(results[0].0.contains("not booked: decline"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_servers_progress_shows_as_the_call_runs() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__everything__trigger-long-running-operation", "arguments": {"duration": 0.3, "steps": 3}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    add_everything(&h);
+    let out = h.run(&["-p", "run it", "--output-format", "tern-events"]).await;
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let updates: Vec<String> =
+        out.json_lines().iter().filter(|l| l["type"] == "tool_execution_update").map(|l| l.to_string()).collect();
+    assert!(updates.iter().any(|u| u.contains("progress 3 of 3")), "{updates:?}");
 }
