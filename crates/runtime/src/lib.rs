@@ -66,7 +66,7 @@ pub use tern_config::{
     ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
 pub use tern_llm::{UnknownEffort, effort_budget};
-pub use tern_mcp::{SdkHost, SdkRelay};
+pub use tern_mcp::{ElicitHost, Elicitation, Elicitor, SdkHost, SdkRelay};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
 pub use tern_process as process;
@@ -163,6 +163,9 @@ pub struct Overrides {
     /// Flags taken but not applied, each named at start.
     pub notes: Vec<String>,
     pub sdk_host: Option<tern_mcp::SdkHost>,
+    /// Not a flag: who fills MCP servers' forms when not the person at a
+    /// terminal (the stream-json front end asks the driving program).
+    pub elicitor: Option<tern_mcp::ElicitHost>,
     /// `--disallowed-tools`: tool names never offered.
     pub disallowed_tools: Vec<String>,
     /// `--mcp-config FILE` (repeatable): more MCP servers, `.mcp.json` format.
@@ -398,8 +401,9 @@ impl RuntimeBuilder {
         let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
         // The person answers servers' forms through the running prompt's front end.
         let interaction = Arc::new(interactive::Interaction::default());
-        let elicitor =
-            tern_mcp::ElicitHost(Arc::new(elicitation::SessionElicitor { interaction: interaction.clone() }));
+        let elicitor = overrides.elicitor.clone().unwrap_or_else(|| {
+            tern_mcp::ElicitHost(Arc::new(elicitation::SessionElicitor { interaction: interaction.clone() }))
+        });
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;

@@ -996,3 +996,43 @@ async fn rewind_files_puts_back_the_files_of_a_replayed_prompt() {
     let (code, _) = s.finish().await;
     assert_eq!(code, 0);
 }
+
+#[tokio::test]
+async fn an_mcp_servers_form_goes_to_the_caller_in_stream_json() {
+    let sdk = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../support/python-sdk");
+    let python = sdk.join(".venv/bin/python");
+    if !python.exists() {
+        eprintln!(
+            "skipped: the Python MCP SDK is not installed in {} (`cargo xtask ci` installs it)",
+            python.display()
+        );
+        return;
+    }
+    let script = r#"{"turns":[
+        {"when_request_contains":"booked for","text":"booked"},
+        {"tool_calls":[{"name":"mcp__forms__book","arguments":{}}]}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    let server = sdk.join("form_server.py").display().to_string();
+    let config =
+        json!({"mcpServers": {"forms": {"command": python.display().to_string(), "args": [server]}}}).to_string();
+    let mut s = Streaming::start(&h, &["--mcp-config", &config]);
+    s.user("book a table").await;
+    // The form comes as an `elicitation` control request (the SDKs' onElicitation); the answer fills it.
+    let asked = s.until(|v| v["type"] == "control_request").await;
+    let request = &asked["request"];
+    assert_eq!(request["subtype"], "elicitation", "{asked}");
+    assert_eq!(
+        (request["mcp_server_name"].as_str(), request["message"].as_str()),
+        (Some("forms"), Some("Booking a table"))
+    );
+    assert_eq!(request["requested_schema"]["properties"]["guests"]["type"], "integer", "{asked}");
+    let answer = json!({"action": "accept", "content": {"guests": 3}});
+    s.send(json!({"type": "control_response", "response": {"subtype": "success", "request_id": asked["request_id"], "response": answer}})).await;
+    let result = s.until(|v| v["type"] == "result").await;
+    assert_eq!(result["result"], "booked", "{result}");
+    let results = h.tool_results(&h.bodies()[1]);
+    assert_eq!(results[0].0.trim(), "booked for 3", "{results:?}");
+    let (code, _) = s.finish().await;
+    assert_eq!(code, 0);
+}

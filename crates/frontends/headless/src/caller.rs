@@ -103,6 +103,28 @@ impl tern_runtime::SdkRelay for Caller {
     }
 }
 
+/// MCP servers' forms go to the caller (`elicitation` control requests,
+/// the SDKs' `onElicitation`); anything but an `accept` with content, or
+/// no answer, declines.
+impl tern_runtime::Elicitor for Caller {
+    fn elicit(&self, form: tern_runtime::Elicitation) -> futures::future::BoxFuture<'static, Option<Value>> {
+        let caller = self.clone();
+        Box::pin(async move {
+            let request = claude_wire::Outgoing::Elicitation {
+                mcp_server_name: form.server,
+                message: form.message,
+                mode: "form",
+                requested_schema: form.schema,
+            };
+            let answer = caller.call("elicit", request).await.ok()?;
+            (answer.get("action").and_then(Value::as_str) == Some("accept"))
+                .then(|| answer.get("content").cloned())
+                .flatten()
+                .filter(Value::is_object)
+        })
+    }
+}
+
 /// The hook callbacks the caller registered in `initialize`.
 pub(crate) struct SdkHooks {
     pub(crate) caller: Caller,

@@ -497,6 +497,17 @@ pub enum Outgoing {
         /// The call, for tool events.
         tool_use_id: Option<String>,
     },
+    /// A form an MCP server asks to have filled (`onElicitation` in the SDKs).
+    Elicitation {
+        /// The server.
+        mcp_server_name: String,
+        /// What it asks.
+        message: String,
+        /// Always `form`.
+        mode: &'static str,
+        /// The form's JSON Schema.
+        requested_schema: Value,
+    },
     /// A JSON-RPC message for one of the caller's in-process MCP servers.
     McpMessage {
         /// The server (`"type": "sdk"` in `--mcp-config`).
