@@ -651,3 +651,31 @@ async fn an_mcp_servers_form_is_asked_in_the_tui() {
     assert_eq!(results[0].0.trim(), "booked for 4", "{results:?}");
     quit(&mut s);
 }
+
+/// Esc at an approval stops the turn: the call is refused, nothing more is
+/// sent, the composer is the person's again, and the next prompt carries the
+/// refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_at_an_approval_stops_the_turn() {
+    let script = json!({"turns": [
+        {"when_request_contains": "do it without touch", "text": "Understood, another way."},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "touch stopped-here"}}]},
+        {"text": "SHOULD-NOT-APPEAR"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("make the file\r");
+    s.wait_for("Esc stop");
+    answer_until_gone(&mut s, b"\x1b", "Esc stop");
+    s.wait_idle();
+    assert_eq!(h.bodies().len(), 1, "nothing was sent after the refusal");
+    assert!(!h.path("stopped-here").exists());
+    assert!(!s.text().contains("SHOULD-NOT-APPEAR"), "{}", s.text());
+    // The correction goes with the refusal.
+    s.type_text("do it without touch\r");
+    s.wait_for("Understood, another way.");
+    let body = h.bodies()[1].to_string();
+    assert!(body.contains("do it without touch") && body.contains("declined"), "{body}");
+    quit(&mut s);
+}

@@ -58,6 +58,9 @@ pub enum Command {
     Shell(String),
     /// Cancel the running turn and any shell command.
     Interrupt,
+    /// Esc or Ctrl+C at a question: stop the turn first, then refuse the
+    /// question (so nothing more is sent), the composer the person's again.
+    StopAtQuestion,
     /// A slash command that needs the runtime (`/tools`, `/mcp`, `/clear`, `/mode X`), with its argument.
     Slash(Slash, String),
     /// Edit the composer's text in `$VISUAL` / `$EDITOR` (Ctrl+G).
@@ -656,14 +659,16 @@ impl App {
     fn on_question_key(&mut self, key: KeyEvent, now: Instant) -> Command {
         let Some(p) = self.permission.as_mut() else { return Command::None };
         if key_is(&key, KeyCode::Char('c'), KeyModifiers::CONTROL) {
-            self.answer(PermissionAnswer::Deny { feedback: None }, now);
-            self.waiting_questions.clear();
-            return Command::Interrupt;
+            return Command::StopAtQuestion;
         }
         if now.duration_since(p.shown_at) < TYPE_AHEAD_GUARD {
             return Command::None;
         }
         if let Some(choice) = p.pane.handle_key(key) {
+            // Esc: refused, and the turn stops (nothing more is sent); the composer is the person's.
+            if choice == PermissionChoice::Stop {
+                return Command::StopAtQuestion;
+            }
             let answer = match choice {
                 PermissionChoice::Yes => PermissionAnswer::Allow,
                 PermissionChoice::YesAlways(scope) => match p.suggestion.clone() {
@@ -673,6 +678,7 @@ impl App {
                 // The status line follows when the runtime confirms (the tool's result).
                 PermissionChoice::YesInMode(mode) => PermissionAnswer::AllowInMode(mode),
                 PermissionChoice::No { feedback } => PermissionAnswer::Deny { feedback },
+                PermissionChoice::Stop => PermissionAnswer::Deny { feedback: None },
             };
             self.answer(answer, now);
         }
@@ -757,6 +763,12 @@ impl App {
             _ => return None,
         }
         Some(Command::None)
+    }
+
+    /// The question refused, and those waiting behind it (the turn was stopped first).
+    pub fn refuse_questions(&mut self, now: Instant) {
+        self.waiting_questions.clear();
+        self.answer(PermissionAnswer::Deny { feedback: None }, now);
     }
 
     fn answer(&mut self, answer: PermissionAnswer, now: Instant) {

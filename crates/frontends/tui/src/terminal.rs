@@ -570,6 +570,15 @@ impl Driver {
                 }
                 kill_shell(&self.shell);
             }
+            // Stopped before the refusal reaches the loop: it ends there instead of asking the model again.
+            Command::StopAtQuestion => {
+                if self.running {
+                    self.runtime.interrupter().interrupt();
+                    self.app.activity = "Interrupting".into();
+                }
+                self.app.refuse_questions(std::time::Instant::now());
+                kill_shell(&self.shell);
+            }
             Command::Shell(cmd) => start_shell(cmd, self.runtime.workspace(), &mut self.app, &self.tx, &self.shell),
             Command::Slash(Slash::Init, arg) => {
                 let existing = self.runtime.workspace().join(tern_runtime::prompt::INIT_FILE).exists();

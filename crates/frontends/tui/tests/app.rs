@@ -175,7 +175,8 @@ fn permission_answers_reach_the_runtime() {
         assert_eq!(rx.try_recv().unwrap(), expected, "keys {keys:?}");
         assert!(a.permission.is_none());
     }
-    // Esc is No; Ctrl+C is No and interrupts the turn.
+    // `n` is No and the turn goes on (the next question shows); Esc and Ctrl+C stop the turn:
+    // the front end interrupts first, then every question waiting is refused.
     let mut a = app();
     let later = t0 + Duration::from_secs(1);
     let (tx, mut rx) = tokio::sync::oneshot::channel();
@@ -183,14 +184,18 @@ fn permission_answers_reach_the_runtime() {
     // A second question (parallel calls) waits behind the first.
     let (tx2, mut rx2) = tokio::sync::oneshot::channel();
     a.ask_at(request("read", json!({"path": "/etc/hosts"})), tx2, t0);
-    a.on_key(key(KeyCode::Esc), later);
+    a.on_key(key(KeyCode::Char('n')), later);
     assert_eq!(rx.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
     assert!(a.permission.is_some(), "the second question shows next");
-    a.on_key(key(KeyCode::Char('1')), later + Duration::from_secs(1));
-    assert_eq!(rx2.try_recv().unwrap(), PermissionAnswer::Allow);
+    assert_eq!(a.on_key(key(KeyCode::Esc), later + Duration::from_secs(1)), Command::StopAtQuestion);
+    assert!(rx2.try_recv().is_err(), "not answered before the turn is stopped");
+    a.refuse_questions(later + Duration::from_secs(1));
+    assert_eq!(rx2.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
+    assert!(a.permission.is_none());
     let (tx, mut rx) = tokio::sync::oneshot::channel();
     a.ask_at(request("bash", json!({"command": "rm -rf build"})), tx, t0);
-    assert_eq!(a.on_key(ctrl('c'), t0), Command::Interrupt, "Ctrl+C works at once");
+    assert_eq!(a.on_key(ctrl('c'), t0), Command::StopAtQuestion, "Ctrl+C works at once");
+    a.refuse_questions(t0);
     assert_eq!(rx.try_recv().unwrap(), PermissionAnswer::Deny { feedback: None });
 }
 

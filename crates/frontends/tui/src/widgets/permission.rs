@@ -4,7 +4,7 @@
 //! or no with a note for the model.
 //!
 //! Keys: the option's number picks it; Up/Down and Enter; `y` is yes; `n`
-//! and Esc are no. Picking "No, and tell tern…" opens a one-line field:
+//! is no, and Esc is no and stops the turn. Picking "No, and tell tern…" opens a one-line field:
 //! Enter sends the note, Esc goes back to the options.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -34,6 +34,8 @@ pub enum PermissionChoice {
         /// The note typed in the field, if any.
         feedback: Option<String>,
     },
+    /// Esc: do not run it, and stop the turn (the composer is the person's again).
+    Stop,
 }
 
 /// An answer as listed.
@@ -186,7 +188,8 @@ impl PermissionPane {
                 None
             }
             KeyCode::Char('y' | 'Y') => self.pick(0),
-            KeyCode::Char('n' | 'N') | KeyCode::Esc => Some(PermissionChoice::No { feedback: None }),
+            KeyCode::Char('n' | 'N') => Some(PermissionChoice::No { feedback: None }),
+            KeyCode::Esc => Some(PermissionChoice::Stop),
             KeyCode::Up => {
                 self.selected = (self.selected + n - 1) % n;
                 None
@@ -237,9 +240,9 @@ impl PermissionPane {
         let long = self.preview.is_long(content_width(area.width), theme);
         let hint = match (self.feedback.is_some(), self.expanded, long) {
             (true, _, _) => " Enter send · Esc back ",
-            (false, true, _) => " PageUp/PageDown scroll · Ctrl+O fold · Enter choose · Esc deny ",
-            (false, false, true) => " Enter choose · Ctrl+O all · Esc deny ",
-            (false, false, false) => " Enter choose · Esc deny ",
+            (false, true, _) => " PageUp/PageDown scroll · Ctrl+O fold · Enter choose · Esc stop ",
+            (false, false, true) => " Enter choose · Ctrl+O all · Esc stop ",
+            (false, false, false) => " Enter choose · Esc stop ",
         };
         let title = Line::styled(format!(" {} ", self.title), title_style);
         let Some((inner, w)) = super::card_frame(area, buf, border, title, hint, theme) else { return };

@@ -145,7 +145,7 @@ fn without_a_suggestion_the_answers_renumber() {
 fn letters_and_esc() {
     assert_eq!(bash("make").handle_key(key(KeyCode::Char('y'))), Some(PermissionChoice::Yes));
     assert_eq!(bash("make").handle_key(key(KeyCode::Char('n'))), Some(PermissionChoice::No { feedback: None }));
-    assert_eq!(bash("make").handle_key(key(KeyCode::Esc)), Some(PermissionChoice::No { feedback: None }));
+    assert_eq!(bash("make").handle_key(key(KeyCode::Esc)), Some(PermissionChoice::Stop));
 }
 
 #[test]
