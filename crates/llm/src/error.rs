@@ -4,12 +4,14 @@
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     /// No API key configured.
-    #[error("no API key for {provider}: set {env_var} (or `api_key` under [providers.{provider}] in config)")]
+    #[error("no API key for {provider}: set {env_var} (or `api_key` under [providers.{provider}] in config){others}")]
     MissingKey {
         /// Provider name.
         provider: String,
         /// The variable to set.
         env_var: String,
+        /// The other ways, when no provider was chosen (with a leading separator).
+        others: String,
     },
     /// The client could not be built (bad base URL, TLS setup).
     #[error("{0}")]

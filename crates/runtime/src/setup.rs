@@ -127,7 +127,18 @@ pub fn resolve(
         // A local or self-hosted server may need no key; the official API
         // does, unless nothing will be sent (inspection commands).
         None if !official || overrides.ephemeral => String::new(),
-        None => return Err(LlmError::MissingKey { provider: name, env_var: key_env }.into()),
+        None => {
+            // Nobody chose this provider: the other ways to start are said too.
+            let chosen = overrides.provider.is_some() || config.provider.is_some();
+            let others = if chosen {
+                String::new()
+            } else {
+                "; or set OPENAI_API_KEY for OpenAI, or run a local model with `--provider openai --base-url \
+                 http://127.0.0.1:PORT/v1` (docs/configuration.md)"
+                    .to_string()
+            };
+            return Err(LlmError::MissingKey { provider: name, env_var: key_env, others }.into());
+        }
     };
     let model = overrides.model.clone().or_else(|| config.model.clone()).unwrap_or_else(|| default_model(api).into());
     // `--model sonnet` (or an `--agent`'s `model: sonnet`), as Claude Code takes it: a Claude

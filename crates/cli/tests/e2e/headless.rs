@@ -587,3 +587,32 @@ async fn a_command_too_long_for_the_kernel_gets_a_clear_error() {
     assert!(text.contains("at most 128 KB") && text.contains("write"), "{text}");
     assert!(!text.contains("Is bash installed"), "{text}");
 }
+
+#[tokio::test]
+async fn no_key_names_every_way_to_start() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"ok"}]}"#).await;
+    // No key and no provider chosen: every way to start is named.
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"));
+    for (k, v) in h.homes() {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("ANTHROPIC_API_KEY").env_remove("OPENAI_API_KEY").env_remove("ANTHROPIC_BASE_URL");
+    cmd.current_dir(h.workspace.path()).args(["-p", "hi"]);
+    let out = cmd.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ANTHROPIC_API_KEY") && stderr.contains("OPENAI_API_KEY") && stderr.contains("local model"),
+        "{stderr}"
+    );
+    // A provider chosen: only its key.
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tern"));
+    for (k, v) in h.homes() {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("ANTHROPIC_API_KEY").env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
+    cmd.current_dir(h.workspace.path()).args(["-p", "hi", "--provider", "openai"]);
+    let out = cmd.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("OPENAI_API_KEY") && !stderr.contains("local model"), "{stderr}");
+}

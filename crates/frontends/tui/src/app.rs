@@ -628,6 +628,14 @@ impl App {
             self.composer.set_text(&last);
             return Command::None;
         }
+        // `?` on an empty composer: the keys and commands (as the status line says).
+        if key.code == KeyCode::Char('?')
+            && (key.modifiers.is_empty() || key.modifiers == KeyModifiers::SHIFT)
+            && self.composer.is_empty()
+            && self.composer.vim_mode().is_none_or(|m| m == crate::widgets::composer::VimMode::Insert)
+        {
+            return Command::Slash(Slash::Help, String::new());
+        }
         // In vim's insert mode with text typed, Esc goes to normal mode, not to the turn.
         let vim_typing =
             self.composer.vim_mode() == Some(crate::widgets::composer::VimMode::Insert) && !self.composer.is_empty();

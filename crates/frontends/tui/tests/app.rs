@@ -495,3 +495,15 @@ fn a_subagent_is_priced_at_its_own_model() {
     a.on_agent_event(&message("whatever-the-provider-says"), t0, price);
     assert!((a.cost_usd - 1.01).abs() < 1e-9, "{}", a.cost_usd);
 }
+
+#[test]
+fn a_question_mark_on_an_empty_composer_shows_the_help() {
+    let t0 = Instant::now();
+    let mut a = app();
+    let help = a.on_key(key(KeyCode::Char('?')), t0);
+    assert!(matches!(help, Command::Slash(s, _) if s.name() == "help"), "{help:?}");
+    // In text it is a question mark.
+    a.on_key(key(KeyCode::Char('x')), t0);
+    assert_eq!(a.on_key(key(KeyCode::Char('?')), t0), Command::None);
+    assert_eq!(a.composer.text(), "x?");
+}
