@@ -84,6 +84,23 @@ pub fn call_title(name: &str, input: &Value) -> CallTitle {
         },
         "web_search" => plain(s(args.query).unwrap_or_default()),
         "web_fetch" => plain(s(args.url).unwrap_or_default()),
+        // The model's questions: the first one asked, and how many more.
+        "ask_user" => {
+            let questions = input.get("questions").and_then(Value::as_array);
+            let first = questions
+                .and_then(|q| q.first())
+                .and_then(|q| q.get("question"))
+                .and_then(Value::as_str)
+                .map(|q| first_line(q).0)
+                .unwrap_or_default();
+            let more = questions.map_or(0, |q| q.len().saturating_sub(1));
+            let qualifiers = if more > 0 {
+                vec![format!(" (+{})", count(more as u64, "question", "questions"))]
+            } else {
+                Vec::new()
+            };
+            CallTitle { lead: None, subject: first, qualifiers }
+        }
         _ => plain(compact_args(input)),
     }
 }
@@ -112,6 +129,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_models_questions_are_titled_by_the_first() {
+        let input = serde_json::json!({"questions": [
+            {"question": "Which database?", "options": [{"label": "Redis"}]},
+            {"question": "Which port?"}
+        ]});
+        let t = call_title("ask_user", &input);
+        assert_eq!((t.subject.as_str(), t.qualifiers), ("Which database?", vec![" (+1 question)".to_string()]));
+    }
 
     #[test]
     fn each_tool_is_titled_by_what_it_works_on() {
