@@ -85,7 +85,7 @@ async fn a_session_in_a_real_terminal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
-    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "hi"}]}).to_string()).await;
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "REPLY-AFTER-TRUST"}]}).to_string()).await;
     let marker = h.home.path().join("hook-ran");
     common::write(
         &h.path(".tern/config.toml"),
@@ -100,7 +100,8 @@ async fn an_untrusted_folder_is_asked_about_before_the_tui_starts() {
     let workspace = std::fs::canonicalize(h.workspace.path()).unwrap();
     assert!(config.contains("[trust]") && config.contains(&workspace.display().to_string()), "{config}");
     s.type_text("hello\r");
-    s.wait_for("hi");
+    // A word of its own: "hi" is in "this folder" and other text already on screen.
+    s.wait_for("REPLY-AFTER-TRUST");
     assert!(marker.exists(), "trusted: the project's session_start hook ran");
     // The turn may still be ending (a Ctrl+C then interrupts it): press until quitting is armed.
     quit(&mut s);
