@@ -3,8 +3,6 @@
 //! form to whoever can answer ([`Elicitor`]: the front end's person) and
 //! declines when nobody can; URL elicitation is declined.
 
-use std::sync::Arc;
-
 use futures::future::BoxFuture;
 use serde_json::Value;
 
@@ -25,20 +23,5 @@ pub trait Elicitor: Send + Sync {
     fn elicit(&self, request: Elicitation) -> BoxFuture<'static, Option<Value>>;
 }
 
-/// A shared [`Elicitor`], as a server's configuration holds it.
-#[derive(Clone)]
-pub struct ElicitHost(pub Arc<dyn Elicitor>);
-
-impl std::fmt::Debug for ElicitHost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ElicitHost")
-    }
-}
-
-impl PartialEq for ElicitHost {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for ElicitHost {}
+/// The [`Elicitor`] every server's configuration holds.
+pub type ElicitHost = crate::host::Host<dyn Elicitor>;

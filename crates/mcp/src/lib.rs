@@ -32,6 +32,7 @@ mod config;
 mod connection;
 mod content;
 mod elicit;
+mod host;
 mod manager;
 pub mod naming;
 mod resources;
@@ -44,6 +45,7 @@ mod tool;
 
 pub use config::{ServerConfig, Transport};
 pub use elicit::{ElicitHost, Elicitation, Elicitor};
+pub use host::Host;
 pub use manager::{McpManager, McpPrompt, ServerState, ServerStatus};
 pub use sdk_transport::{SdkHost, SdkRelay, SdkTransportError};
 pub use server::MAX_RESTARTS;

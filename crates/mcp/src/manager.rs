@@ -44,6 +44,9 @@ pub struct ServerStatus {
     pub restarts: u32,
 }
 
+/// The largest MCP prompt text tern sends as a prompt.
+pub const MAX_PROMPT_BYTES: usize = 1024 * 1024;
+
 /// A prompt an MCP server offers, as a slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpPrompt {
@@ -230,7 +233,16 @@ impl McpManager {
                 tern_protocol::ToolResultContent::Image { .. } => "[an image of the prompt, not sent]".to_string(),
             })
             .collect();
-        Ok(parts.join("\n\n"))
+        let text = parts.join("\n\n");
+        // A server's answer becomes the prompt: bounded as a person's paste would be.
+        if text.len() > MAX_PROMPT_BYTES {
+            return Err(format!(
+                "the prompt `{name}` of `{server}` is {} KiB, more than the {} KiB tern sends as a prompt",
+                text.len() / 1024,
+                MAX_PROMPT_BYTES / 1024
+            ));
+        }
+        Ok(text)
     }
 
     /// Bumped whenever any server's tool list changed (notifications/tools/list_changed → re-list).

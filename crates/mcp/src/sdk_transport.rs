@@ -4,8 +4,6 @@
 //! stream-json, an `mcp_message` control request), and its answer comes
 //! back the same way.
 
-use std::sync::Arc;
-
 use futures::future::BoxFuture;
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::{Value, json};
@@ -19,23 +17,8 @@ pub trait SdkRelay: Send + Sync {
     fn deliver(&self, server: &str, message: Value) -> BoxFuture<'static, Result<Value, String>>;
 }
 
-/// A shared [`SdkRelay`], as a server's transport holds it.
-#[derive(Clone)]
-pub struct SdkHost(pub Arc<dyn SdkRelay>);
-
-impl std::fmt::Debug for SdkHost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SdkHost")
-    }
-}
-
-impl PartialEq for SdkHost {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for SdkHost {}
+/// The [`SdkRelay`] an SDK server's transport holds.
+pub type SdkHost = crate::host::Host<dyn SdkRelay>;
 
 /// Why a message could not be put on the way.
 #[derive(Debug, thiserror::Error)]

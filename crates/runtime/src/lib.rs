@@ -66,7 +66,7 @@ pub use tern_config::{
     ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
 pub use tern_llm::{UnknownEffort, effort_budget};
-pub use tern_mcp::{ElicitHost, Elicitation, Elicitor, SdkHost, SdkRelay};
+pub use tern_mcp::{ElicitHost, Elicitation, Elicitor, Host, SdkHost, SdkRelay};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
 pub use tern_process as process;
@@ -402,7 +402,7 @@ impl RuntimeBuilder {
         // The person answers servers' forms through the running prompt's front end.
         let interaction = Arc::new(interactive::Interaction::default());
         let elicitor = overrides.elicitor.clone().unwrap_or_else(|| {
-            tern_mcp::ElicitHost(Arc::new(elicitation::SessionElicitor { interaction: interaction.clone() }))
+            tern_mcp::Host(Arc::new(elicitation::SessionElicitor { interaction: interaction.clone() }))
         });
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
@@ -475,13 +475,14 @@ impl RuntimeBuilder {
             policy,
             hook_runner: std::sync::Mutex::new(hook_runner),
             defined_agents: std::sync::Mutex::default(),
+            agent_files: std::sync::OnceLock::new(),
             structured,
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
             history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
             todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
             usage: std::sync::Mutex::new(resumed.as_ref().map(|r| r.usage).unwrap_or_default()),
-            spent_usd: Arc::default(),
+            spent_usd: std::sync::Mutex::default(),
             checkpoints: std::sync::Mutex::new(checkpoints),
             compactions: std::sync::atomic::AtomicUsize::new(resumed.as_ref().map_or(0, |r| r.compactions)),
             resumed,
@@ -545,7 +546,7 @@ pub struct Runtime {
     /// The session's tokens and estimated cost so far (with what a resumed session had).
     usage: std::sync::Mutex<(tern_protocol::UsageTotals, f64)>,
     /// What the prompts of this process cost so far (`--max-budget-usd`).
-    spent_usd: Arc<std::sync::Mutex<f64>>,
+    spent_usd: std::sync::Mutex<f64>,
     /// The files as they were before each prompt changed them (`/rewind`).
     checkpoints: std::sync::Mutex<Arc<checkpoints::Checkpoints>>,
     /// Compactions so far (a rewind of the conversation cannot cross one).
@@ -565,6 +566,8 @@ pub struct Runtime {
     /// Agents the program driving the session defined (the Agent SDK's
     /// `agents`): found before the files' profiles of the same name.
     defined_agents: std::sync::Mutex<Vec<AgentProfile>>,
+    /// The agent files' names and descriptions, read once ([`Runtime::agent_names`]).
+    agent_files: std::sync::OnceLock<Vec<(String, Option<String>)>>,
     /// `--json-schema`: where the run's structured answer is put.
     structured: Option<Arc<structured_output::Answer>>,
     /// What the `task` tool's children borrow from the running prompt.
@@ -1024,9 +1027,12 @@ impl Runtime {
     fn agent_summaries(&self) -> Vec<(String, Option<String>)> {
         let mut found: Vec<(String, Option<String>)> =
             self.defined_agents.lock_or_recover().iter().map(|a| (a.name.clone(), a.description.clone())).collect();
-        let files =
-            agents::agent_summaries(&self.folders, &self.paths.config_dir, self.policy.context().home.as_deref());
-        for (name, description) in files {
+        // Read once, at first need (each prompt's system prompt lists them): found at start,
+        // as skills and commands are, so the prompt's bytes stay the same for caching.
+        let files = self.agent_files.get_or_init(|| {
+            agents::agent_summaries(&self.folders, &self.paths.config_dir, self.policy.context().home.as_deref())
+        });
+        for (name, description) in files.iter().cloned() {
             if !found.iter().any(|(n, _)| *n == name) {
                 found.push((name, description));
             }

@@ -264,7 +264,13 @@ fn claude_user_settings(
         let (origin, text) = if given.trim_start().starts_with('{') {
             (PathBuf::from("--settings"), Ok(given.clone()))
         } else {
-            (PathBuf::from(given), std::fs::read_to_string(given).map_err(|e| e.to_string()))
+            let read =
+                tern_sandbox::small_file::read_bounded(Path::new(given), crate::claude_settings::MAX_SETTINGS, None);
+            let read = read.map_err(|e| match e {
+                tern_sandbox::small_file::Refused::Missing => "no such file".to_string(),
+                tern_sandbox::small_file::Refused::Unreadable(why) => why,
+            });
+            (PathBuf::from(given), read)
         };
         let text = match text {
             Ok(text) => text,

@@ -32,23 +32,9 @@ fn sdk_python() -> Option<PathBuf> {
 
 /// Run `script` with the SDK against `h`'s mock; what it printed last, parsed.
 async fn run_script(python: &std::path::Path, script: &str, h: &Harness) -> Value {
-    let out = tokio::process::Command::new(python)
-        .arg(sdk_dir().join(script))
-        .arg(env!("CARGO_BIN_EXE_tern"))
-        .arg(h.workspace.path())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", h.home.path())
-        .env("TERN_HOME", h.home.path())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", h.server.url())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(120), out).await.expect("in time").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+    let script = sdk_dir().join(script);
+    let tern = PathBuf::from(env!("CARGO_BIN_EXE_tern"));
+    h.run_sdk_program(python, &[script.as_os_str(), tern.as_os_str(), h.workspace.path().as_os_str()]).await
 }
 
 #[tokio::test]

@@ -40,26 +40,12 @@ fn sdk_installed() -> bool {
 
 /// Run `contract.mjs SCENARIO` with the SDK against `h`'s mock; what it printed last, parsed.
 async fn run_script(scenario: &str, h: &Harness) -> Value {
-    let out = tokio::process::Command::new("node")
-        .arg(sdk_dir().join("contract.mjs"))
-        .arg(scenario)
-        .arg(env!("CARGO_BIN_EXE_tern"))
-        .arg(h.workspace.path())
-        .arg(crate::mcp::test_server())
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", h.user_home())
-        .env("TERN_HOME", h.home.path())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("ANTHROPIC_BASE_URL", h.server.url())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(120), out).await.expect("in time").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
+    let script = sdk_dir().join("contract.mjs");
+    let server = crate::mcp::test_server();
+    let tern = PathBuf::from(env!("CARGO_BIN_EXE_tern"));
+    let args =
+        [script.as_os_str(), scenario.as_ref(), tern.as_os_str(), h.workspace.path().as_os_str(), server.as_os_str()];
+    h.run_sdk_program(std::path::Path::new("node"), &args).await
 }
 
 #[tokio::test]

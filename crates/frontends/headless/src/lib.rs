@@ -130,9 +130,9 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     // the session starts. Those servers are reached through the caller.
     let lines = stream_input.then(|| StdinLines::start(caller.clone()));
     if stream_input {
-        overrides.sdk_host = Some(tern_runtime::SdkHost(Arc::new(caller.clone())));
+        overrides.sdk_host = Some(tern_runtime::Host(Arc::new(caller.clone())));
         // An MCP server's form goes to the caller as an `elicitation` control request.
-        overrides.elicitor = Some(tern_runtime::ElicitHost(Arc::new(caller)));
+        overrides.elicitor = Some(tern_runtime::Host(Arc::new(caller)));
     }
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;

@@ -66,6 +66,24 @@ impl Harness {
         env
     }
 
+    /// Run `program args…` (an Agent SDK script that drives `tern`) against
+    /// the mock, with a clean environment, bounded; the JSON it printed last.
+    pub async fn run_sdk_program(&self, program: &Path, args: &[&std::ffi::OsStr]) -> Value {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args).env_clear().env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        for (k, v) in self.homes() {
+            cmd.env(k, v);
+        }
+        cmd.env("ANTHROPIC_API_KEY", "test-key").env("ANTHROPIC_BASE_URL", self.server.url()).kill_on_drop(true);
+        let out =
+            tokio::time::timeout(std::time::Duration::from_secs(120), cmd.output()).await.expect("in time").unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
+    }
+
     /// The `HOME` every run gets (`~/.claude` is under it): a temp folder of
     /// its own (TERN_HOME is not under it), never the machine's.
     pub fn user_home(&self) -> PathBuf {
