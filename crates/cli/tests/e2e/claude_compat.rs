@@ -702,6 +702,10 @@ async fn sdk_options_are_honoured_or_named_never_fatal() {
         "{}",
         out.stderr
     );
+    // A settings file is read bounded (1 MiB), never whole whatever its size.
+    write(&h.path("huge.json"), &format!("{{\"permissions\": {{\"allow\": [\"{}\"]}}}}", "x".repeat(1_100_000)));
+    let out = h.run(&["permissions", "check", "bash(ls)", "--settings", "huge.json"]).await;
+    assert!(out.stderr.contains("larger than") && out.stderr.contains("not applied"), "{}", out.stderr);
     let out = h.run(&["mcp", "list", "--setting-sources", "user,elsewhere"]).await;
     assert!(out.stderr.contains("`elsewhere` is not a source"), "{}", out.stderr);
     // Claude Code's `auto` mode runs as tern's default, and says so.
