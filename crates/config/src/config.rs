@@ -186,6 +186,10 @@ pub struct TuiSection {
     pub print_on_exit: Option<String>,
     /// Start the prompt in vim mode (default false).
     pub vim: Option<bool>,
+    /// Draw on the alternate screen, the whole terminal tern's (default
+    /// false: inline, the conversation written into the terminal's own
+    /// scrollback as it finishes, so it stays after exit and selects natively).
+    pub fullscreen: Option<bool>,
 }
 
 /// `[compaction]`.
@@ -475,6 +479,7 @@ impl FileConfig {
         self.tui.theme = other.tui.theme.or(self.tui.theme.take());
         self.tui.print_on_exit = other.tui.print_on_exit.or(self.tui.print_on_exit.take());
         self.tui.vim = other.tui.vim.or(self.tui.vim);
+        self.tui.fullscreen = other.tui.fullscreen.or(self.tui.fullscreen);
         self.web_search.enabled = other.web_search.enabled.or(self.web_search.enabled);
         self.web_search.max_uses = other.web_search.max_uses.or(self.web_search.max_uses);
         self.media_cli.enabled = other.media_cli.enabled.or(self.media_cli.enabled);

@@ -1269,8 +1269,8 @@ impl Runtime {
     }
 
     /// `/config KEY VALUE`: keep a setting in the user config (comments and
-    /// the rest kept). Keys: `theme`, `notify`, `title`, `print_on_exit`
-    /// (`[tui]`) and `mode` (the permission mode new sessions start in; not
+    /// the rest kept). Keys: `theme`, `notify`, `title`, `print_on_exit`,
+    /// `vim`, `fullscreen` (`[tui]`) and `mode` (the permission mode new sessions start in; not
     /// `bypass`, which only a flag or an edit of the file may choose).
     pub(crate) fn set_setting(&self, key: &str, value: &str) -> Result<PathBuf, RuntimeError> {
         let file = self.paths.user_config();
@@ -1292,7 +1292,7 @@ impl Runtime {
                 config::set_value(&file, &["tui", "print_on_exit"], value)
             }
             "print_on_exit" => return Err(bad("none, last or all")),
-            "title" | "vim" => match value {
+            "title" | "vim" | "fullscreen" => match value {
                 "true" | "on" => config::set_value(&file, &["tui", key], true),
                 "false" | "off" => config::set_value(&file, &["tui", key], false),
                 _ => return Err(bad("true or false")),
@@ -1309,7 +1309,7 @@ impl Runtime {
             },
             _ => {
                 return Err(RuntimeError::Config(format!(
-                    "no setting `{key}`: theme, notify, notify_after_secs, title, print_on_exit, vim, mode"
+                    "no setting `{key}`: theme, notify, notify_after_secs, title, print_on_exit, vim, fullscreen, mode"
                 )));
             }
         }?;

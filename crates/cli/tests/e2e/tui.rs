@@ -79,8 +79,88 @@ async fn a_session_in_a_real_terminal() {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"), "alternate screen entered and left");
     assert!(raw.contains("\x1b[?2004l"), "bracketed paste switched off");
+    // Inline: the terminal's own screen, its scrollback and selection; the mouse is not taken.
+    assert!(!raw.contains("\x1b[?1049h") && !raw.contains("\x1b[?1003h") && !raw.contains("\x1b[?1000h"), "{raw:?}");
+    let all = s.all_text();
+    assert!(all.contains("hello tern") && all.contains("Made the file.") && all.contains("gamma"), "{all}");
+}
+
+/// Inline, a resize draws the screen again at the new width: what was on it
+/// once, re-wrapped, the frame at the bottom of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resize_draws_the_inline_screen_again_at_the_new_width() {
+    let long = "word ".repeat(30);
+    let script = json!({"turns": [{"text": format!("START {long}END")}]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("a question\r");
+    s.wait_for("END");
+    s.wait_idle();
+    s.resize(30, 50);
+    // The status line is drawn again for 50 columns: shorter, the folder cut.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = s.text();
+        let lines: Vec<&str> = text.lines().collect();
+        if text.matches("START").count() == 1
+            && text.matches("END").count() == 1
+            && text.matches("? /help").count() == 1
+            && lines.iter().all(|l| l.chars().count() <= 50)
+            && lines.iter().filter(|l| l.contains("word")).count() >= 3
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not drawn again at 50 columns:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    quit(&mut s);
+}
+
+/// Inline (the default): each finished cell goes into the terminal's own
+/// scrollback, in order, and stays after exit with the frame gone; PageUp
+/// shows the whole transcript on the alternate screen and Esc comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_conversation_stays_in_the_terminal_after_exit() {
+    let script = json!({"turns": [
+        {"when_request_contains": "second question", "text": "Second answer."},
+        {"text": "First answer, line one.\n\nline two."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("first question\r");
+    s.wait_for("line two.");
+    s.wait_idle();
+    assert!(!String::from_utf8_lossy(&s.raw.lock().unwrap()).contains("\x1b[?1049h"));
+    s.send(b"\x1b[5~");
+    s.wait_for("whole transcript");
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1000h") && !raw.contains("\x1b[?1003h"), "{raw:?}");
+    s.send(b"\x1b");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.text().contains("whole transcript") {
+        assert!(Instant::now() < deadline, "Esc did not come back:\n{}", s.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.type_text("second question\r");
+    s.wait_for("Second answer.");
+    s.wait_idle();
+    quit(&mut s);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("resume with") {
+        assert!(Instant::now() < deadline, "no summary:\n{}", s.text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let all = s.all_text();
+    let at = |needle: &str| all.find(needle).unwrap_or_else(|| panic!("`{needle}` is not in the terminal:\n{all}"));
+    assert!(at("first question") < at("First answer, line one."), "{all}");
+    assert!(at("line two.") < at("second question") && at("second question") < at("Second answer."), "{all}");
+    assert!(at("Second answer.") < at("resume with"), "{all}");
+    // Each shows once, and the frame (composer, status line) is gone.
+    assert_eq!(all.matches("First answer, line one.").count(), 1, "{all}");
+    assert!(!all.contains("Ask tern") && !all.contains("? /help"), "{all}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -334,10 +414,10 @@ async fn permissions_lists_adds_and_removes_rules() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_last_answer_can_be_left_in_scrollback() {
-    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"The answer is 42."}]}"#).await;
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"The answer is **42**."}]}"#).await;
     let config = h.home.path().join("config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str("\n[tui]\nprint_on_exit = \"last\"\n");
+    text.push_str("\n[tui]\nfullscreen = true\nprint_on_exit = \"last\"\n");
     std::fs::write(&config, text).unwrap();
     let mut s = start(&h);
     s.wait_for("Ask tern");
@@ -347,11 +427,12 @@ async fn the_last_answer_can_be_left_in_scrollback() {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
-        // After the alternate screen is left: the answer, then the summary.
+        // After the alternate screen is left: the answer as it was shown (no Markdown marks), then the summary.
         if let Some(after) = raw.rsplit("\x1b[?1049l").next()
-            && after.contains("The answer is 42.")
             && after.contains("resume with")
         {
+            let shown = s.text();
+            assert!(shown.contains("The answer is 42.") && !shown.contains("**"), "{shown}");
             break;
         }
         assert!(Instant::now() < deadline, "the answer was not printed on exit: {raw:?}");
@@ -611,7 +692,8 @@ async fn shift_tab_cycles_the_mode_quietly_and_clear_starts_afresh_at_once() {
     s.wait_for("first reply");
     s.wait_idle();
     s.type_text("/clear\r");
-    s.wait_for("new conversation");
+    // The notice, not the command list's "start a new conversation" while /clear is typed.
+    s.wait_for("· new conversation");
     assert!(!s.text().contains("first reply"), "{}", s.text());
     quit(&mut s);
 }

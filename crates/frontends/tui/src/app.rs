@@ -39,8 +39,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Shift+Tab", "cycle permission mode: default → accept-edits → plan"),
     ("Ctrl+T", "show or hide thinking"),
     ("Ctrl+O", "expand or collapse the last tool cell (Alt+Up/Down select another)"),
-    ("PageUp / PageDown, mouse wheel", "scroll the transcript"),
-    ("Ctrl+End", "jump to the bottom"),
+    ("PageUp / PageDown", "scroll the whole transcript (inline: it opens on the alternate screen; Esc comes back)"),
+    ("Ctrl+End", "jump to the bottom (inline: back from the whole transcript)"),
     ("Ctrl+F, or / while scrolled up", "search the transcript; Enter / n next, N previous, Esc done"),
     ("@", "complete a file path"),
     ("!cmd", "run a shell command in a pseudo-terminal"),
@@ -241,6 +241,21 @@ pub struct App {
     pub last_rows: u16,
     /// Set when the app should leave.
     pub quit: bool,
+    /// Inline: finished cells go into the terminal's scrollback and only the
+    /// live part is drawn (else the whole screen is tern's).
+    pub inline: bool,
+    /// Inline, the whole transcript on the alternate screen for a while
+    /// (to scroll, search or expand a cell); Esc goes back.
+    pub full_view: bool,
+}
+
+/// Rows the panes below the transcript take.
+#[derive(Clone, Copy)]
+struct Panes {
+    todo: u16,
+    queue: u16,
+    bottom: u16,
+    status: u16,
 }
 
 fn key_is(key: &KeyEvent, code: KeyCode, mods: KeyModifiers) -> bool {
@@ -301,6 +316,8 @@ impl App {
             last_width: 80,
             last_rows: 20,
             quit: false,
+            inline: false,
+            full_view: false,
         }
     }
 
@@ -639,6 +656,11 @@ impl App {
         // In vim's insert mode with text typed, Esc goes to normal mode, not to the turn.
         let vim_typing =
             self.composer.vim_mode() == Some(crate::widgets::composer::VimMode::Insert) && !self.composer.is_empty();
+        // Esc in the whole transcript goes back first (a second Esc interrupts).
+        if key.code == KeyCode::Esc && self.full_view && self.composer.popup().is_none() && !vim_typing {
+            self.leave_full_view();
+            return Command::None;
+        }
         if key.code == KeyCode::Esc
             && (self.busy() || self.shell_running)
             && self.composer.popup().is_none()
@@ -728,6 +750,21 @@ impl App {
     /// Keys about the view: thinking, tool cells, search, scrolling, the mode.
     fn on_view_key(&mut self, key: KeyEvent) -> Option<Command> {
         let ctrl = KeyModifiers::CONTROL;
+        // Inline, the keys that look back open the whole transcript first.
+        if self.inline && !self.full_view {
+            let looks_back = key_is(&key, KeyCode::PageUp, KeyModifiers::NONE)
+                || key_is(&key, KeyCode::Char('f'), ctrl)
+                || key_is(&key, KeyCode::Char('o'), ctrl)
+                || key_is(&key, KeyCode::Up, KeyModifiers::ALT);
+            if looks_back {
+                self.full_view = true;
+                self.scroll.offset = 0;
+            }
+        }
+        if self.full_view && key_is(&key, KeyCode::End, ctrl) {
+            self.leave_full_view();
+            return Some(Command::None);
+        }
         if key_is(&key, KeyCode::Char('t'), ctrl) {
             let show = !self.transcript.show_thinking();
             self.transcript.set_show_thinking(show);
@@ -771,6 +808,15 @@ impl App {
             _ => return None,
         }
         Some(Command::None)
+    }
+
+    /// Back from the whole transcript to the inline frame.
+    pub fn leave_full_view(&mut self) {
+        self.full_view = false;
+        self.scroll.offset = 0;
+        self.search = None;
+        self.transcript.set_highlight(None);
+        self.transcript.clear_selection();
     }
 
     /// The question refused, and those waiting behind it (the turn was stopped first).
@@ -993,24 +1039,51 @@ impl App {
             Line::from("tern: the terminal is too small").render(area, buf);
             return None;
         }
-        let theme = self.theme;
+        let panes = self.panes(area.width, area.height);
+        self.draw_frame(area, &panes, buf, now, false)
+    }
+
+    /// Inline mode's frame for a terminal of `width` × `screen_h`: the cells
+    /// not yet in the scrollback (their last rows, when taller than the
+    /// screen allows), then the panes; with the cursor position.
+    pub fn draw_inline(&mut self, width: u16, screen_h: u16, now: Instant) -> (Buffer, Option<(u16, u16)>) {
+        if screen_h < 4 || width < 10 {
+            let mut buf = Buffer::empty(Rect::new(0, 0, width.max(1), 1));
+            Line::from("tern: the terminal is too small").render(buf.area, &mut buf);
+            return (buf, None);
+        }
+        let panes = self.panes(width, screen_h);
+        let panes_h = panes.todo + panes.queue + panes.bottom + panes.status;
+        let popup_h = match (&self.permission, &self.asking, &self.search) {
+            (None, None, None) => self.composer.popup().map_or(0, |p| p.height()),
+            _ => 0,
+        };
+        let live = self.transcript.live_height(width).max(usize::from(popup_h));
+        let live_h = u16::try_from(live).unwrap_or(u16::MAX).min(screen_h.saturating_sub(panes_h));
+        let area = Rect::new(0, 0, width, live_h + panes_h);
+        let mut buf = Buffer::empty(area);
+        let cursor = self.draw_frame(area, &panes, &mut buf, now, true);
+        (buf, cursor)
+    }
+
+    /// What the panes below the transcript take at `width` in a screen `screen_h` rows high.
+    fn panes(&self, width: u16, screen_h: u16) -> Panes {
         let status_h = 1u16;
         // A finished list folds away once the turn is over (it stays in the transcript's history).
         let all_done = self.todos.iter().all(|t| t.status == tern_protocol::TodoStatus::Completed);
-        let todo_h =
-            if self.show_todos && (self.busy() || !all_done) { todo_height(&self.todos, area.width) } else { 0 };
+        let todo_h = if self.show_todos && (self.busy() || !all_done) { todo_height(&self.todos, width) } else { 0 };
         // A question may take the whole screen but the status line: in a
         // short terminal what will run and the answers matter most.
         let max_bottom = if self.permission.is_some() || self.asking.is_some() {
-            area.height.saturating_sub(status_h)
+            screen_h.saturating_sub(status_h)
         } else {
-            area.height.saturating_sub(status_h + 3)
+            screen_h.saturating_sub(status_h + 3)
         };
         let bottom_h = match (&self.permission, &self.asking) {
-            (Some(p), _) => p.pane.desired_height(area.width),
-            (None, Some(a)) => a.pane.desired_height(area.width),
+            (Some(p), _) => p.pane.desired_height(width),
+            (None, Some(a)) => a.pane.desired_height(width),
             (None, None) if self.search.is_some() => 1,
-            (None, None) => self.composer.desired_height(area.width),
+            (None, None) => self.composer.desired_height(width),
         }
         .min(max_bottom);
         let todo_h = todo_h.min(max_bottom.saturating_sub(bottom_h) / 2);
@@ -1020,6 +1093,21 @@ impl App {
         } else {
             0
         };
+        Panes { todo: todo_h, queue: queue_h, bottom: bottom_h, status: status_h }
+    }
+
+    /// Draw a frame into `area` with the panes at their heights; `live`:
+    /// the transcript part shows only the cells not yet in the scrollback.
+    fn draw_frame(
+        &mut self,
+        area: Rect,
+        panes: &Panes,
+        buf: &mut Buffer,
+        now: Instant,
+        live: bool,
+    ) -> Option<(u16, u16)> {
+        let theme = self.theme;
+        let Panes { todo: todo_h, queue: queue_h, bottom: bottom_h, status: status_h } = *panes;
         // The transcript takes what the panes leave, top to bottom.
         let [transcript_area, todo_area, queue_area, bottom_area, status_area] = Layout::vertical([
             Constraint::Fill(1),
@@ -1032,7 +1120,11 @@ impl App {
         let transcript_h = transcript_area.height;
         self.last_width = area.width;
         self.last_rows = transcript_h;
-        self.transcript.render(transcript_area, buf, &mut self.scroll, &theme, now);
+        if live {
+            self.transcript.render_live(transcript_area, buf, &theme, now);
+        } else {
+            self.transcript.render(transcript_area, buf, &mut self.scroll, &theme, now);
+        }
         if todo_h > 0 {
             render_todos(&self.todos, todo_area, buf, &theme);
         }
@@ -1088,6 +1180,8 @@ impl App {
         }
         let hint = if self.quit_armed.is_some() {
             Some(format!("Ctrl+{} again to quit", self.quit_key))
+        } else if self.full_view {
+            Some("whole transcript · Esc goes back".to_string())
         } else if self.scroll.offset > 0 {
             Some("scrolled up · Ctrl+End to follow".to_string())
         } else {

@@ -129,7 +129,7 @@ impl Slash {
                 "the mode, every rule and its file, this session's refusals; allow RULE / remove RULE"
             }
             Slash::Theme => "colours: dark, light, high-contrast or colorblind",
-            Slash::Config => "settings kept in your config: theme, notify, title, print_on_exit, vim, mode",
+            Slash::Config => "settings kept in your config: theme, notify, title, print_on_exit, vim, fullscreen, mode",
             Slash::Vim => "vim keys in the prompt (normal and insert mode), on or off",
             Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
             Slash::Init => "study the repository and write AGENTS.md (update: revise the one there)",

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event, EventStream,
-    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, EnableBracketedPaste, Event, EventStream, KeyboardEnhancementFlags,
+    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
@@ -154,12 +154,42 @@ impl TerminalGuard {
     }
 }
 
-/// Raw mode, the alternate screen, pastes and the mouse; whether the
-/// keyboard enhancement flags were pushed.
+/// Whether tern has the alternate screen now (what restoring must undo:
+/// leaving it when it was never entered would move the cursor to a stale
+/// saved position).
+static ON_ALT_SCREEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Mouse reports for the wheel only: presses and releases (mode 1000) in SGR
+/// form (1006), never every motion (1003), so the terminal keeps as much of
+/// its own selection as it can.
+struct WheelMouse(bool);
+
+impl crossterm::Command for WheelMouse {
+    fn write_ansi(&self, f: &mut impl std::fmt::Write) -> std::fmt::Result {
+        f.write_str(if self.0 { "\x1b[?1000h\x1b[?1006h" } else { "\x1b[?1006l\x1b[?1000l" })
+    }
+}
+
+/// The whole screen tern's (the alternate screen, the wheel scrolls), or back
+/// to the normal screen with the terminal's own scrollback and selection.
+fn alternate_screen(on: bool) -> std::io::Result<()> {
+    let mut out = std::io::stdout();
+    if on == ON_ALT_SCREEN.swap(on, std::sync::atomic::Ordering::SeqCst) {
+        return Ok(());
+    }
+    if on {
+        execute!(out, EnterAlternateScreen, WheelMouse(true))
+    } else {
+        execute!(out, WheelMouse(false), LeaveAlternateScreen)
+    }
+}
+
+/// Raw mode, pastes, focus reports; whether the keyboard enhancement flags
+/// were pushed. The alternate screen is [`alternate_screen`]'s.
 fn enter_screen() -> std::io::Result<bool> {
     enable_raw_mode()?;
     let mut out = std::io::stdout();
-    execute!(out, EnterAlternateScreen, EnableBracketedPaste, EnableMouseCapture, crossterm::event::EnableFocusChange)?;
+    execute!(out, EnableBracketedPaste, crossterm::event::EnableFocusChange)?;
     // Shift+Enter is only distinguishable where the terminal reports it
     // (kitty keyboard protocol). Asking the terminal first can stall for
     // seconds where nothing answers, so push the flags unconditionally:
@@ -179,14 +209,9 @@ fn restore(enhanced_keys: bool) {
     if enhanced_keys {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }
-    let _ = execute!(
-        out,
-        crossterm::event::DisableFocusChange,
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
+    let _ = execute!(out, crossterm::event::DisableFocusChange, DisableBracketedPaste);
+    let _ = alternate_screen(false);
+    let _ = execute!(out, crossterm::cursor::Show);
     let _ = disable_raw_mode();
 }
 
@@ -194,6 +219,111 @@ impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore(self.enhanced_keys);
     }
+}
+
+/// The terminal as tern draws on it: inline (the live frame below what was
+/// written into the scrollback) or the whole alternate screen.
+struct Screen {
+    inline: crate::inline::InlineScreen,
+    full: Option<Terminal<CrosstermBackend<std::io::Stdout>>>,
+    /// The terminal's size at the last inline frame.
+    size: (u16, u16),
+    /// The transcript's epoch at the last inline frame.
+    epoch: u64,
+    /// Clear the screen before the next inline frame and write the recent history again.
+    redraw: bool,
+}
+
+impl Screen {
+    fn new() -> Self {
+        Self { inline: crate::inline::InlineScreen::new(), full: None, size: (0, 0), epoch: 0, redraw: false }
+    }
+
+    /// One frame, on whichever screen the app wants now.
+    fn draw(&mut self, app: &mut App) -> std::io::Result<()> {
+        let want_full = !app.inline || app.full_view;
+        if want_full {
+            if self.full.is_none() {
+                alternate_screen(true)?;
+                // The alternate screen starts empty; `Terminal::clear` would ask the
+                // terminal for the cursor position, which not every terminal answers.
+                self.full = Some(Terminal::new(CrosstermBackend::new(std::io::stdout()))?);
+            }
+            if let Some(terminal) = self.full.as_mut() {
+                draw(terminal, app)?;
+            }
+            return Ok(());
+        }
+        if self.full.take().is_some() {
+            // Back on the normal screen, as it was: the frame is where it was left.
+            alternate_screen(false)?;
+            self.inline.invalidate();
+        }
+        let (width, height) = crossterm::terminal::size()?;
+        // After a resize the terminal may have reflowed what is on screen: start from a clean one and
+        // write again what was on it, at this width (older rows stay in the scrollback as they were).
+        let mut reflow = std::mem::take(&mut self.redraw);
+        if (width, height) != self.size {
+            reflow |= self.size != (0, 0);
+            self.size = (width, height);
+        }
+        // Another conversation (/clear, /resume): a clean screen, then its history.
+        let epoch = app.transcript.epoch();
+        let new_conversation = epoch != self.epoch;
+        self.epoch = epoch;
+        let now = Instant::now();
+        // A turn that ended with a cell still marked running (a call that never reported back) lets it go.
+        let all = !app.busy() && !app.shell_running;
+        let mut history = app.transcript.take_settled(width, all);
+        let (frame, cursor) = app.draw_inline(width, height, now);
+        if reflow && !new_conversation {
+            history = app.transcript.taken_tail(width, usize::from(height.saturating_sub(frame.area.height)));
+        }
+        let clear = reflow || new_conversation;
+        let history = bounded(history, usize::from(height) * 50);
+        self.inline.draw(&mut std::io::stdout(), &history, &frame, cursor, clear)
+    }
+
+    /// Leaving: inline, the frame goes and the cells not yet written are
+    /// written. On the whole screen (`fullscreen = true`), `print_on_exit`
+    /// leaves the last answer (`last`) or the conversation (`all`) on the
+    /// normal screen, drawn as they were shown.
+    fn finish(&mut self, app: &mut App, print_on_exit: &str) -> std::io::Result<()> {
+        if self.full.take().is_some() {
+            alternate_screen(false)?;
+        }
+        let width = crossterm::terminal::size().map_or(80, |s| s.0);
+        let mut out = std::io::stdout();
+        if app.inline {
+            let history = app.transcript.take_settled(width, true);
+            return self.inline.finish(&mut out, &history);
+        }
+        let rows = match print_on_exit {
+            "all" => app.transcript.take_settled(width, true),
+            "last" => app.transcript.last_answer_rows(width),
+            _ => return Ok(()),
+        };
+        let mut s = Vec::new();
+        for row in rows.iter().skip_while(|r| r.width() == 0) {
+            crate::inline::write_line(&mut s, row, width)?;
+            s.extend_from_slice(b"\r\n");
+        }
+        out.write_all(&s)?;
+        out.flush()
+    }
+}
+
+/// At most `max` rows, the last ones, under a line that says how many were
+/// left out (a resumed session's whole history is not written out at once).
+fn bounded(mut rows: Vec<ratatui::text::Line<'static>>, max: usize) -> Vec<ratatui::text::Line<'static>> {
+    if rows.len() <= max {
+        return rows;
+    }
+    let cut = rows.len() - max;
+    rows.drain(..cut);
+    let note = format!("… {cut} earlier rows · PageUp shows the whole conversation");
+    rows.insert(0, ratatui::text::Line::styled(note, Theme::from_env().dim()));
+    rows
 }
 
 /// A running `!cmd`.
@@ -221,6 +351,7 @@ fn new_app(runtime: &Runtime) -> App {
     app.priced = runtime.model_info().input_per_mtok > 0.0;
     app.composer.load_history(runtime.prompt_history());
     app.composer.set_vim(runtime.tui_settings().vim.unwrap_or(false));
+    app.inline = !runtime.tui_settings().fullscreen.unwrap_or(false);
     let commands = runtime.slash_commands().into_iter().map(|c| {
         let description = match c.kind {
             tern_protocol::SlashKind::Command => c.description,
@@ -296,9 +427,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         prev_hook(info);
     }));
     let guard = TerminalGuard::enter()?;
-    // The alternate screen starts empty; `Terminal::clear` would ask the
-    // terminal for the cursor position, which not every terminal answers.
-    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let mut screen = Screen::new();
 
     let mut input = EventStream::new();
     let shell: Arc<Mutex<Option<ShellJob>>> = Arc::new(Mutex::new(None));
@@ -347,9 +476,10 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                         drop(input);
                         edit_in_editor(&mut d.app, guard.enhanced_keys);
                         input = EventStream::new();
-                        // A fresh terminal draws everything again (`clear` would ask for the cursor position).
-                        execute!(std::io::stdout(), crossterm::terminal::Clear(crossterm::terminal::ClearType::All))?;
-                        terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+                        // Draw everything again, on a clean screen: the editor may have left anything on
+                        // it (the whole screen is entered again, the alternate screen was left for it).
+                        screen.full = None;
+                        screen.redraw = true;
                     }
                 }
                 Some(Err(_)) | None => break,
@@ -388,7 +518,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                 crate::attention::State::Ready
             };
             d.attention.show(state, &mut std::io::stdout());
-            draw(&mut terminal, &mut d.app)?;
+            screen.draw(&mut d.app)?;
             last_frame = Instant::now();
             dirty = false;
         }
@@ -404,34 +534,20 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     if let Some(signal) = ended_by {
         // The terminal may be gone: nothing more is written to it. The exit
         // code says which signal ended it, as a shell would (128 + N).
-        drop(terminal);
+        drop(screen);
         drop(guard);
         return Ok(u8::try_from(128 + signal).unwrap_or(u8::MAX));
     }
-    drop(terminal);
+    // Inline, the rest of the conversation goes into the scrollback where the frame was; on the
+    // whole screen, what `print_on_exit` asks for is written as it was shown.
+    let print_on_exit = runtime.tui_settings().print_on_exit.as_deref().map(str::trim).unwrap_or("none");
+    let finished = screen.finish(&mut d.app, print_on_exit);
+    drop(screen);
     drop(guard);
+    finished?;
     // Back on the normal screen: what happened, and how to come back.
     let session = runtime.session();
     // For scrollback, when asked: the last answer or the whole conversation, cleaned.
-    match runtime.tui_settings().print_on_exit.as_deref().map(str::trim) {
-        Some("all") => {
-            let text = runtime.export_markdown().await;
-            println!("{}", crate::sanitize::clean(text.trim_end()));
-        }
-        Some("last") => {
-            let last = runtime
-                .conversation()
-                .await
-                .iter()
-                .rev()
-                .find(|m| m.role == tern_protocol::Role::Assistant && !m.text().trim().is_empty())
-                .map(tern_protocol::Message::text);
-            if let Some(text) = last {
-                println!("{}", crate::sanitize::clean(text.trim_end()));
-            }
-        }
-        _ => {}
-    }
     let has_conversation = d.app.prompts_run > 0 || runtime.resumed().is_some();
     let resume = (session.is_recording() && has_conversation).then(|| session.id().to_string());
     println!("{}", d.app.exit_summary(resume.as_deref()));
@@ -680,13 +796,14 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     let t = runtime.tui_settings();
                     let show = |v: &Option<String>, d: &str| v.clone().unwrap_or_else(|| format!("{d} (default)"));
                     let text = format!(
-                        "settings (your config: {}), change with /config KEY VALUE:\n  theme          {}\n  notify         {}\n  title          {}\n  print_on_exit  {}\n  vim            {}\n  mode           {} (new sessions; this one: {})",
+                        "settings (your config: {}), change with /config KEY VALUE:\n  theme          {}\n  notify         {}\n  title          {}\n  print_on_exit  {}\n  vim            {}\n  fullscreen     {}\n  mode           {} (new sessions; this one: {})",
                         runtime.user_config_path().display(),
                         show(&t.theme, "auto"),
                         show(&t.notify, "auto"),
                         t.title.map_or_else(|| "true (default)".to_string(), |b| b.to_string()),
                         show(&t.print_on_exit, "none"),
                         t.vim.map_or_else(|| "false (default)".to_string(), |b| b.to_string()),
+                        t.fullscreen.map_or_else(|| "false (default)".to_string(), |b| b.to_string()),
                         runtime.configured_mode().unwrap_or_else(|| "default (default)".into()),
                         runtime.policy().mode()
                     );

@@ -546,3 +546,36 @@ fn a_selected_prompt_shows_it_is_selected() {
     let buf = draw(&mut t, 60, &PLAIN, Instant::now());
     assert!(!buf[(0, y)].modifier.contains(Modifier::REVERSED));
 }
+
+/// Inline mode takes finished cells in order: a cell still streaming or
+/// running holds back the ones after it; what is live is drawn from the
+/// first cell not taken.
+#[test]
+fn finished_cells_are_taken_in_order_and_only_once() {
+    let mut t = Transcript::new();
+    t.push(CellKind::user("the prompt"));
+    t.apply(&AgentEvent::TextDelta { text: "streaming answer".into() });
+    t.push(CellKind::Notice { text: "a notice after it".into(), level: NoticeLevel::Info });
+    let text = |rows: &[ratatui::text::Line]| rows.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    let taken = text(&t.take_settled(60, false));
+    assert!(taken.contains("the prompt") && !taken.contains("streaming"), "{taken}");
+    // The live part: the streaming answer and what waits behind it.
+    assert_eq!(t.live_height(60), 4);
+    let area = Rect::new(0, 0, 60, 4);
+    let mut buf = Buffer::empty(area);
+    t.render_live(area, &mut buf, &Theme::plain(), Instant::now());
+    let live = buffer_text(&buf);
+    assert!(
+        live.contains("streaming answer") && live.contains("a notice after it") && !live.contains("prompt"),
+        "{live}"
+    );
+    t.apply(&AgentEvent::TurnEnd { turn: 1 });
+    let taken = text(&t.take_settled(60, false));
+    assert!(taken.contains("streaming answer") && taken.contains("a notice after it"), "{taken}");
+    assert!(t.take_settled(60, false).is_empty(), "taken once");
+    assert_eq!(t.live_height(60), 0);
+    // A clear is a new conversation: its epoch says so.
+    let epoch = t.epoch();
+    t.clear();
+    assert_eq!(t.epoch(), epoch + 1);
+}

@@ -13,11 +13,31 @@ pub struct Screen {
     pub raw: Arc<Mutex<Vec<u8>>>,
     pub writer: Box<dyn Write + Send>,
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub master: Box<dyn portable_pty::MasterPty + Send>,
 }
 
 impl Screen {
     pub fn text(&self) -> String {
         self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// The terminal's scrollback (oldest first), then the screen.
+    pub fn all_text(&self) -> String {
+        let mut p = self.parser.lock().unwrap();
+        p.screen_mut().set_scrollback(usize::MAX);
+        let back = p.screen().scrollback();
+        let cols: u16 = p.screen().size().1.into();
+        let mut out = String::new();
+        for off in (1..=back).rev() {
+            p.screen_mut().set_scrollback(off);
+            if let Some(row) = p.screen().rows(0, cols).next() {
+                out.push_str(row.trim_end());
+                out.push('\n');
+            }
+        }
+        p.screen_mut().set_scrollback(0);
+        out.push_str(&p.screen().contents());
+        out
     }
 
     /// Wait (bounded) until the screen shows `needle`.
@@ -46,6 +66,12 @@ impl Screen {
             std::thread::sleep(Duration::from_millis(20));
         }
         panic!("the turn never ended; the screen:\n{}", self.text());
+    }
+
+    /// The terminal is resized (the program gets SIGWINCH).
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.parser.lock().unwrap().screen_mut().set_size(rows.try_into().unwrap(), cols.try_into().unwrap());
+        self.master.resize(portable_pty::PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
@@ -118,11 +144,10 @@ pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
     drop(pair.slave);
     let mut reader = pair.master.try_clone_reader().unwrap();
     let writer = pair.master.take_writer().unwrap();
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(40.try_into().unwrap(), 100.try_into().unwrap(), 0)));
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(40.try_into().unwrap(), 100.try_into().unwrap(), 2000)));
     let raw = Arc::new(Mutex::new(Vec::new()));
     let (p, r) = (parser.clone(), raw.clone());
     std::thread::spawn(move || {
-        let _master = pair.master;
         let mut buf = [0u8; 16384];
         while let Ok(n) = reader.read(&mut buf) {
             if n == 0 {
@@ -132,5 +157,5 @@ pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
             r.lock().unwrap().extend_from_slice(&buf[..n]);
         }
     });
-    Screen { parser, raw, writer, child }
+    Screen { parser, raw, writer, child, master: pair.master }
 }

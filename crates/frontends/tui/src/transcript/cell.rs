@@ -156,6 +156,14 @@ impl CellKind {
         }
     }
 
+    /// Whether it will not change any more: not streaming, not running.
+    pub fn is_settled(&self) -> bool {
+        match self {
+            CellKind::Assistant { streaming, .. } | CellKind::Thinking { streaming, .. } => !streaming,
+            _ => !self.is_live(),
+        }
+    }
+
     /// A prompt cell for `text`, shown whole.
     pub fn user(text: impl Into<String>) -> Self {
         CellKind::User { text: text.into(), folded: None, expanded: false }

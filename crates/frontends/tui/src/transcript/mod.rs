@@ -96,6 +96,12 @@ pub struct Transcript {
     last_now: Option<Instant>,
     anchor: Option<Anchor>,
     wraps: u64,
+    /// Cells already written into the terminal's scrollback (inline mode):
+    /// the live part of the transcript starts here.
+    committed: usize,
+    /// Bumped by [`Transcript::clear`]: what was written to the terminal
+    /// belongs to another conversation.
+    epoch: u64,
 }
 
 impl Default for Transcript {
@@ -122,6 +128,8 @@ impl Transcript {
             last_now: None,
             anchor: None,
             wraps: 0,
+            committed: 0,
+            epoch: 0,
         }
     }
 
@@ -159,7 +167,13 @@ impl Transcript {
 
     /// Remove every cell.
     pub fn clear(&mut self) {
-        *self = Self { theme: self.theme, show_thinking: self.show_thinking, wraps: self.wraps, ..Self::new() };
+        *self = Self {
+            theme: self.theme,
+            show_thinking: self.show_thinking,
+            wraps: self.wraps,
+            epoch: self.epoch + 1,
+            ..Self::new()
+        };
     }
 
     /// Use `theme` from now on (a render with another theme does this too).
@@ -397,6 +411,98 @@ impl Transcript {
         } else {
             None
         };
+    }
+
+    /// How many times the transcript was cleared (a new conversation).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The rows of the finished cells not yet taken, in order, each block
+    /// with its blank row above, drawn at `width`; they are taken (inline
+    /// mode writes them into the terminal's scrollback, once). A cell still
+    /// streaming or running stops the taking, so order is kept; `all` takes
+    /// those too (the session is ending, or a turn ended with one left).
+    pub fn take_settled(&mut self, width: u16, all: bool) -> Vec<Line<'static>> {
+        self.layout(width);
+        let mut out = Vec::new();
+        while let Some(entry) = self.entries.get(self.committed) {
+            if !all && !entry.kind.is_settled() {
+                break;
+            }
+            if !entry.rows.is_empty() {
+                out.push(Line::default());
+                out.extend(entry.rows.iter().cloned());
+            }
+            self.committed += 1;
+        }
+        out
+    }
+
+    /// At most `max_rows` of the last rows of the cells already taken,
+    /// drawn at `width` (what inline mode writes again after the screen
+    /// was cleared for a resize).
+    pub fn taken_tail(&mut self, width: u16, max_rows: usize) -> Vec<Line<'static>> {
+        self.layout(width);
+        let end = self.prefix[self.committed];
+        // The first block that ends within reach, and the one reaching over it (its tail).
+        let first = self.prefix[..=self.committed].partition_point(|&p| p + max_rows < end).saturating_sub(1);
+        let mut out = Vec::new();
+        for entry in &self.entries[first..self.committed] {
+            if !entry.rows.is_empty() {
+                out.push(Line::default());
+                out.extend(entry.rows.iter().cloned());
+            }
+        }
+        let extra = out.len().saturating_sub(max_rows);
+        out.drain(..extra);
+        out
+    }
+
+    /// The rows of the last answer of the model, drawn at `width`.
+    pub fn last_answer_rows(&mut self, width: u16) -> Vec<Line<'static>> {
+        self.layout(width);
+        let last = self
+            .entries
+            .iter()
+            .rev()
+            .find(|e| matches!(&e.kind, CellKind::Assistant { markdown, .. } if !markdown.trim().is_empty()));
+        last.map(|e| e.rows.clone()).unwrap_or_default()
+    }
+
+    /// Rows the cells not yet taken need at `width`, with their blank rows.
+    pub fn live_height(&mut self, width: u16) -> usize {
+        self.layout(width);
+        self.prefix_total() - self.prefix[self.committed]
+    }
+
+    /// Draw the cells not yet taken into `area`, their last rows when they
+    /// are taller (inline mode's live part: streaming text, running tools).
+    pub fn render_live(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme, now: Instant) {
+        let area = area.intersection(buf.area);
+        if area.is_empty() {
+            return;
+        }
+        self.set_theme(*theme);
+        self.last_now = Some(now);
+        self.layout(area.width);
+        let live: Vec<usize> =
+            (self.committed..self.entries.len()).filter(|&i| self.entries[i].kind.is_live()).collect();
+        for &i in &live {
+            self.draw_cell(i, area.width, now);
+        }
+        if !live.is_empty() {
+            self.layout(area.width);
+        }
+        let start = self.prefix[self.committed];
+        let end = self.prefix_total();
+        let top = end.saturating_sub(usize::from(area.height)).max(start);
+        for (y, row) in (top..end).enumerate() {
+            let Some((i, within)) = self.locate(row) else { continue };
+            if let Some(line) = within.checked_sub(1).and_then(|r| self.entries[i].rows.get(r)) {
+                buf.set_line(area.x, area.y + y as u16, line, area.width);
+            }
+        }
     }
 
     /// Clamp the offset and return the block rows `[top, bottom)` on screen.
