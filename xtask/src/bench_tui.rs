@@ -170,6 +170,20 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         ),
         target: "≤ 8 ms".into(),
     });
+    rows.push(Row {
+        what: "TUI inline frame, the same stream: live part drawn and written (median / p99 / max; bytes written)"
+            .into(),
+        ours: format!(
+            "{:.3} / {:.3} / {:.3} ms; {} B median, {} B max",
+            f("inline_frame_ms", "median"),
+            f("inline_frame_ms", "p99"),
+            f("inline_frame_ms", "max"),
+            v["inline_bytes"]["median"],
+            v["inline_bytes"]["max"]
+        ),
+        baseline: format!("full-screen frame {:.3} ms median", f("frame_ms", "median")),
+        target: "≤ 8 ms".into(),
+    });
     let r = |k: &str| v["rss_kb"][k].as_u64().unwrap_or(0);
     rows.push(Row {
         what: "TUI memory while streaming 100k lines (frame_bench RSS)".into(),

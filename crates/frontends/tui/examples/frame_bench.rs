@@ -2,8 +2,9 @@
 //! 10,000-cell transcript while a bash cell streams 100,000 lines, drawn into
 //! an off-screen buffer after every chunk, as the TUI would at its frame cap.
 //! Prints one JSON object: frame times (median, p99, max) with the streaming
-//! transcript and with an empty one (the baseline), and resident memory
-//! before and after streaming.
+//! transcript and with an empty one (the baseline), the same stream drawn
+//! inline (the live part only, with the bytes each frame writes), and
+//! resident memory before and after streaming.
 
 use std::time::{Duration, Instant};
 
@@ -99,11 +100,34 @@ fn main() {
     }
     let after_kb = rss_kb("VmRSS:");
     let peak_kb = rss_kb("VmHWM:");
+
+    // Inline: the finished cells are written into the scrollback once, then
+    // each frame draws the live part (the streaming bash cell's tail, at most
+    // 40 rows) and writes what changed, as the terminal would get it.
+    let mut inline_frames = Vec::new();
+    let mut inline_bytes = Vec::new();
+    let mut screen = tern_tui::inline::InlineScreen::new();
+    let _ = tr.take_settled(area.width, false);
+    for i in 0..1_000u64 {
+        tr.apply(&AgentEvent::ToolExecutionUpdate { id: "s".into(), text: format!("more output {i}\n") });
+        let t = Instant::now();
+        let live_h = tr.live_height(area.width).min(40) as u16;
+        let live = Rect::new(0, 0, area.width, live_h.max(1));
+        let mut buf = Buffer::empty(live);
+        tr.render_live(live, &mut buf, &theme, now + Duration::from_millis(100_000 + i));
+        let mut out = Vec::new();
+        let _ = screen.draw(&mut out, &[], &buf, Some((2, live.height - 1)), false);
+        inline_frames.push(t.elapsed());
+        inline_bytes.push(out.len());
+    }
+    inline_bytes.sort_unstable();
     let out = json!({
         "cells": cells,
         "frames": frames.len(),
         "frame_ms": {"median": percentile(frames.clone(), 0.5), "p99": percentile(frames.clone(), 0.99), "max": percentile(frames, 1.0)},
         "empty_frame_ms": {"median": percentile(base.clone(), 0.5), "p99": percentile(base, 0.99)},
+        "inline_frame_ms": {"median": percentile(inline_frames.clone(), 0.5), "p99": percentile(inline_frames.clone(), 0.99), "max": percentile(inline_frames, 1.0)},
+        "inline_bytes": {"median": inline_bytes[inline_bytes.len() / 2], "max": inline_bytes.last().copied().unwrap_or(0)},
         "rss_kb": {"before_stream": before_kb, "after_stream": after_kb, "peak": peak_kb},
         "area": [area.width, area.height],
     });
