@@ -1082,7 +1082,7 @@ fn session_slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime
         }
         Slash::Resume => apply(runtime, tx, SessionCommand::Resume { id: arg.trim().to_string() }),
         Slash::Fork => apply(runtime, tx, SessionCommand::Fork),
-        Slash::Rename => apply(runtime, tx, SessionCommand::Rename { title: arg.trim().to_string() }),
+        Slash::Rename => apply(runtime, tx, SessionCommand::Rename { title: arg.trim().to_string(), session: None }),
         Slash::Export => apply(runtime, tx, SessionCommand::Export { file: arg.trim().to_string() }),
         _ => {}
     }
