@@ -7,6 +7,7 @@
 pub mod composer;
 pub mod permission;
 mod permission_preview;
+pub mod picker;
 pub mod question;
 pub mod status;
 pub mod todo;
