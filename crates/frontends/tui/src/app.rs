@@ -65,6 +65,8 @@ pub enum Command {
     Slash(Slash, String),
     /// Edit the composer's text in `$VISUAL` / `$EDITOR` (Ctrl+G).
     Editor,
+    /// Apply this to the session (a picker's choice: a model, a rewind, a resume, a rule removed).
+    Session(tern_protocol::Command),
     /// Leave.
     Quit,
 }
@@ -209,6 +211,8 @@ pub struct App {
     pub denials: Vec<String>,
     /// Transcript search.
     pub search: Option<Search>,
+    /// A picker in the bottom pane (rewind, resume, model, theme, permissions).
+    pub picker: Option<crate::pickers::OpenPicker>,
     /// Styles.
     pub theme: Theme,
     /// Status line facts.
@@ -285,6 +289,7 @@ impl App {
             prompts_run: 0,
             denials: Vec::new(),
             search: None,
+            picker: None,
             theme,
             model,
             mode,
@@ -585,6 +590,8 @@ impl App {
             p.pane.handle_paste(text);
         } else if let Some(a) = self.asking.as_mut() {
             a.pane.handle_paste(text);
+        } else if let Some(p) = self.picker.as_mut() {
+            p.picker.handle_paste(text);
         } else {
             self.composer.handle_paste(text);
         }
@@ -601,6 +608,9 @@ impl App {
         }
         if self.asking.is_some() {
             return self.on_ask_key(key, now);
+        }
+        if self.picker.is_some() {
+            return self.on_picker_key(key);
         }
         if self.search.is_some() {
             return self.on_search_key(key);
@@ -659,6 +669,43 @@ impl App {
                 Command::None
             }
             _ => Command::None,
+        }
+    }
+
+    /// A key while a picker shows: it takes every key; what it asks for is done here or by the driver.
+    fn on_picker_key(&mut self, key: KeyEvent) -> Command {
+        use crate::pickers::PickerAction;
+        let Some(open) = self.picker.as_mut() else { return Command::None };
+        let action = open.on_key(key);
+        let original = match &open.kind {
+            crate::pickers::PickerKind::Theme { original } => Some(*original),
+            _ => None,
+        };
+        match action {
+            PickerAction::None | PickerAction::Replace | PickerAction::Resume(_) => Command::None,
+            PickerAction::Close => {
+                self.picker = None;
+                Command::None
+            }
+            PickerAction::Apply { command, close } => {
+                if close {
+                    self.picker = None;
+                }
+                Command::Session(command)
+            }
+            PickerAction::Theme { palette, close } => {
+                self.set_theme(self.theme.with_palette(palette));
+                if close {
+                    self.picker = None;
+                    if original.is_some_and(|o| o != palette) {
+                        self.notice(
+                            format!("theme {palette:?} for this session (/config theme keeps one for every start)"),
+                            NoticeLevel::Info,
+                        );
+                    }
+                }
+                Command::None
+            }
         }
     }
 
@@ -1006,9 +1053,17 @@ impl App {
         } else {
             area.height.saturating_sub(status_h + 3)
         };
+        let max_bottom = if self.picker.is_some() && self.permission.is_none() && self.asking.is_none() {
+            area.height.saturating_sub(status_h)
+        } else {
+            max_bottom
+        };
         let bottom_h = match (&self.permission, &self.asking) {
             (Some(p), _) => p.pane.desired_height(area.width),
             (None, Some(a)) => a.pane.desired_height(area.width),
+            (None, None) if self.picker.is_some() => {
+                self.picker.as_ref().map_or(0, |p| p.picker.desired_height(area.width))
+            }
             (None, None) if self.search.is_some() => 1,
             (None, None) => self.composer.desired_height(area.width),
         }
@@ -1057,6 +1112,13 @@ impl App {
             (None, _) if self.asking.is_some() => {
                 if let Some(a) = &self.asking {
                     a.pane.render(bottom_area, buf, &theme);
+                }
+            }
+            (None, _) if self.picker.is_some() => {
+                if let Some(p) = self.picker.as_mut() {
+                    let line = p.field_line(usize::from(area.width.saturating_sub(4)), &theme);
+                    p.picker.set_field_line(line);
+                    p.picker.render(bottom_area, buf, &theme);
                 }
             }
             (None, Some(search)) => {

@@ -15,7 +15,7 @@ pub mod todo;
 mod completion;
 mod file_index;
 mod fuzzy;
-mod line_field;
+pub(crate) mod line_field;
 mod paste_store;
 mod prompt_history;
 mod text_buffer;

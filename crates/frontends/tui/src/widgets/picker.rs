@@ -121,6 +121,8 @@ pub struct Picker {
     footer: Vec<(String, String)>,
     /// A line under the title (what is listed, a toggle's state).
     subtitle: Option<String>,
+    /// Drawn in place of the search field (an owner's own field, e.g. a rename).
+    field_line: Option<Line<'static>>,
     /// Whether items have a preview.
     with_preview: bool,
     previews: HashMap<usize, Vec<Line<'static>>>,
@@ -145,6 +147,7 @@ impl Picker {
             page: Cell::new(MAX_LIST_ROWS),
             footer: vec![("Enter".into(), "choose".into()), ("Esc".into(), "cancel".into())],
             subtitle: None,
+            field_line: None,
             with_preview: false,
             previews: HashMap::new(),
             asked: HashSet::new(),
@@ -178,6 +181,11 @@ impl Picker {
     /// A line under the title.
     pub fn set_subtitle(&mut self, text: Option<String>) {
         self.subtitle = text;
+    }
+
+    /// A line drawn in place of the search field while set (the owner's own field).
+    pub fn set_field_line(&mut self, line: Option<Line<'static>>) {
+        self.field_line = line;
     }
 
     /// Select the item `index` (when it is shown).
@@ -375,10 +383,15 @@ impl Picker {
             buf.set_line(inner.x, y, &Line::styled(truncate(sub, usize::from(inner.width)), theme.dim()), inner.width);
             y += 1;
         }
-        if self.searchable && y < bottom {
+        if let Some(line) = &self.field_line
+            && y < bottom
+        {
+            buf.set_line(inner.x, y, line, inner.width);
+            y += 1;
+        } else if self.searchable && y < bottom {
             let count = format!(" {}/{}", self.matches.len(), self.items.len());
             let room = usize::from(inner.width).saturating_sub(str_width(&count));
-            let line = self.query.line("› ", room, "type to search", theme);
+            let line = self.query.line("search: ", room, "type to narrow", theme);
             buf.set_line(inner.x, y, &line, u16::try_from(room).unwrap_or(0));
             if room > 0 {
                 let x = inner.x + u16::try_from(room).unwrap_or(0);
@@ -414,7 +427,7 @@ impl Picker {
             return (body, Preview::Hidden);
         }
         if body.width >= SIDE_BY_SIDE && body.height >= 3 {
-            let list_w = (body.width * 2 / 5).max(30);
+            let list_w = (body.width / 2).max(30);
             let list = Rect { width: list_w, ..body };
             let preview = Rect { x: body.x + list_w + 1, width: body.width - list_w - 1, ..body };
             return (list, Preview::Beside(preview));
@@ -493,11 +506,15 @@ impl Picker {
             buf.set_stringn(area.x, area.y, "…", 1, theme.dim());
             return;
         };
+        // Long lines wrap (a message, a path), indented under their start; what does not fit is cut.
         let width = usize::from(area.width);
-        for (row, line) in lines.iter().take(usize::from(area.height)).enumerate() {
+        let indent = Line::from("  ");
+        let rows = lines.iter().flat_map(|line| {
+            crate::wrap::wrap(&line.spans, width, &Line::default(), &indent, crate::wrap::Break::Words)
+        });
+        for (row, line) in rows.take(usize::from(area.height)).enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(0);
-            let cut = crate::wrap::truncate(&line.spans, width);
-            buf.set_line(area.x, y, &cut, area.width);
+            buf.set_line(area.x, y, &line, area.width);
         }
     }
 }
