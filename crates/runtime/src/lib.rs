@@ -35,7 +35,7 @@ mod subagents;
 mod turn_catalog;
 pub mod web_search;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tern_agent_loop::{RunOutcome, RuntimeTool};
@@ -323,6 +323,11 @@ impl RuntimeBuilder {
     /// Every folder's sessions that can be resumed, last written first (the picker's "all").
     pub fn sessions_everywhere(&self) -> Vec<session_index::SessionSummary> {
         session_index::resumable(&self.loaded.paths.sessions_dir(), None)
+    }
+
+    /// The folder the session will work in.
+    pub fn workspace(&self) -> &Path {
+        &self.loaded.workspace
     }
 
     /// Where sessions are kept (the picker renames and previews there).
