@@ -167,6 +167,7 @@ mod tests {
         assert_eq!(step(&mut open, key(KeyCode::Esc)), Step::Pick(Pick::New));
         assert_eq!(step(&mut open, KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Step::Pick(Pick::Quit));
         step(&mut open, key(KeyCode::Tab));
-        assert_eq!(open.picker.shown(), 3, "every folder's");
+        assert_eq!(open.picker.items().len(), 3, "every folder's");
+        assert_eq!(open.picker.shown(), 1, "the query still narrows");
     }
 }

@@ -61,6 +61,13 @@ impl Completion {
         self.selected = if down { (self.selected + 1) % n } else { (self.selected + n - 1) % n };
     }
 
+    /// Moves the highlight by a page of [`POPUP_ROWS`], stopping at the ends (as the pickers do).
+    pub(crate) fn page(&mut self, down: bool) {
+        let last = self.items.len().saturating_sub(1);
+        self.selected =
+            if down { (self.selected + POPUP_ROWS).min(last) } else { self.selected.saturating_sub(POPUP_ROWS) };
+    }
+
     /// The popup to draw.
     pub(crate) fn popup(&self) -> Popup {
         Popup {
@@ -210,6 +217,23 @@ mod tests {
         assert_eq!(names, ["/memory", "/model", "/mcp", "/compact"]);
         let names: Vec<String> = slash_candidates(&cmds, "cp").into_iter().map(|c| c.label).collect();
         assert_eq!(names, ["/compact", "/mcp"]);
+    }
+
+    #[test]
+    fn page_keys_move_by_the_rows_shown_and_stop_at_the_ends() {
+        let files: Vec<String> = (0..20).map(|i| format!("f{i:02}.rs")).collect();
+        let mut c = Completion {
+            trigger: Trigger::File { range: 0..1, query: String::new() },
+            items: file_candidates(&files, "", 50),
+            selected: 0,
+        };
+        c.page(true);
+        assert_eq!(c.selected, POPUP_ROWS);
+        c.page(true);
+        c.page(true);
+        assert_eq!(c.selected, 19);
+        c.page(false);
+        assert_eq!(c.selected, 19 - POPUP_ROWS);
     }
 
     #[test]
