@@ -416,11 +416,13 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
     };
     // `--resume` with no id: pick one of this folder's sessions.
     let builder = if pick {
-        let sessions = builder.sessions_everywhere();
-        if sessions.is_empty() {
-            eprintln!("tern: no session to resume; starting a new one");
+        if builder.sessions().is_empty() {
+            eprintln!(
+                "tern: no session to resume in this folder; starting a new one (every folder's: tern sessions list --all)"
+            );
             builder.resume(None)
         } else {
+            let sessions = builder.sessions_everywhere();
             match tern_tui::resume_picker::ask(sessions, &builder.sessions_dir(), builder.workspace()) {
                 Ok(tern_tui::resume_picker::Pick::Session(id)) => builder.resume(Some(tern_runtime::Resume::Id(id))),
                 Ok(tern_tui::resume_picker::Pick::New) => builder.resume(None),

@@ -974,6 +974,22 @@ impl Runtime {
             .unwrap_or_default()
     }
 
+    /// The models of [`Runtime::model_choices`], each with what the
+    /// pickers say of it: `200k context · $3.00 in / $15.00 out per Mtok`.
+    pub fn model_menu(&self) -> Vec<(String, String)> {
+        self.model_choices()
+            .into_iter()
+            .map(|(name, info)| {
+                let price = if info.input_per_mtok > 0.0 {
+                    format!("${:.2} in / ${:.2} out per Mtok", info.input_per_mtok, info.output_per_mtok)
+                } else {
+                    "no price".into()
+                };
+                (name, format!("{}k context · {price}", info.context_window / 1000))
+            })
+            .collect()
+    }
+
     /// Forget the conversation (the next prompt starts afresh; the session
     /// log keeps everything).
     pub(crate) async fn clear_history(&self) {

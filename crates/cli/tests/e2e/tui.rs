@@ -254,18 +254,20 @@ async fn ctrl_g_edits_the_prompt_in_the_editor() {
     quit(&mut s);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
-    let write = |path: &str, content: &str| json!({"name": "write", "arguments": {"path": path, "content": content}});
+/// A `write` call for the mock's script.
+fn write(path: &str, content: &str) -> serde_json::Value {
+    json!({"name": "write", "arguments": {"path": path, "content": content}})
+}
+
+/// A TUI in bypass mode after `prompt-one`, `-two` and `-three`, which made
+/// the `calls` and answered `done one`, `-two`, `-three`; `prompt-four` is answered `done four`.
+async fn after_three_prompts(calls: [serde_json::Value; 3]) -> (Harness, common::screen::Screen) {
+    let [one, two, three] = calls;
     let script = json!({"turns": [
         {"when_request_contains": "prompt-four", "text": "done four"},
-        {"tool_calls": [write("a.txt", "v1\n")]},
-        {"text": "done one"},
-        {"tool_calls": [write("a.txt", "v2\n"), write("b.txt", "b2\n"),
-            {"name": "bash", "arguments": {"command": "printf 'made by bash\\n' > made.txt"}}]},
-        {"text": "done two"},
-        {"tool_calls": [write("a.txt", "v3\n")]},
-        {"text": "done three"}
+        {"tool_calls": one}, {"text": "done one"},
+        {"tool_calls": two}, {"text": "done two"},
+        {"tool_calls": three}, {"text": "done three"}
     ]})
     .to_string();
     let h = Harness::new(Wire::Anthropic, &script).await;
@@ -276,6 +278,30 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
         s.wait_for(done);
     }
     s.wait_idle();
+    (h, s)
+}
+
+/// After going back to before prompt 2: it is in the composer; `prompt-four`
+/// is sent instead, and the conversation it goes with has neither prompt 2 nor 3.
+fn send_instead_of_prompt_two(h: &Harness, s: &mut common::screen::Screen) {
+    s.wait_for("› prompt-two");
+    s.send(b"\x15");
+    s.type_text("prompt-four\r");
+    s.wait_for("done four");
+    s.wait_idle();
+    let last = h.bodies().pop().unwrap().to_string();
+    assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
+    let (h, mut s) = after_three_prompts([
+        json!([write("a.txt", "v1\n")]),
+        json!([write("a.txt", "v2\n"), write("b.txt", "b2\n"),
+            {"name": "bash", "arguments": {"command": "printf 'made by bash\\n' > made.txt"}}]),
+        json!([write("a.txt", "v3\n")]),
+    ])
+    .await;
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v3\n");
     assert_eq!(std::fs::read_to_string(h.path("made.txt")).unwrap(), "made by bash\n");
     // Someone edits b.txt after tern wrote it.
@@ -290,14 +316,7 @@ async fn rewind_puts_files_and_the_conversation_back_before_a_prompt() {
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v1\n", "as it was before prompt 2");
     assert!(!h.path("made.txt").exists(), "a file a bash command created in prompt 2 is gone too");
     assert_eq!(std::fs::read_to_string(h.path("b.txt")).unwrap(), "the person's\n", "not overwritten");
-    // The rewound prompt is back in the composer; send another instead.
-    s.wait_for("› prompt-two");
-    s.send(b"\x15");
-    s.type_text("prompt-four\r");
-    s.wait_for("done four");
-    s.wait_idle();
-    let last = h.bodies().pop().unwrap().to_string();
-    assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
+    send_instead_of_prompt_two(&h, &mut s);
     // After /clear the conversation cannot go back across it (the files still could).
     s.type_text("/clear\r");
     s.wait_for("new conversation");
@@ -691,25 +710,12 @@ async fn esc_at_an_approval_stops_the_turn() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rewind_picker_goes_back_in_the_conversation_only() {
-    let write = |path: &str, content: &str| json!({"name": "write", "arguments": {"path": path, "content": content}});
-    let script = json!({"turns": [
-        {"when_request_contains": "prompt-four", "text": "done four"},
-        {"tool_calls": [write("a.txt", "v1\n")]},
-        {"text": "done one"},
-        {"tool_calls": [write("a.txt", "v2\nmore\n")]},
-        {"text": "done two"},
-        {"tool_calls": [write("a.txt", "v3\n")]},
-        {"text": "done three"}
-    ]})
-    .to_string();
-    let h = Harness::new(Wire::Anthropic, &script).await;
-    let mut s = start_with(&h, &["--permission-mode", "bypass"]);
-    s.wait_for("Ask tern");
-    for (prompt, done) in [("prompt-one", "done one"), ("prompt-two", "done two"), ("prompt-three", "done three")] {
-        s.type_text(&format!("{prompt}\r"));
-        s.wait_for(done);
-    }
-    s.wait_idle();
+    let (h, mut s) = after_three_prompts([
+        json!([write("a.txt", "v1\n")]),
+        json!([write("a.txt", "v2\nmore\n")]),
+        json!([write("a.txt", "v3\n")]),
+    ])
+    .await;
     // The picker opens on the newest prompt, previewing what it changed (Esc Esc opens it too).
     s.type_text("/rewind\r");
     s.wait_for("Rewind: go back to before a prompt");
@@ -726,13 +732,7 @@ async fn the_rewind_picker_goes_back_in_the_conversation_only() {
     s.wait_for("went back to before prompt 2");
     assert_eq!(std::fs::read_to_string(h.path("a.txt")).unwrap(), "v3\n", "conversation only: the file stays");
     // The conversation went back: the rewound prompt is in the composer, the next request lacks it.
-    s.wait_for("› prompt-two");
-    s.send(b"\x15");
-    s.type_text("prompt-four\r");
-    s.wait_for("done four");
-    s.wait_idle();
-    let last = h.bodies().pop().unwrap().to_string();
-    assert!(last.contains("prompt-one") && !last.contains("prompt-two") && !last.contains("prompt-three"), "{last}");
+    send_instead_of_prompt_two(&h, &mut s);
     quit(&mut s);
 }
 

@@ -32,7 +32,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Up / Down", "move between lines; history on the first / last line"),
     ("Ctrl+R", "search earlier prompts (this folder's, across sessions)"),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
-    ("Esc Esc", "on an empty composer: the prompts to go back to (/rewind)"),
+    ("Esc Esc", "on an empty composer: the rewind picker (/rewind)"),
     ("Esc", "interrupt the turn (kills running tools); close a popup"),
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
@@ -43,6 +43,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+End", "jump to the bottom"),
     ("Ctrl+F, or / while scrolled up", "search the transcript; Enter / n next, N previous, Esc done"),
     ("@", "complete a file path"),
+    (
+        "in a picker",
+        "type to search; Up/Down, PageUp/PageDown, Home/End; Enter chooses, Esc cancels (resume: Tab all folders, Ctrl+R rename; permissions: d/Delete remove, Tab move)",
+    ),
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),
 ];

@@ -33,18 +33,7 @@ pub(crate) fn open_resume(app: &mut App, runtime: &Runtime) {
 
 /// `/model` with no name: this provider's models from the model table.
 pub(crate) fn open_model(app: &mut App, runtime: &Runtime) {
-    let choices = runtime
-        .model_choices()
-        .into_iter()
-        .map(|(name, info)| {
-            let price = if info.input_per_mtok > 0.0 {
-                format!("${:.2} in / ${:.2} out per Mtok", info.input_per_mtok, info.output_per_mtok)
-            } else {
-                "no price".into()
-            };
-            (name, format!("{}k context · {price}", info.context_window / 1000))
-        })
-        .collect();
+    let choices = runtime.model_menu();
     app.picker = Some(pickers::model(choices, &runtime.model(), runtime.provider_name()));
 }
 

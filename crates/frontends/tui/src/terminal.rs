@@ -759,7 +759,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     apply(runtime, tx, SessionCommand::RemoveRule { rule: rule.join(" ") });
                 }
                 _ => app.notice(
-                    "usage: /permissions [allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]",
+                    "usage: /permissions [list | allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]",
                     NoticeLevel::Warning,
                 ),
             }

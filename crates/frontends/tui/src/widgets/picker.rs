@@ -296,7 +296,7 @@ impl Picker {
             KeyCode::Home => self.selected = 0,
             KeyCode::End => self.selected = n.saturating_sub(1),
             KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete | KeyCode::Left | KeyCode::Right
-                if self.searchable && !(ctrl && !matches!(key.code, KeyCode::Char('u' | 'w'))) =>
+                if self.searchable && (!ctrl || matches!(key.code, KeyCode::Char('u' | 'w'))) =>
             {
                 // Delete with nothing typed is the owner's (remove an item).
                 if key.code == KeyCode::Delete && self.query.text().is_empty() {
@@ -325,7 +325,7 @@ impl Picker {
 
     /// Rows the picker wants at `width` (the caller caps it to the screen).
     pub fn desired_height(&self, width: u16) -> u16 {
-        let list = self.list_rows().min(MAX_LIST_ROWS).max(3);
+        let list = self.list_rows().clamp(3, MAX_LIST_ROWS);
         let head = usize::from(self.subtitle.is_some()) + usize::from(self.searchable);
         let body = if self.with_preview {
             if width.saturating_sub(4) >= SIDE_BY_SIDE { list.max(PREVIEW_ROWS) } else { list + 1 + PREVIEW_ROWS / 2 }
