@@ -416,12 +416,14 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
     };
     // `--resume` with no id: pick one of this folder's sessions.
     let builder = if pick {
-        let sessions = builder.sessions();
-        if sessions.is_empty() {
-            eprintln!("tern: no session to resume in this folder; starting a new one");
+        if builder.sessions().is_empty() {
+            eprintln!(
+                "tern: no session to resume in this folder; starting a new one (every folder's: tern sessions list --all)"
+            );
             builder.resume(None)
         } else {
-            match tern_tui::resume_picker::ask(&sessions) {
+            let sessions = builder.sessions_everywhere();
+            match tern_tui::resume_picker::ask(sessions, &builder.sessions_dir(), builder.workspace()) {
                 Ok(tern_tui::resume_picker::Pick::Session(id)) => builder.resume(Some(tern_runtime::Resume::Id(id))),
                 Ok(tern_tui::resume_picker::Pick::New) => builder.resume(None),
                 Ok(tern_tui::resume_picker::Pick::Quit) => return exit::SUCCESS,

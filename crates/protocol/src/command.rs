@@ -63,10 +63,13 @@ pub enum Command {
     },
     /// Go on in a copy of this session.
     Fork,
-    /// Name this session.
+    /// Name this session, or another one of the store (the resume picker's rename).
     Rename {
         /// The name.
         title: String,
+        /// The session to name (an id); `None`: this one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
     },
     /// Write the conversation as Markdown to a file.
     Export {

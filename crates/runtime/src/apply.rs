@@ -153,7 +153,9 @@ impl Runtime {
                 let name = model.unwrap_or_else(|| self.configured_model());
                 now(self.switch_model(&name, events).map_err(CommandError::from))
             }
-            Command::Rename { title } => now(self.rename(&title).map(|()| Outcome::Renamed(title)).map_err(Into::into)),
+            Command::Rename { title, session } => {
+                now(self.rename(&title, session.as_deref()).map(|()| Outcome::Renamed(title)).map_err(Into::into))
+            }
             Command::AddRule { kind, rule, scope } => now(self
                 .add_rule(kind, &rule, scope)
                 .map(|file| Outcome::Rule { kind, rule, scope, file, moved: false })

@@ -35,7 +35,7 @@ mod subagents;
 mod turn_catalog;
 pub mod web_search;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tern_agent_loop::{RunOutcome, RuntimeTool};
@@ -53,7 +53,8 @@ pub use agents::AgentProfile;
 pub use config::{FileConfig, TernPaths};
 pub use mcp_config::ConfiguredServer;
 pub use permissions::{
-    PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll, RuleScope,
+    PermissionAnswer, PermissionDenial, PermissionFlags, PermissionPrompt, PermissionRequest, RefuseAll, RuleInForce,
+    RuleScope,
 };
 pub use session::Session;
 pub use setup::ResolvedProvider;
@@ -317,6 +318,21 @@ impl RuntimeBuilder {
     /// This folder's sessions that can be resumed, last written first (for a picker).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
         session_index::resumable(&self.loaded.paths.sessions_dir(), Some(&self.loaded.workspace))
+    }
+
+    /// Every folder's sessions that can be resumed, last written first (the picker's "all").
+    pub fn sessions_everywhere(&self) -> Vec<session_index::SessionSummary> {
+        session_index::resumable(&self.loaded.paths.sessions_dir(), None)
+    }
+
+    /// The folder the session will work in.
+    pub fn workspace(&self) -> &Path {
+        &self.loaded.workspace
+    }
+
+    /// Where sessions are kept (the picker renames and previews there).
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.loaded.paths.sessions_dir()
     }
 
     /// Add a tool of the embedding program: after the built-ins, or in place
@@ -734,6 +750,23 @@ impl Runtime {
         text
     }
 
+    /// Every rule in force with where it comes from, deny first, then ask, then allow (the permissions picker).
+    pub fn permission_rules(&self) -> Vec<permissions::RuleInForce> {
+        use tern_policy::rules::RuleKind;
+        let file = self.paths.user_config();
+        let rules = self.policy.rules();
+        [RuleKind::Deny, RuleKind::Ask, RuleKind::Allow]
+            .into_iter()
+            .flat_map(|kind| rules.iter().filter(move |r| r.kind == kind))
+            .map(|r| permissions::RuleInForce {
+                kind: r.kind,
+                rule: r.text.clone(),
+                source: r.source.clone(),
+                scope: permissions::scope_of(&r.source, &file, &self.workspace),
+            })
+            .collect()
+    }
+
     /// `/permissions allow|ask|deny [session|project|user] RULE`: the rule
     /// holds from now on, and is saved for `scope` in the user config
     /// (comments kept); returns the file it was saved in.
@@ -767,8 +800,7 @@ impl Runtime {
             .iter()
             .filter(|r| {
                 // Session rules, including those a skill or command added, go; files tern does not edit stay.
-                let session =
-                    r.source == "session" || r.source.starts_with("skill ") || r.source.starts_with("command ");
+                let session = permissions::scope_of(&r.source, &file, &self.workspace) == Some(RuleScope::Session);
                 r.text == rule && !session && !r.source.starts_with(&user_source)
             })
             .map(|r| r.source.clone())
@@ -942,6 +974,22 @@ impl Runtime {
             .unwrap_or_default()
     }
 
+    /// The models of [`Runtime::model_choices`], each with what the
+    /// pickers say of it: `200k context · $3.00 in / $15.00 out per Mtok`.
+    pub fn model_menu(&self) -> Vec<(String, String)> {
+        self.model_choices()
+            .into_iter()
+            .map(|(name, info)| {
+                let price = if info.input_per_mtok > 0.0 {
+                    format!("${:.2} in / ${:.2} out per Mtok", info.input_per_mtok, info.output_per_mtok)
+                } else {
+                    "no price".into()
+                };
+                (name, format!("{}k context · {price}", info.context_window / 1000))
+            })
+            .collect()
+    }
+
     /// Forget the conversation (the next prompt starts afresh; the session
     /// log keeps everything).
     pub(crate) async fn clear_history(&self) {
@@ -1073,12 +1121,16 @@ impl Runtime {
     }
 
     /// Name the session (`/rename`): recorded, shown by `tern sessions list` and the picker.
-    pub(crate) fn rename(&self, title: &str) -> Result<(), RuntimeError> {
+    pub(crate) fn rename(&self, title: &str, which: Option<&str>) -> Result<(), RuntimeError> {
         let title = title.trim();
         if title.is_empty() {
             return Err(RuntimeError::Config("give the session a name: /rename NAME".into()));
         }
         let session = self.session();
+        // Another session: named in its own file, which this one never writes to otherwise.
+        if let Some(id) = which.filter(|id| *id != session.id()) {
+            return session_index::rename(&self.paths.sessions_dir(), id, title).map_err(Into::into);
+        }
         session.write(&SessionRecord::Renamed { title: title.to_string() });
         session.sync();
         Ok(())
@@ -1161,6 +1213,16 @@ impl Runtime {
     /// This folder's sessions that can be resumed, last written first (for `/resume`).
     pub fn sessions(&self) -> Vec<session_index::SessionSummary> {
         session_index::resumable(&self.paths.sessions_dir(), Some(&self.workspace))
+    }
+
+    /// Every folder's sessions that can be resumed, last written first (the resume picker's "all").
+    pub fn sessions_everywhere(&self) -> Vec<session_index::SessionSummary> {
+        session_index::resumable(&self.paths.sessions_dir(), None)
+    }
+
+    /// Where sessions are kept (the resume picker renames and previews there).
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.paths.sessions_dir()
     }
 
     /// The tools the next request carries, in order.

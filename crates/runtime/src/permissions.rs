@@ -252,6 +252,33 @@ pub fn rule_source(user_file: &Path, workspace: &Path, scope: RuleScope) -> Stri
     }
 }
 
+/// A rule in force, as the permissions picker lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleInForce {
+    /// Its list.
+    pub kind: RuleKind,
+    /// The rule as written.
+    pub rule: String,
+    /// Where it came from (a file, a flag, `session`).
+    pub source: String,
+    /// The scope tern can remove it from or move it out of; `None` for a
+    /// file tern does not edit (the project's config, a flag).
+    pub scope: Option<RuleScope>,
+}
+
+/// The scope a rule from `source` holds at, when it is one tern keeps
+/// (the session, or the user config `user_file`); `None` otherwise.
+pub fn scope_of(source: &str, user_file: &Path, workspace: &Path) -> Option<RuleScope> {
+    // Rules a skill or a command added hold for the session too.
+    if source == "session" || source.starts_with("skill ") || source.starts_with("command ") {
+        return Some(RuleScope::Session);
+    }
+    if source == rule_source(user_file, workspace, RuleScope::Project) {
+        return Some(RuleScope::Project);
+    }
+    (source == rule_source(user_file, workspace, RuleScope::User)).then_some(RuleScope::User)
+}
+
 /// Append `rule` to its list for `scope` in the user config `file`
 /// (nothing for a session rule), keeping everything else (comments, order)
 /// as it is; written atomically. Saved there, never in the repository: a

@@ -60,6 +60,23 @@ pub struct TurnInfo {
     pub files: Vec<PathBuf>,
 }
 
+/// What one prompt did to one file, for the rewind picker's preview.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChangeStat {
+    /// The file.
+    pub path: PathBuf,
+    /// Lines added and removed by that prompt; `None` when it cannot be
+    /// told (the earlier content was not kept, or a side is too large to diff).
+    pub lines: Option<(usize, usize)>,
+    /// The prompt created the file.
+    pub created: bool,
+    /// The file is gone after the prompt.
+    pub deleted: bool,
+}
+
+/// Files larger than this are not diffed for a diffstat.
+const MAX_DIFFSTAT: u64 = 1024 * 1024;
+
 /// What a rewind of the files did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Restored {
@@ -282,12 +299,59 @@ impl Checkpoints {
         out
     }
 
+    /// What prompt `number` did to each file it changed: the file before it
+    /// (kept) against the file after it (what the next prompt that changed
+    /// it kept, else the file now), as lines added and removed.
+    pub fn changes(&self, number: usize) -> Vec<FileChangeStat> {
+        let state = self.state.lock_or_recover();
+        let Some(turn) = number.checked_sub(1).and_then(|i| state.turns.get(i)) else { return Vec::new() };
+        let read = |name: &str| read_small(&self.dir.join(name));
+        turn.before
+            .iter()
+            .map(|(path, (existed, kept))| {
+                let before = match (existed, kept) {
+                    (false, _) => Some(Some(String::new())),
+                    (true, Some(name)) => Some(read(name)),
+                    (true, None) => None,
+                };
+                // After this prompt: what the next prompt that changed it found, else what is there now.
+                let later = state.turns.iter().skip(number).find_map(|t| t.before.get(path));
+                let (after, deleted) = match later {
+                    Some((false, _)) => (Some(String::new()), true),
+                    Some((true, Some(name))) => (read(name), false),
+                    Some((true, None)) => (None, false),
+                    None => match std::fs::symlink_metadata(path) {
+                        Err(_) => (Some(String::new()), true),
+                        Ok(_) => (read_small(path), false),
+                    },
+                };
+                let lines = match (before.flatten(), after) {
+                    (Some(b), Some(a)) => {
+                        let d = tern_tools::diff::diff_summary(&b, &a, "");
+                        Some((d.added, d.removed))
+                    }
+                    _ => None,
+                };
+                FileChangeStat { path: path.clone(), lines, created: !existed, deleted: deleted && *existed }
+            })
+            .collect()
+    }
+
     /// Forget the prompts from `number` on (the conversation went back before them).
     pub fn drop_from(&self, number: usize) {
         let mut state = self.state.lock_or_recover();
         let from = number.saturating_sub(1);
         self.record(&mut state, Line::Rewound { from });
     }
+}
+
+/// A file's text when it is small enough to diff (lossy UTF-8), else None.
+fn read_small(path: &Path) -> Option<String> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if !m.is_file() || m.len() > MAX_DIFFSTAT {
+        return None;
+    }
+    std::fs::read(path).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 fn apply(state: &mut State, line: Line) {
@@ -313,6 +377,42 @@ fn apply(state: &mut State, line: Line) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompts_changes_are_counted_against_what_came_after_it() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let (a, b) = (ws.join("a.txt"), ws.join("b.txt"));
+        std::fs::write(&a, "1\n2\n3\n").unwrap();
+        let cp = Checkpoints::open(&root.path().join("session"), &ws);
+        let change = |p: &Path, text: Option<&str>| {
+            cp.before_change(p);
+            match text {
+                Some(t) => std::fs::write(p, t).unwrap(),
+                None => std::fs::remove_file(p).unwrap(),
+            }
+            cp.after_change(p);
+        };
+        cp.begin_turn("e1", None, 0, 0, "first");
+        change(&a, Some("1\ntwo\n3\n4\n"));
+        change(&b, Some("new\nfile\n"));
+        cp.begin_turn("e2", None, 2, 0, "second");
+        change(&a, Some("other\n"));
+        change(&b, None);
+        let first = cp.changes(1);
+        assert_eq!(
+            first,
+            vec![
+                FileChangeStat { path: a.clone(), lines: Some((2, 1)), created: false, deleted: false },
+                FileChangeStat { path: b.clone(), lines: Some((2, 0)), created: true, deleted: false },
+            ]
+        );
+        let second = cp.changes(2);
+        assert_eq!(second[0].lines, Some((1, 4)));
+        assert_eq!(second[1], FileChangeStat { path: b, lines: Some((0, 2)), created: false, deleted: true });
+        assert!(cp.changes(3).is_empty());
+    }
 
     #[test]
     fn files_go_back_as_they_were_before_a_prompt_and_others_changes_are_kept() {

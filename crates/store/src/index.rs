@@ -181,16 +181,7 @@ struct Tail {
 /// The last prompt, title and usage, from the file's last [`SCAN_BYTES`].
 fn tail_facts(path: &Path, len: u64) -> Tail {
     let mut tail = Tail::default();
-    let Ok(mut file) = std::fs::File::open(path) else { return tail };
-    let start = len.saturating_sub(SCAN_BYTES);
-    if file.seek(std::io::SeekFrom::Start(start)).is_err() {
-        return tail;
-    }
-    let mut bytes = Vec::new();
-    if file.take(SCAN_BYTES).read_to_end(&mut bytes).is_err() {
-        return tail;
-    }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = tail_text(path, len);
     // The first line may start mid-way when the tail was cut; it fails to parse and is passed over.
     for line in text.lines().rev() {
         if tail.last_prompt.is_none() {
@@ -208,6 +199,79 @@ fn tail_facts(path: &Path, len: u64) -> Tail {
         }
     }
     tail
+}
+
+/// The last `max` messages with text of the session in `path` (prompts and
+/// answers, oldest first), from the file's last [`SCAN_BYTES`]: what the
+/// resume picker previews.
+pub fn last_messages(path: &Path, max: usize) -> Vec<Message> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Vec::new() };
+    let text = tail_text(path, meta.len());
+    let mut out: Vec<Message> = text
+        .lines()
+        .rev()
+        .filter_map(|line| match serde_json::from_str::<SessionEntry>(line).map(|e| e.record) {
+            Ok(SessionRecord::Message { message }) if !message.text().trim().is_empty() => Some(message),
+            _ => None,
+        })
+        .filter(|m| !m.text().starts_with(tern_protocol::COMPACTION_SUMMARY_PREFIX))
+        .take(max)
+        .collect();
+    out.reverse();
+    out
+}
+
+/// Name the session `id` of `sessions_dir` (as `/rename` names the running
+/// one): a `renamed` entry appended after its last one, so lists show the
+/// name and a resume keeps it.
+pub fn rename(sessions_dir: &Path, id: &str, title: &str) -> Result<(), StoreError> {
+    let title = title.trim();
+    if title.is_empty() {
+        return Err(StoreError::Refused("give the session a name".into()));
+    }
+    if !crate::session::valid_id(id) {
+        return Err(StoreError::Refused(format!("`{id}` is not a session id")));
+    }
+    let path = sessions_dir.join(format!("{id}.jsonl"));
+    let meta = std::fs::symlink_metadata(&path)
+        .map_err(|e| StoreError::Refused(format!("no session `{id}` ({e}); see `tern sessions list --all`")))?;
+    if !meta.is_file() {
+        return Err(StoreError::Refused(format!("{} is not a session file", path.display())));
+    }
+    let text = tail_text(&path, meta.len());
+    let parent = text.lines().rev().find_map(|l| serde_json::from_str::<SessionEntry>(l).ok()).map(|e| e.id);
+    let entry = SessionEntry {
+        id: crate::session::new_entry_id(),
+        parent,
+        record: SessionRecord::Renamed { title: title.to_string() },
+    };
+    let mut line = serde_json::to_string(&entry).map_err(|e| StoreError::Io(e.to_string()))?;
+    // A file whose last line was cut short gets its entry on a line of its own.
+    if !text.is_empty() && !text.ends_with('\n') {
+        line.insert(0, '\n');
+    }
+    line.push('\n');
+    let mut file = std::fs::File::options()
+        .append(true)
+        .open(&path)
+        .map_err(|e| StoreError::Io(format!("cannot write {}: {e}", path.display())))?;
+    std::io::Write::write_all(&mut file, line.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|e| StoreError::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The file's last [`SCAN_BYTES`] as text (the first line may be cut).
+fn tail_text(path: &Path, len: u64) -> String {
+    let Ok(mut file) = std::fs::File::open(path) else { return String::new() };
+    let start = len.saturating_sub(SCAN_BYTES);
+    if file.seek(std::io::SeekFrom::Start(start)).is_err() {
+        return String::new();
+    }
+    let mut bytes = Vec::new();
+    if file.take(SCAN_BYTES).read_to_end(&mut bytes).is_err() {
+        return String::new();
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]
@@ -239,6 +303,29 @@ mod tests {
         assert_eq!(mine[0].last_prompt.as_deref(), Some("now the docs"));
         assert_eq!(mine[0].format, 1);
         assert!(all.iter().any(|s| s.id == b.id() && s.first_prompt.is_none()));
+    }
+
+    #[test]
+    fn another_session_is_renamed_in_its_file_and_its_last_messages_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let start =
+            SessionStart { cwd: "/ws".into(), git_branch: None, provider: "anthropic".into(), model: "m".into() };
+        let a = Session::create(dir.path(), start).unwrap();
+        a.write(&SessionRecord::Message { message: Message::user_text("fix the tests") });
+        a.write(&SessionRecord::Message { message: Message::assistant_text("done: all green") });
+        let leaf = a.leaf();
+        rename(dir.path(), a.id(), "  green tests ").unwrap();
+        let listed = list(dir.path(), None);
+        assert_eq!(listed[0].title.as_deref(), Some("green tests"));
+        let loaded = crate::session::LoadedSession::load(a.path()).unwrap();
+        assert_eq!(loaded.entries.last().unwrap().parent, leaf, "the name follows the last entry");
+        assert_eq!(loaded.conversation().messages().len(), 2);
+        let last: Vec<String> = last_messages(a.path(), 1).iter().map(Message::text).collect();
+        assert_eq!(last, ["done: all green"]);
+        assert_eq!(last_messages(a.path(), 5).len(), 2);
+        assert!(rename(dir.path(), a.id(), " ").is_err());
+        assert!(rename(dir.path(), "../x", "n").is_err());
+        assert!(rename(dir.path(), "20990101-000000-zzzzzz", "n").is_err());
     }
 
     #[test]

@@ -839,7 +839,7 @@ fn new_session_id() -> String {
 }
 
 /// Ten random lowercase letters and digits: unique within a file.
-fn new_entry_id() -> String {
+pub(crate) fn new_entry_id() -> String {
     (0..10).map(|_| fastrand::alphanumeric().to_ascii_lowercase()).collect()
 }
 

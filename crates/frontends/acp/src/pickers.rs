@@ -32,17 +32,9 @@ impl Pickers {
     /// The pickers of `runtime`'s session as it is now.
     pub(crate) fn of(runtime: &Runtime) -> Self {
         let models = runtime
-            .model_choices()
+            .model_menu()
             .into_iter()
-            .map(|(name, info)| {
-                let price = if info.input_per_mtok > 0.0 {
-                    format!("${:.2} in / ${:.2} out per Mtok", info.input_per_mtok, info.output_per_mtok)
-                } else {
-                    "no price".into()
-                };
-                let about = format!("{}k context · {price}", info.context_window / 1000);
-                acp::SessionConfigSelectOption::new(name.clone(), name).description(about)
-            })
+            .map(|(name, about)| acp::SessionConfigSelectOption::new(name.clone(), name).description(about))
             .collect();
         Self {
             modes: runtime.modes(),

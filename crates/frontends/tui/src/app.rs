@@ -32,7 +32,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Up / Down", "move between lines; history on the first / last line"),
     ("Ctrl+R", "search earlier prompts (this folder's, across sessions)"),
     ("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR"),
-    ("Esc Esc", "on an empty composer: the prompts to go back to (/rewind)"),
+    ("Esc Esc", "on an empty composer: the rewind picker (/rewind)"),
     ("Esc", "interrupt the turn (kills running tools); close a popup"),
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
@@ -43,6 +43,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+End", "jump to the bottom (inline: back from the whole transcript)"),
     ("Ctrl+F, or / while scrolled up", "search the transcript; Enter / n next, N previous, Esc done"),
     ("@", "complete a file path"),
+    (
+        "in a picker",
+        "type to search; Up/Down, PageUp/PageDown, Home/End; Enter chooses, Esc cancels (resume: Tab all folders, Ctrl+R rename; permissions: d/Delete remove, Tab move)",
+    ),
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),
 ];
@@ -65,6 +69,8 @@ pub enum Command {
     Slash(Slash, String),
     /// Edit the composer's text in `$VISUAL` / `$EDITOR` (Ctrl+G).
     Editor,
+    /// Apply this to the session (a picker's choice: a model, a rewind, a resume, a rule removed).
+    Session(tern_protocol::Command),
     /// Leave.
     Quit,
 }
@@ -209,6 +215,8 @@ pub struct App {
     pub denials: Vec<String>,
     /// Transcript search.
     pub search: Option<Search>,
+    /// A picker in the bottom pane (rewind, resume, model, theme, permissions).
+    pub picker: Option<crate::pickers::OpenPicker>,
     /// Styles.
     pub theme: Theme,
     /// Status line facts.
@@ -300,6 +308,7 @@ impl App {
             prompts_run: 0,
             denials: Vec::new(),
             search: None,
+            picker: None,
             theme,
             model,
             mode,
@@ -602,6 +611,8 @@ impl App {
             p.pane.handle_paste(text);
         } else if let Some(a) = self.asking.as_mut() {
             a.pane.handle_paste(text);
+        } else if let Some(p) = self.picker.as_mut() {
+            p.picker.handle_paste(text);
         } else {
             self.composer.handle_paste(text);
         }
@@ -618,6 +629,9 @@ impl App {
         }
         if self.asking.is_some() {
             return self.on_ask_key(key, now);
+        }
+        if self.picker.is_some() {
+            return self.on_picker_key(key);
         }
         if self.search.is_some() {
             return self.on_search_key(key);
@@ -681,6 +695,43 @@ impl App {
                 Command::None
             }
             _ => Command::None,
+        }
+    }
+
+    /// A key while a picker shows: it takes every key; what it asks for is done here or by the driver.
+    fn on_picker_key(&mut self, key: KeyEvent) -> Command {
+        use crate::pickers::PickerAction;
+        let Some(open) = self.picker.as_mut() else { return Command::None };
+        let action = open.on_key(key);
+        let original = match &open.kind {
+            crate::pickers::PickerKind::Theme { original } => Some(*original),
+            _ => None,
+        };
+        match action {
+            PickerAction::None | PickerAction::Replace | PickerAction::Resume(_) => Command::None,
+            PickerAction::Close => {
+                self.picker = None;
+                Command::None
+            }
+            PickerAction::Apply { command, close } => {
+                if close {
+                    self.picker = None;
+                }
+                Command::Session(command)
+            }
+            PickerAction::Theme { palette, close } => {
+                self.set_theme(self.theme.with_palette(palette));
+                if close {
+                    self.picker = None;
+                    if original.is_some_and(|o| o != palette) {
+                        self.notice(
+                            format!("theme {palette:?} for this session (/config theme keeps one for every start)"),
+                            NoticeLevel::Info,
+                        );
+                    }
+                }
+                Command::None
+            }
         }
     }
 
@@ -1079,9 +1130,15 @@ impl App {
         } else {
             screen_h.saturating_sub(status_h + 3)
         };
+        let max_bottom = if self.picker.is_some() && self.permission.is_none() && self.asking.is_none() {
+            screen_h.saturating_sub(status_h)
+        } else {
+            max_bottom
+        };
         let bottom_h = match (&self.permission, &self.asking) {
             (Some(p), _) => p.pane.desired_height(width),
             (None, Some(a)) => a.pane.desired_height(width),
+            (None, None) if self.picker.is_some() => self.picker.as_ref().map_or(0, |p| p.picker.desired_height(width)),
             (None, None) if self.search.is_some() => 1,
             (None, None) => self.composer.desired_height(width),
         }
@@ -1149,6 +1206,13 @@ impl App {
             (None, _) if self.asking.is_some() => {
                 if let Some(a) = &self.asking {
                     a.pane.render(bottom_area, buf, &theme);
+                }
+            }
+            (None, _) if self.picker.is_some() => {
+                if let Some(p) = self.picker.as_mut() {
+                    let line = p.field_line(usize::from(area.width.saturating_sub(4)), &theme);
+                    p.picker.set_field_line(line);
+                    p.picker.render(bottom_area, buf, &theme);
                 }
             }
             (None, Some(search)) => {

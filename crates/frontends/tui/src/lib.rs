@@ -9,6 +9,8 @@ pub mod app;
 pub mod attention;
 pub mod inline;
 pub mod markdown;
+mod picker_driver;
+pub mod pickers;
 pub mod resume_picker;
 pub mod slash;
 pub mod terminal;

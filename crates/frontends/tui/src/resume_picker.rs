@@ -1,13 +1,18 @@
-//! `tern --resume` with no id: before the TUI starts, list this folder's
-//! sessions — what each was about (its name, or its first and last prompt),
-//! how old, how big, on which branch — and let the person pick one by its
-//! number. Drawn as plain lines on the normal screen, like the trust
-//! question; prompts are cleaned of escape sequences and cut to size.
+//! `tern --resume` with no id: before the TUI starts, the resume picker
+//! ([`crate::pickers::resume`]) on a screen of its own — this folder's
+//! sessions (Tab: every folder's), searched as you type, a preview of the
+//! last messages, Ctrl+R to rename one — and what the person chose.
 
-use std::io::Write;
+use std::path::Path;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use tern_runtime::session_index::SessionSummary;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tern_protocol::Command as SessionCommand;
+use tern_runtime::session_index::{self, SessionSummary};
+
+use crate::pickers::{self, OpenPicker, PickerAction, PickerKind};
+use crate::theme::Theme;
 
 /// What the person chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,119 +25,108 @@ pub enum Pick {
     Quit,
 }
 
-/// The most sessions offered (keys 1–9).
-const MAX_SHOWN: usize = 9;
-/// The most characters of a prompt shown.
-const MAX_PROMPT: usize = 70;
-
-/// How long ago, in one word: `5m`, `3h`, `2d`.
-fn age(now_ms: u64, then_ms: u64) -> String {
-    let mins = now_ms.saturating_sub(then_ms) / 60_000;
-    match mins {
-        0 => "now".into(),
-        m if m < 60 => format!("{m}m"),
-        m if m < 48 * 60 => format!("{}h", m / 60),
-        m => format!("{}d", m / (24 * 60)),
-    }
+/// What a key does to the picker: a pick, or a rename to carry out, or nothing more.
+#[derive(Debug, PartialEq)]
+pub enum Step {
+    /// Done.
+    Pick(Pick),
+    /// Name the session `id`.
+    Rename {
+        /// The session.
+        id: String,
+        /// Its new name.
+        title: String,
+    },
+    /// Keep going.
+    Continue,
 }
 
-fn short(text: &str) -> String {
-    let clean = crate::sanitize::clean(text).replace('\n', " ");
-    let mut out: String = clean.chars().take(MAX_PROMPT).collect();
-    if out.len() < clean.len() {
-        out.push('…');
-    }
-    out
-}
-
-/// The lines of the picker (pure, for tests).
-pub fn picker_lines(sessions: &[SessionSummary], now_ms: u64) -> Vec<String> {
-    let mut lines = vec!["tern: sessions in this folder, last written first".to_string(), String::new()];
-    for (i, s) in sessions.iter().take(MAX_SHOWN).enumerate() {
-        let branch = s.git_branch.as_deref().map(|b| format!(" · {}", short(b))).unwrap_or_default();
-        lines.push(format!(
-            "  {}  {}  {} ago · {}{branch}",
-            i + 1,
-            s.id,
-            age(now_ms, s.modified_ms),
-            tern_protocol::text::human_bytes(s.bytes)
-        ));
-        if let Some(t) = &s.title {
-            lines.push(format!("       “{}”", short(t)));
-        }
-        let first = s.first_prompt.as_deref().unwrap_or("(no prompt)");
-        lines.push(format!("       first: {}", short(first)));
-        if let Some(last) = s.last_prompt.as_deref().filter(|l| Some(*l) != s.first_prompt.as_deref()) {
-            lines.push(format!("       last:  {}", short(last)));
-        }
-    }
-    if sessions.len() > MAX_SHOWN {
-        lines.push(format!("  … and {} older (tern sessions list; tern -r ID)", sessions.len() - MAX_SHOWN));
-    }
-    lines.extend([String::new(), "  n  a new session    q  quit".to_string()]);
-    lines
-}
-
-/// The pick a key makes, if any.
-pub fn pick_for(key: &KeyEvent, sessions: &[SessionSummary]) -> Option<Pick> {
+/// The picker's answer to `key` (pure, for tests): Enter resumes, Esc
+/// starts a new session, Ctrl+C or Ctrl+D quits; the rest is the picker's.
+pub fn step(open: &mut OpenPicker, key: KeyEvent) -> Step {
     if key.kind == KeyEventKind::Release {
-        return None;
+        return Step::Continue;
     }
-    match key.code {
-        KeyCode::Char(c @ '1'..='9') => {
-            let i = (c as u8 - b'1') as usize;
-            sessions.get(i).filter(|_| i < MAX_SHOWN).map(|s| Pick::Session(s.id.clone()))
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let renaming = open.field_line(10, &Theme::plain()).is_some();
+    if ctrl && matches!(key.code, KeyCode::Char('c' | 'd')) {
+        return Step::Pick(Pick::Quit);
+    }
+    if key.code == KeyCode::Esc && !renaming {
+        return Step::Pick(Pick::New);
+    }
+    match open.on_key(key) {
+        PickerAction::Apply { command: SessionCommand::Resume { id }, .. } => Step::Pick(Pick::Session(id)),
+        PickerAction::Apply { command: SessionCommand::Rename { title, session: Some(id) }, .. } => {
+            Step::Rename { id, title }
         }
-        KeyCode::Char('n') | KeyCode::Esc => Some(Pick::New),
-        KeyCode::Char('q') => Some(Pick::Quit),
-        KeyCode::Char('c' | 'd') if key.modifiers.contains(KeyModifiers::CONTROL) => Some(Pick::Quit),
-        _ => None,
+        PickerAction::Close => Step::Pick(Pick::New),
+        _ => Step::Continue,
     }
 }
 
-/// Show the picker and wait for a key.
-pub fn ask(sessions: &[SessionSummary]) -> std::io::Result<Pick> {
+/// Show the picker over `all` (every folder's sessions, last written
+/// first) and wait for a choice; renames are written to `sessions_dir`.
+pub fn ask(all: Vec<SessionSummary>, sessions_dir: &Path, workspace: &Path) -> std::io::Result<Pick> {
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    let mut out = std::io::stdout().lock();
-    for line in picker_lines(sessions, now_ms) {
-        writeln!(out, "{line}")?;
-    }
-    write!(out, "Choose a number, n or q: ")?;
-    out.flush()?;
+    let theme = Theme::from_env();
+    let mut open = pickers::resume(all, &workspace.display().to_string(), None, now_ms);
     crossterm::terminal::enable_raw_mode()?;
-    let pick = loop {
-        match crossterm::event::read() {
-            Ok(Event::Key(key)) => {
-                if let Some(p) = pick_for(&key, sessions) {
-                    break Ok(p);
-                }
+    let mut out = std::io::stdout();
+    crossterm::execute!(out, crossterm::terminal::EnterAlternateScreen, crossterm::event::EnableBracketedPaste)?;
+    let result = (|| {
+        let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+        loop {
+            if let Some(item) = open.picker.preview_wanted()
+                && let PickerKind::Resume(list) = &open.kind
+                && let Some(s) = list.session(item)
+            {
+                let last = session_index::last_messages(&s.path, 6);
+                let lines = pickers::session_preview(s, &last, &theme);
+                open.picker.set_preview(item, lines);
             }
-            Ok(_) => {}
-            Err(e) => break Err(e),
+            terminal.draw(|f| {
+                let area = f.area();
+                let line = open.field_line(usize::from(area.width.saturating_sub(4)), &theme);
+                open.picker.set_field_line(line);
+                open.picker.render(area, f.buffer_mut(), &theme);
+            })?;
+            match crossterm::event::read()? {
+                Event::Key(key) => match step(&mut open, key) {
+                    Step::Pick(p) => return Ok(p),
+                    Step::Rename { id, title } => {
+                        if let Err(e) = session_index::rename(sessions_dir, &id, &title) {
+                            open.picker.set_subtitle(Some(e.to_string()));
+                            continue;
+                        }
+                        open.refresh_sessions(session_index::resumable(sessions_dir, None));
+                    }
+                    Step::Continue => {}
+                },
+                Event::Paste(text) => open.picker.handle_paste(&text),
+                _ => {}
+            }
         }
-    };
+    })();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        crossterm::event::DisableBracketedPaste,
+        crossterm::terminal::LeaveAlternateScreen
+    );
     let _ = crossterm::terminal::disable_raw_mode();
-    let pick = pick?;
-    let word = match &pick {
-        Pick::Session(id) => id.clone(),
-        Pick::New => "n (new session)".into(),
-        Pick::Quit => "q".into(),
-    };
-    writeln!(out, "{word}\r")?;
-    out.flush()?;
-    Ok(pick)
+    result
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn summary(id: &str, prompt: &str) -> SessionSummary {
+    fn summary(id: &str, prompt: &str, cwd: &str) -> SessionSummary {
         SessionSummary {
             id: id.into(),
-            cwd: "/w".into(),
+            cwd: cwd.into(),
             model: "m".into(),
             git_branch: Some("main".into()),
             first_prompt: Some(prompt.into()),
@@ -147,24 +141,33 @@ mod tests {
         }
     }
 
-    #[test]
-    fn lines_show_prompts_age_size_branch_cleaned() {
-        let s = vec![summary("a1", "fix \u{1b}[2Jthe tests"), summary("b2", &"x".repeat(200))];
-        let lines = picker_lines(&s, 3 * 3_600_000);
-        let text = lines.join("\n");
-        assert!(!text.contains('\u{1b}'), "{text}");
-        assert!(text.contains("  1  a1  3h ago · 2.0 KB · main"), "{text}");
-        assert!(text.contains("last:  later"), "{text}");
-        assert!(lines.iter().all(|l| l.chars().count() < 100), "{text}");
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
     }
 
     #[test]
-    fn keys_pick() {
-        let s = vec![summary("a1", "p")];
-        let key = |c| KeyEvent::new(c, KeyModifiers::NONE);
-        assert_eq!(pick_for(&key(KeyCode::Char('1')), &s), Some(Pick::Session("a1".into())));
-        assert_eq!(pick_for(&key(KeyCode::Char('2')), &s), None);
-        assert_eq!(pick_for(&key(KeyCode::Esc), &s), Some(Pick::New));
-        assert_eq!(pick_for(&key(KeyCode::Char('q')), &s), Some(Pick::Quit));
+    fn keys_pick_search_and_rename() {
+        let all =
+            vec![summary("a1", "fix the tests", "/w"), summary("b2", "write docs", "/w"), summary("c3", "x", "/o")];
+        let mut open = pickers::resume(all, "/w", None, 0);
+        assert_eq!(open.picker.shown(), 2, "this folder's first");
+        for c in "docs".chars() {
+            assert_eq!(step(&mut open, key(KeyCode::Char(c))), Step::Continue);
+        }
+        assert_eq!(step(&mut open, key(KeyCode::Enter)), Step::Pick(Pick::Session("b2".into())));
+        step(&mut open, KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+        for c in "notes".chars() {
+            step(&mut open, key(KeyCode::Char(c)));
+        }
+        // Esc in the field leaves the field, not the picker.
+        assert_eq!(step(&mut open, key(KeyCode::Esc)), Step::Continue);
+        step(&mut open, KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+        step(&mut open, key(KeyCode::Char('n')));
+        assert_eq!(step(&mut open, key(KeyCode::Enter)), Step::Rename { id: "b2".into(), title: "n".into() });
+        assert_eq!(step(&mut open, key(KeyCode::Esc)), Step::Pick(Pick::New));
+        assert_eq!(step(&mut open, KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)), Step::Pick(Pick::Quit));
+        step(&mut open, key(KeyCode::Tab));
+        assert_eq!(open.picker.items().len(), 3, "every folder's");
+        assert_eq!(open.picker.shown(), 1, "the query still narrows");
     }
 }

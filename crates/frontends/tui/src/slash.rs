@@ -118,17 +118,15 @@ impl Slash {
     pub fn description(self) -> &'static str {
         match self {
             Slash::Help => "keys and commands",
-            Slash::Model => "the provider's models, or switch: /model NAME (from the next turn)",
+            Slash::Model => "pick one of the provider's models, or switch: /model NAME (from the next turn)",
             Slash::Mode => "show or set the permission mode: /mode accept-edits",
             Slash::Tools => "the tool catalog of the next request, with every removal and why",
             Slash::Mcp => "MCP servers, their state and tool counts",
             Slash::Todos => "show or hide the todo panel",
             Slash::Clear => "start a new conversation (the session log keeps everything)",
             Slash::Cost => "tokens and estimated cost so far",
-            Slash::Permissions => {
-                "the mode, every rule and its file, this session's refusals; allow RULE / remove RULE"
-            }
-            Slash::Theme => "colours: dark, light, high-contrast or colorblind",
+            Slash::Permissions => "the rules by scope (remove, move); list for the report; allow RULE / remove RULE",
+            Slash::Theme => "pick colours, shown as you move: dark, light, high-contrast or colorblind",
             Slash::Config => "settings kept in your config: theme, notify, title, print_on_exit, vim, fullscreen, mode",
             Slash::Vim => "vim keys in the prompt (normal and insert mode), on or off",
             Slash::Status => "version, model and provider, mode, session file, instruction files, MCP servers, sandbox",
@@ -136,9 +134,9 @@ impl Slash {
             Slash::Compact => "summarise the conversation so far to free the context: /compact [what to focus on]",
             Slash::Context => "what fills the context window, and where compaction triggers",
             Slash::Rewind => {
-                "go back to before a prompt: files, conversation or both (/rewind lists the prompts; Esc Esc)"
+                "go back to before a prompt: files, conversation or both (a picker of the prompts; Esc Esc)"
             }
-            Slash::Resume => "this folder's sessions, or go on with one: /resume ID",
+            Slash::Resume => "pick a session (this folder's or all) to go on with, or /resume ID",
             Slash::Fork => "go on in a new session file; this one stays as it is",
             Slash::Rename => "name this session: /rename NAME",
             Slash::Export => "write the conversation as Markdown: /export [FILE]",
@@ -155,7 +153,9 @@ impl Slash {
             Slash::Mode => Some("default|accept-edits|plan"),
             Slash::Init => Some("[update]"),
             Slash::Theme => Some("[dark|light|high-contrast|colorblind]"),
-            Slash::Permissions => Some("[allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]"),
+            Slash::Permissions => {
+                Some("[list | allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]")
+            }
             Slash::Config => Some("[KEY VALUE]"),
             Slash::Compact => Some("[FOCUS]"),
             Slash::Rewind => Some("[N [code|conversation] [force]]"),

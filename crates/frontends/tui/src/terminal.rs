@@ -47,6 +47,8 @@ enum Msg {
     Files(Vec<String>),
     /// A background slash command has something to say.
     Notice(String, NoticeLevel),
+    /// The preview of a picker's item: (picker id, item, lines).
+    Preview(u64, usize, Vec<ratatui::text::Line<'static>>),
     /// A command the session applied: what it did, or why not; `true` when
     /// the person should not be told of it again (Shift+Tab shows the mode
     /// in the status line).
@@ -503,6 +505,11 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
             d.on_msg(msg);
             dirty = true;
         }
+        // A picker's selection moved to an item without a preview: compute it off the UI thread.
+        let preview_tx = d.tx.clone();
+        crate::picker_driver::request_preview(&mut d.app, &d.runtime, move |id, item, lines| {
+            let _ = preview_tx.send(Msg::Preview(id, item, lines));
+        });
         if d.app.quit {
             break;
         }
@@ -675,6 +682,7 @@ impl Driver {
             Command::None => {}
             Command::Quit => self.app.quit = true,
             Command::Editor => self.editor_requested = true,
+            Command::Session(command) => apply(&self.runtime, &self.tx, command),
             Command::Run(prompt) => {
                 self.runtime.remember_prompt(&prompt);
                 self.start_turn(prompt);
@@ -750,11 +758,19 @@ impl Driver {
             }
             Msg::Files(list) => app.composer.set_files(list),
             Msg::Notice(text, level) => app.notice(text, level),
-            Msg::Applied(outcome, quiet) => match *outcome {
-                Ok(Outcome::Mode { .. }) if quiet => {}
-                Ok(outcome) => show_outcome(app, outcome, self.runtime.workspace()),
-                Err(why) => app.notice(why, NoticeLevel::Warning),
-            },
+            Msg::Preview(id, item, lines) => {
+                if let Some(p) = app.picker.as_mut().filter(|p| p.id == id) {
+                    p.picker.set_preview(item, lines);
+                }
+            }
+            Msg::Applied(outcome, quiet) => {
+                match *outcome {
+                    Ok(Outcome::Mode { .. }) if quiet => {}
+                    Ok(outcome) => show_outcome(app, outcome, self.runtime.workspace()),
+                    Err(why) => app.notice(why, NoticeLevel::Warning),
+                }
+                crate::picker_driver::refresh(app, &self.runtime);
+            }
             Msg::ShellOutput(cell, chunk) => {
                 if let Some(CellKind::Shell(s)) = app.transcript.cell_mut(cell) {
                     s.tail.push(&chunk);
@@ -822,7 +838,8 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
         Slash::Permissions => {
             let words: Vec<&str> = arg.split_whitespace().collect();
             match words.as_slice() {
-                [] => {
+                [] => crate::picker_driver::open_permissions(app, runtime),
+                ["list"] => {
                     let mut text = runtime.permissions_report();
                     if app.denials.is_empty() {
                         text.push_str("no call refused in this session");
@@ -859,7 +876,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                     apply(runtime, tx, SessionCommand::RemoveRule { rule: rule.join(" ") });
                 }
                 _ => app.notice(
-                    "usage: /permissions [allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]",
+                    "usage: /permissions [list | allow|ask|deny [session|project|user] RULE | remove RULE | move RULE SCOPE]",
                     NoticeLevel::Warning,
                 ),
             }
@@ -905,13 +922,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
         Slash::Theme => {
             let word = arg.trim();
             if word.is_empty() {
-                app.notice(
-                    format!(
-                        "theme {:?} (/theme dark, light, high-contrast or colorblind; [tui] theme in config keeps it)",
-                        app.theme.palette
-                    ),
-                    NoticeLevel::Info,
-                );
+                app.picker = Some(crate::pickers::theme(app.theme.palette));
             } else {
                 let palette = crate::theme::Palette::parse(Some(word));
                 app.set_theme(app.theme.with_palette(palette));
@@ -964,25 +975,7 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
             };
             app.notice(text, NoticeLevel::Info);
         }
-        Slash::Model if arg.trim().is_empty() => {
-            let current = runtime.model();
-            let mut text = format!(
-                "model {current} · {} · context window {} tokens\nmodels of {} (switch with /model NAME; others by name, with a warning):\n",
-                runtime.provider_name(),
-                runtime.model_info().context_window,
-                runtime.provider_name()
-            );
-            for (name, info) in runtime.model_choices() {
-                let mark = if name == current { "▸" } else { " " };
-                let price = if info.input_per_mtok > 0.0 {
-                    format!("${:.2} in / ${:.2} out per Mtok", info.input_per_mtok, info.output_per_mtok)
-                } else {
-                    "no price".into()
-                };
-                text.push_str(&format!(" {mark} {name:<24} {:>5}k context · {price}\n", info.context_window / 1000));
-            }
-            app.notice(text.trim_end().to_string(), NoticeLevel::Info);
-        }
+        Slash::Model if arg.trim().is_empty() => crate::picker_driver::open_model(app, runtime),
         Slash::Model => apply(runtime, tx, SessionCommand::SetModel { model: Some(arg.trim().to_string()) }),
         Slash::Clear => {
             // The screen starts afresh at once; what runs after this is the new conversation's.
@@ -1037,19 +1030,7 @@ fn rewind_slash(arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::Unb
             app.notice("no prompt to go back to yet", NoticeLevel::Info);
             return;
         }
-        let mut text = String::from(
-            "go back to before a prompt: /rewind N (files and conversation), /rewind N code, /rewind N conversation\n",
-        );
-        for t in turns.iter().rev().take(20) {
-            let files = if t.files.is_empty() {
-                String::new()
-            } else {
-                let names: Vec<String> = t.files.iter().map(|f| shown_path(f, runtime.workspace())).collect();
-                format!("  [{}]", names.join(", "))
-            };
-            text.push_str(&format!("  {:>3}  {}{files}\n", t.number, t.prompt));
-        }
-        app.notice(text.trim_end().to_string(), NoticeLevel::Info);
+        app.picker = Some(crate::pickers::rewind(&turns));
         return;
     };
     let Ok(number) = first.parse::<usize>() else {
@@ -1175,31 +1156,10 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
 fn session_slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>) {
     let arg = arg.trim();
     match command {
-        Slash::Resume if arg.is_empty() => {
-            let current = runtime.session().id().to_string();
-            let list: Vec<String> = runtime
-                .sessions()
-                .into_iter()
-                .filter(|s| s.format >= 1 && s.id != current)
-                .take(10)
-                .map(|s| {
-                    let what = s.title.or(s.last_prompt).or(s.first_prompt).unwrap_or_else(|| "(no prompt)".into());
-                    format!("  {}  {:>9}  {what}", s.id, tern_protocol::text::human_bytes(s.bytes))
-                })
-                .collect();
-            let text = if list.is_empty() {
-                "no other session in this folder".to_string()
-            } else {
-                format!(
-                    "sessions in this folder, last written first (/resume ID; a prefix is enough):\n{}",
-                    list.join("\n")
-                )
-            };
-            app.notice(text, NoticeLevel::Info);
-        }
+        Slash::Resume if arg.is_empty() => crate::picker_driver::open_resume(app, runtime),
         Slash::Resume => apply(runtime, tx, SessionCommand::Resume { id: arg.trim().to_string() }),
         Slash::Fork => apply(runtime, tx, SessionCommand::Fork),
-        Slash::Rename => apply(runtime, tx, SessionCommand::Rename { title: arg.trim().to_string() }),
+        Slash::Rename => apply(runtime, tx, SessionCommand::Rename { title: arg.trim().to_string(), session: None }),
         Slash::Export => apply(runtime, tx, SessionCommand::Export { file: arg.trim().to_string() }),
         _ => {}
     }

@@ -74,6 +74,36 @@ impl Screen {
         self.master.resize(portable_pty::PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
     }
 
+    /// Wait (bounded) until the screen no longer shows `needle`.
+    pub fn wait_until_gone(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if !self.text().contains(needle) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("`{needle}` never went away; the screen:\n{}", self.text());
+    }
+
+    /// The foreground colour of the first cell of `needle` on screen (None when not shown).
+    pub fn color_of(&self, needle: &str) -> Option<vt100::Color> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
+        for row in 0..rows {
+            let line: String = (0..cols)
+                .map(|c| screen.cell(row, c).map_or(" ".to_string(), |x| x.contents().to_string()))
+                .map(|s| if s.is_empty() { " ".to_string() } else { s })
+                .collect();
+            if let Some(byte) = line.find(needle) {
+                let col = line[..byte].chars().count() as u16;
+                return screen.cell(row, col).map(|c| c.fgcolor());
+            }
+        }
+        None
+    }
+
     pub fn send(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).unwrap();
         self.writer.flush().unwrap();

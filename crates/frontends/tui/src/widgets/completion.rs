@@ -12,7 +12,8 @@ use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use super::composer::SlashCommand;
 use super::fuzzy::fuzzy_score;
-use super::wrap::{measured, str_width, truncate};
+use super::picker::{LabelFit, RowText, draw_row};
+use super::wrap::{measured, str_width};
 use crate::theme::Theme;
 
 /// Items the popup shows at once.
@@ -58,6 +59,13 @@ impl Completion {
     pub(crate) fn step(&mut self, down: bool) {
         let n = self.items.len().max(1);
         self.selected = if down { (self.selected + 1) % n } else { (self.selected + n - 1) % n };
+    }
+
+    /// Moves the highlight by a page of [`POPUP_ROWS`], stopping at the ends (as the pickers do).
+    pub(crate) fn page(&mut self, down: bool) {
+        let last = self.items.len().saturating_sub(1);
+        self.selected =
+            if down { (self.selected + POPUP_ROWS).min(last) } else { self.selected.saturating_sub(POPUP_ROWS) };
     }
 
     /// The popup to draw.
@@ -119,7 +127,7 @@ pub(crate) fn file_candidates(files: &[String], query: &str, limit: usize) -> Ve
 }
 
 /// Cuts `s` to `width` columns from the left, so a path keeps its file name: `…/widgets/composer.rs`.
-fn truncate_start(s: &str, width: usize) -> String {
+pub(crate) fn truncate_start(s: &str, width: usize) -> String {
     if str_width(s) <= width || width == 0 {
         return if width == 0 { String::new() } else { s.to_string() };
     }
@@ -157,26 +165,16 @@ impl Popup {
         if rows == 0 || inner.width < 4 {
             return;
         }
-        let first = self.selected.saturating_sub(rows - 1).min(self.items.len().saturating_sub(rows));
+        // The same rows as the pickers draw ([`super::picker`]): one look, one set of keys.
+        let first = super::picker::scroll_top(0, self.selected, self.selected, rows, self.items.len());
         let width = usize::from(inner.width) - 2;
         let has_descriptions = self.items.iter().any(|(_, d)| !d.is_empty());
         let longest = self.items.iter().map(|(l, _)| str_width(l)).max().unwrap_or(0);
-        let label_width = if has_descriptions { longest.min(width / 2) } else { width };
+        let fit = if has_descriptions { LabelFit::Column(longest.min(width / 2)) } else { LabelFit::KeepEnd };
         for (row, (index, (label, description))) in self.items.iter().enumerate().skip(first).take(rows).enumerate() {
             let y = inner.y + u16::try_from(row).unwrap_or(0);
-            let selected = index == self.selected;
-            let base = if selected { theme.selected() } else { theme.text() };
-            buf.set_style(Rect::new(inner.x, y, inner.width, 1), base);
-            let marker = if selected { "› " } else { "  " };
-            buf.set_stringn(inner.x, y, marker, 2, base);
-            let label = if has_descriptions { truncate(label, label_width) } else { truncate_start(label, width) };
-            let label_style = if selected { base } else { theme.accent() };
-            let (x, _) = buf.set_stringn(inner.x + 2, y, &label, label_width, label_style);
-            let desc_x = (inner.x + 2 + u16::try_from(label_width).unwrap_or(0) + 2).max(x + 2);
-            let desc_width = usize::from(inner.right().saturating_sub(desc_x));
-            if !description.is_empty() && desc_width > 0 {
-                buf.set_stringn(desc_x, y, truncate(description, desc_width), desc_width, theme.dim().patch(base));
-            }
+            let text = RowText { label, detail: description, current: false };
+            draw_row(text, index == self.selected, fit, Rect { y, height: 1, ..inner }, buf, theme);
         }
     }
 }
@@ -219,6 +217,23 @@ mod tests {
         assert_eq!(names, ["/memory", "/model", "/mcp", "/compact"]);
         let names: Vec<String> = slash_candidates(&cmds, "cp").into_iter().map(|c| c.label).collect();
         assert_eq!(names, ["/compact", "/mcp"]);
+    }
+
+    #[test]
+    fn page_keys_move_by_the_rows_shown_and_stop_at_the_ends() {
+        let files: Vec<String> = (0..20).map(|i| format!("f{i:02}.rs")).collect();
+        let mut c = Completion {
+            trigger: Trigger::File { range: 0..1, query: String::new() },
+            items: file_candidates(&files, "", 50),
+            selected: 0,
+        };
+        c.page(true);
+        assert_eq!(c.selected, POPUP_ROWS);
+        c.page(true);
+        c.page(true);
+        assert_eq!(c.selected, 19);
+        c.page(false);
+        assert_eq!(c.selected, 19 - POPUP_ROWS);
     }
 
     #[test]

@@ -436,12 +436,14 @@ impl Composer {
         }
     }
 
-    /// Keys the open popup takes: Up/Down select, Tab and Enter accept, Esc closes.
+    /// Keys the open popup takes: Up/Down select, PageUp/PageDown by the rows shown (as in the pickers), Tab and Enter accept, Esc closes.
     fn handle_popup_key(&mut self, code: KeyCode, newline_mods: bool) -> Option<ComposerAction> {
         let completion = self.completion.as_mut()?;
         match code {
             KeyCode::Up => completion.step(false),
             KeyCode::Down => completion.step(true),
+            KeyCode::PageUp => completion.page(false),
+            KeyCode::PageDown => completion.page(true),
             KeyCode::Esc => {
                 self.completion = None;
                 self.popup_dismissed = true;

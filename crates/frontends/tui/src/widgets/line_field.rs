@@ -27,6 +27,16 @@ pub(crate) struct LineField {
 }
 
 impl LineField {
+    /// The text typed.
+    pub(crate) fn text(&self) -> &str {
+        self.buffer.text()
+    }
+
+    /// Replace the text (the cursor goes to its end).
+    pub(crate) fn set_text(&mut self, text: &str) {
+        self.buffer.set_text(text.to_string());
+    }
+
     /// A key.
     pub(crate) fn handle_key(&mut self, key: KeyEvent) -> FieldKey {
         let field = &mut self.buffer;

@@ -7,6 +7,7 @@
 pub mod composer;
 pub mod permission;
 mod permission_preview;
+pub mod picker;
 pub mod question;
 pub mod status;
 pub mod todo;
@@ -14,7 +15,7 @@ pub mod todo;
 mod completion;
 mod file_index;
 mod fuzzy;
-mod line_field;
+pub(crate) mod line_field;
 mod paste_store;
 mod prompt_history;
 mod text_buffer;

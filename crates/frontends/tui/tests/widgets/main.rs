@@ -4,6 +4,7 @@
 
 mod composer;
 mod permission;
+mod picker;
 mod question;
 mod status;
 mod support;
