@@ -7,6 +7,7 @@
 pub mod composer;
 pub mod permission;
 mod permission_preview;
+mod preview_scroll;
 pub mod question;
 pub mod status;
 pub mod todo;
