@@ -42,6 +42,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("PageUp / PageDown, mouse wheel", "scroll the transcript"),
     ("Ctrl+End", "jump to the bottom"),
     ("Ctrl+F, or / while scrolled up", "search the transcript; Enter / n next, N previous, Esc done"),
+    ("PageUp / PageDown, Home / End at a question", "page through what it shows; Ctrl+O gives it the screen"),
+    ("/ at a question", "search what it shows: Enter, n next, N previous, Esc back to the answers"),
     ("@", "complete a file path"),
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),

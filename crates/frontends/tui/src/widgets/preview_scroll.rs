@@ -218,8 +218,11 @@ impl PreviewScroll {
             None => "/ search",
         };
         let text = parts.join(" · ");
-        let with_keys = format!("{text} · {keys}");
-        let shown = if crate::wrap::width(&with_keys) <= width { with_keys } else { text };
+        // The keys as far as they fit: all, the search alone, none.
+        let shown = [format!("{text} · {keys}"), format!("{text} · / search"), text.clone()]
+            .into_iter()
+            .find(|t| crate::wrap::width(t) <= width)
+            .unwrap_or(text);
         crate::wrap::truncate(&[Span::styled(shown, theme.dim())], width)
     }
 }
