@@ -7,7 +7,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::screen::{answer_until_gone, quit, start, start_env, start_with};
+use common::screen::{answer_until_gone, quit, start, start_env, start_sized, start_with};
 use common::{Harness, Wire, processes_matching, wait_gone};
 use serde_json::json;
 
@@ -897,5 +897,62 @@ async fn the_permissions_picker_removes_a_rule() {
     s.wait_until_gone("allow bash(make test:*)");
     let config = std::fs::read_to_string(h.home.path().join("config.toml")).unwrap();
     assert!(!config.contains("bash(make test:*)"), "{config}");
+    quit(&mut s);
+}
+
+/// A 2000-line write asked about in a 60×20 terminal: PageDown moves by the
+/// rows the window shows, End and Home reach either end, and `/` finds a
+/// line deep in it; then the file is approved and written whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_write_is_read_through_in_a_small_terminal() {
+    let content: String = (1..=2000).map(|i| format!("line {i}\n")).collect();
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "write", "arguments": {"path": "big.txt", "content": content}}]},
+        {"text": "Wrote the big file."}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start_sized(&h, (60, 20), &[], &[]);
+    s.wait_for("Ask tern");
+    s.type_text("write the big file\r");
+    s.wait_for("rows 1–6 of 2000 · 1994 more");
+    // The file's line numbers on screen, in order.
+    let shown = |s: &common::screen::Screen| -> Vec<usize> {
+        s.text()
+            .lines()
+            .filter_map(|row| {
+                let mut words = row.trim_start_matches('│').split_whitespace();
+                let n = words.next()?.parse().ok()?;
+                (words.next() == Some("+")).then_some(n)
+            })
+            .collect()
+    };
+    assert_eq!(shown(&s), (1..=6).collect::<Vec<_>>(), "{}", s.text());
+    // Keys in the first moment of a question are type-ahead: press until one is taken.
+    answer_until_gone(&mut s, b"\x1b[6~", "rows 1–6 of 2000");
+    let page = shown(&s);
+    assert_eq!(page.len(), 6, "{}", s.text());
+    assert_eq!((page[0] - 1) % 6, 0, "a page is the six rows shown, none skipped: {page:?}");
+    s.send(b"\x1b[F");
+    s.wait_for("rows 1995–2000 of 2000");
+    assert_eq!(shown(&s).last(), Some(&2000));
+    s.send(b"\x1b[H");
+    s.wait_for("rows 1–6 of 2000");
+    // Search: the query is typed (a `y` in it answers nothing), Enter finds it.
+    s.send(b"/");
+    s.wait_for("search the preview");
+    s.type_text("line 1717");
+    s.wait_for("/ line 1717");
+    s.send(b"\r");
+    s.wait_for("“line 1717” 1/1");
+    assert!(shown(&s).contains(&1717), "{}", s.text());
+    assert!(s.text().contains("Write this file?"), "still asking: {}", s.text());
+    // Esc leaves the search, not the question; then y approves.
+    s.send(b"\x1b");
+    s.wait_for("Enter choose · Ctrl+O all");
+    let text = s.text();
+    assert!(text.contains("Write this file?") && text.contains("rows 1715–1720 of 2000"), "{text}");
+    s.send(b"y");
+    s.wait_for("Wrote the big file.");
+    assert_eq!(std::fs::read_to_string(h.path("big.txt")).unwrap(), content);
     quit(&mut s);
 }

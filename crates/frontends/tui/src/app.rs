@@ -42,6 +42,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("PageUp / PageDown", "scroll the whole transcript (inline: it opens on the alternate screen; Esc comes back)"),
     ("Ctrl+End", "jump to the bottom (inline: back from the whole transcript)"),
     ("Ctrl+F, or / while scrolled up", "search the transcript; Enter / n next, N previous, Esc done"),
+    ("PageUp / PageDown, Home / End at a question", "page through what it shows; Ctrl+O gives it the screen"),
+    ("/ at a question", "search what it shows: Enter, n next, N previous, Esc back to the answers"),
     ("@", "complete a file path"),
     (
         "in a picker",

@@ -11,7 +11,8 @@ use tern_protocol::{AgentEvent, Message};
 use tern_tui::theme::Theme;
 use tern_tui::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell, Transcript};
 
-const PLAIN: Theme = Theme { color: false, palette: tern_tui::theme::Palette::Dark };
+const PLAIN: Theme =
+    Theme { color: false, palette: tern_tui::theme::Palette::Dark, depth: tern_tui::theme::ColorDepth::Indexed };
 
 fn snapshot(name: &str, t: &mut Transcript, now: Instant) {
     insta::assert_snapshot!(name, at_widths(t, &PLAIN, now));

@@ -17,8 +17,10 @@ use tern_tui::markdown::render_markdown;
 use tern_tui::theme::Theme;
 use tern_tui::transcript::{CellKind, NoticeLevel, ScrollState, Transcript};
 
-const PLAIN: Theme = Theme { color: false, palette: tern_tui::theme::Palette::Dark };
-const COLOR: Theme = Theme { color: true, palette: tern_tui::theme::Palette::Dark };
+const PLAIN: Theme =
+    Theme { color: false, palette: tern_tui::theme::Palette::Dark, depth: tern_tui::theme::ColorDepth::Indexed };
+const COLOR: Theme =
+    Theme { color: true, palette: tern_tui::theme::Palette::Dark, depth: tern_tui::theme::ColorDepth::Indexed };
 
 fn session() -> Transcript {
     let mut t = Transcript::new();

@@ -346,7 +346,8 @@ pub(super) fn is_downloader(program: &str) -> bool {
     matches!(program, "curl" | "wget" | "fetch" | "http" | "https" | "xh" | "xhs" | "aria2c" | "lwp-request" | "get")
 }
 
-fn in_system_dir(path: &str) -> bool {
+/// Whether `path` is a program in a system folder (`/usr/bin/rm`), not one a repository could ship.
+pub(crate) fn in_system_dir(path: &str) -> bool {
     const DIRS: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/"];
     DIRS.iter().any(|dir| path.strip_prefix(dir).is_some_and(|rest| !rest.is_empty() && !rest.contains('/')))
 }

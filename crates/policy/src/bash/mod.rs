@@ -102,6 +102,7 @@ mod changers;
 mod git;
 mod git_config;
 mod judge;
+pub(crate) use judge::in_system_dir;
 mod options;
 mod readers;
 pub(crate) mod redirect;

@@ -4,7 +4,7 @@
 //! that cannot be placed).
 
 use super::{Call, DecidedBy, Decision, HOME_PROTECTED, Mode, Policy, Verdict, dir_pattern};
-use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd};
+use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd, in_system_dir};
 use crate::hooks::short_command;
 use crate::reach::{MAX_PATHS, Reach};
 use crate::rules::{Rule, RuleKind};
@@ -88,7 +88,7 @@ impl Policy {
             BashClass::Unknown => "command tern cannot judge",
             _ => "command that changes things",
         };
-        let suggestion = worst.filter(|p| p.overrides.is_empty()).and_then(suggest_bash_rule);
+        let suggestion = one_rule_for(&uncovered, Line::of(analysis.parts.len()));
         Decision::new(Verdict::Ask, format!("{label}: {why}"), DecidedBy::Classifier { class })
             .suggest(suggestion, Some(Mode::Bypass))
     }
@@ -238,73 +238,145 @@ pub(super) fn canonical_text(part: &BashPart) -> String {
     std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
 }
 
-/// A rule that would allow this part next time: the exact command when it
-/// is dangerous, else its leading words (up to 3, stopping at the first
-/// flag or path) as a prefix.
-fn suggest_bash_rule(part: &BashPart) -> Option<String> {
-    let canonical = canonical_text(part);
-    if part.class == BashClass::Dangerous || part.program.is_empty() {
-        // `*` in a rule is a wildcard: an exact command holding one would
-        // allow far more than what was approved, so offer no rule.
-        if canonical.contains(['*', '?', '[', '{', '(', ')']) {
-            return None;
-        }
-        return Some(format!("bash({canonical})"));
+/// Whether the command line is one simple command or several (`a && b`,
+/// pipes, `$(...)`, the string of `sh -c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Simple,
+    Compound,
+}
+
+impl Line {
+    fn of(parts: usize) -> Self {
+        if parts > 1 { Line::Compound } else { Line::Simple }
     }
-    // Programs with subcommands keep them (`npm run test`, `git push`,
-    // `cargo build`); for others the next word is an operand (a file name),
-    // so the rule covers the program.
-    const WITH_SUBCOMMANDS: &[&str] = &[
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "bun",
-        "cargo",
-        "go",
-        "docker",
-        "podman",
-        "kubectl",
-        "make",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "gh",
-        "brew",
-        "apt",
-        "apt-get",
-        "systemctl",
-        "terraform",
-        "dotnet",
-        "mvn",
-        "gradle",
-        "bundle",
-        "rake",
-        "npx",
-        "deno",
-        "just",
-    ];
-    let mut words = vec![part.program.clone()];
-    let depth = if WITH_SUBCOMMANDS.contains(&part.program.as_str()) { 3 } else { 1 };
+}
+
+/// The one rule that would keep this command from being asked again: every
+/// part that needs a rule must get the same one, else none is offered (a
+/// rule that leaves the next identical call asked would be a false promise).
+fn one_rule_for(uncovered: &[&BashPart], line: Line) -> Option<String> {
+    let mut rules = uncovered.iter().map(|part| suggest_bash_rule(part, line));
+    let first = rules.next()??;
+    rules.all(|r| r.as_deref() == Some(first.as_str())).then_some(first)
+}
+
+/// Programs with subcommands: the rule keeps them (`npm run test`, `git push`,
+/// `cargo build`), so it allows that action with other flags and operands.
+const WITH_SUBCOMMANDS: &[&str] = &[
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "cargo",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "make",
+    "pip",
+    "pip3",
+    "uv",
+    "poetry",
+    "gh",
+    "brew",
+    "apt",
+    "apt-get",
+    "systemctl",
+    "terraform",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "bundle",
+    "rake",
+    "npx",
+    "deno",
+    "just",
+];
+
+/// Subcommands that run what their operand names (`go run main.go`, `uv run
+/// x.py`, `npm exec`): the rule needs the word after them, else it would
+/// allow any script.
+const RUNNERS: &[&str] = &["run", "exec", "x", "dlx", "run-script", "eval", "script"];
+
+/// File commands whose effect is fixed by the program (`touch`, `mkdir`,
+/// `cp`): a prefix rule allows the same change to other files in the
+/// workspace (a write outside it still needs an `edit(...)` rule).
+const FILE_COMMANDS: &[&str] =
+    &["touch", "mkdir", "cp", "mv", "ln", "install", "rmdir", "chmod", "chgrp", "truncate", "sed"];
+
+/// A rule that would allow this part next time, never wider than what the
+/// person was shown:
+///
+/// - a prefix (`bash(cargo test:*)`, `bash(touch:*)`) only for a simple
+///   command whose leading words name what it does: a known tool and its
+///   subcommand (up to 3 words, stopping at the first flag or path; a
+///   runner such as `run` needs the word after it), or a known file command;
+/// - the exact command otherwise: interpreters and scripts (`python3
+///   script.py`), programs tern does not know, commands it cannot judge or
+///   finds dangerous, each part of a compound line;
+/// - nothing when no rule can say it: a wildcard or parenthesis in the exact
+///   text (`*` in a rule matches anything), a program run from a path (rules
+///   match the program's name, not its folder), a part given settings that
+///   change what runs.
+fn suggest_bash_rule(part: &BashPart, line: Line) -> Option<String> {
+    if !part.overrides.is_empty() || runs_from_a_path(part) {
+        return None;
+    }
+    let canonical = canonical_text(part);
+    let exact = || (!canonical.contains(['*', '?', '[', '{', '(', ')'])).then(|| format!("bash({canonical})"));
+    let program = part.program.as_str();
+    if program.is_empty()
+        || line == Line::Compound
+        || part.network && !WITH_SUBCOMMANDS.contains(&program)
+        || matches!(part.class, BashClass::Dangerous | BashClass::Unknown)
+    {
+        return exact();
+    }
+    if FILE_COMMANDS.contains(&program) {
+        return Some(format!("bash({program}:*)"));
+    }
+    // Interpreters (`python3`, `node`, `bash`) and programs tern does not know are not here.
+    if !WITH_SUBCOMMANDS.contains(&program) {
+        return exact();
+    }
+    let mut words = vec![program];
     for a in &part.argv {
-        if words.len() >= depth || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'']) {
+        if words.len() >= 3 || a.starts_with('-') || a.contains(['/', '.', '=', '*', '$', '"', '\'', ':']) {
             break;
         }
-        words.push(a.clone());
+        words.push(a);
+    }
+    let named_action = words.len() > 1 && words.last().is_some_and(|w| !RUNNERS.contains(w));
+    if !named_action {
+        return exact();
     }
     Some(format!("bash({}:*)", words.join(" ")))
+}
+
+/// Whether the part runs a program by its path (`./run.sh`, `bin/tool`), not
+/// from a system folder: a rule names the program without its folder, so it
+/// would allow a program of that name anywhere.
+fn runs_from_a_path(part: &BashPart) -> bool {
+    let suffix = format!("/{}", part.program);
+    !part.program.is_empty()
+        && part
+            .text
+            .split_whitespace()
+            .map(|w| w.trim_matches(['"', '\'']))
+            .any(|w| w.ends_with(&suffix) && !in_system_dir(w))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn bash_suggestions_are_prefixes_or_exact() {
-        let part = |text: &str, class| BashPart {
+    fn part(text: &str, class: BashClass) -> BashPart {
+        let program = text.split(' ').next().unwrap_or_default();
+        BashPart {
             text: text.into(),
-            program: text.split(' ').next().unwrap().into(),
+            program: program.rsplit('/').next().unwrap_or_default().into(),
             argv: text.split(' ').skip(1).map(String::from).collect(),
             class,
             reason: String::new(),
@@ -315,17 +387,70 @@ mod tests {
             cwd: Cwd::Workspace,
             overrides: Vec::new(),
             unparsed: false,
-        };
+        }
+    }
+
+    fn suggest(text: &str, class: BashClass) -> Option<String> {
+        suggest_bash_rule(&part(text, class), Line::Simple)
+    }
+
+    #[test]
+    fn known_tools_keep_their_subcommand_as_a_prefix() {
+        assert_eq!(suggest("npm run test --watch", BashClass::Write).as_deref(), Some("bash(npm run test:*)"));
+        assert_eq!(suggest("cargo build", BashClass::Write).as_deref(), Some("bash(cargo build:*)"));
+        assert_eq!(suggest("cargo test --release", BashClass::Write).as_deref(), Some("bash(cargo test:*)"));
+        assert_eq!(suggest("git commit -m x", BashClass::Write).as_deref(), Some("bash(git commit:*)"));
+        assert_eq!(suggest("touch a/b.txt", BashClass::Write).as_deref(), Some("bash(touch:*)"), "a file command");
+    }
+
+    #[test]
+    fn interpreters_scripts_and_unknown_programs_get_the_exact_command() {
+        assert_eq!(suggest("python3 script.py", BashClass::Write).as_deref(), Some("bash(python3 script.py)"));
+        assert_eq!(suggest("node build.js", BashClass::Write).as_deref(), Some("bash(node build.js)"));
+        assert_eq!(suggest("bash deploy.sh", BashClass::Unknown).as_deref(), Some("bash(bash deploy.sh)"));
+        assert_eq!(suggest("frobnicate --all", BashClass::Write).as_deref(), Some("bash(frobnicate --all)"));
+        // A tool's runner needs what it runs: `go run:*` would run any file.
+        assert_eq!(suggest("go run main.go", BashClass::Write).as_deref(), Some("bash(go run main.go)"));
+        assert_eq!(suggest("uv run script.py", BashClass::Write).as_deref(), Some("bash(uv run script.py)"));
+        assert_eq!(suggest("uv run pytest", BashClass::Write).as_deref(), Some("bash(uv run pytest:*)"));
+        // A tool with no subcommand: `make:*` would allow every target.
+        assert_eq!(suggest("make", BashClass::Write).as_deref(), Some("bash(make)"));
+        // The network: where it connects matters, so the exact command.
+        let mut curl = part("curl -o x https://example.com", BashClass::Write);
+        curl.network = true;
+        assert_eq!(suggest_bash_rule(&curl, Line::Simple).as_deref(), Some("bash(curl -o x https://example.com)"));
+    }
+
+    #[test]
+    fn dangerous_and_compound_parts_get_the_exact_command() {
+        assert_eq!(suggest("rm -rf build", BashClass::Dangerous).as_deref(), Some("bash(rm -rf build)"));
+        assert_eq!(suggest("rm -rf build/*.o", BashClass::Dangerous), None, "no wildcard exact rules");
         assert_eq!(
-            suggest_bash_rule(&part("npm run test --watch", BashClass::Write)).as_deref(),
-            Some("bash(npm run test:*)")
+            suggest_bash_rule(&part("cargo test", BashClass::Write), Line::Compound).as_deref(),
+            Some("bash(cargo test)")
         );
-        assert_eq!(suggest_bash_rule(&part("cargo build", BashClass::Write)).as_deref(), Some("bash(cargo build:*)"));
+    }
+
+    #[test]
+    fn no_rule_where_a_rule_cannot_say_it() {
+        assert_eq!(suggest("./run.sh --fast", BashClass::Write), None, "a rule would match run.sh in any folder");
+        assert_eq!(suggest("python3 -c print(1)", BashClass::Unknown), None, "parentheses");
+        let mut npm = part("npm run test --script-shell=./x", BashClass::Unknown);
+        npm.overrides.push("npm --script-shell".into());
         assert_eq!(
-            suggest_bash_rule(&part("rm -rf build", BashClass::Dangerous)).as_deref(),
-            Some("bash(rm -rf build)")
+            suggest_bash_rule(&npm, Line::Simple),
+            None,
+            "only an exact rule covers it, and not its canonical text"
         );
-        assert_eq!(suggest_bash_rule(&part("touch a/b.txt", BashClass::Write)).as_deref(), Some("bash(touch:*)"));
-        assert_eq!(suggest_bash_rule(&part("rm -rf build/*.o", BashClass::Dangerous)), None, "no wildcard exact rules");
+        assert_eq!(suggest("/usr/bin/touch x", BashClass::Write).as_deref(), Some("bash(touch:*)"), "a system program");
+    }
+
+    #[test]
+    fn a_compound_line_gets_a_rule_only_when_one_covers_every_part() {
+        let rm = part("rm b", BashClass::Dangerous);
+        assert_eq!(one_rule_for(&[&rm], Line::Compound).as_deref(), Some("bash(rm b)"));
+        assert_eq!(one_rule_for(&[&rm, &rm], Line::Compound).as_deref(), Some("bash(rm b)"));
+        let echo = part("echo a", BashClass::Write);
+        assert_eq!(one_rule_for(&[&echo, &rm], Line::Compound), None, "two rules would be needed");
     }
 }

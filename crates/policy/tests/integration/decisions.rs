@@ -501,3 +501,29 @@ fn read_only_roles_cap_what_rules_and_modes_allow() {
         assert_eq!(verifier("bash", json!({"command": "git status"})), V::Allow, "{mode}");
     }
 }
+
+#[test]
+fn suggested_bash_rules_are_never_wider_than_the_command() {
+    let p = policy(Mode::Default, &[]);
+    let suggestion = |command: &str| p.decide("bash", &json!({ "command": command })).suggestion;
+    // One-off scripts and interpreters: the exact command, never `bash(python3:*)`.
+    assert_eq!(suggestion("python3 script.py").as_deref(), Some("bash(python3 script.py)"));
+    assert_eq!(suggestion("node build.js --prod").as_deref(), Some("bash(node build.js --prod)"));
+    assert_eq!(suggestion("./run.sh"), None, "a rule would match run.sh in any folder");
+    // A known tool's subcommand stays a prefix.
+    assert_eq!(suggestion("cargo test").as_deref(), Some("bash(cargo test:*)"));
+    assert_eq!(suggestion("touch notes.md").as_deref(), Some("bash(touch:*)"));
+    // Compound lines: the exact part that needs a rule, never `bash(echo:*)`; none when two need one.
+    assert_eq!(suggestion("echo a && rm b").as_deref(), Some("bash(rm b)"));
+    assert_eq!(suggestion("cargo test 2>&1 | tail -5").as_deref(), Some("bash(cargo test)"));
+    assert_eq!(suggestion("echo a > log.txt && rm b"), None);
+    // What is offered keeps the identical call from being asked again.
+    for command in ["python3 script.py", "echo a && rm b", "cargo test 2>&1 | tail -5", "cargo test"] {
+        let rule = suggestion(command).unwrap();
+        let p = policy(Mode::Default, &[(Allow, rule.as_str())]);
+        assert_eq!(verdict(&p, "bash", json!({ "command": command })), V::Allow, "{command} with {rule}");
+    }
+    // The exact rule does not cover another script.
+    let p = policy(Mode::Default, &[(Allow, "bash(python3 script.py)")]);
+    assert_eq!(verdict(&p, "bash", json!({"command": "python3 other.py"})), V::Ask);
+}

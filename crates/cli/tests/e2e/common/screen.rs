@@ -154,8 +154,13 @@ pub fn start_with(h: &Harness, args: &[&str]) -> Screen {
 }
 
 pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
+    start_sized(h, (100, 40), args, env)
+}
+
+/// The TUI in a terminal of `(columns, rows)`.
+pub fn start_sized(h: &Harness, (cols, rows): (u16, u16), args: &[&str], env: &[(&str, &str)]) -> Screen {
     let pty = portable_pty::native_pty_system();
-    let pair = pty.openpty(portable_pty::PtySize { rows: 40, cols: 100, pixel_width: 0, pixel_height: 0 }).unwrap();
+    let pair = pty.openpty(portable_pty::PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
     let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
     cmd.args(["--provider", "anthropic", "--base-url", &h.server.url(), "--model", "mock"]);
     cmd.args(args);
@@ -174,7 +179,7 @@ pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
     drop(pair.slave);
     let mut reader = pair.master.try_clone_reader().unwrap();
     let writer = pair.master.take_writer().unwrap();
-    let parser = Arc::new(Mutex::new(vt100::Parser::new(40.try_into().unwrap(), 100.try_into().unwrap(), 2000)));
+    let parser = Arc::new(Mutex::new(vt100::Parser::new(rows.try_into().unwrap(), cols.try_into().unwrap(), 2000)));
     let raw = Arc::new(Mutex::new(Vec::new()));
     let (p, r) = (parser.clone(), raw.clone());
     std::thread::spawn(move || {

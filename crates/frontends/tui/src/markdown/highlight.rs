@@ -129,6 +129,55 @@ fn syntax_for(lang: &str) -> Option<&'static SyntaxReference> {
     set.find_syntax_by_token(token).or_else(|| set.find_syntax_by_name(token))
 }
 
+/// The syntax for a file by its name's extension (`src/main.rs`, `x.tsx`)
+/// or, without one, its whole name (`Makefile`), if we know it.
+fn syntax_for_path(path: &str) -> Option<&'static SyntaxReference> {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => syntax_for(ext),
+        _ => syntaxes().find_syntax_by_extension(name),
+    }
+}
+
+/// Highlights the lines of one file in order (each line's colours depend on
+/// the ones before it: a string or comment left open). Made per file, fed
+/// one line at a time, so a caller can stop early and leave the rest plain.
+pub(crate) struct FileHighlighter {
+    lines: HighlightLines<'static>,
+    /// Set when the highlighter failed once: the rest of the file is plain.
+    broken: bool,
+}
+
+impl FileHighlighter {
+    /// For the file at `path`, when its extension names a language we know.
+    pub(crate) fn for_path(path: &str) -> Option<Self> {
+        // Plain text has no colours to give: not worth a line's parse.
+        let syntax = syntax_for_path(path).filter(|s| s.name != "Plain Text")?;
+        Some(Self { lines: HighlightLines::new(syntax, ansi_theme()), broken: false })
+    }
+
+    /// The next line's spans (`line` without its newline), or `None` once
+    /// the highlighter has failed.
+    pub(crate) fn line(&mut self, line: &str) -> Option<Vec<Span<'static>>> {
+        if self.broken {
+            return None;
+        }
+        let with_newline = format!("{line}\n");
+        let Ok(regions) = self.lines.highlight_line(&with_newline, syntaxes()) else {
+            self.broken = true;
+            return None;
+        };
+        Some(
+            regions
+                .into_iter()
+                .map(|(style, text)| (style, text.trim_end_matches(['\n', '\r'])))
+                .filter(|(_, text)| !text.is_empty())
+                .map(|(style, text)| Span::styled(text.to_string(), to_style(style)))
+                .collect(),
+        )
+    }
+}
+
 /// Whether fences tagged `lang` get highlighted.
 pub fn known_language(lang: &str) -> bool {
     syntax_for(lang).is_some()
@@ -175,6 +224,19 @@ mod tests {
         let fn_kw = lines[1].iter().find(|s| s.content == "fn").unwrap();
         assert_eq!(fn_kw.style.fg, Some(Color::Magenta));
         assert!(lines[1].iter().any(|s| s.content == "x" && s.style.fg == Some(Color::Green)));
+    }
+
+    #[test]
+    fn files_are_highlighted_by_their_extension_line_by_line() {
+        let mut h = FileHighlighter::for_path("src/lib.rs").unwrap();
+        let first = h.line("/* open").unwrap();
+        assert_eq!(first[0].style.fg, Some(Color::DarkGray));
+        let second = h.line("still a comment */ fn x() {}").unwrap();
+        assert_eq!(second[0].style.fg, Some(Color::DarkGray), "the comment goes on from the line before");
+        assert!(FileHighlighter::for_path("notes.unknown-ext").is_none());
+        assert!(FileHighlighter::for_path("notes.txt").is_none(), "plain text has nothing to colour");
+        assert!(FileHighlighter::for_path("web/app.tsx").is_some(), "mapped to its closest kin");
+        assert!(FileHighlighter::for_path("Makefile").is_some());
     }
 
     #[test]

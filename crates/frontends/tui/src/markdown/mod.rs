@@ -15,6 +15,7 @@
 //! ```
 
 mod highlight;
+pub(crate) use highlight::FileHighlighter;
 mod table;
 
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};

@@ -22,13 +22,19 @@
 
 mod apply;
 pub use apply::DISCARDED;
-pub(crate) use diff_view::{DiffRow as DiffRowView, from_unified as diff_rows_of_unified};
+pub(crate) use diff_view::{
+    DiffRow, DiffStyling, StylingKey, added as diff_rows_added, from_unified as diff_rows_of_unified,
+    render_styled as diff_lines,
+};
 mod cell;
 mod diff_view;
 mod output_tail;
 mod search;
+mod span_marks;
 mod tool_view;
 mod units;
+mod word_diff;
+pub(crate) use span_marks::mark_ranges;
 
 use std::collections::HashMap;
 use std::time::Instant;

@@ -454,7 +454,7 @@ fn change_body(kind: Kind, cell: &ToolCell, f: &FinishedTool, ctx: &Ctx<'_>) -> 
     let Some(rows) = rows else { return Vec::new() };
     let total = rows.len();
     let limit = if cell.expanded { None } else { Some(DIFF_ROWS) };
-    diff_view::render(&rows, limit, total, ctx)
+    diff_view::render(&rows, tern_protocol::CallArgs::of(&cell.input).path, limit, total, ctx)
 }
 
 /// The output to show for a bash call whose output was not streamed (a

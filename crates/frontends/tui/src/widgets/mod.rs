@@ -8,6 +8,7 @@ pub mod composer;
 pub mod permission;
 mod permission_preview;
 pub mod picker;
+mod preview_scroll;
 pub mod question;
 pub mod status;
 pub mod todo;

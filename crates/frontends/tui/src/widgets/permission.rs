@@ -5,7 +5,10 @@
 //!
 //! Keys: the option's number picks it; Up/Down and Enter; `y` is yes; `n`
 //! is no, and Esc is no and stops the turn. Picking "No, and tell tern…" opens a one-line field:
-//! Enter sends the note, Esc goes back to the options.
+//! Enter sends the note, Esc goes back to the options. What will run is
+//! shown in a window that pages (PageUp/PageDown by its height, Home/End)
+//! and searches (`/`, then `n`/`N`; see [`super::preview_scroll`]); Ctrl+O
+//! gives it the whole screen.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -16,7 +19,8 @@ use tern_runtime::BashClass;
 use tern_runtime::{PermissionRequest, RuleScope};
 
 use super::line_field::{FieldKey, LineField};
-use super::permission_preview::{Preview, note_lines};
+use super::permission_preview::{LaidOutPreview, Preview, note_lines};
+use super::preview_scroll::{KeyUse, PreviewScroll};
 use super::wrap::wrap_spans;
 use crate::theme::Theme;
 
@@ -63,7 +67,7 @@ enum Severity {
 pub struct PermissionPane {
     title: &'static str,
     severity: Severity,
-    preview: Preview,
+    preview: LaidOutPreview,
     /// The bash classifier's reason, for bash calls.
     classifier: Option<String>,
     reason: String,
@@ -72,10 +76,12 @@ pub struct PermissionPane {
     selected: usize,
     /// The "what to do instead" field, while open.
     feedback: Option<LineField>,
-    /// Ctrl+O: the whole change, scrolled with PageUp/PageDown.
+    /// Ctrl+O: the preview may take the whole screen, not only its first rows.
     expanded: bool,
-    /// First preview row shown while expanded (held to the last page when drawn).
-    scroll: std::cell::Cell<usize>,
+    /// The window over the preview: where it is scrolled to, the search.
+    scroll: PreviewScroll,
+    /// The content width and theme of the last draw, for keys that search the layout.
+    drawn: std::cell::Cell<Option<(usize, Theme)>>,
     /// Whether it asks to approve a plan (`exit_plan_mode`).
     plan: bool,
 }
@@ -131,7 +137,7 @@ impl PermissionPane {
         Self {
             title: title(&request.tool, severity),
             severity,
-            preview: Preview::with_diff(&request.tool, &request.input, request.diff.as_deref()),
+            preview: LaidOutPreview::new(Preview::with_diff(&request.tool, &request.input, request.diff.as_deref())),
             classifier,
             reason: decision.reason.clone(),
             suggestion: decision.suggestion.clone(),
@@ -139,7 +145,8 @@ impl PermissionPane {
             selected: 0,
             feedback: None,
             expanded: false,
-            scroll: std::cell::Cell::new(0),
+            scroll: PreviewScroll::default(),
+            drawn: std::cell::Cell::new(None),
             plan,
         }
     }
@@ -149,23 +156,16 @@ impl PermissionPane {
         if key.kind == KeyEventKind::Release {
             return None;
         }
-        // Everything being approved can be seen: Ctrl+O shows all of it, PageUp/PageDown scroll.
+        // Everything being approved can be seen: Ctrl+O gives it the screen, the window pages and searches.
         if self.feedback.is_none() {
-            match key.code {
-                KeyCode::Char('o') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    self.expanded = !self.expanded;
-                    self.scroll.set(0);
-                    return None;
-                }
-                KeyCode::PageDown if self.expanded => {
-                    self.scroll.set(self.scroll.get() + 10);
-                    return None;
-                }
-                KeyCode::PageUp if self.expanded => {
-                    self.scroll.set(self.scroll.get().saturating_sub(10));
-                    return None;
-                }
-                _ => {}
+            if key.code == KeyCode::Char('o') && key.modifiers.contains(KeyModifiers::CONTROL) {
+                self.expanded = !self.expanded;
+                return None;
+            }
+            let (width, theme) = self.drawn.get().unwrap_or((content_width(80), Theme::plain()));
+            let layout = self.preview.layout(width, &theme);
+            if self.scroll.handle_key(key, &layout.body) == KeyUse::Taken {
+                return None;
             }
         }
         if let Some(field) = &mut self.feedback {
@@ -203,10 +203,12 @@ impl PermissionPane {
         }
     }
 
-    /// A paste goes into the feedback field when it is open (newlines become spaces).
+    /// A paste goes into the feedback field or the search when one is open (newlines become spaces).
     pub fn handle_paste(&mut self, text: &str) {
         if let Some(field) = &mut self.feedback {
             field.paste(text);
+        } else {
+            let _ = self.scroll.paste(text);
         }
     }
 
@@ -223,80 +225,94 @@ impl PermissionPane {
         }
     }
 
-    /// Rows the prompt wants at `width`, border included.
+    /// Rows the prompt wants at `width`, border included: the preview's
+    /// first rows (all of them after Ctrl+O) and a row saying where the
+    /// window is when not all of it shows.
     pub fn desired_height(&self, width: u16) -> u16 {
         let w = content_width(width);
-        let (preview, notes, answers) = self.sections(w, &Theme::plain());
-        u16::try_from(preview.len() + 1 + notes.len() + 1 + answers.len() + 2).unwrap_or(u16::MAX)
+        let theme = Theme::plain();
+        let layout = self.preview.layout(w, &theme);
+        let (notes, answers) = self.sections(w, &theme);
+        let body = layout.body.len().min(self.body_cap());
+        let status = usize::from(body < layout.body.len() || self.scroll.searching());
+        let notes_blank = usize::from(!notes.is_empty());
+        let rows = layout.header.len() + body + status + notes_blank + notes.len() + 1 + answers.len() + 2;
+        u16::try_from(rows).unwrap_or(u16::MAX)
     }
 
-    /// Draws the prompt. When `area` is too short, the preview is cut first
-    /// ("… N more rows"), then the notes; the answers always show.
+    /// Preview rows shown at most: the first few until Ctrl+O.
+    fn body_cap(&self) -> usize {
+        if self.expanded { usize::MAX } else { self.preview.preview().fold() }
+    }
+
+    /// Draws the prompt. When `area` is too short, the preview's window
+    /// shrinks first (a row says which rows show and how many more there
+    /// are), then the notes; the preview's first row and the answers always show.
     pub fn render(&self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let (border, title_style) = match self.severity {
             Severity::Dangerous => (theme.error(), theme.error()),
             _ => (theme.warning(), theme.warning()),
         };
         let long = self.preview.is_long(content_width(area.width), theme);
-        let hint = match (self.feedback.is_some(), self.expanded, long) {
-            (true, _, _) => " Enter send · Esc back ",
-            (false, true, _) => " PageUp/PageDown scroll · Ctrl+O fold · Enter choose · Esc stop ",
-            (false, false, true) => " Enter choose · Ctrl+O all · Esc stop ",
-            (false, false, false) => " Enter choose · Esc stop ",
+        let hint = if self.feedback.is_some() {
+            " Enter send · Esc back "
+        } else if self.scroll.typing() {
+            " Enter find · Esc cancel "
+        } else if self.scroll.searching() {
+            " n next · N previous · Esc back to the answers "
+        } else if self.expanded {
+            " PageDown · / search · Ctrl+O fold · Esc stop "
+        } else if long {
+            " Enter choose · Ctrl+O all · Esc stop "
+        } else {
+            " Enter choose · Esc stop "
         };
         let title = Line::styled(format!(" {} ", self.title), title_style);
         let Some((inner, w)) = super::card_frame(area, buf, border, title, hint, theme) else { return };
-        let (mut preview, notes, answers) = self.sections(w, theme);
-        // Expanded: start where the person scrolled to (the first row, the path, stays),
-        // no further than the last page.
-        let mut skipped = 0;
-        if self.expanded && preview.len() > 1 {
-            let fixed = answers.len() + 1 + notes.len() + usize::from(!notes.is_empty());
-            let room = usize::from(inner.height).saturating_sub(fixed).max(2);
-            skipped = self.scroll.get().min(preview.len().saturating_sub(room));
-            self.scroll.set(skipped);
-            preview.drain(1..1 + skipped);
-        }
-        // When rows are short, keep by priority: the first row of what will
-        // run, the answers, the reasons, then the rest of the preview; blank
-        // separators go first.
-        let mut budget = usize::from(inner.height);
+        self.drawn.set(Some((w, *theme)));
+        let layout = self.preview.layout(w, theme);
+        let (header, body) = (&layout.header, &layout.body);
+        let (notes, answers) = self.sections(w, theme);
+        // When rows are short, keep by priority: the first rows of what will
+        // run, the answers, where the window is, the reasons, then as much of
+        // the preview as fits; blank separators go first.
+        let height = usize::from(inner.height);
+        let want_body = body.len().min(self.body_cap());
+        let shown_header = header.len().min(height);
+        let shown_answers = answers.len().min(height - shown_header);
+        let mut budget = height - shown_header - shown_answers;
+        let rest_after_all = budget.saturating_sub(1 + notes.len() + usize::from(!notes.is_empty()));
+        let cut = want_body < body.len() || rest_after_all < want_body;
         let mut take = |want: usize| {
             let t = want.min(budget);
             budget -= t;
             t
         };
-        let first = take(preview.len().min(1));
-        let shown_answers = take(answers.len());
-        // A cut preview always says so: one row for "… N more rows".
-        let marker = if preview.len() > first { take(1) } else { 0 };
+        let status = if !body.is_empty() && (cut || self.scroll.searching()) { take(1) } else { 0 };
         let blank_before_answers = take(1);
         let shown_notes = take(notes.len());
         let blank_before_notes = if shown_notes > 0 { take(1) } else { 0 };
-        let rest = take(preview.len() - first - marker);
-        let shown_preview = first + marker + rest;
-        if shown_preview < preview.len() {
-            preview.truncate(first + rest);
-            let hidden = self.preview.lines(w, theme, self.expanded).len().saturating_sub(preview.len() + skipped);
-            let how = if self.expanded { "PageDown" } else { "Ctrl+O shows all" };
-            preview.push(Line::styled(format!("… {hidden} more rows ({how})"), theme.dim()));
-        }
+        let room = take(want_body);
+        let window = self.scroll.window(body, room, theme);
+        let status_line = self.scroll.status_line(body, w, theme);
         let blank = Line::raw("");
-        let rows = preview
+        let rows = header
             .iter()
+            .take(shown_header)
+            .chain(&window)
+            .chain(std::iter::repeat_n(&status_line, status))
             .chain(std::iter::repeat_n(&blank, blank_before_notes))
             .chain(notes.iter().take(shown_notes))
             .chain(std::iter::repeat_n(&blank, blank_before_answers))
             .chain(answers.iter().take(shown_answers));
-        for (i, line) in rows.take(usize::from(inner.height)).enumerate() {
+        for (i, line) in rows.take(height).enumerate() {
             let y = inner.y + u16::try_from(i).unwrap_or(0);
             buf.set_line(inner.x + 1, y, line, inner.width - 2);
         }
     }
 
-    /// The preview, the notes (classifier and policy reasons) and the answers, laid out at `w` columns.
-    fn sections(&self, w: usize, theme: &Theme) -> (Vec<Line<'static>>, Vec<Line<'static>>, Vec<Line<'static>>) {
-        let preview = self.preview.lines(w, theme, self.expanded);
+    /// The notes (classifier and policy reasons) and the answers, laid out at `w` columns.
+    fn sections(&self, w: usize, theme: &Theme) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
         let mut notes = Vec::new();
         if let Some(why) = &self.classifier {
             let (text, style) = match self.severity {
@@ -334,7 +350,7 @@ impl PermissionPane {
                 if self.plan { "what should change in the plan?" } else { "what should tern do instead?" };
             answers.push(field.line("     ", w, placeholder, theme));
         }
-        (preview, notes, answers)
+        (notes, answers)
     }
 }
 

@@ -112,6 +112,9 @@ fn describe(s: Style) -> String {
             parts.push(name.to_string());
         }
     }
+    if let Some(bg) = s.bg {
+        parts.push(format!("on {bg:?}"));
+    }
     if parts.is_empty() { "-".into() } else { parts.join(" ") }
 }
 

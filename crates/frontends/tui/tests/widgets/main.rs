@@ -2,6 +2,7 @@
 //! 120, and key handling through the public API.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod approval_sizes;
 mod composer;
 mod permission;
 mod picker;

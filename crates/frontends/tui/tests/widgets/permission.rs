@@ -14,7 +14,7 @@ use tern_tui::widgets::permission::{PermissionChoice, PermissionPane};
 use crate::support::{at_widths, buffer, buffer_text, ctrl, key};
 
 /// The request the real policy (default mode, no rules) makes for this call.
-fn request(tool: &str, input: Value) -> PermissionRequest {
+pub(crate) fn request(tool: &str, input: Value) -> PermissionRequest {
     let policy = Policy::new(PolicySetup {
         mode: Mode::Default,
         rules: Vec::new(),
@@ -210,7 +210,8 @@ fn everything_being_approved_can_be_seen() {
     let mut pane = PermissionPane::new(&request("write", json!({"path": "notes.txt", "content": content})));
     let folded = draw(&pane, 60);
     assert!(folded.contains("line 12") && !folded.contains("line 13"), "{folded}");
-    assert!(folded.contains("… 48 more lines (Ctrl+O shows all)"), "{folded}");
+    assert!(folded.contains("rows 1–12 of 60 · 48 more"), "{folded}");
+    assert!(folded.contains("Ctrl+O all"), "{folded}");
     assert_eq!(pane.handle_key(ctrl('o')), None);
     // Expanded, in a screen-sized area: more shows, and PageDown scrolls to the end.
     let area = Rect::new(0, 0, 60, 30);
@@ -223,6 +224,7 @@ fn everything_being_approved_can_be_seen() {
     assert!(first.contains("line 14") && first.contains("PageDown"), "{first}");
     for _ in 0..6 {
         assert_eq!(pane.handle_key(key(KeyCode::PageDown)), None);
+        frame(&pane);
     }
     let last = frame(&pane);
     assert!(last.contains("line 60"), "{last}");
@@ -239,6 +241,6 @@ fn a_plan_that_wraps_past_the_fold_offers_ctrl_o() {
     req.input = json!({ "plan": plan });
     let pane = PermissionPane::new(&req);
     let text = draw(&pane, 50);
-    assert!(text.contains("more rows (Ctrl+O shows all)"), "{text}");
+    assert!(text.contains("rows 1–30 of 40 · 10 more"), "{text}");
     assert!(text.contains("Ctrl+O all"), "the title says so too: {text}");
 }
