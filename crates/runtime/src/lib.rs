@@ -809,6 +809,13 @@ impl Runtime {
         self.background.list()
     }
 
+    /// Send [`tern_protocol::AgentEvent::BackgroundTask`] to `events` whenever a background
+    /// task starts or ends, from now on (a front end's count of running
+    /// tasks); one front end watches at a time.
+    pub fn watch_background(&self, events: EventSink) {
+        self.background.set_listener(Arc::new(move |task| events(tern_protocol::AgentEvent::BackgroundTask { task })));
+    }
+
     /// Something that stops every background command at once (for an exit
     /// that skips [`Runtime::shutdown`], e.g. a second Ctrl+C).
     pub fn background_stopper(&self) -> Arc<dyn Fn() + Send + Sync> {

@@ -35,5 +35,6 @@ mod shells;
 mod subagents;
 mod ts_sdk;
 mod tui;
+mod tui_background;
 mod web_fetch;
 mod web_search;

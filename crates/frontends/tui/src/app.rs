@@ -37,6 +37,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
     ("Shift+Tab", "cycle permission mode: default → accept-edits → plan"),
+    ("Ctrl+B", "send the running bash command to the background (it goes on as a bg-N task)"),
     ("Ctrl+T", "show or hide thinking"),
     ("Ctrl+O", "expand or collapse the last tool cell (Alt+Up/Down select another)"),
     ("PageUp / PageDown, mouse wheel", "scroll the transcript"),
@@ -65,6 +66,8 @@ pub enum Command {
     Slash(Slash, String),
     /// Edit the composer's text in `$VISUAL` / `$EDITOR` (Ctrl+G).
     Editor,
+    /// Send the bash calls running in the foreground to the background (Ctrl+B).
+    ToBackground,
     /// Leave.
     Quit,
 }
@@ -189,6 +192,8 @@ pub struct App {
     pub busy_since: Option<Instant>,
     /// A `!cmd` is running (Esc stops it).
     pub shell_running: bool,
+    /// The background tasks running now, by id (the status line counts them).
+    background: std::collections::BTreeSet<String>,
     /// What the agent is doing right now ("Thinking", "Running bash").
     pub activity: String,
     /// Since when it does that (the status line's timer).
@@ -275,6 +280,7 @@ impl App {
             custom_commands: Vec::new(),
             busy_since: None,
             shell_running: false,
+            background: std::collections::BTreeSet::new(),
             activity: String::new(),
             activity_since: None,
             activity_before_question: None,
@@ -459,6 +465,15 @@ impl App {
                 self.compact_warned = false;
             }
             AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
+            AgentEvent::BackgroundTask { task } => {
+                if task.status == tern_protocol::TaskStatus::Running {
+                    self.background.insert(task.id.clone());
+                } else {
+                    self.background.remove(&task.id);
+                }
+                // Not news about the running turn: its retry countdown stays.
+                return;
+            }
             AgentEvent::ToolCallStart { name, .. } => self.set_activity(format!("Running {name}"), now),
             AgentEvent::ToolExecutionEnd { .. } => self.set_activity("Thinking".into(), now),
             // The session says what changed; the status line follows.
@@ -618,6 +633,10 @@ impl App {
         }
         if key_is(&key, KeyCode::Char('g'), KeyModifiers::CONTROL) {
             return Command::Editor;
+        }
+        // The session decides what runs in the foreground and may move; this only asks.
+        if key_is(&key, KeyCode::Char('b'), KeyModifiers::CONTROL) {
+            return Command::ToBackground;
         }
         // A queued prompt comes back to be edited (Enter queues it again) or dropped.
         if key.code == KeyCode::Up
@@ -1110,6 +1129,7 @@ impl App {
                 (label, self.activity_since.unwrap_or(t))
             }),
             queued: self.queue.len(),
+            background: self.background.len(),
             hint,
         };
         render_status(&info, status_area, buf, &theme, now);

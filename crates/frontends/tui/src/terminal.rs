@@ -323,6 +323,11 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         running: false,
         shell: shell.clone(),
     };
+    // Background tasks start and end outside turns too: the status line counts them.
+    let background_tx = tx.clone();
+    runtime.watch_background(Arc::new(move |e| {
+        let _ = background_tx.send(Msg::Agent(e));
+    }));
     if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
         d.start_turn(prompt);
     }
@@ -559,6 +564,12 @@ impl Driver {
             Command::None => {}
             Command::Quit => self.app.quit = true,
             Command::Editor => self.editor_requested = true,
+            // A `!cmd` is the person's own, in a terminal of its own: it stays in the foreground.
+            Command::ToBackground if !self.running && shell_running(&self.shell) => self.app.notice(
+                "Ctrl+B moves the model's running bash command; a !command stays in the foreground (Esc stops it)",
+                NoticeLevel::Info,
+            ),
+            Command::ToBackground => apply(&self.runtime, &self.tx, SessionCommand::MoveToBackground),
             Command::Run(prompt) => {
                 self.runtime.remember_prompt(&prompt);
                 self.start_turn(prompt);
@@ -1021,6 +1032,17 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             app.notice(format!("conversation written to {}", path.display()), NoticeLevel::Info)
         }
         Outcome::TaskStopped(t) => app.notice(format!("{} stopped", t.id), NoticeLevel::Info),
+        Outcome::MovedToBackground { moved, refused } => {
+            if !moved.is_empty() {
+                app.notice(
+                    format!("{} goes on in the background (/tasks lists it; /tasks stop ID ends it)", moved.join(", ")),
+                    NoticeLevel::Info,
+                );
+            }
+            for why in refused {
+                app.notice(format!("not sent to the background: {why}"), NoticeLevel::Warning);
+            }
+        }
         Outcome::McpServer(s) => {
             let detail = s.detail.map(|d| format!(": {d}")).unwrap_or_default();
             app.notice(format!("MCP server {} is {} ({} tools){detail}", s.name, s.state, s.tool_count), NoticeLevel::Info)

@@ -507,3 +507,52 @@ fn a_question_mark_on_an_empty_composer_shows_the_help() {
     assert_eq!(a.on_key(key(KeyCode::Char('?')), t0), Command::None);
     assert_eq!(a.composer.text(), "x?");
 }
+
+fn task(id: &str, status: tern_protocol::TaskStatus) -> AgentEvent {
+    AgentEvent::BackgroundTask {
+        task: tern_protocol::TaskSummary {
+            id: id.into(),
+            command: "npm run dev".into(),
+            status,
+            elapsed_ms: 0,
+            output_bytes: 0,
+            log: PathBuf::from("/tmp/bg.log"),
+        },
+    }
+}
+
+fn status_row(a: &mut App, now: Instant) -> String {
+    let area = Rect::new(0, 0, 100, 12);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, now);
+    buffer_text(&buf).trim_end().lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn ctrl_b_asks_the_session_to_move_the_running_command_and_the_status_line_counts_tasks() {
+    use tern_protocol::TaskStatus;
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("run the server", t0);
+    a.on_agent_event(
+        &AgentEvent::ToolCallStart { id: "b1".into(), name: "bash".into(), input: json!({"command": "npm run dev"}) },
+        t0,
+        |_, _| 0.0,
+    );
+    assert_eq!(a.on_key(ctrl('b'), t0), Command::ToBackground);
+    assert!(!status_row(&mut a, t0).contains(" bg"), "no task yet");
+    for e in [task("bg-1", TaskStatus::Running), task("bg-2", TaskStatus::Running)] {
+        a.on_agent_event(&e, t0, |_, _| 0.0);
+    }
+    assert!(status_row(&mut a, t0).contains("· 2 bg"), "{}", status_row(&mut a, t0));
+    a.on_agent_event(&task("bg-1", TaskStatus::Exited { exit_code: Some(0) }), t0, |_, _| 0.0);
+    a.turn_finished();
+    let idle = status_row(&mut a, t0);
+    assert!(idle.trim_start().starts_with("? /help · 1 bg"), "{idle}");
+    a.on_agent_event(&task("bg-2", TaskStatus::Stopped), t0, |_, _| 0.0);
+    assert!(!status_row(&mut a, t0).contains(" bg"), "none runs now");
+    // At a question, Ctrl+B is not a way around the answer.
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    a.ask(request("bash", json!({"command": "cargo fmt"})), tx);
+    assert_eq!(a.on_key(ctrl('b'), t0 + Duration::from_secs(1)), Command::None);
+}
