@@ -20,6 +20,7 @@ mod extending;
 mod headless;
 mod hostile_commands;
 mod hostile_repo;
+mod images;
 mod layout;
 mod mcp;
 mod media_cli;

@@ -38,6 +38,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+D twice", "quit (empty composer)"),
     ("Shift+Tab", "cycle permission mode: default → accept-edits → plan"),
     ("Ctrl+B", "send the running bash command to the background (it goes on as a bg-N task)"),
+    ("Ctrl+V", "attach the clipboard's image (a pasted path to an image attaches it too)"),
     ("Ctrl+T", "show or hide thinking"),
     ("Ctrl+O", "expand or collapse the last tool cell (Alt+Up/Down select another)"),
     ("PageUp / PageDown, mouse wheel", "scroll the transcript"),
@@ -47,6 +48,9 @@ pub const KEYS: &[(&str, &str)] = &[
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),
 ];
+
+/// Images attached and not yet sent, at most (the oldest goes first).
+const MAX_PENDING_IMAGES: usize = 10;
 
 /// What the app asks its driver to do.
 #[derive(Debug, PartialEq)]
@@ -68,6 +72,8 @@ pub enum Command {
     Editor,
     /// Send the bash calls running in the foreground to the background (Ctrl+B).
     ToBackground,
+    /// Attach the clipboard's image (Ctrl+V).
+    PasteImage,
     /// Leave.
     Quit,
 }
@@ -194,6 +200,11 @@ pub struct App {
     pub shell_running: bool,
     /// The background tasks running now, by id (the status line counts them).
     background: std::collections::BTreeSet<String>,
+    /// Images pasted or read from the clipboard, by their placeholder in the
+    /// composer, until a prompt holding the placeholder sends them.
+    images: VecDeque<(String, tern_protocol::ImageSource)>,
+    /// Images attached so far (their placeholders are numbered).
+    images_attached: usize,
     /// What the agent is doing right now ("Thinking", "Running bash").
     pub activity: String,
     /// Since when it does that (the status line's timer).
@@ -281,6 +292,8 @@ impl App {
             busy_since: None,
             shell_running: false,
             background: std::collections::BTreeSet::new(),
+            images: VecDeque::new(),
+            images_attached: 0,
             activity: String::new(),
             activity_since: None,
             activity_before_question: None,
@@ -605,6 +618,38 @@ impl App {
         }
     }
 
+    /// Whether a paste goes to the composer (not a question's field or a search).
+    pub fn composing(&self) -> bool {
+        self.permission.is_none() && self.asking.is_none() && self.search.is_none() && !self.composer.searching()
+    }
+
+    /// Attach an image (pasted, from the clipboard): its placeholder,
+    /// `[image 1: shot.png 120.0 KB]`, goes into the composer at the cursor,
+    /// and the image goes with the prompt that holds it.
+    pub fn attach_image(&mut self, name: &str, image: tern_runtime::images::PromptImage) {
+        self.images_attached += 1;
+        let size = tern_protocol::text::human_bytes(image.bytes);
+        let placeholder = format!("[image {}: {name} {size}]", self.images_attached);
+        if self.images.len() >= MAX_PENDING_IMAGES {
+            self.images.pop_front();
+        }
+        self.images.push_back((placeholder.clone(), image.source));
+        self.composer.insert_text(&placeholder);
+    }
+
+    /// The images whose placeholders `prompt` holds, taken for it.
+    pub fn take_images(&mut self, prompt: &str) -> Vec<tern_protocol::ContentBlock> {
+        let mut taken = Vec::new();
+        self.images.retain(|(placeholder, source)| {
+            let held = prompt.contains(placeholder.as_str());
+            if held {
+                taken.push(tern_protocol::ContentBlock::Image { source: source.clone() });
+            }
+            !held
+        });
+        taken
+    }
+
     /// A key; returns what the driver should do.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Command {
         if key.kind == KeyEventKind::Release {
@@ -637,6 +682,10 @@ impl App {
         // The session decides what runs in the foreground and may move; this only asks.
         if key_is(&key, KeyCode::Char('b'), KeyModifiers::CONTROL) {
             return Command::ToBackground;
+        }
+        // Text pastes arrive as bracketed pastes; a raw Ctrl+V asks for the clipboard's image.
+        if key_is(&key, KeyCode::Char('v'), KeyModifiers::CONTROL) {
+            return Command::PasteImage;
         }
         // A queued prompt comes back to be edited (Enter queues it again) or dropped.
         if key.code == KeyCode::Up

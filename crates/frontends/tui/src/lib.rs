@@ -7,6 +7,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod app;
 pub mod attention;
+pub mod image_input;
 pub mod markdown;
 pub mod resume_picker;
 pub mod slash;

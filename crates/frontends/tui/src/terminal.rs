@@ -47,6 +47,9 @@ enum Msg {
     Files(Vec<String>),
     /// A background slash command has something to say.
     Notice(String, NoticeLevel),
+    /// An image read for the composer (its name), or why not; a pasted
+    /// path comes with its text, pasted as text when it is no image.
+    Image(String, Result<tern_runtime::images::PromptImage, tern_runtime::images::ImageRefused>, Option<String>),
     /// A command the session applied: what it did, or why not; `true` when
     /// the person should not be told of it again (Shift+Tab shows the mode
     /// in the status line).
@@ -509,7 +512,8 @@ impl Driver {
         let events: EventSink = Arc::new(move |e| {
             let _ = events_tx.send(Msg::Agent(e));
         });
-        let run = match self.runtime.start_owned(prompt.clone(), Vec::new(), events) {
+        let images = self.app.take_images(&prompt);
+        let run = match self.runtime.start_owned(prompt.clone(), images, events) {
             Ok(run) => run,
             Err(e) => {
                 self.app.notice(e.to_string(), NoticeLevel::Warning);
@@ -543,7 +547,12 @@ impl Driver {
         let command = match ev {
             Event::Key(key) => app.on_key(key, Instant::now()),
             Event::Paste(text) => {
-                app.on_paste(&text);
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                match crate::image_input::pasted_image_path(&text, home.as_deref()).filter(|_| app.composing()) {
+                    // A dropped image file: read off the UI thread, then attached (or pasted as text).
+                    Some(path) => read_image(&self.runtime, &self.tx, ImageSource::File(path, text)),
+                    None => app.on_paste(&text),
+                }
                 Command::None
             }
             Event::Mouse(m) => {
@@ -570,6 +579,7 @@ impl Driver {
                 NoticeLevel::Info,
             ),
             Command::ToBackground => apply(&self.runtime, &self.tx, SessionCommand::MoveToBackground),
+            Command::PasteImage => read_image(&self.runtime, &self.tx, ImageSource::Clipboard),
             Command::Run(prompt) => {
                 self.runtime.remember_prompt(&prompt);
                 self.start_turn(prompt);
@@ -645,6 +655,10 @@ impl Driver {
             }
             Msg::Files(list) => app.composer.set_files(list),
             Msg::Notice(text, level) => app.notice(text, level),
+            Msg::Image(name, Ok(image), _) => app.attach_image(&name, image),
+            // Not an image after all: the path was text to paste.
+            Msg::Image(_, Err(tern_runtime::images::ImageRefused::NotAnImage), Some(text)) => app.on_paste(&text),
+            Msg::Image(name, Err(why), _) => app.notice(format!("{name} not attached: {why}"), NoticeLevel::Warning),
             Msg::Applied(outcome, quiet) => match *outcome {
                 Ok(Outcome::Mode { .. }) if quiet => {}
                 Ok(outcome) => show_outcome(app, outcome, self.runtime.workspace()),
@@ -668,6 +682,34 @@ impl Driver {
             }
         }
     }
+}
+
+/// Where an image for the composer comes from.
+enum ImageSource {
+    /// A pasted path, with the pasted text.
+    File(std::path::PathBuf, String),
+    /// Ctrl+V.
+    Clipboard,
+}
+
+/// Read an image off the UI thread; the session checks it (format, size,
+/// whether the model reads images) and [`Msg::Image`] brings it back.
+fn read_image(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>, from: ImageSource) {
+    let (runtime, tx) = (runtime.clone(), tx.clone());
+    tokio::task::spawn_blocking(move || {
+        use tern_runtime::ImageFrom;
+        let msg = match from {
+            ImageSource::File(path, text) => {
+                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                Msg::Image(name, runtime.prompt_image(ImageFrom::File(&path)), Some(text))
+            }
+            ImageSource::Clipboard => match crate::image_input::clipboard_image() {
+                Ok(bytes) => Msg::Image("clipboard.png".into(), runtime.prompt_image(ImageFrom::Bytes(bytes)), None),
+                Err(why) => Msg::Notice(why, NoticeLevel::Warning),
+            },
+        };
+        let _ = tx.send(msg);
+    });
 }
 
 /// Files change while tern works: reload the `@` completion list off the UI thread.

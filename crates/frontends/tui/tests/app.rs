@@ -556,3 +556,22 @@ fn ctrl_b_asks_the_session_to_move_the_running_command_and_the_status_line_count
     a.ask(request("bash", json!({"command": "cargo fmt"})), tx);
     assert_eq!(a.on_key(ctrl('b'), t0 + Duration::from_secs(1)), Command::None);
 }
+
+#[test]
+fn an_attached_image_shows_as_a_placeholder_and_goes_with_the_prompt_that_holds_it() {
+    let t0 = Instant::now();
+    let mut a = app();
+    let image = |data: &str| tern_runtime::images::PromptImage {
+        source: tern_protocol::ImageSource { media_type: "image/png".into(), data: data.into() },
+        bytes: 123_000,
+    };
+    type_text(&mut a, "what is ", t0);
+    a.attach_image("shot.png", image("AAA"));
+    a.attach_image("dropped.png", image("BBB"));
+    let Command::Run(prompt) = a.on_key(key(KeyCode::Enter), t0) else { panic!("a prompt") };
+    assert_eq!(prompt, "what is [image 1: shot.png 120.1 KB][image 2: dropped.png 120.1 KB]");
+    // The person took the second one out of the text before sending: only the first goes.
+    let sent = a.take_images("what is [image 1: shot.png 120.1 KB]");
+    assert!(matches!(sent.as_slice(), [tern_protocol::ContentBlock::Image { source }] if source.data == "AAA"));
+    assert!(a.take_images("what is [image 1: shot.png 120.1 KB]").is_empty(), "taken once");
+}

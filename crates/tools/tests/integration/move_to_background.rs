@@ -73,6 +73,7 @@ async fn a_running_call_goes_on_as_a_background_task_and_its_call_returns() {
     assert_eq!(later, "after\n");
     assert_eq!(summary.status, TaskStatus::Exited { exit_code: Some(0) });
     assert_eq!(summary.command, command);
+    until("its end is heard", || heard.lock().unwrap().len() == 2).await;
     let heard: Vec<TaskStatus> = heard.lock().unwrap().iter().map(|t| t.status).collect();
     assert_eq!(heard, vec![TaskStatus::Running, TaskStatus::Exited { exit_code: Some(0) }]);
 }
