@@ -430,26 +430,7 @@ fn report(
     sandbox: &Applied,
     elapsed: Duration,
 ) -> Result<ToolOutput, ToolError> {
-    let mut text = String::new();
-    if view.truncated {
-        text.push_str(&format!(
-            "[Output truncated: showing the last {} of {} lines ({} of {}).",
-            view.shown_lines,
-            view.total_lines,
-            human_bytes(view.text.len() as u64),
-            human_bytes(view.total_bytes)
-        ));
-        match (&view.full_output, &view.spill_error) {
-            (Some(p), _) if view.spill_cut => text.push_str(&format!(
-                " Full output (its first {}): {}]\n",
-                human_bytes(crate::output_tail::MAX_SPILL_BYTES),
-                p.display()
-            )),
-            (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
-            (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
-            (None, None) => text.push_str("]\n"),
-        }
-    }
+    let mut text = truncation_note(&view);
     if view.text.is_empty() {
         text.push_str("(no output)");
     } else {
@@ -497,18 +478,38 @@ fn report(
     }
 }
 
+/// The first line of a result whose output was cut: how much is shown, and
+/// where the whole output went (or why it could not be saved); empty when
+/// nothing was cut.
+fn truncation_note(view: &crate::output_tail::TailView) -> String {
+    let mut text = String::new();
+    if !view.truncated {
+        return text;
+    }
+    text.push_str(&format!(
+        "[Output truncated: showing the last {} of {} lines ({} of {}).",
+        view.shown_lines,
+        view.total_lines,
+        human_bytes(view.text.len() as u64),
+        human_bytes(view.total_bytes)
+    ));
+    match (&view.full_output, &view.spill_error) {
+        (Some(p), _) if view.spill_cut => text.push_str(&format!(
+            " Full output (its first {}): {}]\n",
+            human_bytes(crate::output_tail::MAX_SPILL_BYTES),
+            p.display()
+        )),
+        (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
+        (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
+        (None, None) => text.push_str("]\n"),
+    }
+    text
+}
+
 /// The result of a call moved to the background: what it printed so far
 /// (its tail, as a finished call's), and how to follow it from now on.
 fn moved_report(view: crate::output_tail::TailView, id: &str, sandbox: &Applied, elapsed: Duration) -> ToolOutput {
-    let mut text = String::new();
-    if view.truncated {
-        text.push_str(&format!(
-            "[Output so far cut: showing the last {} of {} lines.{}]\n",
-            view.shown_lines,
-            view.total_lines,
-            view.full_output.as_ref().map(|p| format!(" Output so far: {}", p.display())).unwrap_or_default()
-        ));
-    }
+    let mut text = truncation_note(&view);
     text.push_str(if view.text.is_empty() { "(no output yet)" } else { &view.text });
     text.push_str(&format!(
         "\n[The person moved this command to the background after {:.1} s; it keeps running as {id} (its timeout \
