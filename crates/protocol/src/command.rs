@@ -76,6 +76,11 @@ pub enum Command {
         /// The file (workspace-relative or absolute).
         file: String,
     },
+    /// Send the bash calls running in the foreground to the background
+    /// (Ctrl+B): each goes on as a `bg-N` task, as if started with
+    /// `run_in_background`, and its call returns to the model at once. Only
+    /// calls already running (so already allowed) can be moved.
+    MoveToBackground,
     /// Stop a background task.
     StopTask {
         /// Its id.
@@ -139,6 +144,7 @@ impl Command {
             Command::Fork => "fork",
             Command::Rename { .. } => "rename",
             Command::Export { .. } => "export",
+            Command::MoveToBackground => "move_to_background",
             Command::StopTask { .. } => "stop_task",
             Command::ReconnectMcp { .. } => "reconnect_mcp",
             Command::SetMcpEnabled { .. } => "set_mcp_enabled",

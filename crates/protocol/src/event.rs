@@ -272,6 +272,13 @@ pub enum AgentEvent {
         /// How.
         how: SessionSwitch,
     },
+    /// A background task started or ended (bash `run_in_background`, a call
+    /// moved there with Ctrl+B, a background subagent). Sent outside runs
+    /// too, to the front end that watches the session's tasks.
+    BackgroundTask {
+        /// The task as it stands now (running: it started; else: it ended).
+        task: crate::TaskSummary,
+    },
     /// An event of a subagent started by the `task` call `parent_tool_use_id`.
     Subagent {
         /// The parent's `task` call.

@@ -63,6 +63,13 @@ pub enum Outcome {
     Exported(PathBuf),
     /// A background task stopped.
     TaskStopped(TaskSummary),
+    /// Bash calls that ran in the foreground went on in the background.
+    MovedToBackground {
+        /// The tasks they go on as (`bg-N`).
+        moved: Vec<String>,
+        /// Why others could not move (no room for another task).
+        refused: Vec<String>,
+    },
     /// An MCP server after a reconnect or a switch on or off.
     McpServer(crate::McpServerReport),
     /// A rule was added (or holds somewhere else now, `moved`).
@@ -118,6 +125,9 @@ pub enum CommandError {
         /// Why.
         why: String,
     },
+    /// No bash call was running in the foreground to be moved.
+    #[error("no command is running in the foreground to send to the background")]
+    NothingToMove,
     /// No MCP server has that name (or none runs in this session).
     #[error("no MCP server `{server}` in this session{}", if known.is_empty() { String::new() } else { format!(" (servers: {})", known.join(", ")) })]
     NoMcpServer {
@@ -216,6 +226,17 @@ impl Runtime {
             Command::SetMcpEnabled { server, enabled } => {
                 Box::pin(async move { self.mcp_switch(server, enabled).await })
             }
+            Command::MoveToBackground => Box::pin(async move {
+                let answers = self.background.move_foreground().await;
+                if answers.is_empty() {
+                    return Err(CommandError::NothingToMove);
+                }
+                let (moved, refused): (Vec<_>, Vec<_>) = answers.into_iter().partition(Result::is_ok);
+                Ok(Outcome::MovedToBackground {
+                    moved: moved.into_iter().flatten().collect(),
+                    refused: refused.into_iter().filter_map(Result::err).collect(),
+                })
+            }),
             Command::StopTask { id } => Box::pin(async move {
                 match self.background.stop(&id).await {
                     Ok(t) => Ok(Outcome::TaskStopped(t)),

@@ -21,6 +21,7 @@ pub mod context;
 mod elicitation;
 pub mod extension;
 pub mod health;
+pub mod images;
 mod interactive;
 pub mod mentions;
 pub mod output_budget;
@@ -63,6 +64,15 @@ pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // depends on the core and the protocol alone (crates/cli/tests/e2e/layout.rs).
 pub use structured_output::{SchemaError, parse_schema};
 pub use tern_agent_loop::EventSink;
+
+/// Where an image the person attaches comes from ([`Runtime::prompt_image`]).
+#[derive(Debug)]
+pub enum ImageFrom<'a> {
+    /// A file (a pasted or dropped path).
+    File(&'a std::path::Path),
+    /// Bytes (the clipboard's).
+    Bytes(Vec<u8>),
+}
 pub use tern_config::{
     ConfigError, agents, claude_settings, commands, config, frontmatter, mcp_config, project, secrets, skills, trust,
 };
@@ -839,6 +849,27 @@ impl Runtime {
     /// The commands started in the background, oldest first (`/tasks`).
     pub fn background_tasks(&self) -> Vec<tern_protocol::TaskSummary> {
         self.background.list()
+    }
+
+    /// An image the person attaches outside the prompt's text (a pasted
+    /// path, the clipboard): `file` is read wherever it is (the person chose
+    /// it), `bytes` taken as they are; refused when the model reads no images.
+    pub fn prompt_image(&self, from: ImageFrom<'_>) -> Result<images::PromptImage, images::ImageRefused> {
+        let (model, info) = self.current.read_or_recover().clone();
+        if !info.image_input {
+            return Err(images::ImageRefused::NoImageInput { model });
+        }
+        match from {
+            ImageFrom::File(path) => images::image_from_file(path, None),
+            ImageFrom::Bytes(bytes) => images::image_from_bytes(bytes),
+        }
+    }
+
+    /// Send [`tern_protocol::AgentEvent::BackgroundTask`] to `events` whenever a background
+    /// task starts or ends, from now on (a front end's count of running
+    /// tasks); one front end watches at a time.
+    pub fn watch_background(&self, events: EventSink) {
+        self.background.set_listener(Arc::new(move |task| events(tern_protocol::AgentEvent::BackgroundTask { task })));
     }
 
     /// Something that stops every background command at once (for an exit

@@ -1,6 +1,6 @@
-//! `@path` in a prompt: the file's content (or a folder's listing) goes
-//! with it, so the model does not need a tool call to see what the person
-//! pointed at. Only inside the workspace, never through a hidden folder or
+//! `@path` in a prompt: the file's content (an image as an image, see
+//! [`crate::images`]; a folder's listing) goes with it, so the model does
+//! not need a tool call to see what the person pointed at. Only inside the workspace, never through a hidden folder or
 //! a link out of it, not what a `read(...)` deny rule covers, and bounded.
 
 use std::path::{Path, PathBuf};
@@ -93,8 +93,19 @@ pub fn attach(prompt: &str, workspace: &Path, denied: &dyn Fn(&Path) -> bool) ->
             continue;
         }
         let Some((bytes, size)) = head_of(&real, workspace) else { continue };
+        // An image goes as an image block, read through the folder it was checked in.
+        if tern_tools::image::ImageKind::sniff(&bytes).is_some() {
+            match crate::images::image_from_file(&real, Some(workspace)) {
+                Ok(image) => {
+                    out.lines.push(format!("{shown} (image, {})", tern_protocol::text::human_bytes(image.bytes)));
+                    out.blocks.push(ContentBlock::Image { source: image.source });
+                }
+                Err(why) => out.lines.push(format!("{shown} not attached: {why}")),
+            }
+            continue;
+        }
         if bytes.contains(&0) {
-            out.lines.push(format!("{shown} not attached: a binary file (the read tool can show images)"));
+            out.lines.push(format!("{shown} not attached: a binary file"));
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
@@ -146,6 +157,38 @@ mod tests {
         assert!(all.contains("<folder path=\"src\">\nmain.rs"), "{all}");
         assert!(!all.contains("KEY") && !all.contains("OUT") && !all.contains("NO\n"), "{all}");
         assert!(all.contains("[cut: the first"), "a big file is cut");
+        assert_eq!(a.lines.len(), 3, "{:?}", a.lines);
+    }
+
+    #[test]
+    fn an_image_goes_as_an_image_under_the_rule_text_files_have() {
+        use base64::Engine as _;
+        let pixel = base64::engine::general_purpose::STANDARD
+            .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+            .unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(root.path()).unwrap().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("shot.png"), &pixel).unwrap();
+        std::fs::write(ws.join("notes.txt"), "remember the milk\n").unwrap();
+        std::fs::write(root.path().join("outside.png"), &pixel).unwrap();
+        std::os::unix::fs::symlink(root.path().join("outside.png"), ws.join("link.png")).unwrap();
+        let mut big = pixel.clone();
+        big.resize(crate::images::MAX_IMAGE_BYTES as usize + 1, 0);
+        std::fs::write(ws.join("big.png"), big).unwrap();
+        let a = attach("see @shot.png and @notes.txt, not @../outside.png or @link.png; @big.png", &ws, &|_| false);
+        let images: Vec<&str> = a
+            .blocks
+            .iter()
+            .filter_map(
+                |b| if let ContentBlock::Image { source } = b { Some(source.media_type.as_str()) } else { None },
+            )
+            .collect();
+        assert_eq!(images, ["image/png"], "only the image inside the workspace");
+        assert!(matches!(&a.blocks[1], ContentBlock::Text { text } if text.contains("remember the milk")));
+        assert_eq!(a.lines[0], "shot.png (image, 70 B)");
+        assert_eq!(a.lines[1], "notes.txt (1 line)");
+        assert!(a.lines[2].starts_with("big.png not attached: it is 5.0 MB, over the 5.0 MB limit"), "{:?}", a.lines);
         assert_eq!(a.lines.len(), 3, "{:?}", a.lines);
     }
 }

@@ -209,15 +209,19 @@ impl Runtime {
             sink(AgentEvent::Notice { message: format!("attached {}", attached.lines.join(", ")) });
         }
         message.content.extend(attached.blocks);
-        let images = blocks.iter().filter(|b| matches!(b, ContentBlock::Image { .. })).count();
+        message.content.extend(blocks);
+        // Images to a model that reads none: refused whole, never sent without them.
+        let images = message.content.iter().filter(|b| matches!(b, ContentBlock::Image { .. })).count();
         if images > 0 && !info.image_input {
-            sink(AgentEvent::Notice {
-                message: format!("{images} image(s) left out of the prompt: {} does not read images", config.model),
-            });
+            let why = crate::images::ImageRefused::NoImageInput { model: config.model.clone() };
+            let s = if images == 1 { "" } else { "s" };
+            return self.end_unsent(
+                format!("not sent: the prompt has {images} image{s}, and {why}"),
+                &sink,
+                &hooks,
+                started,
+            );
         }
-        message
-            .content
-            .extend(blocks.into_iter().filter(|b| info.image_input || !matches!(b, ContentBlock::Image { .. })));
         // A prompt larger than the whole window cannot be sent, compacted or not: say so before sending it.
         let alone = crate::compaction::estimate_tokens(std::slice::from_ref(&message));
         if alone > info.context_window {

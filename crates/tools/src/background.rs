@@ -4,6 +4,12 @@
 //! read; `task_stop {id}` ends its process group. Every task still running
 //! is stopped when tern exits.
 //!
+//! A bash call running in the foreground can be moved here too
+//! ([`BackgroundTasks::move_foreground`], Ctrl+B in the TUI): the call's
+//! process group, pipe and sandbox go on unchanged as a new task, and the
+//! call returns at once. Only a call that is running can be moved, so only
+//! one the permission policy already let run.
+//!
 //! Bounds: at most [`MAX_RUNNING`] at once; output not yet read is kept up
 //! to [`PENDING_CAP`] bytes (older bytes are dropped and counted); the whole
 //! log goes to a file in the session's outputs, up to [`LOG_CAP`] bytes.
@@ -50,8 +56,16 @@ struct State {
     decoder: Utf8Carry,
 }
 
-struct Task {
-    id: String,
+/// What is told when a task starts or ends.
+type Listener = Arc<dyn Fn(TaskSummary) + Send + Sync>;
+/// The one listener of a session's tasks, shared with each task.
+type ListenerSlot = Arc<Mutex<Option<Listener>>>;
+
+/// The answer to a request to move a foreground call: the task's id, or why not.
+type MoveReply = tokio::sync::oneshot::Sender<Result<String, String>>;
+
+pub(crate) struct Task {
+    pub(crate) id: String,
     command: String,
     /// The command's process group (None for a task the runtime runs, e.g. a subagent).
     /// Its process group, once started (none for a detached task).
@@ -62,6 +76,7 @@ struct Task {
     /// Told when the task has ended.
     ended: tokio::sync::Notify,
     state: Mutex<State>,
+    listener: ListenerSlot,
 }
 
 impl Task {
@@ -88,6 +103,21 @@ impl Task {
         }
     }
 
+    /// It ended: `status` says how; the listener hears of it.
+    fn finish(&self, status: TaskStatus) {
+        self.state().status = status;
+        self.ended.notify_waiters();
+        self.announce();
+    }
+
+    /// Tell the listener how the task stands.
+    fn announce(&self) {
+        let listener = self.listener.lock_or_recover().clone();
+        if let Some(listener) = listener {
+            listener(self.summary());
+        }
+    }
+
     fn summary(&self) -> TaskSummary {
         let s = self.state();
         TaskSummary {
@@ -106,7 +136,29 @@ impl Task {
 pub struct BackgroundTasks {
     tasks: Mutex<Vec<Arc<Task>>>,
     next: AtomicU64,
+    listener: ListenerSlot,
+    /// The bash calls running in the foreground now, each with where to ask it to move.
+    foreground: Mutex<Vec<(u64, tokio::sync::mpsc::Sender<MoveReply>)>>,
+    next_foreground: AtomicU64,
 }
+
+/// A bash call's place among the calls running in the foreground, given up
+/// when dropped; [`ForegroundSlot::requests`] brings the requests to move it.
+pub(crate) struct ForegroundSlot {
+    tasks: Arc<BackgroundTasks>,
+    key: u64,
+    /// Requests to move the call to the background.
+    pub(crate) requests: tokio::sync::mpsc::Receiver<MoveReply>,
+}
+
+impl Drop for ForegroundSlot {
+    fn drop(&mut self) {
+        self.tasks.foreground.lock_or_recover().retain(|(key, _)| *key != self.key);
+    }
+}
+
+/// How long a request to move a foreground call waits for its answer.
+const MOVE_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl std::fmt::Debug for BackgroundTasks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -137,8 +189,67 @@ impl BackgroundTasks {
         self.tasks().iter().map(|t| t.summary()).collect()
     }
 
+    /// Tell `listener` whenever a task starts or ends (the front end's
+    /// count of running tasks); it replaces the one before.
+    pub fn set_listener(&self, listener: Listener) {
+        *self.listener.lock_or_recover() = Some(listener);
+    }
+
+    /// Enter a bash call running in the foreground in the list of calls
+    /// [`Self::move_foreground`] can move.
+    pub(crate) fn enter_foreground(self: &Arc<Self>) -> ForegroundSlot {
+        // One request at a time: a second Ctrl+B while the first is answered finds the queue full.
+        let (tx, requests) = tokio::sync::mpsc::channel(1);
+        let key = self.next_foreground.fetch_add(1, Ordering::SeqCst);
+        self.foreground.lock_or_recover().push((key, tx));
+        ForegroundSlot { tasks: self.clone(), key, requests }
+    }
+
+    /// Move every bash call running in the foreground to the background:
+    /// for each, the id of the task it goes on as, or why it could not
+    /// (no room for another task). Empty: none was running (a call that
+    /// ends while it is asked is not counted).
+    pub async fn move_foreground(&self) -> Vec<Result<String, String>> {
+        let asks: Vec<_> = self.foreground.lock_or_recover().iter().map(|(_, tx)| tx.clone()).collect();
+        let mut out = Vec::new();
+        for ask in asks {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            // Full: a move of that call is being answered already; closed: it ended.
+            if ask.try_send(reply).is_err() {
+                continue;
+            }
+            if let Ok(Ok(moved)) = tokio::time::timeout(MOVE_ANSWER_WAIT, answer).await {
+                out.push(moved);
+            }
+        }
+        out
+    }
+
+    /// A task for a foreground call being moved, counted from `started`;
+    /// [`Self::hand_over`] gives it the process.
+    pub(crate) fn adopt(
+        &self,
+        output_dir: &std::path::Path,
+        command: &str,
+        started: Instant,
+    ) -> Result<Arc<Task>, ToolError> {
+        self.register(output_dir, command, started)
+    }
+
+    /// The moved call's process, and its output from now on, go to `task`.
+    pub(crate) fn hand_over(
+        task: Arc<Task>,
+        child: tokio::process::Child,
+        pgid: u32,
+        output: mpsc::Receiver<Vec<u8>>,
+        open: bool,
+    ) {
+        let _ = task.pgid.set(pgid);
+        tokio::spawn(watch(task, child, output, open));
+    }
+
     /// A new task, with its id and log, or why no more may start.
-    fn register(&self, output_dir: &std::path::Path, label: &str) -> Result<Arc<Task>, ToolError> {
+    fn register(&self, output_dir: &std::path::Path, label: &str, started: Instant) -> Result<Arc<Task>, ToolError> {
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
         let log_path = output_dir.join(format!("{id}.log"));
         let log = std::fs::create_dir_all(output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
@@ -146,7 +257,7 @@ impl BackgroundTasks {
             id,
             command: label.to_string(),
             pgid: std::sync::OnceLock::new(),
-            started: Instant::now(),
+            started,
             log_path,
             stop: CancellationToken::new(),
             ended: tokio::sync::Notify::new(),
@@ -159,16 +270,20 @@ impl BackgroundTasks {
                 log_bytes: 0,
                 decoder: Utf8Carry::default(),
             }),
+            listener: self.listener.clone(),
         });
-        // Counted and added in one step: two starts at once cannot both take the last place.
-        let mut tasks = self.tasks();
-        room_in(&tasks)?;
-        if tasks.len() >= MAX_KEPT
-            && let Some(i) = tasks.iter().position(|t| t.state().status != TaskStatus::Running)
         {
-            tasks.remove(i);
+            // Counted and added in one step: two starts at once cannot both take the last place.
+            let mut tasks = self.tasks();
+            room_in(&tasks)?;
+            if tasks.len() >= MAX_KEPT
+                && let Some(i) = tasks.iter().position(|t| t.state().status != TaskStatus::Running)
+            {
+                tasks.remove(i);
+            }
+            tasks.push(task.clone());
         }
-        tasks.push(task.clone());
+        task.announce();
         Ok(task)
     }
 
@@ -181,25 +296,25 @@ impl BackgroundTasks {
         sandbox: CallSandbox,
     ) -> Result<(String, crate::bash_sandbox::Applied), ToolError> {
         // Its place is taken before anything runs: a task refused for room never starts.
-        let task = self.register(&env.output_dir, command)?;
+        let task = self.register(&env.output_dir, command, Instant::now())?;
         let (child, pgid, reader, applied) = match crate::bash::spawn(env, command, sandbox) {
             Ok(spawned) => spawned,
             Err(e) => {
-                task.state().status = TaskStatus::Exited { exit_code: None };
-                task.ended.notify_waiters();
+                task.finish(TaskStatus::Exited { exit_code: None });
                 return Err(e);
             }
         };
-        let _ = task.pgid.set(pgid);
         let id = task.id.clone();
-        tokio::spawn(watch(task, child, reader));
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(16);
+        tokio::spawn(crate::bash::pump(reader, tx));
+        Self::hand_over(task, child, pgid, rx, true);
         Ok((id, applied))
     }
 
     /// A task the caller runs itself (a subagent): what it writes goes
     /// where `task_output` reads; `task_stop` cancels its token.
     pub fn start_detached(&self, output_dir: &std::path::Path, label: &str) -> Result<DetachedTask, ToolError> {
-        let task = self.register(output_dir, label)?;
+        let task = self.register(output_dir, label, Instant::now())?;
         Ok(DetachedTask { task })
     }
 
@@ -317,12 +432,10 @@ fn room_in(tasks: &[Arc<Task>]) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Follow one task until it exits or is stopped; then leave nothing of its group.
-async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio::net::unix::pipe::Receiver) {
+/// Follow one task until it exits or is stopped; then leave nothing of its
+/// group. `rx` brings its output (`open`: its pipe has not closed yet).
+async fn watch(task: Arc<Task>, mut child: tokio::process::Child, mut rx: mpsc::Receiver<Vec<u8>>, mut open: bool) {
     let Some(&pgid) = task.pgid.get() else { return };
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(16);
-    tokio::spawn(crate::bash::pump(reader, tx));
-    let mut open = true;
     let status = loop {
         tokio::select! {
             chunk = rx.recv(), if open => match chunk {
@@ -349,8 +462,7 @@ async fn watch(task: Arc<Task>, mut child: tokio::process::Child, reader: tokio:
         task.push(&c);
     }
     reap_leftovers(pgid).await;
-    task.state().status = status;
-    task.ended.notify_waiters();
+    task.finish(status);
 }
 
 /// A background task run by the caller (a subagent), not a process.
@@ -376,8 +488,7 @@ impl DetachedTask {
 
     /// It ended: `status` is how.
     pub fn finish(&self, status: TaskStatus) {
-        self.task.state().status = status;
-        self.task.ended.notify_waiters();
+        self.task.finish(status);
     }
 }
 

@@ -91,6 +91,15 @@ enum Ending {
     Cancelled,
 }
 
+/// How following a foreground command stopped.
+enum Collected {
+    /// The command ended (and nothing of its group is left).
+    Ended(Ending),
+    /// It was moved to the background (Ctrl+B) as this task and goes on;
+    /// its pipe is still open when `open`.
+    Moved { task: Arc<crate::background::Task>, open: bool },
+}
+
 impl Tool for BashTool {
     fn prepare_arguments(&self, mut input: Value) -> Value {
         // Models sometimes send the timeout as a string.
@@ -139,7 +148,8 @@ impl Tool for BashTool {
                 })));
             }
             let timeout = Duration::from_millis(timeout_ms);
-            run(&self.env, &args.command, timeout, spill, sandbox, &cancel, &updates).await.map(|mut out| {
+            let call = Call { command: &args.command, timeout, spill };
+            run(&self.env, call, sandbox, &cancel, &updates).await.map(|mut out| {
                 if requested > MAX_TIMEOUT_MS
                     && let Some(ToolResultContent::Text { text }) = out.content.first_mut()
                 {
@@ -157,23 +167,56 @@ fn sanitize(id: &str) -> String {
     if s.is_empty() { format!("{}", std::process::id()) } else { s }
 }
 
-async fn run(
-    env: &ToolEnv,
-    command: &str,
+/// One foreground call: the command, its timeout, where its full output goes.
+struct Call<'a> {
+    command: &'a str,
     timeout: Duration,
     spill: std::path::PathBuf,
+}
+
+async fn run(
+    env: &Arc<ToolEnv>,
+    call: Call<'_>,
     sandbox: CallSandbox,
     cancel: &CancellationToken,
     updates: &UpdateSink,
 ) -> Result<ToolOutput, ToolError> {
     let started = Instant::now();
-    let (mut child, pgid, reader, sandbox) = spawn(env, command, sandbox)?;
+    let (mut child, pgid, reader, sandbox) = spawn(env, call.command, sandbox)?;
     // Listed until reaped: an exit that cannot wait (a second Ctrl-C) kills it first.
-    let _tracked = tern_process::track(pgid);
-    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, spill);
-    let ending = collect(&mut child, pgid, reader, &mut tail, timeout, cancel, updates).await?;
-    report(tail.finish(), &ending, timeout, &sandbox, started.elapsed())
+    let tracked = tern_process::track(pgid);
+    // From now on the call may be moved to the background: it runs, so it was allowed.
+    let mut slot = env.background.enter_foreground();
+    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, call.spill);
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(16);
+    tokio::spawn(pump(reader, tx));
+    let adopt = || env.background.adopt(&env.output_dir, call.command, started);
+    let output = Output { rx: &mut rx, tail: &mut tail, updates };
+    match collect(&mut child, pgid, output, call.timeout, cancel, (&mut slot.requests, &adopt)).await? {
+        Collected::Ended(ending) => report(tail.finish(), &ending, call.timeout, &sandbox, started.elapsed()),
+        Collected::Moved { task, open } => {
+            let id = task.id.clone();
+            // The task's stop (and tern's exit, which stops every task) ends the group now.
+            drop(tracked);
+            crate::background::BackgroundTasks::hand_over(task, child, pgid, rx, open);
+            Ok(moved_report(tail.finish(), &id, &sandbox, started.elapsed()))
+        }
+    }
 }
+
+/// Where a running command's output goes: off its pipe, into the tail kept
+/// for the model, and to the front ends as it comes.
+struct Output<'a> {
+    rx: &'a mut mpsc::Receiver<Vec<u8>>,
+    tail: &'a mut OutputTail,
+    updates: &'a UpdateSink,
+}
+
+/// Requests to move the call to the background, and what makes its task.
+type Moves<'a> = (
+    &'a mut mpsc::Receiver<tokio::sync::oneshot::Sender<Result<String, String>>>,
+    &'a (dyn Fn() -> Result<Arc<crate::background::Task>, ToolError> + Sync),
+);
 
 /// Start `command` with `bash -c` in the workspace, in its own process group,
 /// confined as the call's sandbox says, stdout and stderr on one pipe.
@@ -263,18 +306,18 @@ pub(crate) async fn drain_after_exit(rx: &mut mpsc::Receiver<Vec<u8>>, mut each:
 }
 
 /// Stream the command's output into `tail` (and `updates`) until it exits,
-/// times out or is cancelled; then leave no process of its group behind.
+/// times out, is cancelled or is moved to the background; then (unless
+/// moved) leave no process of its group behind. Also whether its pipe is
+/// still open.
 async fn collect(
     child: &mut tokio::process::Child,
     pgid: u32,
-    reader: tokio::net::unix::pipe::Receiver,
-    tail: &mut OutputTail,
+    output: Output<'_>,
     timeout: Duration,
     cancel: &CancellationToken,
-    updates: &UpdateSink,
-) -> Result<Ending, ToolError> {
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(16);
-    tokio::spawn(pump(reader, tx));
+    (moves, adopt): Moves<'_>,
+) -> Result<Collected, ToolError> {
+    let Output { rx, tail, updates } = output;
     let mut live = Live::default();
     let deadline = tokio::time::Instant::now() + timeout;
     let mut pipes_open = true;
@@ -295,12 +338,23 @@ async fn collect(
             }
             () = tokio::time::sleep_until(deadline) => break Ending::TimedOut,
             () = cancel.cancelled() => break Ending::Cancelled,
+            Some(reply) = moves.recv() => match adopt() {
+                Ok(task) => {
+                    let _ = reply.send(Ok(task.id.clone()));
+                    live.flush(updates);
+                    return Ok(Collected::Moved { task, open: pipes_open });
+                }
+                // No room for another task: it goes on here, and the asker hears why.
+                Err(e) => {
+                    let _ = reply.send(Err(e.message));
+                }
+            },
         }
     };
     match ending {
         Ending::Exited(..) => {
             if pipes_open {
-                drain_after_exit(&mut rx, |c| {
+                drain_after_exit(rx, |c| {
                     live.push(&c, updates);
                     tail.push_owned(c);
                 })
@@ -316,7 +370,7 @@ async fn collect(
             }
         }
     }
-    Ok(ending)
+    Ok(Collected::Ended(ending))
 }
 
 /// Live output for the front ends: at most one update every
@@ -376,26 +430,7 @@ fn report(
     sandbox: &Applied,
     elapsed: Duration,
 ) -> Result<ToolOutput, ToolError> {
-    let mut text = String::new();
-    if view.truncated {
-        text.push_str(&format!(
-            "[Output truncated: showing the last {} of {} lines ({} of {}).",
-            view.shown_lines,
-            view.total_lines,
-            human_bytes(view.text.len() as u64),
-            human_bytes(view.total_bytes)
-        ));
-        match (&view.full_output, &view.spill_error) {
-            (Some(p), _) if view.spill_cut => text.push_str(&format!(
-                " Full output (its first {}): {}]\n",
-                human_bytes(crate::output_tail::MAX_SPILL_BYTES),
-                p.display()
-            )),
-            (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
-            (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
-            (None, None) => text.push_str("]\n"),
-        }
-    }
+    let mut text = truncation_note(&view);
     if view.text.is_empty() {
         text.push_str("(no output)");
     } else {
@@ -441,6 +476,53 @@ fn report(
     } else {
         Ok(ToolOutput::text(text).with_details(details))
     }
+}
+
+/// The first line of a result whose output was cut: how much is shown, and
+/// where the whole output went (or why it could not be saved); empty when
+/// nothing was cut.
+fn truncation_note(view: &crate::output_tail::TailView) -> String {
+    let mut text = String::new();
+    if !view.truncated {
+        return text;
+    }
+    text.push_str(&format!(
+        "[Output truncated: showing the last {} of {} lines ({} of {}).",
+        view.shown_lines,
+        view.total_lines,
+        human_bytes(view.text.len() as u64),
+        human_bytes(view.total_bytes)
+    ));
+    match (&view.full_output, &view.spill_error) {
+        (Some(p), _) if view.spill_cut => text.push_str(&format!(
+            " Full output (its first {}): {}]\n",
+            human_bytes(crate::output_tail::MAX_SPILL_BYTES),
+            p.display()
+        )),
+        (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
+        (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
+        (None, None) => text.push_str("]\n"),
+    }
+    text
+}
+
+/// The result of a call moved to the background: what it printed so far
+/// (its tail, as a finished call's), and how to follow it from now on.
+fn moved_report(view: crate::output_tail::TailView, id: &str, sandbox: &Applied, elapsed: Duration) -> ToolOutput {
+    let mut text = truncation_note(&view);
+    text.push_str(if view.text.is_empty() { "(no output yet)" } else { &view.text });
+    text.push_str(&format!(
+        "\n[The person moved this command to the background after {:.1} s; it keeps running as {id} (its timeout \
+         no longer applies). Read what it prints from now on with task_output {{\"id\": \"{id}\"}} (`wait: true` \
+         waits for it to end); stop it with task_stop. It is stopped when tern exits.]",
+        elapsed.as_secs_f64()
+    ));
+    ToolOutput::text(text).with_details(ToolDetails::Background(BackgroundDetails {
+        background_task: id.to_string(),
+        sandbox: Some(sandbox.label().to_string()),
+        sandbox_warning: sandbox.warning.clone(),
+        subagent_type: None,
+    }))
 }
 
 fn fmt_duration(d: Duration) -> String {

@@ -160,6 +160,15 @@ impl fmt::Debug for FittedImage {
 }
 
 impl FittedImage {
+    /// The image as a request carries it (base64 with its media type).
+    pub fn source(&self) -> tern_protocol::ImageSource {
+        use base64::Engine as _;
+        tern_protocol::ImageSource {
+            media_type: self.kind.media_type().into(),
+            data: base64::engine::general_purpose::STANDARD.encode(&self.data),
+        }
+    }
+
     /// Whether the image was scaled down to fit.
     pub fn scaled(&self) -> bool {
         (self.sent_width, self.sent_height) != (self.width, self.height)

@@ -29,7 +29,7 @@ pub use file_guard::{
 pub mod glob;
 pub mod grep;
 mod grep_page;
-mod image;
+pub mod image;
 mod ledger;
 pub mod ls;
 mod output_tail;

@@ -7,13 +7,12 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use base64::Engine;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_protocol::{
-    ExecutionMode, ImageDetails, ImageSource, JudgedPath, ReadDetails, ToolDefinition, ToolDetails, ToolResultContent,
+    ExecutionMode, ImageDetails, JudgedPath, ReadDetails, ToolDefinition, ToolDetails, ToolResultContent,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -268,10 +267,7 @@ fn read_image(
         sent_bytes: Some(fitted.data.len()),
     };
     let details = ToolDetails::Read(ReadDetails { path: shown.to_string(), image: Some(image), ..Default::default() });
-    let source = ImageSource {
-        media_type: fitted.kind.media_type().into(),
-        data: base64::engine::general_purpose::STANDARD.encode(&fitted.data),
-    };
+    let source = fitted.source();
     Ok(ToolOutput {
         content: vec![
             ToolResultContent::text(image_caption(shown, kind, size, &fitted)),

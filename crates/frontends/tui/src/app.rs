@@ -37,6 +37,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Ctrl+C", "interrupt; clear the composer; twice on an empty composer: quit"),
     ("Ctrl+D twice", "quit (empty composer)"),
     ("Shift+Tab", "cycle permission mode: default → accept-edits → plan"),
+    ("Ctrl+B", "send the running bash command to the background (it goes on as a bg-N task)"),
+    ("Ctrl+V", "attach the clipboard's image (a pasted path to an image attaches it too)"),
     ("Ctrl+T", "show or hide thinking"),
     ("Ctrl+O", "expand or collapse the last tool cell (Alt+Up/Down select another)"),
     ("PageUp / PageDown", "scroll the whole transcript (inline: it opens on the alternate screen; Esc comes back)"),
@@ -52,6 +54,9 @@ pub const KEYS: &[(&str, &str)] = &[
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),
 ];
+
+/// Images attached and not yet sent, at most (the oldest goes first).
+const MAX_PENDING_IMAGES: usize = 10;
 
 /// What the app asks its driver to do.
 #[derive(Debug, PartialEq)]
@@ -73,6 +78,10 @@ pub enum Command {
     Editor,
     /// Apply this to the session (a picker's choice: a model, a rewind, a resume, a rule removed).
     Session(tern_protocol::Command),
+    /// Send the bash calls running in the foreground to the background (Ctrl+B).
+    ToBackground,
+    /// Attach the clipboard's image (Ctrl+V).
+    PasteImage,
     /// Leave.
     Quit,
 }
@@ -197,6 +206,13 @@ pub struct App {
     pub busy_since: Option<Instant>,
     /// A `!cmd` is running (Esc stops it).
     pub shell_running: bool,
+    /// The background tasks running now, by id (the status line counts them).
+    background: std::collections::BTreeSet<String>,
+    /// Images pasted or read from the clipboard, by their placeholder in the
+    /// composer, until a prompt holding the placeholder sends them.
+    images: VecDeque<(String, tern_protocol::ImageSource)>,
+    /// Images attached so far (their placeholders are numbered).
+    images_attached: usize,
     /// What the agent is doing right now ("Thinking", "Running bash").
     pub activity: String,
     /// Since when it does that (the status line's timer).
@@ -300,6 +316,9 @@ impl App {
             custom_commands: Vec::new(),
             busy_since: None,
             shell_running: false,
+            background: std::collections::BTreeSet::new(),
+            images: VecDeque::new(),
+            images_attached: 0,
             activity: String::new(),
             activity_since: None,
             activity_before_question: None,
@@ -487,6 +506,15 @@ impl App {
                 self.compact_warned = false;
             }
             AgentEvent::TodoUpdate { todos } => self.todos = todos.clone(),
+            AgentEvent::BackgroundTask { task } => {
+                if task.status == tern_protocol::TaskStatus::Running {
+                    self.background.insert(task.id.clone());
+                } else {
+                    self.background.remove(&task.id);
+                }
+                // Not news about the running turn: its retry countdown stays.
+                return;
+            }
             AgentEvent::ToolCallStart { name, .. } => self.set_activity(format!("Running {name}"), now),
             AgentEvent::ToolExecutionEnd { .. } => self.set_activity("Thinking".into(), now),
             // The session says what changed; the status line follows.
@@ -620,6 +648,38 @@ impl App {
         }
     }
 
+    /// Whether a paste goes to the composer (not a question's field or a search).
+    pub fn composing(&self) -> bool {
+        self.permission.is_none() && self.asking.is_none() && self.search.is_none() && !self.composer.searching()
+    }
+
+    /// Attach an image (pasted, from the clipboard): its placeholder,
+    /// `[image 1: shot.png 120.0 KB]`, goes into the composer at the cursor,
+    /// and the image goes with the prompt that holds it.
+    pub fn attach_image(&mut self, name: &str, image: tern_runtime::images::PromptImage) {
+        self.images_attached += 1;
+        let size = tern_protocol::text::human_bytes(image.bytes);
+        let placeholder = format!("[image {}: {name} {size}]", self.images_attached);
+        if self.images.len() >= MAX_PENDING_IMAGES {
+            self.images.pop_front();
+        }
+        self.images.push_back((placeholder.clone(), image.source));
+        self.composer.insert_text(&placeholder);
+    }
+
+    /// The images whose placeholders `prompt` holds, taken for it.
+    pub fn take_images(&mut self, prompt: &str) -> Vec<tern_protocol::ContentBlock> {
+        let mut taken = Vec::new();
+        self.images.retain(|(placeholder, source)| {
+            let held = prompt.contains(placeholder.as_str());
+            if held {
+                taken.push(tern_protocol::ContentBlock::Image { source: source.clone() });
+            }
+            !held
+        });
+        taken
+    }
+
     /// A key; returns what the driver should do.
     pub fn on_key(&mut self, key: KeyEvent, now: Instant) -> Command {
         if key.kind == KeyEventKind::Release {
@@ -651,6 +711,14 @@ impl App {
         }
         if key_is(&key, KeyCode::Char('g'), KeyModifiers::CONTROL) {
             return Command::Editor;
+        }
+        // The session decides what runs in the foreground and may move; this only asks.
+        if key_is(&key, KeyCode::Char('b'), KeyModifiers::CONTROL) {
+            return Command::ToBackground;
+        }
+        // Text pastes arrive as bracketed pastes; a raw Ctrl+V asks for the clipboard's image.
+        if key_is(&key, KeyCode::Char('v'), KeyModifiers::CONTROL) {
+            return Command::PasteImage;
         }
         // A queued prompt comes back to be edited (Enter queues it again) or dropped.
         if key.code == KeyCode::Up
@@ -1270,6 +1338,7 @@ impl App {
                 (label, self.activity_since.unwrap_or(t))
             }),
             queued: self.queue.len(),
+            background: self.background.len(),
             hint,
         };
         render_status(&info, status_area, buf, &theme, now);

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod attention;
 pub mod inline;
+pub mod image_input;
 pub mod markdown;
 mod picker_driver;
 pub mod pickers;

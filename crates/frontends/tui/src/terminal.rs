@@ -49,6 +49,9 @@ enum Msg {
     Notice(String, NoticeLevel),
     /// The preview of a picker's item: (picker id, item, lines).
     Preview(u64, usize, Vec<ratatui::text::Line<'static>>),
+    /// An image read for the composer (its name), or why not; a pasted
+    /// path comes with its text, pasted as text when it is no image.
+    Image(String, Result<tern_runtime::images::PromptImage, tern_runtime::images::ImageRefused>, Option<String>),
     /// A command the session applied: what it did, or why not; `true` when
     /// the person should not be told of it again (Shift+Tab shows the mode
     /// in the status line).
@@ -454,6 +457,11 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         running: false,
         shell: shell.clone(),
     };
+    // Background tasks start and end outside turns too: the status line counts them.
+    let background_tx = tx.clone();
+    runtime.watch_background(Arc::new(move |e| {
+        let _ = background_tx.send(Msg::Agent(e));
+    }));
     if let Some(prompt) = initial.filter(|p| !p.trim().is_empty()) {
         d.start_turn(prompt);
     }
@@ -627,7 +635,8 @@ impl Driver {
         let events: EventSink = Arc::new(move |e| {
             let _ = events_tx.send(Msg::Agent(e));
         });
-        let run = match self.runtime.start_owned(prompt.clone(), Vec::new(), events) {
+        let images = self.app.take_images(&prompt);
+        let run = match self.runtime.start_owned(prompt.clone(), images, events) {
             Ok(run) => run,
             Err(e) => {
                 self.app.notice(e.to_string(), NoticeLevel::Warning);
@@ -661,7 +670,12 @@ impl Driver {
         let command = match ev {
             Event::Key(key) => app.on_key(key, Instant::now()),
             Event::Paste(text) => {
-                app.on_paste(&text);
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                match crate::image_input::pasted_image_path(&text, home.as_deref()).filter(|_| app.composing()) {
+                    // A dropped image file: read off the UI thread, then attached (or pasted as text).
+                    Some(path) => read_image(&self.runtime, &self.tx, ImageSource::File(path, text)),
+                    None => app.on_paste(&text),
+                }
                 Command::None
             }
             Event::Mouse(m) => {
@@ -683,6 +697,13 @@ impl Driver {
             Command::Quit => self.app.quit = true,
             Command::Editor => self.editor_requested = true,
             Command::Session(command) => apply(&self.runtime, &self.tx, command),
+            // A `!cmd` is the person's own, in a terminal of its own: it stays in the foreground.
+            Command::ToBackground if !self.running && shell_running(&self.shell) => self.app.notice(
+                "Ctrl+B moves the model's running bash command; a !command stays in the foreground (Esc stops it)",
+                NoticeLevel::Info,
+            ),
+            Command::ToBackground => apply(&self.runtime, &self.tx, SessionCommand::MoveToBackground),
+            Command::PasteImage => read_image(&self.runtime, &self.tx, ImageSource::Clipboard),
             Command::Run(prompt) => {
                 self.runtime.remember_prompt(&prompt);
                 self.start_turn(prompt);
@@ -758,6 +779,10 @@ impl Driver {
             }
             Msg::Files(list) => app.composer.set_files(list),
             Msg::Notice(text, level) => app.notice(text, level),
+            Msg::Image(name, Ok(image), _) => app.attach_image(&name, image),
+            // Not an image after all: the path was text to paste.
+            Msg::Image(_, Err(tern_runtime::images::ImageRefused::NotAnImage), Some(text)) => app.on_paste(&text),
+            Msg::Image(name, Err(why), _) => app.notice(format!("{name} not attached: {why}"), NoticeLevel::Warning),
             Msg::Preview(id, item, lines) => {
                 if let Some(p) = app.picker.as_mut().filter(|p| p.id == id) {
                     p.picker.set_preview(item, lines);
@@ -789,6 +814,34 @@ impl Driver {
             }
         }
     }
+}
+
+/// Where an image for the composer comes from.
+enum ImageSource {
+    /// A pasted path, with the pasted text.
+    File(std::path::PathBuf, String),
+    /// Ctrl+V.
+    Clipboard,
+}
+
+/// Read an image off the UI thread; the session checks it (format, size,
+/// whether the model reads images) and [`Msg::Image`] brings it back.
+fn read_image(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>, from: ImageSource) {
+    let (runtime, tx) = (runtime.clone(), tx.clone());
+    tokio::task::spawn_blocking(move || {
+        use tern_runtime::ImageFrom;
+        let msg = match from {
+            ImageSource::File(path, text) => {
+                let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into());
+                Msg::Image(name, runtime.prompt_image(ImageFrom::File(&path)), Some(text))
+            }
+            ImageSource::Clipboard => match crate::image_input::clipboard_image() {
+                Ok(bytes) => Msg::Image("clipboard.png".into(), runtime.prompt_image(ImageFrom::Bytes(bytes)), None),
+                Err(why) => Msg::Notice(why, NoticeLevel::Warning),
+            },
+        };
+        let _ = tx.send(msg);
+    });
 }
 
 /// Files change while tern works: reload the `@` completion list off the UI thread.
@@ -1119,6 +1172,17 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             app.notice(format!("conversation written to {}", path.display()), NoticeLevel::Info)
         }
         Outcome::TaskStopped(t) => app.notice(format!("{} stopped", t.id), NoticeLevel::Info),
+        Outcome::MovedToBackground { moved, refused } => {
+            if !moved.is_empty() {
+                app.notice(
+                    format!("{} goes on in the background (/tasks lists it; /tasks stop ID ends it)", moved.join(", ")),
+                    NoticeLevel::Info,
+                );
+            }
+            for why in refused {
+                app.notice(format!("not sent to the background: {why}"), NoticeLevel::Warning);
+            }
+        }
         Outcome::McpServer(s) => {
             let detail = s.detail.map(|d| format!(": {d}")).unwrap_or_default();
             app.notice(format!("MCP server {} is {} ({} tools){detail}", s.name, s.state, s.tool_count), NoticeLevel::Info)

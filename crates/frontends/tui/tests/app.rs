@@ -507,3 +507,71 @@ fn a_question_mark_on_an_empty_composer_shows_the_help() {
     assert_eq!(a.on_key(key(KeyCode::Char('?')), t0), Command::None);
     assert_eq!(a.composer.text(), "x?");
 }
+
+fn task(id: &str, status: tern_protocol::TaskStatus) -> AgentEvent {
+    AgentEvent::BackgroundTask {
+        task: tern_protocol::TaskSummary {
+            id: id.into(),
+            command: "npm run dev".into(),
+            status,
+            elapsed_ms: 0,
+            output_bytes: 0,
+            log: PathBuf::from("/tmp/bg.log"),
+        },
+    }
+}
+
+fn status_row(a: &mut App, now: Instant) -> String {
+    let area = Rect::new(0, 0, 100, 12);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, now);
+    buffer_text(&buf).trim_end().lines().last().unwrap_or_default().to_string()
+}
+
+#[test]
+fn ctrl_b_asks_the_session_to_move_the_running_command_and_the_status_line_counts_tasks() {
+    use tern_protocol::TaskStatus;
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("run the server", t0);
+    a.on_agent_event(
+        &AgentEvent::ToolCallStart { id: "b1".into(), name: "bash".into(), input: json!({"command": "npm run dev"}) },
+        t0,
+        |_, _| 0.0,
+    );
+    assert_eq!(a.on_key(ctrl('b'), t0), Command::ToBackground);
+    assert!(!status_row(&mut a, t0).contains(" bg"), "no task yet");
+    for e in [task("bg-1", TaskStatus::Running), task("bg-2", TaskStatus::Running)] {
+        a.on_agent_event(&e, t0, |_, _| 0.0);
+    }
+    assert!(status_row(&mut a, t0).contains("· 2 bg"), "{}", status_row(&mut a, t0));
+    a.on_agent_event(&task("bg-1", TaskStatus::Exited { exit_code: Some(0) }), t0, |_, _| 0.0);
+    a.turn_finished();
+    let idle = status_row(&mut a, t0);
+    assert!(idle.trim_start().starts_with("? /help · 1 bg"), "{idle}");
+    a.on_agent_event(&task("bg-2", TaskStatus::Stopped), t0, |_, _| 0.0);
+    assert!(!status_row(&mut a, t0).contains(" bg"), "none runs now");
+    // At a question, Ctrl+B is not a way around the answer.
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    a.ask(request("bash", json!({"command": "cargo fmt"})), tx);
+    assert_eq!(a.on_key(ctrl('b'), t0 + Duration::from_secs(1)), Command::None);
+}
+
+#[test]
+fn an_attached_image_shows_as_a_placeholder_and_goes_with_the_prompt_that_holds_it() {
+    let t0 = Instant::now();
+    let mut a = app();
+    let image = |data: &str| tern_runtime::images::PromptImage {
+        source: tern_protocol::ImageSource { media_type: "image/png".into(), data: data.into() },
+        bytes: 123_000,
+    };
+    type_text(&mut a, "what is ", t0);
+    a.attach_image("shot.png", image("AAA"));
+    a.attach_image("dropped.png", image("BBB"));
+    let Command::Run(prompt) = a.on_key(key(KeyCode::Enter), t0) else { panic!("a prompt") };
+    assert_eq!(prompt, "what is [image 1: shot.png 120.1 KB][image 2: dropped.png 120.1 KB]");
+    // The person took the second one out of the text before sending: only the first goes.
+    let sent = a.take_images("what is [image 1: shot.png 120.1 KB]");
+    assert!(matches!(sent.as_slice(), [tern_protocol::ContentBlock::Image { source }] if source.data == "AAA"));
+    assert!(a.take_images("what is [image 1: shot.png 120.1 KB]").is_empty(), "taken once");
+}

@@ -437,3 +437,27 @@ fn a_whole_turn_through_events() {
     assert_eq!(t.len(), 4);
     insta::assert_snapshot!("whole_turn", support::render(&mut t, 60, &PLAIN, Instant::now()));
 }
+
+#[test]
+fn bash_moved_to_the_background_says_where_it_went() {
+    let mut t = Transcript::new();
+    start_tool(&mut t, "c1", "bash", json!({"command": "npm run dev"}));
+    t.apply(&AgentEvent::ToolExecutionUpdate { id: "c1".into(), text: "listening on :3000\n".into() });
+    let details = tern_protocol::ToolDetails::Background(tern_protocol::BackgroundDetails {
+        background_task: "bg-1".into(),
+        sandbox: None,
+        sandbox_warning: None,
+        subagent_type: None,
+    });
+    t.apply(&AgentEvent::ToolExecutionEnd {
+        id: "c1".into(),
+        name: "bash".into(),
+        content: vec![tern_protocol::ToolResultContent::text("listening on :3000\n[The person moved this command…]")],
+        is_error: false,
+        details: Some(Box::new(details)),
+        duration_ms: 4200,
+    });
+    let shown = support::render(&mut t, 80, &PLAIN, Instant::now());
+    assert!(shown.contains("in the background as bg-1 · 4.2s · 1 line"), "{shown}");
+    assert!(shown.contains("listening on :3000"), "{shown}");
+}

@@ -9,6 +9,7 @@ mod allow_always;
 mod commands;
 mod conversation;
 mod embedding;
+mod move_to_background;
 mod sessions;
 mod skill_rules;
 mod subagents;

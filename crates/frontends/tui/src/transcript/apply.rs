@@ -152,7 +152,7 @@ impl Transcript {
                 self.end_stream();
                 self.compaction_cell(reason.as_str(), summary, Some((*tokens_before, *tokens_after)));
             }
-            AgentEvent::TodoUpdate { .. } => {}
+            AgentEvent::TodoUpdate { .. } | AgentEvent::BackgroundTask { .. } => {}
             AgentEvent::Subagent { parent_tool_use_id, event } => self.subagent(parent_tool_use_id, event),
             // A `/NAME` command ran as its expansion: the prompt's cell shows that, folded under what was typed.
             AgentEvent::PromptStarted { text, command: Some(typed) } => {

@@ -66,8 +66,8 @@ impl Kind {
 /// How a command ended, for the summary line.
 struct CommandEnd {
     exit_code: Option<i32>,
-    /// Why there is no exit code (timed out, interrupted, killed).
-    cause: Option<&'static str>,
+    /// Why there is no exit code (timed out, interrupted, killed, moved to the background).
+    cause: Option<std::borrow::Cow<'static, str>>,
     failed: bool,
     duration_ms: u64,
     total_lines: u64,
@@ -165,7 +165,7 @@ pub(crate) fn render_shell(cell: &ShellCell, ctx: &Ctx<'_>) -> Vec<Line<'static>
         header(mark(finished, failed, ctx), Span::styled("!", bang), vec![Span::raw(command)], &info, !finished, ctx);
     let end = cell.duration_ms.map(|duration_ms| CommandEnd {
         exit_code: cell.exit_code,
-        cause: cell.exit_code.is_none().then_some("killed"),
+        cause: cell.exit_code.is_none().then_some("killed".into()),
         failed,
         duration_ms,
         total_lines: cell.tail.total_lines(),
@@ -341,16 +341,19 @@ fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
     let exit_code = d.as_ref().and_then(|d| d.exit_code);
     let cause = if exit_code.is_some() {
         None
+    } else if let Some(tern_protocol::ToolDetails::Background(b)) = f.details.as_deref() {
+        // Ctrl+B moved it: it runs on as a task.
+        Some(format!("in the background as {}", b.background_task).into())
     } else if d.as_ref().is_some_and(|d| d.timed_out) {
-        Some("timed out")
+        Some("timed out".into())
     } else if d.as_ref().is_some_and(|d| d.interrupted) {
-        Some("interrupted")
+        Some("interrupted".into())
     } else if f.is_error && was_refused(&f.text) {
-        Some("denied")
+        Some("denied".into())
     } else if f.is_error && d.is_none() {
-        Some("not run")
+        Some("not run".into())
     } else if f.is_error {
-        Some("killed")
+        Some("killed".into())
     } else {
         None
     };
@@ -372,9 +375,9 @@ fn command_body(tail: &OutputTail, end: Option<&CommandEnd>, expanded: bool, ctx
     let mut out = Vec::new();
     let total = end.map_or_else(|| tail.total_lines(), |e| e.total_lines.max(lines.len() as u64));
     if let Some(end) = end {
-        let (status, style) = match (end.exit_code, end.cause) {
+        let (status, style) = match (end.exit_code, &end.cause) {
             (Some(code), _) => (format!("exit {code}"), if end.failed { theme.error() } else { theme.dim() }),
-            (None, Some(cause)) => (cause.to_string(), theme.error()),
+            (None, Some(cause)) => (cause.to_string(), if end.failed { theme.error() } else { theme.dim() }),
             (None, None) => ("done".to_string(), theme.dim()),
         };
         let lines_note = if total == 0 { "no output".to_string() } else { count(total, "line", "lines") };

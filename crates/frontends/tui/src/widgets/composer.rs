@@ -502,6 +502,11 @@ impl Composer {
         }
     }
 
+    /// Insert `text` at the cursor as if typed (an image's placeholder).
+    pub fn insert_text(&mut self, text: &str) {
+        self.edit_insert(text);
+    }
+
     /// Whether nothing has been typed.
     pub fn is_empty(&self) -> bool {
         self.buffer.text().is_empty()

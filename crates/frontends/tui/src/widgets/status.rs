@@ -1,6 +1,7 @@
 //! The status line under the composer. Left: what tern is doing (a
 //! spinner, "Thinking 3s · Esc to interrupt"), or a hint (which also
-//! replaces "Esc to interrupt" while busy). Right: model ·
+//! replaces "Esc to interrupt" while busy), then prompts queued and
+//! background tasks running (`2 bg`). Right: model ·
 //! mode · context used · tokens · cost · directory (branch). When the row
 //! is narrow, right-hand items go from the least important (directory,
 //! then cost, tokens, context) until model and mode are left; then the
@@ -50,6 +51,8 @@ pub struct StatusInfo {
     pub busy: Option<(String, Instant)>,
     /// Messages typed while busy, waiting for their turn.
     pub queued: usize,
+    /// Background tasks running (bash commands, subagents).
+    pub background: usize,
     /// A hint that replaces the default one, e.g. "Ctrl+C again to quit".
     pub hint: Option<String>,
 }
@@ -107,6 +110,9 @@ fn left_spans(info: &StatusInfo, theme: &Theme, now: Instant) -> (Vec<Span<'stat
     }
     if info.queued > 0 {
         spans.push(Span::styled(format!(" · {} queued", info.queued), theme.dim()));
+    }
+    if info.background > 0 {
+        spans.push(Span::styled(format!(" · {} bg", info.background), theme.accent()));
     }
     let optional =
         (info.busy.is_some() && info.hint.is_none()).then(|| Span::styled(" · Esc to interrupt", theme.dim()));

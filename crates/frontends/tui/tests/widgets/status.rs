@@ -23,6 +23,7 @@ fn info() -> StatusInfo {
         branch: Some("main".into()),
         busy: None,
         queued: 0,
+        background: 0,
         hint: None,
     }
 }
@@ -119,4 +120,19 @@ fn no_color_keeps_only_modifiers() {
     let cells: Vec<_> = (0..120).map(|x| &buf[(x, 0)]).collect();
     assert!(cells.iter().all(|c| c.fg == Color::Reset && c.bg == Color::Reset));
     assert!(cells.iter().any(|c| c.modifier.contains(Modifier::BOLD)), "plan mode stays bold");
+}
+
+#[test]
+fn background_tasks_are_counted_beside_what_runs() {
+    let now = Instant::now();
+    let mut s = info();
+    s.background = 2;
+    let idle = draw(&s, 120, now);
+    assert!(idle.trim_start().starts_with("? /help · 2 bg"), "{idle}");
+    s.busy = Some(("Running bash".into(), now - Duration::from_secs(4)));
+    s.queued = 1;
+    let busy = draw(&s, 120, now);
+    assert!(busy.contains("Running bash 4s · 1 queued · 2 bg"), "{busy}");
+    s.background = 0;
+    assert!(!draw(&s, 120, now).contains(" bg"));
 }
