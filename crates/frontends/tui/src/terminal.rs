@@ -970,6 +970,7 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             ),
             NoticeLevel::Info,
         ),
+        Outcome::NothingToCompact(why) => app.notice(why, NoticeLevel::Info),
         // Shown when it was asked (`/clear`).
         Outcome::Cleared => {}
         Outcome::Rewound { number, restored: r, prompt, conversation } => {
