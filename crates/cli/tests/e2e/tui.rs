@@ -398,6 +398,26 @@ async fn a_subagent_shows_under_its_task_cell() {
     quit(&mut s);
 }
 
+/// A stream cut on every attempt: each retry drops what the broken attempt
+/// streamed, so the cell holds one attempt's text, never the attempts glued
+/// together ("A long answer… loreA long answer… lore…").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_stream_shows_only_the_current_attempts_text() {
+    let script = json!({"turns": [{
+        "faults": [{"cut_after_events": 6, "repeat": true}],
+        "text": "A long answer that goes on for a while, lorem ipsum dolor sit amet."
+    }]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("tell me\r");
+    s.wait_for("ended before");
+    assert_eq!(h.server.requests().len(), 4, "every attempt was cut");
+    let screen = s.text();
+    assert_eq!(screen.matches("A long answer").count(), 1, "{screen}");
+    quit(&mut s);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     let script = json!({"turns": [

@@ -483,6 +483,8 @@ impl App {
                 self.retry =
                     Some(RetryShown { reason: retry_reason(r), until, attempt: r.attempt, of: r.max_attempts });
                 self.set_activity(retry_reason(r), now);
+                // The transcript drops what the abandoned attempt streamed.
+                self.transcript.apply(event);
                 return;
             }
             _ => {}

@@ -365,15 +365,6 @@ fn other_tools() {
 fn notices() {
     let mut t = Transcript::new();
     t.push(CellKind::Notice { text: "Context compacted: 120k → 18k tokens.".into(), level: NoticeLevel::Info });
-    t.apply(&AgentEvent::Retry(tern_protocol::RetryInfo {
-        attempt: 2,
-        max_attempts: 5,
-        delay_ms: 2000,
-        error: "HTTP 529 overloaded".into(),
-        cause: Default::default(),
-        status: None,
-        discard_partial: false,
-    }));
     t.apply(&AgentEvent::Error {
         message:
             "The provider failed after 5 attempts: HTTP 529 overloaded. Try again later or switch models with /model."

@@ -85,8 +85,9 @@ impl Transcript {
     /// Fold one agent event in: text and reasoning deltas grow the streaming
     /// Assistant / Thinking cell (creating it), the complete message ends the
     /// streaming (its text replaces the streamed text if they differ), tool
-    /// events create, feed and finish Tool cells, notices, errors and retries
-    /// add Notice cells. Todo updates and the rest are for the app.
+    /// events create, feed and finish Tool cells, notices and errors add
+    /// Notice cells, a retry drops the abandoned attempt's text. Todo updates
+    /// and the rest are for the app.
     pub fn apply(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::TextDelta { text } => self.delta(Streamed::Text, text),
@@ -239,6 +240,9 @@ impl Transcript {
         }
     }
 
+    /// A retry: what the abandoned attempt streamed is dropped when the
+    /// event says so (the next attempt streams the answer again). The retry
+    /// itself shows in the status line, not as a cell.
     fn retry(&mut self, info: &RetryInfo) {
         if info.discard_partial {
             // What streamed will be sent again: drop it.
@@ -259,11 +263,6 @@ impl Transcript {
         } else {
             self.end_stream();
         }
-        let text = format!(
-            "retrying in {} ms (attempt {}/{}): {}",
-            info.delay_ms, info.attempt, info.max_attempts, info.error
-        );
-        self.push(CellKind::Notice { text, level: NoticeLevel::Warning });
     }
 
     fn finish_message(&mut self, message: &Message) {
