@@ -608,11 +608,14 @@ async fn resume_brings_the_sessions_totals_with_it() {
     s.wait_for("tui reply");
     s.type_text("/cost\r");
     s.wait_for("tokens in 7000 · out 700");
+    s.wait_for("↑7.0k ↓700");
     s.type_text(&format!("/resume {id}\r"));
     s.wait_for("resumed session");
-    // The resumed session's own totals, not this one's.
+    // The resumed session's own totals, not this one's: in /cost and in the status line.
     s.type_text("/cost\r");
     s.wait_for("tokens in 1234 · out 56");
+    s.wait_for("↑1.2k ↓56");
+    assert!(!s.text().contains("↑7.0k"), "{}", s.text());
     quit(&mut s);
 }
 
