@@ -14,7 +14,10 @@ use tern_policy::engine::{ModeRefused, Policy};
 use tern_protocol::{AgentEvent, Command, ContentBlock, Message, Mode, SessionRecord, SessionSwitch, TaskSummary};
 use tokio_util::sync::CancellationToken;
 
-use crate::{RunReport, Runtime, RuntimeError, Session, checkpoints, context::{Compacted, ManualCompaction}};
+use crate::{
+    RunReport, Runtime, RuntimeError, Session, checkpoints,
+    context::{Compacted, ManualCompaction},
+};
 use tern_protocol::sync::LockExt as _;
 
 /// What a command did, for the front end to show.

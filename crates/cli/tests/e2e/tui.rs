@@ -435,6 +435,14 @@ async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     answer_until_gone(&mut s, b"2", "Approve this plan?");
     s.wait_for("Carrying it out.");
     s.wait_for("accept-edits");
+    // The card is gone; the plan it asked about stays in the transcript, as Markdown.
+    s.wait_for("plan approved · now accept-edits");
+    let screen = s.text();
+    let rows: Vec<&str> = screen.lines().map(str::trim).collect();
+    assert!(
+        rows.contains(&"Plan") && rows.contains(&"1. Fix PLAN-STEP-ONE") && rows.contains(&"2. Test it"),
+        "{screen}"
+    );
     let results = h.tool_results(&h.bodies()[1]);
     assert!(results[0].0.contains("approved the plan") && results[0].0.contains("accept-edits"), "{results:?}");
     quit(&mut s);

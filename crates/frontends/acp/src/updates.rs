@@ -56,7 +56,8 @@ pub(crate) fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime,
                 return;
             }
             AgentEvent::TextDelta { text } => acp::SessionUpdate::AgentMessageChunk(
-                acp::ContentChunk::new(text_block(&text)).message_id(message_id(response.load(Ordering::SeqCst), "text")),
+                acp::ContentChunk::new(text_block(&text))
+                    .message_id(message_id(response.load(Ordering::SeqCst), "text")),
             ),
             AgentEvent::ThinkingDelta { text } => acp::SessionUpdate::AgentThoughtChunk(
                 acp::ContentChunk::new(text_block(&text))

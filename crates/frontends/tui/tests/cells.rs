@@ -427,3 +427,29 @@ fn a_whole_turn_through_events() {
     assert_eq!(t.len(), 4);
     insta::assert_snapshot!("whole_turn", support::render(&mut t, 60, &PLAIN, Instant::now()));
 }
+
+/// An approved plan stays as Markdown under `✓ plan approved`; a refused one
+/// is an error cell like any other.
+#[test]
+fn plan_approved() {
+    let mut t = Transcript::new();
+    let plan = json!({"plan": "## Plan\n\n1. Guard the **empty** case\n2. Add a test"});
+    for (id, approved) in [("p1", false), ("p2", true)] {
+        start_tool(&mut t, id, "exit_plan_mode", plan.clone());
+        let details = tern_protocol::ToolDetails::Plan(tern_protocol::PlanDetails {
+            mode: approved.then_some(tern_protocol::Mode::AcceptEdits),
+            approved: Some(approved),
+            ended: false,
+        });
+        let text = if approved { "The person approved the plan." } else { "The person did not approve the plan." };
+        t.apply(&AgentEvent::ToolExecutionEnd {
+            id: id.into(),
+            name: "exit_plan_mode".into(),
+            content: vec![tern_protocol::ToolResultContent::text(text)],
+            is_error: !approved,
+            details: Some(Box::new(details)),
+            duration_ms: 4000,
+        });
+    }
+    snapshot("plan_approved", &mut t, Instant::now());
+}

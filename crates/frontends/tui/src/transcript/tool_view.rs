@@ -75,6 +75,9 @@ struct CommandEnd {
 }
 
 pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    if let Some(plan) = approved_plan(cell, ctx) {
+        return plan;
+    }
     let theme = ctx.theme;
     let kind = Kind::of(&cell.name);
     let failed = cell.finished.as_ref().is_some_and(|f| f.is_error);
@@ -222,6 +225,35 @@ fn header(
         line.spans.push(Span::styled(info, ctx.theme.dim()));
     }
     line
+}
+
+/// An `exit_plan_mode` call that went through: the plan stays in the
+/// transcript, as Markdown under a `✓ plan approved` line (the card that
+/// asked is gone once answered). None for any other cell.
+fn approved_plan(cell: &ToolCell, ctx: &Ctx<'_>) -> Option<Vec<Line<'static>>> {
+    let f = cell.finished.as_ref().filter(|f| !f.is_error && cell.name == "exit_plan_mode")?;
+    let plan = tern_protocol::CallArgs::of(&cell.input).plan.filter(|p| !p.trim().is_empty())?;
+    let mut info = Vec::new();
+    match f.details.as_deref() {
+        // Nobody could approve it (a headless run): the plan ended the run.
+        Some(tern_protocol::ToolDetails::Plan(p)) if p.approved != Some(true) => return None,
+        Some(tern_protocol::ToolDetails::Plan(p)) => info.extend(p.mode.map(|m| format!("now {m}"))),
+        _ => {}
+    }
+    let mut out = vec![header(
+        mark(true, false, ctx),
+        Span::styled("plan approved", ctx.theme.accent()),
+        Vec::new(),
+        &info,
+        false,
+        ctx,
+    )];
+    let inner = u16::try_from(ctx.width.saturating_sub(2).max(1)).unwrap_or(u16::MAX);
+    out.extend(crate::markdown::render_markdown(plan, inner, ctx.theme).into_iter().map(|mut l| {
+        l.spans.insert(0, Span::raw("  "));
+        l
+    }));
+    Some(out)
 }
 
 /// Files a media command printed it made: words naming image, video or
