@@ -593,6 +593,36 @@ async fn print_mode_on_a_terminal_drops_the_models_escape_sequences() {
     assert!(!raw.contains("\u{1b}]52") && !raw.contains("\u{1b}]0;") && !raw.contains("\u{1b}[2J"), "{raw:?}");
 }
 
+/// A resumed session's cells show the figures the session kept: the
+/// command's real line count and time (not `0ms` and the kept tail's
+/// count), and the edit's diff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_the_kept_figures_and_the_edits_diff() {
+    let script = json!({"turns": [
+        {"tool_calls": [
+            {"name": "read", "arguments": {"path": "a.txt"}},
+            {"name": "edit", "arguments": {"path": "a.txt", "old_string": "old-line", "new_string": "NEW-LINE"}}
+        ]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 5001"}}]},
+        {"text": "all done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    std::fs::write(h.path("a.txt"), "first\nold-line\nlast\n").unwrap();
+    let out = h.run(&["-p", "change it", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let id =
+        serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap()["session_id"].as_str().unwrap().to_string();
+    let mut s = start_with(&h, &["-r", &id]);
+    s.wait_for("resumed session");
+    s.wait_for("5001 lines");
+    let screen = s.text();
+    assert!(screen.contains("- old-line") || screen.contains("-old-line"), "the edit's diff: {screen}");
+    assert!(screen.contains("NEW-LINE"), "{screen}");
+    let summary = screen.lines().find(|l| l.contains("5001 lines")).unwrap();
+    assert!(summary.trim().starts_with("exit 0 · ") && !summary.contains("0ms"), "{summary}");
+    quit(&mut s);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_brings_the_sessions_totals_with_it() {
     let script = r#"{"turns":[
