@@ -418,6 +418,33 @@ async fn a_retried_stream_shows_only_the_current_attempts_text() {
     quit(&mut s);
 }
 
+/// Vim mode in the real terminal: an operator with a count, undo, and `.`
+/// edit the prompt before it is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vim_operators_counts_and_undo_edit_the_prompt() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"got it"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/vim\r");
+    s.wait_for("vim mode on");
+    s.type_text("alpha beta gamma delta");
+    s.wait_for("alpha beta gamma delta");
+    s.send(b"\x1b");
+    s.wait_for("NORMAL");
+    // d2w from the start takes two words; u puts them back; dw then . takes them again, one by one.
+    s.type_text("0d2w");
+    s.wait_for("│› gamma delta");
+    s.type_text("u");
+    s.wait_for("│› alpha beta gamma delta");
+    s.type_text("dw.");
+    s.wait_for("│› gamma delta");
+    s.type_text("\r");
+    s.wait_for("got it");
+    let sent = h.bodies()[0]["messages"][0].to_string();
+    assert!(sent.contains("gamma delta") && !sent.contains("alpha"), "{sent}");
+    quit(&mut s);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     let script = json!({"turns": [

@@ -45,6 +45,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("@", "complete a file path"),
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),
+    ("/vim, then Esc", "vim keys: d c y + motion (w b e $ 0 ^ h l j k, iw aw), dd, x, p, counts, u / Ctrl+R, ."),
 ];
 
 /// What the app asks its driver to do.
@@ -899,7 +900,7 @@ impl App {
                 let on = self.composer.vim_mode().is_none();
                 self.composer.set_vim(on);
                 let text = if on {
-                    "vim mode on: Esc for normal mode (h j k l, w b, 0 $, x, dd, D, i a I A o O, gg G), Enter sends; /vim turns it off"
+                    "vim mode on: Esc for normal mode (motions, d c y with counts, p, u, Ctrl+R, .; see /help), Enter sends; /vim turns it off"
                 } else {
                     "vim mode off"
                 };

@@ -9,3 +9,4 @@ mod status;
 mod support;
 mod tiny_areas;
 mod todo;
+mod vim;
