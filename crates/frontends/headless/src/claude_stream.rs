@@ -124,11 +124,7 @@ impl ClaudeStream {
         let session_id = || self.session_id.clone();
         let mut out = Vec::new();
         match event {
-            AgentEvent::TurnStart { .. } => {
-                if self.partial && parent.is_none() {
-                    out.push(self.message_start());
-                }
-            }
+            AgentEvent::TurnStart { .. } if self.partial && parent.is_none() => out.push(self.message_start()),
             AgentEvent::TextDelta { text } if self.partial && parent.is_none() => {
                 self.delta(&mut out, "text", Delta::TextDelta { text });
             }
