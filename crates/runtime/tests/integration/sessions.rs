@@ -28,15 +28,8 @@ async fn rewind_fork_compact_and_resume_through_commands() {
     );
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script).unwrap(), None).await.unwrap();
-    let overrides = Overrides {
-        provider: Some("anthropic".into()),
-        base_url: Some(server.url()),
-        model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
-        tern_home: Some(home.path().to_path_buf()),
-        permission_mode: Some("bypass".into()),
-        ..Default::default()
-    };
+    let overrides =
+        Overrides { permission_mode: Some("bypass".into()), ..crate::mock_overrides(&server, &work, &home) };
     let rt = Runtime::new(overrides.clone()).await.unwrap();
     let events: tern_agent_loop::EventSink = Arc::new(|_| {});
     assert_eq!(rt.prompt("write b", &events).await.unwrap().outcome.final_text, "wrote it");
@@ -96,16 +89,7 @@ async fn compact_on_a_tiny_session_makes_no_request() {
     )
     .await
     .unwrap();
-    let rt = Runtime::new(Overrides {
-        provider: Some("anthropic".into()),
-        base_url: Some(server.url()),
-        model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
-        tern_home: Some(home.path().to_path_buf()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let rt = Runtime::new(crate::mock_overrides(&server, &work, &home)).await.unwrap();
     let events: tern_agent_loop::EventSink = Arc::new(|_| {});
     rt.prompt("hi", &events).await.unwrap();
     rt.prompt("hi again", &events).await.unwrap();

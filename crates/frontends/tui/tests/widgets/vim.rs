@@ -55,6 +55,14 @@ fn after(text: &str, keys: &str) -> String {
     c.text()
 }
 
+/// Each case: the text, the keys pressed from its start, the text after
+/// them with `|` at the cursor.
+fn check(cases: &[(&str, &str, &str)]) {
+    for (text, keys, want) in cases {
+        assert_eq!(after(text, keys), *want, "{text:?} then {keys}");
+    }
+}
+
 #[test]
 fn operators_take_what_their_motions_cover() {
     let cases = [
@@ -84,9 +92,7 @@ fn operators_take_what_their_motions_cover() {
         ("one two", "$bx", "one |wo"),
         ("ab\ncd", "jx", "ab\n|d"),
     ];
-    for (text, keys, want) in cases {
-        assert_eq!(after(text, keys), want, "{text:?} then {keys}");
-    }
+    check(&cases);
 }
 
 #[test]
@@ -111,9 +117,7 @@ fn whole_lines_with_doubled_operators_and_line_motions() {
         ("a\nb", "oc<Esc>", "a\n|c\nb"),
         ("a\nb", "Oc<Esc>", "|c\na\nb"),
     ];
-    for (text, keys, want) in cases {
-        assert_eq!(after(text, keys), want, "{text:?} then {keys}");
-    }
+    check(&cases);
 }
 
 #[test]
@@ -130,9 +134,7 @@ fn counts_repeat_motions_and_multiply_operators() {
         ("ab", "yl3p", "aaa|ab"),
         ("one two", "$10X", "|o"),
     ];
-    for (text, keys, want) in cases {
-        assert_eq!(after(text, keys), want, "{text:?} then {keys}");
-    }
+    check(&cases);
 }
 
 #[test]
@@ -156,9 +158,7 @@ fn undo_redo_and_repeat() {
         ("one two three", "xw.", "ne |wo three"),
         ("one two three", "xwu", "|one two three"),
     ];
-    for (text, keys, want) in cases {
-        assert_eq!(after(text, keys), want, "{text:?} then {keys}");
-    }
+    check(&cases);
 }
 
 #[test]
