@@ -57,7 +57,7 @@ pub use rules::{RuleKind, RuleScope};
 pub use sandbox::{ChildEnv, Confinement, HOME_SECRETS, SandboxLevel};
 pub use session::{
     COMPACTION_SUMMARY_PREFIX, ForkedFrom, HeaderTag, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
-    SessionRecord, compaction_summary_messages,
+    SessionRecord, ToolRun, compaction_summary_messages,
 };
 pub use slash::{SlashCommand, SlashKind};
 pub use title::{CallTitle, call_title, count, first_line};

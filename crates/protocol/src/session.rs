@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, TodoItem, UsageTotals};
+use crate::{Message, TodoItem, ToolDetails, UsageTotals};
 
 /// The format this tern writes. A file with a higher version is refused
 /// (a newer tern wrote it); version 0 is the event log tern wrote before.
@@ -156,4 +156,45 @@ pub enum SessionRecord {
         /// When (RFC 3339, UTC).
         at: String,
     },
+    /// What a tool call reported besides its result, for front ends that
+    /// show a resumed session: written beside the chain (no entry names it
+    /// as parent), so a reader that does not know it loses nothing.
+    ToolRun(ToolRun),
+}
+
+/// A finished tool call's figures, as a session keeps them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolRun {
+    /// The call's id.
+    pub tool_use_id: String,
+    /// The tool's own time (waiting for a permission answer not counted).
+    pub duration_ms: u64,
+    /// Its details (exit code, line counts, the diff), when they were small
+    /// enough to keep (see [`ToolRun::MAX_DETAILS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Box<ToolDetails>>,
+}
+
+impl ToolRun {
+    /// The most bytes of details kept (as JSON). Larger ones lose their
+    /// unified diff text (the hunks say the same), then their hunks (the
+    /// counts stay); if still too large, they are not kept.
+    pub const MAX_DETAILS: usize = 64 * 1024;
+
+    /// The figures of a call, with its details cut to [`ToolRun::MAX_DETAILS`].
+    pub fn bounded(tool_use_id: &str, duration_ms: u64, details: Option<&ToolDetails>) -> Self {
+        let fits = |d: &ToolDetails| serde_json::to_string(d).is_ok_and(|j| j.len() <= Self::MAX_DETAILS);
+        let details = details.cloned().and_then(|mut d| {
+            if fits(&d) {
+                return Some(d);
+            }
+            d.file_change_mut()?.diff.clear();
+            if fits(&d) {
+                return Some(d);
+            }
+            d.file_change_mut()?.hunks.clear();
+            fits(&d).then_some(d)
+        });
+        Self { tool_use_id: tool_use_id.to_string(), duration_ms, details: details.map(Box::new) }
+    }
 }

@@ -14,7 +14,10 @@ use tern_policy::engine::{ModeRefused, Policy};
 use tern_protocol::{AgentEvent, Command, ContentBlock, Message, Mode, SessionRecord, SessionSwitch, TaskSummary};
 use tokio_util::sync::CancellationToken;
 
-use crate::{RunReport, Runtime, RuntimeError, Session, checkpoints, context::Compacted};
+use crate::{
+    RunReport, Runtime, RuntimeError, Session, checkpoints,
+    context::{Compacted, ManualCompaction},
+};
 use tern_protocol::sync::LockExt as _;
 
 /// What a command did, for the front end to show.
@@ -40,6 +43,8 @@ pub enum Outcome {
     },
     /// The conversation was summarised.
     Compacted(Compacted),
+    /// `/compact` found too little to summarise and made no request (why, for a person).
+    NothingToCompact(String),
     /// A new, empty conversation.
     Cleared,
     /// Gone back to before a prompt.
@@ -187,8 +192,10 @@ impl Runtime {
             },
             Command::Compact { focus } => Box::pin(async move {
                 let focus = focus.as_deref().map(str::trim).filter(|f| !f.is_empty());
-                let c = self.compact(focus, events, &CancellationToken::new()).await?;
-                Ok(Outcome::Compacted(c))
+                Ok(match self.compact(focus, events, &CancellationToken::new()).await? {
+                    ManualCompaction::Compacted(c) => Outcome::Compacted(c),
+                    ManualCompaction::NothingToCompact(why) => Outcome::NothingToCompact(why),
+                })
             }),
             Command::Clear => Box::pin(async move {
                 self.clear_history().await;

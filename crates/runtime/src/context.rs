@@ -26,6 +26,21 @@ pub struct Compacted {
     pub kept: usize,
 }
 
+/// What `/compact` did: compacted, or found too little to be worth a summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ManualCompaction {
+    /// The conversation was compacted.
+    Compacted(Compacted),
+    /// No request was made: what a summary would replace is too small (the
+    /// sentence says why, for a person).
+    NothingToCompact(String),
+}
+
+/// `/compact` makes no request when the messages a summary would replace
+/// hold fewer estimated tokens than this: a summary is about this long
+/// itself, so the context would not shrink (and the request costs).
+pub const MIN_MANUAL_COMPACT_TOKENS: u64 = 2_000;
+
 /// One row of the context breakdown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ContextPart {
@@ -191,10 +206,19 @@ impl Runtime {
         focus: Option<&str>,
         events: &EventSink,
         cancel: &CancellationToken,
-    ) -> Result<Compacted, RuntimeError> {
+    ) -> Result<ManualCompaction, RuntimeError> {
         let mut history = self.history.lock().await;
         let keep = self.compaction_settings().keep_turns;
-        self.compact_history(&mut history, focus, CompactReason::Manual, (keep, 0), events, cancel).await
+        let replaced = split_for(&history, (keep, 0)).map_or(0, |split| compaction::estimate_tokens(&history[..split]));
+        if replaced < MIN_MANUAL_COMPACT_TOKENS {
+            return Ok(ManualCompaction::NothingToCompact(format!(
+                "nothing to compact: a summary would replace about {replaced} tokens, fewer than the \
+                 {MIN_MANUAL_COMPACT_TOKENS} it takes itself (the last {keep} turns always stay as they are)"
+            )));
+        }
+        self.compact_history(&mut history, focus, CompactReason::Manual, (keep, 0), events, cancel)
+            .await
+            .map(ManualCompaction::Compacted)
     }
 
     /// Whether `history` plus `next`, on top of `base` (see [`base_tokens`]),

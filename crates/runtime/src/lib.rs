@@ -235,6 +235,9 @@ pub struct Resumed {
     pub compactions: usize,
     /// What was repaired or skipped, one line each.
     pub notices: Vec<String>,
+    /// The figures kept of its tool calls (time, details), by call id: a
+    /// session written before they were kept has none.
+    pub tool_runs: std::collections::HashMap<String, tern_protocol::ToolRun>,
 }
 
 pub use startup::{ignored_claude_settings, resolve_workspace, tern_paths};

@@ -469,8 +469,9 @@ impl Runtime {
     }
 
     /// `events`, plus a `todo_update` after each successful `todo_write`,
-    /// whose list is recorded and kept for compaction; the session file is
-    /// synced at the end of every model turn.
+    /// whose list is recorded and kept for compaction; each finished tool
+    /// call's figures are recorded beside the conversation; the session file
+    /// is synced at the end of every model turn.
     fn recording_sink(&self, session: &Arc<Session>, events: &EventSink) -> EventSink {
         let recorder = session.clone();
         let outer = events.clone();
@@ -481,6 +482,11 @@ impl Runtime {
                 ext.on_event(&e);
             }
             let todos = todo_list(&e);
+            // A call's time and details, for a resumed session's cells (the messages keep only its result).
+            if let AgentEvent::ToolExecutionEnd { id, details, duration_ms, .. } = &e {
+                let run = tern_protocol::ToolRun::bounded(id, *duration_ms, details.as_deref());
+                recorder.write_aside(&SessionRecord::ToolRun(run));
+            }
             // What a model turn added is on disk before the next request.
             if matches!(e, AgentEvent::TurnEnd { .. }) {
                 recorder.sync_in_background();

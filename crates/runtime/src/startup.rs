@@ -592,6 +592,7 @@ pub(crate) fn resume_from(
         usage: conversation.usage,
         compactions: conversation.compactions,
         notices,
+        tool_runs: conversation.tool_runs,
     };
     Ok((session, resumed))
 }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use tern_protocol::{
     ContentBlock, ForkedFrom, HeaderTag, Message, Role, SESSION_FORMAT_VERSION, SessionEntry, SessionHeader,
-    SessionRecord, TodoItem, ToolResultContent,
+    SessionRecord, TodoItem, ToolResultContent, ToolRun,
 };
 
 use crate::StoreError;
@@ -167,7 +167,13 @@ impl Session {
     pub fn fork(sessions_dir: &Path, loaded: &LoadedSession, start: SessionStart) -> Result<Self, StoreError> {
         let from = ForkedFrom { session: loaded.header.id.clone(), entry: loaded.leaf.clone() };
         let s = Self::create_with(sessions_dir, start, Some(from), None)?;
-        for entry in loaded.branch() {
+        let branch = loaded.branch();
+        let on_branch: std::collections::HashSet<&str> = branch.iter().map(|e| e.id.as_str()).collect();
+        // The tool figures written beside the branch go along.
+        let beside = loaded.entries.iter().filter(|e| {
+            matches!(e.record, SessionRecord::ToolRun(_)) && e.parent.as_deref().is_some_and(|p| on_branch.contains(p))
+        });
+        for entry in branch.iter().copied().chain(beside) {
             if let Ok(line) = serde_json::to_string(entry) {
                 s.append_line(line);
             }
@@ -284,6 +290,20 @@ impl Session {
         }
         *leaf = Some(id.clone());
         id
+    }
+
+    /// Append one entry beside the chain: its parent is the last entry, but
+    /// the next entry's parent is not it (a [`SessionRecord::ToolRun`]: a
+    /// reader that does not know it skips the line and the chain holds).
+    pub fn write_aside(&self, record: &SessionRecord) {
+        let leaf = self.leaf.lock_or_recover();
+        if !self.is_recording() {
+            return;
+        }
+        let entry = SessionEntry { id: new_entry_id(), parent: leaf.clone(), record: record.clone() };
+        if let Ok(line) = serde_json::to_string(&entry) {
+            self.append_line(line);
+        }
     }
 
     /// `message` with each image's bytes saved under this session's
@@ -458,6 +478,8 @@ pub struct Conversation {
     pub compactions: usize,
     /// The session's tokens and estimated cost so far.
     pub usage: (tern_protocol::UsageTotals, f64),
+    /// The figures kept of the tool calls in `messages`, by call id.
+    pub tool_runs: HashMap<String, ToolRun>,
 }
 
 impl Conversation {
@@ -583,7 +605,8 @@ impl LoadedSession {
                 Err(e) => notices.push(format!("{shown}: line {number} is not a session entry ({e}); skipped")),
             }
         }
-        let leaf = entries.last().map(|e| e.id.clone());
+        // Entries written beside the chain are never where it goes on.
+        let leaf = entries.iter().rev().find(|e| !matches!(e.record, SessionRecord::ToolRun(_))).map(|e| e.id.clone());
         let loaded = Self { header, path: path.to_path_buf(), entries, leaf, notices };
         let mut loaded = loaded;
         if loaded.chain_broken() {
@@ -669,9 +692,30 @@ impl LoadedSession {
                 SessionRecord::Usage { session, session_cost_usd, .. } => {
                     c.usage = (*session, *session_cost_usd);
                 }
-                SessionRecord::Resumed { .. } | SessionRecord::Rewound { .. } => {}
+                SessionRecord::Resumed { .. } | SessionRecord::Rewound { .. } | SessionRecord::ToolRun(_) => {}
             }
         }
+        // Written beside the chain: taken from every entry, for the calls the conversation holds.
+        let calls: std::collections::HashSet<&str> = c
+            .messages
+            .iter()
+            .flat_map(|(_, m)| &m.content)
+            .filter_map(|b| match b {
+                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let runs: HashMap<String, ToolRun> = self
+            .entries
+            .iter()
+            .filter_map(|e| match &e.record {
+                SessionRecord::ToolRun(run) if calls.contains(run.tool_use_id.as_str()) => {
+                    Some((run.tool_use_id.clone(), run.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        c.tool_runs = runs;
         c
     }
 }
@@ -867,6 +911,56 @@ mod tests {
         let c = loaded.conversation();
         assert_eq!(c.messages(), vec![Message::user_text("hi"), Message::assistant_text("hello")]);
         assert_eq!(c.model.as_deref(), Some("other"));
+    }
+
+    #[test]
+    fn tool_figures_are_kept_beside_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Session::create(dir.path(), start()).unwrap();
+        let call = ContentBlock::ToolUse { id: "c1".into(), name: "bash".into(), input: serde_json::json!({}) };
+        s.write(&SessionRecord::Message { message: Message::user_text("run it") });
+        s.write(&SessionRecord::Message { message: Message { role: Role::Assistant, content: vec![call] } });
+        let run = ToolRun { tool_use_id: "c1".into(), duration_ms: 23_900, details: None };
+        s.write_aside(&SessionRecord::ToolRun(run.clone()));
+        let result = ContentBlock::ToolResult {
+            tool_use_id: "c1".into(),
+            content: vec![ToolResultContent::text("ok")],
+            is_error: false,
+        };
+        s.write(&SessionRecord::Message { message: Message { role: Role::User, content: vec![result] } });
+        // A call of another conversation's is not brought back.
+        s.write_aside(&SessionRecord::ToolRun(ToolRun { tool_use_id: "elsewhere".into(), ..run.clone() }));
+        s.sync();
+        let loaded = LoadedSession::load(s.path()).unwrap();
+        // The figures are no entry's parent, and never where the conversation goes on.
+        assert_eq!(loaded.entries[3].parent.as_deref(), Some(loaded.entries[1].id.as_str()));
+        assert_eq!(loaded.leaf.as_deref(), Some(loaded.entries[3].id.as_str()));
+        assert!(loaded.notices.is_empty(), "{:?}", loaded.notices);
+        let c = loaded.conversation();
+        assert_eq!(c.messages.len(), 3);
+        assert_eq!(c.tool_runs.into_iter().collect::<Vec<_>>(), [("c1".to_string(), run)]);
+    }
+
+    #[test]
+    fn stored_details_are_bounded_diff_text_first() {
+        let hunk_line = |i: usize| tern_protocol::DiffLine { tag: '+', old: None, new: Some(i), text: "x".repeat(100) };
+        let change = tern_protocol::FileChange {
+            file: None,
+            diff: "+".repeat(40_000),
+            hunks: vec![tern_protocol::Hunk { old_start: 1, new_start: 1, lines: (0..300).map(hunk_line).collect() }],
+            added: 300,
+            removed: 0,
+        };
+        let details = tern_protocol::ToolDetails::Edit(tern_protocol::EditDetails { change, ..Default::default() });
+        let run = ToolRun::bounded("c", 5, Some(&details));
+        let kept = run.details.unwrap();
+        let change = kept.file_change().unwrap();
+        assert!(change.diff.is_empty() && change.hunks[0].lines.len() == 300 && change.added == 300);
+        // Hunks too large for the bound go too; the counts stay.
+        let mut huge = details.clone();
+        huge.file_change_mut().unwrap().hunks[0].lines = (0..3000).map(hunk_line).collect();
+        let kept = ToolRun::bounded("c", 5, Some(&huge)).details.unwrap();
+        assert!(kept.file_change().unwrap().hunks.is_empty() && kept.file_change().unwrap().added == 300);
     }
 
     #[test]

@@ -471,6 +471,35 @@ async fn files_go_through_the_editor_when_it_offers_them() {
     assert_eq!(std::fs::read_to_string(h.path("notes.txt")).unwrap(), "on disk\n");
 }
 
+/// A stream cut after some text and retried: the retried answer's chunks
+/// carry a new message id, so the editor shows it as a message of its own,
+/// not glued after the broken attempt's text.
+#[tokio::test]
+async fn a_retried_answer_is_a_new_message() {
+    let answer = "A long answer that goes on for a while, lorem ipsum dolor sit amet.";
+    let script = serde_json::json!({"turns": [{"faults": [{"cut_after_events": 6}], "text": answer}]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let (s, transport) = Session::start(h, &[]);
+    drive(&s, transport, Answer::Allow, None, async |cx, id| Ok(prompt(&cx, &id, "hi").await)).await;
+    // Each message's text, joined by message id in the order they began.
+    let mut messages: Vec<(Option<acp::MessageId>, String)> = Vec::new();
+    for u in updates_so_far(&s).await {
+        if let acp::SessionUpdate::AgentMessageChunk(c) = u
+            && let acp::ContentBlock::Text(t) = &c.content
+        {
+            match messages.last_mut() {
+                Some((id, text)) if *id == c.message_id => text.push_str(&t.text),
+                _ => messages.push((c.message_id.clone(), t.text.clone())),
+            }
+        }
+    }
+    assert_eq!(messages.len(), 2, "the broken attempt, then the retried answer: {messages:?}");
+    assert!(messages.iter().all(|(id, _)| id.is_some()), "{messages:?}");
+    assert!(answer.starts_with(&messages[0].1) && messages[0].1.len() < answer.len(), "{messages:?}");
+    assert_eq!(messages[1].1, answer);
+    s.finish().await;
+}
+
 #[tokio::test]
 async fn a_session_is_loaded_with_its_history() {
     let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"First answer."},{"text":"Again."}]}"#).await;

@@ -146,6 +146,37 @@ async fn partial_messages_stream_deltas_only_when_asked() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
 }
 
+/// A stream cut after some text and retried: the retried attempt streams a
+/// new message (`message_start` again), so a reader that joins each
+/// message's deltas shows the answer once, not the broken attempt's text
+/// followed by the whole answer.
+#[tokio::test]
+async fn partial_messages_start_again_after_a_retry_that_discards() {
+    let answer = "A long answer that goes on for a while, lorem ipsum dolor sit amet.";
+    let script = json!({"turns": [{"faults": [{"cut_after_events": 6}], "text": answer}]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "hi", "--output-format", "stream-json", "--include-partial-messages"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let lines = out.json_lines();
+    let retry = lines.iter().position(|l| l["subtype"] == "api_retry").expect("an api_retry line");
+    // Each message's text, as a reader keyed by message_start joins it.
+    let mut messages: Vec<String> = Vec::new();
+    for l in lines.iter().filter(|l| l["type"] == "stream_event") {
+        let e = &l["event"];
+        if e["type"] == "message_start" {
+            messages.push(String::new());
+        } else if e["delta"]["type"] == "text_delta" {
+            messages.last_mut().expect("a delta after message_start").push_str(e["delta"]["text"].as_str().unwrap());
+        }
+    }
+    assert_eq!(messages.len(), 2, "the broken attempt, then the retried one: {messages:?}");
+    assert!(!messages[0].is_empty() && answer.starts_with(&messages[0]), "{messages:?}");
+    assert_eq!(messages[1], answer);
+    let restart = lines.iter().rposition(|l| l["event"]["type"] == "message_start").unwrap();
+    assert!(restart > retry, "the new message starts after the retry line");
+    assert_eq!(out.events_of_type("result")[0]["result"], answer);
+}
+
 #[tokio::test]
 async fn cost_is_never_negative_zero_after_a_connection_failure() {
     let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"x"}]}"#).await;

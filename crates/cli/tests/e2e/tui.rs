@@ -508,6 +508,53 @@ async fn a_subagent_shows_under_its_task_cell() {
     quit(&mut s);
 }
 
+/// A stream cut on every attempt: each retry drops what the broken attempt
+/// streamed, so the cell holds one attempt's text, never the attempts glued
+/// together ("A long answer… loreA long answer… lore…").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_stream_shows_only_the_current_attempts_text() {
+    let script = json!({"turns": [{
+        "faults": [{"cut_after_events": 6, "repeat": true}],
+        "text": "A long answer that goes on for a while, lorem ipsum dolor sit amet."
+    }]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("tell me\r");
+    s.wait_for("ended before");
+    assert_eq!(h.server.requests().len(), 4, "every attempt was cut");
+    let screen = s.text();
+    assert_eq!(screen.matches("A long answer").count(), 1, "{screen}");
+    quit(&mut s);
+}
+
+/// Vim mode in the real terminal: an operator with a count, undo, and `.`
+/// edit the prompt before it is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vim_operators_counts_and_undo_edit_the_prompt() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"got it"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("/vim\r");
+    s.wait_for("vim mode on");
+    s.type_text("alpha beta gamma delta");
+    s.wait_for("alpha beta gamma delta");
+    s.send(b"\x1b");
+    s.wait_for("NORMAL");
+    // d2w from the start takes two words; u puts them back; dw then . takes them again, one by one.
+    s.type_text("0d2w");
+    s.wait_for("│› gamma delta");
+    s.type_text("u");
+    s.wait_for("│› alpha beta gamma delta");
+    s.type_text("dw.");
+    s.wait_for("│› gamma delta");
+    s.type_text("\r");
+    s.wait_for("got it");
+    let sent = h.bodies()[0]["messages"][0].to_string();
+    assert!(sent.contains("gamma delta") && !sent.contains("alpha"), "{sent}");
+    quit(&mut s);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     let script = json!({"turns": [
@@ -525,6 +572,14 @@ async fn a_plan_is_approved_in_the_tui_and_the_mode_follows() {
     answer_until_gone(&mut s, b"2", "Approve this plan?");
     s.wait_for("Carrying it out.");
     s.wait_for("accept-edits");
+    // The card is gone; the plan it asked about stays in the transcript, as Markdown.
+    s.wait_for("plan approved · now accept-edits");
+    let screen = s.text();
+    let rows: Vec<&str> = screen.lines().map(str::trim).collect();
+    assert!(
+        rows.contains(&"Plan") && rows.contains(&"1. Fix PLAN-STEP-ONE") && rows.contains(&"2. Test it"),
+        "{screen}"
+    );
     let results = h.tool_results(&h.bodies()[1]);
     assert!(results[0].0.contains("approved the plan") && results[0].0.contains("accept-edits"), "{results:?}");
     quit(&mut s);
@@ -675,6 +730,36 @@ async fn print_mode_on_a_terminal_drops_the_models_escape_sequences() {
     assert!(!raw.contains("\u{1b}]52") && !raw.contains("\u{1b}]0;") && !raw.contains("\u{1b}[2J"), "{raw:?}");
 }
 
+/// A resumed session's cells show the figures the session kept: the
+/// command's real line count and time (not `0ms` and the kept tail's
+/// count), and the edit's diff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_shows_the_kept_figures_and_the_edits_diff() {
+    let script = json!({"turns": [
+        {"tool_calls": [
+            {"name": "read", "arguments": {"path": "a.txt"}},
+            {"name": "edit", "arguments": {"path": "a.txt", "old_string": "old-line", "new_string": "NEW-LINE"}}
+        ]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "seq 1 5001"}}]},
+        {"text": "all done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    std::fs::write(h.path("a.txt"), "first\nold-line\nlast\n").unwrap();
+    let out = h.run(&["-p", "change it", "--output-format", "json"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let id =
+        serde_json::from_str::<serde_json::Value>(&out.stdout).unwrap()["session_id"].as_str().unwrap().to_string();
+    let mut s = start_with(&h, &["-r", &id]);
+    s.wait_for("resumed session");
+    s.wait_for("5001 lines");
+    let screen = s.text();
+    assert!(screen.contains("- old-line") || screen.contains("-old-line"), "the edit's diff: {screen}");
+    assert!(screen.contains("NEW-LINE"), "{screen}");
+    let summary = screen.lines().find(|l| l.contains("5001 lines")).unwrap();
+    assert!(summary.trim().starts_with("exit 0 · ") && !summary.contains("0ms"), "{summary}");
+    quit(&mut s);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_brings_the_sessions_totals_with_it() {
     let script = r#"{"turns":[
@@ -698,11 +783,14 @@ async fn resume_brings_the_sessions_totals_with_it() {
     s.wait_for("tui reply");
     s.type_text("/cost\r");
     s.wait_for("tokens in 7000 · out 700");
+    s.wait_for("↑7.0k ↓700");
     s.type_text(&format!("/resume {id}\r"));
     s.wait_for("resumed session");
-    // The resumed session's own totals, not this one's.
+    // The resumed session's own totals, not this one's: in /cost and in the status line.
     s.type_text("/cost\r");
     s.wait_for("tokens in 1234 · out 56");
+    s.wait_for("↑1.2k ↓56");
+    assert!(!s.text().contains("↑7.0k"), "{}", s.text());
     quit(&mut s);
 }
 

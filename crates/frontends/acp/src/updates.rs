@@ -24,6 +24,9 @@ const MAX_DIFF_FILE: usize = 1024 * 1024;
 /// The most bytes of a call's details sent as its `rawOutput`.
 const MAX_RAW_OUTPUT: usize = 64 * 1024;
 
+/// Responses streamed by this process, numbered for the message ids of their chunks.
+static RESPONSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// A session's events as `session/update` notifications; a mode or model
 /// change also updates the session's pickers and sends them whole.
 pub(crate) fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime, pickers: Arc<Pickers>) -> EventSink {
@@ -32,15 +35,34 @@ pub(crate) fn sink(cx: ConnectionTo<Client>, session: String, runtime: &Runtime,
     // The context the last response filled, of the model's window.
     let window = AtomicU64::new(runtime.model_info().context_window);
     let last_used = AtomicU64::new(0);
+    let session_tag = session.clone();
     let calls: Mutex<HashMap<String, Call>> = Mutex::default();
+    // The streamed response's number: its chunks carry it as their message id. A retry
+    // that abandons what streamed starts a new one, so the editor sees the retried
+    // answer as a message of its own instead of glued to the broken one (ACP cannot
+    // take chunks back).
+    let response = AtomicU64::new(RESPONSES.fetch_add(1, Ordering::SeqCst));
+    let message_id = move |n: u64, kind: &str| acp::MessageId::new(format!("{session_tag}-{n}-{kind}"));
     Arc::new(move |e: AgentEvent| {
         let update = match e {
-            AgentEvent::TextDelta { text } => {
-                acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(text_block(&text)))
+            AgentEvent::TurnStart { .. } => {
+                response.store(RESPONSES.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+                return;
             }
-            AgentEvent::ThinkingDelta { text } => {
-                acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(&text)))
+            AgentEvent::Retry(r) => {
+                if r.discard_partial {
+                    response.store(RESPONSES.fetch_add(1, Ordering::SeqCst), Ordering::SeqCst);
+                }
+                return;
             }
+            AgentEvent::TextDelta { text } => acp::SessionUpdate::AgentMessageChunk(
+                acp::ContentChunk::new(text_block(&text))
+                    .message_id(message_id(response.load(Ordering::SeqCst), "text")),
+            ),
+            AgentEvent::ThinkingDelta { text } => acp::SessionUpdate::AgentThoughtChunk(
+                acp::ContentChunk::new(text_block(&text))
+                    .message_id(message_id(response.load(Ordering::SeqCst), "thought")),
+            ),
             AgentEvent::ToolCallStart { id, name, input } => {
                 // A new file's text is the call's own; nothing is read from the disk for a diff.
                 // Kept only when it could be shown (a model-sized string is not copied for nothing).

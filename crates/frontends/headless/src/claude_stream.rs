@@ -124,27 +124,7 @@ impl ClaudeStream {
         let session_id = || self.session_id.clone();
         let mut out = Vec::new();
         match event {
-            AgentEvent::TurnStart { .. } => {
-                let mut s = self.state();
-                if self.partial && parent.is_none() {
-                    s.message_id = message_id();
-                    s.open = None;
-                    s.next_index = 0;
-                    let id = s.message_id.clone();
-                    drop(s);
-                    out.push(self.stream_event(StreamEvent::MessageStart {
-                        message: AssistantMessageStart {
-                            id,
-                            kind: "message",
-                            role: "assistant",
-                            content: Vec::new(),
-                            stop_reason: None,
-                            stop_sequence: None,
-                            usage: ClaudeUsage::default(),
-                        },
-                    }));
-                }
-            }
+            AgentEvent::TurnStart { .. } if self.partial && parent.is_none() => out.push(self.message_start()),
             AgentEvent::TextDelta { text } if self.partial && parent.is_none() => {
                 self.delta(&mut out, "text", Delta::TextDelta { text });
             }
@@ -229,15 +209,24 @@ impl ClaudeStream {
                     tool_use_result: result,
                 })
             }
-            AgentEvent::Retry(r) => out.push(Line::System(System::ApiRetry {
-                attempt: r.attempt,
-                max_retries: r.max_attempts,
-                retry_delay_ms: r.delay_ms,
-                error: r.error,
-                parent_tool_use_id: parent,
-                session_id: session_id(),
-                uuid: uuid(),
-            })),
+            AgentEvent::Retry(r) => {
+                let restart = r.discard_partial && self.partial && parent.is_none();
+                out.push(Line::System(System::ApiRetry {
+                    attempt: r.attempt,
+                    max_retries: r.max_attempts,
+                    retry_delay_ms: r.delay_ms,
+                    error: r.error,
+                    parent_tool_use_id: parent,
+                    session_id: session_id(),
+                    uuid: uuid(),
+                }));
+                // What the broken attempt streamed is abandoned (its message never stops):
+                // the next attempt streams a new message, under a new id, from index 0,
+                // so a reader that joins deltas per message never repeats the text.
+                if restart {
+                    out.push(self.message_start());
+                }
+            }
             AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => {
                 out.push(Line::System(System::CompactBoundary {
                     compact_metadata: CompactMetadata {
@@ -260,6 +249,28 @@ impl ClaudeStream {
             _ => {}
         }
         out
+    }
+
+    /// The `message_start` of a new streamed message (a turn, or the attempt
+    /// after a retry that abandoned what streamed): a new id, blocks from 0.
+    fn message_start(&self) -> Line {
+        let mut s = self.state();
+        s.message_id = message_id();
+        s.open = None;
+        s.next_index = 0;
+        let id = s.message_id.clone();
+        drop(s);
+        self.stream_event(StreamEvent::MessageStart {
+            message: AssistantMessageStart {
+                id,
+                kind: "message",
+                role: "assistant",
+                content: Vec::new(),
+                stop_reason: None,
+                stop_sequence: None,
+                usage: ClaudeUsage::default(),
+            },
+        })
     }
 
     /// A delta of `kind` ("text", "thinking"): a new content block when the kind changes.

@@ -53,6 +53,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ),
     ("!cmd", "run a shell command in a pseudo-terminal"),
     ("/", "commands"),
+    ("/vim, then Esc", "vim keys: d c y + motion (w b e $ 0 ^ h l j k, iw aw), dd, x, p, counts, u / Ctrl+R, ."),
 ];
 
 /// Images attached and not yet sent, at most (the oldest goes first).
@@ -539,6 +540,8 @@ impl App {
                 self.retry =
                     Some(RetryShown { reason: retry_reason(r), until, attempt: r.attempt, of: r.max_attempts });
                 self.set_activity(retry_reason(r), now);
+                // The transcript drops what the abandoned attempt streamed.
+                self.transcript.apply(event);
                 return;
             }
             _ => {}
@@ -1064,7 +1067,7 @@ impl App {
                 let on = self.composer.vim_mode().is_none();
                 self.composer.set_vim(on);
                 let text = if on {
-                    "vim mode on: Esc for normal mode (h j k l, w b, 0 $, x, dd, D, i a I A o O, gg G), Enter sends; /vim turns it off"
+                    "vim mode on: Esc for normal mode (motions, d c y with counts, p, u, Ctrl+R, .; see /help), Enter sends; /vim turns it off"
                 } else {
                     "vim mode off"
                 };

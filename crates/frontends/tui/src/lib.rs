@@ -7,8 +7,8 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 pub mod app;
 pub mod attention;
-pub mod inline;
 pub mod image_input;
+pub mod inline;
 pub mod markdown;
 mod picker_driver;
 pub mod pickers;

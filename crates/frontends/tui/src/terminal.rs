@@ -395,7 +395,7 @@ fn new_app(runtime: &Runtime) -> App {
         app.notice(format!("instructions from {}", names.join(", ")), NoticeLevel::Info);
     }
     if let Some(r) = runtime.resumed() {
-        app.transcript.replay(&r.messages);
+        app.transcript.replay_with(&r.messages, &r.tool_runs);
         app.todos = r.todos.clone();
         // The session's tokens and cost so far, as /cost and the status line count them.
         let (u, cost) = r.usage;
@@ -1121,6 +1121,7 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             ),
             NoticeLevel::Info,
         ),
+        Outcome::NothingToCompact(why) => app.notice(why, NoticeLevel::Info),
         // Shown when it was asked (`/clear`).
         Outcome::Cleared => {}
         Outcome::Rewound { number, restored: r, prompt, conversation } => {
@@ -1155,7 +1156,7 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
         }
         Outcome::Resumed(r) => {
             app.transcript.clear();
-            app.transcript.replay(&r.messages);
+            app.transcript.replay_with(&r.messages, &r.tool_runs);
             app.todos = r.todos.clone();
             app.last_prompt_tokens = 0;
             let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();

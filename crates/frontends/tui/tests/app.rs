@@ -394,14 +394,14 @@ fn vim_mode_edits_with_normal_and_insert_keys() {
     // Esc: normal mode (the turn is not interrupted, nothing is sent).
     assert_eq!(a.on_key(key(KeyCode::Esc), t0), Command::None);
     assert_eq!(a.composer.vim_mode(), Some(tern_tui::widgets::composer::VimMode::Normal));
-    // 0 to the start, w over "fix", x x x deletes " th"... then i types.
+    // 0 to the start, w to "the", D deletes to the end of the line, A types at its end.
     for c in ['0', 'w'] {
         a.on_key(key(KeyCode::Char(c)), t0);
     }
     a.on_key(key(KeyCode::Char('D')), t0);
-    assert_eq!(a.composer.text(), "fix");
+    assert_eq!(a.composer.text(), "fix ");
     a.on_key(key(KeyCode::Char('A')), t0);
-    type_text(&mut a, " the build", t0);
+    type_text(&mut a, "the build", t0);
     assert_eq!(a.composer.text(), "fix the build");
     a.on_key(key(KeyCode::Esc), t0);
     a.on_key(key(KeyCode::Char('o')), t0);

@@ -366,15 +366,6 @@ fn other_tools() {
 fn notices() {
     let mut t = Transcript::new();
     t.push(CellKind::Notice { text: "Context compacted: 120k → 18k tokens.".into(), level: NoticeLevel::Info });
-    t.apply(&AgentEvent::Retry(tern_protocol::RetryInfo {
-        attempt: 2,
-        max_attempts: 5,
-        delay_ms: 2000,
-        error: "HTTP 529 overloaded".into(),
-        cause: Default::default(),
-        status: None,
-        discard_partial: false,
-    }));
     t.apply(&AgentEvent::Error {
         message:
             "The provider failed after 5 attempts: HTTP 529 overloaded. Try again later or switch models with /model."
@@ -460,4 +451,30 @@ fn bash_moved_to_the_background_says_where_it_went() {
     let shown = support::render(&mut t, 80, &PLAIN, Instant::now());
     assert!(shown.contains("in the background as bg-1 · 4.2s · 1 line"), "{shown}");
     assert!(shown.contains("listening on :3000"), "{shown}");
+}
+
+/// An approved plan stays as Markdown under `✓ plan approved`; a refused one
+/// is an error cell like any other.
+#[test]
+fn plan_approved() {
+    let mut t = Transcript::new();
+    let plan = json!({"plan": "## Plan\n\n1. Guard the **empty** case\n2. Add a test"});
+    for (id, approved) in [("p1", false), ("p2", true)] {
+        start_tool(&mut t, id, "exit_plan_mode", plan.clone());
+        let details = tern_protocol::ToolDetails::Plan(tern_protocol::PlanDetails {
+            mode: approved.then_some(tern_protocol::Mode::AcceptEdits),
+            approved: Some(approved),
+            ended: false,
+        });
+        let text = if approved { "The person approved the plan." } else { "The person did not approve the plan." };
+        t.apply(&AgentEvent::ToolExecutionEnd {
+            id: id.into(),
+            name: "exit_plan_mode".into(),
+            content: vec![tern_protocol::ToolResultContent::text(text)],
+            is_error: !approved,
+            details: Some(Box::new(details)),
+            duration_ms: 4000,
+        });
+    }
+    snapshot("plan_approved", &mut t, Instant::now());
 }

@@ -304,11 +304,7 @@ fn a_retry_that_discards_clears_the_partial_text() {
         discard_partial: true,
     }));
     t.apply(&AgentEvent::TextDelta { text: "again".into() });
-    insta::assert_snapshot!(render(&mut t, 60, &PLAIN, Instant::now()), @r"
-    ⚠ retrying in 500 ms (attempt 2/3): connection reset
-
-    • again
-    ");
+    insta::assert_snapshot!(render(&mut t, 60, &PLAIN, Instant::now()), @"• again");
 }
 
 /// A small deterministic generator, so a failure can be replayed.
@@ -580,4 +576,83 @@ fn finished_cells_are_taken_in_order_and_only_once() {
     let epoch = t.epoch();
     t.clear();
     assert_eq!(t.epoch(), epoch + 1);
+}
+
+/// A replayed call shows the figures its session kept (time, exit code,
+/// line count, diff), and without them no invented ones: no time, and the
+/// line count bash's own truncation note gives, not the kept tail's.
+#[test]
+fn a_replay_shows_only_the_figures_that_were_kept() {
+    let call = |id: &str, name: &str, input: serde_json::Value| Message {
+        role: Role::Assistant,
+        content: vec![ContentBlock::ToolUse { id: id.into(), name: name.into(), input }],
+    };
+    let output: String = (4002..=5001).map(|n| format!("{n}\n")).collect();
+    let result = |id: &str, text: &str| Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: vec![tern_protocol::ToolResultContent::text(text)],
+            is_error: false,
+        }],
+    };
+    let truncated = format!("[Output truncated: showing the last 1000 of 5001 lines (4.9 KB of 24 KB).]\n{output}");
+    let messages = [
+        Message::user_text("go"),
+        call("b", "bash", json!({"command": "seq 1 5001"})),
+        result("b", &truncated),
+        call("e", "edit", json!({"path": "a.txt", "old_string": "old", "new_string": "new"})),
+        result("e", "Edited a.txt"),
+    ];
+    let mut t = tern_tui::transcript::Transcript::new();
+    t.replay(&messages);
+    insta::assert_snapshot!(render(&mut t, 60, &PLAIN, Instant::now()), @r"
+    › go
+
+    ✓ bash seq 1 5001
+      done · 5001 lines
+      … +4998 lines (Ctrl+O to expand)
+      4999
+      5000
+      5001
+
+    ✓ edit a.txt
+    ");
+    let details = |kind: &str, v: serde_json::Value| {
+        let mut v = v;
+        v["kind"] = kind.into();
+        Some(Box::new(serde_json::from_value::<tern_protocol::ToolDetails>(v).unwrap()))
+    };
+    let runs = [
+        tern_protocol::ToolRun {
+            tool_use_id: "b".into(),
+            duration_ms: 23_900,
+            details: details("bash", json!({"exit_code": 0, "total_lines": 5001, "total_bytes": 24000})),
+        },
+        tern_protocol::ToolRun {
+            tool_use_id: "e".into(),
+            duration_ms: 4,
+            details: details(
+                "edit",
+                json!({"path": "a.txt", "replacements": 1, "added": 1, "removed": 1, "hunks": [{"old_start": 1, "new_start": 1,
+                    "lines": [{"tag": "-", "old": 1, "new": null, "text": "old"}, {"tag": "+", "old": null, "new": 1, "text": "new"}]}]}),
+            ),
+        },
+    ];
+    let mut t = tern_tui::transcript::Transcript::new();
+    t.replay_with(&messages, &runs.into_iter().map(|r| (r.tool_use_id.clone(), r)).collect());
+    insta::assert_snapshot!(render(&mut t, 60, &PLAIN, Instant::now()), @r"
+    › go
+
+    ✓ bash seq 1 5001
+      exit 0 · 23.9s · 5001 lines
+      … +4998 lines (Ctrl+O to expand)
+      4999
+      5000
+      5001
+
+    ✓ edit a.txt · +1 −1 · 4ms
+      1 - old
+      1 + new
+    ");
 }

@@ -14,14 +14,7 @@ async fn modes_and_settings_follow_one_rule() {
     let server = tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(r#"{"turns": []}"#).unwrap(), None)
         .await
         .unwrap();
-    let overrides = Overrides {
-        provider: Some("anthropic".into()),
-        base_url: Some(server.url()),
-        model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
-        tern_home: Some(home.path().to_path_buf()),
-        ..Default::default()
-    };
+    let overrides = crate::mock_overrides(&server, &work, &home);
     let rt = Runtime::new(overrides.clone()).await.unwrap();
     let seen: Arc<Mutex<Vec<AgentEvent>>> = Arc::default();
     let kept = seen.clone();

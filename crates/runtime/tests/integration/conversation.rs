@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use futures::FutureExt as _;
-use tern_runtime::{Overrides, Runtime};
+use tern_runtime::Runtime;
 
 #[tokio::test]
 async fn each_prompt_continues_the_conversation_until_cleared() {
@@ -12,16 +12,7 @@ async fn each_prompt_continues_the_conversation_until_cleared() {
     let script = r#"{"turns": [{"text": "first answer"}, {"text": "second answer"}]}"#;
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(script).unwrap(), None).await.unwrap();
-    let rt = Runtime::new(Overrides {
-        provider: Some("anthropic".into()),
-        base_url: Some(server.url()),
-        model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
-        tern_home: Some(home.path().to_path_buf()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let rt = Runtime::new(crate::mock_overrides(&server, &work, &home)).await.unwrap();
     let events: tern_agent_loop::EventSink = Arc::new(|_| {});
     let one = rt.prompt("hello", &events).await.unwrap();
     assert_eq!(one.outcome.final_text, "first answer");

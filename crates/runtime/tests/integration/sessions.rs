@@ -15,9 +15,11 @@ async fn rewind_fork_compact_and_resume_through_commands() {
     std::fs::write(work.path().join("a.txt"), "one\n").unwrap();
     let usage = r#""usage": {"input_tokens": 100, "output_tokens": 10}"#;
     let marker = tern_runtime::compaction::SUMMARY_REQUEST_MARKER;
+    // Large enough that `/compact` has something worth a summary (see MIN_MANUAL_COMPACT_TOKENS).
+    let made = "made\n".repeat(2_000);
     let script = format!(
         r#"{{"turns": [
-        {{"tool_calls": [{{"name": "write", "arguments": {{"path": "b.txt", "content": "made\n"}}}}], {usage}}},
+        {{"tool_calls": [{{"name": "write", "arguments": {{"path": "b.txt", "content": {made:?}}}}}], {usage}}},
         {{"text": "wrote it", {usage}}},
         {{"text": "just talk", {usage}}},
         {{"when_request_contains": "{marker}", "text": "SUMMARY: a file was written, then we talked.", {usage}}},
@@ -26,20 +28,13 @@ async fn rewind_fork_compact_and_resume_through_commands() {
     );
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script).unwrap(), None).await.unwrap();
-    let overrides = Overrides {
-        provider: Some("anthropic".into()),
-        base_url: Some(server.url()),
-        model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
-        tern_home: Some(home.path().to_path_buf()),
-        permission_mode: Some("bypass".into()),
-        ..Default::default()
-    };
+    let overrides =
+        Overrides { permission_mode: Some("bypass".into()), ..crate::mock_overrides(&server, &work, &home) };
     let rt = Runtime::new(overrides.clone()).await.unwrap();
     let events: tern_agent_loop::EventSink = Arc::new(|_| {});
     assert_eq!(rt.prompt("write b", &events).await.unwrap().outcome.final_text, "wrote it");
     assert_eq!(rt.prompt("talk", &events).await.unwrap().outcome.final_text, "just talk");
-    assert_eq!(std::fs::read_to_string(work.path().join("b.txt")).unwrap(), "made\n");
+    assert_eq!(std::fs::read_to_string(work.path().join("b.txt")).unwrap(), made);
     let id = rt.session().id().to_string();
 
     // Back to before the first prompt: the file it made is gone, the conversation empty.
@@ -80,4 +75,28 @@ async fn rewind_fork_compact_and_resume_through_commands() {
     // The fork and the compaction left the original file as it was (the resume appends to it).
     let now = std::fs::read(rt.session().path()).unwrap();
     assert!(now.starts_with(&original), "the original session was rewritten");
+}
+
+/// `/compact` on a session too small for a summary to help says so and
+/// sends nothing; the conversation is left as it was.
+#[tokio::test]
+async fn compact_on_a_tiny_session_makes_no_request() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let server = tern_mock_llm::MockServer::start(
+        tern_mock_llm::Script::from_json(r#"{"turns": [{"text": "hello"}, {"text": "again"}]}"#).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let rt = Runtime::new(crate::mock_overrides(&server, &work, &home)).await.unwrap();
+    let events: tern_agent_loop::EventSink = Arc::new(|_| {});
+    rt.prompt("hi", &events).await.unwrap();
+    rt.prompt("hi again", &events).await.unwrap();
+    let before = server.requests().len();
+    let outcome = rt.apply(Command::Compact { focus: None }, &events).await.unwrap();
+    let Outcome::NothingToCompact(why) = outcome else { panic!("nothing to compact, got {outcome:?}") };
+    assert!(why.starts_with("nothing to compact"), "{why}");
+    assert_eq!(server.requests().len(), before, "no summary request");
+    assert_eq!(rt.conversation().await.len(), 4, "the conversation is unchanged");
 }

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use tern_protocol::{AgentEvent, ToolDetails};
-use tern_runtime::{Overrides, Runtime};
+use tern_runtime::Runtime;
 
 #[tokio::test]
 async fn a_task_runs_a_child_whose_answer_and_usage_come_back() {
@@ -23,16 +23,7 @@ async fn a_task_runs_a_child_whose_answer_and_usage_come_back() {
     );
     let server =
         tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script).unwrap(), None).await.unwrap();
-    let rt = Runtime::new(Overrides {
-        provider: Some("anthropic".into()),
-        base_url: Some(server.url()),
-        model: Some("mock".into()),
-        cwd: Some(work.path().to_path_buf()),
-        tern_home: Some(home.path().to_path_buf()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let rt = Runtime::new(crate::mock_overrides(&server, &work, &home)).await.unwrap();
     let seen: Arc<Mutex<Vec<AgentEvent>>> = Arc::default();
     let kept = seen.clone();
     let events: tern_agent_loop::EventSink = Arc::new(move |e| kept.lock().unwrap().push(e));

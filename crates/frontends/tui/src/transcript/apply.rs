@@ -1,8 +1,9 @@
 //! Folding the agent's event stream into cells.
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use tern_protocol::{AgentEvent, ContentBlock, Message, RetryInfo, ToolResultContent};
+use tern_protocol::{AgentEvent, ContentBlock, Message, RetryInfo, ToolResultContent, ToolRun};
 
 use super::Transcript;
 use super::cell::{CellKind, FinishedTool, NoticeLevel, ToolCell};
@@ -26,12 +27,19 @@ enum Streamed {
 }
 
 impl Transcript {
+    /// Show a conversation without its tool calls' figures (see [`Transcript::replay_with`]).
+    pub fn replay(&mut self, messages: &[Message]) {
+        self.replay_with(messages, &HashMap::new());
+    }
+
     /// Show a conversation brought back by `--continue` / `--resume`, as the
     /// cells its events made when it ran: prompts, replies, tool calls with
-    /// their results (without timings or details, which are not kept). The
-    /// summary of a compaction shows as a compaction cell (Ctrl+O expands it).
-    pub fn replay(&mut self, messages: &[Message]) {
-        let mut names = std::collections::HashMap::new();
+    /// their results, and with the time and details the session kept of
+    /// each call in `runs` (a call without them shows no time, and what its
+    /// result text says). The summary of a compaction shows as a compaction
+    /// cell (Ctrl+O expands it).
+    pub fn replay_with(&mut self, messages: &[Message], runs: &HashMap<String, ToolRun>) {
+        let mut names = HashMap::new();
         for m in messages {
             match m.role {
                 tern_protocol::Role::User => {
@@ -46,14 +54,22 @@ impl Transcript {
                                 }
                             }
                             ContentBlock::ToolResult { tool_use_id, content, is_error } => {
+                                let run = runs.get(tool_use_id);
                                 self.apply(&AgentEvent::ToolExecutionEnd {
                                     id: tool_use_id.clone(),
                                     name: names.get(tool_use_id).cloned().unwrap_or_default(),
                                     content: content.clone(),
                                     is_error: *is_error,
-                                    details: None,
-                                    duration_ms: 0,
+                                    details: run.and_then(|r| r.details.clone()),
+                                    duration_ms: run.map_or(0, |r| r.duration_ms),
                                 });
+                                if run.is_none()
+                                    && let Some(&i) = self.tools.get(tool_use_id)
+                                    && let Some(CellKind::Tool(t)) = self.cell_mut(i)
+                                    && let Some(f) = t.finished.as_mut()
+                                {
+                                    f.duration_ms = None;
+                                }
                             }
                             _ => {}
                         }
@@ -85,8 +101,9 @@ impl Transcript {
     /// Fold one agent event in: text and reasoning deltas grow the streaming
     /// Assistant / Thinking cell (creating it), the complete message ends the
     /// streaming (its text replaces the streamed text if they differ), tool
-    /// events create, feed and finish Tool cells, notices, errors and retries
-    /// add Notice cells. Todo updates and the rest are for the app.
+    /// events create, feed and finish Tool cells, notices and errors add
+    /// Notice cells, a retry drops the abandoned attempt's text. Todo updates
+    /// and the rest are for the app.
     pub fn apply(&mut self, event: &AgentEvent) {
         match event {
             AgentEvent::TextDelta { text } => self.delta(Streamed::Text, text),
@@ -126,7 +143,7 @@ impl Transcript {
                         is_error: *is_error,
                         text,
                         details: details.clone(),
-                        duration_ms: *duration_ms,
+                        duration_ms: Some(*duration_ms),
                     });
                 }
             }
@@ -207,7 +224,7 @@ impl Transcript {
         }
         let mut cell = ToolCell::new(format!("compaction-{}", self.len()), "compaction".to_string(), input, now);
         cell.finished =
-            Some(FinishedTool { is_error: false, text: summary.trim().to_string(), details: None, duration_ms: 0 });
+            Some(FinishedTool { is_error: false, text: summary.trim().to_string(), details: None, duration_ms: None });
         self.push(CellKind::Tool(cell));
     }
 
@@ -239,6 +256,9 @@ impl Transcript {
         }
     }
 
+    /// A retry: what the abandoned attempt streamed is dropped when the
+    /// event says so (the next attempt streams the answer again). The retry
+    /// itself shows in the status line, not as a cell.
     fn retry(&mut self, info: &RetryInfo) {
         if info.discard_partial {
             // What streamed will be sent again: drop it.
@@ -259,11 +279,6 @@ impl Transcript {
         } else {
             self.end_stream();
         }
-        let text = format!(
-            "retrying in {} ms (attempt {}/{}): {}",
-            info.delay_ms, info.attempt, info.max_attempts, info.error
-        );
-        self.push(CellKind::Notice { text, level: NoticeLevel::Warning });
     }
 
     fn finish_message(&mut self, message: &Message) {
@@ -321,7 +336,7 @@ impl Transcript {
                         details: Some(Box::new(tern_protocol::ToolDetails::WebSearch(
                             tern_protocol::WebSearchDetails { results: found },
                         ))),
-                        duration_ms: 0,
+                        duration_ms: None,
                     });
                     self.push(CellKind::Tool(cell));
                 }

@@ -91,8 +91,9 @@ pub struct FinishedTool {
     pub text: String,
     /// Structured details from the tool (exit code, diff, counts, paths).
     pub details: Option<Box<tern_protocol::ToolDetails>>,
-    /// Wall time.
-    pub duration_ms: u64,
+    /// Wall time; `None` when not known (a call replayed from a session
+    /// that did not keep it) — then none is shown.
+    pub duration_ms: Option<u64>,
 }
 
 impl FinishedTool {

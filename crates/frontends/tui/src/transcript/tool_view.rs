@@ -69,12 +69,16 @@ struct CommandEnd {
     /// Why there is no exit code (timed out, interrupted, killed, moved to the background).
     cause: Option<std::borrow::Cow<'static, str>>,
     failed: bool,
-    duration_ms: u64,
+    /// `None`: not known (a replayed call).
+    duration_ms: Option<u64>,
     total_lines: u64,
     full_output: Option<String>,
 }
 
 pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> {
+    if let Some(plan) = approved_plan(cell, ctx) {
+        return plan;
+    }
     let theme = ctx.theme;
     let kind = Kind::of(&cell.name);
     let failed = cell.finished.as_ref().is_some_and(|f| f.is_error);
@@ -91,7 +95,7 @@ pub(crate) fn render_tool(cell: &ToolCell, ctx: &Ctx<'_>) -> Vec<Line<'static>> 
                 info.push(s);
             }
             if kind != Kind::Bash {
-                info.push(duration_ms(f.duration_ms));
+                info.extend(f.duration_ms.map(duration_ms));
             }
         }
     }
@@ -167,7 +171,7 @@ pub(crate) fn render_shell(cell: &ShellCell, ctx: &Ctx<'_>) -> Vec<Line<'static>
         exit_code: cell.exit_code,
         cause: cell.exit_code.is_none().then_some("killed".into()),
         failed,
-        duration_ms,
+        duration_ms: Some(duration_ms),
         total_lines: cell.tail.total_lines(),
         full_output: None,
     });
@@ -222,6 +226,35 @@ fn header(
         line.spans.push(Span::styled(info, ctx.theme.dim()));
     }
     line
+}
+
+/// An `exit_plan_mode` call that went through: the plan stays in the
+/// transcript, as Markdown under a `✓ plan approved` line (the card that
+/// asked is gone once answered). None for any other cell.
+fn approved_plan(cell: &ToolCell, ctx: &Ctx<'_>) -> Option<Vec<Line<'static>>> {
+    let f = cell.finished.as_ref().filter(|f| !f.is_error && cell.name == "exit_plan_mode")?;
+    let plan = tern_protocol::CallArgs::of(&cell.input).plan.filter(|p| !p.trim().is_empty())?;
+    let mut info = Vec::new();
+    match f.details.as_deref() {
+        // Nobody could approve it (a headless run): the plan ended the run.
+        Some(tern_protocol::ToolDetails::Plan(p)) if p.approved != Some(true) => return None,
+        Some(tern_protocol::ToolDetails::Plan(p)) => info.extend(p.mode.map(|m| format!("now {m}"))),
+        _ => {}
+    }
+    let mut out = vec![header(
+        mark(true, false, ctx),
+        Span::styled("plan approved", ctx.theme.accent()),
+        Vec::new(),
+        &info,
+        false,
+        ctx,
+    )];
+    let inner = u16::try_from(ctx.width.saturating_sub(2).max(1)).unwrap_or(u16::MAX);
+    out.extend(crate::markdown::render_markdown(plan, inner, ctx.theme).into_iter().map(|mut l| {
+        l.spans.insert(0, Span::raw("  "));
+        l
+    }));
+    Some(out)
 }
 
 /// Files a media command printed it made: words naming image, video or
@@ -362,9 +395,23 @@ fn bash_end(f: &FinishedTool, tail: &OutputTail) -> CommandEnd {
         cause,
         failed: f.is_error || exit_code.is_some_and(|c| c != 0),
         duration_ms: f.duration_ms,
-        total_lines: d.as_ref().map_or_else(|| tail.total_lines(), |d| d.total_lines),
+        // Without details (a replayed call), the count the result's truncation note gives, else what is kept.
+        total_lines: d
+            .as_ref()
+            .map(|d| d.total_lines)
+            .or_else(|| truncated_total(&f.text))
+            .unwrap_or_else(|| tail.total_lines()),
         full_output: d.and_then(|d| d.full_output),
     }
+}
+
+/// The line count bash's truncation note gives (`[Output truncated: showing
+/// the last 2000 of 5001 lines …`), for a result without its details.
+fn truncated_total(text: &str) -> Option<u64> {
+    let rest = text.strip_prefix("[Output truncated: showing the last ")?;
+    let (_, rest) = rest.split_once(" of ")?;
+    let (total, _) = rest.split_once(" lines")?;
+    total.parse().ok()
 }
 
 /// A command's output: the live tail while it runs; a summary line and the
@@ -381,10 +428,11 @@ fn command_body(tail: &OutputTail, end: Option<&CommandEnd>, expanded: bool, ctx
             (None, None) => ("done".to_string(), theme.dim()),
         };
         let lines_note = if total == 0 { "no output".to_string() } else { count(total, "line", "lines") };
+        let time = end.duration_ms.map(|ms| format!(" · {}", duration_ms(ms))).unwrap_or_default();
         out.push(Line::from(vec![
             Span::raw("  "),
             Span::styled(status, style),
-            Span::styled(format!(" · {} · {lines_note}", duration_ms(end.duration_ms)), theme.dim()),
+            Span::styled(format!("{time} · {lines_note}"), theme.dim()),
         ]));
     }
     if expanded {

@@ -49,6 +49,8 @@ pub use super::fuzzy::fuzzy_score;
 use super::paste_store::{PasteStore, normalize, should_collapse};
 use super::prompt_history::PromptHistory;
 use super::text_buffer::TextBuffer;
+pub use super::vim::VimMode;
+use super::vim::{Effect, Vim};
 use super::wrap::{str_width, truncate, wrap_ranges};
 use crate::theme::Theme;
 
@@ -105,19 +107,8 @@ pub struct Composer {
     scroll: Cell<usize>,
     /// Ctrl+R: searching the history.
     search: Option<HistorySearch>,
-    /// `/vim`: modal editing, and the mode it is in (`None`: off).
-    vim: Option<VimMode>,
-    /// A first key waiting for its second (`d` of `dd`, `g` of `gg`).
-    vim_pending: Option<char>,
-}
-
-/// The vim mode the composer is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VimMode {
-    /// Keys move and edit.
-    Normal,
-    /// Keys type.
-    Insert,
+    /// `/vim`: modal editing (`None`: off).
+    vim: Option<Vim>,
 }
 
 /// A reverse search of the prompt history (Ctrl+R).
@@ -179,7 +170,6 @@ impl Composer {
             scroll: Cell::new(0),
             search: None,
             vim: None,
-            vim_pending: None,
         }
     }
 
@@ -201,91 +191,44 @@ impl Composer {
 
     /// Turn vim mode on (starting in insert mode, to type at once) or off.
     pub fn set_vim(&mut self, on: bool) {
-        self.vim = on.then_some(VimMode::Insert);
-        self.vim_pending = None;
+        self.vim = on.then(|| Vim::new(&self.buffer));
     }
 
     /// The vim mode, when vim mode is on.
     pub fn vim_mode(&self) -> Option<VimMode> {
-        self.vim
+        self.vim.as_ref().map(Vim::mode)
     }
 
-    /// A key in vim's normal mode: motions, `x`, `dd`, `D`, `i a I A o O`,
-    /// Enter sends; Esc on an empty composer interrupts as always.
+    /// A key in vim's normal mode (the keys are in [`super::vim`]); Enter
+    /// sends, Esc on an empty composer interrupts as always.
     fn handle_vim_normal(&mut self, key: KeyEvent) -> ComposerAction {
-        let buf = &self.buffer;
-        let cursor = buf.cursor();
-        let pending = self.vim_pending.take();
-        let KeyCode::Char(c) = key.code else {
-            return match key.code {
-                KeyCode::Enter => self.submit(),
-                KeyCode::Esc if buf.text().is_empty() => ComposerAction::Interrupt,
-                KeyCode::Left => self.move_to(buf.prev_char(cursor)),
-                KeyCode::Right => self.move_to(buf.next_char(cursor)),
-                KeyCode::Up => self.move_vertically(false),
-                KeyCode::Down => self.move_vertically(true),
-                _ => ComposerAction::Changed,
-            };
-        };
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return ComposerAction::None;
-        }
-        match (pending, c) {
-            (Some('d'), 'd') => {
-                let (start, end) = (buf.line_start(cursor), buf.line_end(cursor));
-                // The line and its newline (the one after, or before for the last line).
-                let range = if end < buf.text().len() {
-                    start..end + 1
-                } else {
-                    start.saturating_sub(usize::from(start > 0))..end
-                };
-                self.edit_delete(range)
-            }
-            (Some('g'), 'g') => self.move_to(0),
-            (_, 'd' | 'g') => {
-                self.vim_pending = Some(c);
+        let Some(vim) = self.vim.as_mut() else { return ComposerAction::None };
+        match vim.normal_key(&mut self.buffer, key) {
+            Effect::Pending => ComposerAction::Changed,
+            Effect::Moved => {
+                self.goal_col = None;
+                self.refresh_completion();
                 ComposerAction::Changed
             }
-            (_, 'h') => self.move_to(buf.line_start(cursor).max(buf.prev_char(cursor))),
-            (_, 'l') => self.move_to(buf.line_end(cursor).min(buf.next_char(cursor))),
-            (_, 'j') => self.move_vertically(true),
-            (_, 'k') => self.move_vertically(false),
-            (_, 'w' | 'e') => self.move_to(buf.word_end_after(cursor)),
-            (_, 'b') => self.move_to(buf.word_start_before(cursor)),
-            (_, '0' | '^') => self.move_to(buf.line_start(cursor)),
-            (_, '$') => self.move_to(buf.line_end(cursor)),
-            (_, 'G') => self.move_to(buf.text().len()),
-            (_, 'x') => {
-                let end = buf.line_end(cursor);
-                self.edit_delete(cursor..buf.next_char(cursor).min(end))
+            Effect::Edited => self.after_edit(),
+            Effect::Vertical { down, count } => {
+                for _ in 0..count {
+                    if self.move_vertically(down) == ComposerAction::None {
+                        break;
+                    }
+                }
+                ComposerAction::Changed
             }
-            (_, 'D') => self.edit_delete(cursor..buf.line_end(cursor)),
-            (_, 'i') => self.vim_insert(cursor),
-            (_, 'a') => self.vim_insert(buf.line_end(cursor).min(buf.next_char(cursor))),
-            (_, 'I') => self.vim_insert(buf.line_start(cursor)),
-            (_, 'A') => self.vim_insert(buf.line_end(cursor)),
-            (_, 'o') => {
-                let end = buf.line_end(cursor);
-                self.buffer.set_cursor(end);
-                self.buffer.insert("\n");
-                self.vim = Some(VimMode::Insert);
-                self.after_edit()
+            Effect::Submit => self.submit(),
+            Effect::Interrupt => ComposerAction::Interrupt,
+            Effect::Repeat(keys) => {
+                for k in keys {
+                    self.handle_key(k);
+                }
+                ComposerAction::Changed
             }
-            (_, 'O') => {
-                let start = buf.line_start(cursor);
-                self.buffer.set_cursor(start);
-                self.buffer.insert("\n");
-                self.buffer.set_cursor(start);
-                self.vim = Some(VimMode::Insert);
-                self.after_edit()
-            }
-            _ => ComposerAction::Changed,
+            Effect::Unused => ComposerAction::None,
         }
-    }
-
-    fn vim_insert(&mut self, at: usize) -> ComposerAction {
-        self.vim = Some(VimMode::Insert);
-        self.move_to(at)
     }
 
     /// Whether Ctrl+R's search is open.
@@ -359,18 +302,19 @@ impl Composer {
         if self.search.is_some() {
             return self.handle_search_key(key);
         }
-        match self.vim {
-            Some(VimMode::Normal) if self.completion.is_none() => return self.handle_vim_normal(key),
+        match self.vim.as_mut() {
+            Some(vim) if vim.mode() == VimMode::Normal && self.completion.is_none() => {
+                return self.handle_vim_normal(key);
+            }
             // Esc leaves insert mode (with text typed; on an empty composer it still interrupts).
-            Some(VimMode::Insert)
-                if key.code == KeyCode::Esc && self.completion.is_none() && !self.buffer.text().is_empty() =>
-            {
-                self.vim = Some(VimMode::Normal);
+            Some(vim) if key.code == KeyCode::Esc && self.completion.is_none() && !self.buffer.text().is_empty() => {
+                vim.leave_insert(&self.buffer, key);
                 let back =
                     self.buffer.prev_char(self.buffer.cursor()).max(self.buffer.line_start(self.buffer.cursor()));
                 return self.move_to(back);
             }
-            _ => {}
+            Some(vim) => vim.typed(key),
+            None => {}
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl && key.code == KeyCode::Char('r') {
@@ -512,9 +456,12 @@ impl Composer {
         self.buffer.text().is_empty()
     }
 
-    /// Empties the composer and forgets its pastes.
+    /// Empties the composer and forgets its pastes (and vim's undo history).
     pub fn clear(&mut self) {
         self.buffer = TextBuffer::default();
+        if let Some(vim) = self.vim.as_mut() {
+            vim.sent(&self.buffer);
+        }
         self.pastes.clear();
         self.completion = None;
         self.popup_dismissed = false;
@@ -591,9 +538,12 @@ impl Composer {
         let below = layout.row_count().saturating_sub(scroll + visible);
         if let Some(title) = self.search_title() {
             block = block.title(Line::styled(title, theme.accent()));
-        } else if let Some(mode) = self.vim {
-            let word = if mode == VimMode::Normal { " NORMAL " } else { " INSERT " };
-            block = block.title(Line::styled(word, theme.accent()));
+        } else if let Some(vim) = &self.vim {
+            let word = match vim.mode() {
+                VimMode::Normal => format!(" NORMAL {}", vim.pending_keys()),
+                VimMode::Insert => " INSERT ".to_string(),
+            };
+            block = block.title(Line::styled(format!("{} ", word.trim_end()), theme.accent()));
         } else if scroll > 0 {
             block = block.title(Line::styled(format!(" ↑ {scroll} more "), theme.dim()).right_aligned());
         }

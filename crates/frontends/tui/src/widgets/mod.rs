@@ -20,6 +20,7 @@ pub(crate) mod line_field;
 mod paste_store;
 mod prompt_history;
 mod text_buffer;
+mod vim;
 mod wrap;
 
 /// The frame of a card in the bottom pane (a permission question, the

@@ -12,14 +12,15 @@ pub(crate) struct TextBuffer {
 }
 
 /// Word-motion classes: a word is a run of one class, spaces between words are skipped.
-#[derive(PartialEq, Eq, Clone, Copy)]
-enum CharClass {
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) enum CharClass {
     Space,
     Word,
     Punct,
 }
 
-fn class(c: char) -> CharClass {
+/// The class of `c` for word motions (here and vim's).
+pub(crate) fn class(c: char) -> CharClass {
     if c.is_whitespace() {
         CharClass::Space
     } else if c.is_alphanumeric() || c == '_' {
@@ -73,37 +74,27 @@ impl TextBuffer {
 
     /// The start of the char before `pos`.
     pub(crate) fn prev_char(&self, pos: usize) -> usize {
-        self.text[..pos].char_indices().next_back().map_or(0, |(i, _)| i)
+        prev_char(&self.text, pos)
     }
 
     /// The end of the char at `pos`.
     pub(crate) fn next_char(&self, pos: usize) -> usize {
-        self.text[pos..].chars().next().map_or(pos, |c| pos + c.len_utf8())
+        next_char(&self.text, pos)
     }
 
     /// The start of the line holding `pos`.
     pub(crate) fn line_start(&self, pos: usize) -> usize {
-        self.text[..pos].rfind('\n').map_or(0, |i| i + 1)
+        line_start(&self.text, pos)
     }
 
     /// The end of the line holding `pos` (before its newline).
     pub(crate) fn line_end(&self, pos: usize) -> usize {
-        self.text[pos..].find('\n').map_or(self.text.len(), |i| pos + i)
+        line_end(&self.text, pos)
     }
 
     /// Where a backward word motion from `pos` lands: over spaces, then over one run of a class.
     pub(crate) fn word_start_before(&self, pos: usize) -> usize {
-        let mut chars = self.text[..pos].char_indices().rev().peekable();
-        while chars.next_if(|(_, c)| class(*c) == CharClass::Space).is_some() {}
-        let Some(&(_, first)) = chars.peek() else {
-            return 0;
-        };
-        let run = class(first);
-        let mut at = pos;
-        while let Some((i, _)) = chars.next_if(|(_, c)| class(*c) == run) {
-            at = i;
-        }
-        at
+        word_start_before(&self.text, pos)
     }
 
     /// Where a forward word motion from `pos` lands: over spaces, then to the end of one run of a class.
@@ -121,6 +112,41 @@ impl TextBuffer {
         }
         at
     }
+}
+
+/// The start of the char before `pos` in `text`.
+pub(crate) fn prev_char(text: &str, pos: usize) -> usize {
+    text[..pos].char_indices().next_back().map_or(0, |(i, _)| i)
+}
+
+/// The end of the char at `pos` in `text`.
+pub(crate) fn next_char(text: &str, pos: usize) -> usize {
+    text[pos..].chars().next().map_or(pos, |c| pos + c.len_utf8())
+}
+
+/// The start of the line holding `pos` in `text`.
+pub(crate) fn line_start(text: &str, pos: usize) -> usize {
+    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// The end of the line holding `pos` in `text` (before its newline).
+pub(crate) fn line_end(text: &str, pos: usize) -> usize {
+    text[pos..].find('\n').map_or(text.len(), |i| pos + i)
+}
+
+/// Where a backward word motion from `pos` lands in `text`: over spaces, then over one run of a class.
+pub(crate) fn word_start_before(text: &str, pos: usize) -> usize {
+    let mut chars = text[..pos].char_indices().rev().peekable();
+    while chars.next_if(|(_, c)| class(*c) == CharClass::Space).is_some() {}
+    let Some(&(_, first)) = chars.peek() else {
+        return 0;
+    };
+    let run = class(first);
+    let mut at = pos;
+    while let Some((i, _)) = chars.next_if(|(_, c)| class(*c) == run) {
+        at = i;
+    }
+    at
 }
 
 #[cfg(test)]

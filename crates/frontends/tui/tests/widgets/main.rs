@@ -11,3 +11,4 @@ mod status;
 mod support;
 mod tiny_areas;
 mod todo;
+mod vim;
