@@ -1044,3 +1044,25 @@ async fn a_long_write_is_read_through_in_a_small_terminal() {
     assert_eq!(std::fs::read_to_string(h.path("big.txt")).unwrap(), content);
     quit(&mut s);
 }
+
+/// Esc twice on an empty composer opens the rewind picker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_esc_on_an_empty_composer_opens_the_rewind_picker() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first done"}]}"#).await;
+    let mut s = start(&h);
+    s.wait_for("Ask tern");
+    s.type_text("prompt-one\r");
+    s.wait_for("first done");
+    s.wait_idle();
+    // Two presses apart, as a person's are (back to back, the bytes read as Alt+Esc).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.text().contains("Rewind: go back to before a prompt") {
+        assert!(Instant::now() < deadline, "Esc Esc opened no picker:\n{}", s.text());
+        s.send(b"\x1b");
+        std::thread::sleep(Duration::from_millis(150));
+        s.send(b"\x1b");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    s.wait_for("prompt-one");
+    quit(&mut s);
+}
