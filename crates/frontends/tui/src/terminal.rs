@@ -1145,8 +1145,10 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
                 text.push_str(&format!("\n{} could not be put back: {why}", shown_path(path, workspace)));
             }
             if let Some(messages) = conversation {
+                // The calls kept keep the figures their cells had.
+                let runs = app.transcript.tool_runs();
                 app.transcript.clear();
-                app.transcript.replay(&messages);
+                app.transcript.replay_with(&messages, &runs);
                 app.last_prompt_tokens = 0;
                 if app.composer.is_empty() {
                     app.composer.set_text(&prompt);

@@ -656,3 +656,37 @@ fn a_replay_shows_only_the_figures_that_were_kept() {
       1 + new
     ");
 }
+
+/// A conversation shown again after `/rewind` keeps the figures its tool
+/// cells had (time, exit code) for the calls that stay.
+#[test]
+fn a_conversation_shown_again_keeps_its_calls_figures() {
+    let messages = vec![
+        Message { role: Role::User, content: vec![ContentBlock::Text { text: "run it".into() }] },
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::ToolUse {
+                id: "c1".into(),
+                name: "bash".into(),
+                input: json!({"command": "make"}),
+            }],
+        },
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "c1".into(),
+                content: vec![tern_protocol::ToolResultContent::text("built")],
+                is_error: false,
+            }],
+        },
+    ];
+    let mut t = Transcript::new();
+    t.push(CellKind::user("run it"));
+    start_tool(&mut t, "c1", "bash", json!({"command": "make"}));
+    end_tool(&mut t, "c1", "bash", "built", false, Some(json!({"exit_code": 0})), 23_900);
+    let runs = t.tool_runs();
+    t.clear();
+    t.replay_with(&messages, &runs);
+    let shown = render(&mut t, 80, &Theme::plain(), Instant::now());
+    assert!(shown.contains("23.9s"), "{shown}");
+}

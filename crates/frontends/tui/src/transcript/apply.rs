@@ -27,6 +27,21 @@ enum Streamed {
 }
 
 impl Transcript {
+    /// What the finished tool cells know of their calls (time, details), by
+    /// call id: a conversation shown again (after `/rewind`) keeps them.
+    pub fn tool_runs(&self) -> HashMap<String, ToolRun> {
+        (0..self.len())
+            .filter_map(|i| match self.cell(i) {
+                Some(CellKind::Tool(t)) => t.finished.as_ref().and_then(|f| {
+                    let run =
+                        ToolRun { tool_use_id: t.id.clone(), duration_ms: f.duration_ms?, details: f.details.clone() };
+                    Some((t.id.clone(), run))
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Show a conversation without its tool calls' figures (see [`Transcript::replay_with`]).
     pub fn replay(&mut self, messages: &[Message]) {
         self.replay_with(messages, &HashMap::new());
