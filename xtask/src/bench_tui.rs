@@ -241,3 +241,11 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     });
     Ok(rows)
 }
+
+/// `cargo xtask bench tui`: only these rows.
+pub fn print() -> anyhow::Result<()> {
+    eprintln!("bench: building release binaries…");
+    let dir = crate::cargo_build(true, &["tern-cli"])?;
+    crate::bench::print_rows(&rows(&dir.join("tern"))?);
+    Ok(())
+}

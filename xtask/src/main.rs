@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
         Some("bench") => match args.next().as_deref() {
             Some("sandbox") => bench_sandbox::print(),
             Some("sessions") => bench_sessions::print(),
+            Some("tui") => bench_tui::print(),
             Some("subagents") => bench_subagents::print(),
             Some("media") => bench_media::print(),
             Some("rewrite") => bench_tools::print_rewrite(),
