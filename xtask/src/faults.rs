@@ -53,6 +53,9 @@ impl Wire {
 enum Expect {
     /// Exit 0 with the scripted final answer.
     Recovers,
+    /// The server stalls: the run ends at the limit (not tried again),
+    /// failing clearly and naming the setting to raise.
+    StallsOut,
     /// Exit 1 with `tern: error:` on stderr and an error result.
     FailsClearly,
 }
@@ -240,6 +243,16 @@ impl Loop {
                     problems.push(format!("did not recover: exit {:?}, result {}", out.code, result["result"]));
                 }
             }
+            Expect::StallsOut => {
+                let said = out.stderr.lines().any(|l| l.starts_with("tern: error:") && l.contains("_timeout_secs"));
+                if out.code != Some(1) || result["is_error"] != true || !said {
+                    problems.push(format!("no clear stall: exit {:?}, is_error {}", out.code, result["is_error"]));
+                }
+                // The limits are 1 s: one attempt, not four.
+                if out.wall >= std::time::Duration::from_secs(10) {
+                    problems.push(format!("took {:?} against a 1 s limit", out.wall));
+                }
+            }
             Expect::FailsClearly => {
                 let said = out.stderr.lines().any(|l| l.starts_with("tern: error:"));
                 if out.code != Some(1) || result["is_error"] != true || !said {
@@ -315,11 +328,11 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
             "",
             Expect::FailsClearly,
         )?;
-        l.case("slow first byte", wire, once(json!({"delay_ms": 1500})), "", Expect::Recovers)?;
-        l.case("headers without a body", wire, once(json!({"stall_after_events": 0})), "", Expect::Recovers)?;
-        l.case("stall mid-stream", wire, once(json!({"stall_after_events": 3})), "", Expect::Recovers)?;
+        l.case("slow first byte", wire, once(json!({"delay_ms": 1500})), "", Expect::StallsOut)?;
+        l.case("headers without a body", wire, once(json!({"stall_after_events": 0})), "", Expect::StallsOut)?;
+        l.case("stall mid-stream", wire, once(json!({"stall_after_events": 3})), "", Expect::StallsOut)?;
         l.case("in-stream error", wire, once(json!({"stream_error_after_events": 2})), "", Expect::Recovers)?;
-        l.case("endless pings", wire, once(json!({"pings_after_events": 2})), "", Expect::Recovers)?;
+        l.case("endless pings", wire, once(json!({"pings_after_events": 2})), "", Expect::StallsOut)?;
         let endless =
             l.case("endless text", wire, once(json!({"endless_text_after_events": 2})), "", Expect::Recovers)?;
         let growth = endless.max_rss_kb.saturating_sub(plain.max_rss_kb);

@@ -278,7 +278,21 @@ impl HttpProvider {
         for (k, v) in &self.config.headers {
             rb = rb.header(k, v);
         }
-        let resp = rb.body(body.to_vec()).send().await.map_err(|e| LlmError::Connect {
+        let stalled = |detail: String, setting: &str| LlmError::Stalled {
+            provider: provider.into(),
+            detail,
+            setting: setting.into(),
+        };
+        // The response's headers count as its first bytes: a server that takes the request and
+        // answers nothing ends within the same limit as one that sends headers and no body.
+        let limits = self.config.limits;
+        let sent = tokio::time::timeout(limits.first_byte, rb.body(body.to_vec()).send()).await.map_err(|_| {
+            stalled(
+                format!("sent no response {} s after the request", limits.first_byte.as_secs()),
+                "first_byte_timeout_secs",
+            )
+        })?;
+        let resp = sent.map_err(|e| LlmError::Connect {
             provider: provider.into(),
             url: self.endpoint.clone(),
             detail: error_chain(&e),
@@ -302,7 +316,6 @@ impl HttpProvider {
         let mut acc = self.accumulator();
         let mut parser = SseParser::new();
         let mut bytes = resp.bytes_stream();
-        let limits = self.config.limits;
         let deadline = tokio::time::Instant::now() + limits.total(req.max_tokens);
         let max_bytes = limits.max_bytes(req.max_tokens);
         let incomplete = |detail: String| LlmError::Incomplete { provider: provider.into(), detail };
@@ -319,11 +332,14 @@ impl HttpProvider {
                 }
                 Err(_) if first => {
                     let secs = limits.first_byte.as_secs();
-                    return Err(incomplete(format!("no data {secs} s after the response started")));
+                    return Err(stalled(
+                        format!("sent no data {secs} s after the response started"),
+                        "first_byte_timeout_secs",
+                    ));
                 }
                 Err(_) => {
                     let secs = limits.idle.as_secs();
-                    return Err(incomplete(format!("nothing but keep-alives for {secs} s")));
+                    return Err(stalled(format!("sent nothing but keep-alives for {secs} s"), "idle_timeout_secs"));
                 }
             };
             let Some(chunk) = next else { break };

@@ -62,6 +62,20 @@ pub enum LlmError {
         /// What was missing.
         detail: String,
     },
+    /// The server sent nothing that counts (no response, no body, or only
+    /// keep-alives) for as long as a limit allows. Not tried again: a server
+    /// that stalls once stalls again, and each try would wait the whole limit.
+    #[error(
+        "{provider} {detail}; not tried again. If the server is only slow (a local model reading a long prompt), raise `{setting}` under [retry] in config"
+    )]
+    Stalled {
+        /// Provider name.
+        provider: String,
+        /// What it did not send, and for how long.
+        detail: String,
+        /// The `[retry]` setting that is the limit.
+        setting: String,
+    },
     /// A chunk was not the JSON we expected.
     #[error("{provider} sent a malformed stream chunk: {detail}")]
     Malformed {
@@ -114,7 +128,7 @@ impl LlmError {
             Self::Http { status, .. } => crate::retry::is_retryable_status(*status),
             Self::Connect { .. } | Self::Incomplete { .. } | Self::Malformed { .. } => true,
             Self::Stream { retryable, .. } => *retryable,
-            Self::MissingKey { .. } | Self::Setup(_) | Self::Cancelled => false,
+            Self::MissingKey { .. } | Self::Setup(_) | Self::Cancelled | Self::Stalled { .. } => false,
         }
     }
 
@@ -132,7 +146,7 @@ impl LlmError {
         match self {
             Self::Http { .. } => RetryCause::Http,
             Self::Connect { .. } => RetryCause::Connect,
-            Self::Incomplete { .. } | Self::Malformed { .. } => RetryCause::Stream,
+            Self::Incomplete { .. } | Self::Malformed { .. } | Self::Stalled { .. } => RetryCause::Stream,
             Self::Stream { kind, message, .. }
                 if kind.contains("overloaded") || message.to_ascii_lowercase().contains("overloaded") =>
             {

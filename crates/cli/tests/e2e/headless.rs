@@ -430,15 +430,19 @@ async fn sessions_are_listed_per_folder_newest_first() {
     assert!(out.stdout.contains("first question"), "{}", out.stdout);
 }
 
+/// An endless stream is cut by its size and retried; a server that stalls
+/// (no response, headers and no body, only keep-alives) is cut at its limit
+/// and not tried again, so the run ends within the limit, naming the setting.
 #[tokio::test]
 async fn endless_streams_are_cut_by_size_keepalives_and_silence() {
     let cases = [
-        // (fault, what the error says)
-        (json!({"endless_text_after_events": 3, "repeat": true}), "larger than"),
-        (json!({"pings_after_events": 1, "repeat": true}), "keep-alives"),
-        (json!({"stall_after_events": 0, "repeat": true}), "no data"),
+        // (fault, what the error says, requests made)
+        (json!({"endless_text_after_events": 3, "repeat": true}), "larger than", 2),
+        (json!({"pings_after_events": 1, "repeat": true}), "keep-alives", 1),
+        (json!({"stall_after_events": 0, "repeat": true}), "no data", 1),
+        (json!({"delay_ms": 60_000, "repeat": true}), "no response", 1),
     ];
-    for (fault, says) in cases {
+    for (fault, says, requests) in cases {
         let h =
             Harness::new(Wire::Anthropic, &json!({"turns": [{"faults": [fault], "text": "never"}]}).to_string()).await;
         let config = "max_tokens = 100\n[retry]\nmax_attempts = 2\nbase_delay_ms = 1\nmax_delay_ms = 5\n\
@@ -448,8 +452,12 @@ async fn endless_streams_are_cut_by_size_keepalives_and_silence() {
         let out = h.run(&["-p", "hi", "--output-format", "json"]).await;
         assert_eq!(out.code, Some(1), "{says}: {}", out.stderr);
         let r = &out.json_lines()[0];
-        assert!(r["errors"][0].as_str().unwrap().contains(says), "{says}: {r}");
-        assert_eq!(h.server.requests().len(), 2, "{says}: retried once");
+        let error = r["errors"][0].as_str().unwrap();
+        assert!(error.contains(says), "{says}: {r}");
+        assert_eq!(h.server.requests().len(), requests, "{says}: {r}");
+        if requests == 1 {
+            assert!(error.contains("_timeout_secs"), "the setting to raise is named: {error}");
+        }
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "{says}: {:?}", started.elapsed());
     }
 }
