@@ -112,7 +112,13 @@ pub fn check_fresh(env: &ToolEnv, target: &Target, meta: &std::fs::Metadata, ver
     let now = FileStamp::of(meta);
     if seen != now {
         let what = if seen.size != now.size {
-            format!("its size went from {} to {}", human_bytes(seen.size), human_bytes(now.size))
+            let (before, after) = (human_bytes(seen.size), human_bytes(now.size));
+            // Rounded sizes can read the same ("8.8 MB to 8.8 MB"): then in bytes.
+            if before == after {
+                format!("its size went from {} to {} bytes", seen.size, now.size)
+            } else {
+                format!("its size went from {before} to {after}")
+            }
         } else if seen.mtime == now.mtime {
             "it was replaced by another file of the same size".to_string()
         } else {

@@ -140,7 +140,15 @@ async fn edit_refuses_a_file_changed_since_it_was_read() {
     f.put("a.txt", b"hello, changed elsewhere\n");
     let err = f.call("edit", json!({"path": "a.txt", "old_string": "hello", "new_string": "bye"})).await.unwrap_err();
     assert!(err.message.contains("changed on disk since you read it"), "{}", err.message);
+    assert!(err.message.contains("from 6 B to 25 B"), "{}", err.message);
     assert_eq!(f.get("a.txt"), b"hello, changed elsewhere\n");
+    // Sizes that round alike are given in bytes, not as "8.8 MB to 8.8 MB".
+    let big = vec![b'x'; 9_227_468];
+    f.put("big.txt", &big);
+    f.read("big.txt").await;
+    f.put("big.txt", &[big.as_slice(), b"yy"].concat());
+    let err = f.call("edit", json!({"path": "big.txt", "old_string": "x", "new_string": "z"})).await.unwrap_err();
+    assert!(err.message.contains("from 9227468 to 9227470 bytes"), "{}", err.message);
     let err =
         f.call("edit", json!({"path": "never-read.txt", "old_string": "a", "new_string": "b"})).await.unwrap_err();
     assert!(err.message.contains("does not exist"), "{}", err.message);
