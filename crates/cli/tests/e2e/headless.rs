@@ -524,6 +524,54 @@ async fn a_command_dies_with_tern_when_tern_is_killed() {
     assert_eq!(wait_gone(&format!("sleep {marker}")).await, Vec::<u32>::new(), "the command died with tern");
 }
 
+/// With the sandbox off (the person's choice: commands run as they would
+/// run them, no namespaces, so `kill PID`, `sudo` and set-uid tools work),
+/// a kill -9 of tern ends the shell (its parent-death signal) but not what
+/// the shell left in the background: the documented price of `off`. The
+/// children are found by the pids the command wrote, and ended here.
+#[tokio::test]
+async fn with_the_sandbox_off_a_killed_tern_ends_the_shell_but_not_its_background_children() {
+    let command = "sleep 4127.91 & echo $! > pids; setsid sleep 4127.92 & echo $! >> pids; echo $$ >> pids; \
+                   echo started; wait";
+    let mut h = Harness::new(
+        Wire::Anthropic,
+        &script(
+            json!({"turns": [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}, {"text": "x"}]}),
+        ),
+    )
+    .await;
+    h.mode = None;
+    std::fs::write(
+        h.home.path().join("config.toml"),
+        "[retry]\nbase_delay_ms = 1\n[sandbox]\nmode = \"off\"\n[permissions]\nallow = [\"bash\"]\n",
+    )
+    .unwrap();
+    let mut child = run_until_started(&h).await;
+    let pids: Vec<i32> =
+        std::fs::read_to_string(h.path("pids")).unwrap().lines().map(|l| l.trim().parse().unwrap()).collect();
+    let [a, b, shell] = pids[..] else { panic!("{pids:?}") };
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGKILL) };
+    let _ = child.wait().await;
+    // A process is gone when signal 0 cannot reach it (a zombie waiting for its reaper counts as gone).
+    let alive = |pid: i32| {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = state.rsplit(") ").next().and_then(|r| r.chars().next());
+        !matches!(state, None | Some('Z'))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(shell) {
+        assert!(std::time::Instant::now() < deadline, "the shell outlived tern");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let left = [a, b].map(alive);
+    for pid in [a, b] {
+        // SAFETY: the test's own command's children, by the pids they reported.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert_eq!(left, [true, true], "off: background children outlive a killed tern (docs/sandbox.md)");
+}
+
 #[tokio::test]
 async fn a_confined_compound_command_dies_whole_with_tern_when_tern_is_killed() {
     // Two sleeps in the background of one shell, one of them in a session
