@@ -482,10 +482,12 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
                     d.on_input(ev);
                     dirty = true;
                     if std::mem::take(&mut d.editor_requested) {
-                        // The editor gets the terminal, and the keys: stop reading them meanwhile.
-                        drop(input);
+                        // The editor gets the terminal, and the keys: nothing polls the input stream while it
+                        // runs (the key that asked for it was the last one taken). The stream is kept, not
+                        // made again: dropping it wakes crossterm's poller, and a wake that arrives with the
+                        // first key after the editor swallowed that key's readiness (an Enter seen only when
+                        // another key came).
                         edit_in_editor(&mut d.app, guard.enhanced_keys);
-                        input = EventStream::new();
                         // Draw everything again, on a clean screen: the editor may have left anything on
                         // it (the whole screen is entered again, the alternate screen was left for it).
                         screen.full = None;
