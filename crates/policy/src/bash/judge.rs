@@ -64,6 +64,9 @@ pub(super) struct Verdict {
     pub reason: String,
     /// The program that really runs (after wrappers); `None` until [`judge`] fills it in.
     pub program: Option<String>,
+    /// The program as written when it runs from a path outside the system
+    /// folders (`./git`, `bin/run.sh`): see [`BashPart::program_path`].
+    pub program_path: Option<String>,
     pub argv: Option<Vec<String>>,
     pub writes: Vec<String>,
     /// Parts judged inside a string this command runs (`bash -c`, `eval`).
@@ -89,6 +92,7 @@ impl Verdict {
             class,
             reason: reason.into(),
             program: None,
+            program_path: None,
             argv: None,
             writes: Vec::new(),
             nested: Vec::new(),
@@ -178,6 +182,9 @@ pub(super) fn judge(inv: &Invocation) -> Verdict {
     if verdict.program.is_none() {
         verdict.program = Some(program.clone());
         verdict.argv = Some(inv.args.iter().map(|w| w.text().to_owned()).collect());
+        if inv.name.contains('/') && !in_system_dir(inv.name) {
+            verdict.program_path = Some(inv.name.to_owned());
+        }
     }
     if let Some(option) = program_option(inv.args) {
         // Not read-only, and no prefix rule (`bash(npm help:*)`) covers it.

@@ -102,7 +102,6 @@ mod changers;
 mod git;
 mod git_config;
 mod judge;
-pub(crate) use judge::in_system_dir;
 mod options;
 mod readers;
 pub(crate) mod redirect;
@@ -190,6 +189,12 @@ pub struct BashPart {
     pub text: String,
     /// The program that runs, after wrappers, env prefixes, quotes and backslashes; `""` if none.
     pub program: String,
+    /// The program as written when it runs from a path outside the system
+    /// folders (`./git`, `bin/run.sh`, `/tmp/x/tool`): rules match this, not
+    /// the bare name, so `bash(git push:*)` never covers a `./git` the
+    /// model wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program_path: Option<String>,
     /// The words after the program, unquoted where static.
     pub argv: Vec<String>,
     /// How this part was judged.

@@ -4,7 +4,7 @@
 //! that cannot be placed).
 
 use super::{Call, DecidedBy, Decision, HOME_PROTECTED, Mode, Policy, Verdict, dir_pattern};
-use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd, in_system_dir};
+use crate::bash::{BashAnalysis, BashClass, BashPart, Cwd};
 use crate::hooks::short_command;
 use crate::reach::{MAX_PATHS, Reach};
 use crate::rules::{Rule, RuleKind};
@@ -230,12 +230,15 @@ fn bash_rule_covers(rule: &Rule, part: &BashPart) -> bool {
     rule.matches_command_exactly(&part.text) || rule.matches_command_exactly(&canonical)
 }
 
-/// The part as the program and its arguments, quotes and wrappers removed.
+/// The part as the program and its arguments, quotes and wrappers removed;
+/// a program run from a path keeps its path (a rule for `git` is not a rule
+/// for `./git`).
 pub(super) fn canonical_text(part: &BashPart) -> String {
     if part.program.is_empty() {
         return part.text.clone();
     }
-    std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    let program = part.program_path.as_deref().unwrap_or(&part.program);
+    std::iter::once(program).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether the command line is one simple command or several (`a && b`,
@@ -317,17 +320,20 @@ const FILE_COMMANDS: &[&str] =
 ///   script.py`), programs tern does not know, commands it cannot judge or
 ///   finds dangerous, each part of a compound line;
 /// - nothing when no rule can say it: a wildcard or parenthesis in the exact
-///   text (`*` in a rule matches anything), a program run from a path (rules
-///   match the program's name, not its folder), a part given settings that
+///   text (`*` in a rule matches anything), a part given settings that
 ///   change what runs.
+///
+/// A program run from a path (`./run.sh`) gets its exact command, path and
+/// all: rules match a path-run program by the path as written.
 fn suggest_bash_rule(part: &BashPart, line: Line) -> Option<String> {
-    if !part.overrides.is_empty() || runs_from_a_path(part) {
+    if !part.overrides.is_empty() {
         return None;
     }
     let canonical = canonical_text(part);
     let exact = || (!canonical.contains(['*', '?', '[', '{', '(', ')'])).then(|| format!("bash({canonical})"));
     let program = part.program.as_str();
     if program.is_empty()
+        || runs_from_a_path(part)
         || line == Line::Compound
         || part.network && !WITH_SUBCOMMANDS.contains(&program)
         || matches!(part.class, BashClass::Dangerous | BashClass::Unknown)
@@ -356,16 +362,9 @@ fn suggest_bash_rule(part: &BashPart, line: Line) -> Option<String> {
 }
 
 /// Whether the part runs a program by its path (`./run.sh`, `bin/tool`), not
-/// from a system folder: a rule names the program without its folder, so it
-/// would allow a program of that name anywhere.
+/// from a system folder (the judge says, once).
 fn runs_from_a_path(part: &BashPart) -> bool {
-    let suffix = format!("/{}", part.program);
-    !part.program.is_empty()
-        && part
-            .text
-            .split_whitespace()
-            .map(|w| w.trim_matches(['"', '\'']))
-            .any(|w| w.ends_with(&suffix) && !in_system_dir(w))
+    part.program_path.is_some()
 }
 
 #[cfg(test)]
@@ -377,6 +376,7 @@ mod tests {
         BashPart {
             text: text.into(),
             program: program.rsplit('/').next().unwrap_or_default().into(),
+            program_path: (program.contains('/') && !program.starts_with("/usr/bin/")).then(|| program.into()),
             argv: text.split(' ').skip(1).map(String::from).collect(),
             class,
             reason: String::new(),
@@ -433,7 +433,11 @@ mod tests {
 
     #[test]
     fn no_rule_where_a_rule_cannot_say_it() {
-        assert_eq!(suggest("./run.sh --fast", BashClass::Write), None, "a rule would match run.sh in any folder");
+        assert_eq!(
+            suggest("./run.sh --fast", BashClass::Write).as_deref(),
+            Some("bash(./run.sh --fast)"),
+            "a path-run program: its exact command, path and all (rules match it by the path)"
+        );
         assert_eq!(suggest("python3 -c print(1)", BashClass::Unknown), None, "parentheses");
         let mut npm = part("npm run test --script-shell=./x", BashClass::Unknown);
         npm.overrides.push("npm --script-shell".into());

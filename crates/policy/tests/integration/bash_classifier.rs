@@ -666,6 +666,7 @@ fn parts_name_the_program_after_quotes_and_wrappers() {
         vec![BashPart {
             text: "FOO=1 timeout 5 \\rm -rf 'build dir'".to_owned(),
             program: "rm".to_owned(),
+            program_path: None,
             argv: vec!["-rf".to_owned(), "build dir".to_owned()],
             class: BashClass::Dangerous,
             reason: "rm deletes build dir recursively and without asking".to_owned(),

@@ -509,7 +509,7 @@ fn suggested_bash_rules_are_never_wider_than_the_command() {
     // One-off scripts and interpreters: the exact command, never `bash(python3:*)`.
     assert_eq!(suggestion("python3 script.py").as_deref(), Some("bash(python3 script.py)"));
     assert_eq!(suggestion("node build.js --prod").as_deref(), Some("bash(node build.js --prod)"));
-    assert_eq!(suggestion("./run.sh"), None, "a rule would match run.sh in any folder");
+    assert_eq!(suggestion("./run.sh --fast").as_deref(), Some("bash(./run.sh --fast)"), "path and all");
     // A known tool's subcommand stays a prefix.
     assert_eq!(suggestion("cargo test").as_deref(), Some("bash(cargo test:*)"));
     assert_eq!(suggestion("touch notes.md").as_deref(), Some("bash(touch:*)"));
@@ -518,7 +518,8 @@ fn suggested_bash_rules_are_never_wider_than_the_command() {
     assert_eq!(suggestion("cargo test 2>&1 | tail -5").as_deref(), Some("bash(cargo test)"));
     assert_eq!(suggestion("echo a > log.txt && rm b"), None);
     // What is offered keeps the identical call from being asked again.
-    for command in ["python3 script.py", "echo a && rm b", "cargo test 2>&1 | tail -5", "cargo test"] {
+    for command in ["python3 script.py", "echo a && rm b", "cargo test 2>&1 | tail -5", "cargo test", "./run.sh --fast"]
+    {
         let rule = suggestion(command).unwrap();
         let p = policy(Mode::Default, &[(Allow, rule.as_str())]);
         assert_eq!(verdict(&p, "bash", json!({ "command": command })), V::Allow, "{command} with {rule}");
@@ -526,4 +527,24 @@ fn suggested_bash_rules_are_never_wider_than_the_command() {
     // The exact rule does not cover another script.
     let p = policy(Mode::Default, &[(Allow, "bash(python3 script.py)")]);
     assert_eq!(verdict(&p, "bash", json!({"command": "python3 other.py"})), V::Ask);
+}
+
+/// A rule for a program is not a rule for a file of that name somewhere
+/// else: `bash(git push:*)` does not cover `./git push` (a script the model
+/// could write), nor `bash(run.sh:*)` a `run.sh` in another folder; a rule
+/// naming the path covers that path, and the system's own copies are the
+/// program.
+#[test]
+fn rules_for_a_program_do_not_cover_a_file_of_its_name_elsewhere() {
+    let p =
+        policy(Mode::Default, &[(Allow, "bash(git push:*)"), (Allow, "bash(run.sh:*)"), (Allow, "bash(./build.sh:*)")]);
+    let v = |command: &str| verdict(&p, "bash", json!({ "command": command }));
+    assert_eq!(v("git push origin main"), V::Allow);
+    assert_eq!(v("/usr/bin/git push origin main"), V::Allow, "the system's git is git");
+    assert_eq!(v("./git push origin main"), V::Ask);
+    assert_eq!(v("tools/git push"), V::Ask);
+    assert_eq!(v("/tmp/x/run.sh"), V::Ask);
+    assert_eq!(v("./run.sh"), V::Ask, "run.sh:* names a program on PATH, not this file");
+    assert_eq!(v("./build.sh --release"), V::Allow);
+    assert_eq!(v("other/build.sh --release"), V::Ask);
 }

@@ -245,6 +245,7 @@ impl<'s> Walker<'s> {
             part: BashPart {
                 text: text_of(node, self.src),
                 program: String::new(),
+                program_path: None,
                 argv: Vec::new(),
                 class: BashClass::ReadOnly,
                 reason: String::new(),
@@ -263,6 +264,7 @@ impl<'s> Walker<'s> {
 
     fn fill(&mut self, slot: usize, mut verdict: Verdict, args: &[Word]) {
         let program = verdict.program.take().unwrap_or_default();
+        let program_path = verdict.program_path.take();
         if matches!(program.as_str(), "read" | "mapfile" | "readarray" | "getopts") {
             self.run_time_values = true;
             for word in args.iter().filter(|w| !w.text().starts_with('-')) {
@@ -302,6 +304,7 @@ impl<'s> Walker<'s> {
             part.class = verdict.class;
             part.reason = verdict.reason;
             part.program = program;
+            part.program_path = program_path;
             part.argv = argv;
             part.reads = reads;
             part.computed_reads = computed;
