@@ -41,14 +41,14 @@ use std::sync::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::bash::{BashAnalysis, BashClass, classify};
+use crate::bash::{BashAnalysis, BashClass, BashPart, classify};
 use crate::reach::{self, MAX_PATHS, Reach};
 
 mod bash_calls;
 mod steps;
 
 use crate::rules::{Rule, RuleContext, RuleKind, path_rule_family, resolve_path};
-use bash_calls::{canonical_text, has_protected_name};
+use bash_calls::{canonical_text, has_protected_name, named_text};
 use tern_protocol::sync::{LockExt as _, RwLockExt as _};
 
 pub use tern_protocol::Mode;
@@ -784,7 +784,12 @@ impl Call {
                 }
                 let b = self.bash.as_ref()?;
                 if rule.names_tool("bash") {
-                    if let Some(part) = b.parts.iter().find(|p| rule.matches_command(&canonical_text(p), &p.text)) {
+                    // A deny or ask rule: by the path as written and by the bare name.
+                    let covers = |p: &BashPart| {
+                        rule.matches_command(&canonical_text(p), &p.text)
+                            || rule.matches_command(&named_text(p), &p.text)
+                    };
+                    if let Some(part) = b.parts.iter().find(|p| covers(p)) {
                         return Some(format!("bash `{}`", part.text));
                     }
                     return None;

@@ -241,6 +241,16 @@ pub(super) fn canonical_text(part: &BashPart) -> String {
     std::iter::once(program).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
 }
 
+/// The part by its program's bare name (`./rm -rf x` as `rm -rf x`): what a
+/// deny or ask rule also matches, so a copy of a program run from a path
+/// does not slip past a rule against that program.
+pub(super) fn named_text(part: &BashPart) -> String {
+    if part.program.is_empty() {
+        return part.text.clone();
+    }
+    std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+}
+
 /// Whether the command line is one simple command or several (`a && b`,
 /// pipes, `$(...)`, the string of `sh -c`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -547,4 +547,10 @@ fn rules_for_a_program_do_not_cover_a_file_of_its_name_elsewhere() {
     assert_eq!(v("./run.sh"), V::Ask, "run.sh:* names a program on PATH, not this file");
     assert_eq!(v("./build.sh --release"), V::Allow);
     assert_eq!(v("other/build.sh --release"), V::Ask);
+    // A deny rule still holds for a copy run from a path.
+    let p = policy(Mode::Default, &[(Deny, "bash(rm:*)"), (Allow, "bash")]);
+    assert!(
+        matches!(verdict(&p, "bash", json!({"command": "./rm -rf x"})), V::Deny),
+        "a copy of rm is rm to a deny rule"
+    );
 }
