@@ -153,7 +153,7 @@ fn home(extra: &str) -> anyhow::Result<tempfile::TempDir> {
 }
 
 /// Every line of every session file parses as JSON.
-fn sessions_readable(home: &Path) -> anyhow::Result<usize> {
+pub(crate) fn sessions_readable(home: &Path) -> anyhow::Result<usize> {
     let mut files = 0;
     let dir = home.join("sessions");
     let mut stack = vec![dir];
@@ -431,6 +431,12 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
         baseline_rss as f64 / 1024.0
     );
     println!("  endless text stream, peak RSS over the same run without it: {}", growths.join(", "));
+    let pipes = crate::faults_pipes::pipe_cases(&l.bin)?;
+    println!(
+        "  broken pipes: stdout closed mid-run, stderr closed mid-run, stdout blocked then SIGTERM: {} failed",
+        pipes.len()
+    );
+    l.failures.extend(pipes);
     for f in &l.failures {
         println!("  FAILED {f}");
     }

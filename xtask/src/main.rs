@@ -18,6 +18,7 @@ mod bench_tools;
 mod bench_tui;
 mod deps;
 mod faults;
+mod faults_pipes;
 mod fuzz;
 mod measure;
 mod reliability;

@@ -41,7 +41,7 @@ pub fn run(mut overrides: tern_runtime::Overrides, offline: bool, as_json: bool)
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("tern: cannot start the async runtime: {e}");
+            errln!("tern: cannot start the async runtime: {e}");
             return exit::FAILED;
         }
     };

@@ -105,7 +105,7 @@ pub fn permissions_check(mut overrides: tern_runtime::Overrides, call: &str, inp
         Some(open) => match call[open + 1..].strip_suffix(')') {
             Some(inner) => (call[..open].trim().to_string(), Some(inner.to_string())),
             None => {
-                eprintln!("tern: `{call}`: the argument must end with `)`, as in `bash(git status)`");
+                errln!("tern: `{call}`: the argument must end with `)`, as in `bash(git status)`");
                 return exit::USAGE;
             }
         },
@@ -117,7 +117,7 @@ pub fn permissions_check(mut overrides: tern_runtime::Overrides, call: &str, inp
         Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
             Ok(v) if v.is_object() => v,
             Ok(_) | Err(_) => {
-                eprintln!("tern: --input must be a JSON object, e.g. '{{\"command\": \"ls\"}}'");
+                errln!("tern: --input must be a JSON object, e.g. '{{\"command\": \"ls\"}}'");
                 return exit::USAGE;
             }
         },
@@ -200,7 +200,7 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
     let paths = match tern_runtime::TernPaths::discover() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::USAGE;
         }
     };
@@ -208,7 +208,7 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
     let dir = match dir.map_or_else(std::env::current_dir, Ok).and_then(std::fs::canonicalize) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("tern: cannot find the folder to trust: {e}");
+            errln!("tern: cannot find the folder to trust: {e}");
             return exit::USAGE;
         }
     };
@@ -216,7 +216,7 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
         let user = match tern_runtime::FileConfig::load(&user_file) {
             Ok(u) => u,
             Err(e) => {
-                eprintln!("tern: {e}");
+                errln!("tern: {e}");
                 return exit::USAGE;
             }
         };
@@ -237,7 +237,7 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
         (Ok(false), false) => print(&format!("{} was already trusted\n", dir.display())),
         (Ok(true), true) => print(&format!("{} is no longer trusted\n", dir.display())),
         (Ok(false), true) => {
-            eprintln!(
+            errln!(
                 "tern: {} is not listed in {} (a folder above it may be; see `tern trust --list`)",
                 dir.display(),
                 user_file.display()
@@ -245,7 +245,7 @@ pub fn trust(dir: Option<std::path::PathBuf>, list: bool, remove: bool) -> u8 {
             return exit::FAILED;
         }
         (Err(e), _) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::FAILED;
         }
     }
@@ -282,12 +282,12 @@ pub fn sessions_export(cwd: Option<std::path::PathBuf>, id: &str, format: crate:
     let loaded = match found {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::USAGE;
         }
     };
     for n in &loaded.notices {
-        eprintln!("tern: warning: {}", tern_tui::sanitize::clean(n));
+        errln!("tern: warning: {}", tern_tui::sanitize::clean(n));
     }
     let c = loaded.conversation();
     let messages = c.messages();
@@ -312,7 +312,7 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
     let paths = match tern_runtime::TernPaths::discover() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::USAGE;
         }
     };
@@ -320,7 +320,7 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
     let workspace = match tern_runtime::resolve_workspace(&overrides) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::USAGE;
         }
     };
@@ -357,7 +357,7 @@ fn listing<T: serde::Serialize>(
     find: impl FnOnce(&tern_runtime::RuntimeBuilder) -> (Vec<T>, Vec<String>),
 ) -> Result<Vec<T>, u8> {
     let builder = tern_runtime::RuntimeBuilder::new(overrides).map_err(|e| {
-        eprintln!("tern: {e}");
+        errln!("tern: {e}");
         crate::exit::USAGE
     })?;
     let (list, warnings) = find(&builder);

@@ -2,6 +2,24 @@
 //! subcommands (`tern tools`, `tern mcp list`) live here; the interactive
 //! TUI arrives with its own crate.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// A line on stderr that cannot panic (`eprintln!` panics when stderr is a
+/// closed pipe); see `tern_headless::ending`.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        tern_headless::ending::say_line(&format!($($arg)*))
+    };
+}
+
+/// A line on stdout that cannot panic (`println!` panics when stdout is a
+/// closed pipe); see `tern_headless::ending`.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        tern_headless::ending::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())
+    };
+}
+
 mod cli;
 mod completion;
 mod doctor;
@@ -165,7 +183,7 @@ fn main() -> ExitCode {
         cli.resume = Some(None);
     }
     if let Err(msg) = cli.common.check().and_then(|()| cli.read_prompt_files()) {
-        eprintln!("tern: {msg}");
+        errln!("tern: {msg}");
         return ExitCode::from(exit::USAGE);
     }
     match cli.command {
@@ -219,7 +237,7 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("tern: cannot write the completion script: {e}");
+                    errln!("tern: cannot write the completion script: {e}");
                     ExitCode::from(exit::FAILED)
                 }
             };
@@ -255,7 +273,7 @@ fn main() -> ExitCode {
     }
     if !cli.print {
         if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
-            eprintln!(
+            errln!(
                 "tern: the interactive TUI needs a terminal on stdin and stdout; run a prompt headless with `tern -p \"...\"` (see `tern --help`)"
             );
             return ExitCode::from(exit::USAGE);
@@ -272,7 +290,7 @@ fn main() -> ExitCode {
         return ExitCode::from(tui(overrides, initial, pick));
     }
     if let Err(msg) = check_headless_flags(&cli) {
-        eprintln!("tern: {msg}");
+        errln!("tern: {msg}");
         return ExitCode::from(exit::USAGE);
     }
     let prompt = if cli.input_format == InputFormat::StreamJson {
@@ -281,7 +299,7 @@ fn main() -> ExitCode {
         match read_prompt(cli.prompt.clone()) {
             Ok(p) => Some(p),
             Err(msg) => {
-                eprintln!("tern: {msg}");
+                errln!("tern: {msg}");
                 return ExitCode::from(exit::USAGE);
             }
         }
@@ -346,14 +364,14 @@ fn init(mut overrides: tern_runtime::Overrides, args: &InitArgs) -> u8 {
     let cwd = match tern_runtime::resolve_workspace(&overrides) {
         Ok(w) => w,
         Err(e) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::USAGE;
         }
     };
     let file = tern_runtime::prompt::INIT_FILE;
     let existing = cwd.join(file).exists();
     if existing && !args.update {
-        eprintln!(
+        errln!(
             "tern: {} already exists; `tern init --update` has tern read it and revise it",
             cwd.join(file).display()
         );
@@ -379,7 +397,7 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
     let builder = match tern_runtime::RuntimeBuilder::new(overrides) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("tern: {e}");
+            errln!("tern: {e}");
             return exit::USAGE;
         }
     };
@@ -388,13 +406,13 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
         Some(q) => match tern_tui::trust_prompt::ask(&q) {
             Ok(tern_tui::trust_prompt::TrustChoice::Always) => {
                 if let Err(e) = tern_runtime::trust::save_trusted(&q.user_config, &q.workspace) {
-                    eprintln!("tern: {e}");
+                    errln!("tern: {e}");
                     return exit::FAILED;
                 }
                 match builder.trusted_for_this_run() {
                     Ok(b) => b,
                     Err(e) => {
-                        eprintln!("tern: {e}");
+                        errln!("tern: {e}");
                         return exit::USAGE;
                     }
                 }
@@ -402,14 +420,14 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
             Ok(tern_tui::trust_prompt::TrustChoice::Once) => match builder.trusted_for_this_run() {
                 Ok(b) => b,
                 Err(e) => {
-                    eprintln!("tern: {e}");
+                    errln!("tern: {e}");
                     return exit::USAGE;
                 }
             },
             Ok(tern_tui::trust_prompt::TrustChoice::No) => builder,
             Ok(tern_tui::trust_prompt::TrustChoice::Quit) => return exit::SUCCESS,
             Err(e) => {
-                eprintln!("tern: terminal error: {e}");
+                errln!("tern: terminal error: {e}");
                 return exit::FAILED;
             }
         },
@@ -417,7 +435,7 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
     // `--resume` with no id: pick one of this folder's sessions.
     let builder = if pick {
         if builder.sessions().is_empty() {
-            eprintln!(
+            errln!(
                 "tern: no session to resume in this folder; starting a new one (every folder's: tern sessions list --all)"
             );
             builder.resume(None)
@@ -428,7 +446,7 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
                 Ok(tern_tui::resume_picker::Pick::New) => builder.resume(None),
                 Ok(tern_tui::resume_picker::Pick::Quit) => return exit::SUCCESS,
                 Err(e) => {
-                    eprintln!("tern: terminal error: {e}");
+                    errln!("tern: terminal error: {e}");
                     return exit::FAILED;
                 }
             }
@@ -439,7 +457,7 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("tern: cannot start the async runtime: {e}");
+            errln!("tern: cannot start the async runtime: {e}");
             return exit::FAILED;
         }
     };
@@ -447,14 +465,14 @@ fn tui(overrides: tern_runtime::Overrides, initial: Option<String>, pick: bool) 
         let runtime = match builder.build().await {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("tern: {e}");
+                errln!("tern: {e}");
                 return exit::USAGE;
             }
         };
         match tern_tui::run(runtime, initial).await {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("tern: terminal error: {e}");
+                errln!("tern: terminal error: {e}");
                 exit::FAILED
             }
         }
@@ -477,7 +495,7 @@ fn media_cli(command: MediaCliCommand, overrides: tern_runtime::Overrides) -> u8
             let source = from.map_or(media_cli::Source::Npm, media_cli::Source::Dir);
             match media_cli::install(data, &source) {
                 Ok(done) => {
-                    println!("{done}");
+                    outln!("{done}");
                     0
                 }
                 Err(e) => {
@@ -496,19 +514,19 @@ fn media_cli(command: MediaCliCommand, overrides: tern_runtime::Overrides) -> u8
                 }
             };
             if json {
-                println!("{}", serde_json::to_string(&found).unwrap_or_default());
+                outln!("{}", serde_json::to_string(&found).unwrap_or_default());
             } else {
-                println!("{}", found.summary());
+                outln!("{}", found.summary());
             }
             u8::from(!matches!(found.state, media_cli::MediaState::Ready | media_cli::MediaState::Missing))
         }
         MediaCliCommand::Remove => match media_cli::remove(data) {
             Ok(true) => {
-                println!("removed the media CLI from {}", media_cli::bin_dir(data).display());
+                outln!("removed the media CLI from {}", media_cli::bin_dir(data).display());
                 0
             }
             Ok(false) => {
-                println!("the media CLI was not installed");
+                outln!("the media CLI was not installed");
                 0
             }
             Err(e) => {

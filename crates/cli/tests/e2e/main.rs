@@ -27,6 +27,7 @@ mod media_cli;
 mod output_budget;
 mod parity;
 mod permissions;
+mod pipes;
 mod plan_and_questions;
 mod python_sdk;
 mod race_free;

@@ -17,6 +17,8 @@
 //! `session/update`s, `editor` asks the editor (files, permissions),
 //! `pickers` is the mode and model choice, `session_list` the saved sessions.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod editor;
 mod pickers;
 mod prompt;
@@ -36,6 +38,7 @@ use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use sessions::worker;
+use tern_headless::ending;
 use tern_protocol::exit;
 use tern_protocol::sync::LockExt as _;
 
@@ -93,7 +96,7 @@ enum Cmd {
 /// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
 /// (stdout is the protocol's).
 fn say(text: &str) {
-    eprintln!("{}", tern_protocol::sanitize::diagnostic(text));
+    tern_headless::ending::say_line(&tern_protocol::sanitize::diagnostic(text));
 }
 
 /// Serve ACP on stdin/stdout until stdin closes; the exit code.
@@ -101,11 +104,15 @@ pub fn run(base: tern_runtime::Overrides) -> u8 {
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("tern: cannot start the async runtime: {e}");
+            say(&format!("cannot start the async runtime: {e}"));
             return exit::FAILED;
         }
     };
-    rt.block_on(serve(base))
+    let code = rt.block_on(serve(base));
+    // The sessions are stopped; a read of stdin still waiting (a signal ended the
+    // connection, stdin is open) is not waited for.
+    rt.shutdown_background();
+    code
 }
 
 /// What tern says it can do: sessions are loaded (history replayed),
@@ -124,6 +131,13 @@ fn capabilities() -> acp::AgentCapabilities {
 }
 
 async fn serve(base: tern_runtime::Overrides) -> u8 {
+    // SIGINT, SIGTERM or SIGHUP end the connection as stdin closing does: every prompt
+    // stops, the sessions are stopped; the exit code says which signal (128 + N).
+    let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+    ending::on_stop(Arc::new(move || {
+        let _ = stop_tx.send(true);
+    }));
+    ending::watch_signals();
     let shared = Arc::new(Shared::default());
     let (tx, rx) = mpsc::unbounded_channel::<Cmd>();
     let connection = {
@@ -221,11 +235,24 @@ async fn serve(base: tern_runtime::Overrides) -> u8 {
             )
             .connect_to(ByteStreams::new(tokio::io::stdout().compat_write(), tokio::io::stdin().compat()))
     };
+    // Signalled: the connection is dropped, so the worker sees no more requests and stops what runs.
+    let connection = async {
+        tokio::select! {
+            served = connection => served,
+            _ = stop_rx.wait_for(|stop| *stop) => Ok(()),
+        }
+    };
     let (served, ()) = tokio::join!(connection, worker(base, shared, rx));
+    if let Some(code) = ending::code() {
+        if let Some(reason) = ending::reason() {
+            say(&format!("acp: {reason}; the sessions are saved"));
+        }
+        return code;
+    }
     match served {
         Ok(()) => exit::SUCCESS,
         Err(e) => {
-            eprintln!("tern: acp: {e}");
+            say(&format!("acp: {e}"));
             exit::FAILED
         }
     }

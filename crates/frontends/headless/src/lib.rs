@@ -3,9 +3,9 @@
 //! the result in the chosen format, exit with a code CI can trust. Results
 //! go to stdout, diagnostics to stderr.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use std::collections::VecDeque;
-use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
@@ -19,12 +19,13 @@ use tern_runtime::{EventSink, RunReport, Runtime};
 use crate::caller::{Caller, StdioAsker};
 use crate::claude_stream::ClaudeStream;
 use crate::initialize_at_start::StartInit;
-use crate::stdin_lines::{Signalled, StdinLines, first_line};
+use crate::stdin_lines::{Ended, StdinLines, first_line};
 
 mod caller;
 pub mod claude_results;
 pub mod claude_stream;
 pub mod claude_wire;
+pub mod ending;
 mod initialize_at_start;
 mod stdin_lines;
 
@@ -54,7 +55,7 @@ pub enum InputFormat {
 /// (warnings quote config files, server names and hook commands from the
 /// repository).
 pub fn say(text: &str) {
-    eprintln!("{}", tern_protocol::sanitize::diagnostic(text));
+    ending::say_line(&tern_protocol::sanitize::diagnostic(text));
 }
 
 /// Start the async runtime, set up tern's [`Runtime`] (config, provider,
@@ -76,7 +77,7 @@ pub fn with_runtime_mut<T>(
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("tern: cannot start the async runtime: {e}");
+            say(&format!("cannot start the async runtime: {e}"));
             return exit::FAILED;
         }
     };
@@ -89,7 +90,7 @@ pub fn with_runtime_mut<T>(
         let mut runtime = match Runtime::new(overrides).await {
             Ok(r) => r,
             Err(e) => {
-                eprintln!("tern: {e}");
+                say(&e.to_string());
                 return exit::USAGE;
             }
         };
@@ -137,12 +138,30 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
     let prompt_asker = asker.clone();
     let stdio = options.stdio_permissions;
     let set_interrupter = current.clone();
+    // A signal, or the output gone, stops the running prompt and wakes the
+    // stream-json loop (or the wait for the first line); signals are
+    // watched on a thread of their own, whatever stdout is doing.
+    let woken = Arc::new(tokio::sync::Notify::new());
+    {
+        let (current, woken) = (current.clone(), woken.clone());
+        ending::on_stop(Arc::new(move || {
+            if let Some(interrupter) = current.get() {
+                interrupter.interrupt();
+            }
+            woken.notify_one();
+        }));
+    }
+    ending::watch_signals();
+    // Whoever reads the output going away (a stream-json client that died,
+    // `| head` that has read enough) ends the run at once, not at tern's next write.
+    ending::watch_readers();
+    let first_woken = woken.clone();
     with_runtime_mut(
         overrides,
         async move |overrides| {
             let Some(mut lines) = lines else { return Ok(None) };
             // The SDKs send `initialize` first: what of it shapes the session is read before it starts.
-            first_line(&mut lines).await.map_err(|Signalled| exit::INTERRUPTED)?;
+            first_line(&mut lines, &first_woken).await.map_err(|Ended| ending::code().unwrap_or(exit::INTERRUPTED))?;
             let start = match &lines.held {
                 Some(Ok(line)) => initialize_at_start::take(line, overrides),
                 _ => StartInit::default(),
@@ -158,17 +177,11 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             }
         },
         async move |runtime, stream_input: Option<(StdinLines, StartInit)>| {
-            let interrupted = Arc::new(AtomicBool::new(false));
-            // Wakes the stream-json loop when a signal comes while nothing runs.
-            let woken = Arc::new(tokio::sync::Notify::new());
-            let cancel_current = {
-                let (interrupter, woken) = (runtime.interrupter(), woken.clone());
-                Arc::new(move || {
-                    interrupter.interrupt();
-                    woken.notify_one();
-                }) as Arc<dyn Fn() + Send + Sync>
-            };
-            spawn_signal_watch(cancel_current, interrupted.clone(), runtime.background_stopper());
+            ending::on_exit_now(runtime.background_stopper());
+            // A signal that came while the session started: the prompt is not started.
+            if let Some(code) = ending::code() {
+                return code;
+            }
             if options.verbose {
                 for line in runtime.security_summary() {
                     say(&line);
@@ -183,14 +196,15 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             let out = Output::new(runtime, &options);
             if let Some((lines, start)) = stream_input {
                 let replays = options.replay.then(Replays::default);
-                return stream(lines, &start, runtime, &out, &asker, &interrupted, &woken, replays.as_ref()).await;
+                let code = stream(lines, &start, runtime, &out, &asker, &woken, replays.as_ref()).await;
+                return ended(runtime, code);
             }
             let events = out.sink();
             // `/NAME args` (a custom command or a skill) expands here, or is refused before anything prints.
             let run = match runtime.start(prompt.unwrap_or_default(), Vec::new(), &events) {
                 Ok(run) => run,
                 Err(e) => {
-                    eprintln!("tern: {e}");
+                    say(&e.to_string());
                     return exit::USAGE;
                 }
             };
@@ -198,12 +212,21 @@ pub fn run(prompt: Option<String>, overrides: tern_runtime::Overrides, options: 
             out.begin();
             let report = run.await;
             let code = out.finish(runtime, &report);
-            if code == exit::INTERRUPTED {
-                eprintln!("tern: interrupted; session {} is saved", runtime.session().id());
-            }
-            code
+            ended(runtime, code)
         },
     )
+}
+
+/// The run's exit code: a signal's or a gone reader's when one ended it
+/// (said on stderr, with the session that keeps what was done), else `code`.
+fn ended(runtime: &Runtime, code: u8) -> u8 {
+    match (ending::code(), ending::reason()) {
+        (Some(code), Some(reason)) => {
+            say(&format!("{reason}; session {} is saved", runtime.session().id()));
+            code
+        }
+        _ => code,
+    }
 }
 
 /// What an output format prints of a run: its first line, each event, the
@@ -232,16 +255,15 @@ impl Format for TextFormat {
         if report.outcome.stop_reason != AgentStopReason::Completed {
             return;
         }
-        let mut out = std::io::stdout().lock();
         let text = report.outcome.final_text.trim_end();
         // On a terminal the model's escape sequences would act (an OSC 52 clipboard
         // write, a window title, a cleared screen): shown clean there, exact in a pipe.
-        if std::io::IsTerminal::is_terminal(&out) {
-            let _ = writeln!(out, "{}", tern_protocol::sanitize::clean(text));
+        let line = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            format!("{}\n", tern_protocol::sanitize::clean(text))
         } else {
-            let _ = writeln!(out, "{text}");
-        }
-        let _ = out.flush();
+            format!("{text}\n")
+        };
+        ending::write_stdout(line.as_bytes());
     }
 }
 
@@ -423,7 +445,7 @@ impl Output {
             | AgentStopReason::Error
             | AgentStopReason::ContextFull => {
                 if let Some(e) = &report.outcome.error {
-                    eprintln!("tern: error: {e}");
+                    say(&format!("error: {e}"));
                 }
                 exit::FAILED
             }
@@ -515,7 +537,7 @@ fn say_progress(e: &AgentEvent, verbose: bool) {
     if let Some(text) = progress(event) {
         let prefix = if sub { "  [subagent] " } else { "" };
         // Tool output and model text may hold escape sequences from files tern read.
-        eprintln!("{prefix}{}", tern_protocol::sanitize::clean(&text));
+        ending::say_line(&format!("{prefix}{}", tern_protocol::sanitize::clean(&text)));
     }
 }
 
@@ -529,7 +551,6 @@ async fn stream(
     runtime: &Runtime,
     out: &Output,
     asker: &StdioAsker,
-    interrupted: &AtomicBool,
     woken: &tokio::sync::Notify,
     replays: Option<&Replays>,
 ) -> u8 {
@@ -540,7 +561,7 @@ async fn stream(
     let mut code = exit::SUCCESS;
     let mut initialized = false;
     loop {
-        if running.is_none() && !interrupted.load(Ordering::SeqCst) {
+        if running.is_none() && ending::code().is_none() {
             if let Some((text, blocks)) = queue.pop_front() {
                 if !initialized {
                     out.init(runtime);
@@ -566,8 +587,10 @@ async fn stream(
                 break;
             }
         }
-        if running.is_none() && interrupted.load(Ordering::SeqCst) {
-            return exit::INTERRUPTED;
+        if running.is_none()
+            && let Some(code) = ending::code()
+        {
+            return code;
         }
         tokio::select! {
             report = async {
@@ -579,7 +602,7 @@ async fn stream(
                 running = None;
                 // The exit code says whether any message failed; one the caller interrupted did not.
                 let this = out.finish(runtime, &report);
-                let asked_to_stop = this == exit::INTERRUPTED && !interrupted.load(Ordering::SeqCst);
+                let asked_to_stop = this == exit::INTERRUPTED && ending::code().is_none();
                 code = worst(code, if asked_to_stop { exit::SUCCESS } else { this });
             }
             () = woken.notified() => {}
@@ -612,7 +635,7 @@ async fn stream(
             },
         }
     }
-    if interrupted.load(Ordering::SeqCst) { exit::INTERRUPTED } else { code }
+    ending::code().unwrap_or(code)
 }
 
 /// The most messages waiting their turn in stream-json input.
@@ -953,42 +976,11 @@ async fn context_usage(runtime: &Runtime) -> claude_wire::ContextUsage {
     }
 }
 
-/// SIGINT/SIGTERM cancel the run (tools are killed by the loop); a second
-/// signal exits at once, stopping background commands first.
-fn spawn_signal_watch(
-    cancel: Arc<dyn Fn() + Send + Sync>,
-    interrupted: Arc<AtomicBool>,
-    stop_background: Arc<dyn Fn() + Send + Sync>,
-) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
-        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
-    else {
-        return;
-    };
-    tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
-            }
-            if interrupted.swap(true, Ordering::SeqCst) {
-                // No time for each command's own cleanup: kill their groups first.
-                tern_runtime::process::kill_tracked();
-                stop_background();
-                std::process::exit(i32::from(exit::INTERRUPTED));
-            }
-            cancel();
-        }
-    });
-}
-
+/// One JSON line on stdout; a failed write ends the run ([`ending`]).
 pub(crate) fn print_line(v: &impl serde::Serialize) {
-    let Ok(text) = serde_json::to_string(v) else { return };
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{text}");
-    let _ = out.flush();
+    let Ok(mut text) = serde_json::to_string(v) else { return };
+    text.push('\n');
+    ending::write_stdout(text.as_bytes());
 }
 
 /// Progress on stderr for `--verbose`: turns, the model's words between

@@ -35,25 +35,19 @@ impl StdinLines {
     }
 }
 
-/// SIGINT, SIGTERM or SIGHUP came before the first stdin line.
-pub(crate) struct Signalled;
+/// The run was asked to end (a signal, the output gone) before the first stdin line.
+pub(crate) struct Ended;
 
 /// Wait for the first stdin line (kept in `lines.held`, to be handled as
-/// usual), before the session starts; a signal meanwhile ends the run, as
-/// it would once the session runs.
-pub(crate) async fn first_line(lines: &mut StdinLines) -> Result<(), Signalled> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) =
-        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()), signal(SignalKind::hangup()))
-    else {
-        lines.held = lines.rx.recv().await;
-        return Ok(());
-    };
+/// usual), before the session starts; the run asked to end meanwhile
+/// (`woken`, by [`crate::ending`]) ends it, as it would once the session runs.
+pub(crate) async fn first_line(lines: &mut StdinLines, woken: &tokio::sync::Notify) -> Result<(), Ended> {
+    if crate::ending::code().is_some() {
+        return Err(Ended);
+    }
     tokio::select! {
         line = lines.rx.recv() => lines.held = line,
-        _ = int.recv() => return Err(Signalled),
-        _ = term.recv() => return Err(Signalled),
-        _ = hup.recv() => return Err(Signalled),
+        () = woken.notified() => return Err(Ended),
     }
     Ok(())
 }

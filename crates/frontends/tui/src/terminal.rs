@@ -412,8 +412,6 @@ fn new_app(runtime: &Runtime) -> App {
 }
 
 /// Run the TUI until the person quits. `initial` is submitted at once.
-// The front end's own output: back on the normal screen, what happened and how to come back.
-#[allow(clippy::print_stdout)]
 pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Result<u8> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
@@ -553,7 +551,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
         // code says which signal ended it, as a shell would (128 + N).
         drop(screen);
         drop(guard);
-        return Ok(u8::try_from(128 + signal).unwrap_or(u8::MAX));
+        return Ok(tern_protocol::exit::signalled(signal));
     }
     // Inline, the rest of the conversation goes into the scrollback where the frame was; on the
     // whole screen, what `print_on_exit` asks for is written as it was shown.
@@ -567,7 +565,8 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     // For scrollback, when asked: the last answer or the whole conversation, cleaned.
     let has_conversation = d.app.prompts_run > 0 || runtime.resumed().is_some();
     let resume = (session.is_recording() && has_conversation).then(|| session.id().to_string());
-    println!("{}", d.app.exit_summary(resume.as_deref()));
+    // A terminal gone by now is no reason to panic: the summary is only a courtesy.
+    let _ = writeln!(std::io::stdout(), "{}", d.app.exit_summary(resume.as_deref()));
     Ok(0)
 }
 

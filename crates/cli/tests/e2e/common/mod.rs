@@ -56,7 +56,11 @@ impl Harness {
     /// may be a pyenv shim, which finds its versions under the real HOME:
     /// PYENV_ROOT says where.
     pub fn homes(&self) -> Vec<(&'static str, PathBuf)> {
-        let mut env = vec![("TERN_HOME", self.home.path().to_path_buf()), ("HOME", self.user_home())];
+        let mut env = vec![
+            ("TERN_HOME", self.home.path().to_path_buf()),
+            ("HOME", self.user_home()),
+            (MARKER_VAR, PathBuf::from(run_marker())),
+        ];
         if std::env::var_os("PYENV_ROOT").is_none()
             && let Some(pyenv) =
                 std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")).filter(|p| p.is_dir())
@@ -186,11 +190,37 @@ impl Output {
     }
 }
 
-/// Pids of processes whose command line contains `needle`.
+/// The variable every process a test starts carries ([`run_marker`]), and
+/// so does everything they start in turn.
+pub const MARKER_VAR: &str = "TERN_E2E_RUN";
+
+/// This test process's own value of [`MARKER_VAR`]: random, so the
+/// processes of other tests and other people on the machine never match
+/// (nextest runs each test in a process of its own).
+pub fn run_marker() -> &'static str {
+    static MARKER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARKER.get_or_init(|| format!("{}-{:016x}", std::process::id(), fastrand::u64(..)))
+}
+
+/// Whether process `pid` carries this test process's marker in its
+/// environment (`/proc/PID/environ`: root reads any process's, a user only
+/// their own, which is all a test looks for).
+pub fn is_ours(pid: u32) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+    let want = format!("{MARKER_VAR}={}", run_marker());
+    environ.split(|b| *b == 0).any(|var| var == want.as_bytes())
+}
+
+/// Pids of the live processes this test started (by the marker in their
+/// environment, never by another process's command line) whose own
+/// command line contains `needle`.
 pub fn processes_matching(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        if !is_ours(pid) {
+            continue;
+        }
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
         let cmd = String::from_utf8_lossy(&cmdline).replace('\0', " ");
         if cmd.contains(needle) {
