@@ -105,24 +105,25 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
         .map_err(|e| ToolError::new(format!("Cannot create the directory of {shown}: {e}. Nothing was written.")))?;
     // Other tern processes in this folder wait, then find the file changed.
     let dir_lock = crate::file_guard::DirLock::of(env, &dir, target.real.parent().unwrap_or(&target.real))?;
-    let mut stamp = None;
+    let mut opened = None;
     let previous = match target.stat_in(&dir) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new(format!("{shown} is a directory; give a file path inside it.")));
         }
         Ok(meta) => {
-            check_fresh(env, target, &meta, "overwrite")?;
-            stamp = Some(crate::FileStamp::of(&meta));
+            // One descriptor: judged writable, checked fresh, read, and (in place) written.
+            let file = opened.insert(target.open_for_change(&dir, &meta, "overwrite")?);
+            check_fresh(env, target, &file.meta, "overwrite")?;
             // Kept for the diff; a non-UTF-8 original only gets a size note.
             Some(
-                crate::file_guard::read_text_bytes(env, target, &dir)
+                crate::file_guard::read_text_bytes(env, target, file)
                     .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?,
             )
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ToolError::new(format!("Cannot write {shown}: {e}"))),
     };
-    crate::file_guard::write_text_bytes(env, target, &dir, content.as_bytes(), stamp)
+    crate::file_guard::write_text_bytes(env, target, &dir, content.as_bytes(), opened.as_ref())
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
     record_written(env, target, &dir);
     drop(dir_lock);
