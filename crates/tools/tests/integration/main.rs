@@ -11,6 +11,7 @@ mod processes;
 mod bash_sandbox;
 mod bash_tool;
 mod change_tools;
+mod keep_identity;
 mod move_to_background;
 mod read_images;
 mod read_memory;
