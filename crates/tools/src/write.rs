@@ -1,5 +1,6 @@
 //! `write {path, content}`: create or overwrite a file atomically, keeping
-//! its permissions; overwriting needs a fresh read of the file.
+//! its identity (owner, mode, links, attributes: `file_guard`); overwriting
+//! needs a fresh read of the file.
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "write".into(),
         description: "Create a file, or replace a whole file, with `content`.\n\
-             - Parent directories are created. The write is atomic and keeps the file's permissions.\n\
+             - Parent directories are created. The write is atomic; an existing file keeps its owner, permissions, hard links and attributes, and one that may not be written (read-only included) is refused.\n\
              - To overwrite an existing file you must have read it in this session, and it must not have changed since.\n\
              - To change part of a file, use edit instead: it is safer and shows a diff."
             .into(),

@@ -17,6 +17,7 @@ mod doc_tables;
 mod doctor;
 mod editing;
 mod extending;
+mod file_identity;
 mod headless;
 mod hostile_commands;
 mod hostile_repo;
