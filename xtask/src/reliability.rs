@@ -279,7 +279,7 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
     let big: String = (0..200_000).map(|i| format!("line {i} of the large file\n")).collect();
     let linked: String = (0..200_000).map(|i| format!("line {i} of the linked file\n")).collect();
     let linked_after = linked.replace("line 100000 of", "LINE 100000 of");
-    let (mut resumed, mut early, mut torn, mut stray) = (0, 0, 0, 0);
+    let (mut resumed, mut early, mut torn, mut stray, mut put_back) = (0, 0, 0, 0, 0);
     let work = tempfile::tempdir()?;
     let home = home()?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -311,6 +311,10 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
             Ok::<_, anyhow::Error>(out)
         })?;
         let sessions = std::fs::read_dir(home.path().join("sessions")).map(|d| d.count()).unwrap_or(0);
+        // Killed in the middle of the in-place write: the resume's start undid it.
+        if String::from_utf8_lossy(&outcome.stderr).contains("has its content from before that write again") {
+            put_back += 1;
+        }
         if outcome.status.success() {
             resumed += 1;
         } else if sessions == 0 && String::from_utf8_lossy(&outcome.stderr).contains("no session to continue") {
@@ -346,7 +350,7 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
     println!(
         "crash-loop: {n} sessions killed (SIGKILL at a random moment in 0-600 ms) and resumed: {resumed} resumed, \
          {early} killed before their session file existed, {} failed to resume, {torn} torn files, {stray} stray temp \
-         files or in-place backups",
+         files or in-place backups; {put_back} half-written in-place files put back",
         n - resumed - early
     );
     if resumed + early < n || torn > 0 || stray > 0 {

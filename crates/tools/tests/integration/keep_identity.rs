@@ -279,7 +279,7 @@ fn a_kill_in_the_middle_of_an_in_place_write_is_undone_at_the_next_start() {
     assert!(torn != old && torn.starts_with(b"NEW line 0\n"), "the kill left a half-written file");
 
     let stale = tern_tools::start_write_journal(&base.join("journal"));
-    assert_eq!(stale.restored, [p.clone()]);
+    assert_eq!(stale.restored, std::slice::from_ref(&p));
     assert!(stale.kept.is_empty(), "{:?}", stale.kept);
     for name in ["big.txt", "link.txt"] {
         let path = base.join("ws").join(name);
