@@ -5,8 +5,6 @@
 //! its owner, a writable file in a folder the user cannot write is changed
 //! in place, and files the user may not write are refused, not replaced.
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,30 +13,9 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use crate::common::{Harness, Wire, write};
+use crate::xattrs::{get_xattr, root, set_xattr};
 
 const NOBODY: u32 = 65534;
-
-fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn set_xattr(path: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
-    let (p, n) = (CString::new(path.as_os_str().as_bytes()).unwrap(), CString::new(name).unwrap());
-    // SAFETY: valid strings and buffer for the call.
-    if unsafe { libc::setxattr(p.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
-    let (p, n) = (CString::new(path.as_os_str().as_bytes()).unwrap(), CString::new(name).unwrap());
-    let mut buf = vec![0u8; 256];
-    // SAFETY: valid strings and buffer for the call.
-    let got = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    (got >= 0).then(|| buf[..got as usize].to_vec())
-}
 
 fn owner(path: &Path) -> (u32, u32, u32) {
     let m = std::fs::metadata(path).unwrap();

@@ -6,6 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+// Shared with tern-tools' tests of what a change of a file keeps.
+#[path = "../../../tools/tests/support/xattrs.rs"]
+mod xattrs;
 
 mod acp;
 mod background;

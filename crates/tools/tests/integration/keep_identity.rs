@@ -5,9 +5,7 @@
 //! need privilege say so and are skipped without it); the ordinary-user
 //! cases run the real binary as nobody (crates/cli/tests/e2e/file_identity.rs).
 
-use std::ffi::CString;
 use std::io::{BufRead, BufReader};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +14,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use tern_agent_loop::{RuntimeTool, ToolContext, ToolError, ToolOutput};
 use tern_tools::ToolEnv;
+
+use crate::xattrs::{get_xattr, root, set_xattr};
 use tokio_util::sync::CancellationToken;
 
 struct Fixture {
@@ -66,28 +66,6 @@ impl Fixture {
             .filter(|p| p.to_string_lossy().ends_with(".inplace"))
             .collect()
     }
-}
-
-fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn set_xattr(path: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
-    let (p, n) = (CString::new(path.as_os_str().as_bytes()).unwrap(), CString::new(name).unwrap());
-    // SAFETY: valid strings and buffer for the call.
-    if unsafe { libc::setxattr(p.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-fn get_xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
-    let (p, n) = (CString::new(path.as_os_str().as_bytes()).unwrap(), CString::new(name).unwrap());
-    let mut buf = vec![0u8; 256];
-    // SAFETY: valid strings and buffer for the call.
-    let got = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    (got >= 0).then(|| buf[..got as usize].to_vec())
 }
 
 /// `chattr` flags (FS_IOC_SETFLAGS); `Err` where this user or file system cannot set them.

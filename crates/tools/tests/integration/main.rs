@@ -7,6 +7,8 @@
 
 #[path = "../support/processes.rs"]
 mod processes;
+#[path = "../support/xattrs.rs"]
+mod xattrs;
 
 mod bash_sandbox;
 mod bash_tool;
