@@ -270,12 +270,16 @@ fn rss_kb(pid: u32) -> i64 {
         .unwrap_or(0)
 }
 
-/// `n` times: a scripted session (a bash call, a large write, an edit of it)
-/// is killed with SIGKILL at a random moment, then resumed with `-c`: every
-/// session must resume, no file may be torn, no temp file may stay.
+/// `n` times: a scripted session (a bash call, a large write, an edit of it,
+/// an edit of a large hard-linked file, which is written in place) is
+/// killed with SIGKILL at a random moment, then resumed with `-c`: every
+/// session must resume, no file may be torn (the resume's start puts a
+/// half-written in-place file back), no temp file or backup may stay.
 pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
     let big: String = (0..200_000).map(|i| format!("line {i} of the large file\n")).collect();
-    let (mut resumed, mut early, mut torn, mut stray) = (0, 0, 0, 0);
+    let linked: String = (0..200_000).map(|i| format!("line {i} of the linked file\n")).collect();
+    let linked_after = linked.replace("line 100000 of", "LINE 100000 of");
+    let (mut resumed, mut early, mut torn, mut stray, mut put_back) = (0, 0, 0, 0, 0);
     let work = tempfile::tempdir()?;
     let home = home()?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -284,9 +288,16 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
             {"tool_calls": [{"name": "bash", "arguments": {"command": "echo working; sleep 0.05"}}]},
             {"tool_calls": [{"name": "write", "arguments": {"path": "big.txt", "content": big}}]},
             {"tool_calls": [{"name": "edit", "arguments": {"path": "big.txt", "old_string": "line 100000 of", "new_string": "LINE 100000 of"}}]},
+            {"tool_calls": [{"name": "read", "arguments": {"path": "linked.txt"}}]},
+            {"tool_calls": [{"name": "edit", "arguments": {"path": "linked.txt", "old_string": "line 100000 of", "new_string": "LINE 100000 of"}}]},
             {"text": "done"},
             {"when_request_contains": "carry on", "text": "resumed"}]});
         let mock = Mock::start(&script)?;
+        // Two names for one file: the edit writes it in place.
+        let _ = std::fs::remove_file(work.path().join("linked.txt"));
+        let _ = std::fs::remove_file(work.path().join("linked-2.txt"));
+        std::fs::write(work.path().join("linked.txt"), &linked)?;
+        std::fs::hard_link(work.path().join("linked.txt"), work.path().join("linked-2.txt"))?;
         let kill_after = Duration::from_millis(fastrand::u64(0..600));
         let outcome = rt.block_on(async {
             let mut child = tern(bin, &mock, home.path(), work.path()).args(["-p", "go"]).spawn()?;
@@ -300,6 +311,10 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
             Ok::<_, anyhow::Error>(out)
         })?;
         let sessions = std::fs::read_dir(home.path().join("sessions")).map(|d| d.count()).unwrap_or(0);
+        // Killed in the middle of the in-place write: the resume's start undid it.
+        if String::from_utf8_lossy(&outcome.stderr).contains("has its content from before that write again") {
+            put_back += 1;
+        }
         if outcome.status.success() {
             resumed += 1;
         } else if sessions == 0 && String::from_utf8_lossy(&outcome.stderr).contains("no session to continue") {
@@ -314,15 +329,28 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
                 torn += 1;
             }
         }
+        for name in ["linked.txt", "linked-2.txt"] {
+            let text = std::fs::read_to_string(work.path().join(name))?;
+            if text != linked && text != linked_after {
+                torn += 1;
+            }
+        }
+        if std::os::unix::fs::MetadataExt::nlink(&std::fs::metadata(work.path().join("linked.txt"))?) != 2 {
+            torn += 1;
+        }
         stray += std::fs::read_dir(work.path())?
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .count();
+        stray += std::fs::read_dir(home.path().join("pending-writes"))?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".inplace"))
             .count();
     }
     println!(
         "crash-loop: {n} sessions killed (SIGKILL at a random moment in 0-600 ms) and resumed: {resumed} resumed, \
          {early} killed before their session file existed, {} failed to resume, {torn} torn files, {stray} stray temp \
-         files",
+         files or in-place backups; {put_back} half-written in-place files put back",
         n - resumed - early
     );
     if resumed + early < n || torn > 0 || stray > 0 {

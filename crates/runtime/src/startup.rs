@@ -744,14 +744,12 @@ pub(crate) fn agent(
     Ok(Some(a))
 }
 
-/// Temp files of writes a killed tern left behind go (a warning lists
-/// them); this process's are recorded from now on.
+/// What writes a killed tern left half-done is put right (temp files go,
+/// files half-written in place get their original back; warnings say
+/// what was done); this process's writes are recorded from now on.
 pub(crate) fn clear_stale_writes(loaded: &Loaded, warnings: &mut Vec<String>) {
     let stale = tern_tools::start_write_journal(&loaded.paths.data_dir.join("pending-writes"));
-    if !stale.is_empty() {
-        let names: Vec<String> = stale.iter().take(5).map(|p| p.display().to_string()).collect();
-        warnings.push(format!("removed {} temp file(s) a stopped tern left behind: {}", stale.len(), names.join(", ")));
-    }
+    warnings.extend(stale.warnings());
 }
 
 /// What the built-in tools work with: the workspace, the session's output

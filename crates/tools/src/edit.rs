@@ -12,7 +12,6 @@ use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_protocol::{EditDetails, ExecutionMode, FileChange, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
-use crate::FileStamp;
 use crate::ToolEnv;
 use crate::diff::{ChangedSpan, DiffSummary, diff_summary};
 use crate::edit_match::{apply_edit, apply_edit_in_place};
@@ -245,8 +244,11 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
     if meta.is_dir() {
         return Err(ToolError::new(format!("{shown} is a directory, not a file.")));
     }
-    check_fresh(env, target, &meta, "edit")?;
-    let bytes = read_text_bytes(env, target, &dir).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    // One descriptor: judged writable, checked fresh, read, and (in place) written.
+    let opened = target.open_for_change(&dir, &meta, "edit")?;
+    check_fresh(env, target, &opened.meta, "edit")?;
+    let bytes =
+        read_text_bytes(env, target, &opened).map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
     // The file's one copy, changed in place; `span` keeps what it replaced, for the diff.
     let (mut text, enc) = decode(bytes, shown)?;
     let room: usize = edits.iter().map(|e| e.new_string.len()).sum();
@@ -273,7 +275,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
             Err(err) => return Err(ToolError::new(err.0)),
         }
     }
-    write_text_bytes(env, target, &dir, &encode(&text, &enc), Some(FileStamp::of(&meta)))
+    write_text_bytes(env, target, &dir, &encode(&text, &enc), Some(&opened))
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. The file was not changed.")))?;
     record_written(env, target, &dir);
     drop(dir_lock);

@@ -1,7 +1,13 @@
 //! What write and edit check before they change a file, and how they change
 //! it: the target resolved through symlinks, the read-first and
-//! unchanged-since guards, a per-file lock, and atomic replacement (temp file
-//! in the same directory, then rename) that keeps the file's permissions.
+//! unchanged-since guards, a per-file lock, and the change itself: a new
+//! file or a replacement (temp file in the same directory, then rename)
+//! that carries the old file's owner, group, mode and extended attributes,
+//! or — where a replacement cannot be the same file (hard links, an owner
+//! this user cannot give a file to, a folder it cannot write) — a journaled
+//! write in place ([`crate::in_place`]). Whether a file may be changed at
+//! all is decided on the descriptor it is changed through
+//! ([`crate::writable`]).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -12,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use tern_agent_loop::ToolError;
 use tern_protocol::{FileIdentity, JudgedPath};
 
+use crate::writable::Opened;
 use crate::{FileStamp, ToolEnv, display_path, human_bytes, pinned, resolve_path};
 
 /// A path from the model, resolved once: the real path the tool works on
@@ -95,6 +102,27 @@ impl Target {
         Ok(file)
     }
 
+    /// Open the existing file in `dir` (described by `meta`, from
+    /// [`Target::stat_in`]) for a change — read, judged and written through
+    /// this one descriptor — or refuse it, saying why ([`crate::writable`]).
+    pub(crate) fn open_for_change(
+        &self,
+        dir: &File,
+        meta: &std::fs::Metadata,
+        verb: &str,
+    ) -> Result<Opened, ToolError> {
+        if !meta.is_file() {
+            return Err(ToolError::new(format!(
+                "Cannot {verb} {}: it is not a regular file (a FIFO, socket or device). Nothing was changed.",
+                self.shown
+            )));
+        }
+        let name = self.name().map_err(|e| ToolError::new(format!("Cannot {verb} {}: {e}", self.shown)))?;
+        let opened = crate::writable::open_for_change(dir, name, &self.shown, verb)?;
+        self.check_identity(&opened.meta).map_err(|e| ToolError::new(format!("Cannot {verb} {}: {e}", self.shown)))?;
+        Ok(opened)
+    }
+
     fn check_identity(&self, meta: &std::fs::Metadata) -> std::io::Result<()> {
         pinned::check_identity(self.judged, meta)
     }
@@ -168,31 +196,31 @@ pub trait ClientFiles: Send + Sync {
     fn write_text(&self, path: &Path, text: &str) -> Option<Result<(), String>>;
 }
 
-/// The bytes of a text file: the editor's copy when there is one, else the
-/// file in `dir` (opened without following a link, and only if it is the
-/// file judged).
-pub(crate) fn read_text_bytes(env: &crate::ToolEnv, target: &Target, dir: &File) -> std::io::Result<Vec<u8>> {
+/// The bytes of a text file: the editor's copy when there is one, else
+/// the file `opened` for the change.
+pub(crate) fn read_text_bytes(env: &crate::ToolEnv, target: &Target, opened: &Opened) -> std::io::Result<Vec<u8>> {
     match env.client_files.as_ref().and_then(|c| c.read_text(&target.real)) {
         Some(Ok(text)) => Ok(text.into_bytes()),
         Some(Err(e)) => Err(std::io::Error::other(format!("the editor could not read it: {e}"))),
         None => {
-            let mut bytes = Vec::new();
-            target.open_in(dir)?.read_to_end(&mut bytes)?;
+            let mut bytes = Vec::with_capacity(opened.meta.len() as usize);
+            (&opened.file).read_to_end(&mut bytes)?;
             Ok(bytes)
         }
     }
 }
 
-/// Write a text file: through the editor when there is one, else
-/// atomically in `dir`, and only if the file is still as `expected` (its
-/// stamp when the change was made; `None`: it did not exist). Another
-/// writer that got there first is reported, never overwritten.
+/// Write a text file: through the editor when there is one, else in `dir`:
+/// a new file (`existing` is `None`: nothing may be there when it lands),
+/// or the file `existing` changed keeping its identity, only while it is
+/// still there as it was opened. Another writer that got there first is
+/// reported, never overwritten.
 pub(crate) fn write_text_bytes(
     env: &crate::ToolEnv,
     target: &Target,
     dir: &File,
     bytes: &[u8],
-    expected: Option<FileStamp>,
+    existing: Option<&Opened>,
 ) -> std::io::Result<()> {
     if let Some(client) = &env.client_files
         && let Ok(text) = std::str::from_utf8(bytes)
@@ -201,7 +229,21 @@ pub(crate) fn write_text_bytes(
         return done.map_err(|e| std::io::Error::other(format!("the editor could not write it: {e}")));
     }
     let parent = target.real.parent().unwrap_or(Path::new("/"));
-    write_atomic_in(dir, parent, target.name()?, bytes, Unchanged::Expect(expected))
+    let name = target.name()?;
+    let Some(opened) = existing else {
+        return write_atomic_in(dir, parent, name, bytes, Unchanged::Absent);
+    };
+    let still = || opened.still_there(dir, name);
+    // Several names: a replacement would be a new file under one of them only.
+    if std::os::unix::fs::MetadataExt::nlink(&opened.meta) > 1 {
+        return crate::in_place::write_in_place(&target.real, opened, bytes, still);
+    }
+    match replace_in(dir, parent, name, bytes, &Unchanged::Opened(opened)) {
+        Ok(()) => Ok(()),
+        Err(NotReplaced::Failed(e)) => Err(e),
+        // An owner, attribute or folder a replacement cannot have: the file itself is changed.
+        Err(NotReplaced::CannotKeep(_)) => crate::in_place::write_in_place(&target.real, opened, bytes, still),
+    }
 }
 
 /// How long a change waits for another tern process changing files in the
@@ -284,93 +326,29 @@ fn file_name(path: &Path) -> std::io::Result<&std::ffi::OsStr> {
     path.file_name().ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))
 }
 
-/// What must still hold just before [`write_atomic_in`] renames over the file.
-pub(crate) enum Unchanged {
-    /// Nothing: replace whatever is there.
+/// What must still hold just before a replacement is renamed over the file.
+pub(crate) enum Unchanged<'a> {
+    /// Nothing: replace whatever is there, giving the replacement its
+    /// owner, group, attributes and mode as far as this process can.
     Any,
-    /// The file is as this stamp says (`None`: it does not exist).
-    Expect(Option<FileStamp>),
+    /// Nothing is there: a new file.
+    Absent,
+    /// The file opened for the change is there, as it was opened; the
+    /// replacement must carry its whole identity.
+    Opened(&'a Opened),
 }
 
-/// Where each process lists the temp files it creates (`<dir>/<pid>`), so a
-/// later start can remove those a killed tern left behind.
-static JOURNAL: std::sync::OnceLock<std::fs::File> = std::sync::OnceLock::new();
-
-/// List this process's temp files in `dir` from now on, and remove the temp
-/// files of tern processes that died without cleaning up (kill -9, power
-/// loss). Returns the files removed.
-///
-/// Each process's list is a file it keeps `flock`ed while it runs: a list
-/// that can be locked belongs to a process that is gone (whatever its pid
-/// namespace; a reused pid does not matter). Entries are raw paths ended by
-/// a NUL byte, and only files named as tern names its temp files are removed.
-pub fn start_write_journal(dir: &Path) -> Vec<PathBuf> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::ffi::OsStrExt;
-    let _ = create_private_dir(dir);
-    let mut removed = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten().take(10_000) {
-            let path = entry.path();
-            let Ok(list) = std::fs::File::open(&path) else { continue };
-            // SAFETY: flock on a descriptor this function owns.
-            if unsafe { libc::flock(list.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                continue; // its process still runs
-            }
-            let bytes = std::fs::read(&path).unwrap_or_default();
-            for raw in bytes.split(|b| *b == 0).take(100_000) {
-                let tmp = Path::new(std::ffi::OsStr::from_bytes(raw));
-                if is_temp_name(tmp)
-                    && std::fs::symlink_metadata(tmp).is_ok_and(|m| m.is_file())
-                    && std::fs::remove_file(tmp).is_ok()
-                {
-                    removed.push(tmp.to_path_buf());
-                }
-            }
-            let _ = std::fs::remove_file(&path);
-        }
-    }
-    let name = dir.join(format!("{}-{:08x}", std::process::id(), fastrand::u32(..)));
-    if JOURNAL.get().is_none()
-        && let Ok(file) =
-            std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().create_new(true).append(true), 0o600)
-                .open(&name)
-    {
-        // SAFETY: flock on a descriptor this process keeps open for its life.
-        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        let _ = JOURNAL.set(file);
-    }
-    removed
-}
-
-/// Whether `path` is named as [`write_atomic`] names its temp files:
-/// `.NAME.tern-<pid>-<8 hex>.tmp`.
-fn is_temp_name(path: &Path) -> bool {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
-    let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else { return false };
-    let Some((_, tail)) = stem.rsplit_once(".tern-") else { return false };
-    let Some((pid, hex)) = tail.split_once('-') else { return false };
-    !pid.is_empty()
-        && pid.bytes().all(|b| b.is_ascii_digit())
-        && hex.len() == 8
-        && hex.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Note a temp file about to be created in this process's journal.
-fn journal(tmp: &Path) {
-    use std::os::unix::ffi::OsStrExt;
-    let Some(mut file) = JOURNAL.get() else { return };
-    let mut entry = tmp.as_os_str().as_bytes().to_vec();
-    entry.push(0);
-    let _ = file.write_all(&entry);
+/// Why a replacement was not renamed into place.
+pub(crate) enum NotReplaced {
+    /// It failed (the original is untouched).
+    Failed(std::io::Error),
+    /// It could not carry the file's identity: why.
+    CannotKeep(String),
 }
 
 /// Replace `name` in the open directory `dir` (whose path is `dir_path`,
 /// for the temp-file journal) with `bytes` atomically, only while what is
-/// there is still as `unchanged` says: a temp file created in `dir`, given
-/// the old file's permissions, synced, then renamed over — every step
-/// through the descriptor, so the directory cannot be swapped for another
-/// in between.
+/// there is still as `unchanged` says (see [`replace_in`]).
 pub(crate) fn write_atomic_in(
     dir: &File,
     dir_path: &Path,
@@ -378,6 +356,23 @@ pub(crate) fn write_atomic_in(
     bytes: &[u8],
     unchanged: Unchanged,
 ) -> std::io::Result<()> {
+    replace_in(dir, dir_path, name, bytes, &unchanged).map_err(|e| match e {
+        NotReplaced::Failed(e) => e,
+        NotReplaced::CannotKeep(why) => std::io::Error::other(why),
+    })
+}
+
+/// A temp file created in `dir`, filled with `bytes` while only its owner
+/// may read it, given the identity of the file it replaces, synced, then
+/// renamed over `name` if `unchanged` still holds — every step through the
+/// descriptor, so the directory cannot be swapped for another in between.
+fn replace_in(
+    dir: &File,
+    dir_path: &Path,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    unchanged: &Unchanged,
+) -> Result<(), NotReplaced> {
     use std::os::unix::fs::PermissionsExt;
     let tmp = std::ffi::OsString::from(format!(
         ".{}.tern-{}-{:08x}.tmp",
@@ -385,31 +380,62 @@ pub(crate) fn write_atomic_in(
         std::process::id(),
         fastrand::u32(..)
     ));
-    journal(&dir_path.join(&tmp));
-    let now = || pinned::stat_in(dir, name).ok().map(|m| FileStamp::of(&m));
+    crate::write_journal::journal_temp(&dir_path.join(&tmp));
+    let failed = NotReplaced::Failed;
     let result = (|| {
-        let mut f = pinned::create_new_in(dir, &tmp)?;
-        f.write_all(bytes)?;
-        if let Ok(meta) = pinned::stat_in(dir, name)
-            && meta.is_file()
-        {
-            f.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode()))?;
+        let mut f = match pinned::create_new_in(dir, &tmp) {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::EACCES) && matches!(unchanged, Unchanged::Opened(_)) => {
+                return Err(NotReplaced::CannotKeep(format!("its folder is not writable ({e})")));
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        // Until it has the old file's identity, only this process's user may read what is written.
+        let replacing = match unchanged {
+            Unchanged::Opened(_) => true,
+            Unchanged::Any => pinned::stat_in(dir, name).is_ok_and(|m| m.is_file()),
+            Unchanged::Absent => false,
+        };
+        if replacing {
+            f.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(failed)?;
         }
-        f.sync_all()?;
-        if let Unchanged::Expect(expected) = &unchanged
-            && now() != *expected
-        {
-            return Err(std::io::Error::other(
-                "it changed on disk while the change was being made (another program wrote it); nothing was \
-                 written — read it again and redo the change",
-            ));
+        f.write_all(bytes).map_err(failed)?;
+        match unchanged {
+            Unchanged::Opened(opened) => crate::file_identity::copy_identity(&opened.file, &opened.meta, &f)
+                .map_err(|o| NotReplaced::CannotKeep(o.to_string()))?,
+            Unchanged::Any if replacing => keep_what_can_be_kept(dir, name, &f).map_err(failed)?,
+            Unchanged::Any => {}
+            Unchanged::Absent => {}
         }
-        pinned::rename_in(dir, &tmp, name)
+        f.sync_all().map_err(failed)?;
+        match unchanged {
+            Unchanged::Opened(opened) => opened.still_there(dir, name).map_err(failed)?,
+            Unchanged::Absent if pinned::stat_in(dir, name).is_ok() => {
+                return Err(failed(std::io::Error::other(
+                    "it was created on disk while the change was being made (another program wrote it); nothing \
+                     was written — read it, then redo the change",
+                )));
+            }
+            _ => {}
+        }
+        pinned::rename_in(dir, &tmp, name).map_err(failed)
     })();
     if result.is_err() {
         let _ = pinned::unlink_in(dir, &tmp);
     }
     result
+}
+
+/// Give the replacement `to` the identity of the regular file `name` in
+/// `dir`, as far as this process can: its mode at least.
+fn keep_what_can_be_kept(dir: &File, name: &std::ffi::OsStr, to: &File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let old = pinned::open_beneath(dir, Path::new(name), libc::O_RDONLY | libc::O_NONBLOCK)?;
+    let meta = old.metadata()?;
+    if crate::file_identity::copy_identity(&old, &meta, to).is_err() {
+        to.set_permissions(std::fs::Permissions::from_mode(meta.permissions().mode() & 0o7777))?;
+    }
+    Ok(())
 }
 
 /// Record the file's new stamp after a change, so the next change of the
@@ -449,18 +475,22 @@ mod tests {
         let p = dir.path().join("kept.txt");
         std::fs::write(&p, "original").unwrap();
         use std::ffi::OsStr;
-        let stale = FileStamp { mtime: None, size: 0, ino: 0 };
         let handle = std::fs::File::open(dir.path()).unwrap();
-        let write_if = |expected| {
-            write_atomic_in(&handle, dir.path(), OsStr::new("kept.txt"), b"replacement", Unchanged::Expect(expected))
-        };
-        assert!(write_if(Some(stale)).is_err());
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "original");
+        let name = OsStr::new("kept.txt");
+        let open = || crate::writable::open_for_change(&handle, name, "kept.txt", "edit").unwrap();
+        let opened = open();
+        std::fs::write(&p, "changed meanwhile").unwrap();
+        let write = |o| write_atomic_in(&handle, dir.path(), name, b"replacement", Unchanged::Opened(o));
+        let e = write(&opened).unwrap_err();
+        assert!(e.to_string().contains("changed on disk"), "{e}");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "changed meanwhile");
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["kept.txt"], "no temp file left");
-        // And one that finds the file as expected goes through.
-        let now = FileStamp::of(&std::fs::metadata(&p).unwrap());
-        write_if(Some(now)).unwrap();
+        // A new file where one appeared meanwhile is refused too.
+        let e = write_atomic_in(&handle, dir.path(), name, b"replacement", Unchanged::Absent).unwrap_err();
+        assert!(e.to_string().contains("created on disk"), "{e}");
+        // And one that finds the file as it was opened goes through.
+        write(&open()).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "replacement");
     }
 

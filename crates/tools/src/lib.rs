@@ -22,14 +22,16 @@ pub mod diff;
 pub mod edit;
 pub mod edit_match;
 mod file_guard;
+mod file_identity;
 mod git_guard;
-pub use file_guard::{
-    ClientFiles, create_private_dir, remove_pinned, start_write_journal, write_atomic, write_atomic_pinned,
-};
+pub use file_guard::{ClientFiles, create_private_dir, remove_pinned, write_atomic, write_atomic_pinned};
 pub mod glob;
 pub mod grep;
 mod grep_page;
 pub mod image;
+mod in_place;
+#[doc(hidden)]
+pub use in_place::set_in_place_hook;
 mod ledger;
 pub mod ls;
 mod output_tail;
@@ -44,7 +46,10 @@ pub mod todo;
 mod tool_args;
 pub mod web_fetch;
 pub mod web_search;
+mod writable;
 pub mod write;
+mod write_journal;
+pub use write_journal::{StaleWrites, start_write_journal};
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
 //! `write {path, content}`: create or overwrite a file atomically, keeping
-//! its permissions; overwriting needs a fresh read of the file.
+//! its identity (owner, mode, links, attributes: `file_guard`); overwriting
+//! needs a fresh read of the file.
 
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "write".into(),
         description: "Create a file, or replace a whole file, with `content`.\n\
-             - Parent directories are created. The write is atomic and keeps the file's permissions.\n\
+             - Parent directories are created. The write is atomic; an existing file keeps its owner, permissions, hard links and attributes, and one that may not be written (read-only included) is refused.\n\
              - To overwrite an existing file you must have read it in this session, and it must not have changed since.\n\
              - To change part of a file, use edit instead: it is safer and shows a diff."
             .into(),
@@ -105,24 +106,25 @@ fn write_file(env: &ToolEnv, target: &Target, content: &str) -> Result<ToolOutpu
         .map_err(|e| ToolError::new(format!("Cannot create the directory of {shown}: {e}. Nothing was written.")))?;
     // Other tern processes in this folder wait, then find the file changed.
     let dir_lock = crate::file_guard::DirLock::of(env, &dir, target.real.parent().unwrap_or(&target.real))?;
-    let mut stamp = None;
+    let mut opened = None;
     let previous = match target.stat_in(&dir) {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::new(format!("{shown} is a directory; give a file path inside it.")));
         }
         Ok(meta) => {
-            check_fresh(env, target, &meta, "overwrite")?;
-            stamp = Some(crate::FileStamp::of(&meta));
+            // One descriptor: judged writable, checked fresh, read, and (in place) written.
+            let file = opened.insert(target.open_for_change(&dir, &meta, "overwrite")?);
+            check_fresh(env, target, &file.meta, "overwrite")?;
             // Kept for the diff; a non-UTF-8 original only gets a size note.
             Some(
-                crate::file_guard::read_text_bytes(env, target, &dir)
+                crate::file_guard::read_text_bytes(env, target, file)
                     .map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?,
             )
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(ToolError::new(format!("Cannot write {shown}: {e}"))),
     };
-    crate::file_guard::write_text_bytes(env, target, &dir, content.as_bytes(), stamp)
+    crate::file_guard::write_text_bytes(env, target, &dir, content.as_bytes(), opened.as_ref())
         .map_err(|e| ToolError::new(format!("Could not write {shown}: {e}. Nothing was changed.")))?;
     record_written(env, target, &dir);
     drop(dir_lock);

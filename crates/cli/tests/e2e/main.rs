@@ -6,6 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+// Shared with tern-tools' tests of what a change of a file keeps.
+#[path = "../../../tools/tests/support/xattrs.rs"]
+mod xattrs;
 
 mod acp;
 mod background;
@@ -17,6 +20,7 @@ mod doc_tables;
 mod doctor;
 mod editing;
 mod extending;
+mod file_identity;
 mod headless;
 mod hostile_commands;
 mod hostile_repo;

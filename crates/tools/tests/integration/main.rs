@@ -7,10 +7,13 @@
 
 #[path = "../support/processes.rs"]
 mod processes;
+#[path = "../support/xattrs.rs"]
+mod xattrs;
 
 mod bash_sandbox;
 mod bash_tool;
 mod change_tools;
+mod keep_identity;
 mod move_to_background;
 mod read_images;
 mod read_memory;
