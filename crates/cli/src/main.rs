@@ -5,18 +5,18 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 /// A line on stderr that cannot panic (`eprintln!` panics when stderr is a
-/// closed pipe); see `tern_headless::ending`.
+/// closed pipe); see `tern_runtime::ending`.
 macro_rules! errln {
     ($($arg:tt)*) => {
-        tern_headless::ending::say_line(&format!($($arg)*))
+        tern_runtime::ending::say_line(&format!($($arg)*))
     };
 }
 
 /// A line on stdout that cannot panic (`println!` panics when stdout is a
-/// closed pipe); see `tern_headless::ending`.
+/// closed pipe); see `tern_runtime::ending`.
 macro_rules! outln {
     ($($arg:tt)*) => {
-        tern_headless::ending::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())
+        tern_runtime::ending::write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())
     };
 }
 

@@ -19,6 +19,7 @@ mod command_lines;
 pub mod compaction;
 pub mod context;
 mod elicitation;
+pub mod ending;
 pub mod extension;
 pub mod health;
 pub mod images;

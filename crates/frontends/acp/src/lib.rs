@@ -38,9 +38,9 @@ use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use sessions::worker;
-use tern_headless::ending;
 use tern_protocol::exit;
 use tern_protocol::sync::LockExt as _;
+use tern_runtime::ending;
 
 /// What the connection's handlers share with the worker that runs sessions.
 #[derive(Default)]
@@ -96,7 +96,7 @@ enum Cmd {
 /// One line on stderr, prefixed `tern: ` and cleaned of escape sequences
 /// (stdout is the protocol's).
 fn say(text: &str) {
-    tern_headless::ending::say_line(&tern_protocol::sanitize::diagnostic(text));
+    tern_runtime::ending::say_line(&tern_protocol::sanitize::diagnostic(text));
 }
 
 /// Serve ACP on stdin/stdout until stdin closes; the exit code.

@@ -25,7 +25,7 @@ mod caller;
 pub mod claude_results;
 pub mod claude_stream;
 pub mod claude_wire;
-pub mod ending;
+pub use tern_runtime::ending;
 mod initialize_at_start;
 mod stdin_lines;
 

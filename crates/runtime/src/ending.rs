@@ -104,7 +104,7 @@ fn end(code: u8) -> bool {
 
 /// Exit at once with `code`: no command tern started may outlive it.
 fn exit_now(code: u8) -> ! {
-    tern_runtime::process::kill_tracked();
+    crate::process::kill_tracked();
     let hooks = ENDING.exit_now.lock_or_recover().clone();
     for hook in hooks {
         hook();
