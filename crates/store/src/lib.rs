@@ -13,6 +13,7 @@ pub mod export;
 pub mod history;
 pub mod index;
 pub mod session;
+mod session_writer;
 
 /// Which earlier session to go on with.
 #[derive(Debug, Clone, PartialEq, Eq)]
