@@ -81,6 +81,7 @@ pub use tern_mcp::{ElicitHost, Elicitation, Elicitor, Host, SdkHost, SdkRelay};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
 pub use tern_process as process;
+pub use tern_store::damaged as damaged_sessions;
 pub use tern_store::index as session_index;
 pub use tern_store::{Resume, StoreError, checkpoints, export as session_export, session};
 pub use tern_tools::ClientFiles;
