@@ -95,6 +95,7 @@ impl Session {
         // Sessions hold what the model read and commands printed: owner only.
         tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| StoreError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
+        crate::session_writer::sweep_partials(sessions_dir);
         let id = id.unwrap_or_else(new_session_id);
         let path = sessions_dir.join(format!("{id}.jsonl"));
         let git_branch = start.git_branch.clone();

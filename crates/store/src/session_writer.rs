@@ -235,6 +235,26 @@ impl Writer {
     }
 }
 
+/// Remove the partial session files (a fork or a start cut short by a
+/// kill) of `sessions_dir` that no live tern writes: each writer holds a
+/// lock on its own, so one that can be locked here is abandoned.
+pub(crate) fn sweep_partials(sessions_dir: &Path) {
+    use std::os::fd::AsRawFd;
+    let Ok(entries) = std::fs::read_dir(sessions_dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with('.') && name.ends_with(".jsonl.partial")) {
+            continue;
+        }
+        let Ok(file) = File::open(entry.path()) else { continue };
+        // SAFETY: flock on a descriptor this File owns; released when it closes.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Where a new session file is written before it gets its name: a dot
 /// file whose name does not end in `.jsonl`, which no listing takes.
 pub(crate) fn partial_path(path: &Path) -> PathBuf {
@@ -316,6 +336,21 @@ mod tests {
             assert_eq!(s.unsaved(), None);
             assert_eq!(messages(s.path()), [Message::user_text("small"), Message::assistant_text(&big)]);
         });
+    }
+
+    #[test]
+    fn an_abandoned_partial_file_is_swept_and_one_being_written_is_not() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let abandoned = dir.path().join(".20260101-000000-aaaaaa.jsonl.partial");
+        let live = dir.path().join(".20260101-000000-bbbbbb.jsonl.partial");
+        std::fs::write(&abandoned, "{").unwrap();
+        std::fs::write(&live, "{").unwrap();
+        let held = std::fs::File::open(&live).unwrap();
+        // SAFETY: flock on a descriptor `held` owns.
+        assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+        Session::create(dir.path(), start()).unwrap();
+        assert!(!abandoned.exists() && live.exists());
     }
 
     #[test]
