@@ -331,7 +331,7 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
     if as_json {
         let mut rows: Vec<(u64, serde_json::Value)> = sessions.iter().map(|s| (s.modified_ms, json!(s))).collect();
         rows.extend(damaged.iter().map(|d| (d.modified_ms, json!(d))));
-        rows.sort_by(|a, b| b.0.cmp(&a.0));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
         let rows: Vec<serde_json::Value> = rows.into_iter().map(|(_, v)| v).collect();
         print(&format!("{:#}\n", json!(rows)));
         return exit::SUCCESS;
@@ -370,7 +370,7 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
         rows.push((s.modified_ms, format!("{}  {:<18}  {:>9}  {cost:>7}  {about}{place}\n", s.id, s.model, size)));
     }
     // Newest first, the damaged ones where they were written.
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
     let text: String = rows.into_iter().map(|(_, row)| row).collect();
     print(&text);
     exit::SUCCESS

@@ -357,7 +357,7 @@ mod tests {
     fn a_fork_that_cannot_be_written_is_refused_and_leaves_nothing() {
         on_tmpfs(|dir| {
             let s = Session::create(dir, start()).unwrap();
-            s.write(&SessionRecord::Message { message: Message::user_text(&"y".repeat(100 * 1024)) });
+            s.write(&SessionRecord::Message { message: Message::user_text("y".repeat(100 * 1024)) });
             s.sync();
             let loaded = LoadedSession::load(s.path()).unwrap();
             let _filler = fill(dir);
