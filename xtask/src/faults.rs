@@ -437,11 +437,44 @@ pub fn faults(bin: &Path, stride: usize) -> anyhow::Result<()> {
         pipes.len()
     );
     l.failures.extend(pipes);
+    let disk = session_cases(&l.bin)?;
+    l.failures.extend(disk);
     for f in &l.failures {
         println!("  FAILED {f}");
     }
     if !l.failures.is_empty() {
         bail!("{} fault cases failed", l.failures.len());
+    }
+    Ok(())
+}
+
+/// The session cases (docs/reliability.md), their line printed; the failures.
+fn session_cases(bin: &Path) -> anyhow::Result<Vec<String>> {
+    let disk = crate::durability::disk_faults(bin)?;
+    match &disk.skipped {
+        Some(why) => println!(
+            "faults: {} session cases (damaged newest sessions): {} failed; full-disk cases skipped: {why}",
+            disk.cases,
+            disk.failures.len()
+        ),
+        None => println!(
+            "faults: {} session cases (-p on a full disk, ENOSPC mid-run then space back, a checkpoint on a full \
+             disk, 5 kinds of damaged newest session): {} failed",
+            disk.cases,
+            disk.failures.len()
+        ),
+    }
+    Ok(disk.failures)
+}
+
+/// `cargo xtask faults sessions`: the session cases alone.
+pub fn session_faults(bin: &Path) -> anyhow::Result<()> {
+    let failures = session_cases(bin)?;
+    for f in &failures {
+        println!("  FAILED {f}");
+    }
+    if !failures.is_empty() {
+        bail!("{} session fault cases failed", failures.len());
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ mod bench_subagents;
 mod bench_tools;
 mod bench_tui;
 mod deps;
+mod durability;
 mod faults;
 mod faults_pipes;
 mod fuzz;
@@ -45,10 +46,14 @@ fn main() -> anyhow::Result<()> {
         Some("ci") => ci(),
         Some("deps") => check_deps(),
         Some("fuzz") => fuzz::run(args),
-        Some("faults") => {
-            let stride = args.next().map(|n| n.parse::<usize>()).transpose().context("the stride is a number")?;
-            faults::faults(&reliability::tern_bin()?, stride.unwrap_or(1).max(1))
-        }
+        Some("faults") => match args.next() {
+            // The session cases alone (a full disk, damaged newest sessions).
+            Some(w) if w == "sessions" => faults::session_faults(&reliability::tern_bin()?),
+            stride => {
+                let stride = stride.map(|n| n.parse::<usize>()).transpose().context("the stride is a number")?;
+                faults::faults(&reliability::tern_bin()?, stride.unwrap_or(1).max(1))
+            }
+        },
         Some(which @ ("concurrency" | "hygiene" | "crash-loop")) => {
             let which = which.to_string();
             let count = args.next().map(|n| n.parse::<usize>()).transpose().context("the count is a number")?;
@@ -82,7 +87,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|faults [STRIDE]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|faults [STRIDE|sessions]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }

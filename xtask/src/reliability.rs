@@ -29,7 +29,7 @@ impl Mock {
 }
 
 /// A `tern` command aimed at `mock`, in `dir`, with `home` as TERN_HOME.
-fn tern(bin: &Path, mock: &Mock, home: &Path, dir: &Path) -> tokio::process::Command {
+pub(crate) fn tern(bin: &Path, mock: &Mock, home: &Path, dir: &Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(bin);
     for var in ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"] {
         cmd.env_remove(var);
@@ -353,7 +353,16 @@ pub fn crash_loop(bin: &Path, n: usize) -> anyhow::Result<()> {
          files or in-place backups; {put_back} half-written in-place files put back",
         n - resumed - early
     );
-    if resumed + early < n || torn > 0 || stray > 0 {
+    let (whole, absent, fork_failures) = crate::durability::fork_kills(bin, n)?;
+    println!(
+        "crash-loop: {n} --fork-session runs of a 10,003-message session killed (SIGKILL 0-20 ms after the fork began): {whole} forks \
+         whole, {absent} killed while it was written (no fork left), {} cut forks or failed resumes",
+        fork_failures.len()
+    );
+    for f in &fork_failures {
+        println!("  FAILED {f}");
+    }
+    if resumed + early < n || torn > 0 || stray > 0 || !fork_failures.is_empty() {
         bail!("crash-loop found problems");
     }
     Ok(())

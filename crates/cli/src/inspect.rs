@@ -324,17 +324,41 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
             return exit::USAGE;
         }
     };
-    let sessions = tern_runtime::session_index::list(&paths.sessions_dir(), (!all).then_some(workspace.as_path()));
+    let scope = (!all).then_some(workspace.as_path());
+    let sessions = tern_runtime::session_index::list(&paths.sessions_dir(), scope);
+    // Files whose header cannot be read are listed too, marked, never left out.
+    let damaged = tern_runtime::damaged_sessions::damaged(&paths.sessions_dir(), scope, 0);
     if as_json {
-        print(&format!("{:#}\n", json!(sessions)));
+        let mut rows: Vec<(u64, serde_json::Value)> = sessions.iter().map(|s| (s.modified_ms, json!(s))).collect();
+        rows.extend(damaged.iter().map(|d| (d.modified_ms, json!(d))));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+        let rows: Vec<serde_json::Value> = rows.into_iter().map(|(_, v)| v).collect();
+        print(&format!("{:#}\n", json!(rows)));
         return exit::SUCCESS;
     }
-    if sessions.is_empty() {
+    if sessions.is_empty() && damaged.is_empty() {
         let scope = if all { String::new() } else { format!(" in {}", workspace.display()) };
         print(&format!("No sessions{scope} (see all folders with --all).\n"));
         return exit::SUCCESS;
     }
-    let mut text = String::new();
+    let mut rows: Vec<(u64, String)> = damaged
+        .iter()
+        .map(|d| {
+            let size = tern_protocol::text::human_bytes(d.bytes);
+            (
+                d.modified_ms,
+                format!(
+                    "{}  {:<18}  {:>9}  {:>7}  {}  ({})\n",
+                    d.id,
+                    "DAMAGED",
+                    size,
+                    "-",
+                    d.damaged,
+                    d.path.display()
+                ),
+            )
+        })
+        .collect();
     for s in &sessions {
         let size = tern_protocol::text::human_bytes(s.bytes);
         let about = s.title.as_deref().or(s.first_prompt.as_deref()).unwrap_or("(no prompt)");
@@ -343,8 +367,11 @@ pub fn sessions_list(cwd: Option<std::path::PathBuf>, all: bool, as_json: bool) 
             Some(c) if c > 0.0 => format!("${c:.2}"),
             _ => "-".into(),
         };
-        text.push_str(&format!("{}  {:<18}  {:>9}  {cost:>7}  {about}{place}\n", s.id, s.model, size));
+        rows.push((s.modified_ms, format!("{}  {:<18}  {:>9}  {cost:>7}  {about}{place}\n", s.id, s.model, size)));
     }
+    // Newest first, the damaged ones where they were written.
+    rows.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let text: String = rows.into_iter().map(|(_, row)| row).collect();
     print(&text);
     exit::SUCCESS
 }

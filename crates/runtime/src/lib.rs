@@ -82,6 +82,7 @@ pub use tern_mcp::{ElicitHost, Elicitation, Elicitor, Host, SdkHost, SdkRelay};
 pub use tern_media as media_cli;
 pub use tern_policy::{bash::BashClass, hooks, rules::RuleKind};
 pub use tern_process as process;
+pub use tern_store::damaged as damaged_sessions;
 pub use tern_store::index as session_index;
 pub use tern_store::{Resume, StoreError, checkpoints, export as session_export, session};
 pub use tern_tools::ClientFiles;
@@ -259,6 +260,11 @@ pub struct RunReport {
     pub structured_output: Option<serde_json::Value>,
     /// Things the person should know (a hook warning, a rule saved).
     pub notices: Vec<String>,
+    /// What this run recorded that is not on disk when it ends (session
+    /// entries a failing disk holds back, checkpoints not saved). Not
+    /// empty: the run failed to keep what it did, and every front end says
+    /// so as an error (`-p` exits non-zero).
+    pub unsaved: Vec<String>,
 }
 
 /// Sets up a [`Runtime`] in steps, so a front end (or an embedder) can act
@@ -1204,6 +1210,10 @@ impl Runtime {
             ));
         }
         current.sync();
+        // A fork is made from the file: what it lacks would be missing from the fork.
+        if let Some(why) = current.unsaved() {
+            return Err(RuntimeError::Io(format!("cannot fork while the session file is behind: {why}")));
+        }
         let loaded = session::LoadedSession::load(current.path())?;
         let start = session::SessionStart {
             cwd: self.workspace.display().to_string(),
@@ -1465,6 +1475,22 @@ impl Runtime {
                         .into(),
                 ));
             }
+        }
+        // A checkpoint that is not there is said, not acted on: nothing changes unless forced.
+        let missing = if code && !force { cps.missing(number) } else { Vec::new() };
+        if !missing.is_empty() {
+            let files: Vec<String> = missing
+                .iter()
+                .map(|(path, why)| {
+                    let shown = path.strip_prefix(&self.workspace).unwrap_or(path);
+                    format!("{} ({why})", shown.display())
+                })
+                .collect();
+            return Err(RuntimeError::Io(format!(
+                "the checkpoint of prompt {number} is missing for {}; nothing was changed. `/rewind {number} code force` \
+                 puts back the files that were kept, `/rewind {number} conversation` goes back in the conversation alone",
+                files.join(", ")
+            )));
         }
         let restored = if code { cps.restore(number, force) } else { checkpoints::Restored::default() };
         if conversation && let Some((parent, len, _)) = point {

@@ -68,6 +68,7 @@ impl Runtime {
                         permission_denials: Vec::new(),
                         structured_output: None,
                         notices: Vec::new(),
+                        unsaved: Vec::new(),
                     };
                 }
             }
@@ -149,6 +150,12 @@ impl Runtime {
         {
             report.notices.push(format!("could not switch back to {before}: {e}"));
         }
+        // What is not on disk as the run ends, asked while it still holds the conversation (so the
+        // session cannot be switched): held back by a failing disk since, or checkpoints not saved.
+        let session = self.session();
+        session.sync();
+        report.unsaved.extend(session.unsaved());
+        report.unsaved.extend(self.checkpoints().take_problems());
         drop(prompt_rules);
         drop(history);
         report
@@ -313,6 +320,7 @@ impl Runtime {
             permission_denials: hooks.take_denials(),
             structured_output,
             notices,
+            unsaved: Vec::new(),
         }
     }
 
@@ -430,6 +438,7 @@ impl Runtime {
             permission_denials: Vec::new(),
             structured_output: None,
             notices: hooks.take_notices(),
+            unsaved: Vec::new(),
         }
     }
 

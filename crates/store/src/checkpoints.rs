@@ -98,6 +98,8 @@ struct Turn {
     compactions: usize,
     prompt: String,
     before: BTreeMap<PathBuf, (bool, Option<String>)>,
+    /// Why a file's earlier content was not kept.
+    notes: BTreeMap<PathBuf, String>,
 }
 
 #[derive(Debug, Default)]
@@ -116,6 +118,8 @@ pub struct Checkpoints {
     dir: PathBuf,
     workspace: PathBuf,
     state: Mutex<State>,
+    /// What could not be saved since last taken (bounded), and how many more.
+    problems: Mutex<(Vec<String>, usize)>,
 }
 
 /// What tells a file tern left apart from one changed since: its size, its
@@ -132,14 +136,25 @@ fn content_hash(path: &Path) -> Option<u64> {
 /// Copy the regular file at the judged `path` (no symlink followed on the
 /// way: a link swapped in since the decision is refused, so a private file
 /// never becomes a snapshot that `/rewind` would write into the workspace).
+/// The copy is written under a temporary name and named `to` only when
+/// whole: a full disk or a kill leaves no truncated snapshot.
 fn keep_copy(path: &Path, to: &Path) -> std::io::Result<()> {
     let mut from = tern_tools::pinned::open_no_symlinks(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
     if !from.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
-    let mut out = std::fs::File::create(to)?;
-    std::io::copy(&mut from, &mut out).map(|_| ())
+    let tmp = to.with_extension("snap.partial");
+    let copied = std::fs::File::create(&tmp)
+        .and_then(|mut out| std::io::copy(&mut from, &mut out).and_then(|_| out.flush()))
+        .and_then(|()| std::fs::rename(&tmp, to));
+    if copied.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    copied
 }
+
+/// The most checkpoint failures kept until they are taken ([`Checkpoints::take_problems`]).
+const MAX_PROBLEMS: usize = 20;
 
 impl Checkpoints {
     /// The checkpoints kept in `session_dir` for `workspace` (those already
@@ -155,21 +170,74 @@ impl Checkpoints {
         state.kept_bytes = std::fs::read_dir(&dir)
             .map(|d| d.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum())
             .unwrap_or(0);
-        Self { dir, workspace: workspace.to_path_buf(), state: Mutex::new(state) }
+        Self { dir, workspace: workspace.to_path_buf(), state: Mutex::new(state), problems: Mutex::default() }
     }
 
+    /// Keep `line` in the index (and in memory); a failure to write it is a problem to report.
     fn record(&self, state: &mut State, line: Line) {
-        if let Ok(text) = serde_json::to_string(&line)
-            && tern_tools::create_private_dir(&self.dir).is_ok()
-        {
-            let opened =
+        let index = self.dir.join("index.jsonl");
+        let written = serde_json::to_string(&line).map_err(std::io::Error::other).and_then(|text| {
+            tern_tools::create_private_dir(&self.dir)?;
+            let mut f =
                 std::os::unix::fs::OpenOptionsExt::mode(std::fs::File::options().create(true).append(true), 0o600)
-                    .open(self.dir.join("index.jsonl"));
-            if let Ok(mut f) = opened {
-                let _ = f.write_all(format!("{text}\n").as_bytes());
+                    .open(&index)?;
+            let len = f.metadata()?.len();
+            let wrote = f.write_all(format!("{text}\n").as_bytes());
+            if wrote.is_err() {
+                // No torn line: what part of it went in is cut off again.
+                let _ = f.set_len(len);
             }
+            wrote
+        });
+        if let Err(e) = written {
+            self.problem(format!("checkpoint index {} could not be written: {e}", index.display()));
         }
         apply(state, line);
+    }
+
+    fn problem(&self, text: String) {
+        let mut problems = self.problems.lock_or_recover();
+        if problems.0.len() < MAX_PROBLEMS {
+            problems.0.push(text);
+        } else {
+            problems.1 += 1;
+        }
+    }
+
+    /// What could not be saved since the last call (a full disk): each
+    /// checkpoint that `/rewind` will not have.
+    pub fn take_problems(&self) -> Vec<String> {
+        let (mut out, more) = std::mem::take(&mut *self.problems.lock_or_recover());
+        if more > 0 {
+            out.push(format!("{more} more checkpoint failures"));
+        }
+        out
+    }
+
+    /// The files whose content from before prompt `number` (or a later
+    /// prompt that changed them first) `/rewind` cannot put back, with why.
+    pub fn missing(&self, number: usize) -> Vec<(PathBuf, String)> {
+        let state = self.state.lock_or_recover();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for turn in state.turns.iter().skip(number.saturating_sub(1)) {
+            for (path, (existed, kept)) in &turn.before {
+                if !seen.insert(path) || !existed {
+                    continue;
+                }
+                match kept {
+                    Some(name) if !self.dir.join(name).is_file() => {
+                        out.push((path.clone(), format!("its checkpoint {} is gone", self.dir.join(name).display())))
+                    }
+                    Some(_) => {}
+                    None => out.push((
+                        path.clone(),
+                        turn.notes.get(path).cloned().unwrap_or_else(|| "its earlier content was not kept".into()),
+                    )),
+                }
+            }
+        }
+        out
     }
 
     /// A prompt starts: `entry` is its session entry, `parent` the one before.
@@ -216,7 +284,11 @@ impl Checkpoints {
                     tern_tools::create_private_dir(&self.dir).and_then(|()| keep_copy(path, &self.dir.join(&name)));
                 match saved {
                     Ok(()) => (true, Some(name), None),
-                    Err(e) => (true, None, Some(format!("could not be kept: {e}"))),
+                    Err(e) => {
+                        state.kept_bytes -= m.len();
+                        self.problem(format!("the checkpoint of {} could not be saved: {e}", path.display()));
+                        (true, None, Some(format!("its earlier content could not be kept: {e}")))
+                    }
                 }
             }
         };
@@ -286,11 +358,13 @@ impl Checkpoints {
                 },
                 (true, Some(name)) => {
                     // Through the folder as judged: one swapped for a link since is refused.
-                    let restored =
-                        std::fs::read(self.dir.join(name)).and_then(|b| tern_tools::write_atomic_pinned(path, &b));
+                    let snap = self.dir.join(name);
+                    let restored = std::fs::read(&snap)
+                        .map_err(|e| format!("its checkpoint {} cannot be read: {e}", snap.display()))
+                        .and_then(|b| tern_tools::write_atomic_pinned(path, &b).map_err(|e| e.to_string()));
                     match restored {
                         Ok(()) => out.restored.push(path.clone()),
-                        Err(e) => out.failed.push((path.clone(), e.to_string())),
+                        Err(e) => out.failed.push((path.clone(), e)),
                     }
                 }
                 (true, None) => out.failed.push((path.clone(), "its earlier content was not kept".into())),
@@ -356,11 +430,20 @@ fn read_small(path: &Path) -> Option<String> {
 
 fn apply(state: &mut State, line: Line) {
     match line {
-        Line::Turn { entry, parent, history_len, compactions, prompt } => {
-            state.turns.push(Turn { entry, parent, history_len, compactions, prompt, before: BTreeMap::new() })
-        }
-        Line::Before { entry, path, existed, kept, .. } => {
+        Line::Turn { entry, parent, history_len, compactions, prompt } => state.turns.push(Turn {
+            entry,
+            parent,
+            history_len,
+            compactions,
+            prompt,
+            before: BTreeMap::new(),
+            notes: BTreeMap::new(),
+        }),
+        Line::Before { entry, path, existed, kept, note } => {
             if let Some(t) = state.turns.iter_mut().rev().find(|t| t.entry == entry) {
+                if let Some(note) = note {
+                    t.notes.entry(path.clone()).or_insert(note);
+                }
                 t.before.entry(path).or_insert((existed, kept.clone()));
             }
             if let Some(k) = kept.and_then(|k| k.strip_suffix(".snap").and_then(|n| n.parse::<usize>().ok())) {
@@ -499,5 +582,60 @@ mod tests {
         cp.begin_turn("e1", None, 0, 0, "p");
         cp.before_change(&outside);
         assert!(cp.turns()[0].files.is_empty());
+    }
+
+    #[test]
+    fn a_checkpoint_a_full_disk_stops_is_reported_and_leaves_no_partial_file() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let big = ws.join("big.txt");
+        std::fs::write(&big, "z".repeat(300 * 1024)).unwrap();
+        let session = root.path().join("session");
+        std::fs::create_dir_all(&session).unwrap();
+        let ran = tern_sandbox::require::on_small_tmpfs(&session, 128 * 1024, || {
+            let cp = Checkpoints::open(&session, &ws);
+            cp.begin_turn("e1", None, 0, 0, "first");
+            cp.before_change(&big);
+            let problems = cp.take_problems();
+            assert!(
+                problems.iter().any(|p| p.contains("could not be saved") && p.contains("No space")),
+                "{problems:?}"
+            );
+            let files: Vec<_> = std::fs::read_dir(session.join("checkpoints"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().into_string().unwrap())
+                .collect();
+            assert_eq!(files, ["index.jsonl"], "no truncated or temporary snapshot");
+            let missing = cp.missing(1);
+            assert_eq!(missing.len(), 1);
+            assert!(missing[0].1.contains("could not be kept: No space"), "{missing:?}");
+            // Read back (a resume), the reason is still known.
+            let again = Checkpoints::open(&session, &ws);
+            assert!(again.missing(1)[0].1.contains("No space"), "{:?}", again.missing(1));
+        });
+        if let Err(why) = ran {
+            tern_sandbox::require::skip("tmpfs", Some(&why)).unwrap_or_else(|why| panic!("{why}"));
+        }
+    }
+
+    #[test]
+    fn a_snapshot_removed_since_is_named_as_missing() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = root.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let a = ws.join("a.txt");
+        std::fs::write(&a, "one").unwrap();
+        let cp = Checkpoints::open(&root.path().join("session"), &ws);
+        cp.begin_turn("e1", None, 0, 0, "first");
+        cp.before_change(&a);
+        std::fs::write(&a, "two").unwrap();
+        cp.after_change(&a);
+        assert!(cp.missing(1).is_empty() && cp.take_problems().is_empty());
+        std::fs::remove_file(root.path().join("session/checkpoints/0.snap")).unwrap();
+        let missing = cp.missing(1);
+        assert_eq!(missing.len(), 1);
+        assert!(missing[0].1.contains("0.snap is gone"), "{missing:?}");
     }
 }

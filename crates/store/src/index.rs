@@ -70,7 +70,13 @@ pub fn resumable(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSu
 pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<PathBuf, StoreError> {
     match which {
         Resume::Latest => {
-            list(sessions_dir, Some(workspace)).into_iter().find(|s| s.format >= 1).map(|s| s.path).ok_or_else(|| {
+            let latest = list(sessions_dir, Some(workspace)).into_iter().find(|s| s.format >= 1);
+            // A newer file whose header is damaged is named, never passed over for an older one.
+            let since = latest.as_ref().map_or(0, |s| s.modified_ms);
+            if let Some(newest) = crate::damaged::damaged(sessions_dir, Some(workspace), since).first() {
+                return Err(StoreError::Refused(newest.refusal()));
+            }
+            latest.map(|s| s.path).ok_or_else(|| {
                 StoreError::Refused(format!(
                     "no session to continue in {} (start one with `tern`; list all with `tern sessions list --all`)",
                     workspace.display()

@@ -1,7 +1,8 @@
 //! What tern writes across sessions and reads back: the session file of
 //! each conversation ([`session`]: written as it happens, locked against a
 //! second writer, read back and repaired, forked), the folder's index of
-//! sessions to resume ([`index`]), Markdown export ([`export`]), and the
+//! sessions to resume ([`index`]) and those whose header is damaged
+//! ([`damaged`]), Markdown export ([`export`]), and the
 //! copies of files from before each prompt changed them that `/rewind`
 //! puts back ([`checkpoints`]), and the prompts typed in each folder
 //! that Up and Ctrl+R find again ([`history`]). See docs/sessions.md.
@@ -9,10 +10,12 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod checkpoints;
+pub mod damaged;
 pub mod export;
 pub mod history;
 pub mod index;
 pub mod session;
+mod session_writer;
 
 /// Which earlier session to go on with.
 #[derive(Debug, Clone, PartialEq, Eq)]

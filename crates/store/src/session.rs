@@ -17,6 +17,7 @@ use tern_protocol::{
 };
 
 use crate::StoreError;
+use crate::session_writer::Writer;
 use tern_protocol::sync::LockExt as _;
 
 /// What the header says besides its id and tern's version.
@@ -38,12 +39,12 @@ pub struct Session {
     id: String,
     path: PathBuf,
     dir: PathBuf,
-    file: Mutex<Option<File>>,
+    /// The file's writer: what is held back while it cannot be written,
+    /// and what to tell about it (never printed here: in the TUI stderr is
+    /// the alternate screen).
+    writer: Mutex<Writer>,
     /// The last entry written: the parent of the next.
     leaf: Mutex<Option<String>>,
-    /// Why the file stopped being written, until the front end takes it
-    /// (never printed here: in the TUI stderr is the alternate screen).
-    problem: Mutex<Option<String>>,
     /// The header (as written, or as read back).
     header: SessionHeader,
     /// The title from `/rename`.
@@ -62,7 +63,7 @@ const SYNC_AGAIN: u8 = 2;
 impl Session {
     /// Create a new session under `sessions_dir`.
     pub fn create(sessions_dir: &Path, start: SessionStart) -> Result<Self, StoreError> {
-        Self::create_with(sessions_dir, start, None, None)
+        Self::create_with(sessions_dir, start, None, None, Vec::new())
     }
 
     /// A new session with the id the caller chose (`--session-id`): letters,
@@ -73,29 +74,30 @@ impl Session {
                 "--session-id `{id}`: use 1 to 64 letters, digits and `-` (a UUID works)"
             )));
         }
-        if sessions_dir.join(format!("{id}.jsonl")).exists() {
+        let path = sessions_dir.join(format!("{id}.jsonl"));
+        if path.exists() || crate::session_writer::partial_path(&path).exists() {
             return Err(StoreError::Refused(format!(
                 "--session-id {id}: that session already exists; go on with it with `--resume {id}`"
             )));
         }
-        Self::create_with(sessions_dir, start, None, Some(id.to_string()))
+        Self::create_with(sessions_dir, start, None, Some(id.to_string()), Vec::new())
     }
 
+    /// A new file with `body` (lines) after its header. On a full disk it
+    /// is created later, at the first write that succeeds.
     fn create_with(
         sessions_dir: &Path,
         start: SessionStart,
         forked_from: Option<ForkedFrom>,
         id: Option<String>,
+        body: Vec<String>,
     ) -> Result<Self, StoreError> {
         // Sessions hold what the model read and commands printed: owner only.
         tern_tools::create_private_dir(sessions_dir)
             .map_err(|e| StoreError::Io(format!("cannot create {}: {e}", sessions_dir.display())))?;
+        crate::session_writer::sweep_partials(sessions_dir);
         let id = id.unwrap_or_else(new_session_id);
         let path = sessions_dir.join(format!("{id}.jsonl"));
-        let file = std::os::unix::fs::OpenOptionsExt::mode(File::options().create_new(true).append(true), 0o600)
-            .open(&path)
-            .map_err(|e| StoreError::Io(format!("cannot create session file {}: {e}", path.display())))?;
-        lock(&file, &id)?;
         let git_branch = start.git_branch.clone();
         let header = SessionHeader {
             tag: HeaderTag::Session,
@@ -109,22 +111,21 @@ impl Session {
             git_branch,
             forked_from,
         };
-        let line = serde_json::to_string(&header);
-        let s = Self {
+        let line = serde_json::to_string(&header)
+            .map_err(|e| StoreError::Io(format!("cannot write session file {}: {e}", path.display())))?;
+        // The file appears with its header (and a fork with all of it), or not at all.
+        let lines = std::iter::once(line).chain(body).map(|l| (l + "\n").into_bytes());
+        let writer = Writer::create(path.clone(), lines, &|f| lock(f, &id).map_err(|e| e.to_string()));
+        Ok(Self {
             dir: sessions_dir.join(&id),
             id,
             path,
-            file: Mutex::new(Some(file)),
+            writer: Mutex::new(writer),
             leaf: Mutex::new(None),
-            problem: Mutex::new(None),
             syncing: std::sync::atomic::AtomicU8::new(SYNC_IDLE),
             header,
             title: Mutex::new(None),
-        };
-        if let Ok(line) = line {
-            s.append_line(line);
-        }
-        Ok(s)
+        })
     }
 
     /// Go on writing a loaded session's file after its last entry. A line
@@ -148,13 +149,13 @@ impl Session {
             }
         }
         let id = loaded.header.id.clone();
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         Ok(Self {
             dir: sessions_dir.join(&id),
             id,
             path: path.clone(),
-            file: Mutex::new(Some(file)),
+            writer: Mutex::new(Writer::open(path.clone(), file, len)),
             leaf: Mutex::new(loaded.leaf.clone()),
-            problem: Mutex::new(None),
             syncing: std::sync::atomic::AtomicU8::new(SYNC_IDLE),
             header: loaded.header.clone(),
             title: Mutex::new(None),
@@ -163,20 +164,21 @@ impl Session {
 
     /// A new session file that starts with `loaded`'s current branch (the
     /// same entries, ids and parents), for `--fork-session` and `/fork`: the
-    /// original file is not touched.
+    /// original file is not touched. The fork is written under a temporary
+    /// name and named only when complete: a kill leaves no fork cut short,
+    /// and one that cannot be written (a full disk) is refused.
     pub fn fork(sessions_dir: &Path, loaded: &LoadedSession, start: SessionStart) -> Result<Self, StoreError> {
         let from = ForkedFrom { session: loaded.header.id.clone(), entry: loaded.leaf.clone() };
-        let s = Self::create_with(sessions_dir, start, Some(from), None)?;
         let branch = loaded.branch();
         let on_branch: std::collections::HashSet<&str> = branch.iter().map(|e| e.id.as_str()).collect();
         // The tool figures written beside the branch go along.
         let beside = loaded.entries.iter().filter(|e| {
             matches!(e.record, SessionRecord::ToolRun(_)) && e.parent.as_deref().is_some_and(|p| on_branch.contains(p))
         });
-        for entry in branch.iter().copied().chain(beside) {
-            if let Ok(line) = serde_json::to_string(entry) {
-                s.append_line(line);
-            }
+        let body = branch.iter().copied().chain(beside).filter_map(|e| serde_json::to_string(e).ok()).collect();
+        let s = Self::create_with(sessions_dir, start, Some(from), None, body)?;
+        if let Some(why) = s.writer.lock_or_recover().unsaved() {
+            return Err(StoreError::Io(format!("the fork of session {} was not made: {why}", loaded.header.id)));
         }
         *s.leaf.lock_or_recover() = loaded.leaf.clone();
         Ok(s)
@@ -197,13 +199,13 @@ impl Session {
             git_branch: None,
             forked_from: None,
         };
+        let path = sessions_dir.join(format!("{id}.jsonl"));
         Self {
-            path: sessions_dir.join(format!("{id}.jsonl")),
+            writer: Mutex::new(Writer::ephemeral(path.clone())),
+            path,
             dir: sessions_dir.join(&id),
             id,
-            file: Mutex::new(None),
             leaf: Mutex::new(None),
-            problem: Mutex::new(None),
             syncing: std::sync::atomic::AtomicU8::new(SYNC_IDLE),
             header,
             title: Mutex::new(None),
@@ -235,9 +237,10 @@ impl Session {
         &self.path
     }
 
-    /// Whether anything is written (not ephemeral, not disabled by an error).
+    /// Whether anything is written (not ephemeral). Entries held back by a
+    /// failing disk count: they are written when it can be.
     pub fn is_recording(&self) -> bool {
-        self.file.lock().is_ok_and(|f| f.is_some())
+        self.writer.lock_or_recover().recording()
     }
 
     /// Where this session's large tool outputs go.
@@ -273,7 +276,7 @@ impl Session {
         }
         let mut leaf = self.leaf.lock_or_recover();
         let id = new_entry_id();
-        // Nothing is written (`--no-session`, or the file failed): keep the chain, skip the work.
+        // Nothing is written (`--no-session`): keep the chain, skip the work.
         if !self.is_recording() {
             *leaf = Some(id.clone());
             return id;
@@ -350,27 +353,23 @@ impl Session {
         message
     }
 
-    /// Append one line and flush it. A write failure disables the file
-    /// (reported once through [`Session::take_problem`]) rather than failing the run.
+    /// Append one line after everything before it. A line that cannot be
+    /// written is held back and written at the next write that can
+    /// ([`Session::unsaved`] says what waits; [`Session::take_problem`] tells
+    /// the failure and the recovery once each).
     fn append_line(&self, line: String) {
-        let Ok(mut guard) = self.file.lock() else { return };
-        let Some(f) = guard.as_mut() else { return };
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
-        if let Err(e) = f.write_all(&bytes).and_then(|()| f.flush()) {
-            *guard = None;
-            self.disabled(&e);
-        }
+        self.writer.lock_or_recover().push(line, &|f| lock(f, &self.id).map_err(|e| e.to_string()));
     }
 
-    /// Make what was written durable (end of a turn, exit).
+    /// Write what is held back, and make what was written durable (end of a turn, exit).
     pub fn sync(&self) {
-        let Ok(mut guard) = self.file.lock() else { return };
-        let Some(f) = guard.as_mut() else { return };
-        if let Err(e) = f.sync_data() {
-            *guard = None;
-            self.disabled(&e);
-        }
+        self.writer.lock_or_recover().sync(&|f| lock(f, &self.id).map_err(|e| e.to_string()));
+    }
+
+    /// What of this session is not on disk (entries held back by a failing
+    /// disk, given up, or a failed sync), or `None` when all of it is.
+    pub fn unsaved(&self) -> Option<String> {
+        self.writer.lock_or_recover().unsaved()
     }
 
     /// [`Session::sync`] on another thread: what a model turn wrote goes to
@@ -386,7 +385,12 @@ impl Session {
         if before != Ok(SYNC_IDLE) {
             return;
         }
-        let Some(file) = self.file.lock().ok().and_then(|f| f.as_ref().and_then(|f| f.try_clone().ok())) else {
+        let file = {
+            let mut w = self.writer.lock_or_recover();
+            w.flush(&|f| lock(f, &self.id).map_err(|e| e.to_string()));
+            w.file().and_then(|f| f.try_clone().ok())
+        };
+        let Some(file) = file else {
             self.syncing.store(SYNC_IDLE, Ordering::SeqCst);
             return;
         };
@@ -394,7 +398,7 @@ impl Session {
         let work = move || {
             loop {
                 if let Err(e) = file.sync_data() {
-                    session.disabled(&e);
+                    session.writer.lock_or_recover().sync_failed(&e);
                 }
                 // Done, unless more was written (and asked to sync) meanwhile.
                 if session.syncing.compare_exchange(SYNC_RUNNING, SYNC_IDLE, Ordering::SeqCst, Ordering::SeqCst).is_ok()
@@ -416,14 +420,9 @@ impl Session {
         }
     }
 
-    fn disabled(&self, e: &std::io::Error) {
-        let text = format!("session file {} disabled: {e}", self.path.display());
-        *self.problem.lock_or_recover() = Some(text);
-    }
-
-    /// Why the file stopped being written, once.
+    /// That the file could not be written (or is written again), once each.
     pub fn take_problem(&self) -> Option<String> {
-        self.problem.lock_or_recover().take()
+        self.writer.lock_or_recover().take_notice()
     }
 }
 

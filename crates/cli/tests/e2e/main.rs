@@ -16,6 +16,7 @@ mod claude_compat;
 mod compaction;
 mod context;
 mod credentials;
+mod disk_full;
 mod doc_tables;
 mod doctor;
 mod editing;

@@ -308,3 +308,99 @@ async fn show_and_export_print_the_conversation_and_no_key_is_stored() {
         }
     }
 }
+
+/// A session file of `n` messages (prompt and answer in turn) that ran in `workspace`, written directly.
+fn big_session(dir: &std::path::Path, id: &str, workspace: &std::path::Path, n: usize) -> PathBuf {
+    use std::io::Write as _;
+    let path = dir.join(format!("{id}.jsonl"));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let header = serde_json::json!({"type": "session", "version": 1, "id": id, "cwd": workspace.display().to_string(),
+        "provider": "anthropic", "model": "mock", "tern_version": "0", "started_at": "2026-01-01T00:00:00Z"});
+    writeln!(f, "{header}").unwrap();
+    let filler = "words ".repeat(4);
+    for i in 0..n {
+        let role = if i % 2 == 0 { "user" } else { "assistant" };
+        let parent = if i == 0 { Value::Null } else { Value::String(format!("e{}", i - 1)) };
+        let entry = serde_json::json!({"id": format!("e{i}"), "parent": parent, "type": "message",
+            "message": {"role": role, "content": [{"type": "text", "text": format!("message {i} {filler}")}]}});
+        writeln!(f, "{entry}").unwrap();
+    }
+    f.flush().unwrap();
+    path
+}
+
+#[tokio::test]
+async fn a_damaged_newest_session_is_named_never_passed_over_for_an_older_one() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"one"},{"text":"two"}]}"#).await;
+    assert_eq!(h.run(&["-p", "first"]).await.code, Some(0));
+    let older = session_files(&h).remove(0);
+    let before = std::fs::read(&older).unwrap();
+    let ws = std::fs::canonicalize(h.workspace.path()).unwrap();
+    let cut = format!(r#"{{"type":"session","version":1,"id":"x","cwd":"{}","prov"#, ws.display());
+    let no_version = format!(r#"{{"type":"session","id":"20991231-000000-dmg005","cwd":"{}"}}"#, ws.display());
+    let kinds: [(&str, Vec<u8>, &str); 5] = [
+        ("20991231-000000-dmg001", Vec::new(), "empty"),
+        ("20991231-000000-dmg002", b"garbage, not a header\n".to_vec(), "not JSON"),
+        ("20991231-000000-dmg003", cut.into_bytes(), "cut short"),
+        ("20991231-000000-dmg004", vec![0; 4096], "NUL"),
+        ("20991231-000000-dmg005", (no_version + "\n").into_bytes(), "no format version"),
+    ];
+    for (id, bytes, why) in kinds {
+        let file = h.home.path().join(format!("sessions/{id}.jsonl"));
+        std::fs::write(&file, &bytes).unwrap();
+        // Written after the good one, whatever the clock's grain.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        std::fs::File::options().write(true).open(&file).unwrap().set_modified(later).unwrap();
+        let out = h.run(&["-c", "-p", "second"]).await;
+        assert_eq!(out.code, Some(2), "{id}: refused: {}", out.stderr);
+        for needle in [file.to_str().unwrap(), why, "tern -r", "tern sessions list"] {
+            assert!(out.stderr.contains(needle), "{id}: `{needle}` in {}", out.stderr);
+        }
+        assert_eq!(std::fs::read(&older).unwrap(), before, "{id}: the older session was not taken instead");
+        let list = h.run(&["sessions", "list"]).await;
+        let row = list.stdout.lines().find(|l| l.starts_with(id)).unwrap_or_else(|| panic!("{}", list.stdout));
+        assert!(row.contains("DAMAGED") && row.contains(why), "{row}");
+        assert!(list.stdout.contains(&id_of(&older)), "{}", list.stdout);
+        std::fs::remove_file(&file).unwrap();
+    }
+    // With the damaged file moved away, the newest of the rest goes on.
+    let out = h.run(&["-c", "-p", "second"]).await;
+    assert_eq!((out.code, out.stdout.trim()), (Some(0), "two"), "{}", out.stderr);
+}
+
+#[tokio::test]
+async fn killed_during_a_fork_the_fork_is_whole_or_absent_and_continue_never_takes_a_cut_one() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"on the fork"},{"text":"went on"}]}"#).await;
+    let ws = std::fs::canonicalize(h.workspace.path()).unwrap();
+    let dir = h.home.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    let messages = 10_003;
+    let original = big_session(&dir, "20260101-000000-big001", &ws, messages);
+    let before = std::fs::read(&original).unwrap();
+    let mut child = h.command(&["-c", "--fork-session", "-p", "fork it"]).spawn().unwrap();
+    // Killed as soon as the fork is being written (or, on a fast disk, once it is there).
+    until("the fork to be written", || {
+        std::fs::read_dir(&dir).unwrap().flatten().any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+            || session_files(&h).len() > 1
+    })
+    .await;
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    assert_eq!(std::fs::read(&original).unwrap(), before, "the original is untouched");
+    // Any fork file there holds every message of the original, plus at most this run's own.
+    for file in session_files(&h).into_iter().filter(|f| *f != original) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let count = text.lines().filter(|l| l.contains(r#""type":"message""#)).count();
+        assert!(count >= messages, "a fork cut short at {count} of {messages} messages: {}", file.display());
+    }
+    // What -c takes next holds the whole conversation.
+    let out = h.run(&["-c", "-p", "and then"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sent = messages_of_last_request(&h);
+    assert!(sent >= messages, "{sent} of {messages} messages sent");
+}
+
+/// How many messages the last request to the mock carried.
+fn messages_of_last_request(h: &Harness) -> usize {
+    messages(&h.bodies().pop().unwrap(), Wire::Anthropic).len()
+}

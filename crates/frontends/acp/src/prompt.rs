@@ -45,6 +45,12 @@ pub(crate) async fn prompt(
     for n in &report.notices {
         say(n);
     }
+    // The turn happened but is not all on disk: the prompt ends with an error that says so.
+    if !report.unsaved.is_empty() && report.outcome.stop_reason != AgentStopReason::Aborted {
+        let why = format!("not saved: {}", report.unsaved.join("; "));
+        let _ = responder.respond_with_error(Error::new(-32603, why));
+        return;
+    }
     let stop = match report.outcome.stop_reason {
         AgentStopReason::Completed => acp::StopReason::EndTurn,
         // A spending limit is a limit on requests, as the turn limit is.

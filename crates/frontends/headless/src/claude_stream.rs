@@ -421,8 +421,12 @@ pub struct ResultFacts<'a> {
 /// (`session_usage`, `background_tasks` are set by the caller).
 pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> ResultLine {
     let o = &report.outcome;
-    let (subtype, terminal) = subtype(o.stop_reason);
-    let is_error = o.stop_reason != AgentStopReason::Completed;
+    let (mut subtype, mut terminal) = subtype(o.stop_reason);
+    // A run whose session (or checkpoints) did not reach the disk failed to keep what it did.
+    if o.stop_reason == AgentStopReason::Completed && !report.unsaved.is_empty() {
+        (subtype, terminal) = ("error_session_not_saved", "session_not_saved");
+    }
+    let is_error = o.stop_reason != AgentStopReason::Completed || !report.unsaved.is_empty();
     let usage = Usage {
         input_tokens: o.usage.input_tokens,
         output_tokens: o.usage.output_tokens,
@@ -439,6 +443,7 @@ pub fn result_object(report: &RunReport, facts: &ResultFacts<'_>) -> ResultLine 
     if o.stop_reason == AgentStopReason::Aborted && errors.is_empty() {
         errors.push("interrupted".into());
     }
+    errors.extend(report.unsaved.iter().map(|why| format!("not saved: {why}")));
     let denials = report
         .permission_denials
         .iter()

@@ -436,6 +436,15 @@ impl Output {
             say(n);
         }
         self.format.result(runtime, report);
+        // What the run did is not all on disk: a failed run, whatever the model did.
+        if !report.unsaved.is_empty() {
+            for why in &report.unsaved {
+                eprintln!("tern: error: not saved: {why}");
+            }
+            if report.outcome.stop_reason == AgentStopReason::Completed {
+                return exit::FAILED;
+            }
+        }
         match report.outcome.stop_reason {
             AgentStopReason::Completed => exit::SUCCESS,
             AgentStopReason::Aborted => exit::INTERRUPTED,

@@ -232,6 +232,9 @@ pub struct App {
     pub prompts_run: u64,
     /// Calls refused in this session, newest last (for `/permissions`).
     pub denials: Vec<String>,
+    /// What the last run did that is not on disk (a full disk): shown in
+    /// the status line until a run ends with everything saved.
+    pub unsaved: Option<String>,
     /// Transcript search.
     pub search: Option<Search>,
     /// A picker in the bottom pane (rewind, resume, model, theme, permissions).
@@ -329,6 +332,7 @@ impl App {
             quit_key: 'C',
             prompts_run: 0,
             denials: Vec::new(),
+            unsaved: None,
             search: None,
             picker: None,
             theme,
@@ -1343,6 +1347,7 @@ impl App {
             queued: self.queue.len(),
             background: self.background.len(),
             hint,
+            alert: self.unsaved.clone(),
         };
         render_status(&info, status_area, buf, &theme, now);
         cursor

@@ -764,6 +764,11 @@ impl Driver {
                 for n in &report.notices {
                     app.notice(n.clone(), NoticeLevel::Info);
                 }
+                // Not on disk: said at once, and kept in the status line until a run ends with all of it saved.
+                for why in &report.unsaved {
+                    app.notice(format!("not saved: {why}"), NoticeLevel::Error);
+                }
+                app.unsaved = (!report.unsaved.is_empty()).then(|| "session not saved to disk".to_string());
                 for d in &report.permission_denials {
                     app.denials.push(format!("{}: {}", d.tool_name, d.reason));
                 }

@@ -100,3 +100,44 @@ async fn compact_on_a_tiny_session_makes_no_request() {
     assert_eq!(server.requests().len(), before, "no summary request");
     assert_eq!(rt.conversation().await.len(), 4, "the conversation is unchanged");
 }
+
+/// `/rewind` to a prompt whose checkpoint is gone says so and changes
+/// nothing; forced, it puts back what was kept.
+#[tokio::test]
+async fn a_rewind_whose_checkpoint_is_missing_says_so_and_changes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.txt"), "one\n").unwrap();
+    let script = r#"{"turns": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "a.txt"}}]},
+        {"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "content": "two\n"}}]},
+        {"text": "changed it"}
+    ]}"#;
+    let server =
+        tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(script).unwrap(), None).await.unwrap();
+    let overrides =
+        Overrides { permission_mode: Some("bypass".into()), ..crate::mock_overrides(&server, &work, &home) };
+    let rt = Runtime::new(overrides).await.unwrap();
+    let events: tern_agent_loop::EventSink = Arc::new(|_| {});
+    let report = rt.prompt("change a", &events).await.unwrap();
+    assert!(report.unsaved.is_empty(), "{:?}", report.unsaved);
+    assert_eq!(std::fs::read_to_string(work.path().join("a.txt")).unwrap(), "two\n");
+    // The kept copy goes missing (removed by hand, or never saved on a full disk).
+    let kept = rt.session().dir().join("checkpoints/0.snap");
+    std::fs::remove_file(&kept).unwrap();
+    let e = rt
+        .apply(Command::Rewind { prompt: 1, code: true, conversation: true, force: false }, &events)
+        .await
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("checkpoint of prompt 1 is missing for a.txt") && e.contains("0.snap is gone"), "{e}");
+    assert!(e.contains("nothing was changed") && e.contains("/rewind 1 code force"), "{e}");
+    assert_eq!(std::fs::read_to_string(work.path().join("a.txt")).unwrap(), "two\n");
+    assert_eq!(rt.conversation().await.len(), 6, "the conversation did not go back either");
+    // Forced: what cannot be put back is named in the result.
+    let forced = rt.apply(Command::Rewind { prompt: 1, code: true, conversation: false, force: true }, &events);
+    let Outcome::Rewound { restored, .. } = forced.await.unwrap() else { panic!("a rewind") };
+    let restored = restored.expect("files");
+    assert!(restored.failed.iter().any(|(_, why)| why.contains("cannot be read")), "{restored:?}");
+}

@@ -55,6 +55,9 @@ pub struct StatusInfo {
     pub background: usize,
     /// A hint that replaces the default one, e.g. "Ctrl+C again to quit".
     pub hint: Option<String>,
+    /// A warning that stays until what it warns of is over (the session
+    /// not saved to disk), shown first.
+    pub alert: Option<String>,
 }
 
 /// `950`, `12.3k`, `123k`, `1.2M`.
@@ -94,6 +97,10 @@ fn mode_style(mode: Mode, theme: &Theme) -> Style {
 /// The left side's spans; the last one is the "Esc to interrupt" hint, shown only when there is room.
 fn left_spans(info: &StatusInfo, theme: &Theme, now: Instant) -> (Vec<Span<'static>>, Option<Span<'static>>) {
     let mut spans = Vec::new();
+    if let Some(alert) = &info.alert {
+        spans.push(Span::styled(format!("⚠ {alert}"), theme.error()));
+        spans.push(Span::styled(SEPARATOR, theme.dim()));
+    }
     if let Some((label, since)) = &info.busy {
         let took = now.saturating_duration_since(*since);
         let frame = (took.as_millis() / FRAME.as_millis()) as usize % SPINNER.len();
@@ -233,6 +240,24 @@ fn fit(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_alert_stays_first_while_busy_and_in_a_narrow_row() {
+        let info = StatusInfo {
+            model: "claude-sonnet-4-5".into(),
+            alert: Some("session not saved to disk".into()),
+            busy: Some(("Thinking".into(), Instant::now())),
+            cwd: "~/proj".into(),
+            ..Default::default()
+        };
+        for width in [120u16, 60] {
+            let area = Rect::new(0, 0, width, 1);
+            let mut buf = Buffer::empty(area);
+            render_status(&info, area, &mut buf, &Theme::plain(), Instant::now());
+            let row: String = (0..width).map(|x| buf[(x, 0)].symbol().to_string()).collect();
+            assert!(row.trim_start().starts_with("⚠ session not saved to disk"), "{width}: {row}");
+        }
+    }
 
     #[test]
     fn formats_counts_times_and_money() {

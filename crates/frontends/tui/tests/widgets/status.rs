@@ -25,6 +25,7 @@ fn info() -> StatusInfo {
         queued: 0,
         background: 0,
         hint: None,
+        alert: None,
     }
 }
 
