@@ -25,6 +25,9 @@ const BIG_ENTRY_BYTES: usize = 4_400;
 /// A compaction after this many entries (a stretch of about 200,000 tokens).
 const BIG_COMPACT_EVERY: usize = 200;
 const BIG_RUNS: usize = 3;
+/// The sessions in the folder of the listing rows.
+const MANY_SESSIONS: usize = 2_000;
+const LIST_RUNS: usize = 10;
 
 fn example(bin: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new(bin).args(args).output().context("running session_cost")?;
@@ -88,6 +91,11 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     for compact_every in [Some(BIG_COMPACT_EVERY), None] {
         rows.push(big_resume_row(tern, &bin, compact_every)?);
     }
+
+    // 1c. Listing 2,000 sessions (`-c`, the resume picker, `sessions list`
+    //     and ACP read the same list): through the index, against reading
+    //     every file (the index removed before each run).
+    rows.extend(listing_rows(tern, &bin)?);
 
     // 2. The harness overhead of a turn with a 500-message history
     //    (`-c --no-session`: the same history every run), beside a fresh session's.
@@ -206,6 +214,47 @@ fn big_resume_row(tern: &Path, bin: &Path, compact_every: Option<usize>) -> anyh
         ),
         target: "≤ new session + 2× live".into(),
     })
+}
+
+/// `tern sessions list` and `tern context --continue` in a folder of
+/// [`MANY_SESSIONS`] sessions, through the index and without it.
+fn listing_rows(tern: &Path, bin: &Path) -> anyhow::Result<Vec<Row>> {
+    let work = tempdir("bench-list-work")?;
+    let home = tempdir("bench-list-home")?;
+    let cwd = std::fs::canonicalize(&work)?;
+    let sessions = home.join("sessions");
+    example(bin, &["many", &sessions.to_string_lossy(), &cwd.to_string_lossy(), &MANY_SESSIONS.to_string()])?;
+    let index = sessions.join(".index.json");
+    let tern_in = |args: &[&str]| {
+        let mut c = Command::new(tern);
+        c.args(args).env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", &home).current_dir(&work);
+        c
+    };
+    let list = ["sessions", "list", "--all", "--json"];
+    let cont = ["context", "--provider", "anthropic", "--model", "mock", "--continue", "--no-session"];
+    let mut rows = Vec::new();
+    for (what, args) in
+        [("`tern sessions list --all`", &list[..]), ("`tern context --continue --no-session`", &cont[..])]
+    {
+        measure::run(&mut tern_in(args))?;
+        let warm: Vec<_> = (0..LIST_RUNS).map(|_| measure::run(&mut tern_in(args))).collect::<Result<_, _>>()?;
+        let cold: Vec<_> = (0..LIST_RUNS)
+            .map(|_| {
+                let _ = std::fs::remove_file(&index);
+                measure::run(&mut tern_in(args))
+            })
+            .collect::<Result<_, _>>()?;
+        let (warm, cold) = (measure::stats(&warm), measure::stats(&cold));
+        rows.push(Row {
+            what: format!("{what} with {MANY_SESSIONS} sessions in the folder (median)"),
+            ours: ms(warm.median),
+            baseline: format!("every file read (no index) {} ({})", ms(cold.median), ratio(warm.median, cold.median)),
+            target: "≤ 50 ms".into(),
+        });
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
+    Ok(rows)
 }
 
 /// `cargo xtask bench sessions`: these rows alone.

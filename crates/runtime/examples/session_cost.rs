@@ -14,6 +14,8 @@
 //!   that many entries, as a long session has. Prints `id=… bytes=…
 //!   live_bytes=…` (the live conversation's messages as JSON: what a resume
 //!   must hold).
+//! - `session_cost many SESSIONS_DIR CWD N`: write `N` small sessions (a
+//!   few turns each, half of them in `CWD`), for the listing benchmark.
 
 use std::io::Write;
 use std::path::Path;
@@ -150,6 +152,21 @@ fn make(
     Ok(())
 }
 
+fn many(sessions: &Path, cwd: &str, n: usize) -> anyhow::Result<()> {
+    for k in 0..n {
+        let cwd = if k % 2 == 0 { cwd.to_string() } else { format!("{cwd}-other") };
+        let start = SessionStart { cwd, git_branch: None, provider: "anthropic".into(), model: "mock".into() };
+        let session = Session::create(sessions, start)?;
+        for i in 0..3 {
+            for m in turn(i, 512) {
+                session.write(&SessionRecord::Message { message: m });
+            }
+        }
+    }
+    println!("sessions={n}");
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
@@ -158,12 +175,13 @@ fn main() -> anyhow::Result<()> {
         ["make", sessions, cwd, entries, bytes] => {
             make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?, None)
         }
+        ["many", sessions, cwd, n] => many(Path::new(sessions), cwd, n.parse()?),
         ["make", sessions, cwd, entries, bytes, every] => {
             make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?, Some(every.parse()?))
         }
         _ => anyhow::bail!(
             "usage: session_cost write TURNS DIR | checkpoint RUNS DIR | make SESSIONS_DIR CWD ENTRIES RESULT_BYTES \
-             [COMPACT_EVERY]"
+             [COMPACT_EVERY] | many SESSIONS_DIR CWD N"
         ),
     }
 }

@@ -12,6 +12,7 @@ pub mod checkpoints;
 pub mod export;
 pub mod history;
 pub mod index;
+mod index_file;
 mod live_entries;
 pub mod session;
 
