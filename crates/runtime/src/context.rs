@@ -284,7 +284,7 @@ impl Runtime {
         let plan = if whole > room && room > 0 {
             compaction::plan_parts(&old, room)
         } else {
-            compaction::SummaryParts { parts: vec![0..old.len()], left_out: 0 }
+            compaction::SummaryParts { parts: std::iter::once(0..old.len()).collect(), left_out: 0 }
         };
         if plan.parts.len() > 1 || plan.left_out > 0 {
             let mut message = format!(

@@ -64,7 +64,7 @@ pub struct Damaged {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Listed {
     /// A session.
-    Session(SessionSummary),
+    Session(Box<SessionSummary>),
     /// A file that is not one (any more): a damaged header, an empty file.
     Damaged(Damaged),
 }
@@ -101,7 +101,7 @@ pub fn list(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary
     scan(sessions_dir)
         .into_iter()
         .filter_map(|l| match l {
-            Listed::Session(s) => Some(s),
+            Listed::Session(s) => Some(*s),
             Listed::Damaged(_) => None,
         })
         .filter(|s| workspace.is_none_or(|w| Path::new(&s.cwd) == w))

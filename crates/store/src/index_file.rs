@@ -54,7 +54,7 @@ struct Entry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum What {
-    Session(SessionSummary),
+    Session(Box<SessionSummary>),
     Damaged { reason: String },
 }
 
@@ -107,7 +107,7 @@ pub(crate) fn refresh(dir: &Path) -> Vec<Listed> {
             _ => {
                 changed = true;
                 let what = match crate::index::summarise(&path, &meta) {
-                    Ok(s) => What::Session(s),
+                    Ok(s) => What::Session(Box::new(s)),
                     Err(reason) => What::Damaged { reason },
                 };
                 Entry { stamp, what }
@@ -117,7 +117,9 @@ pub(crate) fn refresh(dir: &Path) -> Vec<Listed> {
         let bytes = meta.len();
         let modified_ms = crate::index::modified_ms(&meta);
         out.push(match &entry.what {
-            What::Session(s) => Listed::Session(SessionSummary { path: path.clone(), bytes, modified_ms, ..s.clone() }),
+            What::Session(s) => {
+                Listed::Session(Box::new(SessionSummary { path: path.clone(), bytes, modified_ms, ..(**s).clone() }))
+            }
             What::Damaged { reason } => {
                 Listed::Damaged(Damaged { path: path.clone(), bytes, modified_ms, reason: reason.clone() })
             }
