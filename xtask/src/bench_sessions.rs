@@ -54,15 +54,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     let id: String = field(&made, "id")?;
     let bytes: u64 = field(&made, "bytes")?;
     let file = sessions.join(format!("{id}.jsonl"));
-    let context = |resume: bool| {
-        let mut c = Command::new(tern);
-        c.args(["context", "--provider", "anthropic", "--model", "mock"]);
-        if resume {
-            c.arg("--continue");
-        }
-        c.env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", &home).current_dir(&work);
-        c
-    };
+    let context = |resume: bool| context_command(tern, &home, &work, resume);
     let resumed: Vec<_> = (0..RESUME_RUNS).map(|_| measure::run(&mut context(true))).collect::<Result<_, _>>()?;
     let fresh: Vec<_> = (0..RESUME_RUNS).map(|_| measure::run(&mut context(false))).collect::<Result<_, _>>()?;
     let wc: Vec<_> =
@@ -166,6 +158,17 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// `tern context` (with `--continue` when `resume`) against the mock model's name, in `work`.
+fn context_command(tern: &Path, home: &Path, work: &Path, resume: bool) -> Command {
+    let mut c = Command::new(tern);
+    c.args(["context", "--provider", "anthropic", "--model", "mock"]);
+    if resume {
+        c.arg("--continue");
+    }
+    c.env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", home).current_dir(work);
+    c
+}
+
 /// Peak RSS of `tern context --continue` on a generated session of about
 /// [`BIG_SESSION_BYTES`] (never committed), beside the live conversation's size.
 fn big_resume_row(tern: &Path, bin: &Path, compact_every: Option<usize>) -> anyhow::Result<Row> {
@@ -182,15 +185,7 @@ fn big_resume_row(tern: &Path, bin: &Path, compact_every: Option<usize>) -> anyh
     let made = example(bin, &args)?;
     let bytes: u64 = field(&made, "bytes")?;
     let live: u64 = field(&made, "live_bytes")?;
-    let context = |resume: bool| {
-        let mut c = Command::new(tern);
-        c.args(["context", "--provider", "anthropic", "--model", "mock"]);
-        if resume {
-            c.arg("--continue");
-        }
-        c.env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", &home).current_dir(&work);
-        c
-    };
+    let context = |resume: bool| context_command(tern, &home, &work, resume);
     let resumed: Vec<_> = (0..BIG_RUNS).map(|_| measure::run(&mut context(true))).collect::<Result<_, _>>()?;
     let fresh = measure::run(&mut context(false))?;
     let resumed = measure::stats(&resumed);
