@@ -155,36 +155,33 @@ impl Runtime {
 
     /// What fills the context window now.
     pub async fn context_report(&self) -> ContextReport {
-        let history = self.history.lock().await.clone();
+        // Read in place: a resumed long conversation is not copied to be measured.
+        let history = self.history.lock().await;
         let info = self.model_info();
         let assembly = self.catalog.assemble();
         let tools: usize = assembly.tools.iter().map(|t| tern_catalog::definition_bytes(&t.definition)).sum();
         let files = self.instruction_files();
         let files_bytes: usize = files.iter().map(|f| f.text.len()).sum();
         let system = self.system_prompt().len();
-        let (mut messages, mut results, mut receipts) = (Vec::new(), 0usize, 0usize);
-        for m in &history {
-            let mut rest = Message { role: m.role, content: Vec::new() };
-            for b in &m.content {
-                match b {
-                    ContentBlock::ToolResult { content, .. } => {
-                        let text = ToolResultContent::joined_text(content);
-                        if crate::output_budget::is_receipt(&text) {
-                            receipts += text.len();
-                        } else {
-                            results += text.len();
-                        }
-                    }
-                    other => rest.content.push(other.clone()),
+        let (mut results, mut receipts) = (0usize, 0usize);
+        for b in history.iter().flat_map(|m| &m.content) {
+            if let ContentBlock::ToolResult { content, .. } = b {
+                let text = ToolResultContent::joined_text(content);
+                if crate::output_budget::is_receipt(&text) {
+                    receipts += text.len();
+                } else {
+                    results += text.len();
                 }
             }
-            messages.push(rest);
         }
+        // The messages less their tool results (counted apart below).
+        let messages = compaction::estimate_tokens(&history).saturating_sub(tokens_of_len(results + receipts));
+        drop(history);
         let parts = vec![
             ContextPart { name: "system prompt".into(), tokens: tokens_of_len(system.saturating_sub(files_bytes)) },
             ContextPart { name: "instruction files".into(), tokens: tokens_of_len(files_bytes) },
             ContextPart { name: "tool definitions".into(), tokens: tokens_of_len(tools) },
-            ContextPart { name: "messages".into(), tokens: compaction::estimate_tokens(&messages) },
+            ContextPart { name: "messages".into(), tokens: messages },
             ContextPart { name: "tool results".into(), tokens: tokens_of_len(results) },
             ContextPart { name: "receipts (saved outputs)".into(), tokens: tokens_of_len(receipts) },
         ];
