@@ -17,6 +17,17 @@ const LONG_HISTORY: usize = 500;
 const LONG_RUNS: usize = 10;
 const WRITE_TURNS: usize = 300;
 const CHECKPOINT_RUNS: usize = 50;
+/// The size of the generated sessions of the large-resume rows.
+const BIG_SESSION_BYTES: usize = 200 * 1024 * 1024;
+/// The tool results in them, and what an entry then takes on average (a turn is 4 entries).
+const BIG_RESULT_BYTES: usize = 16 * 1024;
+const BIG_ENTRY_BYTES: usize = 4_400;
+/// A compaction after this many entries (a stretch of about 200,000 tokens).
+const BIG_COMPACT_EVERY: usize = 200;
+const BIG_RUNS: usize = 3;
+/// The sessions in the folder of the listing rows.
+const MANY_SESSIONS: usize = 2_000;
+const LIST_RUNS: usize = 10;
 
 fn example(bin: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new(bin).args(args).output().context("running session_cost")?;
@@ -43,15 +54,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     let id: String = field(&made, "id")?;
     let bytes: u64 = field(&made, "bytes")?;
     let file = sessions.join(format!("{id}.jsonl"));
-    let context = |resume: bool| {
-        let mut c = Command::new(tern);
-        c.args(["context", "--provider", "anthropic", "--model", "mock"]);
-        if resume {
-            c.arg("--continue");
-        }
-        c.env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", &home).current_dir(&work);
-        c
-    };
+    let context = |resume: bool| context_command(tern, &home, &work, resume);
     let resumed: Vec<_> = (0..RESUME_RUNS).map(|_| measure::run(&mut context(true))).collect::<Result<_, _>>()?;
     let fresh: Vec<_> = (0..RESUME_RUNS).map(|_| measure::run(&mut context(false))).collect::<Result<_, _>>()?;
     let wc: Vec<_> =
@@ -74,6 +77,17 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     });
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&home);
+
+    // 1b. A 200 MB session, compacted as a long one is and not at all: the
+    //     peak memory of a resume against the live conversation it must hold.
+    for compact_every in [Some(BIG_COMPACT_EVERY), None] {
+        rows.push(big_resume_row(tern, &bin, compact_every)?);
+    }
+
+    // 1c. Listing 2,000 sessions (`-c`, the resume picker, `sessions list`
+    //     and ACP read the same list): through the index, against reading
+    //     every file (the index removed before each run).
+    rows.extend(listing_rows(tern, &bin)?);
 
     // 2. The harness overhead of a turn with a 500-message history
     //    (`-c --no-session`: the same history every run), beside a fresh session's.
@@ -141,6 +155,100 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         target: "≤ 1 ms".into(),
     });
     let _ = std::fs::remove_dir_all(&base);
+    Ok(rows)
+}
+
+/// `tern context` (with `--continue` when `resume`) against the mock model's name, in `work`.
+fn context_command(tern: &Path, home: &Path, work: &Path, resume: bool) -> Command {
+    let mut c = Command::new(tern);
+    c.args(["context", "--provider", "anthropic", "--model", "mock"]);
+    if resume {
+        c.arg("--continue");
+    }
+    c.env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", home).current_dir(work);
+    c
+}
+
+/// Peak RSS of `tern context --continue` on a generated session of about
+/// [`BIG_SESSION_BYTES`] (never committed), beside the live conversation's size.
+fn big_resume_row(tern: &Path, bin: &Path, compact_every: Option<usize>) -> anyhow::Result<Row> {
+    let work = tempdir("bench-big-resume-work")?;
+    let home = tempdir("bench-big-resume-home")?;
+    let cwd = std::fs::canonicalize(&work)?;
+    let sessions = home.join("sessions");
+    let entries = (BIG_SESSION_BYTES / BIG_ENTRY_BYTES).to_string();
+    let (sessions_arg, cwd_arg, result) =
+        (sessions.to_string_lossy(), cwd.to_string_lossy(), BIG_RESULT_BYTES.to_string());
+    let every = compact_every.map(|n| n.to_string());
+    let mut args = vec!["make", &*sessions_arg, &*cwd_arg, &*entries, &*result];
+    args.extend(every.as_deref());
+    let made = example(bin, &args)?;
+    let bytes: u64 = field(&made, "bytes")?;
+    let live: u64 = field(&made, "live_bytes")?;
+    let context = |resume: bool| context_command(tern, &home, &work, resume);
+    let resumed: Vec<_> = (0..BIG_RUNS).map(|_| measure::run(&mut context(true))).collect::<Result<_, _>>()?;
+    let fresh = measure::run(&mut context(false))?;
+    let resumed = measure::stats(&resumed);
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
+    let how = match compact_every {
+        Some(n) => format!("compacted every {n} entries"),
+        None => "never compacted".into(),
+    };
+    Ok(Row {
+        what: format!(
+            "resume a {:.0} MB session ({how}), peak RSS ({} ms median)",
+            bytes as f64 / 1_048_576.0,
+            resumed.median.as_millis()
+        ),
+        ours: mb(resumed.max_rss_kb),
+        baseline: format!(
+            "live conversation {:.1} MB · `tern context` (new session) {}",
+            live as f64 / 1_048_576.0,
+            mb(fresh.max_rss_kb)
+        ),
+        target: "≤ new session + 2× live".into(),
+    })
+}
+
+/// `tern sessions list` and `tern context --continue` in a folder of
+/// [`MANY_SESSIONS`] sessions, through the index and without it.
+fn listing_rows(tern: &Path, bin: &Path) -> anyhow::Result<Vec<Row>> {
+    let work = tempdir("bench-list-work")?;
+    let home = tempdir("bench-list-home")?;
+    let cwd = std::fs::canonicalize(&work)?;
+    let sessions = home.join("sessions");
+    example(bin, &["many", &sessions.to_string_lossy(), &cwd.to_string_lossy(), &MANY_SESSIONS.to_string()])?;
+    let index = sessions.join(".index.json");
+    let tern_in = |args: &[&str]| {
+        let mut c = Command::new(tern);
+        c.args(args).env("ANTHROPIC_API_KEY", "bench").env("TERN_HOME", &home).current_dir(&work);
+        c
+    };
+    let list = ["sessions", "list", "--all", "--json"];
+    let cont = ["context", "--provider", "anthropic", "--model", "mock", "--continue", "--no-session"];
+    let mut rows = Vec::new();
+    for (what, args) in
+        [("`tern sessions list --all`", &list[..]), ("`tern context --continue --no-session`", &cont[..])]
+    {
+        measure::run(&mut tern_in(args))?;
+        let warm: Vec<_> = (0..LIST_RUNS).map(|_| measure::run(&mut tern_in(args))).collect::<Result<_, _>>()?;
+        let cold: Vec<_> = (0..LIST_RUNS)
+            .map(|_| {
+                let _ = std::fs::remove_file(&index);
+                measure::run(&mut tern_in(args))
+            })
+            .collect::<Result<_, _>>()?;
+        let (warm, cold) = (measure::stats(&warm), measure::stats(&cold));
+        rows.push(Row {
+            what: format!("{what} with {MANY_SESSIONS} sessions in the folder (median)"),
+            ours: ms(warm.median),
+            baseline: format!("every file read (no index) {} ({})", ms(cold.median), ratio(warm.median, cold.median)),
+            target: "≤ 50 ms".into(),
+        });
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&home);
     Ok(rows)
 }
 

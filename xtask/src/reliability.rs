@@ -137,6 +137,69 @@ pub fn concurrency(bin: &Path, rounds: usize) -> anyhow::Result<()> {
     if lost > 0 {
         bail!("{lost} lost updates");
     }
+    session_index(bin, rounds)
+}
+
+/// Four `tern -p` runs writing sessions and four `tern sessions list` at
+/// the same moment in one sessions folder, `rounds` times: the index is
+/// never torn, and every session written is listed.
+fn session_index(bin: &Path, rounds: usize) -> anyhow::Result<()> {
+    let home = home()?;
+    let work = tempfile::tempdir()?;
+    let mock = Mock::start(&json!({"turns": [{"text": "done"}]}))?;
+    let index = home.path().join("sessions").join(".index.json");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (mut torn, mut missing, mut listed_ok) = (0, 0, 0);
+    for round in 0..rounds {
+        let outs = rt.block_on(async {
+            let runs = (0..4).map(|_| tern(bin, &mock, home.path(), work.path()).args(["-p", "hello"]).output());
+            let lists = (0..4).map(|_| {
+                tokio::process::Command::new(bin)
+                    .env("TERN_HOME", home.path())
+                    .current_dir(work.path())
+                    .args(["sessions", "list", "--all", "--json"])
+                    .kill_on_drop(true)
+                    .output()
+            });
+            futures::future::join_all(runs.chain(lists)).await
+        });
+        for out in outs {
+            let out = out?;
+            if !out.status.success() {
+                bail!("a run of round {round} failed: {}", String::from_utf8_lossy(&out.stderr));
+            }
+        }
+        // Whatever order the writers ended in, the index is whole JSON (or not written yet:
+        // in the first round the listings may all run before any session exists).
+        if let Ok(bytes) = std::fs::read(&index)
+            && serde_json::from_slice::<Value>(&bytes).is_err()
+        {
+            torn += 1;
+        }
+        let out = std::process::Command::new(bin)
+            .env("TERN_HOME", home.path())
+            .current_dir(work.path())
+            .args(["sessions", "list", "--all", "--json"])
+            .output()?;
+        let listed =
+            serde_json::from_slice::<Value>(&out.stdout).ok().and_then(|v| v.as_array().map(Vec::len)).unwrap_or(0);
+        let written = std::fs::read_dir(home.path().join("sessions"))?
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+            .count();
+        if listed == written && written == 4 * (round + 1) {
+            listed_ok += 1;
+        } else {
+            missing += written.abs_diff(listed).max((4 * (round + 1)).abs_diff(written));
+        }
+    }
+    println!(
+        "concurrency: {rounds} rounds × 4 runs writing sessions and 4 listing them in one folder: {listed_ok} rounds \
+         listed every session, {torn} torn indexes, {missing} sessions missing from the list"
+    );
+    if torn > 0 || missing > 0 {
+        bail!("{torn} torn indexes, {missing} sessions missing");
+    }
     Ok(())
 }
 

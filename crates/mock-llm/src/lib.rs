@@ -300,6 +300,15 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
         return (StatusCode::BAD_REQUEST, axum::Json(render::error_body(format, 400, "request body is not JSON")))
             .into_response();
     }
+    // A request larger than the script's window is refused as a provider refuses it.
+    if let Some(max) = shared.script.max_request_bytes
+        && raw.len() as u64 > max
+    {
+        let message =
+            format!("prompt is too long: the request is {} bytes, more than the {max} this model takes", raw.len());
+        mark_finished(&shared, seq);
+        return (StatusCode::BAD_REQUEST, axum::Json(render::error_body(format, 400, &message))).into_response();
+    }
     let fault = shared.script.turns.get(turn).and_then(|t| t.fault_for(attempt)).cloned().unwrap_or_default();
     if let Some(ms) = fault.delay_ms {
         tokio::time::sleep(Duration::from_millis(ms)).await;

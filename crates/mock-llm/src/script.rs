@@ -21,6 +21,11 @@ pub struct Script {
     /// Delay between streamed events, for demos (default 0).
     #[serde(default)]
     pub chunk_delay_ms: u64,
+    /// A request body larger than this many bytes is refused with HTTP 400
+    /// "prompt is too long", as a provider refuses one over the model's
+    /// context window (default: no limit).
+    #[serde(default)]
+    pub max_request_bytes: Option<u64>,
     /// The turns, in order; turn N answers a conversation that already has N
     /// assistant replies.
     pub turns: Vec<Turn>,

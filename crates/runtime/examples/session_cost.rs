@@ -7,10 +7,15 @@
 //! - `session_cost checkpoint RUNS DIR`: what keeping a checkpoint adds to
 //!   an edit of a 1 MB file (the copy before, the metadata after), against a
 //!   plain `std::fs::copy` of it. Prints `checkpoint_us=… copy_us=…` (medians).
-//! - `session_cost make SESSIONS_DIR CWD ENTRIES RESULT_BYTES`: write a
-//!   session of `ENTRIES` message entries for the folder `CWD` (tool results
-//!   of `RESULT_BYTES`), for the resume and long-history benchmarks. Prints
-//!   `id=… bytes=…`.
+//! - `session_cost make SESSIONS_DIR CWD ENTRIES RESULT_BYTES [COMPACT_EVERY]`:
+//!   write a session of `ENTRIES` message entries for the folder `CWD` (tool
+//!   results of `RESULT_BYTES`), for the resume and long-history benchmarks;
+//!   with `COMPACT_EVERY`, a compaction keeping the last turn after every
+//!   that many entries, as a long session has. Prints `id=… bytes=…
+//!   live_bytes=…` (the live conversation's messages as JSON: what a resume
+//!   must hold).
+//! - `session_cost many SESSIONS_DIR CWD N`: write `N` small sessions (a
+//!   few turns each, half of them in `CWD`), for the listing benchmark.
 
 use std::io::Write;
 use std::path::Path;
@@ -110,24 +115,55 @@ fn checkpoint_cost(runs: usize, dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn make(sessions: &Path, cwd: &str, entries: usize, result_bytes: usize) -> anyhow::Result<()> {
+fn make(
+    sessions: &Path,
+    cwd: &str,
+    entries: usize,
+    result_bytes: usize,
+    compact_every: Option<usize>,
+) -> anyhow::Result<()> {
     let start = SessionStart { cwd: cwd.into(), git_branch: None, provider: "anthropic".into(), model: "mock".into() };
     let session = Session::create(sessions, start)?;
     let mut i = 0;
     let mut written = 0;
+    let mut since = 0;
     while written < entries {
+        // A compaction only between turns, as tern makes them; it keeps the last turn.
+        if compact_every.is_some_and(|n| since >= n) {
+            let summary = format!("## Goal\nFix the failing tests (turns up to {i}).\n").repeat(20);
+            session.write(&SessionRecord::Compaction { summary, kept: 4, tokens_before: 0, tokens_after: 0 });
+            since = 0;
+        }
         for m in turn(i, result_bytes) {
             if written == entries {
                 break;
             }
             session.write(&SessionRecord::Message { message: m });
             written += 1;
+            since += 1;
         }
         i += 1;
     }
     session.sync();
     let bytes = std::fs::metadata(session.path())?.len();
-    println!("id={} bytes={bytes}", session.id());
+    let live = tern_runtime::session::LoadedSession::load(session.path())?.into_conversation();
+    let live_bytes: usize = live.messages.iter().map(|(_, m)| serde_json::to_string(m).map_or(0, |s| s.len())).sum();
+    println!("id={} bytes={bytes} live_bytes={live_bytes}", session.id());
+    Ok(())
+}
+
+fn many(sessions: &Path, cwd: &str, n: usize) -> anyhow::Result<()> {
+    for k in 0..n {
+        let cwd = if k % 2 == 0 { cwd.to_string() } else { format!("{cwd}-other") };
+        let start = SessionStart { cwd, git_branch: None, provider: "anthropic".into(), model: "mock".into() };
+        let session = Session::create(sessions, start)?;
+        for i in 0..3 {
+            for m in turn(i, 512) {
+                session.write(&SessionRecord::Message { message: m });
+            }
+        }
+    }
+    println!("sessions={n}");
     Ok(())
 }
 
@@ -136,9 +172,16 @@ fn main() -> anyhow::Result<()> {
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["write", turns, dir] => write_cost(turns.parse()?, Path::new(dir)),
         ["checkpoint", runs, dir] => checkpoint_cost(runs.parse()?, Path::new(dir)),
-        ["make", sessions, cwd, entries, bytes] => make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?),
+        ["make", sessions, cwd, entries, bytes] => {
+            make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?, None)
+        }
+        ["many", sessions, cwd, n] => many(Path::new(sessions), cwd, n.parse()?),
+        ["make", sessions, cwd, entries, bytes, every] => {
+            make(Path::new(sessions), cwd, entries.parse()?, bytes.parse()?, Some(every.parse()?))
+        }
         _ => anyhow::bail!(
-            "usage: session_cost write TURNS DIR | checkpoint RUNS DIR | make SESSIONS_DIR CWD ENTRIES RESULT_BYTES"
+            "usage: session_cost write TURNS DIR | checkpoint RUNS DIR | make SESSIONS_DIR CWD ENTRIES RESULT_BYTES \
+             [COMPACT_EVERY] | many SESSIONS_DIR CWD N"
         ),
     }
 }

@@ -166,6 +166,99 @@ pub fn summary_request(old: &[Message], focus: Option<&str>) -> Vec<Message> {
     messages
 }
 
+/// The most summary requests one compaction makes: a history that needs
+/// more is summarised from its newest part, and the oldest messages are
+/// left out of the summary (they stay in the session file).
+pub const MAX_SUMMARY_PARTS: usize = 16;
+
+/// How a history too large for one summary request is summarised: each
+/// part in turn, each request holding the summary so far and the part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SummaryParts {
+    /// The parts, oldest first: ranges of the history, each starting at a
+    /// prompt (the first may start anywhere), together covering
+    /// `left_out..` of it.
+    pub parts: Vec<std::ops::Range<usize>>,
+    /// How many of the oldest messages are in no part (more than
+    /// [`MAX_SUMMARY_PARTS`] would have been needed).
+    pub left_out: usize,
+}
+
+/// Cut `old` into parts of at most `budget` estimated tokens, at prompts
+/// (a call is never parted from its result); a single turn larger than
+/// the budget is a part of its own (see [`shrink_to`]).
+pub fn plan_parts(old: &[Message], budget: u64) -> SummaryParts {
+    // The turns (a prompt and what followed it; the start may precede the first prompt).
+    let mut starts: Vec<usize> =
+        old.iter().enumerate().filter(|&(i, m)| i > 0 && is_prompt(m)).map(|(i, _)| i).collect();
+    starts.insert(0, 0);
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain(std::iter::once(old.len())).collect();
+    let turns = starts.iter().zip(ends.iter());
+    let mut parts: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut tokens = 0;
+    for (&start, &end) in turns.filter(|(s, e)| s < e) {
+        let t = estimate_tokens(&old[start..end]);
+        match parts.last_mut() {
+            Some(part) if tokens + t <= budget => {
+                part.end = end;
+                tokens += t;
+            }
+            _ => {
+                parts.push(start..end);
+                tokens = t;
+            }
+        }
+    }
+    let drop = parts.len().saturating_sub(MAX_SUMMARY_PARTS);
+    let parts: Vec<_> = parts.into_iter().skip(drop).collect();
+    let left_out = parts.first().map_or(0, |p| p.start);
+    SummaryParts { parts, left_out }
+}
+
+/// Cut the longest texts, tool results and tool inputs of `messages` (a
+/// copy sent for a summary) to a head and a tail until they fit `budget`
+/// estimated tokens, or are cut to 256 bytes each.
+pub fn shrink_to(messages: &mut [Message], budget: u64) {
+    let mut cap = 64 * 1024;
+    while estimate_tokens(messages) > budget && cap >= 256 {
+        for m in messages.iter_mut() {
+            for b in &mut m.content {
+                match b {
+                    ContentBlock::Text { text } => cut(text, cap),
+                    ContentBlock::ToolResult { content, .. } => {
+                        for c in content.iter_mut() {
+                            if let ToolResultContent::Text { text } = c {
+                                cut(text, cap);
+                            }
+                        }
+                    }
+                    ContentBlock::ToolUse { input, .. } => {
+                        let len = input.to_string().len();
+                        if len > cap {
+                            *input =
+                                serde_json::json!({"note": format!("an input of {len} bytes, left out of this copy")});
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        cap /= 2;
+    }
+}
+
+/// `text` cut to about `cap` bytes: its head and tail, and what was left out between.
+fn cut(text: &mut String, cap: usize) {
+    if text.len() <= cap {
+        return;
+    }
+    let half = cap / 2;
+    let head = tern_protocol::text::prefix_within(text, half);
+    let tail = &text[tern_protocol::text::floor_char_boundary(text, text.len() - half)..];
+    let left_out = text.len() - head.len() - tail.len();
+    *text = format!("{head}\n[… {left_out} bytes left out of this copy …]\n{tail}");
+}
+
 /// The summary text with the todo list appended (kept verbatim).
 pub fn with_todos(summary: &str, todos: &[TodoItem]) -> String {
     if todos.is_empty() {
@@ -250,5 +343,40 @@ mod tests {
         let small = estimate_tokens(&[Message::user_text("hi")]);
         let big = estimate_tokens(&[Message::user_text("x".repeat(40_000))]);
         assert!(small < 10 && (10_000..10_100).contains(&big), "{small} {big}");
+    }
+
+    #[test]
+    fn a_history_too_large_for_one_request_is_parted_at_prompts_and_bounded() {
+        let turn = |i: usize| {
+            vec![
+                Message::user_text(format!("prompt {i}")),
+                call(&format!("c{i}")),
+                result(&format!("c{i}"), &"x".repeat(4000)),
+            ]
+        };
+        let old: Vec<Message> = (0..10).flat_map(turn).collect();
+        let plan = plan_parts(&old, 2_500);
+        assert_eq!(plan.left_out, 0);
+        assert!(plan.parts.len() >= 5, "{plan:?}");
+        assert!(plan.parts.iter().all(|p| is_prompt(&old[p.start])), "{plan:?}");
+        assert_eq!(plan.parts.last().unwrap().end, old.len());
+        // More parts than allowed: the newest are kept, the oldest left out.
+        let many: Vec<Message> = (0..100).flat_map(turn).collect();
+        let plan = plan_parts(&many, 1_100);
+        assert_eq!(plan.parts.len(), MAX_SUMMARY_PARTS);
+        assert_eq!(plan.left_out, plan.parts[0].start);
+        assert!(plan.left_out > 0 && is_prompt(&many[plan.left_out]));
+        // One turn larger than the budget is cut down in the copy sent.
+        let mut one = turn(0);
+        shrink_to(&mut one, 300);
+        assert!(estimate_tokens(&one) <= 300, "{}", estimate_tokens(&one));
+        assert!(
+            one[2].text().is_empty()
+                || ToolResultContent::joined_text(match &one[2].content[0] {
+                    ContentBlock::ToolResult { content, .. } => content,
+                    _ => unreachable!(),
+                })
+                .contains("left out of this copy")
+        );
     }
 }

@@ -126,6 +126,9 @@ pub(crate) fn base_tokens<'a>(system: &str, tools: impl IntoIterator<Item = &'a 
     tokens_of_len(system.len()) + tokens_of_len(tools)
 }
 
+/// About what the summary instructions (and a person's focus) take of a request.
+const SUMMARY_INSTRUCTION_TOKENS: u64 = 1_000;
+
 /// The most turns kept verbatim through a compaction.
 const MAX_KEEP_TURNS: usize = 20;
 
@@ -152,36 +155,33 @@ impl Runtime {
 
     /// What fills the context window now.
     pub async fn context_report(&self) -> ContextReport {
-        let history = self.history.lock().await.clone();
+        // Read in place: a resumed long conversation is not copied to be measured.
+        let history = self.history.lock().await;
         let info = self.model_info();
         let assembly = self.catalog.assemble();
         let tools: usize = assembly.tools.iter().map(|t| tern_catalog::definition_bytes(&t.definition)).sum();
         let files = self.instruction_files();
         let files_bytes: usize = files.iter().map(|f| f.text.len()).sum();
         let system = self.system_prompt().len();
-        let (mut messages, mut results, mut receipts) = (Vec::new(), 0usize, 0usize);
-        for m in &history {
-            let mut rest = Message { role: m.role, content: Vec::new() };
-            for b in &m.content {
-                match b {
-                    ContentBlock::ToolResult { content, .. } => {
-                        let text = ToolResultContent::joined_text(content);
-                        if crate::output_budget::is_receipt(&text) {
-                            receipts += text.len();
-                        } else {
-                            results += text.len();
-                        }
-                    }
-                    other => rest.content.push(other.clone()),
+        let (mut results, mut receipts) = (0usize, 0usize);
+        for b in history.iter().flat_map(|m| &m.content) {
+            if let ContentBlock::ToolResult { content, .. } = b {
+                let text = ToolResultContent::joined_text(content);
+                if crate::output_budget::is_receipt(&text) {
+                    receipts += text.len();
+                } else {
+                    results += text.len();
                 }
             }
-            messages.push(rest);
         }
+        // The messages less their tool results (counted apart below).
+        let messages = compaction::estimate_tokens(&history).saturating_sub(tokens_of_len(results + receipts));
+        drop(history);
         let parts = vec![
             ContextPart { name: "system prompt".into(), tokens: tokens_of_len(system.saturating_sub(files_bytes)) },
             ContextPart { name: "instruction files".into(), tokens: tokens_of_len(files_bytes) },
             ContextPart { name: "tool definitions".into(), tokens: tokens_of_len(tools) },
-            ContextPart { name: "messages".into(), tokens: compaction::estimate_tokens(&messages) },
+            ContextPart { name: "messages".into(), tokens: messages },
             ContextPart { name: "tool results".into(), tokens: tokens_of_len(results) },
             ContextPart { name: "receipts (saved outputs)".into(), tokens: tokens_of_len(receipts) },
         ];
@@ -223,14 +223,31 @@ impl Runtime {
 
     /// Whether `history` plus `next`, on top of `base` (see [`base_tokens`]),
     /// would pass the auto-compaction threshold.
+    /// A conversation over the window itself is compacted whatever
+    /// `[compaction] auto` says: no request could be sent with it.
     pub(crate) fn needs_compaction(&self, history: &[Message], next: &Message, base: u64) -> bool {
         let settings = self.compaction_settings();
-        if !settings.auto || history.is_empty() {
+        if history.is_empty() {
             return false;
         }
         let tokens =
             base + compaction::estimate_tokens(history) + compaction::estimate_tokens(std::slice::from_ref(next));
-        tokens > settings.threshold(self.model_info().context_window)
+        let window = self.model_info().context_window;
+        tokens > window || (settings.auto && tokens > settings.threshold(window))
+    }
+
+    /// What to tell the person when a conversation of about `tokens` is
+    /// larger than the model's whole window (a resumed long session, or a
+    /// switch to a smaller model): it is compacted before the next request.
+    pub(crate) fn over_window_notice(&self, tokens: u64) -> Option<String> {
+        let window = self.model_info().context_window;
+        (tokens > window).then(|| {
+            format!(
+                "the conversation is about {tokens} tokens, more than {}'s window of {window}: it is compacted (a \
+                 summary in place of all but its last turns) before the next prompt is sent",
+                self.model()
+            )
+        })
     }
 
     /// Replace all but the last turns of `history` by a summary the model
@@ -256,29 +273,70 @@ impl Runtime {
         let system = self.system_prompt();
         let (tools, server_tools) = tern_agent_loop::request_tools(&self.tools());
         let base = base_tokens(&system, &tools);
-        let req = ModelRequest {
-            model: self.model(),
-            system,
-            messages: compaction::summary_request(&old, focus),
-            // The same tools as every turn: the cached prefix holds, and a provider that
-            // needs tool definitions for the calls in the history has them.
-            tools,
-            server_tools,
-            max_tokens: info.max_output.clamp(1024, 8192),
-            thinking_budget: None,
-            cache_key: Some(self.session().id().to_string()),
+        let max_tokens = info.max_output.clamp(1024, 8192);
+        // What one summary request can hold of the history: the window less the
+        // request's base, the reply, the summary so far (at most a reply) and the instructions.
+        let room = info.context_window.saturating_sub(base + 2 * max_tokens + SUMMARY_INSTRUCTION_TOKENS);
+        let whole = compaction::estimate_tokens(&old);
+        let plan = if whole > room && room > 0 {
+            compaction::plan_parts(&old, room)
+        } else {
+            compaction::SummaryParts { parts: std::iter::once(0..old.len()).collect(), left_out: 0 }
         };
-        let completion = self
-            .provider
-            .client
-            .stream(&req, &|_| {}, cancel)
-            .await
-            .map_err(|e| RuntimeError::Io(format!("compaction failed, the conversation is unchanged: {e}")))?;
-        let text = completion.message.text();
-        if text.trim().is_empty() {
-            return Err(RuntimeError::Io(
-                "compaction failed, the conversation is unchanged: the model wrote an empty summary".into(),
-            ));
+        if plan.parts.len() > 1 || plan.left_out > 0 {
+            let mut message = format!(
+                "the conversation to summarise is about {whole} tokens, more than one request to {} can hold: \
+                 summarising it in {} parts",
+                self.model(),
+                plan.parts.len()
+            );
+            if plan.left_out > 0 {
+                message.push_str(&format!(
+                    "; its oldest {} messages are left out of the summary (they stay in the session file)",
+                    plan.left_out
+                ));
+            }
+            events(AgentEvent::Notice { message });
+        }
+        let mut text = String::new();
+        for part in &plan.parts {
+            let mut messages: Vec<Message> =
+                if text.is_empty() { Vec::new() } else { tern_protocol::compaction_summary_messages(&text).into() };
+            messages.extend_from_slice(&old[part.clone()]);
+            if whole > room && room > 0 {
+                compaction::shrink_to(&mut messages, room);
+            }
+            let req = ModelRequest {
+                model: self.model(),
+                system: system.clone(),
+                messages: compaction::summary_request(&messages, focus),
+                // The same tools as every turn: the cached prefix holds, and a provider that
+                // needs tool definitions for the calls in the history has them.
+                tools: tools.clone(),
+                server_tools: server_tools.clone(),
+                max_tokens,
+                thinking_budget: None,
+                cache_key: Some(self.session().id().to_string()),
+            };
+            let completion = self
+                .provider
+                .client
+                .stream(&req, &|_| {}, cancel)
+                .await
+                .map_err(|e| RuntimeError::Io(format!("compaction failed, the conversation is unchanged: {e}")))?;
+            text = completion.message.text();
+            if text.trim().is_empty() {
+                return Err(RuntimeError::Io(
+                    "compaction failed, the conversation is unchanged: the model wrote an empty summary".into(),
+                ));
+            }
+        }
+        if plan.left_out > 0 {
+            text = format!(
+                "[The oldest {} messages of this conversation were too many to summarise; they are in the session \
+                 file.]\n\n{text}",
+                plan.left_out
+            );
         }
         let summary = compaction::with_todos(&text, &self.todos());
         let kept = history.len() - split;

@@ -495,7 +495,7 @@ impl RuntimeBuilder {
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
         let checkpoints = Arc::new(checkpoints::Checkpoints::open(session.dir(), &workspace));
-        let runtime = Runtime {
+        let mut runtime = Runtime {
             workspace,
             paths,
             current: std::sync::RwLock::new((provider.model.clone(), model_info)),
@@ -543,6 +543,12 @@ impl RuntimeBuilder {
             && model != runtime.current.read_or_recover().0
         {
             runtime.set_model(&model)?;
+        }
+        // A resumed conversation larger than the window: said now, compacted before the next request.
+        let over =
+            runtime.resumed.as_ref().and_then(|r| runtime.over_window_notice(compaction::estimate_tokens(&r.messages)));
+        if let Some(r) = runtime.resumed.as_mut() {
+            r.notices.extend(over);
         }
         Ok(runtime)
     }
@@ -1252,6 +1258,8 @@ impl Runtime {
         {
             self.set_model(model)?;
         }
+        let mut resumed = resumed;
+        resumed.notices.extend(self.over_window_notice(compaction::estimate_tokens(&resumed.messages)));
         Ok(resumed)
     }
 

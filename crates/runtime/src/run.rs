@@ -245,6 +245,11 @@ impl Runtime {
         let keep = self.compaction_settings().keep_turns;
         let base = crate::context::base_tokens(&config.system, first.tools.iter().map(|t| &t.definition));
         if self.needs_compaction(history, &message, base)
+            && let Some(notice) = self.over_window_notice(base + crate::compaction::estimate_tokens(history))
+        {
+            sink(AgentEvent::Notice { message: notice });
+        }
+        if self.needs_compaction(history, &message, base)
             && let Err(e) = self
                 .compact_history(history, None, CompactReason::Auto, (keep.saturating_sub(1), 0), &sink, cancel)
                 .await

@@ -555,7 +555,7 @@ pub(crate) fn resume_from(
     sessions_dir: &Path,
     how: Reopen,
 ) -> Result<(Session, crate::Resumed), RuntimeError> {
-    let earlier = LoadedSession::load(path)?;
+    let mut earlier = LoadedSession::load(path)?;
     if Path::new(&earlier.header.cwd) != workspace {
         return Err(RuntimeError::Config(format!(
             "session {} ran in {}; resume it from there (cd there, or pass --cwd {})",
@@ -567,15 +567,16 @@ pub(crate) fn resume_from(
         Reopen::Fork(start) => Session::fork(sessions_dir, &earlier, start)?,
         Reopen::Append => Session::reopen(sessions_dir, &earlier)?,
     };
-    let conversation = earlier.conversation();
+    let from = earlier.header.id.clone();
+    let mut notices = std::mem::take(&mut earlier.notices);
+    // One copy of the conversation: moved out of the entries, not cloned.
+    let mut conversation = earlier.into_conversation();
     session.set_title(conversation.title.clone());
-    let mut messages = conversation.messages();
+    let mut messages: Vec<_> = std::mem::take(&mut conversation.messages).into_iter().map(|(_, m)| m).collect();
     let repaired = crate::session::repair(&mut messages);
-    let mut notices = earlier.notices.clone();
     if !repaired.is_empty() {
         notices.push(format!(
-            "session {} stopped in the middle of a turn; what it left unfinished is marked as interrupted",
-            earlier.header.id
+            "session {from} stopped in the middle of a turn; what it left unfinished is marked as interrupted"
         ));
     }
     for m in repaired {
@@ -584,7 +585,7 @@ pub(crate) fn resume_from(
     session.write(&SessionRecord::Resumed { at: crate::prompt::now_utc_rfc3339() });
     session.sync();
     let resumed = crate::Resumed {
-        from: earlier.header.id.clone(),
+        from,
         messages,
         todos: conversation.todos,
         title: conversation.title,

@@ -1,11 +1,14 @@
-//! The sessions in the data dir, as `tern sessions list` and the resume
-//! picker show them: read from each file's first and last lines only
-//! (bounded), last written first.
+//! The sessions in the data dir, as `tern sessions list`, `-c`, the resume
+//! picker and ACP's session list see them: each file summarised from its
+//! first and last lines only (bounded), last written first. Summaries are
+//! kept in the folder's index file ([`crate::index_file`]) and re-read only
+//! for a file whose size, mtime or inode changed since, so listing 2,000
+//! sessions reads one small file and stats the rest.
 
 use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tern_protocol::{Message, Role, SessionEntry, SessionRecord};
 
 use crate::{Resume, StoreError};
@@ -14,7 +17,7 @@ use crate::{Resume, StoreError};
 const SCAN_BYTES: u64 = 256 * 1024;
 
 /// One session, summarised.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
     /// The session id (sortable by start time).
     pub id: String,
@@ -44,19 +47,65 @@ pub struct SessionSummary {
     pub modified_ms: u64,
 }
 
+/// A `.jsonl` file of the sessions dir that is not a session tern can read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Damaged {
+    /// The file.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// When it was last written (milliseconds since the epoch).
+    pub modified_ms: u64,
+    /// Why it cannot be read as a session ("empty", "its first line is not JSON", …).
+    pub reason: String,
+}
+
+/// One `.jsonl` file of the sessions dir.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Listed {
+    /// A session.
+    Session(Box<SessionSummary>),
+    /// A file that is not one (any more): a damaged header, an empty file.
+    Damaged(Damaged),
+}
+
+impl Listed {
+    /// When the file was last written (milliseconds since the epoch).
+    pub fn modified_ms(&self) -> u64 {
+        match self {
+            Listed::Session(s) => s.modified_ms,
+            Listed::Damaged(d) => d.modified_ms,
+        }
+    }
+}
+
+/// Every `.jsonl` file under `sessions_dir`, sessions and damaged ones,
+/// last written first, from the folder's index (refreshed where a file
+/// changed; written back when anything did).
+pub fn scan(sessions_dir: &Path) -> Vec<Listed> {
+    let mut out = crate::index_file::refresh(sessions_dir);
+    // Last written first (ids sort by start time only to the second).
+    out.sort_by(|a, b| {
+        let key = |l: &Listed| match l {
+            Listed::Session(s) => (s.modified_ms, s.id.clone()),
+            Listed::Damaged(d) => (d.modified_ms, d.path.display().to_string()),
+        };
+        key(b).cmp(&key(a))
+    });
+    out
+}
+
 /// Every readable session under `sessions_dir`, last written first; only
 /// those that ran in `workspace` when given.
 pub fn list(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSummary> {
-    let Ok(entries) = std::fs::read_dir(sessions_dir) else { return Vec::new() };
-    let mut out: Vec<SessionSummary> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .filter_map(|p| summarise(&p, workspace))
-        .collect();
-    // Last written first (ids sort by start time only to the second).
-    out.sort_by(|a, b| (b.modified_ms, &b.id).cmp(&(a.modified_ms, &a.id)));
-    out
+    scan(sessions_dir)
+        .into_iter()
+        .filter_map(|l| match l {
+            Listed::Session(s) => Some(*s),
+            Listed::Damaged(_) => None,
+        })
+        .filter(|s| workspace.is_none_or(|w| Path::new(&s.cwd) == w))
+        .collect()
 }
 
 /// The sessions that can be resumed (format 1 and later), last written
@@ -108,34 +157,31 @@ pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<Pat
     }
 }
 
-/// A file's summary; `None` when it is not a session, or (with `workspace`)
-/// ran elsewhere, which the first line tells before anything else is read.
-fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let file = std::fs::File::open(path).ok()?;
+/// What `path` (a regular file whose metadata is `meta`) is: a session's
+/// summary, or why it is not one. Reads its first and last [`SCAN_BYTES`].
+pub(crate) fn summarise(path: &Path, meta: &std::fs::Metadata) -> Result<SessionSummary, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?;
     let mut lines = BufReader::new(file.take(SCAN_BYTES)).lines();
-    let first: serde_json::Value = serde_json::from_str(&lines.next()?.ok()?).ok()?;
+    let first = match lines.next() {
+        None => return Err("empty (no session header)".into()),
+        Some(Err(e)) => return Err(format!("its first line cannot be read: {e}")),
+        Some(Ok(line)) => line,
+    };
+    let first: serde_json::Value = serde_json::from_str(&first)
+        .map_err(|_| "its first line is not JSON (a damaged session header)".to_string())?;
     let field = |k: &str| first.get(k).and_then(|v| v.as_str()).map(str::to_string);
     let (id, format) = match first.get("type").and_then(|t| t.as_str()) {
-        Some("session") => (field("id")?, first.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32),
-        Some("session_start") => (field("session_id")?, 0),
-        _ => return None,
+        Some("session") => (
+            field("id").ok_or("its header has no id")?,
+            first.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32,
+        ),
+        Some("session_start") => (field("session_id").ok_or("its header has no id")?, 0),
+        _ => return Err("its first line is not a session header".into()),
     };
-    let cwd = field("cwd")?;
-    if workspace.is_some_and(|w| Path::new(&cwd) != w) {
-        return None;
-    }
+    let cwd = field("cwd").ok_or("its header names no folder")?;
     let first_prompt = lines.map_while(Result::ok).find_map(|line| prompt_of(&line));
     let tail = tail_facts(path, meta.len());
-    let modified_ms = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    Some(SessionSummary {
+    Ok(SessionSummary {
         id,
         cwd,
         model: field("model").unwrap_or_default(),
@@ -148,8 +194,16 @@ fn summarise(path: &Path, workspace: Option<&Path>) -> Option<SessionSummary> {
         format,
         bytes: meta.len(),
         path: path.to_path_buf(),
-        modified_ms,
+        modified_ms: modified_ms(meta),
     })
+}
+
+/// When `meta`'s file was last written, in milliseconds since the epoch.
+pub(crate) fn modified_ms(meta: &std::fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The prompt a line records, shortened: a user message with text (tool
@@ -263,7 +317,10 @@ pub fn rename(sessions_dir: &Path, id: &str, title: &str) -> Result<(), StoreErr
         .map_err(|e| StoreError::Io(format!("cannot write {}: {e}", path.display())))?;
     std::io::Write::write_all(&mut file, line.as_bytes())
         .and_then(|()| file.sync_data())
-        .map_err(|e| StoreError::Io(format!("cannot write {}: {e}", path.display())))
+        .map_err(|e| StoreError::Io(format!("cannot write {}: {e}", path.display())))?;
+    // The index learns the name now (a later listing would find the file changed anyway).
+    crate::index_file::refresh(sessions_dir);
+    Ok(())
 }
 
 /// The file's last [`SCAN_BYTES`] as text (the first line may be cut).

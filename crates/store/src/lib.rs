@@ -14,6 +14,8 @@ pub mod damaged;
 pub mod export;
 pub mod history;
 pub mod index;
+mod index_file;
+mod live_entries;
 pub mod session;
 mod session_writer;
 

@@ -456,6 +456,9 @@ pub struct LoadedSession {
     pub leaf: Option<String>,
     /// What a person should know about the file (lines skipped).
     pub notices: Vec<String>,
+    /// How many entries were left out because a later compaction or
+    /// `/clear` replaced them (never held in memory).
+    pub replaced: usize,
 }
 
 /// The conversation on a session's current branch.
@@ -572,7 +575,8 @@ impl LoadedSession {
                 header.id.chars().take(80).collect::<String>()
             )));
         }
-        let mut entries = Vec::new();
+        // What a compaction replaced is dropped as soon as the compaction is read.
+        let mut entries = crate::live_entries::LiveEntries::default();
         let mut notices = Vec::new();
         let mut line = Vec::new();
         let mut number = 1usize;
@@ -604,10 +608,10 @@ impl LoadedSession {
                 Err(e) => notices.push(format!("{shown}: line {number} is not a session entry ({e}); skipped")),
             }
         }
+        let (entries, replaced) = entries.finish();
         // Entries written beside the chain are never where it goes on.
         let leaf = entries.iter().rev().find(|e| !matches!(e.record, SessionRecord::ToolRun(_))).map(|e| e.id.clone());
-        let loaded = Self { header, path: path.to_path_buf(), entries, leaf, notices };
-        let mut loaded = loaded;
+        let mut loaded = Self { header, path: path.to_path_buf(), entries, leaf, notices, replaced };
         if loaded.chain_broken() {
             loaded.notices.push(format!(
                 "{shown}: an entry is missing from the conversation's chain (a damaged line); the entries are taken in \
@@ -622,30 +626,34 @@ impl LoadedSession {
     /// before the break are taken in file order instead, so nothing earlier
     /// is lost.
     pub fn branch(&self) -> Vec<&SessionEntry> {
+        self.branch_positions().into_iter().map(|i| &self.entries[i]).collect()
+    }
+
+    /// [`LoadedSession::branch`] as positions in `entries`.
+    fn branch_positions(&self) -> Vec<usize> {
         let index: HashMap<&str, usize> = self.entries.iter().enumerate().map(|(i, e)| (e.id.as_str(), i)).collect();
-        let mut out = Vec::new();
+        let mut out: Vec<usize> = Vec::new();
         let mut next = self.leaf.as_deref();
         let mut seen = std::collections::HashSet::new();
         let mut broken_at = None;
         while let Some(id) = next {
             let Some(&i) = index.get(id) else {
-                broken_at = out.last().map(|e: &&SessionEntry| e.id.as_str());
+                broken_at = out.last().map(|&i| self.entries[i].id.as_str());
                 break;
             };
             if !seen.insert(i) {
                 broken_at = Some(id);
                 break;
             }
-            let entry = &self.entries[i];
-            out.push(entry);
-            next = entry.parent.as_deref();
+            out.push(i);
+            next = self.entries[i].parent.as_deref();
         }
         out.reverse();
         if let Some(from) = broken_at
             && let Some(&first) = index.get(from)
         {
-            let mut linear: Vec<&SessionEntry> = self.entries[..first].iter().collect();
-            linear.extend(out.into_iter().skip_while(|e| e.id != from));
+            let mut linear: Vec<usize> = (0..first).collect();
+            linear.extend(out.into_iter().skip_while(|&i| self.entries[i].id != from));
             return linear;
         }
         out
@@ -660,41 +668,59 @@ impl LoadedSession {
     /// The conversation on the current branch: the summary of the last
     /// compaction and what followed it, or every message.
     pub fn conversation(&self) -> Conversation {
+        self.clone().into_conversation()
+    }
+
+    /// [`LoadedSession::conversation`], moving the messages out of the
+    /// entries instead of copying them (a resume holds one copy).
+    pub fn into_conversation(self) -> Conversation {
         let mut c = Conversation::default();
         let mut image_budget = MAX_IMAGES_TOTAL;
-        for entry in self.branch() {
-            match &entry.record {
+        let dir = self.path.parent().map(Path::to_path_buf);
+        let branch = self.branch_positions();
+        let mut entries: Vec<Option<SessionEntry>> = self.entries.into_iter().map(Some).collect();
+        // Written beside the chain, taken from every entry (for the calls the conversation holds, below).
+        let mut runs: HashMap<String, ToolRun> = HashMap::new();
+        for e in entries.iter_mut() {
+            if matches!(e.as_ref().map(|e| &e.record), Some(SessionRecord::ToolRun(_)))
+                && let Some(SessionEntry { record: SessionRecord::ToolRun(run), .. }) = e.take()
+            {
+                runs.insert(run.tool_use_id.clone(), run);
+            }
+        }
+        for i in branch {
+            let Some(entry) = entries[i].take() else { continue };
+            match entry.record {
                 SessionRecord::Message { message } => {
-                    let message = match self.path.parent() {
-                        Some(dir) => images_inline(dir, message.clone(), &mut image_budget),
-                        None => message.clone(),
+                    let message = match &dir {
+                        Some(dir) => images_inline(dir, message, &mut image_budget),
+                        None => message,
                     };
-                    c.messages.push((Some(entry.id.clone()), message))
+                    c.messages.push((Some(entry.id), message))
                 }
-                SessionRecord::ModelChanged { model } => c.model = Some(model.clone()),
-                SessionRecord::ModeChanged { mode } => c.mode = Some(mode.clone()),
-                SessionRecord::Todos { todos } => c.todos = todos.clone(),
-                SessionRecord::Renamed { title } => c.title = Some(title.clone()),
+                SessionRecord::ModelChanged { model } => c.model = Some(model),
+                SessionRecord::ModeChanged { mode } => c.mode = Some(mode),
+                SessionRecord::Todos { todos } => c.todos = todos,
+                SessionRecord::Renamed { title } => c.title = Some(title),
                 SessionRecord::HistoryCleared => {
                     c.messages.clear();
                     // A `/rewind` of the conversation cannot cross a clear either.
                     c.compactions += 1;
                 }
                 SessionRecord::Compaction { summary, kept, .. } => {
-                    let from = c.messages.len().saturating_sub(*kept);
+                    let from = c.messages.len().saturating_sub(kept);
                     let kept = c.messages.split_off(from);
                     c.messages =
-                        tern_protocol::compaction_summary_messages(summary).into_iter().map(|m| (None, m)).collect();
+                        tern_protocol::compaction_summary_messages(&summary).into_iter().map(|m| (None, m)).collect();
                     c.messages.extend(kept);
                     c.compactions += 1;
                 }
                 SessionRecord::Usage { session, session_cost_usd, .. } => {
-                    c.usage = (*session, *session_cost_usd);
+                    c.usage = (session, session_cost_usd);
                 }
                 SessionRecord::Resumed { .. } | SessionRecord::Rewound { .. } | SessionRecord::ToolRun(_) => {}
             }
         }
-        // Written beside the chain: taken from every entry, for the calls the conversation holds.
         let calls: std::collections::HashSet<&str> = c
             .messages
             .iter()
@@ -704,16 +730,7 @@ impl LoadedSession {
                 _ => None,
             })
             .collect();
-        let runs: HashMap<String, ToolRun> = self
-            .entries
-            .iter()
-            .filter_map(|e| match &e.record {
-                SessionRecord::ToolRun(run) if calls.contains(run.tool_use_id.as_str()) => {
-                    Some((run.tool_use_id.clone(), run.clone()))
-                }
-                _ => None,
-            })
-            .collect();
+        runs.retain(|id, _| calls.contains(id.as_str()));
         c.tool_runs = runs;
         c
     }

@@ -160,3 +160,61 @@ async fn a_run_that_fills_the_window_between_turns_is_compacted_and_goes_on() {
     let last = h.bodies().pop().unwrap();
     assert!(has(&last, "SUMMARY-TEXT") && !has(&last, "first prompt") && has(&last, "2999"), "{last}");
 }
+
+/// A session file of `turns` turns (a prompt and a reply of `reply_bytes`)
+/// that ran in the harness's workspace, written as tern writes one.
+fn long_session(h: &Harness, id: &str, turns: usize, reply_bytes: usize) {
+    let cwd = std::fs::canonicalize(h.workspace.path()).unwrap();
+    let header = json!({"type": "session", "version": 1, "id": id, "cwd": cwd, "provider": "anthropic",
+        "model": "mock", "tern_version": "0", "started_at": "2026-12-01T00:00:00Z"});
+    let mut lines = vec![header.to_string()];
+    let mut parent: Option<String> = None;
+    for i in 0..turns {
+        for (role, text) in
+            [("user", format!("old prompt {i}")), ("assistant", format!("old reply {i} {}", "x".repeat(reply_bytes)))]
+        {
+            let entry_id = format!("e{}", lines.len());
+            lines.push(
+                json!({"id": entry_id, "parent": parent, "type": "message",
+                    "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+                .to_string(),
+            );
+            parent = Some(entry_id);
+        }
+    }
+    let dir = h.home.path().join("sessions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+}
+
+#[tokio::test]
+async fn a_resumed_history_larger_than_the_window_is_compacted_in_parts_before_the_next_prompt() {
+    // The provider refuses any request over about 30,000 tokens, as a real one refuses one over its window.
+    let script = json!({"max_request_bytes": 120_000, "turns": [
+        {"when_request_contains": MARKER, "text": "SUMMARY-SO-FAR"},
+        {"when_request_contains": "the next prompt", "text": "answered after the compaction"}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::Anthropic, &script).await;
+    small_window(&h, 30_000, 2_000, 2);
+    // About 150,000 tokens: five windows.
+    long_session(&h, "20261201-000000-long01", 150, 4_000);
+    let out = h.run(&["-c", "-p", "the next prompt", "--output-format", "stream-json", "--verbose"]).await;
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    assert!(out.stdout.contains("answered after the compaction"), "{}", out.stdout);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("more than mock's window of 30000"), "the person is told: {said}");
+    let bodies = h.bodies();
+    let asks: Vec<&Value> = bodies.iter().filter(|b| has(b, MARKER)).collect();
+    assert!(asks.len() >= 5, "summarised in parts: {} requests", asks.len());
+    // Every request fitted the provider's limit, and each part after the first carried the summary so far.
+    assert!(bodies.iter().all(|b| b.to_string().len() < 120_000), "no request over the window");
+    assert!(asks[1..].iter().all(|b| has(b, "SUMMARY-SO-FAR")), "each part builds on the summary so far");
+    let last = bodies.last().unwrap();
+    assert!(has(last, "SUMMARY-SO-FAR") && has(last, "the next prompt"), "{last}");
+    assert!(!has(last, "old prompt 3 "), "the old turns are summarised");
+    // The next resume starts from the summary: no compaction, no notice.
+    let again = h.run(&["-c", "-p", "the next prompt again"]).await;
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert!(!again.stderr.contains("more than mock's window"), "{}", again.stderr);
+}
