@@ -139,3 +139,39 @@ async fn held_back_entries_are_written_in_order_when_space_comes_back() {
     let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait()).await.unwrap().unwrap();
     assert_eq!(status.code(), Some(1), "a prompt of the run was not saved when it ended");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_keeps_a_warning_in_the_status_line_until_the_session_is_saved() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first answer"},{"text":"second answer"}]}"#).await;
+    let unshare = match tern_sandbox::require::tmpfs_unshare() {
+        Ok(a) => a,
+        Err(why) => {
+            assert!(tern_sandbox::require::skip("tmpfs", Some(&why)).unwrap_or_else(|why| panic!("{why}")));
+            return;
+        }
+    };
+    let out = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(out.path().join("after")).unwrap();
+    let sessions = h.home.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let mut wrapper = vec!["unshare"];
+    wrapper.extend(unshare);
+    wrapper.extend(["sh", "-c", SCRIPT, "sh"]);
+    let env = [("D", sessions.to_str().unwrap()), ("OUT", out.path().to_str().unwrap())];
+    let mut s = common::screen::start_wrapped(&h, (100, 30), &wrapper, &[], &env);
+    s.wait_for("Ask tern");
+    s.type_text("first\r");
+    s.wait_for("first answer");
+    s.wait_for("⚠ session not saved to disk");
+    s.wait_for("✗ not saved: cannot write session file");
+    // Space comes back: the next run writes what was held back, and the warning goes.
+    let pid = s.child.process_id().unwrap();
+    let inside = PathBuf::from(format!("/proc/{pid}/root")).join(sessions.strip_prefix("/").unwrap());
+    std::fs::remove_file(inside.join("filler")).unwrap();
+    s.type_text("second\r");
+    s.wait_for("second answer");
+    s.wait_until_gone("⚠ session not saved to disk");
+    let files = session_files(&inside);
+    assert_eq!(message_texts(&files[0]), ["first", "first answer", "second", "second answer"]);
+    common::screen::quit(&mut s);
+}

@@ -413,7 +413,7 @@ fn new_app(runtime: &Runtime) -> App {
 
 /// Run the TUI until the person quits. `initial` is submitted at once.
 // The front end's own output: back on the normal screen, what happened and how to come back.
-#[allow(clippy::print_stdout)]
+#[allow(clippy::print_stdout, clippy::print_stderr)]
 pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Result<u8> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
@@ -566,6 +566,12 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let has_conversation = d.app.prompts_run > 0 || runtime.resumed().is_some();
     let resume = (session.is_recording() && has_conversation).then(|| session.id().to_string());
     println!("{}", d.app.exit_summary(resume.as_deref()));
+    // A last try at what a full disk held back; what is still not on disk is said, and fails the exit.
+    session.sync();
+    if let Some(why) = session.unsaved() {
+        eprintln!("tern: error: not saved: {why}");
+        return Ok(1);
+    }
     Ok(0)
 }
 
