@@ -37,7 +37,8 @@ pub struct DiskCounts {
 }
 
 /// A tern command under `unshare` with a full (or nearly full: `keep`
-/// bytes free) tmpfs on `home/sessions`.
+/// bytes free) tmpfs on `home/sessions`: [`crate::reliability::tern`]'s
+/// command, run by the script in the namespace.
 fn under_tmpfs(
     bin: &Path,
     unshare: &[&str],
@@ -49,16 +50,18 @@ fn under_tmpfs(
 ) -> tokio::process::Command {
     let sessions = home.join("sessions");
     let _ = std::fs::create_dir_all(&sessions);
+    let mut tern = crate::reliability::tern(bin, mock, home, work);
+    tern.args(args);
+    let tern = tern.as_std();
     let mut cmd = tokio::process::Command::new("unshare");
-    cmd.args(unshare).args(["sh", "-c", SCRIPT, "sh"]).arg(bin);
-    cmd.args(["--provider", "anthropic", "--model", "mock", "--permission-mode", "bypass", "--base-url"]);
-    cmd.arg(mock.server.url()).args(args);
-    for var in ["ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"] {
-        cmd.env_remove(var);
+    cmd.args(unshare).args(["sh", "-c", SCRIPT, "sh"]).arg(tern.get_program()).args(tern.get_args());
+    for (k, v) in tern.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
     }
-    cmd.env("ANTHROPIC_API_KEY", "durable")
-        .env("TERN_HOME", home)
-        .env("D", &sessions)
+    cmd.env("D", &sessions)
         .env("OUT", home)
         .env("KEEP", keep.to_string())
         .current_dir(work)
@@ -67,12 +70,6 @@ fn under_tmpfs(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd
-}
-
-fn home() -> anyhow::Result<tempfile::TempDir> {
-    let home = tempfile::tempdir()?;
-    std::fs::write(home.path().join("config.toml"), "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n")?;
-    Ok(home)
 }
 
 /// The texts of a session file's messages; `Err` for a line that does not parse (torn).
@@ -147,7 +144,7 @@ pub fn disk_faults(bin: &Path) -> anyhow::Result<DiskCounts> {
 }
 
 async fn print_on_full_disk(bin: &Path, unshare: &[&str], mock: &Mock) -> anyhow::Result<()> {
-    let (home, work) = (home()?, tempfile::tempdir()?);
+    let (home, work) = (crate::reliability::home()?, tempfile::tempdir()?);
     let mut cmd = under_tmpfs(bin, unshare, mock, home.path(), work.path(), 0, &["-p", "x", "--output-format", "json"]);
     let out = tokio::time::timeout(Duration::from_secs(60), cmd.stdin(Stdio::null()).output()).await??;
     let result: Value = serde_json::from_slice(&out.stdout).context("a result object")?;
@@ -173,7 +170,7 @@ async fn next_result(lines: &mut tokio::io::Lines<BufReader<tokio::process::Chil
 }
 
 async fn enospc_mid_run(bin: &Path, unshare: &[&str], mock: &Mock) -> anyhow::Result<()> {
-    let (home, work) = (home()?, tempfile::tempdir()?);
+    let (home, work) = (crate::reliability::home()?, tempfile::tempdir()?);
     let args = ["--input-format", "stream-json", "--output-format", "stream-json"];
     // Room for the start, then the disk fills in the middle of the run.
     let mut child = under_tmpfs(bin, unshare, mock, home.path(), work.path(), 64 * 1024, &args).spawn()?;
@@ -209,7 +206,7 @@ async fn enospc_mid_run(bin: &Path, unshare: &[&str], mock: &Mock) -> anyhow::Re
 }
 
 async fn checkpoint_on_full_disk(bin: &Path, unshare: &[&str], mock: &Mock) -> anyhow::Result<()> {
-    let (home, work) = (home()?, tempfile::tempdir()?);
+    let (home, work) = (crate::reliability::home()?, tempfile::tempdir()?);
     let big: String = (0..20_000).map(|i| format!("line {i:06}\n")).collect();
     std::fs::write(work.path().join("big.txt"), big)?;
     // Room for the session, not for the copy of big.txt.
@@ -236,7 +233,7 @@ fn damaged_kinds() -> [(&'static str, Vec<u8>); 5] {
 }
 
 async fn damaged_newest(bin: &Path, mock: &Mock, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
-    let (home, work) = (home()?, tempfile::tempdir()?);
+    let (home, work) = (crate::reliability::home()?, tempfile::tempdir()?);
     let run = |args: &[&str]| {
         let mut cmd = crate::reliability::tern(bin, mock, home.path(), work.path());
         cmd.args(args);
@@ -281,7 +278,7 @@ pub fn fork_kills(bin: &Path, n: usize) -> anyhow::Result<(usize, usize, Vec<Str
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let (mut whole, mut absent, mut failures) = (0, 0, Vec::new());
     for i in 0..n {
-        let (home, work) = (home()?, tempfile::tempdir()?);
+        let (home, work) = (crate::reliability::home()?, tempfile::tempdir()?);
         let sessions = home.path().join("sessions");
         std::fs::create_dir_all(&sessions)?;
         let cwd = std::fs::canonicalize(work.path())?;

@@ -46,7 +46,7 @@ pub(crate) fn tern(bin: &Path, mock: &Mock, home: &Path, dir: &Path) -> tokio::p
     cmd
 }
 
-fn home() -> anyhow::Result<tempfile::TempDir> {
+pub(crate) fn home() -> anyhow::Result<tempfile::TempDir> {
     let home = tempfile::tempdir()?;
     std::fs::write(home.path().join("config.toml"), "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n")?;
     Ok(home)

@@ -139,3 +139,71 @@ async fn held_back_entries_are_written_in_order_when_space_comes_back() {
     let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait()).await.unwrap().unwrap();
     assert_eq!(status.code(), Some(1), "a prompt of the run was not saved when it ended");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_keeps_a_warning_in_the_status_line_until_the_session_is_saved() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"first answer"},{"text":"second answer"}]}"#).await;
+    let unshare = match tern_sandbox::require::tmpfs_unshare() {
+        Ok(a) => a,
+        Err(why) => {
+            assert!(tern_sandbox::require::skip("tmpfs", Some(&why)).unwrap_or_else(|why| panic!("{why}")));
+            return;
+        }
+    };
+    let out = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(out.path().join("after")).unwrap();
+    let sessions = h.home.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let mut wrapper = vec!["unshare"];
+    wrapper.extend(unshare);
+    wrapper.extend(["sh", "-c", SCRIPT, "sh"]);
+    let env = [("D", sessions.to_str().unwrap()), ("OUT", out.path().to_str().unwrap())];
+    let mut s = common::screen::start_wrapped(&h, (100, 30), &wrapper, &[], &env);
+    s.wait_for("Ask tern");
+    s.type_text("first\r");
+    s.wait_for("first answer");
+    s.wait_for("⚠ session not saved to disk");
+    s.wait_for("✗ not saved: cannot write session file");
+    // Space comes back: the next run writes what was held back, and the warning goes.
+    let pid = s.child.process_id().unwrap();
+    let inside = PathBuf::from(format!("/proc/{pid}/root")).join(sessions.strip_prefix("/").unwrap());
+    std::fs::remove_file(inside.join("filler")).unwrap();
+    s.type_text("second\r");
+    s.wait_for("second answer");
+    s.wait_until_gone("⚠ session not saved to disk");
+    let files = session_files(&inside);
+    assert_eq!(message_texts(&files[0]), ["first", "first answer", "second", "second answer"]);
+    common::screen::quit(&mut s);
+}
+
+#[tokio::test]
+async fn acp_ends_a_prompt_whose_session_is_not_saved_with_an_error() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"one"}]}"#).await;
+    let out = tempfile::tempdir().unwrap();
+    let Some(mut cmd) = full_disk_command(&h, &["acp"], out.path()) else { return };
+    let mut child = cmd.stdin(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Plain JSON-RPC: the answer to request `id`, past the notifications.
+    let mut call = async |id: u64, method: &str, params: Value| -> Value {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string() + "\n";
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        let read = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v["id"] == id && v.get("method").is_none() {
+                    return v;
+                }
+            }
+            panic!("stdout ended before the answer to {method}");
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), read).await.expect("an answer in time")
+    };
+    call(1, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}})).await;
+    let cwd = std::fs::canonicalize(h.workspace.path()).unwrap();
+    let session = call(2, "session/new", json!({"cwd": cwd, "mcpServers": []})).await;
+    let id = session["result"]["sessionId"].clone();
+    let answer = call(3, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]})).await;
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("not saved") && message.contains("No space left"), "{answer}");
+}

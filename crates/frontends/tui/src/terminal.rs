@@ -567,6 +567,12 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     let resume = (session.is_recording() && has_conversation).then(|| session.id().to_string());
     // A terminal gone by now is no reason to panic: the summary is only a courtesy.
     let _ = writeln!(std::io::stdout(), "{}", d.app.exit_summary(resume.as_deref()));
+    // A last try at what a full disk held back; what is still not on disk is said, and fails the exit.
+    session.sync();
+    if let Some(why) = session.unsaved() {
+        let _ = writeln!(std::io::stderr(), "tern: error: not saved: {why}");
+        return Ok(1);
+    }
     Ok(0)
 }
 

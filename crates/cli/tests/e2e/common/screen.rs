@@ -158,10 +158,27 @@ pub fn start_env(h: &Harness, args: &[&str], env: &[(&str, &str)]) -> Screen {
 }
 
 /// The TUI in a terminal of `(columns, rows)`.
-pub fn start_sized(h: &Harness, (cols, rows): (u16, u16), args: &[&str], env: &[(&str, &str)]) -> Screen {
+pub fn start_sized(h: &Harness, size: (u16, u16), args: &[&str], env: &[(&str, &str)]) -> Screen {
+    start_wrapped(h, size, &[], args, env)
+}
+
+/// The TUI in a terminal of `(columns, rows)`, run by `wrapper` (a command
+/// that runs what follows it, e.g. `unshare … sh -c SCRIPT sh`) when not empty.
+pub fn start_wrapped(
+    h: &Harness,
+    (cols, rows): (u16, u16),
+    wrapper: &[&str],
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Screen {
     let pty = portable_pty::native_pty_system();
     let pair = pty.openpty(portable_pty::PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
-    let mut cmd = portable_pty::CommandBuilder::new(env!("CARGO_BIN_EXE_tern"));
+    let tern = env!("CARGO_BIN_EXE_tern");
+    let mut cmd = portable_pty::CommandBuilder::new(wrapper.first().copied().unwrap_or(tern));
+    if let Some((_, rest)) = wrapper.split_first() {
+        cmd.args(rest);
+        cmd.arg(tern);
+    }
     cmd.args(["--provider", "anthropic", "--base-url", &h.server.url(), "--model", "mock"]);
     cmd.args(args);
     for (k, v) in h.homes() {
