@@ -439,7 +439,7 @@ impl Output {
         // What the run did is not all on disk: a failed run, whatever the model did.
         if !report.unsaved.is_empty() {
             for why in &report.unsaved {
-                eprintln!("tern: error: not saved: {why}");
+                say(&format!("error: not saved: {why}"));
             }
             if report.outcome.stop_reason == AgentStopReason::Completed {
                 return exit::FAILED;

@@ -128,8 +128,7 @@ async fn a_rewind_whose_checkpoint_is_missing_says_so_and_changes_nothing() {
     let e = rt
         .apply(Command::Rewind { prompt: 1, code: true, conversation: true, force: false }, &events)
         .await
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(e.contains("checkpoint of prompt 1 is missing for a.txt") && e.contains("0.snap is gone"), "{e}");
     assert!(e.contains("nothing was changed") && e.contains("/rewind 1 code force"), "{e}");
