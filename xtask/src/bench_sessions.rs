@@ -226,11 +226,9 @@ fn listing_rows(tern: &Path, bin: &Path) -> anyhow::Result<Vec<Row>> {
         c
     };
     let list = ["sessions", "list", "--all", "--json"];
-    let cont = ["context", "--provider", "anthropic", "--model", "mock", "--continue", "--no-session"];
+    let cont = ["context", "--provider", "anthropic", "--model", "mock", "--continue"];
     let mut rows = Vec::new();
-    for (what, args) in
-        [("`tern sessions list --all`", &list[..]), ("`tern context --continue --no-session`", &cont[..])]
-    {
+    for (what, args) in [("`tern sessions list --all`", &list[..]), ("`tern context --continue`", &cont[..])] {
         measure::run(&mut tern_in(args))?;
         let warm: Vec<_> = (0..LIST_RUNS).map(|_| measure::run(&mut tern_in(args))).collect::<Result<_, _>>()?;
         let cold: Vec<_> = (0..LIST_RUNS)
