@@ -138,7 +138,15 @@ impl Session {
             .append(true)
             .open(path)
             .map_err(|e| StoreError::Io(format!("cannot open session file {}: {e}", path.display())))?;
-        lock(&file, &loaded.header.id)?;
+        // A tern that is ending holds the lock until its last sync is done (a
+        // thread of its own, milliseconds): wait that long before refusing.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while let Err(e) = lock(&file, &loaded.header.id) {
+            if !matches!(e, StoreError::Refused(_)) || std::time::Instant::now() >= deadline {
+                return Err(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
         if len > 0 {
             let mut last = [0u8; 1];
