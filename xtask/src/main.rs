@@ -30,6 +30,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 fn main() -> anyhow::Result<()> {
+    reliability::mark_this_run();
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("demo") => demo(args.next().as_deref() == Some("--tui")),

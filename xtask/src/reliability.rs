@@ -52,13 +52,35 @@ pub(crate) fn home() -> anyhow::Result<tempfile::TempDir> {
     Ok(home)
 }
 
-/// Pids of processes whose command line holds `needle`.
+/// The variable every process this xtask run starts carries (children and
+/// their children inherit it; tern passes it on to commands and MCP
+/// servers): processes are found by it, never by another run's command line
+/// on a shared machine.
+pub(crate) const RUN_VAR: &str = "TERN_RELIABILITY_RUN";
+
+/// Give this process (and so every process it starts) its run marker.
+/// Called first thing in `main`, before any thread exists.
+pub(crate) fn mark_this_run() {
+    if std::env::var_os(RUN_VAR).is_none() {
+        let marker = format!("{}-{:016x}", std::process::id(), fastrand::u64(..));
+        // SAFETY: at the start of main, before any other thread reads the environment.
+        unsafe { std::env::set_var(RUN_VAR, marker) };
+    }
+}
+
+/// Pids of this run's processes whose command line holds `needle`.
 fn processes_matching(needle: &str) -> Vec<u32> {
     let mut found = Vec::new();
     let me = std::process::id();
+    let marker = format!("{RUN_VAR}={}", std::env::var(RUN_VAR).unwrap_or_default());
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         if pid == me {
+            continue;
+        }
+        let ours = std::fs::read(entry.path().join("environ"))
+            .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()));
+        if !ours {
             continue;
         }
         if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
@@ -277,7 +299,12 @@ fn hygiene_session(bin: &Path, n: usize) -> anyhow::Result<()> {
                 // Once the command runs, cancel it (once or twice) as an SDK's interrupt would.
                 if !interrupted && kind.ends_with("cancel") && v["type"] == "assistant" {
                     let deadline = Instant::now() + Duration::from_secs(10);
-                    while processes_matching(&format!("sleep {marker}")).is_empty() && Instant::now() < deadline {
+                    while processes_matching(&format!("sleep {marker}")).is_empty() {
+                        // Found by this run's marker: a command never seen means the marker was lost,
+                        // and every "nothing left running" after would be vacuous.
+                        if Instant::now() > deadline {
+                            bail!("the command `sleep {marker}` was never seen running (by its {RUN_VAR})");
+                        }
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
                     let times = if kind == "double-cancel" { 2 } else { 1 };
