@@ -234,21 +234,23 @@ fn bash_rule_covers(rule: &Rule, part: &BashPart) -> bool {
 /// a program run from a path keeps its path (a rule for `git` is not a rule
 /// for `./git`).
 pub(super) fn canonical_text(part: &BashPart) -> String {
-    if part.program.is_empty() {
-        return part.text.clone();
-    }
-    let program = part.program_path.as_deref().unwrap_or(&part.program);
-    std::iter::once(program).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    joined(part, part.program_path.as_deref().unwrap_or(&part.program))
 }
 
 /// The part by its program's bare name (`./rm -rf x` as `rm -rf x`): what a
 /// deny or ask rule also matches, so a copy of a program run from a path
 /// does not slip past a rule against that program.
 pub(super) fn named_text(part: &BashPart) -> String {
+    joined(part, &part.program)
+}
+
+/// `program` and the part's arguments, one space apart (the source text
+/// when no program was found).
+fn joined(part: &BashPart, program: &str) -> String {
     if part.program.is_empty() {
         return part.text.clone();
     }
-    std::iter::once(part.program.as_str()).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    std::iter::once(program).chain(part.argv.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
 }
 
 /// Whether the command line is one simple command or several (`a && b`,
