@@ -217,3 +217,29 @@ async fn processes_are_found_by_this_tests_marker_only() {
     let _ = (other.kill(), ours.kill(), other.wait(), ours.wait());
     assert_eq!(found, vec![ours.id()]);
 }
+
+/// The same test as an ordinary user: as root, /proc/PID/environ of any
+/// process is readable, which could hide a marker search that works only for
+/// root. The test binary runs that one test again as nobody, through setpriv.
+#[test]
+fn as_an_ordinary_user_processes_are_found_by_the_marker() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: processes_are_found_by_this_tests_marker_only already runs as an ordinary user");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::chown(home.path(), Some(65534), Some(65534)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&exe)
+        .args(["--exact", "pipes::processes_are_found_by_this_tests_marker_only", "--nocapture"])
+        .env("HOME", home.path())
+        .env_remove(common::MARKER_VAR)
+        .output()
+        .expect("setpriv (util-linux) runs the test binary as nobody");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "as nobody: {text}");
+    assert!(text.contains("1 passed"), "the test did not run as nobody: {text}");
+}
