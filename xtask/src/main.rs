@@ -5,6 +5,7 @@
 //! - `bench`: measure startup, a two-turn headless run and per-turn harness
 //!   overhead of the release binary, each next to a baseline measured in the
 //!   same run. `bench sandbox` measures only the sandbox's cost per bash call.
+//! - `eval`: a small task suite against a real model (see eval.rs).
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
@@ -18,6 +19,7 @@ mod bench_tools;
 mod bench_tui;
 mod deps;
 mod durability;
+mod eval;
 mod faults;
 mod faults_pipes;
 mod fuzz;
@@ -45,6 +47,7 @@ fn main() -> anyhow::Result<()> {
             _ => bench::run(),
         },
         Some("ci") => ci(),
+        Some("eval") => eval::run(args),
         Some("deps") => check_deps(),
         Some("fuzz") => fuzz::run(args),
         Some("faults") => match args.next() {
@@ -88,7 +91,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|faults [STRIDE|sessions]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|eval [setup SIZE|--llama SIZE|--base-url URL --model NAME]|faults [STRIDE|sessions]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }
