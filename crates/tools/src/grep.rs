@@ -137,13 +137,6 @@ impl GrepTool {
 }
 
 impl Tool for GrepTool {
-    fn prepare_arguments(&self, mut input: Value) -> Value {
-        // Models send numbers and booleans as strings now and then.
-        crate::tool_args::numbers_from_strings(&mut input, &["-A", "-B", "-C", "head_limit", "offset"]);
-        crate::tool_args::bools_from_strings(&mut input, &["-i", "-n", "multiline"]);
-        input
-    }
-
     fn execute<'a>(
         &'a self,
         ctx: ToolContext,

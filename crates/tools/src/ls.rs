@@ -75,14 +75,6 @@ impl LsTool {
 }
 
 impl Tool for LsTool {
-    fn prepare_arguments(&self, mut input: Value) -> Value {
-        // A single glob sent as a string.
-        if let Some(s) = input.get("ignore").and_then(Value::as_str) {
-            input["ignore"] = json!([s]);
-        }
-        input
-    }
-
     fn execute<'a>(
         &'a self,
         ctx: ToolContext,
