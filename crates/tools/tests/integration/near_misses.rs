@@ -48,14 +48,7 @@ impl Fixture {
 
 /// The result's text blocks, one per line.
 fn text(r: &ToolCallResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| match c {
-            ToolResultContent::Text { text } => Some(text.as_str()),
-            ToolResultContent::Image { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    ToolResultContent::joined_text(&r.content)
 }
 
 #[tokio::test]
