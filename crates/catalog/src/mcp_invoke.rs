@@ -124,9 +124,10 @@ impl Tool for McpInvoke {
             let (arguments, notes) = target.understand(arguments);
             if let Err(problems) = target.validate(&arguments) {
                 let schema = serde_json::to_string(&target.definition.input_schema).unwrap_or_default();
+                let understood = tern_agent_loop::understood_note(&notes).map(|n| format!("\n{n}")).unwrap_or_default();
                 return Err(ToolError::new(format!(
                     "mcp_invoke: the arguments for `{}` do not match its input schema:\n{problems}\n\
-                     Input schema: {schema}\nFix the arguments and call again.",
+                     Input schema: {schema}\nFix the arguments and call again.{understood}",
                     target.name()
                 )));
             }

@@ -137,6 +137,10 @@ impl GrepTool {
 }
 
 impl Tool for GrepTool {
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        crate::tool_args::existing_path(&self.env.workspace, input).into_iter().collect()
+    }
+
     fn execute<'a>(
         &'a self,
         ctx: ToolContext,

@@ -81,6 +81,18 @@ async fn a_path_without_its_leading_slash_reads_and_edits_the_file_it_names() {
     // The workspace's own folder name repeated: the same reading.
     let r = f.call("read", json!({"path": "proj/src/main.rs"})).await;
     assert!(!r.is_error, "{}", text(&r));
+    // A folder for ls, grep and glob: the same.
+    let src = f.lost_slash("src");
+    for (tool, input) in [
+        ("ls", json!({"path": src})),
+        ("grep", json!({"pattern": "hello", "path": src})),
+        ("glob", json!({"pattern": "*.rs", "path": src})),
+    ] {
+        let r = f.call(tool, input).await;
+        assert!(!r.is_error, "{tool}: {}", text(&r));
+        assert!(text(&r).contains("main.rs"), "{tool}: {}", text(&r));
+        assert!(text(&r).ends_with(&format!(" as {}.]", f.root.join("src").display())), "{tool}: {}", text(&r));
+    }
 }
 
 #[tokio::test]
