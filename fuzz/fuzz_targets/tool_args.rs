@@ -1,5 +1,6 @@
 //! Arguments a model might send, through every built-in tool's argument
-//! preparation, precheck and schema validation: an error, never a panic.
+//! preparation (conforming to the schema and near-misses included),
+//! precheck and schema validation: an error, never a panic.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -19,7 +20,7 @@ fn tools() -> &'static Vec<RuntimeTool> {
 fuzz_target!(|data: &[u8]| {
     let Ok(input) = serde_json::from_slice::<serde_json::Value>(data) else { return };
     for tool in tools() {
-        let prepared = tool.implementation.prepare_arguments(input.clone());
+        let (prepared, _understood) = tool.understand(input.clone());
         let _ = tool.implementation.precheck(&prepared);
         let _ = tool.validate(&prepared);
     }

@@ -1,5 +1,5 @@
-//! Running one batch of tool calls: lookup, argument preparation, schema
-//! validation, hooks, execution and events, in the batch order rule.
+//! Running one batch of tool calls: lookup, argument preparation and
+//! conforming, schema validation, hooks, execution and events, in the batch order rule.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -96,7 +96,23 @@ async fn prepare_and_execute(
         return (ToolCallResult::error("Interrupted before this tool call ran."), call.clone(), None);
     }
     let mut call = call.clone();
-    call.input = tool.implementation.prepare_arguments(call.input);
+    let (input, notes) = tool.understand(call.input);
+    call.input = input;
+    let (mut result, call, ran_at) = judge_and_execute(tool, call, hooks, events, cancel).await;
+    // What was understood goes with the result, success or not.
+    if let Some(note) = crate::understood_note(&notes) {
+        result.content.push(ToolResultContent::text(note));
+    }
+    (result, call, ran_at)
+}
+
+async fn judge_and_execute(
+    tool: &RuntimeTool,
+    mut call: ToolCall,
+    hooks: &dyn Hooks,
+    events: &EventSink,
+    cancel: &CancellationToken,
+) -> (ToolCallResult, ToolCall, Option<Instant>) {
     if let Err(problems) = tool.validate(&call.input) {
         return (invalid_arguments(tool, &problems), call, None);
     }

@@ -4,8 +4,9 @@
 //! This crate is mechanism only. It defines the tool contract
 //! ([`Tool`], [`RuntimeTool`]), schedules a batch of calls (all
 //! [`ExecutionMode::Parallel`] → concurrently, any `Sequential` → in order,
-//! results always in call order), validates arguments against each tool's
-//! JSON Schema, calls [`Hooks`] around every call, honours cancellation and
+//! results always in call order), conforms arguments to each tool's JSON
+//! Schema where only one reading is possible (saying what was understood)
+//! and validates them, calls [`Hooks`] around every call, honours cancellation and
 //! reports everything as one stream of [`AgentEvent`]s. It never decides
 //! permissions, never renders, never touches files: whoever installs the
 //! hooks and tools does.
@@ -26,11 +27,13 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod batch;
+mod conform;
 mod hooks;
 mod run;
 mod tool;
 
 pub use batch::{ToolCallResult, execute_batch};
+pub use conform::{conform_to_schema, understood_note};
 pub use hooks::{BeforeToolCall, Hooks, NoHooks};
 pub use run::{AgentLoop, EventSink, LoopConfig, RunOutcome, TurnTools};
 pub use tool::{

@@ -103,6 +103,16 @@ pub trait Tool: Send + Sync {
         input
     }
 
+    /// Near-misses only this tool can read (after the schema's own
+    /// coercions, [`crate::conform_to_schema`]): rewrite `input` into the
+    /// call the model meant when only one reading is possible, and say what
+    /// was understood, one short phrase each (`` `offset: 0` as the first
+    /// line ``). Anything ambiguous stays as it is, for validation or
+    /// [`Tool::precheck`] to refuse. Default: none.
+    fn accept_near_misses(&self, _input: &mut Value) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Cheap checks that make the call certain to fail (e.g. editing a file
     /// that was never read), run before permission is asked so nobody is
     /// asked about a call that cannot work. Default: none.
@@ -177,6 +187,16 @@ impl RuntimeTool {
     /// Its scheduling mode.
     pub fn mode(&self) -> ExecutionMode {
         self.definition.execution_mode
+    }
+
+    /// The arguments as the tool will take them: [`Tool::prepare_arguments`],
+    /// then conformed to the input schema, then the tool's own near-misses;
+    /// with what was understood on the way (see [`crate::understood_note`]).
+    pub fn understand(&self, input: Value) -> (Value, Vec<String>) {
+        let mut input = self.implementation.prepare_arguments(input);
+        let mut notes = crate::conform_to_schema(&self.definition.input_schema, &mut input);
+        notes.extend(self.implementation.accept_near_misses(&mut input));
+        (input, notes)
     }
 
     /// Check arguments against the input schema (compiled once, on first use).

@@ -121,12 +121,13 @@ impl Tool for McpInvoke {
                     )));
                 }
             };
-            let arguments = target.implementation.prepare_arguments(arguments);
+            let (arguments, notes) = target.understand(arguments);
             if let Err(problems) = target.validate(&arguments) {
                 let schema = serde_json::to_string(&target.definition.input_schema).unwrap_or_default();
+                let understood = tern_agent_loop::understood_note(&notes).map(|n| format!("\n{n}")).unwrap_or_default();
                 return Err(ToolError::new(format!(
                     "mcp_invoke: the arguments for `{}` do not match its input schema:\n{problems}\n\
-                     Input schema: {schema}\nFix the arguments and call again.",
+                     Input schema: {schema}\nFix the arguments and call again.{understood}",
                     target.name()
                 )));
             }
@@ -136,7 +137,14 @@ impl Tool for McpInvoke {
                 confinement: ctx.confinement,
                 judged: ctx.judged,
             };
-            target.implementation.execute(ctx, arguments, cancel, updates).await
+            let mut result = target.implementation.execute(ctx, arguments, cancel, updates).await;
+            if let Some(note) = tern_agent_loop::understood_note(&notes) {
+                match &mut result {
+                    Ok(out) => out.content.push(tern_protocol::ToolResultContent::text(note)),
+                    Err(e) => e.message = format!("{}\n{note}", e.message),
+                }
+            }
+            result
         })
     }
 }

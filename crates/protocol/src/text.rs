@@ -1,6 +1,6 @@
 //! Text helpers every crate shares: cutting to a byte budget without
-//! splitting a character (a cut inside a multi-byte character panics), and
-//! byte counts for people.
+//! splitting a character (a cut inside a multi-byte character panics),
+//! byte counts for people, and the edit distance behind "did you mean".
 
 /// The largest index `<= index` (clamped to `s.len()`) that is a char
 /// boundary of `s`.
@@ -67,6 +67,22 @@ pub fn unescape_path_bytes(s: &str) -> Option<Vec<u8>> {
         }
     }
     any.then_some(out)
+}
+
+/// Levenshtein distance over characters, for "did you mean".
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]

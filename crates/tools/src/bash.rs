@@ -101,14 +101,6 @@ enum Collected {
 }
 
 impl Tool for BashTool {
-    fn prepare_arguments(&self, mut input: Value) -> Value {
-        // Models sometimes send the timeout as a string.
-        if let Some(t) = input.get("timeout").and_then(Value::as_str).and_then(|s| s.trim().parse::<u64>().ok()) {
-            input["timeout"] = json!(t);
-        }
-        input
-    }
-
     fn execute<'a>(
         &'a self,
         ctx: ToolContext,

@@ -87,7 +87,9 @@ impl Args {
                 Ok((self.path, vec![OneEdit { old_string, new_string, replace_all: self.replace_all }]))
             }
             (Some(_), _, _) => Err(ToolError::new(
-                "edit: pass either `edits` or `old_string` + `new_string`, not both. Put every change in `edits`.",
+                "edit: both `edits` and a top-level `old_string`/`new_string` were given, so it is not clear which \
+                 changes you mean; nothing was changed. Put every change in `edits`, or send only `old_string` + \
+                 `new_string`.",
             )),
             _ => Err(ToolError::new("edit: pass `old_string` and `new_string` (or an `edits` list).")),
         }
@@ -112,16 +114,33 @@ impl Tool for EditTool {
         input
     }
 
-    /// An edit of a missing, unread or since-changed file cannot work:
-    /// say so before anyone is asked for permission.
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        let mut notes = Vec::new();
+        // One change at the top level beside an empty list: that change.
+        let pair = input.get("old_string").is_some() && input.get("new_string").is_some();
+        if pair
+            && input.get("edits").and_then(Value::as_array).is_some_and(Vec::is_empty)
+            && let Some(obj) = input.as_object_mut()
+        {
+            obj.remove("edits");
+            notes.push("`edits: []` beside `old_string`/`new_string` as that one edit".to_string());
+        }
+        notes.extend(crate::tool_args::existing_path(&self.env.workspace, input));
+        notes
+    }
+
+    /// An edit of a missing, unread or since-changed file, or one whose
+    /// changes are given twice, cannot work: say so before anyone is asked
+    /// for permission.
     fn precheck(&self, input: &Value) -> Result<(), ToolError> {
+        if let Ok(args) = serde_json::from_value::<Args>(input.clone()) {
+            args.edits()?;
+        }
         let Some(path) = input.get("path").and_then(Value::as_str) else { return Ok(()) };
         let target = resolve_target(&self.env, path);
         match std::fs::metadata(&target.real) {
             Ok(meta) => check_fresh(&self.env, &target, &meta, "edit"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                Err(ToolError::new(format!("{} does not exist. To create a file, use write.", target.shown)))
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing(&self.env, &target)),
             Err(_) => Ok(()),
         }
     }
@@ -141,6 +160,16 @@ impl Tool for EditTool {
             let env = self.env.clone();
             crate::tool_args::blocking("edit", move || edit_file(&env, &target, &edits)).await
         })
+    }
+}
+
+/// The file to edit is not there: name the nearest that is, if any (never
+/// edited in its place).
+fn missing(env: &ToolEnv, target: &crate::file_guard::Target) -> ToolError {
+    let shown = &target.shown;
+    match crate::path_hints::did_you_mean(env, &target.real) {
+        Some(hint) => ToolError::new(format!("No such file: {shown}.{hint} (To create a new file, use write.)")),
+        None => ToolError::new(format!("{shown} does not exist. To create a file, use write.")),
     }
 }
 
@@ -229,7 +258,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
     let dir = match target.open_dir(false) {
         Ok(dir) => dir,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::new(format!("{shown} does not exist. To create a file, use write.")));
+            return Err(missing(env, target));
         }
         Err(e) => return Err(ToolError::new(format!("Cannot edit {shown}: {e}"))),
     };
@@ -237,7 +266,7 @@ fn edit_file(env: &ToolEnv, target: &crate::file_guard::Target, edits: &[OneEdit
     let meta = match target.stat_in(&dir) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::new(format!("{shown} does not exist. To create a file, use write.")));
+            return Err(missing(env, target));
         }
         Err(e) => return Err(ToolError::new(format!("Cannot edit {shown}: {e}"))),
     };

@@ -70,6 +70,10 @@ impl GlobTool {
 }
 
 impl Tool for GlobTool {
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        crate::tool_args::existing_path(&self.env.workspace, input).into_iter().collect()
+    }
+
     fn execute<'a>(
         &'a self,
         ctx: ToolContext,

@@ -137,11 +137,8 @@ impl GrepTool {
 }
 
 impl Tool for GrepTool {
-    fn prepare_arguments(&self, mut input: Value) -> Value {
-        // Models send numbers and booleans as strings now and then.
-        crate::tool_args::numbers_from_strings(&mut input, &["-A", "-B", "-C", "head_limit", "offset"]);
-        crate::tool_args::bools_from_strings(&mut input, &["-i", "-n", "multiline"]);
-        input
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        crate::tool_args::existing_path(&self.env.workspace, input).into_iter().collect()
     }
 
     fn execute<'a>(

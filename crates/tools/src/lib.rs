@@ -35,6 +35,7 @@ pub use in_place::set_in_place_hook;
 mod ledger;
 pub mod ls;
 mod output_tail;
+mod path_hints;
 mod paths;
 pub mod person;
 pub use tern_sandbox::pinned;
@@ -63,7 +64,7 @@ pub use diff::{DiffLine, Hunk};
 pub use file_guard::FileLocks;
 pub use ledger::{FileStamp, ReadLedger};
 pub use output_tail::{OutputTail, TailView, human_bytes};
-pub use paths::{display_path, path_text, real_path, resolve_path};
+pub use paths::{display_path, misrooted, path_text, real_path, resolve_path};
 
 /// Says whether a path must not be read (the permission policy's `read(...)`
 /// deny rules). Searches skip such files inside the directories they walk.

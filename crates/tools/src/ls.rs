@@ -75,12 +75,8 @@ impl LsTool {
 }
 
 impl Tool for LsTool {
-    fn prepare_arguments(&self, mut input: Value) -> Value {
-        // A single glob sent as a string.
-        if let Some(s) = input.get("ignore").and_then(Value::as_str) {
-            input["ignore"] = json!([s]);
-        }
-        input
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        crate::tool_args::existing_path(&self.env.workspace, input).into_iter().collect()
     }
 
     fn execute<'a>(

@@ -1,5 +1,6 @@
 //! Path handling shared by the tools: `~` expansion, resolution against the
-//! workspace, and workspace-relative display.
+//! workspace, the reading of a relative path that repeats the workspace's
+//! folders, and workspace-relative display.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,44 @@ pub fn resolve_path(workspace: &Path, raw: &str) -> PathBuf {
         workspace,
         tern_protocol::paths::home().as_deref(),
     ))
+}
+
+/// The workspace path a relative path from the model means when, as
+/// written, it is not there but repeats the workspace's own trailing
+/// folders: `work/proj/src/main.rs` (its leading `/` lost) or
+/// `proj/src/main.rs`, in the workspace `/work/proj`, mean
+/// `/work/proj/src/main.rs`. `there` says what counts as being there (the
+/// file itself; its folder, for a file about to be created); the longest
+/// repeat that is there wins. `None` for an absolute, `~` or `..` path, for
+/// one that is there as written, and when no reading is there: this only
+/// ever picks a path inside the workspace, and the caller still has it
+/// resolved and judged as any other ([`real_path`]).
+pub fn misrooted(workspace: &Path, raw: &str, there: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    use std::path::Component;
+    let raw = raw.trim();
+    if raw.is_empty() || raw.starts_with('~') {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for c in Path::new(raw).components() {
+        match c {
+            Component::Normal(p) => parts.push(p),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    if there(&workspace.join(raw)) {
+        return None;
+    }
+    let ws: Vec<_> =
+        workspace.components().filter_map(|c| if let Component::Normal(p) = c { Some(p) } else { None }).collect();
+    (1..=ws.len().min(parts.len().saturating_sub(1))).rev().find_map(|k| {
+        if parts[..k] != ws[ws.len() - k..] {
+            return None;
+        }
+        let meant: PathBuf = workspace.join(parts[k..].iter().collect::<PathBuf>());
+        there(&meant).then_some(meant)
+    })
 }
 
 /// The file a path from the model names, by the one rule the policy judges
@@ -62,6 +101,31 @@ mod tests {
         assert_eq!(resolve_path(ws, "/etc/hosts"), PathBuf::from("/etc/hosts"));
         assert_eq!(display_path(ws, Path::new("/repo/src/a.rs")), "src/a.rs");
         assert_eq!(display_path(ws, Path::new("/other/x")), "/other/x");
+    }
+
+    #[test]
+    fn a_path_that_repeats_the_workspace_means_the_file_inside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("work/proj");
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::write(ws.join("src/main.rs"), "fn main() {}").unwrap();
+        let exists = |p: &Path| p.symlink_metadata().is_ok();
+        let lost_slash = format!("{}/src/main.rs", ws.display().to_string().trim_start_matches('/'));
+        assert_eq!(misrooted(&ws, &lost_slash, exists), Some(ws.join("src/main.rs")));
+        assert_eq!(misrooted(&ws, "proj/src/main.rs", exists), Some(ws.join("src/main.rs")));
+        assert_eq!(misrooted(&ws, "./work/proj/src/main.rs", exists), Some(ws.join("src/main.rs")));
+        // As written it is there, or nothing it could mean is: left alone.
+        assert_eq!(misrooted(&ws, "src/main.rs", exists), None);
+        assert_eq!(misrooted(&ws, "proj/src/other.rs", exists), None);
+        assert_eq!(misrooted(&ws, "/work/proj/src/main.rs", exists), None);
+        assert_eq!(misrooted(&ws, "../proj/src/main.rs", exists), None);
+        assert_eq!(misrooted(&ws, "proj", exists), None);
+        std::fs::create_dir_all(ws.join("proj/src")).unwrap();
+        std::fs::write(ws.join("proj/src/main.rs"), "").unwrap();
+        assert_eq!(misrooted(&ws, "proj/src/main.rs", exists), None);
+        // For a file to create, its folder is what must be there.
+        let folder = |p: &Path| p.parent().is_some_and(|d| d.is_dir());
+        assert_eq!(misrooted(&ws, "work/proj/src/new.rs", folder), Some(ws.join("src/new.rs")));
     }
 
     #[test]

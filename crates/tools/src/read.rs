@@ -78,10 +78,22 @@ impl ReadTool {
 
 impl Tool for ReadTool {
     fn prepare_arguments(&self, mut input: Value) -> Value {
-        // Accept numbers sent as strings, and `file_path` (another agents' name).
-        crate::tool_args::numbers_from_strings(&mut input, &["offset", "limit"]);
+        // Accept `file_path` (another agents' name).
         crate::tool_args::alias(&mut input, "file_path", "path");
         input
+    }
+
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        let mut notes = Vec::new();
+        // Line numbers start at 1; 0 can only mean the start.
+        if input.get("offset").and_then(Value::as_i64) == Some(0)
+            && let Some(obj) = input.as_object_mut()
+        {
+            obj.remove("offset");
+            notes.push("`offset: 0` as the first line".to_string());
+        }
+        notes.extend(crate::tool_args::existing_path(&self.env.workspace, input));
+        notes
     }
 
     fn execute<'a>(
@@ -101,11 +113,12 @@ fn read_file(env: &ToolEnv, args: &Args, judged: Option<&JudgedPath>) -> Result<
     // through its directory without following a link.
     let target = crate::file_guard::target_for(env, &args.path, judged);
     let shown = target.shown.clone();
-    let not_found = || {
-        ToolError::new(format!(
+    let not_found = || match crate::path_hints::did_you_mean(env, &target.real) {
+        Some(hint) => ToolError::new(format!("File not found: {shown}.{hint}")),
+        None => ToolError::new(format!(
             "File not found: {shown}. Check the path (relative paths start at the workspace root {}); list the directory with bash `ls` to find it.",
             env.workspace.display()
-        ))
+        )),
     };
     let dir = match target.open_dir(false) {
         Ok(dir) => dir,

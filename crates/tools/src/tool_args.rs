@@ -1,28 +1,25 @@
-//! Argument handling shared by the tools: tolerant normalisation of what
-//! models commonly get slightly wrong (numbers and booleans sent as strings,
-//! other agents' parameter names), and typed parsing with the tool named in
-//! the error.
+//! Argument handling shared by the tools: near-misses only file tools can
+//! read (other agents' parameter names, a path that repeats the workspace's
+//! folders; numbers sent as strings and the like are conformed for every
+//! tool by `tern_agent_loop::conform_to_schema`), and typed parsing with
+//! the tool named in the error.
+
+use std::path::Path;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tern_agent_loop::{ToolError, ToolOutput};
 
-/// Turn `"5"` into `5` for the given keys.
-pub fn numbers_from_strings(input: &mut Value, keys: &[&str]) {
-    for key in keys {
-        if let Some(n) = input.get(*key).and_then(Value::as_str).and_then(|s| s.trim().parse::<u64>().ok()) {
-            input[*key] = json!(n);
-        }
-    }
-}
-
-/// Turn `"true"` into `true` for the given keys.
-pub fn bools_from_strings(input: &mut Value, keys: &[&str]) {
-    for key in keys {
-        if let Some(b) = input.get(*key).and_then(Value::as_str).and_then(|s| s.trim().parse::<bool>().ok()) {
-            input[*key] = json!(b);
-        }
-    }
+/// A `path` that is not there as written but repeats the workspace's own
+/// folders ([`crate::misrooted`]) becomes the existing file it means, before
+/// anyone judges it; the note says what was understood.
+pub fn existing_path(workspace: &Path, input: &mut Value) -> Option<String> {
+    let raw = input.get("path")?.as_str()?;
+    let meant = crate::misrooted(workspace, raw, |p| p.symlink_metadata().is_ok())?;
+    let meant = crate::path_text(&meant);
+    let note = format!("`path: {}` as {meant}", Value::from(raw));
+    input["path"] = Value::String(meant);
+    Some(note)
 }
 
 /// Accept `from` as another name for `to` when `to` is absent.
@@ -69,16 +66,27 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn normalises_common_slips() {
-        let mut v = json!({"file_path": "a", "offset": "5", "x": "true", "limit": "many"});
+    fn aliases_and_the_existing_path_meant() {
+        let mut v = json!({"file_path": "a"});
         alias(&mut v, "file_path", "path");
-        numbers_from_strings(&mut v, &["offset", "limit"]);
-        bools_from_strings(&mut v, &["x"]);
-        assert_eq!(v, json!({"path": "a", "offset": 5, "x": true, "limit": "many"}));
+        assert_eq!(v, json!({"path": "a"}));
         let mut both = json!({"file_path": "a", "path": "b"});
         alias(&mut both, "file_path", "path");
         assert_eq!(both, json!({"file_path": "a", "path": "b"}));
+
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(ws.join("main.rs"), "").unwrap();
+        let lost_slash = format!("{}/main.rs", ws.display().to_string().trim_start_matches('/'));
+        let mut v = json!({"path": lost_slash});
+        let note = existing_path(&ws, &mut v).unwrap();
+        assert_eq!(v, json!({"path": ws.join("main.rs").display().to_string()}));
+        assert_eq!(note, format!("`path: \"{lost_slash}\"` as {}", ws.join("main.rs").display()));
+        let mut missing = json!({"path": "nope.rs"});
+        assert_eq!(existing_path(&ws, &mut missing), None);
+        assert_eq!(missing, json!({"path": "nope.rs"}));
     }
 }

@@ -66,6 +66,7 @@ impl Tool for WriteTool {
     /// say so before anyone is asked for permission.
     fn precheck(&self, input: &Value) -> Result<(), ToolError> {
         let Some(path) = input.get("path").and_then(Value::as_str) else { return Ok(()) };
+        refuse_misrooted(&self.env, path)?;
         let target = resolve_target(&self.env, path);
         match std::fs::metadata(&target.real) {
             Ok(meta) if meta.is_file() => check_fresh(&self.env, &target, &meta, "overwrite"),
@@ -88,6 +89,27 @@ impl Tool for WriteTool {
             crate::tool_args::blocking("write", move || write_file(&env, &target, &args.content)).await
         })
     }
+}
+
+/// A relative path that would create a new file (and folders) under the
+/// workspace while the same path read from the root — its leading `/` lost,
+/// or the workspace's folders repeated — is there: two readings that touch
+/// different files, so ask rather than guess.
+fn refuse_misrooted(env: &ToolEnv, raw: &str) -> Result<(), ToolError> {
+    let there = |p: &std::path::Path| p.symlink_metadata().is_ok() || p.parent().is_some_and(std::path::Path::is_dir);
+    let Some(meant) = crate::misrooted(&env.workspace, raw, there) else { return Ok(()) };
+    let as_written = crate::resolve_path(&env.workspace, raw);
+    let (as_written, meant) = (crate::path_text(&as_written), crate::path_text(&meant));
+    let exists = if std::path::Path::new(&meant).symlink_metadata().is_ok() {
+        format!("{meant} exists")
+    } else {
+        format!("the folder of {meant} exists")
+    };
+    Err(ToolError::new(format!(
+        "write: `{raw}` is relative, so it would create {as_written} (and its folders), but {exists}. \
+         Which do you mean? Nothing was written. Call write again with the absolute path: {meant} for that file, \
+         or {as_written} for a new one."
+    )))
 }
 
 fn count_lines(s: &str) -> usize {

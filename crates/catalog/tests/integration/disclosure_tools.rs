@@ -230,6 +230,11 @@ async fn mcp_invoke_validates_then_calls_the_deferred_tool() {
     let err = call(&dt.mcp_invoke, json!({"tool": "double"})).await.unwrap_err();
     assert!(err.message.contains("\"n\" is a required property"), "{}", err.message);
     assert_eq!(echo.calls.load(Ordering::SeqCst), 2);
+
+    // A number sent as a string is conformed to the tool's schema, and the result says so.
+    let out = call(&dt.mcp_invoke, json!({"tool": "double", "arguments": {"n": "7"}})).await.unwrap();
+    assert_eq!(text(&out), "mcp__calc__double got {\"n\":7}[Note: understood `n: \"7\"` as 7.]");
+    assert_eq!(echo.calls.load(Ordering::SeqCst), 3);
 }
 
 #[tokio::test]

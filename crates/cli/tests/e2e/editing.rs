@@ -196,3 +196,59 @@ async fn a_file_name_that_is_not_utf8_is_shown_so_it_can_be_read() {
     let (read, failed) = h.tool_results(&h.bodies()[2]).pop().unwrap();
     assert!(!failed && read.contains("latin-1 named file"), "{read}");
 }
+
+#[tokio::test]
+async fn near_misses_of_a_small_model_are_understood_and_ambiguous_ones_refused() {
+    for wire in BOTH {
+        let mut h = Harness::new(wire, r#"{"turns": [{"text": "unused"}]}"#).await;
+        write(&h.path("src/main.rs"), "fn main() {\n    println!(\"hi\");\n}\n");
+        // The workspace path without its leading `/`, as small models write it.
+        let root = std::fs::canonicalize(h.workspace.path()).unwrap();
+        let lost_slash = format!("{}/src/main.rs", root.display()).trim_start_matches('/').to_string();
+        let script = json!({"turns": [
+            {"tool_calls": [{"name": "read", "arguments": {"path": lost_slash, "offset": 0, "limit": "2"}}]},
+            {"tool_calls": [{"name": "edit", "arguments": {
+                "path": lost_slash, "edits": [], "old_string": "\"hi\"", "new_string": "\"hello\""}}]},
+            {"tool_calls": [{"name": "read", "arguments": {"path": "src/mian.rs", "limit": null}}]},
+            {"tool_calls": [{"name": "write", "arguments": {"path": lost_slash, "content": "gone\n"}}]},
+            {"tool_calls": [{"name": "edit", "arguments": {"path": "src/main.rs",
+                "edits": [{"old_string": "main", "new_string": "start"}], "old_string": "fn", "new_string": "pub fn"}}]},
+            {"text": "Done."}
+        ]});
+        h.server =
+            tern_mock_llm::MockServer::start(tern_mock_llm::Script::from_json(&script.to_string()).unwrap(), None)
+                .await
+                .unwrap();
+        let out = h.run(&["-p", "say hello"]).await;
+        assert_eq!(out.code, Some(0), "{wire:?} {}", out.stderr);
+        // Each near-miss understood: the file the path meant was read and edited.
+        assert_eq!(
+            std::fs::read_to_string(h.path("src/main.rs")).unwrap(),
+            "fn main() {\n    println!(\"hello\");\n}\n"
+        );
+        assert!(!h.path(&lost_slash).exists(), "{wire:?}: write must not guess");
+        let bodies = h.bodies();
+        let result = |turn: usize| h.tool_results(&bodies[turn]).pop().unwrap();
+        let meant = root.join("src/main.rs").display().to_string();
+        let (read, failed) = result(1);
+        assert!(!failed, "{wire:?}: {read}");
+        assert!(read.starts_with("     1\tfn main() {\n     2\t    println!(\"hi\");\n"), "{wire:?}: {read}");
+        assert!(
+            read.ends_with(&format!(
+                "[Note: understood `limit: \"2\"` as 2; `offset: 0` as the first line; `path: \"{lost_slash}\"` as {meant}.]"
+            )),
+            "{wire:?}: {read}"
+        );
+        let (edit, failed) = result(2);
+        assert!(!failed && edit.starts_with("Edited src/main.rs: 1 replacement"), "{wire:?}: {edit}");
+        assert!(edit.contains("`edits: []` beside `old_string`/`new_string` as that one edit"), "{wire:?}: {edit}");
+        let (missing, failed) = result(3);
+        assert!(failed, "{wire:?}: {missing}");
+        assert!(missing.contains("File not found: src/mian.rs. Did you mean src/main.rs?"), "{wire:?}: {missing}");
+        assert!(missing.contains("[Note: understood `limit: null` as not given.]"), "{wire:?}: {missing}");
+        let (write, failed) = result(4);
+        assert!(failed && write.contains(&format!("but {meant} exists. Which do you mean?")), "{wire:?}: {write}");
+        let (both, failed) = result(5);
+        assert!(failed && both.contains("edit: both `edits` and a top-level"), "{wire:?}: {both}");
+    }
+}

@@ -350,13 +350,16 @@ async fn large_timeouts_are_capped_and_string_timeouts_accepted() {
     let out = call(&f.tool, json!({"command": "echo hi", "timeout": 600_000})).await.unwrap();
     assert!(!text(&out).contains("capped"), "{}", text(&out));
 
-    let prepared = f.tool.prepare_arguments(json!({"command": "echo ok", "timeout": "1000"}));
+    let schema = tern_tools::bash::definition().input_schema;
+    let mut prepared = json!({"command": "echo ok", "timeout": "1000"});
+    tern_agent_loop::conform_to_schema(&schema, &mut prepared);
     assert_eq!(prepared, json!({"command": "echo ok", "timeout": 1000}));
     let out = call(&f.tool, prepared).await.unwrap();
     assert_eq!(text(&out), "ok\n[Exit code: 0]");
 
     // A string that is not a number is left for validation to reject.
-    let prepared = f.tool.prepare_arguments(json!({"command": "echo ok", "timeout": "soon"}));
+    let mut prepared = json!({"command": "echo ok", "timeout": "soon"});
+    tern_agent_loop::conform_to_schema(&schema, &mut prepared);
     assert_eq!(prepared["timeout"], json!("soon"));
     let err = call(&f.tool, prepared).await.unwrap_err();
     assert!(err.message.starts_with("bash: "), "{}", err.message);

@@ -41,7 +41,7 @@ impl Fixture {
 
     async fn call(&self, name: &str, input: Value) -> Result<ToolOutput, ToolError> {
         let tool = self.tools.iter().find(|t| t.name() == name).unwrap();
-        let input = tool.implementation.prepare_arguments(input);
+        let (input, _) = tool.understand(input);
         tool.validate(&input).map_err(|e| ToolError::new(e.to_string()))?;
         let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None, judged: None };
         tool.implementation.execute(ctx, input, CancellationToken::new(), Arc::new(|_| {})).await

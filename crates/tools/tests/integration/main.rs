@@ -15,6 +15,7 @@ mod bash_tool;
 mod change_tools;
 mod keep_identity;
 mod move_to_background;
+mod near_misses;
 mod read_images;
 mod read_memory;
 mod read_tool;

@@ -218,7 +218,8 @@ async fn absolute_paths_work() {
 async fn file_path_alias_and_string_numbers_are_accepted() {
     let f = fixture();
     f.write("small.txt", "alpha\nbeta\ngamma\n");
-    let prepared = f.tool.prepare_arguments(json!({"file_path": "small.txt", "offset": "2", "limit": " 1 "}));
+    let mut prepared = f.tool.prepare_arguments(json!({"file_path": "small.txt", "offset": "2", "limit": " 1 "}));
+    tern_agent_loop::conform_to_schema(&tern_tools::read::definition().input_schema, &mut prepared);
     assert_eq!(prepared, json!({"path": "small.txt", "offset": 2, "limit": 1}));
     let out = f.read(prepared).await.unwrap();
     assert_eq!(text(&out), "     2\tbeta\n[Showing lines 2-2 of 3. Use offset=3 to continue.]");

@@ -50,7 +50,14 @@ impl Fixture {
 
     async fn call(&self, tool: &dyn Tool, name: &str, input: Value) -> Result<ToolOutput, ToolError> {
         let ctx = ToolContext { call_id: "call_1".into(), tool_name: name.into(), confinement: None, judged: None };
-        let input = tool.prepare_arguments(input);
+        let mut input = tool.prepare_arguments(input);
+        let definition = match name {
+            "grep" => tern_tools::grep::definition(),
+            "glob" => tern_tools::glob::definition(),
+            _ => tern_tools::ls::definition(),
+        };
+        // As the loop conforms it (numbers and booleans sent as strings, …).
+        tern_agent_loop::conform_to_schema(&definition.input_schema, &mut input);
         tool.execute(ctx, input, CancellationToken::new(), Arc::new(|_| {})).await
     }
 
