@@ -27,7 +27,13 @@ pub struct DeferrableBuiltin {
 }
 
 /// The built-ins that may wait, in the order the notice lists them.
-pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 7] = [
+///
+/// Not here, on purpose: `web_search` (offered only by the official
+/// endpoints, where 270 bytes hardly matter and no small local model sees
+/// it; a server-side tool cannot be called by name, so waiting would cost a
+/// round trip every time), `ask_user` (the TUI's way to ask the person) and
+/// the file, search, shell and todo tools nearly every task uses.
+pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 6] = [
     DeferrableBuiltin {
         name: "task",
         purpose: "hand a self-contained task to a subagent",
@@ -57,12 +63,6 @@ pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 7] = [
         purpose: "fetch a web page as Markdown",
         why: "only when a URL is involved",
         loaded_when: Some("the prompt has an http(s) URL"),
-    },
-    DeferrableBuiltin {
-        name: "web_search",
-        purpose: "search the web",
-        why: "only when the answer is on the web, not in the workspace",
-        loaded_when: Some("the prompt says search the web, web search or look it up online"),
     },
     DeferrableBuiltin {
         name: "skill",
@@ -122,10 +122,6 @@ pub fn wanted_by_prompt(prompt: &str, skills: &[String]) -> Vec<(&'static str, S
         (w.starts_with("https://") || w.starts_with("http://")) && w.len() > "https://".len()
     }) {
         wanted.push(("web_fetch", format!("the prompt has a URL ({})", url.chars().take(60).collect::<String>())));
-    }
-    let web = ["search the web", "web search", "search online", "look it up online", "search the internet"];
-    if let Some(p) = web.iter().find(|p| has_phrase(p)) {
-        wanted.push(("web_search", format!("the prompt says \"{p}\"")));
     }
     let delegation = ["subagent", "subagents", "sub-agent", "sub-agents", "delegate"];
     if let Some(w) = delegation.iter().find(|w| has_word(w)) {
@@ -198,12 +194,11 @@ mod tests {
     }
 
     #[test]
-    fn delegation_plan_mode_and_web_search_need_clear_words() {
+    fn delegation_and_plan_mode_need_clear_words() {
         assert_eq!(names("Use a subagent to map the crate", &[]), ["task"]);
         assert_eq!(names("run these three checks in parallel", &[]), ["task"]);
         assert_eq!(names("delegate the review", &[]), ["task"]);
         assert_eq!(names("go into plan mode first", &[]), ["enter_plan_mode"]);
-        assert_eq!(names("search the web for the RFC", &[]), ["web_search"]);
     }
 
     #[test]

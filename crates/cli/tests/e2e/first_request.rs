@@ -73,9 +73,8 @@ async fn two_turns_and_two_runs_send_byte_identical_tools_and_system_prompts() {
     assert_eq!(h.run(&["-p", "hi"]).await.code, Some(0));
     let bodies = h.bodies();
     assert_eq!(bodies.len(), 4);
-    let prefix = |b: &Value| {
-        (without_cache_markers(&b["tools"]).to_string(), without_cache_markers(&b["system"]).to_string())
-    };
+    let prefix =
+        |b: &Value| (without_cache_markers(&b["tools"]).to_string(), without_cache_markers(&b["system"]).to_string());
     assert_eq!(prefix(&bodies[1]), prefix(&bodies[0]), "second turn");
     assert_eq!(prefix(&bodies[2]), prefix(&bodies[0]), "second run");
     assert_eq!(prefix(&bodies[3]), prefix(&bodies[0]), "second run, second turn");
