@@ -155,7 +155,7 @@ impl crate::assemble::Assembly {
         if names.is_empty() {
             return None;
         }
-        let mut out = String::from("# More tools\nNot loaded yet; load with tool_search (select:NAME) before use:\n");
+        let mut out = String::from("# More tools\nNot loaded: get one with tool_search (select:NAME).\n");
         for b in names.iter().filter_map(|n| deferrable(n)) {
             out.push_str(&format!("- {}: {}\n", b.name, b.purpose));
         }

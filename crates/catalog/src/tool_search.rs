@@ -27,9 +27,8 @@ pub const MAX_TOP_K: usize = 20;
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "tool_search".into(),
-        description: "Load tools that are not in your tool list yet. `query`: a few words, or \
-             `select:name1,name2` for exact names; `regex`: filters names and descriptions. Matches come back with \
-             their schemas and can be called by name from your next step."
+        description: "Load tools not yet in your list. `query`: words, or `select:name1,name2`; `regex`: filters \
+             names and descriptions. Matches come back with their schemas, callable from your next step."
             .into(),
         input_schema: json!({
             "type": "object",

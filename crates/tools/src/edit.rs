@@ -26,7 +26,7 @@ pub fn definition() -> ToolDefinition {
         description: "Replace exact text in a file you have read (unchanged since).\n\
              - `old_string` must match exactly, whitespace included, and once, unless `replace_all`; add context lines to make it unique.\n\
              - Several changes to one file: `edits: [{old_string, new_string, replace_all?}]` instead; in order, all or nothing.\n\
-             - Line endings and BOM are kept. A unique match differing only in indentation, trailing spaces or quotes is used (the result says so)."
+             - Line endings and BOM are kept. A unique match differing only in indentation, trailing spaces or quotes is used and named."
             .into(),
         input_schema: json!({
             "type": "object",

@@ -33,7 +33,7 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "ls".into(),
         description: format!(
-            "List a directory as a tree, breadth-first (directories end with `/`; default the workspace root). At most {MAX_ENTRIES} entries; `… N more` marks a cut. `ignore`: globs to leave out. Gitignored and hidden entries are skipped."
+            "List a directory as a tree, breadth-first (directories end with `/`; default the workspace root). At most {MAX_ENTRIES} entries. `ignore`: globs to leave out. Gitignored and hidden entries are skipped."
         ),
         input_schema: json!({
             "type": "object",

@@ -36,9 +36,8 @@ pub fn definition() -> ToolDefinition {
             "Read a file as numbered lines (`N<TAB>text`); `path` relative to the workspace or absolute.\n\
              - At most {DEFAULT_LIMIT} lines or {} KB; lines over {MAX_LINE_CHARS} characters are cut. When more remains, the result gives the `offset` to go on from.\n\
              - `offset`: 1-based first line; `limit`: number of lines.\n\
-             - Images come back as images (at most {} px a side); other binary files are refused.",
-            MAX_BYTES / 1024,
-            ImageLimits::default().max_side
+             - Images come back as images; other binary files are refused.",
+            MAX_BYTES / 1024
         ),
         input_schema: json!({
             "type": "object",

@@ -19,7 +19,7 @@ use crate::{ToolEnv, human_bytes};
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "write".into(),
-        description: "Create or overwrite a whole file with `content` (atomic; parent directories created). Overwriting needs a read of the file first. To change part of a file use edit."
+        description: "Create or overwrite a whole file with `content` (parent directories created). Overwriting needs a read of the file first. To change part of a file use edit."
             .into(),
         input_schema: json!({
             "type": "object",

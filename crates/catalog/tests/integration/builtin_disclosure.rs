@@ -45,7 +45,7 @@ fn the_notice_has_one_line_per_waiting_builtin() {
     let a = assemble(&registry(), &deferring_facts(), &DisclosureTools::new());
     assert_eq!(
         a.deferred_builtins_notice().unwrap(),
-        "# More tools\nNot loaded yet; load with tool_search (select:NAME) before use:\n\
+        "# More tools\nNot loaded: get one with tool_search (select:NAME).\n\
          - task: hand a self-contained task to a subagent\n\
          - task_output: read new output of a background bash task\n\
          - task_stop: stop a background bash task\n\
