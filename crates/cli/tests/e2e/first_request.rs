@@ -122,3 +122,20 @@ async fn config_keeps_every_builtin_inline_and_minimal_tools_are_minimal() {
     // A built-in named on purpose is inline, never behind tool_search.
     assert_eq!(tool_names(&bodies[2]), ["read", "web_fetch"]);
 }
+
+#[tokio::test]
+async fn a_resumed_session_keeps_what_tool_search_loaded() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "tool_search", "arguments": {"query": "select:task_output"}}]},
+        {"text": "loaded"},
+        {"text": "again"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    assert_eq!(h.run(&["-p", "hi"]).await.code, Some(0));
+    assert_eq!(h.run(&["--continue", "-p", "and now?"]).await.code, Some(0));
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 3);
+    let loaded = tool_names(&bodies[1]);
+    assert_eq!(loaded[INLINE.len()..], ["task_output"]);
+    assert_eq!(tool_names(&bodies[2]), loaded, "the resumed session sends the tool list it had");
+}
