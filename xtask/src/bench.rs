@@ -98,6 +98,7 @@ pub fn run() -> anyhow::Result<()> {
     rows.extend(crate::bench_search::rows()?);
     rows.extend(crate::bench_tools::rows(&tern)?);
     rows.extend(crate::bench_mcp::rows(&tern, &dir.join("tern-test-mcp"))?);
+    rows.extend(crate::bench_first_request::rows(&tern)?);
     rows.extend(crate::bench_tui::rows(&tern)?);
     rows.extend(crate::bench_sandbox::rows()?);
     rows.extend(crate::bench_sessions::rows(&tern)?);

@@ -20,7 +20,7 @@ use crate::bench::{Row, ms};
 use crate::measure;
 
 /// A program running in a pseudo-terminal, its output arriving on a channel.
-struct Pty {
+pub(crate) struct Pty {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
     out: mpsc::Receiver<Vec<u8>>,
@@ -28,7 +28,7 @@ struct Pty {
 }
 
 impl Pty {
-    fn spawn(cmd: portable_pty::CommandBuilder) -> anyhow::Result<Self> {
+    pub(crate) fn spawn(cmd: portable_pty::CommandBuilder) -> anyhow::Result<Self> {
         let pair = portable_pty::native_pty_system()
             .openpty(portable_pty::PtySize { rows: 40, cols: 120, pixel_width: 0, pixel_height: 0 })
             .map_err(|e| anyhow::anyhow!("openpty: {e}"))?;
@@ -50,7 +50,7 @@ impl Pty {
     }
 
     /// Read until `needle` shows up in what arrives after this call; the time it took.
-    fn wait_for(&mut self, needle: &[u8], timeout: Duration) -> anyhow::Result<Duration> {
+    pub(crate) fn wait_for(&mut self, needle: &[u8], timeout: Duration) -> anyhow::Result<Duration> {
         let start = Instant::now();
         let from = self.seen.len();
         loop {
@@ -102,7 +102,13 @@ impl Pty {
         }
     }
 
-    fn kill(mut self) {
+    /// Type `bytes` as a person would.
+    pub(crate) fn type_bytes(&mut self, bytes: &[u8]) -> anyhow::Result<()> {
+        self.writer.write_all(bytes)?;
+        Ok(self.writer.flush()?)
+    }
+
+    pub(crate) fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

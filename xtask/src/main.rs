@@ -9,6 +9,7 @@
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
+mod bench_first_request;
 mod bench_mcp;
 mod bench_media;
 mod bench_sandbox;
@@ -44,6 +45,7 @@ fn main() -> anyhow::Result<()> {
             Some("media") => bench_media::print(),
             Some("rewrite") => bench_tools::print_rewrite(),
             Some("tools") => bench_tools::print_tools(),
+            Some("first-request") => bench_first_request::print(),
             _ => bench::run(),
         },
         Some("ci") => ci(),

@@ -4,8 +4,9 @@
 //! Layers run in a fixed order and the first one that removes a tool is the
 //! one recorded, with a reason a person can act on. Order is stable so the
 //! bytes of the request prefix stay cacheable: built-ins (and SDK and
-//! extension tools) first in registry order, then `tool_search` and
-//! `mcp_invoke` when deferring, then inline MCP tools sorted by name, then
+//! extension tools) first in registry order, less the rarely used built-ins
+//! that wait (see [`builtin_disclosure`]), then `tool_search` when anything
+//! waits and `mcp_invoke` when MCP tools do, then inline MCP tools sorted by name, then
 //! tools activated by search, in activation order.
 
 use std::collections::BTreeSet;
@@ -15,6 +16,7 @@ use serde::Serialize;
 use tern_agent_loop::RuntimeTool;
 use tern_protocol::ToolSource;
 
+use crate::builtin_disclosure;
 use crate::disclosure::{self, Disclosure};
 use crate::disclosure_tools::DisclosureTools;
 use crate::facts::{AgentKind, FrontEnd, SubagentRole, TurnFacts};
@@ -116,14 +118,25 @@ pub fn assemble(registry: &Registry, facts: &TurnFacts, disclosure_tools: &Discl
     let prefix: Vec<&Entry> = registry.non_mcp().filter(|e| keep(e)).collect();
     let mcp: Vec<&Entry> = registry.mcp().iter().filter(|e| keep(e)).collect();
 
-    let plan = disclosure::plan(&mcp, facts);
+    let builtins_refusal = builtin_disclosure::refusal(facts);
+    let (waiting, prefix): (Vec<&Entry>, Vec<&Entry>) =
+        prefix.into_iter().partition(|e| builtin_disclosure::defers(e, facts, builtins_refusal.is_some()));
+    let mut plan = disclosure::plan(&mcp, facts);
+    plan.disclosure.builtins_deferred = waiting.iter().map(|e| e.name().to_string()).collect();
+    plan.disclosure.builtins_reason = builtins_refusal.unwrap_or_else(|| match waiting.len() {
+        0 => "no deferrable built-in survived the layers".to_string(),
+        _ => "rarely used built-ins wait behind tool_search ([tool_disclosure] defer_builtins)".to_string(),
+    });
     let mut tools: Vec<RuntimeTool> = prefix.iter().map(|e| e.tool.clone()).collect();
-    if plan.disclosure.deferred {
+    if plan.disclosure.deferred || !waiting.is_empty() {
         tools.push(disclosure_tools.tool_search.clone());
+    }
+    if plan.disclosure.deferred {
         tools.push(disclosure_tools.mcp_invoke.clone());
     }
-    let (deferred, inline): (Vec<&Entry>, Vec<&Entry>) = mcp.iter().partition(|e| plan.defers(e));
+    let (deferred_mcp, inline): (Vec<&Entry>, Vec<&Entry>) = mcp.iter().partition(|e| plan.defers(e));
     tools.extend(inline.iter().map(|e| e.tool.clone()));
+    let deferred: Vec<&Entry> = waiting.into_iter().chain(deferred_mcp).collect();
 
     let mut activated = BTreeSet::new();
     for name in &facts.activated {
@@ -138,7 +151,10 @@ pub fn assemble(registry: &Registry, facts: &TurnFacts, disclosure_tools: &Discl
             name: entry.name().to_string(),
             source: entry.tool.source.clone(),
             layer: Layer::Disclosure,
-            reason: DEFERRED_REASON.to_string(),
+            reason: match entry.tool.source {
+                ToolSource::Builtin => builtin_disclosure::reason(entry.name()),
+                _ => DEFERRED_REASON.to_string(),
+            },
         });
     }
     Assembly {

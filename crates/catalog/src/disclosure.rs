@@ -34,6 +34,10 @@ pub struct Disclosure {
     pub threshold_tokens: u64,
     /// Deferred tools per server (empty when not deferring).
     pub deferred_by_server: BTreeMap<String, usize>,
+    /// Built-ins waiting behind `tool_search`, in table order.
+    pub builtins_deferred: Vec<String>,
+    /// Why built-ins wait or are all inline.
+    pub builtins_reason: String,
 }
 
 /// Bytes of the compact JSON of `{name, description, input_schema}`: what a
@@ -116,6 +120,8 @@ pub(crate) fn plan(mcp: &[&Entry], facts: &TurnFacts) -> Plan {
             estimated_tokens,
             threshold_tokens,
             deferred_by_server,
+            builtins_deferred: Vec::new(),
+            builtins_reason: String::new(),
         },
         always_load,
     }
@@ -136,6 +142,9 @@ fn format_pct(pct: f64) -> String {
     format!("{s}%")
 }
 
+/// How the deferred-MCP notice starts (a resume tells it from the prompt by this).
+pub const DEFERRED_NOTICE_START: &str = "Deferred MCP tools, not in your tool list until loaded:";
+
 impl Assembly {
     /// The short block for the start of the conversation when tools are
     /// deferred: which servers wait behind `tool_search`, and how to use it.
@@ -150,7 +159,7 @@ impl Assembly {
             .map(|(server, n)| format!("{server} ({n} tool{})", if *n == 1 { "" } else { "s" }))
             .collect();
         Some(format!(
-            "Deferred MCP tools, not in your tool list until loaded: {}. \
+            "{DEFERRED_NOTICE_START} {}. \
              Load them with tool_search (words, or select:name1,name2), then call them by name.",
             servers.join(", ")
         ))

@@ -101,7 +101,7 @@ impl DisclosureState {
     }
 
     /// Append names not yet activated; returns those that were new.
-    pub(crate) fn activate(&self, names: &[String]) -> Vec<String> {
+    pub fn activate(&self, names: &[String]) -> Vec<String> {
         let mut inner = self.lock();
         let mut added = Vec::new();
         for name in names {
@@ -181,7 +181,7 @@ impl Snapshot {
     pub fn servers(&self) -> BTreeMap<String, usize> {
         let mut servers = BTreeMap::new();
         for tool in &self.tools {
-            *servers.entry(server_of(tool).unwrap_or("?").to_string()).or_insert(0) += 1;
+            *servers.entry(server_of(tool).unwrap_or("tern's built-ins").to_string()).or_insert(0) += 1;
         }
         servers
     }

@@ -208,8 +208,10 @@ pub struct CatalogConfig {
     pub mcp_deny: Vec<String>,
     /// Configured MCP servers whose tools are never deferred.
     pub always_load_servers: BTreeSet<String>,
-    /// When to defer MCP tools behind `tool_search`.
+    /// When to defer MCP tools (and rarely used built-ins) behind `tool_search`.
     pub disclosure: DisclosureConfig,
+    /// Built-ins the person named on purpose (`--tools web_fetch,…`): never deferred.
+    pub inline_builtins: BTreeSet<String>,
 }
 
 /// When to defer configured MCP tools behind `tool_search`.
@@ -226,11 +228,14 @@ pub struct DisclosureConfig {
     /// Defer when the candidates' estimated tokens exceed this share of the
     /// context window (default 0.15).
     pub threshold_pct: f64,
+    /// Rarely used built-ins (`task`, `web_fetch`, `skill`, …) wait behind
+    /// `tool_search` (default on; see `DEFERRABLE_BUILTINS`).
+    pub defer_builtins: bool,
 }
 
 impl Default for DisclosureConfig {
     fn default() -> Self {
-        Self { enabled: true, eligible_models: None, min_defer_count: 1, threshold_pct: 0.15 }
+        Self { enabled: true, eligible_models: None, min_defer_count: 1, threshold_pct: 0.15, defer_builtins: true }
     }
 }
 

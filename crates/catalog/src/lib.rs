@@ -11,8 +11,11 @@
 //! first, then MCP tools sorted by name, then tools activated by search. So
 //! adding an MCP server never changes the bytes of the built-in prefix.
 //!
-//! When configured MCP tools would cost too much of the context window they
-//! are deferred: [`DisclosureTools`] supplies `tool_search` (BM25 over
+//! Rarely used built-ins (`task`, `web_fetch`, `skill`, …) wait behind
+//! `tool_search` by default, each named in a one-line notice
+//! ([`Assembly::deferred_builtins_notice`]); the first prompt can load one up
+//! front ([`wanted_by_prompt`]). When configured MCP tools would cost too
+//! much of the context window they are deferred too: [`DisclosureTools`] supplies `tool_search` (BM25 over
 //! names, descriptions and schemas; `select:` exact names) and `mcp_invoke`.
 //!
 //! This crate never does I/O: no files, no network, no MCP connections. MCP
@@ -31,6 +34,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 mod assemble;
+mod builtin_disclosure;
 mod disclosure;
 mod disclosure_tools;
 mod facts;
@@ -43,7 +47,8 @@ mod tokenize;
 mod tool_search;
 
 pub use assemble::{Assembly, DEFERRED_REASON, Layer, Removal, SUBAGENT_NEVER, assemble};
-pub use disclosure::{Disclosure, definition_bytes, estimate_tokens};
+pub use builtin_disclosure::{DEFERRABLE_BUILTINS, DeferrableBuiltin, deferrable, wanted_by_prompt};
+pub use disclosure::{DEFERRED_NOTICE_START, Disclosure, definition_bytes, estimate_tokens};
 pub use disclosure_tools::{DisclosureState, DisclosureTools};
 pub use facts::{
     AgentFacts, AgentKind, CatalogConfig, DisclosureConfig, FrontEnd, ModelFacts, PlatformFacts, SubagentRole,
@@ -51,6 +56,6 @@ pub use facts::{
 };
 pub use names::normalize_name;
 pub use registry::{Capability, CatalogError, Entry, RESERVED, Registry, ToolMeta};
-pub use report::{CatalogReport, ToolReport, source_label};
+pub use report::{CatalogReport, PromptRule, ToolReport, source_label};
 pub use tokenize::tokenize;
 pub use tool_search::{DEFAULT_TOP_K, MAX_TOP_K};

@@ -23,6 +23,17 @@ pub struct CatalogReport {
     pub disclosure: Disclosure,
     /// Names of the deferred tools (searchable with `tool_search`).
     pub deferred: Vec<String>,
+    /// For each waiting built-in the first prompt can load up front: when.
+    pub loaded_by_first_prompt: Vec<PromptRule>,
+}
+
+/// When the person's first prompt loads a waiting built-in up front.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptRule {
+    /// The built-in.
+    pub name: String,
+    /// What in the prompt loads it.
+    pub when: String,
 }
 
 /// One tool of the request.
@@ -58,6 +69,13 @@ impl Assembly {
             removed: self.removed.clone(),
             disclosure: self.disclosure.clone(),
             deferred: self.deferred.iter().map(|t| t.name().to_string()).collect(),
+            loaded_by_first_prompt: self
+                .disclosure
+                .builtins_deferred
+                .iter()
+                .filter_map(|n| crate::deferrable(n))
+                .filter_map(|b| b.loaded_when.map(|when| PromptRule { name: b.name.to_string(), when: when.into() }))
+                .collect(),
         }
     }
 
@@ -101,11 +119,17 @@ impl Assembly {
         let d = &report.disclosure;
         if d.deferred {
             let per_server: Vec<String> = d.deferred_by_server.iter().map(|(s, n)| format!("{s}: {n}")).collect();
+            let count: usize = d.deferred_by_server.values().sum();
             out.push_str(&format!(
-                "Deferred behind tool_search: {} tool{} ({})\n",
-                report.deferred.len(),
-                if report.deferred.len() == 1 { "" } else { "s" },
+                "Deferred behind tool_search: {count} tool{} ({})\n",
+                if count == 1 { "" } else { "s" },
                 per_server.join(", ")
+            ));
+        }
+        if !d.builtins_deferred.is_empty() {
+            out.push_str(&format!(
+                "Built-ins waiting behind tool_search: {} (load with select:NAME)\n",
+                d.builtins_deferred.join(", ")
             ));
         }
         if explain {
@@ -127,6 +151,14 @@ impl Assembly {
                 d.estimated_tokens,
                 d.threshold_tokens
             ));
+            out.push_str(&format!(
+                "Built-ins: {} — {}\n",
+                if d.builtins_deferred.is_empty() { "inline" } else { "deferred" },
+                d.builtins_reason
+            ));
+            for rule in &report.loaded_by_first_prompt {
+                out.push_str(&format!("  {} is loaded up front when {}\n", rule.name, rule.when));
+            }
         }
         out
     }

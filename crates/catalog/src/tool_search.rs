@@ -1,4 +1,5 @@
-//! `tool_search {query?, regex?, top_k?}`: find deferred MCP tools, show
+//! `tool_search {query?, regex?, top_k?}`: find deferred tools (MCP tools and
+//! rarely used built-ins), show
 //! their schemas and activate them so the next request carries them.
 //!
 //! `query` is words (ranked by BM25) or `select:name1,name2` (exact names;
@@ -26,9 +27,8 @@ pub const MAX_TOP_K: usize = 20;
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "tool_search".into(),
-        description: "Load MCP tools that are not in your tool list yet. Give `query` (a few words, or \
-             `select:name1,name2` for exact names) and/or `regex` (on names and descriptions). Matches come back \
-             with their input schemas and can be called directly by name from your next step."
+        description: "Load tools not yet in your list. `query`: words, or `select:name1,name2`; `regex`: filters \
+             names and descriptions. Matches come back with their schemas, callable from your next step."
             .into(),
         input_schema: json!({
             "type": "object",
@@ -39,9 +39,7 @@ pub fn definition() -> ToolDefinition {
             },
             "additionalProperties": false
         }),
-        snippet: Some(
-            "tool_search: find and load MCP tools that are not loaded yet (words, or select:name1,name2)".into(),
-        ),
+        snippet: Some("tool_search: find and load tools that are not loaded yet (words, or select:name1,name2)".into()),
         execution_mode: ExecutionMode::Sequential,
     }
 }
@@ -186,7 +184,7 @@ fn render(snapshot: &Snapshot, found: &Found, asked: &str) -> String {
         }
         out.push_str(&format!(
             "Try other words for what the tool does, a `regex` over names and descriptions, or select:<exact name>. \
-             Servers with deferred tools: {}.",
+             Deferred tools by source: {}.",
             snapshot.servers_line()
         ));
         return out;
@@ -205,10 +203,12 @@ fn render(snapshot: &Snapshot, found: &Found, asked: &str) -> String {
         out.push('\n');
         out.push_str(&describe(&snapshot.tools[i]));
     }
-    out.push_str(
-        "\nThese tools are now available: call them directly by name from your next step, \
-         or through mcp_invoke {\"tool\": \"<name>\", \"arguments\": {...}}.",
-    );
+    out.push_str("\nThese tools are now available: call them directly by name from your next step");
+    // mcp_invoke is offered only while MCP tools are deferred.
+    if found.matches.iter().any(|&i| server_of(&snapshot.tools[i]).is_some()) {
+        out.push_str(", or through mcp_invoke {\"tool\": \"<name>\", \"arguments\": {...}}");
+    }
+    out.push('.');
     out
 }
 

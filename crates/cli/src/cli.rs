@@ -289,7 +289,7 @@ pub struct Common {
     pub strict_mcp_config: bool,
 
     /// The built-in tools the model has, comma- or space-separated (Claude Code's names work): `Bash,Read,Edit`;
-    /// "" for none, `default` for all.
+    /// "" for none, `default` for all, `minimal` for read, write, edit and bash.
     #[arg(long, global = true, value_name = "TOOLS")]
     pub tools: Option<String>,
 

@@ -27,9 +27,10 @@
 //!
 //! exclude_tools = ["ls"]                   # never offer these tools
 //!
-//! [tool_disclosure]                        # deferred MCP disclosure (docs/catalog.md)
+//! [tool_disclosure]                        # deferred tools (docs/catalog.md)
 //! enabled = true
 //! threshold_pct = 0.15
+//! defer_builtins = true                    # rarely used built-ins wait behind tool_search
 //!
 //! [mcp]
 //! denied_servers = ["untrusted"]
@@ -294,6 +295,9 @@ pub struct DisclosureSection {
     pub min_defer_count: Option<usize>,
     /// Share of the context window the MCP tools must exceed (default 0.15).
     pub threshold_pct: Option<f64>,
+    /// Rarely used built-ins (`task`, `web_fetch`, `skill`, …) wait behind
+    /// `tool_search` (default true); false sends every built-in inline.
+    pub defer_builtins: Option<bool>,
 }
 
 /// `[mcp]`.
@@ -437,6 +441,7 @@ impl FileConfig {
             eligible_models: d.eligible_models.or(self.tool_disclosure.eligible_models.take()),
             min_defer_count: d.min_defer_count.or(self.tool_disclosure.min_defer_count),
             threshold_pct: d.threshold_pct.or(self.tool_disclosure.threshold_pct),
+            defer_builtins: d.defer_builtins.or(self.tool_disclosure.defer_builtins),
         };
         if other.mcp.allowed_servers.is_some() {
             self.mcp.allowed_servers = other.mcp.allowed_servers;

@@ -93,7 +93,8 @@ pub struct ToolDefinition {
     pub description: String,
     /// JSON Schema of the arguments (an object schema).
     pub input_schema: Value,
-    /// One line for the system prompt's "Available tools" list.
+    /// A one-line summary of the tool. Not sent: the tools describe themselves, and the system prompt
+    /// names only the built-ins waiting behind `tool_search`, from the catalog's own table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snippet: Option<String>,
     /// Batch scheduling mode; absent means sequential.

@@ -71,6 +71,9 @@ pub struct ContextReport {
     pub tools_inline: usize,
     /// Deferred tools.
     pub tools_deferred: usize,
+    /// The built-ins among them, waiting behind `tool_search` (named in the
+    /// system prompt).
+    pub builtins_waiting: Vec<String>,
 }
 
 impl ContextReport {
@@ -106,6 +109,9 @@ impl ContextReport {
             None => out.push_str("auto-compaction off ([compaction] auto = false); /compact still works\n"),
         }
         out.push_str(&format!("tools: {} inline, {} deferred\n", self.tools_inline, self.tools_deferred));
+        if !self.builtins_waiting.is_empty() {
+            out.push_str(&format!("built-ins waiting behind tool_search: {}\n", self.builtins_waiting.join(", ")));
+        }
         if self.context_files.is_empty() {
             out.push_str("instruction files: none\n");
         } else {
@@ -197,6 +203,7 @@ impl Runtime {
             context_files: files.iter().map(|f| f.path.display().to_string()).collect(),
             tools_inline: assembly.tools.len(),
             tools_deferred: assembly.deferred.len(),
+            builtins_waiting: assembly.disclosure.builtins_deferred.clone(),
         }
     }
 

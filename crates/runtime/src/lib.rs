@@ -492,6 +492,10 @@ impl RuntimeBuilder {
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
+        if let Some(r) = &resumed {
+            let names: Vec<String> = skills.list.iter().map(|s| s.name.clone()).collect();
+            catalog.restore_loaded(&r.messages, &r.tool_runs, &names);
+        }
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
         let checkpoints = Arc::new(checkpoints::Checkpoints::open(session.dir(), &workspace));
@@ -1531,7 +1535,8 @@ impl Runtime {
     pub fn system_prompt(&self) -> String {
         // A blank one (SDKs pass `--system-prompt ""` by default) keeps tern's own.
         let base = self.overrides.system_prompt.as_deref().filter(|p| !p.trim().is_empty());
-        prompt::with_tools(base, &prompt::listed_tools(&self.tools()), &self.prompt_parts(true).read())
+        let waiting = self.catalog.assemble().deferred_builtins_notice();
+        prompt::with_tools(base, waiting.as_deref(), &self.prompt_parts(true).read())
     }
 
     /// What a system prompt says after its tools, to be read when needed.
@@ -1638,6 +1643,11 @@ pub struct McpServerReport {
     pub transport: String,
 }
 
+/// Built-ins the person named in `--tools` (a named one is never deferred).
+fn named_builtins(overrides: &Overrides) -> std::collections::BTreeSet<String> {
+    overrides.tools.as_deref().map(startup::tools_named).unwrap_or_default().into_iter().collect()
+}
+
 /// The media CLI for `loaded`'s config, found now.
 fn media_for(loaded: &startup::Loaded) -> media_cli::MediaCli {
     media_cli::detect_here(&loaded.paths.data_dir, loaded.config.media_cli.enabled.unwrap_or(true))
@@ -1693,7 +1703,9 @@ fn turn_facts(
                 eligible_models: d.eligible_models.clone(),
                 min_defer_count: d.min_defer_count.unwrap_or(1),
                 threshold_pct: d.threshold_pct.unwrap_or(0.15),
+                defer_builtins: d.defer_builtins.unwrap_or(true),
             },
+            inline_builtins: named_builtins(overrides),
         },
         activated: Vec::new(),
     })

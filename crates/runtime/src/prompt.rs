@@ -1,11 +1,9 @@
-//! The system prompt: the base prompt from `assets/prompts/`, the tools'
-//! one-line snippets, the environment, and AGENTS.md instructions.
+//! The system prompt: the base prompt from `assets/prompts/`, the
+//! built-ins waiting behind `tool_search`, the environment, and AGENTS.md instructions.
 
 use std::path::{Path, PathBuf};
 
 pub use tern_config::project::{git_root, project_chain, project_top};
-
-use tern_protocol::ToolDefinition;
 
 const BASE: &str = include_str!("../../../assets/prompts/system.md");
 
@@ -14,8 +12,9 @@ const BASE: &str = include_str!("../../../assets/prompts/system.md");
 pub struct PromptInputs<'a> {
     /// Workspace root.
     pub workspace: &'a Path,
-    /// Tools offered.
-    pub tools: &'a [ToolDefinition],
+    /// The block naming the built-ins that wait behind `tool_search`
+    /// ([`tern_catalog::Assembly::deferred_builtins_notice`]).
+    pub waiting_tools: Option<&'a str>,
     /// The user's config dir (for the user-level AGENTS.md).
     pub config_dir: &'a Path,
     /// Today as `YYYY-MM-DD`.
@@ -30,26 +29,28 @@ pub struct PromptInputs<'a> {
 
 /// Build the system prompt.
 pub fn system_prompt(inputs: &PromptInputs<'_>) -> String {
-    with_tools(None, inputs.tools, &context_section(inputs))
+    with_tools(None, inputs.waiting_tools, &context_section(inputs))
 }
 
-/// The base prompt with the tools' lines, then `context` (what
-/// [`context_section`] made): an agent's prompt for its own tool list, with
-/// the files behind the context read only once.
+/// The base prompt, the block naming the built-ins that wait behind
+/// `tool_search` (the tools in the request describe themselves, so they are
+/// not listed again), then `context` (what [`context_section`] made): an
+/// agent's prompt for its own catalog, with the files behind the context
+/// read only once.
 /// `base`: text that replaces tern's own instructions (`--system-prompt`).
-pub fn with_tools(base: Option<&str>, tools: &[ToolDefinition], context: &str) -> String {
+pub fn with_tools(base: Option<&str>, waiting_tools: Option<&str>, context: &str) -> String {
     let mut out = String::from(base.unwrap_or(BASE).trim_end());
-    out.push_str("\n\n# Available tools\n");
-    for t in tools {
-        let line = t.snippet.clone().unwrap_or_else(|| format!("{}: {}", t.name, first_line(&t.description)));
-        out.push_str(&format!("- {line}\n"));
+    out.push('\n');
+    if let Some(block) = waiting_tools {
+        out.push('\n');
+        out.push_str(block);
     }
     out.push_str(context);
     out
 }
 
 /// Everything after the tools: the environment, the instruction files, the
-/// skills list and the extra text (`inputs.tools` is not read).
+/// skills list and the extra text (`inputs.waiting_tools` is not read).
 pub fn context_section(inputs: &PromptInputs<'_>) -> String {
     let mut out = String::from("\n# Environment\n");
     out.push_str(&format!("- Working directory: {}\n", inputs.workspace.display()));
@@ -102,7 +103,7 @@ impl ContextParts {
     pub fn read(&self) -> String {
         context_section(&PromptInputs {
             workspace: &self.workspace,
-            tools: &[],
+            waiting_tools: None,
             config_dir: &self.config_dir,
             date: today_utc(),
             append: self.append.clone(),
@@ -110,22 +111,6 @@ impl ContextParts {
             skills: self.skills.clone(),
         })
     }
-}
-
-/// The tools an agent's system prompt lists: the built-ins (MCP servers,
-/// an embedder's tools and disclosure never change it — prompt caching;
-/// they speak for themselves).
-pub fn listed_tools(tools: &[tern_agent_loop::RuntimeTool]) -> Vec<ToolDefinition> {
-    tools
-        .iter()
-        .filter(|t| t.source == tern_protocol::ToolSource::Builtin)
-        .filter(|t| !matches!(t.name(), "tool_search" | "mcp_invoke"))
-        .map(|t| t.definition.clone())
-        .collect()
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or_default()
 }
 
 /// The current branch (or short detached commit), from `.git/HEAD`.
@@ -432,10 +417,9 @@ mod tests {
         let files = instruction_files(&sub, home.path(), &names());
         let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(texts, vec!["user rules", "root rules", "crates rules"]);
-        let tools = [tern_tools::read::definition()];
         let p = system_prompt(&PromptInputs {
             workspace: &sub,
-            tools: &tools,
+            waiting_tools: Some("# More tools\n- task: hand a task to a subagent\n"),
             config_dir: home.path(),
             date: "2026-11-30".into(),
             append: vec!["EXTRA".into()],
@@ -443,7 +427,7 @@ mod tests {
             skills: Some("\n# Skills\n- pdf: Fill forms\n".into()),
         });
         assert!(p.find("# Skills").unwrap() < p.find("EXTRA").unwrap(), "skills before appended text");
-        assert!(p.contains("- read: numbered lines"), "{p}");
+        assert!(p.contains("\n\n# More tools\n- task: hand a task to a subagent\n\n# Environment\n"), "{p}");
         assert!(p.contains("branch main"));
         assert!(p.contains("- Date: 2026-11-30"));
         assert!(p.find("root rules").unwrap() < p.find("crates rules").unwrap());

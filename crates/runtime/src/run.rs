@@ -174,6 +174,11 @@ impl Runtime {
     ) -> RunReport {
         let session = self.session();
         let (model, info) = self.current.read_or_recover().clone();
+        // The person's first prompt can make a waiting built-in relevant (a URL → web_fetch).
+        if history.is_empty() {
+            let skills: Vec<String> = self.skills.list.iter().map(|s| s.name.clone()).collect();
+            self.catalog.load_for_first_prompt(prompt, &skills);
+        }
         let first = self.catalog.assemble();
         let hooks = self.turn_hooks(&session, first.tools.iter().any(|t| t.name() == "read"));
         let config = self.loop_config(model, &info, &session);
@@ -401,8 +406,9 @@ impl Runtime {
         // prompt is its own tool list and this.
         let parts = self.prompt_parts(false);
         let context = std::sync::OnceLock::new();
-        let system = Arc::new(move |tools: &[tern_agent_loop::RuntimeTool]| {
-            crate::prompt::with_tools(None, &crate::prompt::listed_tools(tools), context.get_or_init(|| parts.read()))
+        let system = Arc::new(move |assembly: &tern_catalog::Assembly| {
+            let waiting = assembly.deferred_builtins_notice();
+            crate::prompt::with_tools(None, waiting.as_deref(), context.get_or_init(|| parts.read()))
         });
         crate::subagents::Kit {
             client: self.provider.client.clone(),

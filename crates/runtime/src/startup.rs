@@ -839,14 +839,29 @@ pub(crate) fn warn_rules_naming_no_tool(
     }
 }
 
+/// `--tools minimal`: the fewest tools that read, change and run code.
+pub const MINIMAL_TOOLS: [&str; 4] = ["read", "write", "edit", "bash"];
+
+/// The built-in names a `--tools` list names, canonical, with the profile
+/// `minimal` spelt out (`default` is kept as the word).
+pub(crate) fn tools_named(list: &[String]) -> Vec<String> {
+    list.iter()
+        .flat_map(|t| match t.trim().to_ascii_lowercase().as_str() {
+            "minimal" => MINIMAL_TOOLS.iter().map(|n| n.to_string()).collect(),
+            _ => vec![tern_protocol::canonical_tool_name(t)],
+        })
+        .collect()
+}
+
 /// `--tools`: the built-in tools not listed leave the catalog (`default`:
-/// all stay; `""`: none); a name that is no built-in tool is said.
+/// all stay; `minimal`: [`MINIMAL_TOOLS`]; `""`: none); a name that is no
+/// built-in tool is said.
 pub(crate) fn keep_only_tools(overrides: &mut Overrides, tools: &[tern_catalog::Entry], warnings: &mut Vec<String>) {
     let Some(only) = overrides.tools.clone() else { return };
     if only.iter().any(|t| t.eq_ignore_ascii_case("default")) {
         return;
     }
-    let keep: std::collections::HashSet<String> = only.iter().map(|t| tern_protocol::canonical_tool_name(t)).collect();
+    let keep: std::collections::HashSet<String> = tools_named(&only).into_iter().collect();
     let builtin: Vec<&str> =
         tools.iter().filter(|e| e.tool.source == tern_protocol::ToolSource::Builtin).map(|e| e.name()).collect();
     for name in &keep {

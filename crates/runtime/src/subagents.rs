@@ -44,7 +44,7 @@ pub const MAX_CONCURRENT: usize = 4;
 const MAX_CHILD_TURNS: u32 = 60;
 
 /// Builds a system prompt for a tool list.
-pub(crate) type SystemFor = Arc<dyn Fn(&[RuntimeTool]) -> String + Send + Sync>;
+pub(crate) type SystemFor = Arc<dyn Fn(&tern_catalog::Assembly) -> String + Send + Sync>;
 
 /// What one run lends its children: set when a prompt starts, cleared when it ends.
 pub(crate) struct Kit {
@@ -240,7 +240,7 @@ impl Delegate for SessionDelegate {
             }
             let registry = child_registry(&kit.tools)?;
             let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
-            let mut system = (kit.system)(&catalog.assemble().tools);
+            let mut system = (kit.system)(&catalog.assemble());
             system.push_str(&format!(
                 "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
                  nobody answers questions. Your final message is returned to that agent as your whole answer, \

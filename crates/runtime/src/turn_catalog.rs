@@ -84,6 +84,46 @@ impl TurnCatalog {
         assembly
     }
 
+    /// Load up front the waiting built-ins the person's first prompt clearly
+    /// asks for ([`tern_catalog::wanted_by_prompt`]): they join the end of
+    /// the tool list like any tool `tool_search` loaded. Returns what was
+    /// loaded and why.
+    pub fn load_for_first_prompt(&self, prompt: &str, skills: &[String]) -> Vec<(String, String)> {
+        let waiting = self.assemble().disclosure.builtins_deferred;
+        let wanted: Vec<(String, String)> = tern_catalog::wanted_by_prompt(prompt, skills)
+            .into_iter()
+            .filter(|(name, _)| waiting.iter().any(|w| w == name))
+            .map(|(name, why)| (name.to_string(), why))
+            .collect();
+        let names: Vec<String> = wanted.iter().map(|(name, _)| name.clone()).collect();
+        let added = self.disclosure.state.activate(&names);
+        wanted.into_iter().filter(|(name, _)| added.contains(name)).collect()
+    }
+
+    /// A resumed session goes on with the tools it had loaded, in the order
+    /// it loaded them (so the request's tool list is the one the provider
+    /// cached): those its first prompt loaded, then those `tool_search`
+    /// loaded in the calls the conversation still holds.
+    pub fn restore_loaded(
+        &self,
+        messages: &[tern_protocol::Message],
+        runs: &std::collections::HashMap<String, tern_protocol::ToolRun>,
+        skills: &[String],
+    ) {
+        if let Some(prompt) = messages.iter().find(|m| m.role == tern_protocol::Role::User).and_then(first_prompt_text)
+        {
+            self.load_for_first_prompt(prompt, skills);
+        }
+        for block in messages.iter().flat_map(|m| &m.content) {
+            let tern_protocol::ContentBlock::ToolResult { tool_use_id, .. } = block else { continue };
+            if let Some(tern_protocol::ToolDetails::ToolSearch(d)) =
+                runs.get(tool_use_id).and_then(|r| r.details.as_deref())
+            {
+                self.disclosure.state.activate(&d.activated);
+            }
+        }
+    }
+
     /// Servers whose tools stay inline whatever the disclosure decides.
     pub fn always_load(statuses: &[tern_mcp::ServerStatus]) -> BTreeSet<String> {
         statuses.iter().filter(|s| s.always_load).map(|s| s.name.clone()).collect()
@@ -101,4 +141,15 @@ impl TurnTools for TurnCatalog {
     fn callable_unlisted(&self) -> Vec<RuntimeTool> {
         self.disclosure.state.deferred()
     }
+}
+
+/// The person's words in the first prompt's message: its first text block
+/// other than the deferred-MCP notice that run.rs puts before it.
+fn first_prompt_text(message: &tern_protocol::Message) -> Option<&str> {
+    message.content.iter().find_map(|b| match b {
+        tern_protocol::ContentBlock::Text { text } if !text.starts_with(tern_catalog::DEFERRED_NOTICE_START) => {
+            Some(text.as_str())
+        }
+        _ => None,
+    })
 }

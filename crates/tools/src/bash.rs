@@ -40,22 +40,21 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "bash".into(),
         description: format!(
-            "Run a shell command with `bash -c` in the workspace root and return its combined stdout and stderr with the exit code.\n\
-             - Each call is a fresh shell: `cd` and variables do not carry over; chain dependent steps with `&&`.\n\
-             - Output keeps the LAST {MAX_LINES} lines or {} KB, whichever is less; when cut, the full output is saved to a file named in the result (search it with grep, read it in ranges).\n\
-             - `timeout` is in milliseconds: default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}. On timeout the whole process group is killed.\n\
-             - Background processes (`cmd &`) are killed when the command ends; there is no interactive input (stdin is empty).\n\
-             - `run_in_background: true` returns at once with a task id (servers, watchers, long builds); read it with task_output, stop it with task_stop.\n\
-             - Prefer the read tool to `cat`/`head`/`tail` for files.",
+            "Run a command with `bash -c` in the workspace root; returns stdout+stderr and the exit code.\n\
+             - A fresh shell each call (no `cd` or variables kept); chain steps with `&&`. stdin is empty.\n\
+             - Output keeps the last {MAX_LINES} lines or {} KB; the full output is then saved to a file named in the result.\n\
+             - `timeout` ms: default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS}.\n\
+             - `cmd &` dies with the call; for servers, watchers and long builds use `run_in_background` (returns a task id for task_output/task_stop).\n\
+             - Use read, not cat/head/tail, for files.",
             MAX_BYTES / 1024
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "description": "The command to run."},
-                "timeout": {"type": "integer", "minimum": 1, "description": "Timeout in milliseconds (default 120000, max 600000)."},
-                "description": {"type": "string", "description": "What the command does, in 5-10 words, for the person watching."},
-                "run_in_background": {"type": "boolean", "description": "Return a task id at once; the command keeps running."}
+                "command": {"type": "string"},
+                "timeout": {"type": "integer", "minimum": 1},
+                "description": {"type": "string", "description": "What it does, in 5-10 words, for the person watching."},
+                "run_in_background": {"type": "boolean"}
             },
             "required": ["command"],
             "additionalProperties": false

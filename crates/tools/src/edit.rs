@@ -23,24 +23,21 @@ use crate::file_guard::{
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "edit".into(),
-        description: "Replace exact text in a file you have read.\n\
-             - `old_string` must match the file exactly (whitespace included) and only once, unless `replace_all` is true. Include enough surrounding lines to make it unique.\n\
-             - Several changes to one file: pass `edits: [{old_string, new_string, replace_all?}]` instead; they apply in order, and if any fails nothing is written.\n\
-             - Line endings (LF/CRLF) and a BOM are kept; write old/new text with plain newlines.\n\
-             - If the exact text is not found, a match that differs only in indentation, trailing spaces or typographic quotes is used when it is unique (the result says so); otherwise the error shows the most similar lines.\n\
-             - The file must have been read in this session and not changed since. Prefer edit to rewriting whole files with write."
+        description: "Replace exact text in a file you have read (unchanged since).\n\
+             - `old_string` must match exactly, whitespace included, and once, unless `replace_all`; add context lines to make it unique.\n\
+             - Several changes to one file: `edits: [{old_string, new_string, replace_all?}]` instead; in order, all or nothing.\n\
+             - Line endings and BOM are kept. A unique match differing only in indentation, trailing spaces or quotes is used and named."
             .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "File to edit."},
-                "old_string": {"type": "string", "description": "Exact text to replace."},
-                "new_string": {"type": "string", "description": "Replacement text."},
-                "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."},
+                "path": {"type": "string"},
+                "old_string": {"type": "string"},
+                "new_string": {"type": "string"},
+                "replace_all": {"type": "boolean"},
                 "edits": {
                     "type": "array",
                     "minItems": 1,
-                    "description": "Several replacements, applied in order, all or nothing (instead of old_string/new_string).",
                     "items": {
                         "type": "object",
                         "properties": {

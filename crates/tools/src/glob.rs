@@ -27,18 +27,13 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "glob".into(),
         description: format!(
-            "Find files by name with a glob pattern. Returns paths, most recently modified first.\n\
-             - `pattern`: e.g. `**/*.rs`, `src/**/test_*.py`, `*.{{json,toml}}`. Without `/` it matches file names at any depth; with `/` it matches the path relative to `path`.\n\
-             - `path`: the directory to search (default the workspace root).\n\
-             - Gitignored and hidden files are skipped; name a hidden directory in the pattern (`.github/**/*.yml`) to include it.\n\
-             - At most {MAX_RESULTS} paths; when cut, narrow the pattern or the path.\n\
-             - To search file contents use grep; to see a directory's layout use ls."
+            "Find files by glob, newest first. Without `/` the pattern matches names at any depth (`*.rs`); with `/` paths under `path` (default workspace root). Gitignored and hidden files are skipped unless named (`.github/**`). At most {MAX_RESULTS} paths."
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "Glob to match file paths against."},
-                "path": {"type": "string", "description": "Directory to search (default: workspace root)."}
+                "pattern": {"type": "string"},
+                "path": {"type": "string"}
             },
             "required": ["pattern"],
             "additionalProperties": false

@@ -39,20 +39,18 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "grep".into(),
         description: format!(
-            "Search file contents with a regular expression (ripgrep's engine and syntax). Use it instead of grep/rg in bash.\n\
-             - Searches `path` (a file or directory; default the workspace root). Gitignored, hidden and binary files are skipped.\n\
-             - Filter files with `glob` (`*.rs`, `src/**/*.{{ts,tsx}}`, `!*.min.js`; without `/` it matches names at any depth) or `type` (rust, py, js, ts, go, ...).\n\
-             - `output_mode`: `files_with_matches` (default; paths), `content` (`path:line:text`; -A/-B/-C lines of context after/before/around; -n line numbers, default true), `count` (`path:N`).\n\
-             - Sorted by path; at most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}) and {} KB; page on with `offset`.\n\
-             - `-i`: ignore case. `multiline: true`: `.` matches newlines and matches may span lines.\n\
-             - Escape regex metacharacters to match them literally: `fn foo\\(`, `interface\\{{\\}}`.\n\
-             - To find files by name use glob.",
+            "Search file contents by regex (ripgrep syntax); use it, not grep/rg in bash.\n\
+             - `path`: file or directory (default workspace root); gitignored, hidden and binary files are skipped.\n\
+             - Filter by `glob` (`*.rs`, `!*.min.js`) or `type` (rust, py, ts, …).\n\
+             - `output_mode`: `files_with_matches` (default), `content` (`path:line:text`, -A/-B/-C context) or `count`.\n\
+             - At most `head_limit` entries (default {DEFAULT_HEAD_LIMIT}, 0 = all) and {} KB; page with `offset`.\n\
+             - `multiline`: `.` matches newlines. Escape metacharacters for literal text: `foo\\(`.",
             MAX_BYTES / 1024
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "Regular expression."},
+                "pattern": {"type": "string"},
                 "path": {"type": "string"},
                 "glob": {"type": "string"},
                 "type": {"type": "string"},
@@ -63,7 +61,7 @@ pub fn definition() -> ToolDefinition {
                 "-B": {"type": "integer", "minimum": 0},
                 "-C": {"type": "integer", "minimum": 0},
                 "multiline": {"type": "boolean"},
-                "head_limit": {"type": "integer", "minimum": 0, "description": "0 = no limit."},
+                "head_limit": {"type": "integer", "minimum": 0},
                 "offset": {"type": "integer", "minimum": 0}
             },
             "required": ["pattern"],

@@ -33,17 +33,13 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "ls".into(),
         description: format!(
-            "List a directory as an indented tree; directories end with `/`.\n\
-             - Breadth-first: every entry at one depth is listed before anything deeper, at most {MAX_ENTRIES} entries. When cut, `… N more` marks what was left out and the deepest directories shown are not expanded; list them with their own `path`.\n\
-             - `path`: the directory (default the workspace root). `ignore`: globs to leave out, e.g. [\"*.log\", \"fixtures\"].\n\
-             - Gitignored and hidden entries are left out (use bash `ls -a` to see them).\n\
-             - To find files by name use glob; to search contents use grep."
+            "List a directory as a tree, breadth-first (directories end with `/`; default the workspace root). At most {MAX_ENTRIES} entries. `ignore`: globs to leave out. Gitignored and hidden entries are skipped."
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Directory to list (default: workspace root)."},
-                "ignore": {"type": "array", "items": {"type": "string"}, "description": "Globs of entries to leave out."}
+                "path": {"type": "string"},
+                "ignore": {"type": "array", "items": {"type": "string"}}
             },
             "additionalProperties": false
         }),

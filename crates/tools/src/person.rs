@@ -77,10 +77,8 @@ pub fn runtime_tools(person: Arc<dyn Person>) -> Vec<RuntimeTool> {
 fn ask_definition() -> ToolDefinition {
     ToolDefinition {
         name: "ask_user".into(),
-        description: "Ask the person one to four questions when a decision is theirs (which approach, which \
-                      option, what they meant) and you cannot find the answer yourself. Give each question 2-8 \
-                      short choices; they may also type their own answer. Do not ask what the code or the tools \
-                      can tell you."
+        description: "Ask the person 1-4 questions when a decision is theirs, never what the code or tools can \
+                      tell you. Give each 2-8 short options (they may type their own); `header`: a short label."
             .into(),
         input_schema: json!({
             "type": "object",
@@ -91,7 +89,7 @@ fn ask_definition() -> ToolDefinition {
                         "type": "object",
                         "properties": {
                             "question": {"type": "string"},
-                            "header": {"type": "string", "description": "A short label (a few words)."},
+                            "header": {"type": "string"},
                             "options": {
                                 "type": "array", "maxItems": MAX_OPTIONS,
                                 "items": {

@@ -33,21 +33,18 @@ pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "read".into(),
         description: format!(
-            "Read a file. Text comes back as numbered lines (`number<TAB>text`).\n\
-             - `path`: relative to the workspace root, or absolute; `~` is your home.\n\
-             - Returns at most {DEFAULT_LIMIT} lines or {} KB, whichever comes first; lines over {MAX_LINE_CHARS} characters are cut with a marker. When more remains, the result ends with the `offset` to continue from.\n\
-             - `offset` is the 1-based line to start at; `limit` the number of lines. Read large files in ranges; find the range with grep first.\n\
-             - Images (PNG, JPEG, GIF, WebP) come back as images when the model accepts them, scaled down to at most {} px a side; other binary files are refused.\n\
-             - Reading a file is required before editing or overwriting it.",
-            MAX_BYTES / 1024,
-            ImageLimits::default().max_side
+            "Read a file as numbered lines (`N<TAB>text`); `path` relative to the workspace or absolute.\n\
+             - At most {DEFAULT_LIMIT} lines or {} KB; lines over {MAX_LINE_CHARS} characters are cut. When more remains, the result gives the `offset` to go on from.\n\
+             - `offset`: 1-based first line; `limit`: number of lines.\n\
+             - Images come back as images; other binary files are refused.",
+            MAX_BYTES / 1024
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "File to read."},
-                "offset": {"type": "integer", "minimum": 1, "description": "1-based line number to start from."},
-                "limit": {"type": "integer", "minimum": 1, "description": "Number of lines to read (default 2000)."}
+                "path": {"type": "string"},
+                "offset": {"type": "integer", "minimum": 1},
+                "limit": {"type": "integer", "minimum": 1}
             },
             "required": ["path"],
             "additionalProperties": false

@@ -51,16 +51,15 @@ pub fn runtime_tool(library: Arc<dyn SkillLibrary>) -> RuntimeTool {
 fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "skill".into(),
-        description: "Load a skill: instructions for a particular kind of task, listed under Skills in the \
-                      system prompt. Call it before starting a task that matches a skill's description, then \
-                      follow the instructions it returns. It also lists the other files in the skill's folder \
-                      (scripts, references) to read when the instructions point to them."
+        description: "Load a skill listed under Skills in the system prompt: call it before a task that matches \
+                      the skill's description, then follow the instructions it returns. It also lists the skill's \
+                      other files (scripts, references) to read when the instructions point to them."
             .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "The skill's name, as listed."},
-                "arguments": {"type": "string", "description": "What the person asked for, when invoking it for a request."}
+                "arguments": {"type": "string", "description": "What the person asked for, when they invoked it."}
             },
             "required": ["name"],
             "additionalProperties": false

@@ -65,20 +65,19 @@ pub fn runtime_tool(delegate: Arc<dyn Delegate>) -> RuntimeTool {
 fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "task".into(),
-        description: "Hand a self-contained piece of work to a subagent: a fresh agent with its own context \
-                      that works alone and returns one final answer. Use it to search a large codebase \
-                      (`explore`: read-only, bash included), to do a bounded change (`worker`), or to check \
-                      work by running tests (`verifier`: like explore, but asks before commands that may change \
-                      things); or name a custom agent. Several task calls in \
-                      one reply run at the same time. The subagent sees nothing of this conversation: put \
-                      everything it needs (goal, paths, constraints, what to report) in `prompt`."
+        description: "Hand self-contained work to a subagent: a fresh agent with its own context that works \
+                      alone and returns one final answer. `subagent_type`: `explore` (read-only search of a large \
+                      codebase; the default), `worker` (a bounded change), `verifier` (checks work by running \
+                      tests) or a custom agent's name. Several task calls in one reply run at once. The subagent \
+                      sees nothing of this conversation: put all it needs (goal, paths, constraints, what to \
+                      report) in `prompt`."
             .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "description": {"type": "string", "description": "A few words on the task, shown to the person."},
-                "prompt": {"type": "string", "description": "The whole task for the subagent, self-contained."},
-                "subagent_type": {"type": "string", "description": "explore, worker, verifier, or a custom agent's name (default explore)."},
+                "description": {"type": "string", "description": "A few words, shown to the person."},
+                "prompt": {"type": "string"},
+                "subagent_type": {"type": "string"},
                 "run_in_background": {"type": "boolean", "description": "Return a task id at once; read the answer later with task_output."}
             },
             "required": ["description", "prompt"],

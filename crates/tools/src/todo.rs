@@ -18,11 +18,7 @@ pub const MAX_ITEMS: usize = 100;
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "todo_write".into(),
-        description: "Keep a todo list for a task with several steps; the person sees it live.\n\
-             - Each call replaces the whole list: send every item, in order.\n\
-             - status: pending | in_progress | completed. Keep exactly one item in_progress while you work; mark it completed as soon as it is done, then start the next.\n\
-             - content is imperative (\"Run the tests\"); active_form is the same in the present continuous (\"Running the tests\").\n\
-             - Skip it for a single simple step."
+        description: "The todo list the person sees, for tasks of several steps. Each call replaces the whole list. Keep one item in_progress; mark it completed when done. `content`: imperative; `active_form`: present continuous."
             .into(),
         input_schema: json!({
             "type": "object",

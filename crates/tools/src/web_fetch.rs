@@ -60,9 +60,9 @@ fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "web_fetch".into(),
         description: format!(
-            "Fetch a web page (http/https GET) and return it as text: HTML as Markdown, other text as is. Follows up to \
-             {MAX_REDIRECTS} redirects (each one checked against the permission rules), reads at most {} MB, text \
-             types only, {} s in all. `prompt` says what you are looking for in the page (it is returned with it).",
+            "Fetch a web page (http/https GET) as text: HTML as Markdown, other text as is. At most {MAX_REDIRECTS} \
+             redirects (each checked against the permission rules), {} MB and {} s; text types only. `prompt`: what \
+             you look for (returned with the page).",
             MAX_BODY / (1024 * 1024),
             TIMEOUT.as_secs()
         ),
@@ -70,7 +70,7 @@ fn definition() -> ToolDefinition {
             "type": "object",
             "properties": {
                 "url": {"type": "string", "description": "The full URL, http:// or https://."},
-                "prompt": {"type": "string", "description": "What to look for in the page."}
+                "prompt": {"type": "string"}
             },
             "required": ["url"],
             "additionalProperties": false

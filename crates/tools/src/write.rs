@@ -19,16 +19,13 @@ use crate::{ToolEnv, human_bytes};
 pub fn definition() -> ToolDefinition {
     ToolDefinition {
         name: "write".into(),
-        description: "Create a file, or replace a whole file, with `content`.\n\
-             - Parent directories are created. The write is atomic; an existing file keeps its owner, permissions, hard links and attributes, and one that may not be written (read-only included) is refused.\n\
-             - To overwrite an existing file you must have read it in this session, and it must not have changed since.\n\
-             - To change part of a file, use edit instead: it is safer and shows a diff."
+        description: "Create or overwrite a whole file with `content` (parent directories created). Overwriting needs a read of the file first. To change part of a file use edit."
             .into(),
         input_schema: json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "File to write (relative to the workspace root, or absolute)."},
-                "content": {"type": "string", "description": "The complete new content."}
+                "path": {"type": "string"},
+                "content": {"type": "string"}
             },
             "required": ["path", "content"],
             "additionalProperties": false

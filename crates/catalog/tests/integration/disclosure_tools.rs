@@ -149,10 +149,7 @@ async fn needs_query_or_regex_and_says_when_nothing_matches() {
     assert_eq!(err.message, "tool_search needs `query` (words, or select:name1,name2) or `regex`; it got neither.");
     let out = search(&dt, json!({"query": "kubernetes"})).await;
     assert!(out.starts_with("No deferred tool matches \"kubernetes\". Try other words"), "{out}");
-    assert!(
-        out.contains("Servers with deferred tools: api (1), github (2), jira (1), linear (1), tracker (2)."),
-        "{out}"
-    );
+    assert!(out.contains("Deferred tools by source: api (1), github (2), jira (1), linear (1), tracker (2)."), "{out}");
     assert!(dt.state.activated().is_empty());
 
     let nothing = disclosure(Vec::new());

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod builtin_disclosure;
 mod disclosure_tools;
 mod layers;
 mod order_and_disclosure;

@@ -20,7 +20,9 @@ fn with_mcp(tools: Vec<(RuntimeTool, bool)>) -> Registry {
 
 /// Facts whose context window is small enough that any configured MCP tool is deferred.
 fn tiny_window() -> TurnFacts {
-    TurnFacts::new(ModelFacts::new("test-model", 100))
+    let mut f = facts();
+    f.model = ModelFacts::new("test-model", 100);
+    f
 }
 
 fn prefix_bytes(a: &Assembly, n: usize) -> String {
@@ -104,7 +106,8 @@ fn activation_of_an_inline_tool_adds_nothing() {
 /// Facts whose threshold sits exactly at `tokens` (or one below with `above`).
 fn facts_at_threshold(tokens: u64, above: bool) -> TurnFacts {
     let window = if above { 2 * tokens - 2 } else { 2 * tokens };
-    let mut f = TurnFacts::new(ModelFacts::new("test-model", window));
+    let mut f = facts();
+    f.model = ModelFacts::new("test-model", window);
     f.config.disclosure.threshold_pct = 0.5;
     f
 }
@@ -244,7 +247,8 @@ fn report_counts_bytes_and_explains_removals() {
              \x20 mcp__github__t0  [disclosure]  deferred: find it with tool_search\n\
              \x20 mcp__github__t1  [disclosure]  deferred: find it with tool_search\n\
              \nDisclosure: deferred — estimated {e} tokens > 15% of 100 = 15\n\
-             \x20 2 candidates, estimated {e} tokens, threshold 15 tokens\n"
+             \x20 2 candidates, estimated {e} tokens, threshold 15 tokens\n\
+             Built-ins: inline — kept inline by config ([tool_disclosure] defer_builtins = false)\n"
         )
     );
 }

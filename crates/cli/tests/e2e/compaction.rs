@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 const MARKER: &str = "[tern: compaction request]";
 
 /// A small window for the mock model; the base request (system prompt and
-/// tools) is about 2,600 tokens, and bash keeps the last 2,000 lines (~10 KB,
+/// tools, rarely used built-ins waiting behind tool_search) is about 1,900
+/// tokens, and bash keeps the last 2,000 lines (~10 KB,
 /// ~2,700 tokens) of an output.
 fn small_window(h: &Harness, window: u64, reserve: u64, keep: usize) {
     let config = format!(
@@ -43,7 +44,7 @@ async fn near_the_window_the_conversation_is_summarised_and_resumes_from_the_sum
         ]})
         .to_string();
         let h = Harness::new(wire, &script).await;
-        small_window(&h, 7500, 500, 2);
+        small_window(&h, 5700, 500, 2);
         for (args, answer) in [
             (vec!["-p", "first prompt"], "one done"),
             (vec!["-c", "-p", "second prompt"], "two done"),
@@ -85,7 +86,7 @@ async fn the_compaction_event_is_in_the_stream() {
     ]})
     .to_string();
     let h = Harness::new(Wire::Anthropic, &script).await;
-    small_window(&h, 5500, 500, 1);
+    small_window(&h, 3700, 500, 1);
     let first = h.run(&["-p", "first prompt"]).await;
     assert_eq!(first.code, Some(0));
     // One turn that nears the window has nothing before it to summarise: it goes on without a word.
@@ -130,7 +131,7 @@ async fn a_failed_summary_leaves_the_conversation_whole() {
     ]})
     .to_string();
     let h = Harness::new(Wire::OpenAi, &script).await;
-    small_window(&h, 5500, 500, 1);
+    small_window(&h, 3700, 500, 1);
     assert_eq!(h.run(&["-p", "first prompt"]).await.code, Some(0));
     let out = h.run(&["-c", "-p", "second prompt"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
@@ -149,7 +150,7 @@ async fn a_run_that_fills_the_window_between_turns_is_compacted_and_goes_on() {
     ]})
     .to_string();
     let h = Harness::new(Wire::Anthropic, &script).await;
-    small_window(&h, 5500, 500, 1);
+    small_window(&h, 3700, 500, 1);
     assert_eq!(h.run(&["-p", "first prompt"]).await.code, Some(0));
     let out = h.run(&["-c", "-p", "second prompt", "--output-format", "tern-events"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);

@@ -73,6 +73,11 @@ async fn tern_context_breaks_the_window_down() {
     assert_eq!(r["used"].as_u64().unwrap() + r["free"].as_u64().unwrap(), r["context_window"].as_u64().unwrap());
     let text = h.run(&["context"]).await.stdout;
     assert!(text.contains("auto-compaction at") && text.contains("AGENTS.md"), "{text}");
+    assert_eq!(r["builtins_waiting"], serde_json::json!(common::WAITING), "{r}");
+    assert!(
+        text.contains(&format!("built-ins waiting behind tool_search: {}\n", common::WAITING.join(", "))),
+        "{text}"
+    );
 }
 
 #[tokio::test]

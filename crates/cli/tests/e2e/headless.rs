@@ -32,7 +32,7 @@ async fn tool_call_runs_and_its_output_reaches_the_next_request() {
         assert_eq!(results.len(), 2, "{wire:?}");
         assert_eq!(results[0], ("     1\thello\n     2\tworld".to_string(), false), "{wire:?}");
         assert!(results[1].0.contains("from-bash-42\n[Exit code: 0]"), "{wire:?}: {:?}", results[1]);
-        // The first request offers the tools and the system prompt names them.
+        // The first request offers the tools.
         let first = &bodies[0];
         let tools: Vec<String> = first["tools"]
             .as_array()
@@ -54,7 +54,9 @@ async fn requests_follow_each_wire_protocol() {
     assert_eq!(r.headers.get("x-api-key").map(String::as_str), Some("test-key"));
     assert_eq!(r.headers.get("anthropic-version").map(String::as_str), Some("2023-06-01"));
     assert!(r.body["max_tokens"].as_u64().unwrap() > 0);
-    assert!(r.body["system"][0]["text"].as_str().unwrap().contains("# Available tools"));
+    // The tools describe themselves; the system prompt names only those waiting behind tool_search.
+    let system = r.body["system"][0]["text"].as_str().unwrap();
+    assert!(system.contains("# More tools") && !system.contains("\n- read:"), "{system}");
     assert_eq!(
         r.body["messages"],
         json!([{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}])

@@ -22,6 +22,7 @@ mod doctor;
 mod editing;
 mod extending;
 mod file_identity;
+mod first_request;
 mod headless;
 mod hostile_commands;
 mod hostile_repo;

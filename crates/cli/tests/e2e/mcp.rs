@@ -81,7 +81,7 @@ async fn deferred_tools_are_searched_activated_and_called() {
 
         // First request: built-ins plus the two disclosure tools, no MCP tool.
         let first = tool_names(&bodies[0]);
-        assert_eq!(first, [&common::BUILTINS[..], &["tool_search", "mcp_invoke"]].concat(), "{wire:?}");
+        assert_eq!(first, [&common::BUILTINS[..], &["mcp_invoke"]].concat(), "{wire:?}");
         // The deferred block names the server before the prompt.
         let messages = bodies[0]["messages"].as_array().unwrap();
         let first_user = messages.iter().find(|m| m["role"] == "user").unwrap().to_string();

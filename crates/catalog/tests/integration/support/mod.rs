@@ -82,7 +82,17 @@ pub fn server(name: &str, count: usize) -> Vec<(RuntimeTool, bool)> {
     (0..count).map(|i| (mcp(name, &format!("t{i}")), true)).collect()
 }
 
+/// Facts for the main agent with every built-in inline, so tests of layers
+/// 1-8 and of MCP disclosure see the built-ins they registered (deferred
+/// built-ins have their own tests, with [`deferring_facts`]).
 pub fn facts() -> TurnFacts {
+    let mut facts = deferring_facts();
+    facts.config.disclosure.defer_builtins = false;
+    facts
+}
+
+/// Facts with the default configuration: rarely used built-ins wait.
+pub fn deferring_facts() -> TurnFacts {
     TurnFacts::new(ModelFacts::new("test-model", 200_000))
 }
 

@@ -255,23 +255,12 @@ pub async fn wait_present(needle: &str) -> Vec<u32> {
 }
 
 /// The built-in tools a headless main agent outside plan mode gets, in their fixed order (`ask_user`
-/// is for front ends with a person; `skill`: the bundled skill is always there).
-pub const BUILTINS: [&str; 14] = [
-    "read",
-    "write",
-    "edit",
-    "bash",
-    "grep",
-    "glob",
-    "ls",
-    "todo_write",
-    "task_output",
-    "task_stop",
-    "task",
-    "enter_plan_mode",
-    "web_fetch",
-    "skill",
-];
+/// is for front ends with a person), then `tool_search`, behind which [`WAITING`] wait.
+pub const BUILTINS: [&str; 9] = ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "tool_search"];
+
+/// The built-ins that wait behind `tool_search` by default, named in the system prompt (`skill`:
+/// the bundled skill is always there).
+pub const WAITING: [&str; 6] = ["task_output", "task_stop", "task", "enter_plan_mode", "web_fetch", "skill"];
 
 pub fn write(path: &Path, text: &str) {
     if let Some(p) = path.parent() {
