@@ -28,6 +28,7 @@
 mod batch;
 mod hooks;
 mod run;
+mod text_calls;
 mod tool;
 
 pub use batch::{ToolCallResult, execute_batch};

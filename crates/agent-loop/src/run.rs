@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tern_llm::{Completion, LlmError, ModelRequest, Provider, StreamDelta};
+use tern_llm::{Completion, LlmError, ModelRequest, Provider, StreamDelta, ToolCallFormat};
 use tern_protocol::{
     AgentEvent, AgentStopReason, ContentBlock, Message, Role, StopReason, ToolCall, Usage, UsageTotals,
 };
@@ -35,6 +35,9 @@ pub struct LoopConfig {
     pub context_limit: Option<u64>,
     /// The model to go on with when this one stays overloaded (`--fallback-model`).
     pub fallback_model: Option<String>,
+    /// Whether calls the model wrote as text are read too
+    /// (`tool_call_format = "text"` in the model table; native only by default).
+    pub tool_call_format: ToolCallFormat,
 }
 
 impl LoopConfig {
@@ -49,6 +52,7 @@ impl LoopConfig {
             cache_key: None,
             context_limit: None,
             fallback_model: None,
+            tool_call_format: ToolCallFormat::Native,
         }
     }
 }
@@ -184,6 +188,9 @@ impl AgentLoop {
                 }
             };
             let completion = match answered {
+                Ok(c) if self.config.tool_call_format == ToolCallFormat::Text => {
+                    crate::text_calls::read_text_calls(c, &tools, events)
+                }
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => {
                     // Keep what the person already saw: the next prompt
