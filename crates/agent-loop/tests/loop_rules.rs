@@ -929,6 +929,16 @@ fn chat_agent(server: &MockServer, tools: Vec<RuntimeTool>, format: tern_llm::To
     AgentLoop::new(provider, tools, Arc::new(NoHooks), config)
 }
 
+fn streamed_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn notices(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
@@ -951,6 +961,8 @@ async fn a_call_written_as_text_runs_when_opted_in_and_goes_back_as_a_native_cal
     assert_eq!(probe.inputs(), vec![json!({"n": 1})]);
     assert_eq!((outcome.stop_reason, outcome.final_text.as_str()), (AgentStopReason::Completed, "The probe said 1."));
     assert_eq!(notices(&events), Vec::<String>::new());
+    // Held back while it might be a call: no front end shows the call as text.
+    assert_eq!(streamed_text(&events), "The probe said 1.");
     // The reply became the call: no text left, a fresh id.
     let [ContentBlock::ToolUse { id, name, input }] = &history[1].content[..] else { panic!("{:?}", history[1]) };
     assert_eq!((name.as_str(), input), ("probe", &json!({"n": 1})));
@@ -976,6 +988,7 @@ async fn a_call_written_as_text_stays_text_without_the_opt_in() {
     let (outcome, _, events) = run(&agent, &CancellationToken::new()).await;
 
     assert_eq!((probe.calls(), outcome.final_text.as_str(), outcome.turns), (0, TEXT_CALL, 1));
+    assert_eq!(streamed_text(&events), TEXT_CALL);
     assert_eq!(notices(&events), Vec::<String>::new());
 }
 
@@ -1011,6 +1024,7 @@ async fn a_text_call_to_a_tool_not_offered_stays_the_answer_and_says_why() {
     let (outcome, _, events) = run(&agent, &CancellationToken::new()).await;
 
     assert_eq!((probe.calls(), outcome.final_text.as_str()), (0, reply));
+    assert_eq!(streamed_text(&events), reply, "held back, then shown when it was not a call");
     assert_eq!(
         notices(&events),
         vec![

@@ -271,6 +271,31 @@ fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
     Ok(out)
 }
 
+/// Whether a reply that begins with `text` may still turn out to be a call
+/// (its first non-blank characters start a tag, a JSON value, or a fence
+/// whose language is a call's): a front end holds such text back until the
+/// reply is complete, instead of showing a call as text.
+pub fn may_start_call(text: &str) -> bool {
+    let t = text.trim_start();
+    if t.is_empty() || t.starts_with(['{', '[']) || OPEN_TAG.starts_with(t) || t.starts_with(OPEN_TAG) {
+        return true;
+    }
+    if FENCE.starts_with(t) {
+        return true;
+    }
+    let Some(after) = t.strip_prefix(FENCE) else { return false };
+    match after.find('\n') {
+        Some(nl) => is_call_fence(after[..nl].trim()),
+        // The language is still arriving.
+        None => after.len() <= "tool_call".len() && ["json", "tool_call", "tool_code"].iter().any(|l| l.starts_with(after.trim())),
+    }
+}
+
+/// A fence language a call may be written in.
+fn is_call_fence(lang: &str) -> bool {
+    matches!(lang.to_ascii_lowercase().as_str(), "" | "json" | "tool_call" | "tool_code")
+}
+
 /// Prose: no fence, no tag, no JSON object.
 fn is_prose(text: &str) -> bool {
     !(text.contains(FENCE) || text.contains("<tool_call") || text.contains("</tool_call") || text.contains("{\""))
@@ -285,7 +310,7 @@ fn looks_like_call(text: &str) -> bool {
 /// The calls of a fenced block: `None` when it is not a call block (other
 /// code, or JSON that is not call-shaped).
 fn fenced_calls(lang: &str, body: &str) -> Option<Result<Vec<Written<'static>>, String>> {
-    if !matches!(lang.to_ascii_lowercase().as_str(), "" | "json" | "tool_call" | "tool_code") {
+    if !is_call_fence(lang) {
         return None;
     }
     let body = body.trim();

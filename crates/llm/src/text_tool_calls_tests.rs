@@ -184,3 +184,13 @@ fn call_ids_are_fresh() {
     assert!(a.starts_with("call_") && a.len() == 29, "{a}");
     assert_ne!(a, b);
 }
+
+#[test]
+fn text_that_may_still_become_a_call_is_recognised_from_its_start() {
+    for start in ["", "  \n", "{", "[{\"na", "<tool", "<tool_call>{", "`", "``", "```", "```js", "```json", "```\n{", "```tool_call\n"] {
+        assert!(may_start_call(start), "{start:?}");
+    }
+    for start in ["The", "I'll read it", "```rust", "```python\nprint", "```javascript", "<b>", "- item"] {
+        assert!(!may_start_call(start), "{start:?}");
+    }
+}
