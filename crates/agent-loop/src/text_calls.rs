@@ -50,8 +50,7 @@ impl TextGate {
 pub(crate) fn read_text_calls(mut c: Completion, tools: &[RuntimeTool], events: &EventSink) -> (Completion, bool) {
     let native = c.message.content.iter().any(|b| matches!(b, ContentBlock::ToolUse { .. }));
     // A reply that finished (not one cut by the limit, refused or paused).
-    let complete =
-        matches!(c.stop_reason, Some(StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse));
+    let complete = matches!(c.stop_reason, Some(StopReason::EndTurn | StopReason::StopSequence | StopReason::ToolUse));
     if native || !c.incomplete_tool_calls.is_empty() || !complete {
         return (c, false);
     }

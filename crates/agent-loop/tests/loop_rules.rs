@@ -982,8 +982,7 @@ async fn a_call_written_as_text_runs_when_opted_in_and_goes_back_as_a_native_cal
 async fn a_call_written_as_text_stays_text_without_the_opt_in() {
     let server = mock(json!({"turns": [{"text": TEXT_CALL}]})).await;
     let (tool, probe) = FakeTool::echo();
-    let agent =
-        chat_agent(&server, vec![runtime_tool("probe", SEQUENTIAL, object_schema(), tool)], Default::default());
+    let agent = chat_agent(&server, vec![runtime_tool("probe", SEQUENTIAL, object_schema(), tool)], Default::default());
 
     let (outcome, _, events) = run(&agent, &CancellationToken::new()).await;
 

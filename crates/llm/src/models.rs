@@ -284,7 +284,10 @@ mod tests {
         }
         assert_eq!(table.get("some-local-model").0.tool_call_format, ToolCallFormat::Native);
         let mut o = BTreeMap::new();
-        o.insert("qwen2.5-coder".to_string(), toml::Value::Table(toml::from_str("tool_call_format = \"text\"").unwrap()));
+        o.insert(
+            "qwen2.5-coder".to_string(),
+            toml::Value::Table(toml::from_str("tool_call_format = \"text\"").unwrap()),
+        );
         let t = ModelTable::bundled().with_overrides(&o).unwrap();
         assert_eq!(t.get("qwen2.5-coder-1.5b-instruct").0.tool_call_format, ToolCallFormat::Text);
         assert_eq!(t.get("gpt-4o").0.tool_call_format, ToolCallFormat::Native);

@@ -287,7 +287,10 @@ pub fn may_start_call(text: &str) -> bool {
     match after.find('\n') {
         Some(nl) => is_call_fence(after[..nl].trim()),
         // The language is still arriving.
-        None => after.len() <= "tool_call".len() && ["json", "tool_call", "tool_code"].iter().any(|l| l.starts_with(after.trim())),
+        None => {
+            after.len() <= "tool_call".len()
+                && ["json", "tool_call", "tool_code"].iter().any(|l| l.starts_with(after.trim()))
+        }
     }
 }
 
@@ -404,8 +407,8 @@ fn tagged_call(inner: &str) -> Result<Written<'_>, String> {
     if body.starts_with("<function=") {
         return function_tags(body);
     }
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the JSON inside <tool_call> is malformed ({e})"))?;
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| format!("the JSON inside <tool_call> is malformed ({e})"))?;
     call_object(value).ok_or_else(|| "the JSON inside <tool_call> is not a `name` with `arguments`".to_string())
 }
 

@@ -51,7 +51,8 @@ fn a_fenced_json_call_as_qwen_2_5_coder_writes_it() {
 fn hermes_tags_one_or_several_and_an_unclosed_last_one() {
     let one = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
     assert_eq!(calls(one), (vec![read_a()], None));
-    let two = format!("{one}\n<tool_call>\n{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}\n</tool_call>");
+    let two =
+        format!("{one}\n<tool_call>\n{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}\n</tool_call>");
     assert_eq!(calls(&two).0, vec![read_a(), ("bash".into(), json!({"command": "ls"}))]);
     assert_eq!(calls("<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n").0, vec![read_a()]);
     // A fence inside the tags.
@@ -86,16 +87,16 @@ fn qwen3_coder_function_tags_are_typed_by_the_schema() {
     // A string keeps its inner lines; a nullable integer is read as JSON.
     let text = "<tool_call>\n<function=bash>\n<parameter=command>\necho a\necho b\n</parameter>\n<parameter=timeout>\n5\n</parameter>\n</function>\n</tool_call>";
     assert_eq!(calls(text).0, vec![("bash".into(), json!({"command": "echo a\necho b", "timeout": 5}))]);
-    assert!(refused("<tool_call>\n<function=read>\n<parameter=path>\na.txt\n</function>\n</tool_call>").contains("malformed"));
+    assert!(
+        refused("<tool_call>\n<function=read>\n<parameter=path>\na.txt\n</function>\n</tool_call>")
+            .contains("malformed")
+    );
 }
 
 #[test]
 fn prose_around_the_calls_is_kept_as_text() {
     let text = "I'll read the file first.\n\n```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n\nThen I will answer.";
-    assert_eq!(
-        calls(text),
-        (vec![read_a()], Some("I'll read the file first.\n\nThen I will answer.".to_string()))
-    );
+    assert_eq!(calls(text), (vec![read_a()], Some("I'll read the file first.\n\nThen I will answer.".to_string())));
     let bare_then_prose = "{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\nThis shows the file.";
     assert_eq!(calls(bare_then_prose), (vec![read_a()], Some("This shows the file.".to_string())));
 }
@@ -148,15 +149,14 @@ fn malformed_calls_and_arguments_are_refused_with_the_reason() {
 
 #[test]
 fn calls_mixed_with_code_or_other_json_are_not_taken() {
-    let with_code = "```python\nprint(1)\n```\n```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n```";
+    let with_code =
+        "```python\nprint(1)\n```\n```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n```";
     assert!(refused(with_code).contains("code block that is not a call"));
-    let with_json = "Use {\"x\": 1} here.\n<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>";
+    let with_json =
+        "Use {\"x\": 1} here.\n<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>";
     assert!(refused(with_json).contains("not prose"));
     // Both `arguments` and `parameters`: ambiguous, so not a call.
-    assert_eq!(
-        parse("{\"name\": \"read\", \"arguments\": {}, \"parameters\": {}}", &offered()),
-        TextCalls::Text
-    );
+    assert_eq!(parse("{\"name\": \"read\", \"arguments\": {}, \"parameters\": {}}", &offered()), TextCalls::Text);
 }
 
 #[test]
@@ -187,7 +187,21 @@ fn call_ids_are_fresh() {
 
 #[test]
 fn text_that_may_still_become_a_call_is_recognised_from_its_start() {
-    for start in ["", "  \n", "{", "[{\"na", "<tool", "<tool_call>{", "`", "``", "```", "```js", "```json", "```\n{", "```tool_call\n"] {
+    for start in [
+        "",
+        "  \n",
+        "{",
+        "[{\"na",
+        "<tool",
+        "<tool_call>{",
+        "`",
+        "``",
+        "```",
+        "```js",
+        "```json",
+        "```\n{",
+        "```tool_call\n",
+    ] {
         assert!(may_start_call(start), "{start:?}");
     }
     for start in ["The", "I'll read it", "```rust", "```python\nprint", "```javascript", "<b>", "- item"] {
