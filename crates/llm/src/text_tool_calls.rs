@@ -446,7 +446,10 @@ fn arguments(tool: &str, value: Value) -> Result<Value, String> {
             Ok(v @ Value::Object(_)) => Ok(v),
             _ => Err(format!("the arguments of `{tool}` are a string that is not a JSON object")),
         },
-        other => Err(format!("the arguments of `{tool}` are {}, not a JSON object", json_kind(&other))),
+        other => Err(format!(
+            "the arguments of `{tool}` are not a JSON object: {}",
+            tern_protocol::text::prefix_within(&other.to_string(), 80)
+        )),
     }
 }
 
@@ -475,17 +478,6 @@ fn typed_parameters(tool: &ToolDefinition, pairs: Vec<(&str, &str)>) -> Value {
         out.insert(key.to_string(), value);
     }
     Value::Object(out)
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

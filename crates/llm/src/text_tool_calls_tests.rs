@@ -137,7 +137,7 @@ fn malformed_calls_and_arguments_are_refused_with_the_reason() {
     assert!(refused("{\"name\": \"read\", \"arguments\": {\"path\": \"a\"").contains("malformed"));
     assert_eq!(
         refused("{\"name\": \"read\", \"arguments\": [\"a.txt\"]}"),
-        "the arguments of `read` are an array, not a JSON object"
+        "the arguments of `read` are not a JSON object: [\"a.txt\"]"
     );
     assert_eq!(
         refused("{\"name\": \"read\", \"arguments\": \"a.txt\"}"),
