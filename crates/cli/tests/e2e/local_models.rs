@@ -85,3 +85,26 @@ async fn the_same_recorded_reply_stays_the_answer_without_the_opt_in() {
     assert_eq!(h.bodies().len(), 1);
     assert_eq!(out.json_lines()[0]["result"].as_str(), Some(reply.as_str()));
 }
+
+#[tokio::test]
+async fn the_flag_turns_text_calls_on_for_one_run_and_off_over_the_table() {
+    let reply = recorded_text(RECORDED);
+    let script = json!({"turns": [{"text": reply}, {"text": "The launch code is 7341."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), NOTES);
+
+    let on = h.run(&["-p", PROMPT, "--output-format", "json", "--tool-call-format", "text"]).await;
+    assert_eq!(on.code, Some(0), "{}", on.stderr);
+    assert_eq!(on.json_lines()[0]["result"], "The launch code is 7341.");
+    assert_eq!(h.bodies().len(), 2);
+
+    // `native` wins over the table's `text`.
+    opt_in(&h);
+    let off = h.run(&["-p", PROMPT, "--output-format", "json", "--tool-call-format", "native"]).await;
+    assert_eq!(off.json_lines()[0]["result"].as_str(), Some(reply.as_str()));
+    assert_eq!(h.bodies().len(), 3);
+
+    let bad = h.run(&["-p", PROMPT, "--tool-call-format", "xml"]).await;
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+    assert!(bad.stderr.contains("native") && bad.stderr.contains("text"), "{}", bad.stderr);
+}
