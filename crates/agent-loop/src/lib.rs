@@ -30,6 +30,7 @@ mod batch;
 mod conform;
 mod hooks;
 mod run;
+mod text_calls;
 mod tool;
 
 pub use batch::{ToolCallResult, execute_batch};

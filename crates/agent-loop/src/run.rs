@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tern_llm::{Completion, LlmError, ModelRequest, Provider, StreamDelta};
+use tern_llm::{Completion, LlmError, ModelRequest, Provider, StreamDelta, ToolCallFormat};
 use tern_protocol::{
     AgentEvent, AgentStopReason, ContentBlock, Message, Role, StopReason, ToolCall, Usage, UsageTotals,
 };
@@ -35,6 +35,9 @@ pub struct LoopConfig {
     pub context_limit: Option<u64>,
     /// The model to go on with when this one stays overloaded (`--fallback-model`).
     pub fallback_model: Option<String>,
+    /// Whether calls the model wrote as text are read too
+    /// (`tool_call_format = "text"` in the model table; native only by default).
+    pub tool_call_format: ToolCallFormat,
 }
 
 impl LoopConfig {
@@ -49,6 +52,7 @@ impl LoopConfig {
             cache_key: None,
             context_limit: None,
             fallback_model: None,
+            tool_call_format: ToolCallFormat::Native,
         }
     }
 }
@@ -167,8 +171,10 @@ impl AgentLoop {
             events(AgentEvent::TurnStart { turn });
             let tools = self.tools.tools_for_turn();
             let partial = Arc::new(std::sync::Mutex::new(String::new()));
+            let gate = (self.config.tool_call_format == ToolCallFormat::Text)
+                .then(|| Arc::new(std::sync::Mutex::new(crate::text_calls::TextGate::default())));
             let answered = loop {
-                match self.request(history, &tools, events, cancel, &partial, &model).await {
+                match self.request(history, &tools, events, cancel, (&partial, gate.as_ref()), &model).await {
                     // Overloaded after the retries: the fallback model answers, from here on.
                     Err(e) if e.is_overloaded() && self.config.fallback_model.as_ref().is_some_and(|f| *f != model) => {
                         let fallback = self.config.fallback_model.clone().unwrap_or_default();
@@ -178,12 +184,24 @@ impl AgentLoop {
                             ),
                         });
                         partial.lock_or_recover().clear();
+                        if let Some(gate) = &gate {
+                            gate.lock_or_recover().reset();
+                        }
                         model = fallback;
                     }
                     other => break other,
                 }
             };
             let completion = match answered {
+                Ok(c) if let Some(gate) = &gate => {
+                    let held = gate.lock_or_recover().take_held();
+                    let (c, calls) = crate::text_calls::read_text_calls(c, &tools, events);
+                    // Text held back as a possible call that was not one is shown now.
+                    if !calls && !held.is_empty() {
+                        events(AgentEvent::TextDelta { text: held });
+                    }
+                    c
+                }
                 Ok(c) => c,
                 Err(LlmError::Cancelled) => {
                     // Keep what the person already saw: the next prompt
@@ -287,7 +305,7 @@ impl AgentLoop {
         tools: &[RuntimeTool],
         events: &EventSink,
         cancel: &CancellationToken,
-        partial: &Arc<std::sync::Mutex<String>>,
+        (partial, gate): (&Arc<std::sync::Mutex<String>>, Option<&Arc<std::sync::Mutex<crate::text_calls::TextGate>>>),
         model: &str,
     ) -> Result<Completion, LlmError> {
         let mut messages = history.to_vec();
@@ -305,15 +323,25 @@ impl AgentLoop {
         };
         let sink_events = events.clone();
         let partial = partial.clone();
+        let gate = gate.cloned();
         let sink = move |d: StreamDelta| match d {
             StreamDelta::Text(text) => {
-                partial.lock_or_recover().push_str(&text);
-                sink_events(AgentEvent::TextDelta { text })
+                let shown = match &gate {
+                    Some(gate) => gate.lock_or_recover().admit(&text),
+                    None => Some(text),
+                };
+                if let Some(text) = shown.filter(|t| !t.is_empty()) {
+                    partial.lock_or_recover().push_str(&text);
+                    sink_events(AgentEvent::TextDelta { text })
+                }
             }
             StreamDelta::Thinking(text) => sink_events(AgentEvent::ThinkingDelta { text }),
             StreamDelta::Retry(info) => {
                 // A retried attempt streams again from the start.
                 partial.lock_or_recover().clear();
+                if let Some(gate) = &gate {
+                    gate.lock_or_recover().reset();
+                }
                 sink_events(AgentEvent::Retry(info))
             }
             StreamDelta::ToolCallStart { id, name } => sink_events(AgentEvent::ToolInputStart { id, name }),

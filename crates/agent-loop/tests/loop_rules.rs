@@ -913,3 +913,122 @@ async fn cancellation_mid_stream_keeps_the_text_already_shown() {
     let text = history[1].text();
     assert!(text.starts_with("First") && text.ends_with("[interrupted by the user]"), "{text}");
 }
+
+// ---------------------------------------------------------------------------
+// Calls written as text (models opted in with tool_call_format = "text")
+// ---------------------------------------------------------------------------
+
+const TEXT_CALL: &str = "```json\n{\"name\": \"probe\", \"arguments\": {\"n\": 1}}\n```";
+
+/// A loop on the OpenAI Chat wire (as llama.cpp speaks it) whose model
+/// writes calls as text when `format` is `Text`.
+fn chat_agent(server: &MockServer, tools: Vec<RuntimeTool>, format: tern_llm::ToolCallFormat) -> AgentLoop {
+    let provider =
+        Arc::new(HttpProvider::new(ProviderConfig::new(Api::OpenAiChat, server.openai_url(), "test-key")).unwrap());
+    let config = LoopConfig { tool_call_format: format, ..LoopConfig::new("mock", "system") };
+    AgentLoop::new(provider, tools, Arc::new(NoHooks), config)
+}
+
+fn streamed_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn notices(events: &[AgentEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_written_as_text_runs_when_opted_in_and_goes_back_as_a_native_call() {
+    let server = mock(json!({"turns": [{"text": TEXT_CALL}, {"text": "The probe said 1."}]})).await;
+    let (tool, probe) = FakeTool::echo();
+    let tools = vec![runtime_tool("probe", SEQUENTIAL, object_schema(), tool)];
+    let agent = chat_agent(&server, tools, tern_llm::ToolCallFormat::Text);
+
+    let (outcome, history, events) = run(&agent, &CancellationToken::new()).await;
+
+    assert_eq!(probe.inputs(), vec![json!({"n": 1})]);
+    assert_eq!((outcome.stop_reason, outcome.final_text.as_str()), (AgentStopReason::Completed, "The probe said 1."));
+    assert_eq!(notices(&events), Vec::<String>::new());
+    // Held back while it might be a call: no front end shows the call as text.
+    assert_eq!(streamed_text(&events), "The probe said 1.");
+    // The reply became the call: no text left, a fresh id.
+    let [ContentBlock::ToolUse { id, name, input }] = &history[1].content[..] else { panic!("{:?}", history[1]) };
+    assert_eq!((name.as_str(), input), ("probe", &json!({"n": 1})));
+    assert!(id.starts_with("call_"), "{id}");
+    // The next request carries it as a native call and its result.
+    let messages = &server.requests()[1].body["messages"];
+    assert_eq!(
+        messages[2],
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "probe", "arguments": "{\"n\":1}"}}
+        ]})
+    );
+    assert_eq!(messages[3], json!({"role": "tool", "tool_call_id": id, "content": "echo {\"n\":1}"}));
+}
+
+#[tokio::test]
+async fn a_call_written_as_text_stays_text_without_the_opt_in() {
+    let server = mock(json!({"turns": [{"text": TEXT_CALL}]})).await;
+    let (tool, probe) = FakeTool::echo();
+    let agent = chat_agent(&server, vec![runtime_tool("probe", SEQUENTIAL, object_schema(), tool)], Default::default());
+
+    let (outcome, _, events) = run(&agent, &CancellationToken::new()).await;
+
+    assert_eq!((probe.calls(), outcome.final_text.as_str(), outcome.turns), (0, TEXT_CALL, 1));
+    assert_eq!(streamed_text(&events), TEXT_CALL);
+    assert_eq!(notices(&events), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn text_is_not_read_for_calls_beside_native_calls_or_in_a_cut_reply() {
+    // Native calls win: the text's call does not run as well.
+    let server = mock(json!({"turns": [
+        {"text": TEXT_CALL, "tool_calls": [{"name": "probe", "arguments": {"n": 2}}]},
+        {"text": TEXT_CALL, "stop_reason": "max_tokens"},
+        {"text": "done"}
+    ]}))
+    .await;
+    let (tool, probe) = FakeTool::echo();
+    let tools = vec![runtime_tool("probe", SEQUENTIAL, object_schema(), tool)];
+    let agent = chat_agent(&server, tools, tern_llm::ToolCallFormat::Text);
+
+    let (outcome, _, events) = run(&agent, &CancellationToken::new()).await;
+
+    assert_eq!(probe.inputs(), vec![json!({"n": 2})], "only the native call ran");
+    assert_eq!(outcome.final_text, "done");
+    let said = notices(&events);
+    assert!(said.len() == 1 && said[0].contains("cut off"), "{said:?}");
+}
+
+#[tokio::test]
+async fn a_text_call_to_a_tool_not_offered_stays_the_answer_and_says_why() {
+    let reply = "<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>";
+    let server = mock(json!({"turns": [{"text": reply}]})).await;
+    let (tool, probe) = FakeTool::echo();
+    let tools = vec![runtime_tool("probe", SEQUENTIAL, object_schema(), tool)];
+    let agent = chat_agent(&server, tools, tern_llm::ToolCallFormat::Text);
+
+    let (outcome, _, events) = run(&agent, &CancellationToken::new()).await;
+
+    assert_eq!((probe.calls(), outcome.final_text.as_str()), (0, reply));
+    assert_eq!(streamed_text(&events), reply, "held back, then shown when it was not a call");
+    assert_eq!(
+        notices(&events),
+        vec![
+            "the reply looks like a tool call written as text, but it was not run: `search` is not a tool offered \
+             to the model (offered: probe)"
+        ]
+    );
+}

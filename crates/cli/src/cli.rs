@@ -64,6 +64,9 @@ const THINKING: Suggested = Suggested(&[
     ("disabled", "no thinking"),
 ]);
 
+/// `--tool-call-format`.
+const TOOL_CALL_FORMATS: [&str; 2] = ["native", "text"];
+
 /// `--provider`.
 const PROVIDERS: Suggested = Suggested(&[
     ("anthropic", "Anthropic's Messages API"),
@@ -313,6 +316,11 @@ pub struct Common {
     /// When the model stays overloaded after retries, go on with this one for the rest of the prompt.
     #[arg(long = "fallback-model", global = true, value_name = "MODEL")]
     pub fallback_model: Option<String>,
+
+    /// How the model's tool calls are read, over its model-table entry: native, or text (also calls it
+    /// writes as text, for small local models; docs/local-models.md).
+    #[arg(long = "tool-call-format", global = true, value_name = "FORMAT", value_parser = TOOL_CALL_FORMATS)]
+    pub tool_call_format: Option<String>,
 
     /// End each prompt with an answer as JSON matching this JSON Schema (an object schema; the result's
     /// `structured_output`).

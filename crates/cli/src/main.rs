@@ -64,6 +64,10 @@ impl Common {
             max_budget_usd: self.max_budget_usd,
             json_schema: self.json_schema.as_deref().and_then(|s| tern_runtime::parse_schema(s).ok()),
             fallback_model: self.fallback_model.clone(),
+            tool_call_format: self.tool_call_format.as_deref().map(|f| match f {
+                "text" => tern_runtime::ToolCallFormat::Text,
+                _ => tern_runtime::ToolCallFormat::Native,
+            }),
             betas: self.betas.iter().flat_map(|b| tern_policy::rules::split_rule_list(b)).collect(),
             notes: self.unapplied(),
             claude_settings: self.settings.clone(),

@@ -32,13 +32,14 @@ pub mod openai_chat;
 pub mod openai_responses;
 mod retry;
 pub mod sse;
+pub mod text_tool_calls;
 
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
 pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig, StreamLimits};
 pub use error::LlmError;
 pub use models::{
-    ModelInfo, ModelOverrideError, ModelTable, UnknownEffort, claude_alias, effort_budget, is_claude_alias,
-    provider_family,
+    ModelInfo, ModelOverrideError, ModelTable, ToolCallFormat, UnknownEffort, claude_alias, effort_budget,
+    is_claude_alias, provider_family,
 };
 pub use retry::{RetryPolicy, is_retryable_status};
 

@@ -32,6 +32,23 @@ pub struct ModelInfo {
     /// USD per million input tokens written to cache.
     #[serde(default)]
     pub cache_write_per_mtok: Option<f64>,
+    /// How the model writes its tool calls: natively (the default), or also
+    /// as text in its reply (small local models; see [`ToolCallFormat`]).
+    #[serde(default)]
+    pub tool_call_format: ToolCallFormat,
+}
+
+/// How a model's tool calls are read from its replies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolCallFormat {
+    /// Only the provider's native tool calls (every hosted API).
+    #[default]
+    Native,
+    /// Native calls, and — in a reply that has none — calls the model wrote
+    /// as text (`<tool_call>` tags, a fenced or bare JSON object naming an
+    /// offered tool); see [`crate::text_tool_calls`]. Opt-in per model.
+    Text,
 }
 
 impl ModelInfo {
@@ -62,6 +79,7 @@ pub struct ModelOverride {
     output_per_mtok: Option<f64>,
     cache_read_per_mtok: Option<f64>,
     cache_write_per_mtok: Option<f64>,
+    tool_call_format: Option<ToolCallFormat>,
 }
 
 /// A `[models."NAME"]` entry in config that cannot be used: the model it
@@ -115,6 +133,7 @@ impl ModelTable {
                 output_per_mtok: o.output_per_mtok.unwrap_or(base.output_per_mtok),
                 cache_read_per_mtok: o.cache_read_per_mtok.or(base.cache_read_per_mtok),
                 cache_write_per_mtok: o.cache_write_per_mtok.or(base.cache_write_per_mtok),
+                tool_call_format: o.tool_call_format.unwrap_or(base.tool_call_format),
             };
             self.models.insert(name.clone(), m);
         }
@@ -170,6 +189,7 @@ fn fallback() -> ModelInfo {
         output_per_mtok: 0.0,
         cache_read_per_mtok: None,
         cache_write_per_mtok: None,
+        tool_call_format: ToolCallFormat::Native,
     }
 }
 
@@ -254,6 +274,27 @@ mod tests {
         bad.insert("x".to_string(), toml::Value::Table(toml::from_str("context = 1").unwrap()));
         let err = ModelTable::bundled().with_overrides(&bad).unwrap_err().to_string();
         assert!(err.contains("[models.\"x\"]"), "{err}");
+    }
+
+    #[test]
+    fn text_tool_calls_are_opt_in_per_model() {
+        let table = ModelTable::bundled();
+        for (name, m) in &table.models {
+            assert_eq!(m.tool_call_format, ToolCallFormat::Native, "{name} must not read calls from text by default");
+        }
+        assert_eq!(table.get("some-local-model").0.tool_call_format, ToolCallFormat::Native);
+        let mut o = BTreeMap::new();
+        o.insert(
+            "qwen2.5-coder".to_string(),
+            toml::Value::Table(toml::from_str("tool_call_format = \"text\"").unwrap()),
+        );
+        let t = ModelTable::bundled().with_overrides(&o).unwrap();
+        assert_eq!(t.get("qwen2.5-coder-1.5b-instruct").0.tool_call_format, ToolCallFormat::Text);
+        assert_eq!(t.get("gpt-4o").0.tool_call_format, ToolCallFormat::Native);
+        let mut bad = BTreeMap::new();
+        bad.insert("x".to_string(), toml::Value::Table(toml::from_str("tool_call_format = \"xml\"").unwrap()));
+        let err = ModelTable::bundled().with_overrides(&bad).unwrap_err();
+        assert!(err.why.contains("native") && err.why.contains("text"), "the choices are named: {err}");
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub use tern_policy::engine::{DecidedBy, Decision, Mode, Policy, Verdict};
 // depends on the core and the protocol alone (crates/cli/tests/e2e/layout.rs).
 pub use structured_output::{SchemaError, parse_schema};
 pub use tern_agent_loop::EventSink;
+pub use tern_llm::ToolCallFormat;
 
 /// Where an image the person attaches comes from ([`Runtime::prompt_image`]).
 #[derive(Debug)]
@@ -171,6 +172,9 @@ pub struct Overrides {
     pub json_schema: Option<serde_json::Value>,
     /// `--fallback-model`: the model a prompt goes on with when its own stays overloaded.
     pub fallback_model: Option<String>,
+    /// `--tool-call-format`: how the model's tool calls are read, over its
+    /// model-table entry (`text`: also calls written as text).
+    pub tool_call_format: Option<ToolCallFormat>,
     /// `--betas`: Anthropic beta features (the `anthropic-beta` header).
     pub betas: Vec<String>,
     /// Flags taken but not applied, each named at start.

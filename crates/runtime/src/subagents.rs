@@ -278,6 +278,7 @@ impl Delegate for SessionDelegate {
                 Some(model) => {
                     let info = (kit.price_of)(&model);
                     config.model = model;
+                    config.tool_call_format = info.tool_call_format;
                     info
                 }
                 None => kit.model_info.clone(),

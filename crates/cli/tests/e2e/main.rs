@@ -28,6 +28,7 @@ mod hostile_commands;
 mod hostile_repo;
 mod images;
 mod layout;
+mod local_models;
 mod mcp;
 mod media_cli;
 mod output_budget;

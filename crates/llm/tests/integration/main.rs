@@ -6,4 +6,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod image_results;
+mod text_calls;
 mod wire_fixtures;

@@ -42,7 +42,7 @@ fn run(mut acc: Box<dyn Accumulator>, bytes: &[u8], chunk: usize) -> (Vec<Stream
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Format {
+pub(crate) enum Format {
     Anthropic,
     Chat,
     Responses,
@@ -84,7 +84,7 @@ fn parse_bytes(format: Format, name: &str, bytes: &[u8]) -> (Vec<StreamDelta>, R
     (deltas, result)
 }
 
-fn parse(format: Format, rel: &str) -> (Vec<StreamDelta>, Result<Completion, LlmError>) {
+pub(crate) fn parse(format: Format, rel: &str) -> (Vec<StreamDelta>, Result<Completion, LlmError>) {
     parse_bytes(format, rel, &read_fixture(rel))
 }
 

@@ -1,0 +1,110 @@
+//! Local models that write their tool calls as text: a reply recorded from
+//! Qwen2.5-Coder 0.5B behind llama.cpp's `llama-server --jinja` (a fenced
+//! JSON `read` call passed through as plain content), replayed by the mock
+//! on the OpenAI Chat wire. With `tool_call_format = "text"` for the model
+//! the call runs and goes back as a native call with its result; without
+//! it the reply is the answer, as before.
+
+use crate::common;
+
+use common::{Harness, Wire};
+use serde_json::{Value, json};
+
+/// The recorded llama.cpp stream of Qwen2.5-Coder 0.5B answering tern's
+/// first request for "Use the read tool to read notes.txt.": a fenced
+/// `read` of `notes.txt` from line 5 (see the wire-fixtures README).
+const RECORDED: &str = "llama-cpp/01-qwen25-coder-05b-fenced-read.sse";
+
+/// The text of a recorded Chat Completions stream: every `delta.content`, in order.
+fn recorded_text(rel: &str) -> String {
+    let path = format!("{}/../llm/tests/wire-fixtures/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let body = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|v| v["choices"][0]["delta"]["content"].as_str().map(str::to_string))
+        .collect()
+}
+
+fn opt_in(h: &Harness) {
+    let config = h.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[models.mock]\ntool_call_format = \"text\"\n");
+    std::fs::write(config, text).unwrap();
+}
+
+const PROMPT: &str = "Use the read tool to read notes.txt.";
+
+/// The file the recorded call reads, its answer on line 5 (where the call starts).
+const NOTES: &str = "line 1\nline 2\nline 3\nline 4\nThe launch code is 7341.\n";
+
+#[tokio::test]
+async fn a_recorded_text_call_runs_when_the_model_is_opted_in_and_goes_back_as_a_native_call() {
+    let reply = recorded_text(RECORDED);
+    let script = json!({"turns": [{"text": reply}, {"text": "The launch code is 7341."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), NOTES);
+    opt_in(&h);
+
+    let out = h.run(&["-p", PROMPT, "--output-format", "stream-json", "--verbose"]).await;
+
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.events_of_type("result")[0]["result"], "The launch code is 7341.");
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2, "{}", out.stderr);
+    let messages = bodies[1]["messages"].as_array().unwrap();
+    let assistant = &messages[messages.len() - 2];
+    let calls = assistant["tool_calls"].as_array().unwrap();
+    assert_eq!((assistant["content"].clone(), calls.len()), (Value::Null, 1), "{assistant}");
+    let id = calls[0]["id"].as_str().unwrap();
+    assert!(id.starts_with("call_"), "{id}");
+    assert_eq!(calls[0]["function"]["name"], "read");
+    let args: Value = serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"path": "notes.txt", "offset": 5, "limit": 2000}));
+    let result = &messages[messages.len() - 1];
+    assert_eq!((result["role"].as_str(), result["tool_call_id"].as_str()), (Some("tool"), Some(id)));
+    let read = result["content"].as_str().unwrap();
+    assert!(read.contains("The launch code is 7341.") && !read.contains("line 4"), "{result}");
+    // Nothing of the call was shown as text.
+    let lines = out.json_lines();
+    let said: Vec<&Value> = lines.iter().filter(|l| l["type"] == "assistant").collect();
+    assert!(said.iter().all(|l| !l.to_string().contains("```")), "{said:?}");
+}
+
+#[tokio::test]
+async fn the_same_recorded_reply_stays_the_answer_without_the_opt_in() {
+    let reply = recorded_text(RECORDED);
+    let script = json!({"turns": [{"text": reply}, {"text": "never asked"}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), NOTES);
+
+    let out = h.run(&["-p", PROMPT, "--output-format", "json"]).await;
+
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.bodies().len(), 1);
+    assert_eq!(out.json_lines()[0]["result"].as_str(), Some(reply.as_str()));
+}
+
+#[tokio::test]
+async fn the_flag_turns_text_calls_on_for_one_run_and_off_over_the_table() {
+    let reply = recorded_text(RECORDED);
+    let script = json!({"turns": [{"text": reply}, {"text": "The launch code is 7341."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), NOTES);
+
+    let on = h.run(&["-p", PROMPT, "--output-format", "json", "--tool-call-format", "text"]).await;
+    assert_eq!(on.code, Some(0), "{}", on.stderr);
+    assert_eq!(on.json_lines()[0]["result"], "The launch code is 7341.");
+    assert_eq!(h.bodies().len(), 2);
+
+    // `native` wins over the table's `text`.
+    opt_in(&h);
+    let off = h.run(&["-p", PROMPT, "--output-format", "json", "--tool-call-format", "native"]).await;
+    assert_eq!(off.json_lines()[0]["result"].as_str(), Some(reply.as_str()));
+    assert_eq!(h.bodies().len(), 3);
+
+    let bad = h.run(&["-p", PROMPT, "--tool-call-format", "xml"]).await;
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+    assert!(bad.stderr.contains("native") && bad.stderr.contains("text"), "{}", bad.stderr);
+}
