@@ -35,7 +35,14 @@ pub struct LoopConfig {
     pub context_limit: Option<u64>,
     /// The model to go on with when this one stays overloaded (`--fallback-model`).
     pub fallback_model: Option<String>,
+    /// Estimates a request's input tokens from its system prompt, tools and
+    /// messages (the provider sizes its first-byte wait and reports it);
+    /// `None`: the provider counts the request's bytes.
+    pub estimate_input_tokens: Option<InputTokenEstimate>,
 }
+
+/// See [`LoopConfig::estimate_input_tokens`].
+pub type InputTokenEstimate = fn(&str, &[tern_protocol::ToolDefinition], &[Message]) -> u64;
 
 impl LoopConfig {
     /// Defaults: 8192 output tokens, no turn limit, no thinking.
@@ -49,6 +56,7 @@ impl LoopConfig {
             cache_key: None,
             context_limit: None,
             fallback_model: None,
+            estimate_input_tokens: None,
         }
     }
 }
@@ -293,6 +301,7 @@ impl AgentLoop {
         let mut messages = history.to_vec();
         self.hooks.transform_context(&mut messages).await;
         let (definitions, server_tools) = crate::tool::request_tools(tools);
+        let input_tokens = self.config.estimate_input_tokens.map(|f| f(&self.config.system, &definitions, &messages));
         let req = ModelRequest {
             model: model.to_string(),
             system: self.config.system.clone(),
@@ -302,6 +311,7 @@ impl AgentLoop {
             max_tokens: self.config.max_tokens,
             thinking_budget: self.config.thinking_budget,
             cache_key: self.config.cache_key.clone(),
+            input_tokens,
         };
         let sink_events = events.clone();
         let partial = partial.clone();
@@ -316,6 +326,7 @@ impl AgentLoop {
                 partial.lock_or_recover().clear();
                 sink_events(AgentEvent::Retry(info))
             }
+            StreamDelta::Waiting(info) => sink_events(AgentEvent::Waiting(info)),
             StreamDelta::ToolCallStart { id, name } => sink_events(AgentEvent::ToolInputStart { id, name }),
             StreamDelta::ToolInputDelta { id, json } => sink_events(AgentEvent::ToolInputDelta { id, json }),
         };

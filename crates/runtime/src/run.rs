@@ -379,6 +379,7 @@ impl Runtime {
             },
             cache_key: Some(session.id().to_string()),
             fallback_model: self.overrides.fallback_model.clone(),
+            estimate_input_tokens: Some(crate::context::request_tokens),
             context_limit: {
                 let settings = self.compaction_settings();
                 settings.auto.then(|| settings.threshold(info.context_window))
