@@ -4,7 +4,8 @@
 //!   directory, showing a real bash + read round trip offline.
 //! - `bench`: measure startup, a two-turn headless run and per-turn harness
 //!   overhead of the release binary, each next to a baseline measured in the
-//!   same run. `bench sandbox` measures only the sandbox's cost per bash call.
+//!   same run. `bench sandbox` measures only the sandbox's cost per bash call;
+//!   `bench wire` only the two-turn runs against the usual and the small-writes mock.
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
@@ -42,6 +43,7 @@ fn main() -> anyhow::Result<()> {
             Some("media") => bench_media::print(),
             Some("rewrite") => bench_tools::print_rewrite(),
             Some("tools") => bench_tools::print_tools(),
+            Some("wire") => bench::print_wire(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
