@@ -90,7 +90,7 @@ pub struct ProviderConfig {
 /// it); one that goes on too long or too large, as incomplete (retried).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StreamLimits {
-    /// From the request to the first event that carries something (the model
+    /// From the request to the first event that yields part of the answer (the model
     /// reading the prompt); see [`crate::first_byte`].
     pub first_byte: FirstByte,
     /// Between two events that carry something once the answer has begun
@@ -385,13 +385,17 @@ impl HttpProvider {
             let mut alive = false;
             for ev in parser.feed(&chunk) {
                 let now = tokio::time::Instant::now();
-                // Any event but a keep-alive is progress (tool arguments stream without deltas).
+                let deltas = acc.on_event(&ev.event, &ev.data)?;
                 match &mut answer {
-                    _ if ev.event == "ping" => alive = true,
+                    // Before the answer, an event that yields nothing (`message_start`,
+                    // `response.created`, a ping) shows the server is there, not that the model began.
+                    None if deltas.is_empty() => alive = true,
                     None => answer = Some((now + limits.total(req.max_tokens), now)),
+                    Some(_) if ev.event == "ping" => {}
+                    // Any event but a keep-alive is progress (tool arguments stream without deltas).
                     Some((_, progress)) => *progress = now,
                 }
-                for d in acc.on_event(&ev.event, &ev.data)? {
+                for d in deltas {
                     *streamed = true;
                     sink(d);
                 }

@@ -1,7 +1,7 @@
 //! How long to wait for a model to begin its answer. Pure policy.
 //!
-//! Before the first event that carries something, the server is reading the
-//! prompt. An official API does that in seconds; a small model on a laptop's
+//! Until the first event that yields part of the answer (text, reasoning, a
+//! tool call), the server is reading the prompt. An official API does that in seconds; a small model on a laptop's
 //! CPU takes a minute or more for a few thousand tokens and sends nothing
 //! meanwhile. So unless the person set `first_byte_timeout_secs`, the wait
 //! adapts:
@@ -14,7 +14,9 @@
 //! - any other server: [`REMOTE_BASE`] plus [`REMOTE_PER_1K`] per thousand
 //!   input tokens; a keep-alive (an SSE comment, an Anthropic `ping`) shows
 //!   the server is alive and extends the wait to the idle limit after it, up
-//!   to the same ceiling, so an endless keep-alive stream still ends.
+//!   to the same ceiling, so an endless keep-alive stream still ends. Events
+//!   that yield nothing yet (`message_start`, `response.created`) count as
+//!   keep-alives.
 //!
 //! A set `first_byte_timeout_secs` is exact: that long from the request,
 //! keep-alives or not.

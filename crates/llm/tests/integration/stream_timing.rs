@@ -94,3 +94,17 @@ async fn a_local_server_reading_a_long_prompt_is_waited_for_and_never_asked_twic
     assert!(matches!(e, LlmError::Stalled { .. }) && e.to_string().contains("first_byte_timeout_secs"), "{e}");
     assert_eq!(server.requests().len(), 1, "not sent again");
 }
+
+/// `message_start` and pings are no answer: a server that sends them and
+/// nothing more is still reading the prompt, under the first-byte limit
+/// (here a set 300 ms), not the 60 s idle limit of an answer under way.
+#[tokio::test]
+async fn events_that_yield_nothing_do_not_begin_the_answer() {
+    let server = mock(json!({"turns": [{"text": "never", "faults": [{"pings_after_events": 1}]}]})).await;
+    let p = provider(&server, Api::Anthropic, FirstByte::Fixed(Duration::from_millis(300)));
+    let (r, _) =
+        tokio::time::timeout(Duration::from_secs(30), ask(&p, 0)).await.expect("ended at the first-byte limit");
+    let e = r.unwrap_err();
+    assert!(e.to_string().contains("keep-alives") && e.to_string().contains("first_byte_timeout_secs"), "{e}");
+    assert_eq!(server.requests().len(), 1, "not sent again");
+}
