@@ -110,7 +110,7 @@ pub fn print_wire() -> anyhow::Result<()> {
 /// the per-turn overhead.
 fn wire_rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let (run_stats, overhead, curl) = headless(tern)?;
+    let (run_stats, overhead, curl) = two_turn_bench(tern, false, CurlBaseline::TwoProcesses)?;
     rows.push(Row {
         what: "two-turn `tern -p` vs mock, wall (median)".into(),
         ours: ms(run_stats.median),
@@ -123,7 +123,10 @@ fn wire_rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         baseline: format!("`curl` {}", mb(curl.max_rss_kb)),
         target: "≤ 25 MB".into(),
     });
-    let (nagle, one_connection) = small_writes(tern)?;
+    // A server that writes each event apart and never sets TCP_NODELAY, as small Python
+    // proxies and llama.cpp's server do; curl on one kept-alive connection pays the
+    // delayed-ACK stall that reusing the connection costs.
+    let (nagle, _, one_connection) = two_turn_bench(tern, true, CurlBaseline::OneConnection)?;
     rows.push(Row {
         what: "two-turn `tern -p` vs a server without TCP_NODELAY writing each event apart (mock `small_writes`), \
                wall (median)"
@@ -146,37 +149,13 @@ fn wire_rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// Run the two-turn conversation `HEADLESS_RUNS` times; return the run
-/// stats, the median overhead between turns, and the curl baseline.
-fn headless(tern: &Path) -> anyhow::Result<(Stats, Duration, Stats)> {
-    let script = tern_mock_llm::Script::from_json(&two_turn_script(false)).map_err(anyhow::Error::msg)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
-    let work = tempdir("bench-work")?;
-    let home = tempdir("bench-home")?;
-    std::fs::write(work.join("notes.txt"), "hello\n")?;
-    let (samples, overheads) = two_turn_runs(tern, &server, &[], &home, &work, HEADLESS_RUNS)?;
-    // Baseline: the same two request bodies sent by curl, one after the other.
-    let bodies: Vec<Value> = server.requests().iter().take(2).map(|r| r.body.clone()).collect();
-    let mut curl_samples = Vec::new();
-    for (i, b) in bodies.iter().enumerate() {
-        std::fs::write(work.join(format!("body{i}.json")), b.to_string())?;
-    }
-    let url = format!("{}/v1/messages", server.url());
-    for _ in 0..HEADLESS_RUNS {
-        curl_samples.push(measure::run(
-            Command::new("sh")
-                .arg("-c")
-                .arg(format!(
-                    "curl -s -o /dev/null -H 'content-type: application/json' --data-binary @body0.json {url} && \
-                     curl -s -o /dev/null -H 'content-type: application/json' --data-binary @body1.json {url}"
-                ))
-                .current_dir(&work),
-        )?);
-    }
-    let _ = std::fs::remove_dir_all(&work);
-    let _ = std::fs::remove_dir_all(&home);
-    Ok((measure::stats(&samples), measure::median(overheads), measure::stats(&curl_samples)))
+/// How the `curl` baseline sends the two requests.
+#[derive(Clone, Copy)]
+enum CurlBaseline {
+    /// One process each, one connection each.
+    TwoProcesses,
+    /// One process, one kept-alive connection (`--next`).
+    OneConnection,
 }
 
 /// The two-turn conversation: a `read` of notes.txt, then an answer; with
@@ -189,38 +168,34 @@ fn two_turn_script(small_writes: bool) -> String {
     .to_string()
 }
 
-/// The two-turn run against a server that writes each event apart and never
-/// sets TCP_NODELAY, as small Python proxies and llama.cpp's server do; and,
-/// as the baseline that pays the delayed-ACK stall, the same two requests
-/// sent by `curl` on one kept-alive connection.
-fn small_writes(tern: &Path) -> anyhow::Result<(Stats, Stats)> {
-    let script = tern_mock_llm::Script::from_json(&two_turn_script(true)).map_err(anyhow::Error::msg)?;
+/// Run the two-turn conversation `HEADLESS_RUNS` times against the mock
+/// (with `small_writes` or not); return the run stats, the median overhead
+/// between turns, and the stats of `curl` sending the same two bodies.
+fn two_turn_bench(tern: &Path, small_writes: bool, baseline: CurlBaseline) -> anyhow::Result<(Stats, Duration, Stats)> {
+    let script = tern_mock_llm::Script::from_json(&two_turn_script(small_writes)).map_err(anyhow::Error::msg)?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
-    let work = tempdir("bench-nagle-work")?;
-    let home = tempdir("bench-nagle-home")?;
+    let work = tempdir("bench-work")?;
+    let home = tempdir("bench-home")?;
     std::fs::write(work.join("notes.txt"), "hello\n")?;
-    let (samples, _) = two_turn_runs(tern, &server, &[], &home, &work, HEADLESS_RUNS)?;
+    let (samples, overheads) = two_turn_runs(tern, &server, &[], &home, &work, HEADLESS_RUNS)?;
     let bodies: Vec<Value> = server.requests().iter().take(2).map(|r| r.body.clone()).collect();
     for (i, b) in bodies.iter().enumerate() {
         std::fs::write(work.join(format!("body{i}.json")), b.to_string())?;
     }
     let url = format!("{}/v1/messages", server.url());
+    let send = |body: &str| format!("-s -o /dev/null -H 'content-type: application/json' --data-binary @{body} {url}");
+    let script = match baseline {
+        CurlBaseline::TwoProcesses => format!("curl {} && curl {}", send("body0.json"), send("body1.json")),
+        CurlBaseline::OneConnection => format!("curl {} --next {}", send("body0.json"), send("body1.json")),
+    };
     let mut curl = Vec::new();
     for _ in 0..HEADLESS_RUNS {
-        curl.push(measure::run(
-            Command::new("curl")
-                .args(["-s", "-o", "/dev/null", "-H", "content-type: application/json", "--data-binary", "@body0.json"])
-                .arg(&url)
-                .args(["--next", "-s", "-o", "/dev/null", "-H", "content-type: application/json"])
-                .args(["--data-binary", "@body1.json"])
-                .arg(&url)
-                .current_dir(&work),
-        )?);
+        curl.push(measure::run(Command::new("sh").arg("-c").arg(&script).current_dir(&work))?);
     }
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&home);
-    Ok((measure::stats(&samples), measure::stats(&curl)))
+    Ok((measure::stats(&samples), measure::median(overheads), measure::stats(&curl)))
 }
 
 /// Run `tern -p` (plus `extra` args) `runs` times against `server`, whose
