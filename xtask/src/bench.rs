@@ -74,25 +74,7 @@ pub fn run() -> anyhow::Result<()> {
     });
 
     // 2. A two-turn headless run against the mock, and per-turn overhead.
-    let (run_stats, overhead, curl) = headless(&tern)?;
-    rows.push(Row {
-        what: "two-turn `tern -p` vs mock, wall (median)".into(),
-        ours: ms(run_stats.median),
-        baseline: format!("same 2 requests by `curl`: {} ({})", ms(curl.median), ratio(run_stats.median, curl.median)),
-        target: "≤ 60 ms".into(),
-    });
-    rows.push(Row {
-        what: "two-turn `tern -p` peak RSS".into(),
-        ours: mb(run_stats.max_rss_kb),
-        baseline: format!("`curl` {}", mb(curl.max_rss_kb)),
-        target: "≤ 25 MB".into(),
-    });
-    rows.push(Row {
-        what: "harness overhead per turn (median)".into(),
-        ours: ms(overhead),
-        baseline: "end of response 1 → start of request 2, minus tool time".into(),
-        target: "≤ 5 ms".into(),
-    });
+    rows.extend(wire_rows(&tern)?);
 
     // 3. Search tools against ripgrep on a large real tree.
     rows.extend(crate::bench_search::rows()?);
@@ -117,43 +99,104 @@ pub fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Run the two-turn conversation `HEADLESS_RUNS` times; return the run
-/// stats, the median overhead between turns, and the curl baseline.
-fn headless(tern: &Path) -> anyhow::Result<(Stats, Duration, Stats)> {
-    let script = tern_mock_llm::Script::from_json(
-        r#"{"turns":[
-            {"text":"Let me read it.","tool_calls":[{"name":"read","arguments":{"path":"notes.txt"}}]},
-            {"text":"It says hello."}
-        ]}"#,
-    )
-    .map_err(anyhow::Error::msg)?;
+/// `cargo xtask bench wire`: the two-turn rows alone.
+pub fn print_wire() -> anyhow::Result<()> {
+    eprintln!("bench: building release binaries…");
+    let dir = crate::cargo_build(true, &["tern-cli"])?;
+    print_rows(&wire_rows(&dir.join("tern"))?);
+    Ok(())
+}
+
+/// A two-turn headless run against the mock (usual and small-writes) and
+/// the per-turn overhead.
+fn wire_rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let (run_stats, overhead, curl) = two_turn_bench(tern, false, CurlBaseline::TwoProcesses)?;
+    rows.push(Row {
+        what: "two-turn `tern -p` vs mock, wall (median)".into(),
+        ours: ms(run_stats.median),
+        baseline: format!("same 2 requests by `curl`: {} ({})", ms(curl.median), ratio(run_stats.median, curl.median)),
+        target: "≤ 60 ms".into(),
+    });
+    rows.push(Row {
+        what: "two-turn `tern -p` peak RSS".into(),
+        ours: mb(run_stats.max_rss_kb),
+        baseline: format!("`curl` {}", mb(curl.max_rss_kb)),
+        target: "≤ 25 MB".into(),
+    });
+    // A server that writes each event apart and never sets TCP_NODELAY, as small Python
+    // proxies and llama.cpp's server do; curl on one kept-alive connection pays the
+    // delayed-ACK stall that reusing the connection costs.
+    let (nagle, _, one_connection) = two_turn_bench(tern, true, CurlBaseline::OneConnection)?;
+    rows.push(Row {
+        what: "two-turn `tern -p` vs a server without TCP_NODELAY writing each event apart (mock `small_writes`), \
+               wall (median)"
+            .into(),
+        ours: ms(nagle.median),
+        baseline: format!(
+            "vs the usual mock {} · the same 2 requests by `curl` on one kept-alive connection: {}",
+            ms(run_stats.median),
+            ms(one_connection.median)
+        ),
+        target: "≤ usual mock + 5 ms".into(),
+    });
+    rows.push(Row {
+        what: "harness overhead per turn (median)".into(),
+        ours: ms(overhead),
+        baseline: "end of response 1 → start of request 2, minus tool time".into(),
+        target: "≤ 5 ms".into(),
+    });
+
+    Ok(rows)
+}
+
+/// How the `curl` baseline sends the two requests.
+#[derive(Clone, Copy)]
+enum CurlBaseline {
+    /// One process each, one connection each.
+    TwoProcesses,
+    /// One process, one kept-alive connection (`--next`).
+    OneConnection,
+}
+
+/// The two-turn conversation: a `read` of notes.txt, then an answer; with
+/// `small_writes`, each event is a write of its own (see docs/mock-llm.md).
+fn two_turn_script(small_writes: bool) -> String {
+    serde_json::json!({"small_writes": small_writes, "turns": [
+        {"text": "Let me read it.", "tool_calls": [{"name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"text": "It says hello."}
+    ]})
+    .to_string()
+}
+
+/// Run the two-turn conversation `HEADLESS_RUNS` times against the mock
+/// (with `small_writes` or not); return the run stats, the median overhead
+/// between turns, and the stats of `curl` sending the same two bodies.
+fn two_turn_bench(tern: &Path, small_writes: bool, baseline: CurlBaseline) -> anyhow::Result<(Stats, Duration, Stats)> {
+    let script = tern_mock_llm::Script::from_json(&two_turn_script(small_writes)).map_err(anyhow::Error::msg)?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let server = rt.block_on(tern_mock_llm::MockServer::start(script, None))?;
     let work = tempdir("bench-work")?;
     let home = tempdir("bench-home")?;
     std::fs::write(work.join("notes.txt"), "hello\n")?;
     let (samples, overheads) = two_turn_runs(tern, &server, &[], &home, &work, HEADLESS_RUNS)?;
-    // Baseline: the same two request bodies sent by curl, one after the other.
     let bodies: Vec<Value> = server.requests().iter().take(2).map(|r| r.body.clone()).collect();
-    let mut curl_samples = Vec::new();
     for (i, b) in bodies.iter().enumerate() {
         std::fs::write(work.join(format!("body{i}.json")), b.to_string())?;
     }
     let url = format!("{}/v1/messages", server.url());
+    let send = |body: &str| format!("-s -o /dev/null -H 'content-type: application/json' --data-binary @{body} {url}");
+    let script = match baseline {
+        CurlBaseline::TwoProcesses => format!("curl {} && curl {}", send("body0.json"), send("body1.json")),
+        CurlBaseline::OneConnection => format!("curl {} --next {}", send("body0.json"), send("body1.json")),
+    };
+    let mut curl = Vec::new();
     for _ in 0..HEADLESS_RUNS {
-        curl_samples.push(measure::run(
-            Command::new("sh")
-                .arg("-c")
-                .arg(format!(
-                    "curl -s -o /dev/null -H 'content-type: application/json' --data-binary @body0.json {url} && \
-                     curl -s -o /dev/null -H 'content-type: application/json' --data-binary @body1.json {url}"
-                ))
-                .current_dir(&work),
-        )?);
+        curl.push(measure::run(Command::new("sh").arg("-c").arg(&script).current_dir(&work))?);
     }
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&home);
-    Ok((measure::stats(&samples), measure::median(overheads), measure::stats(&curl_samples)))
+    Ok((measure::stats(&samples), measure::median(overheads), measure::stats(&curl)))
 }
 
 /// Run `tern -p` (plus `extra` args) `runs` times against `server`, whose

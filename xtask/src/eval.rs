@@ -341,6 +341,8 @@ struct Options {
     label: String,
     /// A tern binary to run instead of building the release one.
     bin: Option<PathBuf>,
+    /// A config.toml for every run's TERN_HOME.
+    config: Option<PathBuf>,
 }
 
 pub fn run(args: impl Iterator<Item = String>) -> anyhow::Result<()> {
@@ -372,6 +374,7 @@ fn parse(args: &[String]) -> anyhow::Result<(Options, Option<String>)> {
         json: None,
         label: String::new(),
         bin: None,
+        config: None,
     };
     let mut llama = None;
     let mut it = args.iter();
@@ -388,11 +391,12 @@ fn parse(args: &[String]) -> anyhow::Result<(Options, Option<String>)> {
             "--json" => opts.json = Some(PathBuf::from(value()?)),
             "--label" => opts.label = value()?,
             "--bin" => opts.bin = Some(PathBuf::from(value()?)),
+            "--config" => opts.config = Some(PathBuf::from(value()?)),
             "--" => {
                 opts.tern_args = it.by_ref().cloned().collect();
             }
             other => bail!(
-                "unknown option {other}\nusage: cargo xtask eval setup [0.5b|1.5b]\n       cargo xtask eval (--llama 0.5b|1.5b | --base-url URL --provider openai|anthropic --model NAME) [--runs N] [--tasks {}] [--timeout SECS] [--json FILE] [--label TEXT] [--bin TERN] [-- TERN ARGS]",
+                "unknown option {other}\nusage: cargo xtask eval setup [0.5b|1.5b]\n       cargo xtask eval (--llama 0.5b|1.5b | --base-url URL --provider openai|anthropic --model NAME) [--runs N] [--tasks {}] [--timeout SECS] [--json FILE] [--label TEXT] [--bin TERN] [--config CONFIG.TOML] [-- TERN ARGS]",
                 TASKS.iter().map(|t| t.name).collect::<Vec<_>>().join(",")
             ),
         }
@@ -463,7 +467,11 @@ fn suite(opts: &Options) -> anyhow::Result<()> {
                 std::fs::create_dir_all(p.parent().unwrap_or(&dir))?;
                 std::fs::write(&p, text)?;
             }
-            std::fs::create_dir_all(&home)?;
+            std::fs::create_dir_all(home.join(".tern"))?;
+            if let Some(config) = &opts.config {
+                std::fs::copy(config, home.join(".tern/config.toml"))
+                    .with_context(|| format!("copying {}", config.display()))?;
+            }
             if let Some(p) = &proxy {
                 p.reset();
             }

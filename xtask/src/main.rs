@@ -6,6 +6,8 @@
 //!   overhead of the release binary, each next to a baseline measured in the
 //!   same run. `bench sandbox` measures only the sandbox's cost per bash call.
 //! - `eval`: a small task suite against a real model (see eval.rs).
+//!   same run. `bench sandbox` measures only the sandbox's cost per bash call;
+//!   `bench wire` only the two-turn runs against the usual and the small-writes mock.
 //! - `ci`: the full test command (fmt, clippy, tests), as `.ci/run` runs it.
 
 mod bench;
@@ -46,6 +48,7 @@ fn main() -> anyhow::Result<()> {
             Some("rewrite") => bench_tools::print_rewrite(),
             Some("tools") => bench_tools::print_tools(),
             Some("first-request") => bench_first_request::print(),
+            Some("wire") => bench::print_wire(),
             _ => bench::run(),
         },
         Some("ci") => ci(),
@@ -93,7 +96,7 @@ fn main() -> anyhow::Result<()> {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools]|ci|eval [setup SIZE|--llama SIZE|--base-url URL --model NAME]|faults [STRIDE|sessions]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
+                "usage: cargo xtask <demo [--tui]|bench [sandbox|sessions|subagents|media|rewrite|tools|first-request|wire|search]|ci|eval [setup SIZE|--llama SIZE|--base-url URL --model NAME]|faults [STRIDE|sessions]|fuzz [--seconds N] [TARGET...]|concurrency [ROUNDS]|hygiene [N]|crash-loop [N]|man|acp-client|media-cli install|status|remove>"
             );
             std::process::exit(2);
         }

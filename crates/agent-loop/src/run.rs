@@ -38,7 +38,14 @@ pub struct LoopConfig {
     /// Whether calls the model wrote as text are read too
     /// (`tool_call_format = "text"` in the model table; native only by default).
     pub tool_call_format: ToolCallFormat,
+    /// Estimates a request's input tokens from its system prompt, tools and
+    /// messages (the provider sizes its first-byte wait and reports it);
+    /// `None`: the provider counts the request's bytes.
+    pub estimate_input_tokens: Option<InputTokenEstimate>,
 }
+
+/// See [`LoopConfig::estimate_input_tokens`].
+pub type InputTokenEstimate = fn(&str, &[tern_protocol::ToolDefinition], &[Message]) -> u64;
 
 impl LoopConfig {
     /// Defaults: 8192 output tokens, no turn limit, no thinking.
@@ -53,6 +60,7 @@ impl LoopConfig {
             context_limit: None,
             fallback_model: None,
             tool_call_format: ToolCallFormat::Native,
+            estimate_input_tokens: None,
         }
     }
 }
@@ -311,6 +319,7 @@ impl AgentLoop {
         let mut messages = history.to_vec();
         self.hooks.transform_context(&mut messages).await;
         let (definitions, server_tools) = crate::tool::request_tools(tools);
+        let input_tokens = self.config.estimate_input_tokens.map(|f| f(&self.config.system, &definitions, &messages));
         let req = ModelRequest {
             model: model.to_string(),
             system: self.config.system.clone(),
@@ -320,6 +329,7 @@ impl AgentLoop {
             max_tokens: self.config.max_tokens,
             thinking_budget: self.config.thinking_budget,
             cache_key: self.config.cache_key.clone(),
+            input_tokens,
         };
         let sink_events = events.clone();
         let partial = partial.clone();
@@ -344,6 +354,7 @@ impl AgentLoop {
                 }
                 sink_events(AgentEvent::Retry(info))
             }
+            StreamDelta::Waiting(info) => sink_events(AgentEvent::Waiting(info)),
             StreamDelta::ToolCallStart { id, name } => sink_events(AgentEvent::ToolInputStart { id, name }),
             StreamDelta::ToolInputDelta { id, json } => sink_events(AgentEvent::ToolInputDelta { id, json }),
         };

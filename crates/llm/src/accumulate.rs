@@ -28,6 +28,8 @@ pub enum StreamDelta {
     },
     /// The request is retried; see [`tern_protocol::RetryInfo`].
     Retry(tern_protocol::RetryInfo),
+    /// The model has not begun to answer; see [`tern_protocol::WaitInfo`].
+    Waiting(tern_protocol::WaitInfo),
 }
 
 /// A tool call whose arguments did not arrive as valid JSON (usually cut by

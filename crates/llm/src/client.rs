@@ -10,6 +10,7 @@ use tern_protocol::{Message, RetryInfo, ToolDefinition};
 use tokio_util::sync::CancellationToken;
 
 use crate::anthropic::AnthropicAccumulator;
+use crate::first_byte::{FirstByte, FirstByteWait, ServerPlace};
 use crate::openai_chat::ChatAccumulator;
 use crate::openai_responses::ResponsesAccumulator;
 use crate::retry::parse_retry_after;
@@ -83,17 +84,20 @@ pub struct ProviderConfig {
     pub limits: StreamLimits,
 }
 
-/// Bounds on one streamed response, beyond the 15 s connect timeout. Past
-/// any of them the attempt fails as an incomplete stream (and is retried).
+/// Bounds on one streamed response, beyond the 15 s connect timeout. A
+/// server that sends nothing that counts for as long as a limit allows fails
+/// the attempt as stalled (not retried: the server may still be working on
+/// it); one that goes on too long or too large, as incomplete (retried).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StreamLimits {
-    /// From the request to the first byte of the body.
-    pub first_byte: Duration,
-    /// Between two events that carry something (pings and keep-alive
-    /// comments do not count).
+    /// From the request to the first event that yields part of the answer (the model
+    /// reading the prompt); see [`crate::first_byte`].
+    pub first_byte: FirstByte,
+    /// Between two events that carry something once the answer has begun
+    /// (pings and keep-alive comments do not count).
     pub idle: Duration,
-    /// The whole response: this plus [`StreamLimits::PER_TOKEN`] for each
-    /// token of `max_tokens`.
+    /// The whole answer from its first event: this plus
+    /// [`StreamLimits::PER_TOKEN`] for each token of `max_tokens`.
     pub base_total: Duration,
     /// Bytes: this plus [`StreamLimits::BYTES_PER_TOKEN`] for each token.
     pub base_bytes: u64,
@@ -121,7 +125,7 @@ impl StreamLimits {
 impl Default for StreamLimits {
     fn default() -> Self {
         Self {
-            first_byte: Duration::from_secs(120),
+            first_byte: FirstByte::default(),
             idle: Duration::from_secs(180),
             base_total: Duration::from_secs(300),
             base_bytes: 8 * 1024 * 1024,
@@ -166,6 +170,9 @@ pub struct ModelRequest {
     /// A stable key for the provider's prompt cache (the session id): OpenAI's
     /// `prompt_cache_key`, sent to api.openai.com only.
     pub cache_key: Option<String>,
+    /// Estimated input tokens (system prompt, tools, messages), to size the
+    /// wait for the first byte and say what it is; `None`: the body's bytes / 4.
+    pub input_tokens: Option<u64>,
 }
 
 impl ModelRequest {
@@ -180,6 +187,7 @@ impl ModelRequest {
             max_tokens: 8192,
             thinking_budget: None,
             cache_key: None,
+            input_tokens: None,
         }
     }
 }
@@ -201,6 +209,7 @@ pub struct HttpProvider {
     config: ProviderConfig,
     client: reqwest::Client,
     endpoint: String,
+    place: ServerPlace,
 }
 
 impl HttpProvider {
@@ -215,12 +224,19 @@ impl HttpProvider {
             )));
         }
         crate::install_tls_provider();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(15))
-            .read_timeout(Duration::from_secs(300))
-            .build()
-            .map_err(|e| LlmError::Setup(format!("could not build the HTTP client: {e}")))?;
-        Ok(Self { config, client, endpoint })
+        // No read timeout: the stream limits bound every wait, and a read
+        // timeout would fail (and resend) a request a local model is still reading.
+        let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(15));
+        if endpoint.starts_with("http://") {
+            // A fresh connection per request to a plain-HTTP server (a local one, or a proxy
+            // in front of one): on a reused connection the kernel delays its ACKs, and a
+            // server that does not set TCP_NODELAY then holds each small write ~40 ms.
+            // A new TCP connection costs well under a millisecond there; TLS ones are kept.
+            builder = builder.pool_max_idle_per_host(0);
+        }
+        let client = builder.build().map_err(|e| LlmError::Setup(format!("could not build the HTTP client: {e}")))?;
+        let place = ServerPlace::of(&config.base_url);
+        Ok(Self { config, client, endpoint, place })
     }
 
     fn body(&self, req: &ModelRequest) -> Vec<u8> {
@@ -283,15 +299,26 @@ impl HttpProvider {
             detail,
             setting: setting.into(),
         };
-        // The response's headers count as its first bytes: a server that takes the request and
-        // answers nothing ends within the same limit as one that sends headers and no body.
         let limits = self.config.limits;
-        let sent = tokio::time::timeout(limits.first_byte, rb.body(body.to_vec()).send()).await.map_err(|_| {
-            stalled(
-                format!("sent no response {} s after the request", limits.first_byte.as_secs()),
-                "first_byte_timeout_secs",
-            )
-        })?;
+        let tokens = req.input_tokens.unwrap_or(body.len() as u64 / 4);
+        let mut reading =
+            ReadingWait::new(FirstByteWait::new(limits.first_byte, self.place, tokens), tokens, limits.idle);
+        // The response's headers are not the answer: the wait for them and for the first
+        // event that carries something is one wait, the model reading the prompt.
+        let send = rb.body(body.to_vec()).send();
+        tokio::pin!(send);
+        let sent = loop {
+            tokio::select! {
+                sent = &mut send => break sent,
+                () = tokio::time::sleep_until(reading.next_wake()) => {
+                    if reading.expired() {
+                        let secs = reading.limit().as_secs();
+                        return Err(stalled(format!("sent no response {secs} s after the request"), "first_byte_timeout_secs"));
+                    }
+                    reading.report(sink);
+                }
+            }
+        };
         let resp = sent.map_err(|e| LlmError::Connect {
             provider: provider.into(),
             url: self.endpoint.clone(),
@@ -302,8 +329,7 @@ impl HttpProvider {
             let headers = resp.headers().clone();
             let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
             let retry_after_ms = parse_retry_after(header("retry-after"), header("retry-after-ms"));
-            let limit = self.config.limits.first_byte;
-            let text = tokio::time::timeout(limit, bounded_body(resp, MAX_ERROR_BODY)).await.unwrap_or_default();
+            let text = tokio::time::timeout(limits.idle, bounded_body(resp, MAX_ERROR_BODY)).await.unwrap_or_default();
             return Err(LlmError::Http {
                 provider: provider.into(),
                 model: req.model.clone(),
@@ -316,56 +342,74 @@ impl HttpProvider {
         let mut acc = self.accumulator();
         let mut parser = SseParser::new();
         let mut bytes = resp.bytes_stream();
-        let deadline = tokio::time::Instant::now() + limits.total(req.max_tokens);
         let max_bytes = limits.max_bytes(req.max_tokens);
         let incomplete = |detail: String| LlmError::Incomplete { provider: provider.into(), detail };
-        let (mut received, mut first, mut progress) = (0u64, true, tokio::time::Instant::now());
+        // Once the answer has begun: its deadline and its last progress.
+        let mut answer: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
+        let (mut received, mut keepalives) = (0u64, false);
         loop {
-            let now = tokio::time::Instant::now();
-            let wait = if first { limits.first_byte } else { limits.idle.saturating_sub(now - progress) };
-            let until = (now + wait).min(deadline);
-            let next = match tokio::time::timeout_at(until, bytes.next()).await {
+            let wake = match answer {
+                None => reading.next_wake(),
+                Some((deadline, progress)) => (progress + limits.idle).min(deadline),
+            };
+            let next = match tokio::time::timeout_at(wake, bytes.next()).await {
                 Ok(next) => next,
-                Err(_) if until >= deadline => {
-                    let secs = limits.total(req.max_tokens).as_secs();
-                    return Err(incomplete(format!("the response went on past its {secs} s limit")));
-                }
-                Err(_) if first => {
-                    let secs = limits.first_byte.as_secs();
-                    return Err(stalled(
-                        format!("sent no data {secs} s after the response started"),
-                        "first_byte_timeout_secs",
-                    ));
-                }
-                Err(_) => {
-                    let secs = limits.idle.as_secs();
-                    return Err(stalled(format!("sent nothing but keep-alives for {secs} s"), "idle_timeout_secs"));
-                }
+                Err(_) => match answer {
+                    None if reading.expired() => {
+                        let secs = reading.limit().as_secs();
+                        let what = if keepalives { "sent nothing but keep-alives" } else { "sent no data" };
+                        return Err(stalled(format!("{what} {secs} s after the request"), "first_byte_timeout_secs"));
+                    }
+                    None => {
+                        reading.report(sink);
+                        continue;
+                    }
+                    Some((deadline, _)) if wake >= deadline => {
+                        let secs = limits.total(req.max_tokens).as_secs();
+                        return Err(incomplete(format!("the response went on past its {secs} s limit")));
+                    }
+                    Some(_) => {
+                        let secs = limits.idle.as_secs();
+                        return Err(stalled(format!("sent nothing but keep-alives for {secs} s"), "idle_timeout_secs"));
+                    }
+                },
             };
             let Some(chunk) = next else { break };
             let chunk = chunk.map_err(|e| incomplete(error_chain(&e)))?;
-            if first {
-                // The idle clock starts with the body.
-                progress = tokio::time::Instant::now();
-                first = false;
-            }
             received += chunk.len() as u64;
             if received > max_bytes {
                 let mb = max_bytes / (1024 * 1024);
                 return Err(incomplete(format!("the response was larger than {mb} MB for {} tokens", req.max_tokens)));
             }
+            let comments = parser.comments();
+            let mut alive = false;
             for ev in parser.feed(&chunk) {
-                // Any event but a keep-alive is progress (tool arguments stream without deltas).
-                if ev.event != "ping" {
-                    progress = tokio::time::Instant::now();
+                let now = tokio::time::Instant::now();
+                let deltas = acc.on_event(&ev.event, &ev.data)?;
+                match &mut answer {
+                    // Before the answer, an event that yields nothing (`message_start`,
+                    // `response.created`, a ping) shows the server is there, not that the model began.
+                    None if deltas.is_empty() => alive = true,
+                    None => answer = Some((now + limits.total(req.max_tokens), now)),
+                    Some(_) if ev.event == "ping" => {}
+                    // Any event but a keep-alive is progress (tool arguments stream without deltas).
+                    Some((_, progress)) => *progress = now,
                 }
-                for d in acc.on_event(&ev.event, &ev.data)? {
+                for d in deltas {
                     *streamed = true;
                     sink(d);
                 }
             }
+            if (alive || parser.comments() > comments) && answer.is_none() {
+                keepalives = true;
+                reading.keepalive();
+            }
             if acc.is_done() {
-                break;
+                // The reply ends at its terminal event: the rest of the body (a chunked
+                // terminator, trailing keep-alives) is read off the critical path, so a
+                // pooled connection can be used again, and the turn goes on now.
+                drain(bytes);
+                return acc.finish();
             }
         }
         for ev in parser.finish() {
@@ -375,6 +419,83 @@ impl HttpProvider {
             }
         }
         acc.finish()
+    }
+}
+
+/// The most of a body read after its terminal event, and for how long.
+const DRAIN_BYTES: u64 = 64 * 1024;
+const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+/// Read what follows a reply's terminal event in a task of its own, within
+/// [`DRAIN_BYTES`] and [`DRAIN_TIME`]; the connection is dropped past them.
+fn drain<B: AsRef<[u8]>>(bytes: impl futures::Stream<Item = reqwest::Result<B>> + Send + 'static) {
+    tokio::spawn(async move {
+        let mut bytes = std::pin::pin!(bytes);
+        let mut read = 0u64;
+        let _ = tokio::time::timeout(DRAIN_TIME, async {
+            while let Some(Ok(chunk)) = bytes.next().await {
+                read += chunk.as_ref().len() as u64;
+                if read > DRAIN_BYTES {
+                    break;
+                }
+            }
+        })
+        .await;
+    });
+}
+
+/// The wait for the model to begin its answer: when it ends, and the
+/// [`StreamDelta::Waiting`] reports that say what it is.
+struct ReadingWait {
+    started: tokio::time::Instant,
+    rule: FirstByteWait,
+    idle: Duration,
+    last_keepalive: Option<Duration>,
+    next_report: tokio::time::Instant,
+    tokens: u64,
+}
+
+impl ReadingWait {
+    /// The first report after this long (a fast model has begun by then) …
+    const FIRST_REPORT: Duration = Duration::from_secs(1);
+    /// … then one this often.
+    const REPORT_EVERY: Duration = Duration::from_secs(5);
+
+    fn new(rule: FirstByteWait, tokens: u64, idle: Duration) -> Self {
+        let started = tokio::time::Instant::now();
+        Self { started, rule, idle, last_keepalive: None, next_report: started + Self::FIRST_REPORT, tokens }
+    }
+
+    fn limit(&self) -> Duration {
+        self.rule.limit(self.last_keepalive, self.idle)
+    }
+
+    fn expired(&self) -> bool {
+        tokio::time::Instant::now() >= self.started + self.limit()
+    }
+
+    fn next_wake(&self) -> tokio::time::Instant {
+        (self.started + self.limit()).min(self.next_report)
+    }
+
+    fn keepalive(&mut self) {
+        self.last_keepalive = Some(self.started.elapsed());
+    }
+
+    /// Say what the wait is, when a report is due.
+    fn report(&mut self, sink: &(dyn Fn(StreamDelta) + Send + Sync)) {
+        let now = tokio::time::Instant::now();
+        if now < self.next_report {
+            return;
+        }
+        while self.next_report <= now {
+            self.next_report += Self::REPORT_EVERY;
+        }
+        sink(StreamDelta::Waiting(tern_protocol::WaitInfo {
+            input_tokens: self.tokens,
+            elapsed_ms: u64::try_from((now - self.started).as_millis()).unwrap_or(u64::MAX),
+            limit_secs: self.limit().as_secs(),
+        }));
     }
 }
 

@@ -27,6 +27,7 @@ mod accumulate;
 pub mod anthropic;
 mod client;
 mod error;
+pub mod first_byte;
 mod models;
 pub mod openai_chat;
 pub mod openai_responses;
@@ -37,6 +38,7 @@ pub mod text_tool_calls;
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
 pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig, StreamLimits};
 pub use error::LlmError;
+pub use first_byte::FirstByte;
 pub use models::{
     ModelInfo, ModelOverrideError, ModelTable, ToolCallFormat, UnknownEffort, claude_alias, effort_budget,
     is_claude_alias, provider_family,

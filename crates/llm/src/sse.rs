@@ -19,6 +19,7 @@ pub struct SseParser {
     event: String,
     data: String,
     has_data: bool,
+    comments: u64,
 }
 
 impl SseParser {
@@ -52,6 +53,11 @@ impl SseParser {
         out
     }
 
+    /// Comment lines seen so far (servers send `: keep-alive` while busy).
+    pub fn comments(&self) -> u64 {
+        self.comments
+    }
+
     /// End of input: a final event without its blank line is still
     /// dispatched (lenient: some servers drop the last newline).
     pub fn finish(&mut self) -> Vec<SseEvent> {
@@ -76,6 +82,7 @@ impl SseParser {
             return;
         }
         if line.starts_with(':') {
+            self.comments += 1;
             return;
         }
         let (field, value) = match line.find(':') {
@@ -128,6 +135,13 @@ mod tests {
                 "chunk size {chunk}"
             );
         }
+    }
+
+    #[test]
+    fn comments_are_counted() {
+        let mut p = SseParser::new();
+        assert!(p.feed(b": keep-alive\n\n: OPENROUTER PROCESSING\n").is_empty());
+        assert_eq!(p.comments(), 2);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -67,6 +67,8 @@ pub struct LoggedRequest {
     pub received: Instant,
     /// When the last byte of the reply was handed to the connection.
     pub finished: Option<Instant>,
+    /// The client's end of the connection it came on (one per connection).
+    pub peer: SocketAddr,
 }
 
 #[derive(Default)]
@@ -119,7 +121,7 @@ impl MockServer {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+            let _ = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await;
         });
         Ok(Self { addr, shared, task })
     }
@@ -254,7 +256,13 @@ fn reply_for(shared: &Shared, format: WireFormat, body: &Value, turn: usize) -> 
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap, raw: Bytes) -> Response {
+async fn handle(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    raw: Bytes,
+) -> Response {
     // When the whole request has arrived: before the mock's own parsing, which
     // is no part of the client's time.
     let received = Instant::now();
@@ -293,6 +301,7 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
             body: body.clone(),
             received,
             finished: None,
+            peer,
         });
         (attempt, inner.requests.len() - 1)
     };
@@ -395,11 +404,15 @@ async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap,
             .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
     }
     let delay = Duration::from_millis(shared.script.chunk_delay_ms);
+    let small_writes = shared.script.small_writes;
     let stream = futures::stream::unfold((events.into_iter(), shared.clone()), move |(mut it, shared)| async move {
         match it.next() {
             Some(e) => {
                 if !delay.is_zero() {
                     tokio::time::sleep(delay).await;
+                } else if small_writes {
+                    // Pending once: the connection flushes what it holds, so each event is a write.
+                    tokio::task::yield_now().await;
                 }
                 Some((Ok::<Bytes, std::convert::Infallible>(Bytes::from(e)), (it, shared)))
             }

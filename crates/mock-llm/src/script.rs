@@ -26,6 +26,12 @@ pub struct Script {
     /// context window (default: no limit).
     #[serde(default)]
     pub max_request_bytes: Option<u64>,
+    /// Hand each streamed event to the socket in a write of its own, as small
+    /// Python proxies and llama.cpp's server do (the mock never sets
+    /// TCP_NODELAY): on a reused connection Nagle's algorithm then holds each
+    /// write until the client's delayed ACK, about 40 ms (default false).
+    #[serde(default)]
+    pub small_writes: bool,
     /// The turns, in order; turn N answers a conversation that already has N
     /// assistant replies.
     pub turns: Vec<Turn>,

@@ -44,6 +44,37 @@ pub struct RetryInfo {
     pub discard_partial: bool,
 }
 
+/// The model has the request and has not begun to answer: it is reading the
+/// prompt (a local model on a CPU may take minutes). Sent about once a
+/// second at first, then every few seconds, until the answer begins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitInfo {
+    /// The request's estimated input tokens.
+    pub input_tokens: u64,
+    /// Time since the request was sent.
+    pub elapsed_ms: u64,
+    /// How long after the request the wait ends if the model does not begin.
+    pub limit_secs: u64,
+}
+
+impl WaitInfo {
+    /// What the wait is, for a person: `the model is reading 4.2k tokens… 12 s`.
+    pub fn describe(&self) -> String {
+        format!("{}… {} s", self.reading(), self.elapsed_ms / 1_000)
+    }
+
+    /// The same without the time, for a status line that keeps its own
+    /// clock: `the model is reading 4.2k tokens`.
+    pub fn reading(&self) -> String {
+        let tokens = match self.input_tokens {
+            n if n < 1_000 => n.to_string(),
+            n if n < 100_000 => format!("{:.1}k", n as f64 / 1_000.0),
+            n => format!("{}k", n / 1_000),
+        };
+        format!("the model is reading {tokens} tokens")
+    }
+}
+
 /// Why a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -138,6 +169,8 @@ pub enum AgentEvent {
     },
     /// The provider request is retried after an error.
     Retry(RetryInfo),
+    /// The model has not begun to answer yet (it is reading the prompt).
+    Waiting(WaitInfo),
     /// The complete assistant message of this turn.
     AssistantMessage {
         /// The message as it enters the history.
@@ -286,4 +319,17 @@ pub enum AgentEvent {
         /// The child's event.
         event: Box<AgentEvent>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_says_how_many_tokens_are_read_and_for_how_long() {
+        let w = |input_tokens, elapsed_ms| WaitInfo { input_tokens, elapsed_ms, limit_secs: 1800 }.describe();
+        assert_eq!(w(4_213, 12_400), "the model is reading 4.2k tokens… 12 s");
+        assert_eq!(w(640, 1_000), "the model is reading 640 tokens… 1 s");
+        assert_eq!(w(152_000, 61_000), "the model is reading 152k tokens… 61 s");
+    }
 }

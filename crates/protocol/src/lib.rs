@@ -48,7 +48,9 @@ pub use details::{
     PlanDetails, ReadDetails, SearchDetails, SkillDetails, TaskDetails, TodoDetails, ToolDetails, ToolSearchDetails,
     WebFetchDetails, WebSearchDetails, WriteDetails,
 };
-pub use event::{AgentEvent, AgentStopReason, CompactReason, RetryCause, RetryInfo, SessionSwitch, StartupNotice};
+pub use event::{
+    AgentEvent, AgentStopReason, CompactReason, RetryCause, RetryInfo, SessionSwitch, StartupNotice, WaitInfo,
+};
 pub use judged::{FileIdentity, JudgedPath};
 pub use message::{ContentBlock, ImageSource, Message, Role, ServerTool, StopReason, ToolResultContent, WebSource};
 pub use mode::{MODES, Mode, UnknownMode};

@@ -132,6 +132,11 @@ pub(crate) fn base_tokens<'a>(system: &str, tools: impl IntoIterator<Item = &'a 
     tokens_of_len(system.len()) + tokens_of_len(tools)
 }
 
+/// Estimated input tokens of a whole request: [`base_tokens`] plus its messages.
+pub(crate) fn request_tokens(system: &str, tools: &[tern_protocol::ToolDefinition], messages: &[Message]) -> u64 {
+    base_tokens(system, tools) + compaction::estimate_tokens(messages)
+}
+
 /// About what the summary instructions (and a person's focus) take of a request.
 const SUMMARY_INSTRUCTION_TOKENS: u64 = 1_000;
 
@@ -313,10 +318,12 @@ impl Runtime {
             if whole > room && room > 0 {
                 compaction::shrink_to(&mut messages, room);
             }
+            let messages = compaction::summary_request(&messages, focus);
             let req = ModelRequest {
                 model: self.model(),
+                input_tokens: Some(request_tokens(&system, &tools, &messages)),
                 system: system.clone(),
-                messages: compaction::summary_request(&messages, focus),
+                messages,
                 // The same tools as every turn: the cached prefix holds, and a provider that
                 // needs tool definitions for the calls in the history has them.
                 tools: tools.clone(),
@@ -328,7 +335,15 @@ impl Runtime {
             let completion = self
                 .provider
                 .client
-                .stream(&req, &|_| {}, cancel)
+                .stream(
+                    &req,
+                    &|d| {
+                        if let tern_llm::StreamDelta::Waiting(wait) = d {
+                            events(AgentEvent::Waiting(wait));
+                        }
+                    },
+                    cancel,
+                )
                 .await
                 .map_err(|e| RuntimeError::Io(format!("compaction failed, the conversation is unchanged: {e}")))?;
             text = completion.message.text();

@@ -385,6 +385,7 @@ impl Runtime {
             cache_key: Some(session.id().to_string()),
             fallback_model: self.overrides.fallback_model.clone(),
             tool_call_format: self.overrides.tool_call_format.unwrap_or(info.tool_call_format),
+            estimate_input_tokens: Some(crate::context::request_tokens),
             context_limit: {
                 let settings = self.compaction_settings();
                 settings.auto.then(|| settings.threshold(info.context_window))

@@ -165,7 +165,7 @@ pub fn resolve(
         first_byte: config
             .retry
             .first_byte_timeout_secs
-            .map(|s| Duration::from_secs(s.max(1)))
+            .map(|s| tern_llm::FirstByte::Fixed(Duration::from_secs(s.max(1))))
             .unwrap_or(stream.first_byte),
         idle: config.retry.idle_timeout_secs.map(|s| Duration::from_secs(s.max(1))).unwrap_or(stream.idle),
         ..stream

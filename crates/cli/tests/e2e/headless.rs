@@ -464,6 +464,21 @@ async fn endless_streams_are_cut_by_size_keepalives_and_silence() {
     }
 }
 
+/// A local server that is slow to begin (a model reading a long prompt) is
+/// waited for past the remote default, once, and `--verbose` says what the
+/// wait is.
+#[tokio::test]
+async fn verbose_says_the_model_is_reading_the_prompt_while_a_local_server_is_silent() {
+    let h = Harness::new(Wire::OpenAi, r#"{"turns":[{"text":"read it","faults":[{"delay_ms":1500}]}]}"#).await;
+    let out = h.run(&["-p", "hi", "--verbose"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "read it");
+    let line =
+        out.stderr.lines().find(|l| l.contains("the model is reading")).unwrap_or_else(|| panic!("{}", out.stderr));
+    assert!(line.contains(" tokens… 1 s"), "{line}");
+    assert_eq!(h.server.requests().len(), 1);
+}
+
 /// Start `tern -p` on the harness's script (a bash call printing `started`);
 /// returns once the command printed it.
 async fn run_until_started(h: &Harness) -> tokio::process::Child {

@@ -999,6 +999,7 @@ fn progress(e: &AgentEvent) -> Option<String> {
     Some(match e {
         AgentEvent::TurnStart { turn } => format!("── turn {turn}"),
         AgentEvent::Retry(r) => format!("retry {}/{} in {} ms: {}", r.attempt, r.max_attempts, r.delay_ms, r.error),
+        AgentEvent::Waiting(w) => w.describe(),
         AgentEvent::AssistantMessage { message, .. } if !message.tool_calls().is_empty() => {
             let said = message.text();
             if said.trim().is_empty() {

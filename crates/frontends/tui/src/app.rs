@@ -537,6 +537,16 @@ impl App {
             }
             AgentEvent::TurnStart { .. } => self.set_activity("Thinking".into(), now),
             AgentEvent::TextDelta { .. } => self.set_activity("Writing".into(), now),
+            AgentEvent::Waiting(wait) => {
+                // The status line's clock counts from the request, not from this report.
+                let reading = wait.reading();
+                let mut chars = reading.chars();
+                let label: String = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+                if self.activity != label {
+                    self.activity = label;
+                    self.activity_since = now.checked_sub(Duration::from_millis(wait.elapsed_ms)).or(Some(now));
+                }
+            }
             AgentEvent::Retry(r) => {
                 // Retries show in the status line, counting down, not as transcript
                 // cells; a final failure still arrives as an error.

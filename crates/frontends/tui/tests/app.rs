@@ -317,6 +317,29 @@ fn a_retry_says_why_and_counts_down() {
 }
 
 #[test]
+fn the_status_line_says_the_model_is_reading_the_prompt_and_counts_from_the_request() {
+    let t0 = Instant::now();
+    let mut a = app();
+    a.turn_started("x", t0);
+    let wait = tern_protocol::WaitInfo { input_tokens: 4_213, elapsed_ms: 6_000, limit_secs: 1_800 };
+    a.on_agent_event(&tern_protocol::AgentEvent::Waiting(wait), t0 + Duration::from_secs(6), |_, _| 0.0);
+    let area = Rect::new(0, 0, 100, 12);
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0 + Duration::from_secs(9));
+    let text = buffer_text(&buf);
+    assert!(text.contains("The model is reading 4.2k tokens") && text.contains("9s"), "{text}");
+    // The answer begins: the line says so.
+    a.on_agent_event(
+        &tern_protocol::AgentEvent::TextDelta { text: "hi".into() },
+        t0 + Duration::from_secs(10),
+        |_, _| 0.0,
+    );
+    let mut buf = Buffer::empty(area);
+    a.draw(area, &mut buf, t0 + Duration::from_secs(10));
+    assert!(!buffer_text(&buf).contains("reading"), "{}", buffer_text(&buf));
+}
+
+#[test]
 fn ctrl_r_finds_an_earlier_prompt_and_esc_gives_the_draft_back() {
     let t0 = Instant::now();
     let mut a = app();

@@ -1,4 +1,5 @@
-//! tern-llm's tests: the providers' recorded streams and image results.
+//! tern-llm's tests: the providers' recorded streams, image results, and
+//! how a stream ends and is waited for against the mock server.
 //!
 //! One test binary for the crate (one link, one process start per test
 //! under nextest), a module per area.
@@ -7,4 +8,5 @@
 
 mod image_results;
 mod text_calls;
+mod stream_timing;
 mod wire_fixtures;

@@ -199,6 +199,7 @@ impl Transcript {
             | AgentEvent::ModeChanged { .. }
             | AgentEvent::ModelChanged { .. }
             | AgentEvent::UsageUpdated { .. }
+            | AgentEvent::Waiting(_)
             | AgentEvent::SessionSwitched { .. } => {}
             // The call's cell opens when the whole call arrives (its arguments complete).
             AgentEvent::ToolInputStart { .. } | AgentEvent::ToolInputDelta { .. } => {}
