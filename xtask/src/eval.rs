@@ -242,8 +242,15 @@ impl Proxy {
             for conn in listener.incoming().flatten() {
                 let (up, r, f) = (hostport.clone(), r.clone(), f.clone());
                 std::thread::spawn(move || {
+                    // tern may close its side once the reply's terminal event is in:
+                    // a reset or broken pipe after that is not a failure.
                     if let Err(e) = forward(conn, &up, &r, &f) {
-                        eprintln!("eval proxy: {e:#}");
+                        let gone = e.downcast_ref::<std::io::Error>().is_some_and(|e| {
+                            matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset)
+                        });
+                        if !gone {
+                            eprintln!("eval proxy: {e:#}");
+                        }
                     }
                 });
             }
