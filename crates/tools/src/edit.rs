@@ -122,6 +122,19 @@ impl Tool for EditTool {
             obj.remove("edits");
             notes.push("`edits: []` beside `old_string`/`new_string` as that one edit".to_string());
         }
+        // The same one change given twice, in `edits` and at the top level: that change.
+        if pair
+            && let Some([only]) = input.get("edits").and_then(Value::as_array).map(Vec::as_slice)
+            && ["old_string", "new_string"].iter().all(|k| only.get(k).is_some() && only.get(k) == input.get(k))
+            && only.get("replace_all").and_then(Value::as_bool).unwrap_or(false)
+                == input.get("replace_all").and_then(Value::as_bool).unwrap_or(false)
+            && let Some(obj) = input.as_object_mut()
+        {
+            for k in ["old_string", "new_string", "replace_all"] {
+                obj.remove(k);
+            }
+            notes.push("the same change in `edits` and at the top level as that one edit".to_string());
+        }
         notes.extend(crate::tool_args::existing_path(&self.env.workspace, input));
         notes
     }

@@ -116,6 +116,37 @@ async fn edit_takes_one_top_level_change_beside_an_empty_list() {
     assert_eq!(f.get("src/main.rs"), "fn main() {\n    println!(\"bye\");\n}\n");
 }
 
+/// Seen from Qwen2.5-Coder 0.5B in `cargo xtask eval`: the one change given
+/// twice, in `edits` and at the top level.
+#[tokio::test]
+async fn edit_takes_the_same_change_given_in_the_list_and_at_the_top_level() {
+    let f = Fixture::new();
+    assert!(!f.call("read", json!({"path": "src/main.rs"})).await.is_error);
+    let r = f
+        .call(
+            "edit",
+            json!({"path": "src/main.rs", "old_string": "hi", "new_string": "bye", "replace_all": false,
+                   "edits": [{"old_string": "hi", "new_string": "bye", "replace_all": false}]}),
+        )
+        .await;
+    assert!(!r.is_error, "{}", text(&r));
+    assert!(
+        text(&r).ends_with("[Note: understood the same change in `edits` and at the top level as that one edit.]"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(f.get("src/main.rs"), "fn main() {\n    println!(\"bye\");\n}\n");
+    // The same pair with another `replace_all` is two different changes: refused.
+    let r = f
+        .call(
+            "edit",
+            json!({"path": "src/main.rs", "old_string": "bye", "new_string": "hi", "replace_all": true,
+                   "edits": [{"old_string": "bye", "new_string": "hi"}]}),
+        )
+        .await;
+    assert!(r.is_error, "{}", text(&r));
+}
+
 #[tokio::test]
 async fn edit_given_both_a_list_and_a_top_level_change_is_refused() {
     let f = Fixture::new();
