@@ -772,6 +772,9 @@ pub(crate) fn tool_env(
     env.client_files = client_files;
     env.image_input = model_info.image_input;
     env.sandbox = sandbox.clone();
+    if let Some(cap) = loaded.config.bash.full_output_bytes() {
+        env.full_output_cap = cap;
+    }
     if media.ready() {
         let tool_env = child_env(loaded, &media.env);
         let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
