@@ -223,8 +223,10 @@ pub struct Resumed {
     /// The session resumed (the file's id; with `--fork-session` the new
     /// session's header names it).
     pub from: String,
-    /// The conversation as it goes on (after any compaction, repaired).
-    pub messages: Vec<Message>,
+    /// Messages in the conversation as it goes on (after any compaction,
+    /// repaired). The messages themselves are the runtime's history, held
+    /// once: front ends replay them with [`Runtime::with_conversation`].
+    pub message_count: usize,
     /// The todo list as last written.
     pub todos: Vec<tern_protocol::TodoItem>,
     /// The title from `/rename`.
@@ -442,6 +444,12 @@ impl RuntimeBuilder {
         });
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
+        let (resumed, history) = match resumed {
+            Some((r, messages)) => (Some(r), messages),
+            None => (None, Vec::new()),
+        };
+        // A resumed conversation larger than the window: said now, compacted before the next request.
+        let history_tokens = compaction::estimate_tokens(&history);
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
         if overrides.allow_bypass {
@@ -515,7 +523,7 @@ impl RuntimeBuilder {
             structured,
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
-            history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
+            history: tokio::sync::Mutex::new(history),
             todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
             usage: std::sync::Mutex::new(resumed.as_ref().map(|r| r.usage).unwrap_or_default()),
             spent_usd: std::sync::Mutex::default(),
@@ -544,9 +552,7 @@ impl RuntimeBuilder {
         {
             runtime.set_model(&model)?;
         }
-        // A resumed conversation larger than the window: said now, compacted before the next request.
-        let over =
-            runtime.resumed.as_ref().and_then(|r| runtime.over_window_notice(compaction::estimate_tokens(&r.messages)));
+        let over = runtime.resumed.as_ref().and_then(|_| runtime.over_window_notice(history_tokens));
         if let Some(r) = runtime.resumed.as_mut() {
             r.notices.extend(over);
         }
@@ -1244,9 +1250,11 @@ impl Runtime {
         let current = self.session();
         // Under --no-session nothing is written, to the resumed file either.
         let how = if current.is_recording() { startup::Reopen::Append } else { startup::Reopen::Ephemeral };
-        let (session, resumed) = startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), how)?;
+        let (session, resumed, messages) =
+            startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), how)?;
         current.sync();
-        *history = resumed.messages.clone();
+        // Moved, not copied: front ends replay from the history.
+        *history = messages;
         *self.todos.lock_or_recover() = resumed.todos.clone();
         *self.usage.lock_or_recover() = resumed.usage;
         self.compactions.store(resumed.compactions, std::sync::atomic::Ordering::SeqCst);
@@ -1259,7 +1267,7 @@ impl Runtime {
             self.set_model(model)?;
         }
         let mut resumed = resumed;
-        resumed.notices.extend(self.over_window_notice(compaction::estimate_tokens(&resumed.messages)));
+        resumed.notices.extend(self.over_window_notice(compaction::estimate_tokens(&history)));
         Ok(resumed)
     }
 
@@ -1451,9 +1459,16 @@ impl Runtime {
         self.checkpoints.lock_or_recover().clone()
     }
 
-    /// The conversation as it stands.
+    /// The conversation as it stands (a copy; to go through it once, e.g.
+    /// to replay it, use [`Runtime::with_conversation`]).
     pub async fn conversation(&self) -> Vec<Message> {
         self.history.lock().await.clone()
+    }
+
+    /// Go through the conversation in place: how front ends replay a resumed
+    /// session without a second copy of it. No turn starts while `f` runs.
+    pub async fn with_conversation<R>(&self, f: impl FnOnce(&[Message]) -> R) -> R {
+        f(&self.history.lock().await)
     }
 
     /// `/rewind`: put the files (`code`) and/or the conversation back as
