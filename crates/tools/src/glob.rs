@@ -144,7 +144,7 @@ pub fn search(
     newest_first(&mut found);
     found.truncate(max_results);
     // Only names still reached through real folders beneath the root are shown.
-    found.retain(|(_, p)| opened.holds(p));
+    opened.retain_held(&mut found, |(_, p)| p).map_err(|e| ToolError::new(format!("glob: {}", e.message)))?;
     let lines: Vec<String> = found.iter().map(|(_, p)| display_path(workspace, p)).collect();
     let mut text = lines.join("\n");
     if total > found.len() {
