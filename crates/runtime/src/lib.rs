@@ -240,7 +240,10 @@ pub struct Resumed {
     /// What was repaired or skipped, one line each.
     pub notices: Vec<String>,
     /// The figures kept of its tool calls (time, details), by call id: a
-    /// session written before they were kept has none.
+    /// session written before they were kept has none. Only a replay needs
+    /// them: the session a runtime starts with hands them over once
+    /// ([`Runtime::take_resumed_tool_runs`]; empty here), a `/resume` in its
+    /// outcome.
     pub tool_runs: std::collections::HashMap<String, tern_protocol::ToolRun>,
 }
 
@@ -444,10 +447,11 @@ impl RuntimeBuilder {
         });
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
-        let (resumed, history) = match resumed {
+        let (mut resumed, history) = match resumed {
             Some((r, messages)) => (Some(r), messages),
             None => (None, Vec::new()),
         };
+        let resumed_tool_runs = resumed.as_mut().map(|r| std::mem::take(&mut r.tool_runs)).unwrap_or_default();
         // A resumed conversation larger than the window: said now, compacted before the next request.
         let history_tokens = compaction::estimate_tokens(&history);
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
@@ -530,6 +534,7 @@ impl RuntimeBuilder {
             checkpoints: std::sync::Mutex::new(checkpoints),
             compactions: std::sync::atomic::AtomicUsize::new(resumed.as_ref().map_or(0, |r| r.compactions)),
             resumed,
+            resumed_tool_runs: std::sync::Mutex::new(resumed_tool_runs),
             trust,
             folders,
             sandbox,
@@ -589,6 +594,8 @@ pub struct Runtime {
     history: tokio::sync::Mutex<Vec<Message>>,
     /// What `--continue` / `--resume` brought back.
     resumed: Option<Resumed>,
+    /// Its tool calls' figures, until the front end takes them to replay.
+    resumed_tool_runs: std::sync::Mutex<std::collections::HashMap<String, tern_protocol::ToolRun>>,
     /// The todo list as last written (kept verbatim through compaction).
     todos: Arc<std::sync::Mutex<Vec<tern_protocol::TodoItem>>>,
     /// The session's tokens and estimated cost so far (with what a resumed session had).
@@ -665,6 +672,13 @@ impl Runtime {
     /// What `--continue` / `--resume` brought back (`None` for a new session).
     pub fn resumed(&self) -> Option<&Resumed> {
         self.resumed.as_ref()
+    }
+
+    /// The resumed session's tool-call figures, for the one replay that
+    /// shows them; later calls get none. Not held for the whole run: a long
+    /// session's edit diffs would stay in memory for nothing.
+    pub fn take_resumed_tool_runs(&self) -> std::collections::HashMap<String, tern_protocol::ToolRun> {
+        std::mem::take(&mut *self.resumed_tool_runs.lock_or_recover())
     }
 
     /// Whether the workspace is trusted, and why.

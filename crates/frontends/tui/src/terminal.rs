@@ -405,7 +405,8 @@ async fn new_app(runtime: &Runtime) -> App {
     }
     if let Some(r) = runtime.resumed() {
         // From the runtime's history, in place: the conversation is not copied to be shown.
-        runtime.with_conversation(|messages| app.transcript.replay_with(messages, &r.tool_runs)).await;
+        let runs = runtime.take_resumed_tool_runs();
+        runtime.with_conversation(|messages| app.transcript.replay_with(messages, &runs)).await;
         app.todos = r.todos.clone();
         // The session's tokens and cost so far, as /cost and the status line count them.
         let (u, cost) = r.usage;

@@ -71,6 +71,10 @@ async fn rewind_fork_compact_and_resume_through_commands() {
     let replayed = rt.with_conversation(|messages| messages.to_vec()).await;
     assert_eq!(replayed.len(), resumed.message_count);
     assert_eq!(replayed, rt.conversation().await);
+    // The tool calls' figures go to the one replay that shows them, and are not held after it.
+    assert!(resumed.tool_runs.is_empty(), "held by the runtime until taken");
+    assert_eq!(rt.take_resumed_tool_runs().len(), 1, "the write's figures");
+    assert!(rt.take_resumed_tool_runs().is_empty(), "taken once");
     assert_eq!(resumed.usage.0.input_tokens, 300, "three responses of 100 tokens in");
     assert_eq!(rt.prompt("zebra-after-resume", &events).await.unwrap().outcome.final_text, "after the resume");
     let last = server.requests().pop().unwrap().body;
