@@ -42,6 +42,10 @@ fn main() -> anyhow::Result<()> {
             Some("media") => bench_media::print(),
             Some("rewrite") => bench_tools::print_rewrite(),
             Some("tools") => bench_tools::print_tools(),
+            Some("search") => {
+                bench::print_rows(&bench_search::rows()?);
+                Ok(())
+            }
             _ => bench::run(),
         },
         Some("ci") => ci(),
