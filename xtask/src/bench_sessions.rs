@@ -73,7 +73,7 @@ pub fn rows(tern: &Path) -> anyhow::Result<Vec<Row>> {
         what: format!("resume a {RESUME_ENTRIES}-entry session, peak RSS"),
         ours: mb(resumed.max_rss_kb),
         baseline: format!("`tern context` (new session) {}", mb(fresh.max_rss_kb)),
-        target: "≤ 60 MB".into(),
+        target: "≤ 40 MB".into(),
     });
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&home);

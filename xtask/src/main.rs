@@ -49,6 +49,10 @@ fn main() -> anyhow::Result<()> {
             Some("tools") => bench_tools::print_tools(),
             Some("first-request") => bench_first_request::print(),
             Some("wire") => bench::print_wire(),
+            Some("search") => {
+                bench::print_rows(&bench_search::rows()?);
+                Ok(())
+            }
             _ => bench::run(),
         },
         Some("ci") => ci(),

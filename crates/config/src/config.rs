@@ -44,6 +44,9 @@
 //! matcher = "bash"
 //! command = "python3 .tern/hooks/check.py"
 //!
+//! [bash]                                   # docs/tools.md
+//! full_output_mb = 32                      # a command's full-output file keeps its head and its last 32 MB
+//!
 //! [sandbox]                                # docs/sandbox.md
 //! mode = "workspace-write"                 # off | read-only | workspace-write
 //! network = true                           # for approved commands
@@ -117,6 +120,9 @@ pub struct FileConfig {
     /// Hook commands.
     #[serde(default)]
     pub hooks: tern_policy::hooks::HooksConfig,
+    /// The bash tool's settings.
+    #[serde(default)]
+    pub bash: BashSection,
     /// Landlock confinement of tool subprocesses.
     #[serde(default)]
     pub sandbox: SandboxSection,
@@ -153,6 +159,36 @@ pub struct FileConfig {
 pub struct MediaCliSection {
     /// Offer the installed media CLI to tool subprocesses (default true).
     pub enabled: Option<bool>,
+}
+
+/// `[bash]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BashSection {
+    /// MB of a command's output end its full-output file keeps, besides its
+    /// head (default 32; between 1 and [`MAX_FULL_OUTPUT_MB`]).
+    pub full_output_mb: Option<u64>,
+}
+
+/// The largest `[bash] full_output_mb`: one call's file must not fill a disk.
+pub const MAX_FULL_OUTPUT_MB: u64 = 4096;
+
+impl BashSection {
+    /// `full_output_mb` in bytes, when set.
+    pub fn full_output_bytes(&self) -> Option<u64> {
+        self.full_output_mb.map(|mb| mb.saturating_mul(1024 * 1024))
+    }
+
+    fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        match self.full_output_mb {
+            Some(mb) if !(1..=MAX_FULL_OUTPUT_MB).contains(&mb) => Err(ConfigError::Invalid(format!(
+                "{}: `[bash] full_output_mb = {mb}`: give a number of MB between 1 and {MAX_FULL_OUTPUT_MB} (the \
+                 most of a command's output end its full-output file keeps; default 32)",
+                path.display()
+            ))),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// `[web_search]`.
@@ -401,7 +437,10 @@ impl FileConfig {
             Err(tern_sandbox::small_file::Refused::Missing) => return Ok(Self::default()),
             Err(tern_sandbox::small_file::Refused::Unreadable(why)) => return Err(ConfigError::Invalid(why)),
         };
-        toml::from_str(&text).map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))
+        let config: Self =
+            toml::from_str(&text).map_err(|e| ConfigError::Invalid(format!("{}: {e}", path.display())))?;
+        config.bash.check(path)?;
+        Ok(config)
     }
 
     /// Layer `other` over `self`: its values win, maps merge by key.
@@ -488,6 +527,7 @@ impl FileConfig {
         self.web_search.enabled = other.web_search.enabled.or(self.web_search.enabled);
         self.web_search.max_uses = other.web_search.max_uses.or(self.web_search.max_uses);
         self.media_cli.enabled = other.media_cli.enabled.or(self.media_cli.enabled);
+        self.bash.full_output_mb = other.bash.full_output_mb.or(self.bash.full_output_mb);
         self
     }
 }
@@ -701,5 +741,20 @@ mod tests {
         let err = FileConfig::load(&f).unwrap_err().to_string();
         assert!(err.contains("config.toml") && err.contains("modle"), "{err}");
         assert!(FileConfig::load(&dir.path().join("missing.toml")).is_ok());
+    }
+
+    #[test]
+    fn bash_full_output_mb_is_read_merged_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config.toml");
+        std::fs::write(&f, "[bash]\nfull_output_mb = 2\n").unwrap();
+        let user = FileConfig::load(&f).unwrap();
+        assert_eq!(user.bash.full_output_bytes(), Some(2 * 1024 * 1024));
+        assert_eq!(user.clone().merge(FileConfig::default()).bash.full_output_mb, Some(2));
+        for bad in ["0", "4097"] {
+            std::fs::write(&f, format!("[bash]\nfull_output_mb = {bad}\n")).unwrap();
+            let err = FileConfig::load(&f).unwrap_err().to_string();
+            assert!(err.contains("config.toml") && err.contains("between 1 and 4096"), "{err}");
+        }
     }
 }

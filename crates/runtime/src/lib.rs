@@ -227,8 +227,10 @@ pub struct Resumed {
     /// The session resumed (the file's id; with `--fork-session` the new
     /// session's header names it).
     pub from: String,
-    /// The conversation as it goes on (after any compaction, repaired).
-    pub messages: Vec<Message>,
+    /// Messages in the conversation as it goes on (after any compaction,
+    /// repaired). The messages themselves are the runtime's history, held
+    /// once: front ends replay them with [`Runtime::with_conversation`].
+    pub message_count: usize,
     /// The todo list as last written.
     pub todos: Vec<tern_protocol::TodoItem>,
     /// The title from `/rename`.
@@ -242,7 +244,10 @@ pub struct Resumed {
     /// What was repaired or skipped, one line each.
     pub notices: Vec<String>,
     /// The figures kept of its tool calls (time, details), by call id: a
-    /// session written before they were kept has none.
+    /// session written before they were kept has none. Only a replay needs
+    /// them: the session a runtime starts with hands them over once
+    /// ([`Runtime::take_resumed_tool_runs`]; empty here), a `/resume` in its
+    /// outcome.
     pub tool_runs: std::collections::HashMap<String, tern_protocol::ToolRun>,
 }
 
@@ -446,6 +451,13 @@ impl RuntimeBuilder {
         });
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
+        let (mut resumed, history) = match resumed {
+            Some((r, messages)) => (Some(r), messages),
+            None => (None, Vec::new()),
+        };
+        let resumed_tool_runs = resumed.as_mut().map(|r| std::mem::take(&mut r.tool_runs)).unwrap_or_default();
+        // A resumed conversation larger than the window: said now, compacted before the next request.
+        let history_tokens = compaction::estimate_tokens(&history);
         let sandbox = startup::sandbox(&loaded, &overrides, &session, warnings)?;
         let policy = Arc::new(startup::policy(&loaded, &overrides, &session, warnings)?);
         if overrides.allow_bypass {
@@ -496,9 +508,9 @@ impl RuntimeBuilder {
         let statuses = mcp.as_ref().map(|m| m.statuses()).unwrap_or_default();
         let facts = turn_facts(&loaded.config, &overrides, &provider, &model_info, agent.as_ref(), &statuses)?;
         let catalog = Arc::new(TurnCatalog::new(registry, facts, mcp.clone(), policy.clone()));
-        if let Some(r) = &resumed {
+        if resumed.is_some() {
             let names: Vec<String> = skills.list.iter().map(|s| s.name.clone()).collect();
-            catalog.restore_loaded(&r.messages, &r.tool_runs, &names);
+            catalog.restore_loaded(&history, &resumed_tool_runs, &names);
         }
         let warnings = std::mem::take(warnings);
         let startup::Loaded { workspace, paths, config, trust, .. } = loaded;
@@ -523,13 +535,14 @@ impl RuntimeBuilder {
             structured,
             prompt: prompt.unwrap_or_else(|| Arc::new(RefuseAll)),
             started_session: std::sync::atomic::AtomicBool::new(false),
-            history: tokio::sync::Mutex::new(resumed.as_ref().map(|r| r.messages.clone()).unwrap_or_default()),
+            history: tokio::sync::Mutex::new(history),
             todos: Arc::new(std::sync::Mutex::new(resumed.as_ref().map(|r| r.todos.clone()).unwrap_or_default())),
             usage: std::sync::Mutex::new(resumed.as_ref().map(|r| r.usage).unwrap_or_default()),
             spent_usd: std::sync::Mutex::default(),
             checkpoints: std::sync::Mutex::new(checkpoints),
             compactions: std::sync::atomic::AtomicUsize::new(resumed.as_ref().map_or(0, |r| r.compactions)),
             resumed,
+            resumed_tool_runs: std::sync::Mutex::new(resumed_tool_runs),
             trust,
             folders,
             sandbox,
@@ -552,9 +565,7 @@ impl RuntimeBuilder {
         {
             runtime.set_model(&model)?;
         }
-        // A resumed conversation larger than the window: said now, compacted before the next request.
-        let over =
-            runtime.resumed.as_ref().and_then(|r| runtime.over_window_notice(compaction::estimate_tokens(&r.messages)));
+        let over = runtime.resumed.as_ref().and_then(|_| runtime.over_window_notice(history_tokens));
         if let Some(r) = runtime.resumed.as_mut() {
             r.notices.extend(over);
         }
@@ -591,6 +602,8 @@ pub struct Runtime {
     history: tokio::sync::Mutex<Vec<Message>>,
     /// What `--continue` / `--resume` brought back.
     resumed: Option<Resumed>,
+    /// Its tool calls' figures, until the front end takes them to replay.
+    resumed_tool_runs: std::sync::Mutex<std::collections::HashMap<String, tern_protocol::ToolRun>>,
     /// The todo list as last written (kept verbatim through compaction).
     todos: Arc<std::sync::Mutex<Vec<tern_protocol::TodoItem>>>,
     /// The session's tokens and estimated cost so far (with what a resumed session had).
@@ -667,6 +680,13 @@ impl Runtime {
     /// What `--continue` / `--resume` brought back (`None` for a new session).
     pub fn resumed(&self) -> Option<&Resumed> {
         self.resumed.as_ref()
+    }
+
+    /// The resumed session's tool-call figures, for the one replay that
+    /// shows them; later calls get none. Not held for the whole run: a long
+    /// session's edit diffs would stay in memory for nothing.
+    pub fn take_resumed_tool_runs(&self) -> std::collections::HashMap<String, tern_protocol::ToolRun> {
+        std::mem::take(&mut *self.resumed_tool_runs.lock_or_recover())
     }
 
     /// Whether the workspace is trusted, and why.
@@ -1252,9 +1272,14 @@ impl Runtime {
         let current = self.session();
         // Under --no-session nothing is written, to the resumed file either.
         let how = if current.is_recording() { startup::Reopen::Append } else { startup::Reopen::Ephemeral };
-        let (session, resumed) = startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), how)?;
+        let (session, resumed, messages) =
+            startup::resume_from(&path, &self.workspace, &self.paths.sessions_dir(), how)?;
         current.sync();
-        *history = resumed.messages.clone();
+        // Moved, not copied: front ends replay from the history.
+        *history = messages;
+        // What the resumed conversation had loaded behind tool_search, loaded again.
+        let names: Vec<String> = self.skills.list.iter().map(|s| s.name.clone()).collect();
+        self.catalog.restore_loaded(&history, &resumed.tool_runs, &names);
         *self.todos.lock_or_recover() = resumed.todos.clone();
         *self.usage.lock_or_recover() = resumed.usage;
         self.compactions.store(resumed.compactions, std::sync::atomic::Ordering::SeqCst);
@@ -1267,7 +1292,7 @@ impl Runtime {
             self.set_model(model)?;
         }
         let mut resumed = resumed;
-        resumed.notices.extend(self.over_window_notice(compaction::estimate_tokens(&resumed.messages)));
+        resumed.notices.extend(self.over_window_notice(compaction::estimate_tokens(&history)));
         Ok(resumed)
     }
 
@@ -1459,9 +1484,16 @@ impl Runtime {
         self.checkpoints.lock_or_recover().clone()
     }
 
-    /// The conversation as it stands.
+    /// The conversation as it stands (a copy; to go through it once, e.g.
+    /// to replay it, use [`Runtime::with_conversation`]).
     pub async fn conversation(&self) -> Vec<Message> {
         self.history.lock().await.clone()
+    }
+
+    /// Go through the conversation in place: how front ends replay a resumed
+    /// session without a second copy of it. No turn starts while `f` runs.
+    pub async fn with_conversation<R>(&self, f: impl FnOnce(&[Message]) -> R) -> R {
+        f(&self.history.lock().await)
     }
 
     /// `/rewind`: put the files (`code`) and/or the conversation back as

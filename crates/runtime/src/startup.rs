@@ -508,7 +508,7 @@ pub(crate) fn open_session(
     overrides: &Overrides,
     loaded: &Loaded,
     provider: &ResolvedProvider,
-) -> Result<(Session, Option<crate::Resumed>), RuntimeError> {
+) -> Result<(Session, Option<ResumedConversation>), RuntimeError> {
     let dir = loaded.paths.sessions_dir();
     let start = crate::session::SessionStart {
         cwd: loaded.workspace.display().to_string(),
@@ -533,9 +533,12 @@ pub(crate) fn open_session(
     } else {
         Reopen::Append
     };
-    let (session, resumed) = resume_from(&path, &loaded.workspace, &dir, how)?;
-    Ok((session, Some(resumed)))
+    let (session, resumed, messages) = resume_from(&path, &loaded.workspace, &dir, how)?;
+    Ok((session, Some((resumed, messages))))
 }
+
+/// What resuming found, and the conversation itself (the runtime's history to be).
+pub(crate) type ResumedConversation = (crate::Resumed, Vec<tern_protocol::Message>);
 
 /// How a resumed session goes on being written.
 pub(crate) enum Reopen {
@@ -548,13 +551,15 @@ pub(crate) enum Reopen {
 }
 
 /// Load the session in `path` (which must have run in `workspace`), repair
-/// what a crash cut short, and open it for writing as `how` says.
+/// what a crash cut short, and open it for writing as `how` says. The
+/// conversation comes back on its own, to become the runtime's history:
+/// front ends replay from there, so it is held once.
 pub(crate) fn resume_from(
     path: &Path,
     workspace: &Path,
     sessions_dir: &Path,
     how: Reopen,
-) -> Result<(Session, crate::Resumed), RuntimeError> {
+) -> Result<(Session, crate::Resumed, Vec<tern_protocol::Message>), RuntimeError> {
     let mut earlier = LoadedSession::load(path)?;
     if Path::new(&earlier.header.cwd) != workspace {
         return Err(RuntimeError::Config(format!(
@@ -586,7 +591,7 @@ pub(crate) fn resume_from(
     session.sync();
     let resumed = crate::Resumed {
         from,
-        messages,
+        message_count: messages.len(),
         todos: conversation.todos,
         title: conversation.title,
         model: conversation.model,
@@ -595,7 +600,7 @@ pub(crate) fn resume_from(
         notices,
         tool_runs: conversation.tool_runs,
     };
-    Ok((session, resumed))
+    Ok((session, resumed, messages))
 }
 
 /// Step 6: the sandbox from `--sandbox` and `[sandbox]`. Commands never read
@@ -772,6 +777,9 @@ pub(crate) fn tool_env(
     env.client_files = client_files;
     env.image_input = model_info.image_input;
     env.sandbox = sandbox.clone();
+    if let Some(cap) = loaded.config.bash.full_output_bytes() {
+        env.full_output_cap = cap;
+    }
     if media.ready() {
         let tool_env = child_env(loaded, &media.env);
         let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();

@@ -178,7 +178,7 @@ async fn run(
     let tracked = tern_process::track(pgid);
     // From now on the call may be moved to the background: it runs, so it was allowed.
     let mut slot = env.background.enter_foreground();
-    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, call.spill);
+    let mut tail = OutputTail::new(MAX_LINES, MAX_BYTES, call.spill).with_full_output_cap(env.full_output_cap);
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(16);
     tokio::spawn(pump(reader, tx));
     let adopt = || env.background.adopt(&env.output_dir, call.command, started);
@@ -484,15 +484,17 @@ fn truncation_note(view: &crate::output_tail::TailView) -> String {
         human_bytes(view.text.len() as u64),
         human_bytes(view.total_bytes)
     ));
-    match (&view.full_output, &view.spill_error) {
-        (Some(p), _) if view.spill_cut => text.push_str(&format!(
-            " Full output (its first {}): {}]\n",
-            human_bytes(crate::output_tail::MAX_SPILL_BYTES),
-            p.display()
+    match (&view.full_output, &view.spill_error, view.full_output_cut) {
+        (Some(p), _, Some(cut)) => text.push_str(&format!(
+            " Full output: {} (its first {} and last {} of {} kept; `[bash] full_output_mb` sets the cap)]\n",
+            p.display(),
+            human_bytes(cut.head),
+            human_bytes(view.total_bytes - cut.head - cut.left_out),
+            human_bytes(view.total_bytes)
         )),
-        (Some(p), _) => text.push_str(&format!(" Full output: {}]\n", p.display())),
-        (None, Some(e)) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
-        (None, None) => text.push_str("]\n"),
+        (Some(p), _, None) => text.push_str(&format!(" Full output: {}]\n", p.display())),
+        (None, Some(e), _) => text.push_str(&format!(" The full output could not be saved: {e}]\n")),
+        (None, None, _) => text.push_str("]\n"),
     }
     text
 }

@@ -16,7 +16,7 @@ use tern_agent_loop::{Tool, ToolContext, ToolError, ToolOutput, UpdateSink};
 use tern_protocol::{ExecutionMode, SearchDetails, ToolDefinition, ToolDetails};
 use tokio_util::sync::CancellationToken;
 
-use crate::search_walk::{Hidden, PathKind, existing_path, glob_set, place, walker};
+use crate::search_walk::{Hidden, PathKind, Root, existing_path, glob_set, place, walker};
 use crate::{ToolEnv, display_path};
 
 /// Paths returned at most.
@@ -143,7 +143,7 @@ pub fn search(
     newest_first(&mut found);
     found.truncate(max_results);
     // Only names still reached through real folders beneath the root are shown.
-    found.retain(|(_, p)| opened.holds(p));
+    retain_in_real_folders(&opened, &mut found)?;
     let lines: Vec<String> = found.iter().map(|(_, p)| display_path(workspace, p)).collect();
     let mut text = lines.join("\n");
     if total > found.len() {
@@ -184,6 +184,30 @@ fn relative_pattern(root: &Path, pattern: &str) -> Result<String, ToolError> {
     Ok(p.to_string())
 }
 
+/// Keep the files whose folder is still reached through real folders beneath
+/// the root (a folder swapped for a link during the walk does not lead out).
+/// Each folder is checked once, not each file: a big tree's files share far
+/// fewer folders. The walk took files only (links are not followed), so the
+/// name itself is a file's in that folder.
+fn retain_in_real_folders(root: &Root, found: &mut Vec<(SystemTime, PathBuf)>) -> Result<(), ToolError> {
+    use std::collections::HashSet;
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = |p: &Path| p.as_os_str().as_bytes().to_vec();
+    // Compared as bytes: Path's own order and hash go component by component, far slower.
+    let mut seen = HashSet::new();
+    let mut folders: Vec<PathBuf> = found
+        .iter()
+        .filter_map(|(_, p)| p.parent())
+        .filter(|f| seen.insert(f.as_os_str().as_bytes()))
+        .map(Path::to_path_buf)
+        .collect();
+    drop(seen);
+    root.retain_held(&mut folders, |f| f).map_err(|e| ToolError::new(format!("glob: {}", e.message)))?;
+    let held: HashSet<Vec<u8>> = folders.iter().map(|f| bytes(f)).collect();
+    found.retain(|(_, p)| p.parent().is_some_and(|f| held.contains(f.as_os_str().as_bytes())));
+    Ok(())
+}
+
 /// Most recently modified first; ties (and equal mtimes) by path.
 fn newest_first(found: &mut [(SystemTime, PathBuf)]) {
     found.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -201,6 +225,22 @@ mod tests {
         newest_first(&mut v);
         let order: Vec<_> = v.iter().map(|(_, p)| p.display().to_string()).collect();
         assert_eq!(order, ["z", "a", "b"]);
+    }
+
+    #[test]
+    fn only_files_in_real_folders_beneath_the_root_are_kept_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.join("d/e")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.join("l")).unwrap();
+        let t = |s| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        let names = ["d/a", "l/a", "d/e/b", "gone/c", "d/c", "l/e/b", "top"];
+        let mut found: Vec<_> = names.iter().enumerate().map(|(i, n)| (t(i as u64), ws.join(n))).collect();
+        let root = crate::search_walk::existing_path("glob", &ws, None, None).unwrap();
+        retain_in_real_folders(&root, &mut found).unwrap();
+        let kept: Vec<_> = found.iter().map(|(_, p)| p.strip_prefix(&ws).unwrap().display().to_string()).collect();
+        assert_eq!(kept, ["d/a", "d/e/b", "d/c", "top"]);
     }
 
     #[test]

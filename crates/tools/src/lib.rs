@@ -23,6 +23,7 @@ pub mod edit;
 pub mod edit_match;
 mod file_guard;
 mod file_identity;
+pub mod full_output_file;
 mod git_guard;
 pub use file_guard::{ClientFiles, create_private_dir, remove_pinned, write_atomic, write_atomic_pinned};
 pub mod glob;
@@ -77,6 +78,9 @@ pub struct ToolEnv {
     pub workspace: PathBuf,
     /// Where full outputs of truncated commands are saved.
     pub output_dir: PathBuf,
+    /// The most of a command's output end its full-output file keeps, in
+    /// bytes (`[bash] full_output_mb`), besides the output's head.
+    pub full_output_cap: u64,
     /// Files read in this session (for the edit/write guards).
     pub reads: ReadLedger,
     /// A PATH value for tool subprocesses, when it differs from ours: tern's
@@ -155,6 +159,7 @@ impl ToolEnv {
         Self {
             workspace: workspace.into(),
             output_dir: output_dir.into(),
+            full_output_cap: full_output_file::DEFAULT_FULL_OUTPUT_CAP,
             reads: ReadLedger::default(),
             path_prepend: None,
             image_input: false,

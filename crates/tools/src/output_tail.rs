@@ -1,12 +1,14 @@
 //! Keeps the tail of a command's output (failures are at the end) within a
 //! line and byte limit, and spills the full output to a file once it no
-//! longer fits, so the model can be told where to find the rest.
+//! longer fits, so the model can be told where to find the rest. The file
+//! keeps the head and the last `full_output_cap` bytes
+//! ([`crate::full_output_file`]).
 //!
 //! Memory stays bounded by about twice the byte limit whatever the output.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::PathBuf;
+
+use crate::full_output_file::{DEFAULT_FULL_OUTPUT_CAP, FullOutputCut, FullOutputFile};
 
 /// Collects output; see the module docs.
 pub struct OutputTail {
@@ -19,14 +21,10 @@ pub struct OutputTail {
     total_newlines: u64,
     last_byte: Option<u8>,
     spill_path: PathBuf,
-    spill: Option<Result<File, String>>,
-    /// Bytes written to the spill file.
-    spilled: u64,
+    spill: Option<Result<FullOutputFile, String>>,
+    /// The most of the output's end the full-output file keeps.
+    full_output_cap: u64,
 }
-
-/// The most of one command's output saved to its full-output file: a
-/// command that prints without end (`cat /dev/zero`) must not fill the disk.
-pub const MAX_SPILL_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The final view of the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,8 +43,8 @@ pub struct TailView {
     pub full_output: Option<PathBuf>,
     /// Why the full output could not be saved.
     pub spill_error: Option<String>,
-    /// The saved output stops at [`MAX_SPILL_BYTES`].
-    pub spill_cut: bool,
+    /// What the full-output file left out, when the output was larger than its cap.
+    pub full_output_cut: Option<FullOutputCut>,
 }
 
 impl OutputTail {
@@ -62,8 +60,16 @@ impl OutputTail {
             last_byte: None,
             spill_path,
             spill: None,
-            spilled: 0,
+            full_output_cap: DEFAULT_FULL_OUTPUT_CAP,
         }
+    }
+
+    /// Keep at most the last `bytes` of the output (after its head) in the
+    /// full-output file: a command that prints without end (`cat /dev/zero`)
+    /// must not fill the disk.
+    pub fn with_full_output_cap(mut self, bytes: u64) -> Self {
+        self.full_output_cap = bytes.max(1);
+        self
     }
 
     fn over_limits(&self) -> bool {
@@ -97,13 +103,8 @@ impl OutputTail {
         self.last_byte = chunk.last().copied();
         match &mut self.spill {
             Some(Ok(f)) => {
-                let room = MAX_SPILL_BYTES.saturating_sub(self.spilled);
-                let part = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
-                if !part.is_empty() {
-                    if let Err(e) = f.write_all(part) {
-                        self.spill = Some(Err(e.to_string()));
-                    }
-                    self.spilled += part.len() as u64;
+                if let Err(e) = f.write(chunk) {
+                    self.spill = Some(Err(e));
                 }
             }
             Some(Err(_)) => {}
@@ -138,27 +139,11 @@ impl OutputTail {
 
     fn start_spill(&mut self) {
         let head = std::mem::take(&mut self.head);
-        let opened = (|| -> Result<File, String> {
-            if let Some(dir) = self.spill_path.parent() {
-                crate::file_guard::create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            }
-            let mut f = {
-                use std::os::unix::fs::OpenOptionsExt;
-                File::options().write(true).create(true).truncate(true).mode(0o600).open(&self.spill_path)
-            }
-            .map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
-            f.write_all(&head).map_err(|e| format!("{}: {e}", self.spill_path.display()))?;
-            self.spilled = head.len() as u64;
-            Ok(f)
-        })();
-        self.spill = Some(opened);
+        self.spill = Some(FullOutputFile::create(&self.spill_path, &head, self.full_output_cap));
     }
 
     /// The lines to show, and the facts for the truncation notice.
-    pub fn finish(mut self) -> TailView {
-        if let Some(Ok(f)) = &mut self.spill {
-            let _ = f.flush();
-        }
+    pub fn finish(self) -> TailView {
         let total_lines = self.total_newlines + u64::from(self.last_byte.is_some_and(|b| b != b'\n'));
         let truncated = self.over_limits();
         let mut kept: &[u8] = &self.tail;
@@ -176,10 +161,10 @@ impl OutputTail {
         let lines: Vec<&[u8]> = if body.is_empty() { Vec::new() } else { body.split(|b| *b == b'\n').collect() };
         let start = lines.len().saturating_sub(self.max_lines);
         let text = lines[start..].iter().map(|l| String::from_utf8_lossy(l)).collect::<Vec<_>>().join("\n");
-        let (full_output, spill_error) = match self.spill {
-            Some(Ok(_)) => (Some(self.spill_path), None),
-            Some(Err(e)) => (None, Some(e)),
-            None => (None, None),
+        let (full_output, spill_error, full_output_cut) = match self.spill.map(|s| s.and_then(FullOutputFile::finish)) {
+            Some(Ok(cut)) => (Some(self.spill_path), None, cut),
+            Some(Err(e)) => (None, Some(e), None),
+            None => (None, None, None),
         };
         TailView {
             text,
@@ -189,7 +174,7 @@ impl OutputTail {
             truncated,
             full_output,
             spill_error,
-            spill_cut: self.spilled >= MAX_SPILL_BYTES && self.total_bytes > self.spilled,
+            full_output_cut,
         }
     }
 }
@@ -280,17 +265,27 @@ mod tests {
     }
 
     #[test]
-    fn the_saved_output_is_bounded() {
+    fn the_saved_output_keeps_its_head_and_the_last_cap_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let mut t = OutputTail::new(10, 1024, dir.path().join("out.log"));
-        let chunk = vec![b'x'; 1 << 20];
-        for _ in 0..(MAX_SPILL_BYTES / (1 << 20) + 3) {
-            t.push(&chunk);
+        let path = dir.path().join("out.log");
+        let cap = 64 * 1024;
+        let mut t = OutputTail::new(10, 1024, path.clone()).with_full_output_cap(cap);
+        let lines: Vec<String> = (0..200_000).map(|i| format!("line {i:06}\n")).collect();
+        for chunk in lines.chunks(1000) {
+            t.push(chunk.concat().as_bytes());
         }
         let view = t.finish();
-        assert!(view.spill_cut);
-        assert_eq!(std::fs::metadata(dir.path().join("out.log")).unwrap().len(), MAX_SPILL_BYTES);
-        assert_eq!(view.total_bytes, MAX_SPILL_BYTES + 3 * (1 << 20));
+        let cut = view.full_output_cut.expect("the ring went round");
+        let saved = std::fs::read_to_string(&path).unwrap();
+        // The head is what was held before spilling (the first chunk), then the notice, then whole lines to the end.
+        assert_eq!(cut.head, 12_000);
+        assert!(saved.starts_with("line 000000\n"));
+        assert!(saved.ends_with("line 199999\n"));
+        let notice = saved.lines().find(|l| l.starts_with("[tern: ")).unwrap();
+        assert!(notice.contains("left out here"), "{notice}");
+        assert!((saved.len() as u64) < cut.head + cap + notice.len() as u64 + 1);
+        assert_eq!(saved.len() as u64 - notice.len() as u64 - 1 + cut.left_out, view.total_bytes);
+        assert_eq!(view.total_bytes, 200_000 * 12);
     }
 
     #[test]

@@ -133,6 +133,38 @@ impl Root {
         }
     }
 
+    /// [`Root::holds`] for each of `items` (whose path `path_of` gives),
+    /// keeping those it holds, in order. One open each, spread over the
+    /// cores: a long list (a benchmark's, or a big tree's) is not checked
+    /// one path after another.
+    pub fn retain_held<T: Send + Sync>(
+        &self,
+        items: &mut Vec<T>,
+        path_of: impl Fn(&T) -> &Path + Sync,
+    ) -> Result<(), ToolError> {
+        /// Paths per thread at least: fewer are not worth a thread.
+        const PER_THREAD: usize = 512;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len() / PER_THREAD).max(1);
+        let held: Vec<bool> = if threads == 1 {
+            items.iter().map(|t| self.holds(path_of(t))).collect()
+        } else {
+            let chunk = items.len().div_ceil(threads);
+            let path_of = &path_of;
+            std::thread::scope(|s| {
+                let checks: Vec<_> = items
+                    .chunks(chunk)
+                    .map(|part| s.spawn(move || part.iter().map(|t| self.holds(path_of(t))).collect::<Vec<_>>()))
+                    .collect();
+                checks.into_iter().map(|c| c.join()).collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|_| ToolError::new("internal error: a path check panicked; try again"))?
+            .concat()
+        };
+        let mut held = held.into_iter();
+        items.retain(|_| held.next().unwrap_or(false));
+        Ok(())
+    }
+
     /// Open a file found under the root (a walk entry's path) for reading,
     /// beneath the root's descriptor; the root itself when it is a file.
     pub fn open_file(&self, path: &Path) -> std::io::Result<std::fs::File> {
@@ -219,6 +251,31 @@ mod tests {
         // What a walker that opened `l` by name would have listed.
         assert!(!root.holds(&ws.join("l/x")));
         assert!(!root.holds(outside.path()));
+    }
+
+    #[test]
+    fn retain_held_checks_a_long_list_on_every_core_and_keeps_its_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.join("d")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.join("l")).unwrap();
+        // Interleaved: real files, and names reached through the link (or missing).
+        let mut items = Vec::new();
+        for i in 0..3000 {
+            let (real, linked) = (ws.join(format!("d/f{i}")), ws.join(format!("l/f{i}")));
+            std::fs::write(&real, "").unwrap();
+            std::fs::write(outside.path().join(format!("f{i}")), "").unwrap();
+            items.push((i, real));
+            items.push((i, linked));
+            items.push((i, ws.join(format!("d/missing{i}"))));
+        }
+        let root = existing_path("glob", &ws, None, None).unwrap();
+        let expected: Vec<_> = items.iter().filter(|(_, p)| root.holds(p)).cloned().collect();
+        root.retain_held(&mut items, |(_, p)| p).unwrap();
+        assert_eq!(items.len(), 3000);
+        assert_eq!(items, expected);
+        assert!(items.iter().enumerate().all(|(n, (i, p))| n == *i && p.ends_with(format!("d/f{i}"))));
     }
 
     #[test]

@@ -253,7 +253,12 @@ fn raw_output(mut details: tern_protocol::ToolDetails) -> Option<Value> {
 /// A resumed session's conversation, sent as updates before `session/load` answers.
 pub(crate) async fn replay(runtime: &Runtime, cx: &ConnectionTo<Client>, session: &str) {
     let workspace = runtime.workspace().to_path_buf();
-    for message in runtime.conversation().await {
+    // Straight from the runtime's history: a long conversation is not copied to be sent.
+    runtime.with_conversation(|messages| replay_messages(messages, &workspace, cx, session)).await;
+}
+
+fn replay_messages(messages: &[tern_protocol::Message], workspace: &Path, cx: &ConnectionTo<Client>, session: &str) {
+    for message in messages {
         for block in &message.content {
             let update = match (message.role, block) {
                 (tern_protocol::Role::User, ContentBlock::Text { text }) => {
@@ -266,7 +271,7 @@ pub(crate) async fn replay(runtime: &Runtime, cx: &ConnectionTo<Client>, session
                     acp::SessionUpdate::AgentThoughtChunk(acp::ContentChunk::new(text_block(thinking)))
                 }
                 (_, ContentBlock::ToolUse { id, name, input }) => {
-                    acp::SessionUpdate::ToolCall(tool_call(id, name, input, &workspace))
+                    acp::SessionUpdate::ToolCall(tool_call(id, name, input, workspace))
                 }
                 (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
                     let status = if *is_error { acp::ToolCallStatus::Failed } else { acp::ToolCallStatus::Completed };

@@ -29,7 +29,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::app::{App, Command};
 use crate::slash::Slash;
 use crate::theme::Theme;
-use crate::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell};
+use crate::transcript::{CellKind, NoticeLevel, OutputTail, ShellCell, Transcript};
 use tern_protocol::sync::LockExt as _;
 
 /// The shortest time between two frames (120 fps).
@@ -56,6 +56,9 @@ enum Msg {
     /// the person should not be told of it again (Shift+Tab shows the mode
     /// in the status line).
     Applied(Box<Result<Outcome, String>>, bool),
+    /// `/resume` switched sessions: its conversation as cells, built from
+    /// the runtime's history in place (not from a copy of the messages).
+    Resumed(Box<tern_runtime::Resumed>, Box<Transcript>),
 }
 
 /// Apply `command` to the session off the UI thread: its events and its
@@ -69,6 +72,12 @@ fn apply(runtime: &Arc<Runtime>, tx: &mpsc::UnboundedSender<Msg>, command: Sessi
             let _ = events_tx.send(Msg::Agent(e));
         });
         let outcome = rt.apply(command, &events).await.map_err(|e| e.to_string());
+        if let Ok(Outcome::Resumed(r)) = outcome {
+            let mut cells = Transcript::new();
+            rt.with_conversation(|messages| cells.replay_with(messages, &r.tool_runs)).await;
+            let _ = tx.send(Msg::Resumed(r, Box::new(cells)));
+            return;
+        }
         let _ = tx.send(Msg::Applied(Box::new(outcome), quiet));
     });
 }
@@ -341,7 +350,7 @@ struct ShellJob {
 
 /// The app for this runtime: model, mode, where it works, and the notices
 /// setup left (warnings, MCP servers that failed).
-fn new_app(runtime: &Runtime) -> App {
+async fn new_app(runtime: &Runtime) -> App {
     let workspace = runtime.workspace();
     let cwd = home_relative(workspace);
     let palette = crate::theme::Palette::parse(runtime.tui_settings().theme.as_deref());
@@ -395,7 +404,9 @@ fn new_app(runtime: &Runtime) -> App {
         app.notice(format!("instructions from {}", names.join(", ")), NoticeLevel::Info);
     }
     if let Some(r) = runtime.resumed() {
-        app.transcript.replay_with(&r.messages, &r.tool_runs);
+        // From the runtime's history, in place: the conversation is not copied to be shown.
+        let runs = runtime.take_resumed_tool_runs();
+        runtime.with_conversation(|messages| app.transcript.replay_with(messages, &runs)).await;
         app.todos = r.todos.clone();
         // The session's tokens and cost so far, as /cost and the status line count them.
         let (u, cost) = r.usage;
@@ -403,7 +414,7 @@ fn new_app(runtime: &Runtime) -> App {
         app.tokens_out = u.output_tokens;
         app.cost_usd = cost;
         let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
-        app.notice(format!("resumed session {}{title}: {} messages", r.from, r.messages.len()), NoticeLevel::Info);
+        app.notice(format!("resumed session {}{title}: {} messages", r.from, r.message_count), NoticeLevel::Info);
     }
     for n in runtime.startup_notices().into_iter().filter(|n| n.warning) {
         app.notice(n.message, NoticeLevel::Warning);
@@ -417,7 +428,7 @@ pub async fn run(mut runtime: Runtime, initial: Option<String>) -> std::io::Resu
     runtime.set_permission_prompt(Arc::new(TuiPrompt { tx: tx.clone() }));
     let runtime = Arc::new(runtime);
     let workspace = runtime.workspace().to_path_buf();
-    let app = new_app(&runtime);
+    let app = new_app(&runtime).await;
     // @ completion over the workspace's files, loaded off the UI thread.
     let files = tokio::task::spawn_blocking({
         let root = workspace.clone();
@@ -800,6 +811,10 @@ impl Driver {
                     p.picker.set_preview(item, lines);
                 }
             }
+            Msg::Resumed(r, cells) => {
+                show_resumed(app, &r, *cells);
+                crate::picker_driver::refresh(app, &self.runtime);
+            }
             Msg::Applied(outcome, quiet) => {
                 match *outcome {
                     Ok(Outcome::Mode { .. }) if quiet => {}
@@ -1112,6 +1127,18 @@ fn rewind_slash(arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &mpsc::Unb
 }
 
 /// What a command the session applied did, in the transcript and the status line.
+/// `/resume` switched to another session: its cells replace this one's.
+fn show_resumed(app: &mut App, r: &tern_runtime::Resumed, cells: Transcript) {
+    app.transcript.replace_cells(cells);
+    app.todos = r.todos.clone();
+    app.last_prompt_tokens = 0;
+    let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
+    app.notice(format!("resumed session {}{title}: {} messages", r.from, r.message_count), NoticeLevel::Info);
+    for n in &r.notices {
+        app.notice(format!("warning: {n}"), NoticeLevel::Warning);
+    }
+}
+
 fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
     match outcome {
         Outcome::Ran(_) | Outcome::Interrupted(_) => {}
@@ -1168,17 +1195,8 @@ fn show_outcome(app: &mut App, outcome: Outcome, workspace: &std::path::Path) {
             }
             app.notice(text, level);
         }
-        Outcome::Resumed(r) => {
-            app.transcript.clear();
-            app.transcript.replay_with(&r.messages, &r.tool_runs);
-            app.todos = r.todos.clone();
-            app.last_prompt_tokens = 0;
-            let title = r.title.as_deref().map(|t| format!(" “{t}”")).unwrap_or_default();
-            app.notice(format!("resumed session {}{title}: {} messages", r.from, r.messages.len()), NoticeLevel::Info);
-            for n in &r.notices {
-                app.notice(format!("warning: {n}"), NoticeLevel::Warning);
-            }
-        }
+        // `apply` sends a resume as `Msg::Resumed`, with its cells; nothing else applies one.
+        Outcome::Resumed(r) => show_resumed(app, &r, Transcript::new()),
         Outcome::Forked(id) => app.notice(
             format!("forked: going on in session {id}; the earlier one is unchanged"),
             NoticeLevel::Info,

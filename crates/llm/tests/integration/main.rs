@@ -7,6 +7,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod image_results;
-mod text_calls;
 mod stream_timing;
+mod text_calls;
 mod wire_fixtures;

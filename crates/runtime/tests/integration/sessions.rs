@@ -66,7 +66,15 @@ async fn rewind_fork_compact_and_resume_through_commands() {
     drop(rt);
     let rt = Runtime::new(Overrides { resume: Some(tern_runtime::Resume::Id(id.clone())), ..overrides }).await.unwrap();
     let resumed = rt.resumed().expect("a resumed session");
-    assert_eq!(resumed.messages.len(), 4 + 2, "two prompts: the call, its result, the answers");
+    assert_eq!(resumed.message_count, 4 + 2, "two prompts: the call, its result, the answers");
+    // Front ends replay the runtime's own history (held once), not a copy handed out with the resume.
+    let replayed = rt.with_conversation(|messages| messages.to_vec()).await;
+    assert_eq!(replayed.len(), resumed.message_count);
+    assert_eq!(replayed, rt.conversation().await);
+    // The tool calls' figures go to the one replay that shows them, and are not held after it.
+    assert!(resumed.tool_runs.is_empty(), "held by the runtime until taken");
+    assert_eq!(rt.take_resumed_tool_runs().len(), 1, "the write's figures");
+    assert!(rt.take_resumed_tool_runs().is_empty(), "taken once");
     assert_eq!(resumed.usage.0.input_tokens, 300, "three responses of 100 tokens in");
     assert_eq!(rt.prompt("zebra-after-resume", &events).await.unwrap().outcome.final_text, "after the resume");
     let last = server.requests().pop().unwrap().body;

@@ -182,6 +182,16 @@ impl Transcript {
         };
     }
 
+    /// Remove every cell and take `other`'s (a conversation replayed
+    /// elsewhere, e.g. off the UI thread), keeping this one's settings.
+    pub fn replace_cells(&mut self, other: Transcript) {
+        self.clear();
+        for entry in other.entries {
+            self.push(entry.kind);
+        }
+        self.tools = other.tools;
+    }
+
     /// Use `theme` from now on (a render with another theme does this too).
     pub fn set_theme(&mut self, theme: Theme) {
         if theme != self.theme {
