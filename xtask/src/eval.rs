@@ -83,7 +83,8 @@ const TASKS: &[Task] = &[
         prompt: "Run the tests with `python3 -m unittest -v` and tell me how many tests ran.",
         needs: "bash",
         check: |_, o| {
-            if !o.tools.iter().any(|t| t == "bash") {
+            // stream-json names tools as Claude Code does (`Bash`).
+            if !o.tools.iter().any(|t| t.eq_ignore_ascii_case("bash")) {
                 return Err("no bash call".into());
             }
             let says_five = o.answer.contains('5') || o.answer.to_lowercase().contains("five");

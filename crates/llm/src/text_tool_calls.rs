@@ -9,7 +9,8 @@
 //! The forms read (each naming one call; a reply may hold several):
 //!
 //! - Hermes / Qwen 2.5 tags: `<tool_call>{"name": …, "arguments": {…}}</tool_call>`
-//!   (the closing tag may be missing at the very end of the reply);
+//!   (the closing tag may be missing at the very end of the reply), or the
+//!   same between `<tools>` and `</tools>`, as small Qwen models write it;
 //! - Qwen 3 Coder tags: `<tool_call><function=NAME><parameter=KEY>value</parameter>…</function></tool_call>`,
 //!   each value typed by the tool's schema (a `string` property stays text,
 //!   anything else is read as JSON);
@@ -210,13 +211,22 @@ enum Segment<'a> {
 
 const OPEN_TAG: &str = "<tool_call>";
 const CLOSE_TAG: &str = "</tool_call>";
+/// The tag pairs a call is written between: Hermes/Qwen's own, and
+/// `<tools>`, which small Qwen models copy from the way their chat template
+/// lists the tools (seen from Qwen2.5-Coder 1.5B in `cargo xtask eval`).
+const TAGS: [(&str, &str); 2] = [(OPEN_TAG, CLOSE_TAG), ("<tools>", "</tools>")];
+
+/// The first opening tag in `text`: where, and its pair.
+fn first_tag(text: &str) -> Option<(usize, &'static str, &'static str)> {
+    TAGS.iter().filter_map(|&(open, close)| text.find(open).map(|at| (at, open, close))).min_by_key(|t| t.0)
+}
 const FENCE: &str = "```";
 
 /// Cut the reply into prose, fenced blocks and tagged calls (or one bare
 /// JSON piece), left to right, each marker found once.
 fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
     let trimmed = text.trim();
-    if (trimmed.starts_with('{') || trimmed.starts_with('[')) && !trimmed.contains(OPEN_TAG) {
+    if (trimmed.starts_with('{') || trimmed.starts_with('[')) && first_tag(trimmed).is_none() {
         return Ok(vec![Segment::Bare(trimmed)]);
     }
     let mut out = Vec::new();
@@ -225,16 +235,16 @@ fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
         if out.len() >= MAX_SEGMENTS {
             return Err(format!("the reply has more than {MAX_SEGMENTS} tagged or fenced pieces"));
         }
-        let tag = rest.find(OPEN_TAG);
+        let tag = first_tag(rest);
         let fence = rest.find(FENCE);
         match (tag, fence) {
-            (Some(t), f) if f.is_none_or(|f| t < f) => {
+            (Some((t, open, close)), f) if f.is_none_or(|f| t < f) => {
                 out.push(Segment::Prose(&rest[..t]));
-                let after = &rest[t + OPEN_TAG.len()..];
-                match after.find(CLOSE_TAG) {
+                let after = &rest[t + open.len()..];
+                match after.find(close) {
                     Some(end) => {
                         out.push(Segment::Tagged(&after[..end]));
-                        rest = &after[end + CLOSE_TAG.len()..];
+                        rest = &after[end + close.len()..];
                     }
                     // Models often stop before the closing tag.
                     None => {
@@ -277,7 +287,10 @@ fn segments(text: &str) -> Result<Vec<Segment<'_>>, String> {
 /// reply is complete, instead of showing a call as text.
 pub fn may_start_call(text: &str) -> bool {
     let t = text.trim_start();
-    if t.is_empty() || t.starts_with(['{', '[']) || OPEN_TAG.starts_with(t) || t.starts_with(OPEN_TAG) {
+    if t.is_empty()
+        || t.starts_with(['{', '['])
+        || TAGS.iter().any(|(open, _)| open.starts_with(t) || t.starts_with(open))
+    {
         return true;
     }
     if FENCE.starts_with(t) {
@@ -301,13 +314,17 @@ fn is_call_fence(lang: &str) -> bool {
 
 /// Prose: no fence, no tag, no JSON object.
 fn is_prose(text: &str) -> bool {
-    !(text.contains(FENCE) || text.contains("<tool_call") || text.contains("</tool_call") || text.contains("{\""))
+    !(text.contains(FENCE)
+        || text.contains("<tool_call")
+        || text.contains("</tool_call")
+        || text.contains("<tools>")
+        || text.contains("{\""))
 }
 
 /// Whether text looks like an attempt at a call (for saying why it was not
 /// taken rather than treating it as ordinary text).
 fn looks_like_call(text: &str) -> bool {
-    text.contains(OPEN_TAG) || text.contains("\"name\"") || text.contains("\"function\"")
+    first_tag(text).is_some() || text.contains("\"name\"") || text.contains("\"function\"")
 }
 
 /// The calls of a fenced block: `None` when it is not a call block (other

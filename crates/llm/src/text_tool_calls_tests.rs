@@ -47,6 +47,20 @@ fn a_fenced_json_call_as_qwen_2_5_coder_writes_it() {
     assert_eq!(calls("```tool_call\n{\"name\":\"read\",\"arguments\":{\"path\":\"a.txt\"}}```").0, vec![read_a()]);
 }
 
+/// Written by Qwen2.5-Coder 1.5B to tern's request in `cargo xtask eval`.
+#[test]
+fn a_call_between_tools_tags_as_small_qwen_models_copy_them() {
+    let text = "<tools>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tools>";
+    assert_eq!(calls(text), (vec![read_a()], None));
+    assert!(may_start_call("<too"));
+    // Anything else inside is not a call: the text stays the answer.
+    assert!(
+        refused("<tools>\n<function name=\"read\"/>\n</tools>").contains("<tool"),
+        "{}",
+        refused("<tools>x</tools>")
+    );
+}
+
 #[test]
 fn hermes_tags_one_or_several_and_an_unclosed_last_one() {
     let one = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
