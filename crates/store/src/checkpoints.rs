@@ -137,15 +137,24 @@ fn content_hash(path: &Path) -> Option<u64> {
 /// way: a link swapped in since the decision is refused, so a private file
 /// never becomes a snapshot that `/rewind` would write into the workspace).
 /// The copy is written under a temporary name and named `to` only when
-/// whole: a full disk or a kill leaves no truncated snapshot.
-fn keep_copy(path: &Path, to: &Path) -> std::io::Result<()> {
-    let mut from = tern_tools::pinned::open_no_symlinks(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
+/// whole: a full disk or a kill leaves no truncated snapshot. At most
+/// `judged` bytes (the size the limits were checked against) are kept: a
+/// file that grew past it meanwhile is refused, never copied without bound.
+fn keep_copy(path: &Path, to: &Path, judged: u64) -> std::io::Result<()> {
+    use std::io::Read;
+    let from = tern_tools::pinned::open_no_symlinks(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
     if !from.metadata()?.is_file() {
         return Err(std::io::Error::other("not a regular file"));
     }
     let tmp = to.with_extension("snap.partial");
     let copied = std::fs::File::create(&tmp)
-        .and_then(|mut out| std::io::copy(&mut from, &mut out).and_then(|_| out.flush()))
+        .and_then(|mut out| {
+            let n = std::io::copy(&mut from.take(judged.saturating_add(1)), &mut out)?;
+            if n > judged {
+                return Err(std::io::Error::other("it grew while it was being kept"));
+            }
+            out.flush()
+        })
         .and_then(|()| std::fs::rename(&tmp, to));
     if copied.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -280,8 +289,8 @@ impl Checkpoints {
                 state.kept_bytes += m.len();
                 let name = format!("{}.snap", state.next_file);
                 state.next_file += 1;
-                let saved =
-                    tern_tools::create_private_dir(&self.dir).and_then(|()| keep_copy(path, &self.dir.join(&name)));
+                let saved = tern_tools::create_private_dir(&self.dir)
+                    .and_then(|()| keep_copy(path, &self.dir.join(&name), m.len()));
                 match saved {
                     Ok(()) => (true, Some(name), None),
                     Err(e) => {
@@ -560,8 +569,16 @@ mod tests {
         let g = ws.join("g.txt");
         std::os::unix::fs::symlink(&secret, &g).unwrap();
         let snapshot = root_path.join("snap");
-        assert!(keep_copy(&g, &snapshot).is_err());
+        assert!(keep_copy(&g, &snapshot, 1 << 20).is_err());
         assert!(std::fs::read(&snapshot).unwrap_or_default().is_empty(), "the private file was copied");
+        // A file that grew past the size its limits were judged by is refused, not copied on.
+        let grown = ws.join("grown.txt");
+        std::fs::write(&grown, "0123456789").unwrap();
+        let err = keep_copy(&grown, &snapshot, 4).unwrap_err();
+        assert!(err.to_string().contains("grew"), "{err}");
+        assert!(!snapshot.exists() && !snapshot.with_extension("snap.partial").exists());
+        keep_copy(&grown, &snapshot, 10).unwrap();
+        assert_eq!(std::fs::read_to_string(&snapshot).unwrap(), "0123456789");
         // The folder swapped for a link outside: the rewind refuses it, outside is untouched.
         std::fs::rename(ws.join("d"), ws.join("d-moved")).unwrap();
         std::os::unix::fs::symlink(&outside, ws.join("d")).unwrap();
