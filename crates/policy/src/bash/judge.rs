@@ -185,6 +185,12 @@ pub(super) fn judge(inv: &Invocation) -> Verdict {
         if inv.name.contains('/') && !in_system_dir(inv.name) {
             verdict.program_path = Some(inv.name.to_owned());
         }
+    } else if inv.name.contains('/') && !in_system_dir(inv.name) {
+        // A wrapper run from a path (`./nohup git push`) named the program it runs; the
+        // rule text keeps the wrapper's path in front, so a rule for `git push` does not
+        // let a repository's own `./nohup` run.
+        let inner = verdict.program_path.clone().or_else(|| verdict.program.clone()).unwrap_or_default();
+        verdict.program_path = Some(format!("{} {inner}", inv.name));
     }
     if let Some(option) = program_option(inv.args) {
         // Not read-only, and no prefix rule (`bash(npm help:*)`) covers it.

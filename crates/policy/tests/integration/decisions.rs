@@ -542,6 +542,8 @@ fn rules_for_a_program_do_not_cover_a_file_of_its_name_elsewhere() {
     assert_eq!(v("git push origin main"), V::Allow);
     assert_eq!(v("/usr/bin/git push origin main"), V::Allow, "the system's git is git");
     assert_eq!(v("./git push origin main"), V::Ask);
+    assert_eq!(v("./nohup git push origin main"), V::Ask, "a wrapper of the repository's own runs first");
+    assert_eq!(v("nohup git push origin main"), V::Allow);
     assert_eq!(v("tools/git push"), V::Ask);
     assert_eq!(v("/tmp/x/run.sh"), V::Ask);
     assert_eq!(v("./run.sh"), V::Ask, "run.sh:* names a program on PATH, not this file");
