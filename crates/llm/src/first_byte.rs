@@ -32,6 +32,9 @@ pub const CEILING: Duration = Duration::from_secs(30 * 60);
 /// Time per input token of the slowest prefill waited for (10 tokens a
 /// second): a prompt that would take longer raises the ceiling.
 pub const SLOWEST_READ: Duration = Duration::from_millis(100);
+/// The most any default wait grows to, however long the prompt: a hung
+/// server that keeps its socket open must not hold a run for hours.
+pub const MOST: Duration = Duration::from_secs(2 * 60 * 60);
 
 /// How the first-byte limit is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +100,7 @@ impl FirstByteWait {
             FirstByte::Adaptive { remote_base } => remote_base,
         };
         let tokens = u32::try_from(input_tokens).unwrap_or(u32::MAX);
-        let ceiling = CEILING.max(SLOWEST_READ.saturating_mul(tokens));
+        let ceiling = CEILING.max(SLOWEST_READ.saturating_mul(tokens)).min(MOST);
         match place {
             ServerPlace::Local => Self { silent: ceiling, keepalives_extend: false, ceiling },
             ServerPlace::Remote => Self {
@@ -172,6 +175,9 @@ mod tests {
         // A prompt slower than the ceiling at 10 tokens a second raises it.
         let w = FirstByteWait::new(FirstByte::default(), ServerPlace::Local, 40_000);
         assert_eq!(w.limit(None, S(180)), S(4_000));
+        // A 200k-token history does not make it hours.
+        let w = FirstByteWait::new(FirstByte::default(), ServerPlace::Local, 200_000);
+        assert_eq!(w.limit(None, S(180)), MOST);
     }
 
     #[test]
@@ -182,7 +188,7 @@ mod tests {
         assert_eq!(w.limit(None, S(180)), S(320));
         assert_eq!(w.limit(Some(S(10)), S(180)), S(320), "an early keep-alive does not shorten it");
         assert_eq!(w.limit(Some(S(300)), S(180)), S(480), "a keep-alive extends it by the idle limit");
-        assert_eq!(w.limit(Some(S(19_900)), S(180)), S(20_000), "never past the ceiling (10 tokens a second)");
+        assert_eq!(w.limit(Some(S(19_900)), S(180)), MOST, "never past the ceiling, at most 2 hours");
         let w = FirstByteWait::new(FirstByte::default(), ServerPlace::Remote, 4_200);
         assert_eq!(w.limit(Some(S(1_790)), S(180)), CEILING, "never past the ceiling");
     }
