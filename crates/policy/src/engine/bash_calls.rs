@@ -234,7 +234,33 @@ fn bash_rule_covers(rule: &Rule, part: &BashPart) -> bool {
 /// a program run from a path keeps its path (a rule for `git` is not a rule
 /// for `./git`).
 pub(super) fn canonical_text(part: &BashPart) -> String {
-    joined(part, part.program_path.as_deref().unwrap_or(&part.program))
+    match &part.program_path {
+        Some(path) => joined(part, &placed(path, &part.cwd)),
+        None => joined(part, &part.program),
+    }
+}
+
+/// A program path as seen from the workspace, where rules are written: after
+/// `cd sub`, `./build.sh` is `sub/build.sh` (a rule for `./build.sh` does not
+/// cover it); in a directory known only at run time it is `?/build.sh`, which
+/// no rule naming a path covers. Absolute and home paths stay as written; a
+/// wrapper's path and the path of the program it runs are placed alike.
+fn placed(path: &str, cwd: &Cwd) -> String {
+    let place = |token: &str| -> String {
+        if !token.contains('/') || token.starts_with(['/', '~']) {
+            return token.to_owned();
+        }
+        let mut rest = token;
+        while let Some(r) = rest.strip_prefix("./") {
+            rest = r.trim_start_matches('/');
+        }
+        match cwd {
+            Cwd::Workspace => token.to_owned(),
+            Cwd::Dir(dir) => format!("{}/{rest}", dir.trim_end_matches('/')),
+            Cwd::Unknown => format!("?/{rest}"),
+        }
+    };
+    path.split(' ').map(place).collect::<Vec<_>>().join(" ")
 }
 
 /// The part by its program's bare name (`./rm -rf x` as `rm -rf x`): what a

@@ -1039,3 +1039,20 @@ fn red_team_pass_four_commands_are_never_allowed() {
         "while read l; do echo $l; done < ~/.ssh/id_rsa",
     ]);
 }
+
+/// A rule naming a program by a relative path names it from the workspace,
+/// where the person wrote it: after a `cd`, `./build.sh` is another file.
+#[test]
+fn a_relative_program_after_cd_is_the_file_in_that_directory() {
+    let f = Fixture::new();
+    let p = f.policy(Mode::Default, &[(RuleKind::Allow, "bash(./build.sh:*)")]);
+    let v = |command: &str| bash(&p, command).verdict;
+    assert_eq!(v("./build.sh --release"), Verdict::Allow);
+    assert_eq!(v("cd src && ./build.sh --release"), Verdict::Ask, "src/build.sh is not ./build.sh");
+    assert_eq!(v("cd src; nohup ./build.sh"), Verdict::Ask, "a wrapper's program is placed too");
+    assert_eq!(v("cd . && ./build.sh"), Verdict::Allow, "the same directory");
+    assert_eq!(v("(cd src) && ./build.sh --release"), Verdict::Allow, "the subshell's cd stays inside");
+    let p = f.policy(Mode::Default, &[(RuleKind::Allow, "bash(src/build.sh:*)")]);
+    assert_eq!(bash(&p, "cd src && ./build.sh").verdict, Verdict::Allow, "placed from the workspace");
+    assert_eq!(bash(&p, "cd src && src/build.sh").verdict, Verdict::Ask, "src/src/build.sh");
+}
