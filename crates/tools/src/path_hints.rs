@@ -76,7 +76,11 @@ fn same_name_elsewhere(env: &ToolEnv, missing: &Path, wanted: &str) -> Vec<PathB
 /// of its length, at least one), nearest first.
 fn near_names_in_folder(missing: &Path, wanted: &str) -> Vec<PathBuf> {
     let Some(folder) = missing.parent() else { return Vec::new() };
-    let Ok(entries) = std::fs::read_dir(folder) else { return Vec::new() };
+    // Through a descriptor opened without following a link anywhere: a
+    // folder reached through one may lie outside the workspace.
+    let listed = crate::pinned::open_no_symlinks(folder, libc::O_RDONLY | libc::O_DIRECTORY)
+        .and_then(|dir| crate::pinned::read_dir_of(&dir));
+    let Ok(entries) = listed else { return Vec::new() };
     let most = (wanted.chars().count() / 3).max(1);
     let mut near: Vec<(usize, String)> = entries
         .take(MAX_FOLDER_ENTRIES)
@@ -127,5 +131,18 @@ mod tests {
         let (_dir, env) = env();
         assert_eq!(did_you_mean(&env, &env.workspace.join("src/completely_different.rs")), None);
         assert_eq!(did_you_mean(&env, Path::new("/etc/hostnam")), None);
+    }
+
+    /// A folder reached through a link is not listed: its names may be
+    /// outside the workspace (a repository's `links/evil -> ~/.ssh`).
+    #[test]
+    fn never_lists_a_folder_through_a_link() {
+        let (_dir, env) = env();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_ed25519"), "secret").unwrap();
+        std::os::unix::fs::symlink(outside.path(), env.workspace.join("evil")).unwrap();
+        assert_eq!(did_you_mean(&env, &env.workspace.join("evil/id_ed2551")), None);
+        std::os::unix::fs::symlink(env.workspace.join("src"), env.workspace.join("inside")).unwrap();
+        assert_eq!(did_you_mean(&env, &env.workspace.join("inside/mian.rs")), None, "no link is followed");
     }
 }
