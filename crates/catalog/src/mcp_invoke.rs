@@ -1,6 +1,8 @@
 //! `mcp_invoke {tool, arguments, server?}`: call a deferred MCP tool without
-//! waiting for it to join the tool list. The arguments are checked against
-//! the tool's own schema first; its result comes back unchanged.
+//! waiting for it to join the tool list. The arguments are understood as
+//! that tool would understand them before the permission hooks and rules see
+//! them, checked against its schema, and run as judged; its result comes
+//! back unchanged.
 //!
 //! Permission hooks see the call as `mcp_invoke`; a policy that rules on MCP
 //! tools must look at `tool` inside it.
@@ -77,6 +79,24 @@ impl Tool for McpInvoke {
         input
     }
 
+    /// The invoked tool's arguments understood as that tool would understand
+    /// them (numbers sent as strings, its own near-misses), here — before the
+    /// permission hooks and rules judge them — so what runs is what was judged.
+    fn accept_near_misses(&self, input: &mut Value) -> Vec<String> {
+        let Some(obj) = input.as_object_mut() else { return Vec::new() };
+        let Some(name) = obj.get("tool").and_then(Value::as_str).map(str::trim) else { return Vec::new() };
+        let server = obj.get("server").and_then(Value::as_str);
+        let snapshot = self.state.snapshot();
+        let Lookup::Found(i) = snapshot.lookup(name, server) else { return Vec::new() };
+        if !obj.get("arguments").is_some_and(Value::is_object) {
+            return Vec::new();
+        }
+        let arguments = obj.remove("arguments").unwrap_or_default();
+        let (arguments, notes) = snapshot.tools[i].understand(arguments);
+        obj.insert("arguments".into(), arguments);
+        notes
+    }
+
     fn execute<'a>(
         &'a self,
         ctx: ToolContext,
@@ -121,13 +141,12 @@ impl Tool for McpInvoke {
                     )));
                 }
             };
-            let (arguments, notes) = target.understand(arguments);
+            // Already understood (`accept_near_misses`) and judged as they are: run them unchanged.
             if let Err(problems) = target.validate(&arguments) {
                 let schema = serde_json::to_string(&target.definition.input_schema).unwrap_or_default();
-                let understood = tern_agent_loop::understood_note(&notes).map(|n| format!("\n{n}")).unwrap_or_default();
                 return Err(ToolError::new(format!(
                     "mcp_invoke: the arguments for `{}` do not match its input schema:\n{problems}\n\
-                     Input schema: {schema}\nFix the arguments and call again.{understood}",
+                     Input schema: {schema}\nFix the arguments and call again.",
                     target.name()
                 )));
             }
@@ -137,14 +156,7 @@ impl Tool for McpInvoke {
                 confinement: ctx.confinement,
                 judged: ctx.judged,
             };
-            let mut result = target.implementation.execute(ctx, arguments, cancel, updates).await;
-            if let Some(note) = tern_agent_loop::understood_note(&notes) {
-                match &mut result {
-                    Ok(out) => out.content.push(tern_protocol::ToolResultContent::text(note)),
-                    Err(e) => e.message = format!("{}\n{note}", e.message),
-                }
-            }
-            result
+            target.implementation.execute(ctx, arguments, cancel, updates).await
         })
     }
 }

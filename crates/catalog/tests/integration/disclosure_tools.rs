@@ -232,6 +232,12 @@ async fn mcp_invoke_validates_then_calls_the_deferred_tool() {
     let out = call(&dt.mcp_invoke, json!({"tool": "double", "arguments": {"n": "7"}})).await.unwrap();
     assert_eq!(text(&out), "mcp__calc__double got {\"n\":7}[Note: understood `n: \"7\"` as 7.]");
     assert_eq!(echo.calls.load(Ordering::SeqCst), 3);
+
+    // Understood before it is judged: the permission hooks and rules see the
+    // arguments that run, not the ones as sent.
+    let (judged, notes) = dt.mcp_invoke.understand(json!({"tool": "double", "arguments": {"n": "7"}}));
+    assert_eq!(judged, json!({"tool": "mcp__calc__double", "arguments": {"n": 7}}));
+    assert_eq!(notes.len(), 1, "{notes:?}");
 }
 
 #[tokio::test]

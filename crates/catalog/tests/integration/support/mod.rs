@@ -111,11 +111,20 @@ pub fn text(output: &ToolOutput) -> String {
         .collect()
 }
 
-/// Run a tool the way the loop does: prepare, validate, execute.
+/// Run a tool the way the loop does: understand, validate, execute; what
+/// was understood goes with the result.
 pub async fn call(tool: &RuntimeTool, input: Value) -> Result<ToolOutput, ToolError> {
-    let input = tool.implementation.prepare_arguments(input);
+    let (input, notes) = tool.understand(input);
+    let note = tern_agent_loop::understood_note(&notes);
     tool.validate(&input).map_err(|e| ToolError::new(e.to_string()))?;
     let ctx = ToolContext { call_id: "call-1".into(), tool_name: tool.name().into(), confinement: None, judged: None };
     let updates: UpdateSink = Arc::new(|_| {});
-    tool.implementation.execute(ctx, input, CancellationToken::new(), updates).await
+    let mut result = tool.implementation.execute(ctx, input, CancellationToken::new(), updates).await;
+    if let Some(note) = note {
+        match &mut result {
+            Ok(out) => out.content.push(ToolResultContent::text(note)),
+            Err(e) => e.message = format!("{}\n{note}", e.message),
+        }
+    }
+    result
 }
