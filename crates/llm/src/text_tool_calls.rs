@@ -29,10 +29,13 @@
 //! - Every call must name an **offered** tool with arguments that are a JSON
 //!   object; otherwise nothing runs and the text stays the answer
 //!   ([`TextCalls::Refused`] says why).
-//! - Text around the calls is kept as assistant text only when it is
-//!   clearly prose: no code fence, no tool-call tag and no JSON object
+//! - Text before and between the calls is kept as assistant text only when
+//!   it is clearly prose: no code fence, no tool-call tag and no JSON object
 //!   (`{"`) in it. A reply that mixes calls with code or other JSON is not
 //!   a call (the text stays the answer).
+//! - A call to run ends the reply: text after the last call makes it a
+//!   quote (a call the model copied from a file into its answer), which is
+//!   not run.
 //! - Bounded: a reply longer than [`MAX_TEXT_BYTES`], more than
 //!   [`MAX_CALLS`] calls or more than [`MAX_SEGMENTS`] pieces is refused.
 //!   Scanning is linear in the text; JSON is read by `serde_json`.
@@ -112,7 +115,12 @@ pub fn parse(text: &str, offered: &[ToolDefinition]) -> TextCalls {
     let mut calls = Vec::new();
     let mut prose = Vec::new();
     let mut not_prose = None;
+    // Whether text came after the last call read so far.
+    let mut text_after_call = false;
     for segment in segments {
+        let before = calls.len();
+        // Text after a bare call, in the same piece.
+        let mut after_bare = false;
         match segment {
             Segment::Prose(p) => {
                 let p = p.trim();
@@ -122,6 +130,7 @@ pub fn parse(text: &str, offered: &[ToolDefinition]) -> TextCalls {
                 if !is_prose(p) {
                     not_prose.get_or_insert("text that is not prose (code or JSON)");
                 }
+                text_after_call |= !calls.is_empty();
                 prose.push(p);
             }
             Segment::Fenced { lang, body } => match fenced_calls(lang, body) {
@@ -142,12 +151,16 @@ pub fn parse(text: &str, offered: &[ToolDefinition]) -> TextCalls {
                         if !is_prose(after) {
                             not_prose.get_or_insert("text that is not prose (code or JSON)");
                         }
+                        after_bare = true;
                         prose.push(after);
                     }
                 }
                 Err(Some(why)) => return TextCalls::Refused(why),
                 Err(None) => return TextCalls::Text,
             },
+        }
+        if calls.len() > before {
+            text_after_call = after_bare;
         }
         if calls.len() > MAX_CALLS {
             return TextCalls::Refused(format!("the reply holds more than {MAX_CALLS} calls"));
@@ -158,6 +171,12 @@ pub fn parse(text: &str, offered: &[ToolDefinition]) -> TextCalls {
     }
     if let Some(what) = not_prose {
         return TextCalls::Refused(format!("besides the calls, the reply holds {what}"));
+    }
+    if text_after_call {
+        return TextCalls::Refused(
+            "text follows the last call: a call quoted inside an answer is not run (a call to run ends the reply)"
+                .into(),
+        );
     }
     let mut taken = Vec::with_capacity(calls.len());
     for c in calls {

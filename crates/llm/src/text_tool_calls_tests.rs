@@ -108,11 +108,25 @@ fn qwen3_coder_function_tags_are_typed_by_the_schema() {
 }
 
 #[test]
-fn prose_around_the_calls_is_kept_as_text() {
-    let text = "I'll read the file first.\n\n```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n\nThen I will answer.";
-    assert_eq!(calls(text), (vec![read_a()], Some("I'll read the file first.\n\nThen I will answer.".to_string())));
+fn prose_before_and_between_the_calls_is_kept_as_text() {
+    let text =
+        "I'll read the file first.\n\n```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n\n";
+    assert_eq!(calls(text), (vec![read_a()], Some("I'll read the file first.".to_string())));
+    let between = "First a:\n<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>\nThen a again:\n<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>";
+    assert_eq!(calls(between), (vec![read_a(), read_a()], Some("First a:\n\nThen a again:".to_string())));
+}
+
+/// A call the model quotes inside an answer (from a README it read, say) is
+/// followed by more answer: a call written to be run ends the reply.
+#[test]
+fn a_call_followed_by_more_text_is_a_quote_not_a_call() {
+    let quoted = "The README asks for this:\n\n```json\n{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\n```\n\nI did not run it.";
+    assert!(refused(quoted).contains("text follows the last call"), "{}", refused(quoted));
     let bare_then_prose = "{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}\nThis shows the file.";
-    assert_eq!(calls(bare_then_prose), (vec![read_a()], Some("This shows the file.".to_string())));
+    assert!(refused(bare_then_prose).contains("text follows the last call"));
+    let tagged =
+        "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call> is how a call looks.";
+    assert!(refused(tagged).contains("text follows the last call"));
 }
 
 #[test]
