@@ -3,13 +3,11 @@
 //! refuses to go on with an older session when the newest one here is
 //! damaged, and `tern sessions list` shows them marked.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// How much of a file's start is read for its header.
-const HEADER_BYTES: u64 = 64 * 1024;
+use crate::index::{Damage, Listed};
 
 /// A file in the sessions folder, named like a session, whose header cannot be read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -43,34 +41,32 @@ impl DamagedSession {
 
 /// The damaged session files of `sessions_dir` last written after
 /// `after_ms` (0: any), newest first; with `workspace`, only those whose
-/// header may be its own (it names that workspace, or none at all).
+/// header may be its own (it names that workspace, or none at all). They
+/// come from the same scan as the session list ([`crate::index::scan`]),
+/// judged once by [`header_damage`].
 pub fn damaged(sessions_dir: &Path, workspace: Option<&Path>, after_ms: u64) -> Vec<DamagedSession> {
-    let Ok(entries) = std::fs::read_dir(sessions_dir) else { return Vec::new() };
-    let mut out: Vec<DamagedSession> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .filter_map(|path| {
-            let meta = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_file())?;
-            let modified_ms = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-            // Only the files newer than what was found are read.
-            if modified_ms <= after_ms {
-                return None;
-            }
-            let mut head = Vec::new();
-            std::fs::File::open(&path).ok()?.take(HEADER_BYTES).read_to_end(&mut head).ok()?;
-            let (damaged, cwd) = header_damage(&head)?;
-            if let (Some(w), Some(c)) = (workspace, &cwd)
-                && Path::new(c) != w
-            {
-                return None;
-            }
-            let id = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            Some(DamagedSession { id, path, damaged, cwd, bytes: meta.len(), modified_ms })
+    of_scan(crate::index::scan(sessions_dir), workspace, after_ms)
+}
+
+/// The damaged files of a scan; see [`damaged`].
+pub(crate) fn of_scan(scan: Vec<Listed>, workspace: Option<&Path>, after_ms: u64) -> Vec<DamagedSession> {
+    let mut out: Vec<DamagedSession> = scan
+        .into_iter()
+        .filter_map(|l| match l {
+            Listed::Damaged(d) if d.modified_ms > after_ms => Some(d),
+            _ => None,
+        })
+        .filter(|d| match (workspace, &d.cwd) {
+            (Some(w), Some(c)) => Path::new(c) == w,
+            _ => true,
+        })
+        .map(|d| DamagedSession {
+            id: d.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
+            path: d.path,
+            damaged: d.reason,
+            cwd: d.cwd,
+            bytes: d.bytes,
+            modified_ms: d.modified_ms,
         })
         .collect();
     out.sort_by(|a, b| (b.modified_ms, &b.id).cmp(&(a.modified_ms, &a.id)));
@@ -78,8 +74,9 @@ pub fn damaged(sessions_dir: &Path, workspace: Option<&Path>, after_ms: u64) -> 
 }
 
 /// What is wrong with a file that starts with `head`, and the workspace
-/// its header still names; `None` when the header is whole.
-fn header_damage(head: &[u8]) -> Option<(String, Option<String>)> {
+/// its header still names; `None` when the header is whole. The one
+/// judgement of a header, for the session list and the damaged files alike.
+pub(crate) fn header_damage(head: &[u8]) -> Option<Damage> {
     if head.is_empty() {
         return Some(("it is empty (0 bytes)".into(), None));
     }
@@ -107,6 +104,9 @@ fn header_damage(head: &[u8]) -> Option<(String, Option<String>)> {
             Some(("its header has no format version".into(), cwd))
         }
         Some("session") if !has("id") || !has("cwd") => Some(("its header has no id or no folder".into(), cwd)),
+        Some("session_start") if !has("session_id") || !has("cwd") => {
+            Some(("its header has no id or no folder".into(), cwd))
+        }
         Some("session") | Some("session_start") => None,
         _ => Some(("its first line is not a session header".into(), cwd)),
     }
@@ -170,5 +170,38 @@ mod tests {
         assert_eq!(ids, ["empty", "here"]);
         assert_eq!(damaged(dir.path(), None, 0).len(), 3);
         assert!(damaged(dir.path(), None, u64::MAX).is_empty());
+    }
+
+    /// One judgement of a header: every file is either a session in the
+    /// list or a damaged file, never both and never neither.
+    #[test]
+    fn every_file_is_listed_once_as_a_session_or_as_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = [
+            ("good", r#"{"type":"session","version":1,"id":"good","cwd":"/w","provider":"p","model":"m"}"#),
+            ("old", r#"{"type":"session_start","session_id":"old","cwd":"/w"}"#),
+            ("noversion", r#"{"type":"session","id":"noversion","cwd":"/w"}"#),
+            ("noid", r#"{"type":"session_start","cwd":"/w"}"#),
+            ("nocwd", r#"{"type":"session","version":1,"id":"nocwd"}"#),
+            ("garbage", "garbage"),
+        ];
+        for (name, header) in files {
+            std::fs::write(dir.path().join(format!("{name}.jsonl")), format!("{header}\n")).unwrap();
+        }
+        let mut listed: Vec<String> = crate::index::list(dir.path(), None)
+            .into_iter()
+            .map(|s| s.path.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        listed.sort();
+        let mut marked: Vec<String> = damaged(dir.path(), None, 0).into_iter().map(|d| d.id).collect();
+        marked.sort();
+        assert_eq!(listed, ["good", "old"]);
+        assert_eq!(marked, ["garbage", "nocwd", "noid", "noversion"]);
+        let noversion =
+            damaged(dir.path(), Some(Path::new("/w")), 0).into_iter().find(|d| d.id == "noversion").unwrap();
+        assert_eq!(
+            (noversion.damaged.as_str(), noversion.cwd.as_deref()),
+            ("its header has no format version", Some("/w"))
+        );
     }
 }

@@ -58,6 +58,8 @@ pub struct Damaged {
     pub modified_ms: u64,
     /// Why it cannot be read as a session ("empty", "its first line is not JSON", …).
     pub reason: String,
+    /// The workspace, when what is left of its header still names it.
+    pub cwd: Option<String>,
 }
 
 /// One `.jsonl` file of the sessions dir.
@@ -119,10 +121,14 @@ pub fn resumable(sessions_dir: &Path, workspace: Option<&Path>) -> Vec<SessionSu
 pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<PathBuf, StoreError> {
     match which {
         Resume::Latest => {
-            let latest = list(sessions_dir, Some(workspace)).into_iter().find(|s| s.format >= 1);
+            let scan = scan(sessions_dir);
+            let latest = scan.iter().find_map(|l| match l {
+                Listed::Session(s) if s.format >= 1 && Path::new(&s.cwd) == workspace => Some(s.clone()),
+                _ => None,
+            });
             // A newer file whose header is damaged is named, never passed over for an older one.
             let since = latest.as_ref().map_or(0, |s| s.modified_ms);
-            if let Some(newest) = crate::damaged::damaged(sessions_dir, Some(workspace), since).first() {
+            if let Some(newest) = crate::damaged::of_scan(scan, Some(workspace), since).first() {
                 return Err(StoreError::Refused(newest.refusal()));
             }
             latest.map(|s| s.path).ok_or_else(|| {
@@ -159,26 +165,26 @@ pub fn find(sessions_dir: &Path, workspace: &Path, which: &Resume) -> Result<Pat
 
 /// What `path` (a regular file whose metadata is `meta`) is: a session's
 /// summary, or why it is not one. Reads its first and last [`SCAN_BYTES`].
-pub(crate) fn summarise(path: &Path, meta: &std::fs::Metadata) -> Result<SessionSummary, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot be opened: {e}"))?;
-    let mut lines = BufReader::new(file.take(SCAN_BYTES)).lines();
-    let first = match lines.next() {
-        None => return Err("empty (no session header)".into()),
-        Some(Err(e)) => return Err(format!("its first line cannot be read: {e}")),
-        Some(Ok(line)) => line,
-    };
-    let first: serde_json::Value = serde_json::from_str(&first)
-        .map_err(|_| "its first line is not JSON (a damaged session header)".to_string())?;
+pub(crate) fn summarise(path: &Path, meta: &std::fs::Metadata) -> Result<SessionSummary, Damage> {
+    let file = std::fs::File::open(path).map_err(|e| (format!("cannot be opened: {e}"), None))?;
+    let mut reader = BufReader::new(file.take(SCAN_BYTES));
+    let mut head = Vec::new();
+    reader.read_until(b'\n', &mut head).map_err(|e| (format!("its first line cannot be read: {e}"), None))?;
+    // The one judgement of a header, shared with the damaged-file list.
+    if let Some(damage) = crate::damaged::header_damage(&head) {
+        return Err(damage);
+    }
+    let first: serde_json::Value = serde_json::from_slice(&head).map_err(|e| (e.to_string(), None))?;
     let field = |k: &str| first.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let missing = || ("its header has no id or no folder".to_string(), None);
     let (id, format) = match first.get("type").and_then(|t| t.as_str()) {
-        Some("session") => (
-            field("id").ok_or("its header has no id")?,
-            first.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32,
-        ),
-        Some("session_start") => (field("session_id").ok_or("its header has no id")?, 0),
-        _ => return Err("its first line is not a session header".into()),
+        Some("session") => {
+            (field("id").ok_or_else(missing)?, first.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32)
+        }
+        _ => (field("session_id").ok_or_else(missing)?, 0),
     };
-    let cwd = field("cwd").ok_or("its header names no folder")?;
+    let cwd = field("cwd").ok_or_else(missing)?;
+    let lines = reader.lines();
     let first_prompt = lines.map_while(Result::ok).find_map(|line| prompt_of(&line));
     let tail = tail_facts(path, meta.len());
     Ok(SessionSummary {
@@ -197,6 +203,10 @@ pub(crate) fn summarise(path: &Path, meta: &std::fs::Metadata) -> Result<Session
         modified_ms: modified_ms(meta),
     })
 }
+
+/// Why a file is not a session tern can read, and the workspace what is
+/// left of its header still names.
+pub(crate) type Damage = (String, Option<String>);
 
 /// When `meta`'s file was last written, in milliseconds since the epoch.
 pub(crate) fn modified_ms(meta: &std::fs::Metadata) -> u64 {

@@ -22,7 +22,7 @@ use crate::index::{Damaged, Listed, SessionSummary};
 /// The index's file name in the sessions dir (not `.jsonl`: never listed as a session).
 pub(crate) const FILE: &str = ".index.json";
 /// This format; an index of another is rebuilt.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// A larger index is not read (rebuilt instead): 2,000 sessions take about 1 MB.
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// The most files indexed; a folder with more lists the newest (by mtime) through the index and reads the rest.
@@ -55,7 +55,11 @@ struct Entry {
 #[serde(rename_all = "snake_case")]
 enum What {
     Session(Box<SessionSummary>),
-    Damaged { reason: String },
+    Damaged {
+        reason: String,
+        #[serde(default)]
+        cwd: Option<String>,
+    },
 }
 
 /// The whole file.
@@ -108,7 +112,7 @@ pub(crate) fn refresh(dir: &Path) -> Vec<Listed> {
                 changed = true;
                 let what = match crate::index::summarise(&path, &meta) {
                     Ok(s) => What::Session(Box::new(s)),
-                    Err(reason) => What::Damaged { reason },
+                    Err((reason, cwd)) => What::Damaged { reason, cwd },
                 };
                 Entry { stamp, what }
             }
@@ -120,9 +124,13 @@ pub(crate) fn refresh(dir: &Path) -> Vec<Listed> {
             What::Session(s) => {
                 Listed::Session(Box::new(SessionSummary { path: path.clone(), bytes, modified_ms, ..(**s).clone() }))
             }
-            What::Damaged { reason } => {
-                Listed::Damaged(Damaged { path: path.clone(), bytes, modified_ms, reason: reason.clone() })
-            }
+            What::Damaged { reason, cwd } => Listed::Damaged(Damaged {
+                path: path.clone(),
+                bytes,
+                modified_ms,
+                reason: reason.clone(),
+                cwd: cwd.clone(),
+            }),
         });
         if n < MAX_ENTRIES {
             new.files.insert(name, entry);
@@ -205,7 +213,7 @@ mod tests {
             .collect();
         assert_eq!(damaged.len(), 2, "{all:?}");
         assert!(damaged.iter().any(|r| r.contains("empty")), "{damaged:?}");
-        assert!(damaged.iter().any(|r| r.contains("not JSON")), "{damaged:?}");
+        assert!(damaged.iter().any(|r| r.contains("NUL")), "{damaged:?}");
         assert_eq!(sessions(dir.path()).len(), 1, "the session list holds sessions only");
     }
 
