@@ -12,7 +12,7 @@ use std::process::Stdio;
 
 use common::{Harness, Wire};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 /// Mounts a 256 KiB tmpfs on `$D`, fills it, runs tern (`"$@"`), then keeps
 /// a listing and a copy of what the tmpfs held (it ends with the namespace).
@@ -206,4 +206,50 @@ async fn acp_ends_a_prompt_whose_session_is_not_saved_with_an_error() {
     let answer = call(3, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]})).await;
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("not saved") && message.contains("No space left"), "{answer}");
+}
+
+/// A cancelled prompt ends as cancelled, as ACP asks; what a full disk kept
+/// from being saved is still said (on stderr), never passed over.
+#[tokio::test]
+async fn acp_says_a_cancelled_prompt_was_not_saved() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"one","faults":[{"stall_after_events":0}]}]}"#).await;
+    let out = tempfile::tempdir().unwrap();
+    let Some(mut cmd) = full_disk_command(&h, &["acp"], out.path()) else { return };
+    let mut child = cmd.stdin(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = async |message: Value| {
+        stdin.write_all((message.to_string() + "\n").as_bytes()).await.unwrap();
+    };
+    let mut answer = async |id: u64| -> Value {
+        let read = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v["id"] == id && v.get("method").is_none() {
+                    return v;
+                }
+            }
+            panic!("stdout ended before the answer to {id}");
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(30), read).await.expect("an answer in time")
+    };
+    let request =
+        |id: u64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    send(request(1, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}}))).await;
+    answer(1).await;
+    let cwd = std::fs::canonicalize(h.workspace.path()).unwrap();
+    send(request(2, "session/new", json!({"cwd": cwd, "mcpServers": []}))).await;
+    let id = answer(2).await["result"]["sessionId"].clone();
+    send(request(3, "session/prompt", json!({"sessionId": id, "prompt": [{"type": "text", "text": "hi"}]}))).await;
+    // The model's answer never comes: the request is in flight when the cancel arrives.
+    h.wait_for_requests(1).await;
+    send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}})).await;
+    let answer = answer(3).await;
+    assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
+    drop(send);
+    drop(stdin);
+    let mut text = String::new();
+    tokio::time::timeout(std::time::Duration::from_secs(30), stderr.read_to_string(&mut text)).await.unwrap().unwrap();
+    assert!(text.contains("not saved") && text.contains("No space left"), "{text}");
 }

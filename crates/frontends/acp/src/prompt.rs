@@ -46,10 +46,14 @@ pub(crate) async fn prompt(
         say(n);
     }
     // The turn happened but is not all on disk: the prompt ends with an error that says so.
-    if !report.unsaved.is_empty() && report.outcome.stop_reason != AgentStopReason::Aborted {
+    if !report.unsaved.is_empty() {
         let why = format!("not saved: {}", report.unsaved.join("; "));
-        let _ = responder.respond_with_error(Error::new(-32603, why));
-        return;
+        if report.outcome.stop_reason != AgentStopReason::Aborted {
+            let _ = responder.respond_with_error(Error::new(-32603, why));
+            return;
+        }
+        // A cancelled prompt still ends as cancelled (the protocol asks it); the loss is said on stderr.
+        say(&format!("error: {why}"));
     }
     let stop = match report.outcome.stop_reason {
         AgentStopReason::Completed => acp::StopReason::EndTurn,

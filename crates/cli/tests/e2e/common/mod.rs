@@ -133,6 +133,15 @@ impl Harness {
         }
     }
 
+    /// Wait (bounded, 30 s) until the mock has received `n` requests.
+    pub async fn wait_for_requests(&self, n: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.server.requests().len() < n {
+            assert!(std::time::Instant::now() < deadline, "the mock did not get {n} requests in 30 s");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Bodies of the requests the mock received, in order.
     pub fn bodies(&self) -> Vec<Value> {
         self.server.requests().into_iter().map(|r| r.body).collect()
