@@ -14,7 +14,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 /// Every target in fuzz/Cargo.toml.
-const TARGETS: [&str; 6] = ["sse", "tool_args", "bash_classifier", "edit_match", "diff", "config"];
+const TARGETS: [&str; 7] = ["sse", "tool_args", "text_calls", "bash_classifier", "edit_match", "diff", "config"];
 
 fn cargo_fuzz() -> anyhow::Result<PathBuf> {
     let root = crate::root().join("target/tools");

@@ -247,7 +247,6 @@ async fn acp_says_a_cancelled_prompt_was_not_saved() {
     send(json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": id}})).await;
     let answer = answer(3).await;
     assert_eq!(answer["result"]["stopReason"], "cancelled", "{answer}");
-    drop(send);
     drop(stdin);
     let mut text = String::new();
     tokio::time::timeout(std::time::Duration::from_secs(30), stderr.read_to_string(&mut text)).await.unwrap().unwrap();
