@@ -88,6 +88,7 @@ impl ForkPoint {
 }
 
 /// A fork about to run.
+#[derive(Debug)]
 pub(crate) struct Fork {
     /// The parent's last request (model, system prompt, tools, limits, cache key).
     pub request: Arc<ModelRequest>,

@@ -142,3 +142,27 @@ async fn a_forks_first_request_is_the_parents_request_plus_its_brief_on_every_wi
         assert_eq!(result["usage"]["output_tokens"], 10 + 3 + 4 + 20, "{shape:?}: {result}");
     }
 }
+
+#[tokio::test]
+async fn a_conversation_past_the_compaction_threshold_is_not_forked() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a fork", "text": "should not run"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "side", "prompt": "p", "subagent_type": "fork"}}]},
+        {"text": "parent done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    // Compacted past 2,000 tokens; the request without the prompt is about 1,900.
+    let config = "[retry]\nbase_delay_ms = 1\nmax_delay_ms = 20\n\n[models.mock]\ncontext_window = 4000\n\
+                  max_output = 1000\n\n[compaction]\nreserve_tokens = 2000\n";
+    std::fs::write(h.home.path().join("config.toml"), config).unwrap();
+    let prompt = format!("FILLER {}", "x".repeat(4000));
+    let out = h.run(&["-p", &prompt]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    assert!(bodies.iter().all(|b| !b.to_string().contains("You are a fork")), "no fork request was sent");
+    let answered = results(bodies.last().unwrap(), Shape::Anthropic);
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    let (text, is_error) = &answered[0];
+    assert!(*is_error && text.contains("not forked: this conversation is about"), "{text}");
+    assert!(text.contains("past the 2000 at which it is compacted"), "{text}");
+}
