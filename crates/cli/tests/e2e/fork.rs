@@ -44,6 +44,7 @@ fn script() -> String {
         // The fork's first request: it tries to nest, and writes a file.
         {"when_request_contains": "You are a fork", "usage": usage(300, 3), "tool_calls": [
             {"name": "task", "arguments": {"description": "nested", "prompt": "go deeper", "subagent_type": "fork"}},
+            {"name": "todo_write", "arguments": {"todos": [{"content": "x", "status": "pending", "active_form": "x-ing"}]}},
             {"name": "write", "arguments": {"path": "fork.txt", "content": "FROM-FORK"}}
         ]},
         {"usage": usage(1000, 10), "tool_calls": [
@@ -129,6 +130,12 @@ async fn a_forks_first_request_is_the_parents_request_plus_its_brief_on_every_wi
         let refused = results(&bodies[2], shape);
         assert!(
             refused.iter().any(|(t, e)| *e && t.contains("`task` is refused in a fork: a fork cannot start subagents")),
+            "{shape:?}: {refused:?}"
+        );
+        // `todo_write` is in the array the fork sends (`task` waits behind tool_search): refused when called.
+        assert!(fork["tools"].to_string().contains("\"todo_write\""), "{shape:?}");
+        assert!(
+            refused.iter().any(|(t, e)| *e && t.contains("`todo_write` is refused in a fork: only the agent")),
             "{shape:?}: {refused:?}"
         );
         assert_eq!(std::fs::read_to_string(h.path("fork.txt")).unwrap(), "FROM-FORK");
