@@ -173,3 +173,25 @@ async fn a_conversation_past_the_compaction_threshold_is_not_forked() {
     assert!(*is_error && text.contains("not forked: this conversation is about"), "{text}");
     assert!(text.contains("past the 2000 at which it is compacted"), "{text}");
 }
+
+#[tokio::test]
+async fn a_fork_in_the_background_starts_from_the_call_and_its_answer_comes_with_task_output() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a fork", "text": "BG-FORK-ANSWER"},
+        {"tool_calls": [{"name": "task", "arguments": {
+            "description": "side", "prompt": "BG-BRIEF", "subagent_type": "fork", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "task_output", "arguments": {"id": "bg-1", "wait": true}}]},
+        {"text": "parent done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let out = h.run(&["-p", "PARENT-PROMPT"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    let fork = bodies.iter().find(|b| b.to_string().contains("You are a fork")).expect("the fork ran");
+    let sent = items(&bodies[0], Shape::Anthropic);
+    assert_eq!(items(fork, Shape::Anthropic)[..sent.len()], sent[..], "the parent's conversation at the call");
+    assert!(fork.to_string().contains("BG-BRIEF"));
+    let last = results(bodies.last().unwrap(), Shape::Anthropic);
+    assert!(last.iter().any(|(t, _)| t.contains("Started the subagent (fork) in the background as bg-1")), "{last:?}");
+    assert!(last.iter().any(|(t, _)| t.contains("BG-FORK-ANSWER")), "{last:?}");
+}
