@@ -2,11 +2,14 @@
 //! external hook commands) is installed here by the runtime; the loop only
 //! calls them.
 
+use std::sync::Arc;
+
 use futures::future::BoxFuture;
 use serde_json::Value;
+use tern_llm::ModelRequest;
 use tern_protocol::{Confinement, JudgedPath, Message, ToolCall};
 
-use crate::ToolCallResult;
+use crate::{RuntimeTool, ToolCallResult};
 
 /// What `before_tool_call` decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +67,11 @@ pub trait Hooks: Send + Sync {
     fn transform_context<'a>(&'a self, _messages: &'a mut Vec<Message>) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
+
+    /// Each request as it goes to the provider, with the tools it offers (in
+    /// its order): the runtime keeps the last one so a fork can send the same
+    /// prefix. Shared, not copied: keeping it costs a reference count.
+    fn on_request(&self, _request: &Arc<ModelRequest>, _tools: &[RuntimeTool]) {}
 }
 
 /// Hooks that do nothing.

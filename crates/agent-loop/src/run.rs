@@ -320,7 +320,7 @@ impl AgentLoop {
         self.hooks.transform_context(&mut messages).await;
         let (definitions, server_tools) = crate::tool::request_tools(tools);
         let input_tokens = self.config.estimate_input_tokens.map(|f| f(&self.config.system, &definitions, &messages));
-        let req = ModelRequest {
+        let req = Arc::new(ModelRequest {
             model: model.to_string(),
             system: self.config.system.clone(),
             messages,
@@ -330,7 +330,8 @@ impl AgentLoop {
             thinking_budget: self.config.thinking_budget,
             cache_key: self.config.cache_key.clone(),
             input_tokens,
-        };
+        });
+        self.hooks.on_request(&req, tools);
         let sink_events = events.clone();
         let partial = partial.clone();
         let gate = gate.cloned();

@@ -199,6 +199,8 @@ struct TestHooks {
     inject_text: Option<String>,
     /// Results `after_tool_call` was given.
     seen_results: Mutex<Vec<ToolCallResult>>,
+    /// Each request `on_request` was given: its messages and the names of its tools.
+    sent: Mutex<Vec<(Vec<Message>, Vec<String>)>>,
 }
 
 impl Hooks for TestHooks {
@@ -224,6 +226,15 @@ impl Hooks for TestHooks {
                 last.content.push(ContentBlock::Text { text: text.clone() });
             }
         })
+    }
+
+    fn on_request(&self, request: &Arc<tern_llm::ModelRequest>, tools: &[RuntimeTool]) {
+        let names = tools.iter().map(|t| t.name().to_string()).collect();
+        assert_eq!(
+            request.tools.iter().map(|t| &t.name).collect::<Vec<_>>(),
+            tools.iter().map(|t| &t.definition.name).collect::<Vec<_>>()
+        );
+        self.sent.lock().unwrap().push((request.messages.clone(), names));
     }
 }
 
@@ -583,6 +594,30 @@ async fn transform_context_changes_the_request_but_not_the_history() {
         ]}])
     );
     assert_eq!(history, vec![Message::user_text("hi"), Message::assistant_text("ok")]);
+}
+
+#[tokio::test]
+async fn on_request_sees_each_request_as_sent_with_its_tools() {
+    let server = mock(json!({"turns": [
+        {"tool_calls": [{"name": "probe", "arguments": {}}]},
+        {"text": "ok"}
+    ]}))
+    .await;
+    let hooks = Arc::new(TestHooks { inject_text: Some("[injected]".into()), ..Default::default() });
+    let tool = runtime_tool("probe", ExecutionMode::Parallel, object_schema(), recorder(&Default::default(), 0));
+    let agent = agent(&server, vec![tool], hooks.clone());
+
+    let (outcome, history, _) = run(&agent, &CancellationToken::new()).await;
+
+    assert_eq!(outcome.stop_reason, AgentStopReason::Completed);
+    let sent = hooks.sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2, "one for each request");
+    // What was sent (after transform_context), not the history.
+    let mut first = Message::user_text("hi");
+    first.content.push(ContentBlock::Text { text: "[injected]".into() });
+    assert_eq!(sent[0], (vec![first], vec!["probe".to_string()]));
+    assert_eq!(sent[1].0.len(), 3);
+    assert_eq!(sent[1].0[1], history[1], "the reply with the call");
 }
 
 // ---------------------------------------------------------------------------

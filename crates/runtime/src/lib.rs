@@ -21,6 +21,7 @@ pub mod context;
 mod elicitation;
 pub mod ending;
 pub mod extension;
+mod fork;
 pub mod health;
 pub mod images;
 mod interactive;

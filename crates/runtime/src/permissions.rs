@@ -356,6 +356,9 @@ pub struct PolicyHooks {
     pub(crate) role_cap: Option<(String, RoleCap)>,
     /// `--max-budget-usd` (the main run's; its children's costs count toward it).
     pub(crate) spend_limit: Option<SpendLimit>,
+    /// Where the main loop's requests and replies are kept for a fork
+    /// (`None` in a subagent: a fork is of the main conversation only).
+    pub(crate) fork_point: Option<Arc<crate::fork::ForkPoint>>,
 }
 
 /// `--max-budget-usd` for one run: what was spent before it, and how to
@@ -408,6 +411,7 @@ impl PolicyHooks {
             role_cap: None,
             // A child's costs count toward its parent's limit, checked there.
             spend_limit: None,
+            fork_point: None,
         }
     }
 
@@ -787,7 +791,16 @@ impl Hooks for PolicyHooks {
         self.interaction.as_ref().and_then(|i| i.take_end())
     }
 
+    fn on_request(&self, request: &Arc<tern_llm::ModelRequest>, tools: &[tern_agent_loop::RuntimeTool]) {
+        if let Some(point) = &self.fork_point {
+            point.sent(request, tools);
+        }
+    }
+
     fn on_message(&self, message: &tern_protocol::Message) {
+        if let Some(point) = &self.fork_point {
+            point.appended(message);
+        }
         // A subagent's conversation is its own: only its answer joins the session's.
         if self.records_messages {
             self.session.write(&tern_protocol::SessionRecord::Message { message: message.clone() });

@@ -433,6 +433,7 @@ impl Runtime {
             defined_agents: self.defined_agents.lock_or_recover().clone(),
             background: self.background.clone(),
             output_dir: self.outputs_dir.clone(),
+            catalog: self.catalog.clone(),
         }
     }
 
@@ -487,6 +488,7 @@ impl Runtime {
                 price: self.model_info(),
                 children: self.subagents.clone(),
             }),
+            fork_point: Some(self.subagents.fork_point.clone()),
         })
     }
 

@@ -1,7 +1,8 @@
 //! Subagents: the `task` tool ([`tern_tools::task`]) runs, through
 //! [`SessionDelegate`], a child agent loop with a fresh
 //! conversation and a capped catalog, and returns its final answer as the
-//! tool's result.
+//! tool's result. A `fork` instead goes on from the parent's conversation
+//! with the parent's tool array ([`crate::fork`]).
 //!
 //! - Roles: `explore` and `verifier` (the same read-only tools, bash
 //!   included; they differ in policy, below), `worker`, and any agent
@@ -11,7 +12,8 @@
 //!   anything, in the read-only sandbox; `verifier` runs such a command only
 //!   when a person approves it.
 //! - A child never gets `task`, `todo_write` or `ask_user` (the catalog's
-//!   profile caps), so there is no nesting beyond one level.
+//!   profile caps; a fork is offered them but refused at execution), so
+//!   there is no nesting beyond one level.
 //! - Several `task` calls in one batch run at once (the tool is parallel),
 //!   at most [`MAX_CONCURRENT`] at a time.
 //! - The child's calls go through the same policy, hooks, sandbox and
@@ -83,6 +85,8 @@ pub(crate) struct Kit {
     pub background: Arc<tern_tools::background::BackgroundTasks>,
     /// Where their logs go.
     pub output_dir: std::path::PathBuf,
+    /// The run's own catalog: a fork calls deferred tools through it.
+    pub catalog: Arc<dyn tern_agent_loop::TurnTools>,
 }
 
 /// The usage of every child of a run, and its cost.
@@ -99,6 +103,8 @@ pub(crate) struct Subagents {
     kit: Mutex<Option<Arc<Kit>>>,
     usage: Mutex<ChildUsage>,
     slots: Arc<tokio::sync::Semaphore>,
+    /// The main loop's last request and reply, for a fork.
+    pub(crate) fork_point: Arc<crate::fork::ForkPoint>,
 }
 
 impl Subagents {
@@ -107,6 +113,7 @@ impl Subagents {
             kit: Mutex::new(None),
             usage: Mutex::new(ChildUsage::default()),
             slots: Arc::new(tokio::sync::Semaphore::new(MAX_CONCURRENT)),
+            fork_point: Default::default(),
         })
     }
 
@@ -132,6 +139,7 @@ impl Subagents {
     /// The run ended: what its children used.
     pub(crate) fn end(&self) -> ChildUsage {
         *self.kit.lock_or_recover() = None;
+        self.fork_point.clear();
         std::mem::take(&mut *self.usage.lock_or_recover())
     }
 }
@@ -181,6 +189,9 @@ fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
     if kind.is_empty() {
         return Ok(Child { role: Some(SubagentRole::Explore), profile: None, name: "explore".into() });
     }
+    if kind == crate::fork::FORK {
+        return Ok(Child { role: None, profile: None, name: kind.into() });
+    }
     if let Some(r) = role(kind) {
         return Ok(Child { role: Some(r), profile: None, name: kind.to_ascii_lowercase() });
     }
@@ -190,12 +201,100 @@ fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
         Some(profile) => Ok(profile),
         None => crate::agents::load_agent(kind, folders, config_dir, kit.policy.context().home.as_deref()),
     }
-    .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier"))?;
+    .map_err(|e| format!("{e}. Built-in subagent types: explore, worker, verifier, fork"))?;
     let role = match profile.role.as_deref() {
         None => None,
         Some(r) => Some(role(r).ok_or_else(|| format!("agent `{kind}`: unknown role `{r}`"))?),
     };
     Ok(Child { role, name: profile.name.clone(), profile: Some(profile) })
+}
+
+/// A child with a fresh conversation: its capped catalog, its system
+/// prompt, its model (and that model's prices).
+fn fresh_child(kit: &Kit, child: &Child, request: &TaskRequest) -> Result<(AgentLoop, tern_llm::ModelInfo), ToolError> {
+    let mut facts = kit.facts.clone();
+    facts.agent.kind = AgentKind::Subagent;
+    facts.agent.role = child.role;
+    facts.agent.name = Some(child.name.clone());
+    facts.agent.tools = child.profile.as_ref().map(|p| p.tools.clone()).unwrap_or_default();
+    facts.agent.disallowed_tools = child.profile.as_ref().map(|p| p.disallowed_tools.clone()).unwrap_or_default();
+    if let Some(servers) = child.profile.as_ref().and_then(|p| p.mcp_servers.clone()) {
+        facts.config.mcp_allow = Some(servers);
+    }
+    let registry = child_registry(&kit.tools)?;
+    let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
+    let mut system = (kit.system)(&catalog.assemble());
+    system.push_str(&format!(
+        "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
+         nobody answers questions. Your final message is returned to that agent as your whole answer, \
+         so make it complete and self-contained.\n",
+        child.name,
+        role_brief(child.role)
+    ));
+    if let Some(body) = child.profile.as_ref().map(|p| p.body.trim()).filter(|b| !b.is_empty()) {
+        system.push_str(&format!("\n# Agent: {}\n{body}\n", child.name));
+    }
+    let mut config = kit.config.clone();
+    config.system = system;
+    config.max_turns = Some(MAX_CHILD_TURNS);
+    config.context_limit = None;
+    config.cache_key = config.cache_key.map(|k| format!("{k}/{}", request.call_id));
+    // A custom agent's own model runs it, and prices it. Claude Code's aliases
+    // (`sonnet`) are Claude models on the Anthropic API; elsewhere the session's runs it.
+    let asked = child.profile.as_ref().and_then(|p| p.model.clone());
+    let asked = match asked {
+        Some(m) if tern_llm::is_claude_alias(&m) => match tern_llm::claude_alias(&m, kit.api) {
+            Some(model) => Some(model.to_string()),
+            None => {
+                (kit.events)(AgentEvent::Notice {
+                    message: format!(
+                        "agent `{}` asks for `{m}`, a Claude model; it runs on the session's model",
+                        child.name
+                    ),
+                });
+                None
+            }
+        },
+        other => other,
+    };
+    let model_info = match asked {
+        Some(model) => {
+            let info = (kit.price_of)(&model);
+            config.model = model;
+            config.tool_call_format = info.tool_call_format;
+            info
+        }
+        None => kit.model_info.clone(),
+    };
+    // Its calls go through the run's policy and hooks, capped by its role.
+    let hooks = Arc::new(kit.hooks.for_role(child.role));
+    Ok((AgentLoop::with_turn_tools(kit.client.clone(), catalog, hooks, config), model_info))
+}
+
+/// A fork ([`crate::fork`]): the parent's request as it was, the parent's
+/// rights (no role cap), stopping where the parent would compact.
+fn fork_child(kit: &Kit, fork: crate::fork::Fork) -> (AgentLoop, Vec<Message>, tern_llm::ModelInfo) {
+    let request = &fork.request;
+    let mut config = kit.config.clone();
+    config.model = request.model.clone();
+    config.system = request.system.clone();
+    config.max_tokens = request.max_tokens;
+    config.thinking_budget = request.thinking_budget;
+    config.cache_key = request.cache_key.clone();
+    config.max_turns = Some(MAX_CHILD_TURNS);
+    // Past the parent's threshold the fork stops (a subagent does not compact).
+    config.context_limit = Some(fork_limit(kit));
+    let model_info =
+        if request.model == kit.config.model { kit.model_info.clone() } else { (kit.price_of)(&request.model) };
+    let tools = fork.turn_tools(kit.catalog.clone());
+    let agent = AgentLoop::with_turn_tools(kit.client.clone(), tools, Arc::new(kit.hooks.for_role(None)), config);
+    (agent, fork.history, model_info)
+}
+
+/// The most tokens a fork's conversation may hold: where the parent
+/// compacts, or the model's window when it does not.
+fn fork_limit(kit: &Kit) -> u64 {
+    kit.config.context_limit.unwrap_or(kit.model_info.context_window)
 }
 
 /// What a role is told.
@@ -222,76 +321,33 @@ impl Delegate for SessionDelegate {
                 return Err(ToolError::new("subagents are not available in this run"));
             };
             let child = child_of(&request.subagent_type, &kit).map_err(ToolError::new)?;
+            // A fork starts from the conversation as it stands at this call.
+            let fork = if child.name == crate::fork::FORK {
+                Some(self.shared.fork_point.fork(&request.call_id, &request.prompt).map_err(ToolError::new)?)
+            } else {
+                None
+            };
+            if let Some(why) = fork.as_ref().and_then(|f| f.too_large(fork_limit(&kit))) {
+                return Err(ToolError::new(why));
+            }
             // Wait for a free slot (cancellable).
             let _slot = tokio::select! {
                 slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|_| ToolError::new("subagents are shutting down"))?,
                 () = cancel.cancelled() => return Err(ToolError::new("cancelled before the subagent started")),
             };
             let started = Instant::now();
-            let mut facts = kit.facts.clone();
-            facts.agent.kind = AgentKind::Subagent;
-            facts.agent.role = child.role;
-            facts.agent.name = Some(child.name.clone());
-            facts.agent.tools = child.profile.as_ref().map(|p| p.tools.clone()).unwrap_or_default();
-            facts.agent.disallowed_tools =
-                child.profile.as_ref().map(|p| p.disallowed_tools.clone()).unwrap_or_default();
-            if let Some(servers) = child.profile.as_ref().and_then(|p| p.mcp_servers.clone()) {
-                facts.config.mcp_allow = Some(servers);
-            }
-            let registry = child_registry(&kit.tools)?;
-            let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
-            let mut system = (kit.system)(&catalog.assemble());
-            system.push_str(&format!(
-                "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
-                 nobody answers questions. Your final message is returned to that agent as your whole answer, \
-                 so make it complete and self-contained.\n",
-                child.name,
-                role_brief(child.role)
-            ));
-            if let Some(body) = child.profile.as_ref().map(|p| p.body.trim()).filter(|b| !b.is_empty()) {
-                system.push_str(&format!("\n# Agent: {}\n{body}\n", child.name));
-            }
-            let mut config = kit.config.clone();
-            config.system = system;
-            config.max_turns = Some(MAX_CHILD_TURNS);
-            config.context_limit = None;
-            config.cache_key = config.cache_key.map(|k| format!("{k}/{}", request.call_id));
-            // A custom agent's own model runs it, and prices it. Claude Code's aliases
-            // (`sonnet`) are Claude models on the Anthropic API; elsewhere the session's runs it.
-            let asked = child.profile.as_ref().and_then(|p| p.model.clone());
-            let asked = match asked {
-                Some(m) if tern_llm::is_claude_alias(&m) => match tern_llm::claude_alias(&m, kit.api) {
-                    Some(model) => Some(model.to_string()),
-                    None => {
-                        (kit.events)(AgentEvent::Notice {
-                            message: format!(
-                                "agent `{}` asks for `{m}`, a Claude model; it runs on the session's model",
-                                child.name
-                            ),
-                        });
-                        None
-                    }
-                },
-                other => other,
-            };
-            let model_info = match asked {
-                Some(model) => {
-                    let info = (kit.price_of)(&model);
-                    config.model = model;
-                    config.tool_call_format = info.tool_call_format;
-                    info
+            let (agent, mut history, model_info) = match fork {
+                Some(fork) => fork_child(&kit, fork),
+                None => {
+                    let (agent, model_info) = fresh_child(&kit, &child, &request)?;
+                    (agent, vec![Message::user_text(request.prompt.clone())], model_info)
                 }
-                None => kit.model_info.clone(),
             };
             let parent_events = kit.events.clone();
             let parent_id = request.call_id.clone();
             let events: EventSink = Arc::new(move |e| {
                 parent_events(AgentEvent::Subagent { parent_tool_use_id: parent_id.clone(), event: Box::new(e) });
             });
-            // Its calls go through the run's policy and hooks, capped by its role.
-            let hooks = Arc::new(kit.hooks.for_role(child.role));
-            let agent = AgentLoop::with_turn_tools(kit.client.clone(), catalog, hooks, config);
-            let mut history = vec![Message::user_text(request.prompt)];
             if request.run_in_background {
                 let handle = kit
                     .background

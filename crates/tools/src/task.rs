@@ -22,7 +22,7 @@ pub struct TaskRequest {
     pub description: String,
     /// The whole task (not empty).
     pub prompt: String,
-    /// `explore`, `worker`, `verifier`, an agent's name, or empty (explore).
+    /// `explore`, `worker`, `verifier`, `fork`, an agent's name, or empty (explore).
     pub subagent_type: String,
     /// Return at once with a background task id.
     pub run_in_background: bool,
@@ -68,9 +68,10 @@ fn definition() -> ToolDefinition {
         description: "Hand self-contained work to a subagent: a fresh agent with its own context that works \
                       alone and returns one final answer. `subagent_type`: `explore` (read-only search of a large \
                       codebase; the default), `worker` (a bounded change), `verifier` (checks work by running \
-                      tests) or a custom agent's name. Several task calls in one reply run at once. The subagent \
-                      sees nothing of this conversation: put all it needs (goal, paths, constraints, what to \
-                      report) in `prompt`."
+                      tests), a custom agent's name, or `fork` (a copy of you that goes on from this conversation \
+                      with your tools; it cannot start subagents). Several task calls in one reply run at once. \
+                      Other than a fork, the subagent sees nothing of this conversation: put all it needs (goal, \
+                      paths, constraints, what to report) in `prompt`."
             .into(),
         input_schema: json!({
             "type": "object",

@@ -23,6 +23,7 @@ mod editing;
 mod extending;
 mod file_identity;
 mod first_request;
+mod fork;
 mod headless;
 mod hostile_commands;
 mod hostile_repo;
