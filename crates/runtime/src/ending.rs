@@ -49,6 +49,8 @@ struct Ending {
     /// When the write under way began (ms since `epoch`, plus one); 0 when none is.
     writing_since: AtomicU64,
     epoch: Instant,
+    /// Set when the run must end, for what waits on it ([`requested`]).
+    ended: tokio::sync::watch::Sender<bool>,
 }
 
 static ENDING: LazyLock<Ending> = LazyLock::new(|| Ending {
@@ -57,6 +59,7 @@ static ENDING: LazyLock<Ending> = LazyLock::new(|| Ending {
     exit_now: Mutex::default(),
     writing_since: AtomicU64::new(0),
     epoch: Instant::now(),
+    ended: tokio::sync::watch::Sender::new(false),
 });
 
 /// Run `hook` when the run must end (a first signal, the output gone).
@@ -78,6 +81,12 @@ pub fn code() -> Option<u8> {
     }
 }
 
+/// Returns once the run is asked to end (a signal, the output gone): what
+/// start-up waits for (MCP servers still starting) gives way to it.
+pub async fn requested() {
+    let _ = ENDING.ended.subscribe().wait_for(|ended| *ended).await;
+}
+
 /// Why the run ended, said on stderr by the front end (None: it was not asked to).
 pub fn reason() -> Option<&'static str> {
     Some(match code()? {
@@ -95,6 +104,7 @@ fn end(code: u8) -> bool {
     if ENDING.code.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst).is_err() {
         return false;
     }
+    ENDING.ended.send_replace(true);
     let hooks = ENDING.stop.lock_or_recover().clone();
     for hook in hooks {
         hook();

@@ -463,8 +463,9 @@ pub(crate) fn configure_servers(
 
 /// Step 4: start the servers that may start, all at once, each from the
 /// secret-free environment; their stderr goes to the private log. At most
-/// [`crate::MCP_READY_WAIT`] is waited for them: a slower one goes on
-/// starting while the session runs, and its tools join when it is ready.
+/// [`crate::MCP_READY_WAIT`] is waited for them, less when the run is asked
+/// to end meanwhile: a slower one goes on starting while the session runs,
+/// and its tools join when it is ready.
 pub(crate) async fn start_servers(
     servers: &[ConfiguredServer],
     overrides: &Overrides,
@@ -498,7 +499,13 @@ pub(crate) async fn start_servers(
     if let Some(dir) = paths.log_file().parent() {
         let _ = tern_tools::create_private_dir(dir);
     }
-    Some(McpManager::start(startable, Some(paths.log_file()), Some(crate::MCP_READY_WAIT)).await)
+    let manager = McpManager::start(startable, Some(paths.log_file()), Some(std::time::Duration::ZERO)).await;
+    // A signal while the servers start ends the wait at once: a Ctrl-C is not held up by a slow server.
+    tokio::select! {
+        _ = tokio::time::timeout(crate::MCP_READY_WAIT, manager.ready()) => {}
+        () = crate::ending::requested() => {}
+    }
+    Some(manager)
 }
 
 /// Step 5: the session file: a new one, an earlier one to go on with

@@ -36,15 +36,6 @@ async fn saved_prompt(h: &Harness) -> String {
     list[0]["first_prompt"].as_str().unwrap_or_default().to_string()
 }
 
-/// Wait (bounded) until the mock model was asked `n` times.
-async fn wait_requests(h: &Harness, n: usize) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while h.server.requests().len() < n && std::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(h.server.requests().len(), n, "the model was asked");
-}
-
 #[tokio::test]
 async fn a_reader_gone_mid_run_ends_it_with_141_the_session_saved_and_nothing_running() {
     // `tern -p … 2>&1 | head`: stdout and stderr share one pipe whose reader goes away mid-run.
@@ -80,7 +71,7 @@ async fn blocked_on_stdout(h: &Harness) -> (tokio::process::Child, tokio::proces
     let mut child = h.command(&["-p", "go", "--output-format", "stream-json", "--verbose"]).spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     // Asked, so the answer comes next; far larger than a pipe holds, it cannot all be written.
-    wait_requests(h, 1).await;
+    h.wait_for_requests(1).await;
     (child, stdout)
 }
 
@@ -242,4 +233,43 @@ fn as_an_ordinary_user_processes_are_found_by_the_marker() {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "as nobody: {text}");
     assert!(text.contains("1 passed"), "the test did not run as nobody: {text}");
+}
+
+/// The children of `pid` (from `/proc/PID/task/*/children`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|s| s.split_whitespace().filter_map(|p| p.parse().ok()).collect::<Vec<u32>>())
+        .collect()
+}
+
+/// A Ctrl-C while a slow MCP server starts ends the run at once: start-up
+/// waits up to 3 s for servers, and a signal cuts that wait short.
+#[tokio::test]
+async fn sigint_while_an_mcp_server_starts_ends_the_run_at_once() {
+    let h = Harness::new(Wire::Anthropic, r#"{"turns":[{"text":"unreachable"}]}"#).await;
+    let marker = "4211.5";
+    let config = h.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("\n[mcp_servers.slow]\ncommand = \"sleep\"\nargs = [\"{marker}\"]\n"));
+    std::fs::write(&config, text).unwrap();
+    let mut child = h.command(&["-p", "hi"]).spawn().unwrap();
+    let pid = child.id().unwrap();
+    // The server is spawned: tern is waiting for it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let is_server = |p: &u32| {
+        std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| c == format!("sleep\0{marker}\0").into_bytes())
+    };
+    while !children_of(pid).iter().any(is_server) {
+        assert!(std::time::Instant::now() < deadline, "the MCP server never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let signalled = std::time::Instant::now();
+    signal(&child, libc::SIGINT);
+    assert_eq!(exit_code(&mut child).await, Some(130));
+    let took = signalled.elapsed();
+    assert!(took < Duration::from_millis(2500), "the 3 s wait for servers was not cut short: {took:?}");
+    assert!(h.server.requests().is_empty(), "no prompt was started");
 }
