@@ -357,17 +357,23 @@ pub fn configured_servers(
     Ok(sections
         .into_iter()
         .map(|(name, (origin, source, section, dir))| {
-            let denied = if merged.mcp.denied_servers.iter().any(|d| d == &name) {
-                Some("listed in [mcp] denied_servers".to_string())
-            } else if merged.mcp.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == &name)) {
-                Some("not in [mcp] allowed_servers".to_string())
-            } else {
-                None
-            };
+            let denied = denied_by(&merged.mcp, &name);
             let config = start_settings(&name, &origin, source, &section, &dir, workspace, child_env);
             ConfiguredServer { name, origin, config, denied }
         })
         .collect())
+}
+
+/// Why `[mcp] allowed_servers` / `denied_servers` keep the server `name`
+/// from starting, if they do.
+pub fn denied_by(rules: &crate::config::McpSection, name: &str) -> Option<String> {
+    if rules.denied_servers.iter().any(|d| d == name) {
+        Some("listed in [mcp] denied_servers".to_string())
+    } else if rules.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == name)) {
+        Some("not in [mcp] allowed_servers".to_string())
+    } else {
+        None
+    }
 }
 
 /// One server's start settings; a project's file sees only what children

@@ -433,6 +433,7 @@ impl Runtime {
             defined_agents: self.defined_agents.lock_or_recover().clone(),
             background: self.background.clone(),
             output_dir: self.outputs_dir.clone(),
+            servers: self.agent_server_kit(),
         }
     }
 

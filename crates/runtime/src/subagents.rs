@@ -19,6 +19,9 @@
 //!   session's conversation (its answer is, as the tool result).
 //! - Cancelling the parent cancels the child: its loop stops and its tools
 //!   are killed.
+//! - An agent that brings MCP servers ([`crate::agent_servers`]) has them
+//!   started before its first request and stopped when it ends; a
+//!   required one that cannot start fails the `task` call at once.
 //! - Every event of the child reaches the parent's event stream wrapped in
 //!   [`AgentEvent::Subagent`] with the parent's call id; its usage and cost
 //!   count in the run's and the session's totals.
@@ -83,6 +86,8 @@ pub(crate) struct Kit {
     pub background: Arc<tern_tools::background::BackgroundTasks>,
     /// Where their logs go.
     pub output_dir: std::path::PathBuf,
+    /// What the MCP servers an agent brings start with.
+    pub servers: crate::agent_servers::ServerKit,
 }
 
 /// The usage of every child of a run, and its cost.
@@ -238,8 +243,23 @@ impl Delegate for SessionDelegate {
             if let Some(servers) = child.profile.as_ref().and_then(|p| p.mcp_servers.clone()) {
                 facts.config.mcp_allow = Some(servers);
             }
+            // The servers it brings start now (a required one that cannot fails it here).
+            let own = match child.profile.as_ref().filter(|p| !p.inline_servers.is_empty()) {
+                None => None,
+                Some(profile) => {
+                    let events = kit.events.clone();
+                    let notice = move |message: String| events(AgentEvent::Notice { message });
+                    Some(
+                        crate::agent_servers::start(profile, &kit.servers, &notice)
+                            .await
+                            .map_err(ToolError::new)?,
+                    )
+                }
+            };
             let registry = child_registry(&kit.tools)?;
-            let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
+            let catalog = TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone())
+                .with_own_servers(own.as_ref().and_then(|s| s.manager.clone()));
+            let catalog = Arc::new(catalog);
             let mut system = (kit.system)(&catalog.assemble());
             system.push_str(&format!(
                 "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
@@ -313,6 +333,9 @@ impl Delegate for SessionDelegate {
                 drop(_slot);
                 tokio::spawn(async move {
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
+                    if let Some(own) = &own {
+                        own.stop().await;
+                    }
                     shared.count(&outcome.responses, &model_info);
                     let answer = outcome.final_text.trim();
                     let (text, status) = match outcome.stop_reason {
@@ -332,6 +355,10 @@ impl Delegate for SessionDelegate {
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
+            // Its servers end with it, cancelled or not (dropped unawaited, they are killed too).
+            if let Some(own) = &own {
+                own.stop().await;
+            }
             let cost_usd = self.shared.count(&outcome.responses, &model_info);
             Ok(Delegated::Finished {
                 answer: outcome.final_text.trim().to_string(),
