@@ -332,8 +332,11 @@ pub fn parse_agent(name: &str, text: &str, path: &Path) -> Result<AgentProfile, 
         Some(tree) => match tree? {
             // `mcp_servers: a, b`: tern's own list form.
             serde_json::Value::String(_) => (key.and_then(|k| list(&[k])), Vec::new()),
-            tree => agent_servers(tree, path)
-                .map_err(|why| AgentError::Servers { name: name.clone(), path: path.to_path_buf(), why })?,
+            tree => agent_servers(tree, path).map_err(|why| AgentError::Servers {
+                name: name.clone(),
+                path: path.to_path_buf(),
+                why,
+            })?,
         },
     };
     Ok(AgentProfile {

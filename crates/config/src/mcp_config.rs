@@ -655,6 +655,25 @@ mod tests {
     }
 
     #[test]
+    fn a_project_agents_server_sees_no_secret_and_the_users_own_may() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join(".claude/agents/a.md");
+        // Set for tern and kept from children: a secret, as far as a project file is concerned.
+        let s = McpServerSection { command: Some("srv".into()), args: vec!["${PATH}".into()], ..Default::default() };
+        let hidden = tern_protocol::ChildEnv::default();
+        let err = agent_server_config("x", &s, &agent, true, dir.path(), &hidden).unwrap_err();
+        assert_eq!(err.problem, ServerProblem::SecretExpansion { var: "PATH".into() });
+        assert!(err.to_string().starts_with(&format!("{}: server `x`", agent.display())), "{err}");
+        let mine = agent_server_config("x", &s, &agent, false, dir.path(), &hidden).unwrap();
+        let Transport::Stdio { args, cwd, .. } = mine.transport else { panic!() };
+        assert_eq!((args, cwd), (vec![std::env::var("PATH").unwrap()], Some(dir.path().to_path_buf())));
+        assert_eq!(mine.roots, [dir.path()]);
+        // An entry written in an agent file may not carry keys tern does not know.
+        let e = server_section("x", serde_json::json!({"command": "a", "autostart": true}), "a.md").unwrap_err();
+        assert!(e.to_string().contains("unknown key(s) autostart"), "{e}");
+    }
+
+    #[test]
     fn a_file_error_names_its_file_and_server() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.json");

@@ -151,7 +151,9 @@ fn key_value(text: &str) -> Option<(String, &str)> {
 /// A value on one line: a flow collection, a quoted string or a plain scalar.
 fn scalar(text: &str, number: usize) -> Result<Value, String> {
     if text.starts_with(['|', '>']) {
-        return Err(format!("line {number}: block scalars (`{text}`) are not supported here; write the value on one line"));
+        return Err(format!(
+            "line {number}: block scalars (`{text}`) are not supported here; write the value on one line"
+        ));
     }
     if text.starts_with(['&', '*', '!']) {
         return Err(format!("line {number}: anchors, aliases and tags (`{text}`) are not supported"));
@@ -245,12 +247,19 @@ impl Flow<'_> {
                 Ok(Value::String(if q == '"' { unescape(&s) } else { s }))
             }
             _ => {
-                // A plain scalar ends at a flow indicator when inside a flow collection.
-                let inside = depth > 0;
-                let end = self
-                    .rest()
-                    .find(|c: char| inside && matches!(c, ',' | ']' | '}') || (inside && c == ':'))
-                    .unwrap_or(self.rest().len());
+                // Inside a flow collection a plain scalar ends at `,` `]` `}` or
+                // a `:` before a space or the end (a URL's `http://` stays whole).
+                let rest = self.rest();
+                let end = if depth == 0 {
+                    rest.len()
+                } else {
+                    rest.char_indices()
+                        .find(|&(i, c)| {
+                            matches!(c, ',' | ']' | '}')
+                                || (c == ':' && rest[i + 1..].chars().next().is_none_or(|n| n == ' ' || n == ','))
+                        })
+                        .map_or(rest.len(), |(i, _)| i)
+                };
                 let word = self.rest()[..end].trim().to_string();
                 self.at += end;
                 Ok(plain(&word))
@@ -319,10 +328,10 @@ mod tests {
 
     #[test]
     fn a_mapping_of_servers_and_flow_values() {
-        let text = "  db: {command: ./db-server, args: [--port, 5432], required: false}\n  web:\n    url: http://127.0.0.1:9/mcp\n";
+        let text = "  db: {command: ./db-server, args: [--port, 5432], required: false, url2: http://h:1/x}\n  web:\n    url: http://127.0.0.1:9/mcp\n";
         assert_eq!(
             tree(text).unwrap(),
-            json!({"db": {"command": "./db-server", "args": ["--port", 5432], "required": false},
+            json!({"db": {"command": "./db-server", "args": ["--port", 5432], "required": false, "url2": "http://h:1/x"},
                    "web": {"url": "http://127.0.0.1:9/mcp"}})
         );
         assert_eq!(tree("  - a\n  - \"b # not a comment\"\n").unwrap(), json!(["a", "b # not a comment"]));

@@ -68,7 +68,8 @@ pub(crate) async fn start(
     let agent = &profile.name;
     let mut configs: Vec<(ServerConfig, bool)> = Vec::new();
     for server in &profile.inline_servers {
-        let refused = settings(profile, server, kit.no_mcp, &kit.rules, &kit.configured, &kit.workspace, &kit.child_env);
+        let refused =
+            settings(profile, server, kit.no_mcp, &kit.rules, &kit.configured, &kit.workspace, &kit.child_env);
         match refused {
             Ok(mut config) => {
                 config.roots.extend(kit.extra_roots.iter().cloned());
@@ -153,7 +154,12 @@ pub(crate) fn add_to_session(
                 problem: tern_config::mcp_config::ServerProblem::Invalid { why },
             }
         });
-        servers.push(tern_config::mcp_config::ConfiguredServer { name: server.name.clone(), origin, config, denied: None });
+        servers.push(tern_config::mcp_config::ConfiguredServer {
+            name: server.name.clone(),
+            origin,
+            config,
+            denied: None,
+        });
     }
 }
 
@@ -165,8 +171,7 @@ pub(crate) async fn check_required(
     servers: &[tern_config::mcp_config::ConfiguredServer],
     mcp: Option<&McpManager>,
 ) -> Result<(), String> {
-    let required: Vec<&str> =
-        profile.inline_servers.iter().filter(|s| s.required).map(|s| s.name.as_str()).collect();
+    let required: Vec<&str> = profile.inline_servers.iter().filter(|s| s.required).map(|s| s.name.as_str()).collect();
     if required.is_empty() {
         return Ok(());
     }

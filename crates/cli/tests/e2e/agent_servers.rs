@@ -14,11 +14,11 @@ use serde_json::json;
 use crate::mcp::test_server;
 
 /// An agent file `helper` whose own server `mine` is the test server
-/// writing its pid to `pid_file`, with `extra` lines under the server.
-fn helper_agent(pid_file: &Path, extra: &str) -> String {
+/// writing its pid to `pid_file`.
+fn helper_agent(pid_file: &Path) -> String {
     format!(
         "---\nname: helper\ndescription: uses its own server\nmcpServers:\n  - mine:\n      command: {:?}\n      \
-         args: [--tools, 1, --pid-file, {:?}]\n{extra}---\nUse your own server.\n",
+         args: [--tools, 1, --pid-file, {:?}]\n---\nUse your own server.\n",
         test_server().display().to_string(),
         pid_file.display().to_string()
     )
@@ -34,7 +34,8 @@ fn alive(pid: &str) -> bool {
 /// server's process (its pid in the workspace's `mine.pid`) is still there,
 /// and ends.
 fn script() -> String {
-    let check = "p=$(cat mine.pid); if [ -e /proc/$p ]; then echo \"SERVER ALIVE $p\"; else echo \"SERVER GONE $p\"; fi";
+    let check =
+        "p=$(cat mine.pid); if [ -e /proc/$p ]; then echo \"SERVER ALIVE $p\"; else echo \"SERVER GONE $p\"; fi";
     json!({"turns": [
         {"when_request_contains": "ECHO-FROM-ITS-OWN-SERVER", "text": "the child used its server"},
         {"when_request_contains": "You are a subagent (helper)",
@@ -56,7 +57,7 @@ fn user_agent(h: &Harness, text: &str) -> PathBuf {
 async fn an_agents_own_server_serves_only_it_and_is_gone_when_it_ends() {
     let h = Harness::new(Wire::Anthropic, &script()).await;
     let pid_file = h.path("mine.pid");
-    user_agent(&h, &helper_agent(&pid_file, ""));
+    user_agent(&h, &helper_agent(&pid_file));
     let out = h.run(&["-p", "delegate it"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let bodies = h.bodies();
@@ -81,7 +82,7 @@ async fn an_agents_own_server_serves_only_it_and_is_gone_when_it_ends() {
 async fn a_project_agent_starts_its_server_only_in_a_trusted_folder() {
     let h = Harness::new(Wire::Anthropic, &script()).await;
     let pid_file = h.path("mine.pid");
-    write(&h.path(".claude/agents/helper.md"), &helper_agent(&pid_file, ""));
+    write(&h.path(".claude/agents/helper.md"), &helper_agent(&pid_file));
     // Untrusted: the task fails naming the folder and how to trust it; nothing started.
     let untrusted = json!({"turns": [
         {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo", "subagent_type": "helper"}}]},
@@ -90,7 +91,7 @@ async fn a_project_agent_starts_its_server_only_in_a_trusted_folder() {
     .to_string();
     let h2 = Harness::new(Wire::Anthropic, &untrusted).await;
     let untrusted_pid = h2.path("mine.pid");
-    write(&h2.path(".claude/agents/helper.md"), &helper_agent(&untrusted_pid, ""));
+    write(&h2.path(".claude/agents/helper.md"), &helper_agent(&untrusted_pid));
     let out = h2.run(&["-p", "delegate it"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let bodies = h2.bodies();
@@ -182,7 +183,7 @@ async fn the_main_agent_brings_its_servers_too_and_a_required_failure_stops_the_
         .to_string(),
     )
     .await;
-    user_agent(&h, &helper_agent(&pid_file, ""));
+    user_agent(&h, &helper_agent(&pid_file));
     let out = h.run(&["-p", "use it", "--agent", "helper"]).await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(h.tool_results(&h.bodies()[1]), [("MAIN-ECHO".to_string(), false)]);
@@ -198,4 +199,35 @@ async fn the_main_agent_brings_its_servers_too_and_a_required_failure_stops_the_
     assert_ne!(out.code, Some(0));
     assert!(out.stderr.contains("its required MCP server `mine` did not start"), "{}", out.stderr);
     assert_eq!(h.bodies().len(), before, "no request was sent");
+}
+
+#[tokio::test]
+async fn an_interrupted_agent_leaves_no_server_running() {
+    use tokio::io::AsyncBufReadExt;
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (helper)",
+         "tool_calls": [{"name": "mcp__mine__hang", "arguments": {}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "wait", "prompt": "Hang", "subagent_type": "helper"}}]},
+        {"text": "unreachable"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let pid_file = h.path("mine.pid");
+    user_agent(&h, &helper_agent(&pid_file));
+    let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // The child's call of its server's `hang` has started.
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "tool_call_start" && v["name"] == "mcp__mine__hang" {
+            break;
+        }
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
+    assert!(alive(&pid));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    while lines.next_line().await.unwrap().is_some() {}
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!alive(&pid), "the agent's server is not left running");
 }
