@@ -231,3 +231,30 @@ async fn an_interrupted_agent_leaves_no_server_running() {
     assert_eq!(status.code(), Some(130));
     assert!(!alive(&pid), "the agent's server is not left running");
 }
+
+#[tokio::test]
+async fn a_background_agents_server_stops_when_it_ends() {
+    let check =
+        "p=$(cat mine.pid); if [ -e /proc/$p ]; then echo \"SERVER ALIVE $p\"; else echo \"SERVER GONE $p\"; fi";
+    let script = json!({"turns": [
+        {"when_request_contains": "ECHO-FROM-ITS-OWN-SERVER", "text": "the child used its server"},
+        {"when_request_contains": "You are a subagent (helper)",
+         "tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "ECHO-FROM-ITS-OWN-SERVER"}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo", "subagent_type": "helper", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "task_output", "arguments": {"id": "bg-1", "wait": true}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": check}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let pid_file = h.path("mine.pid");
+    user_agent(&h, &helper_agent(&pid_file));
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let parent: Vec<serde_json::Value> =
+        h.bodies().into_iter().filter(|b| !b.to_string().contains("You are a subagent")).collect();
+    let (answer, _) = h.tool_results(&parent[2]).pop().unwrap();
+    assert!(answer.contains("the child used its server"), "{answer}");
+    let (check, _) = h.tool_results(&parent[3]).pop().unwrap();
+    let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
+    assert!(check.contains(&format!("SERVER GONE {}", pid.trim())), "{check}");
+}
