@@ -242,6 +242,17 @@ mod tests {
     }
 
     #[test]
+    fn indented_lines_belong_to_the_key_above_them() {
+        let text = "---\nservers:\n  - mine:\n      command: x\nname: a\n---\n";
+        let f = FrontMatter::parse(text, Path::new("a.md")).unwrap();
+        assert_eq!(f.get("command"), None, "a nested key is not a key of the block");
+        assert_eq!(f.get("name"), Some("a"));
+        assert_eq!(f.tree("servers").unwrap().unwrap(), serde_json::json!([{"mine": {"command": "x"}}]));
+        let e = FrontMatter::parse("---\nservers:\n  - a: [\n---\n", Path::new("a.md")).unwrap().tree("servers");
+        assert!(e.unwrap().unwrap_err().to_string().starts_with("a.md: front matter `servers`: line 3"));
+    }
+
+    #[test]
     fn no_block_is_all_body_and_bad_blocks_say_where() {
         let f = FrontMatter::parse("\u{feff}Just text\n", Path::new("a.md")).unwrap();
         assert!(!f.present);
