@@ -12,11 +12,22 @@
 //! description: Reviews diffs
 //! tools: read, grep, glob
 //! disallowed_tools: [bash]
-//! mcp_servers: [github]
+//! mcpServers:
+//!   - github            # a configured server, by name
+//!   - lint:             # the agent's own, started when it starts
+//!       command: ./tools/lint-mcp
+//!       args: [--strict]
+//!       required: true  # the agent fails at once if it cannot start
 //! role: verifier
 //! ---
 //! You review changes...
 //! ```
+//!
+//! `mcpServers` (or `mcp_servers`) is Claude Code's shape: a list of names
+//! and `{name: server}` entries, or a mapping of names to servers; a server
+//! is a `.mcp.json` entry (`command`, `args`, `env`, `cwd`, `url`,
+//! `headers`, `type`, timeouts) plus `required`. The agent sees only the
+//! servers listed there. At most [`MAX_AGENT_SERVERS`] entries.
 
 use std::path::{Path, PathBuf};
 
@@ -79,6 +90,16 @@ pub enum AgentError {
         /// Where the user's own would be.
         user: PathBuf,
     },
+    /// The profile's `mcpServers` cannot be used.
+    #[error("{}: agent `{name}`: mcpServers: {why}", path.display())]
+    Servers {
+        /// The agent.
+        name: String,
+        /// The profile's file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
     /// The profile's front matter cannot be read (the message names the file and line).
     #[error(transparent)]
     FrontMatter(#[from] FrontMatterError),
@@ -95,8 +116,13 @@ pub struct AgentProfile {
     pub tools: Vec<String>,
     /// Tools it never gets.
     pub disallowed_tools: Vec<String>,
-    /// When set, only these MCP servers' tools.
+    /// When set, only these MCP servers' tools (configured ones it names,
+    /// and its own in [`AgentProfile::inline_servers`]).
     pub mcp_servers: Option<Vec<String>>,
+    /// The MCP servers it brings: started when it starts, stopped when it ends.
+    pub inline_servers: Vec<AgentServer>,
+    /// Where it came from, which decides what its servers may do.
+    pub origin: AgentOrigin,
     /// Built-in role (`explore`, `worker`, `verifier`).
     pub role: Option<String>,
     /// The model it runs with (`inherit` or absent: the session's).
@@ -108,6 +134,32 @@ pub struct AgentProfile {
     /// The file it came from.
     pub path: PathBuf,
 }
+
+/// Where a profile came from: the person's own folders may start servers
+/// that see their secrets; a project's (read only when trusted) start
+/// servers as the project's `.mcp.json` does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AgentOrigin {
+    /// tern's config dir or `~/.claude/agents`.
+    User,
+    /// A project folder's `.tern/agents` or `.claude/agents` (or unknown).
+    #[default]
+    Project,
+}
+
+/// An MCP server an agent profile defines for itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentServer {
+    /// Its name (tools are `mcp__<name>__<tool>`).
+    pub name: String,
+    /// How to start it, as `[mcp_servers.NAME]` says it.
+    pub section: crate::config::McpServerSection,
+    /// When it cannot start, the agent fails rather than run without it.
+    pub required: bool,
+}
+
+/// Entries of an agent's `mcpServers`, at most.
+pub const MAX_AGENT_SERVERS: usize = 8;
 
 /// Profiles read from one folder at most, when looking one up by its `name:`.
 const MAX_PER_DIR: usize = 64;
@@ -258,7 +310,8 @@ pub fn load_agent(
                     workspace: nearest.clone(),
                 });
             }
-            return parse_agent(name, &text, &file);
+            let origin = if d.folder.is_none() { AgentOrigin::User } else { AgentOrigin::Project };
+            return parse_agent(name, &text, &file).map(|p| AgentProfile { origin, ..p });
         }
     }
     Err(AgentError::Missing {
@@ -272,18 +325,104 @@ pub fn load_agent(
 pub fn parse_agent(name: &str, text: &str, path: &Path) -> Result<AgentProfile, AgentError> {
     let front = crate::frontmatter::FrontMatter::parse(text, path)?;
     let list = |keys: &[&str]| front.list_of(keys).map(<[String]>::to_vec);
+    let name = front.get("name").filter(|n| !n.is_empty()).unwrap_or(name).to_string();
+    let key = ["mcp_servers", "mcpservers"].into_iter().find(|k| front.get(k).is_some());
+    let (mcp_servers, inline_servers) = match key.and_then(|k| front.tree(k)) {
+        None => (None, Vec::new()),
+        Some(tree) => match tree? {
+            // `mcp_servers: a, b`: tern's own list form.
+            serde_json::Value::String(_) => (key.and_then(|k| list(&[k])), Vec::new()),
+            tree => agent_servers(tree, path).map_err(|why| AgentError::Servers {
+                name: name.clone(),
+                path: path.to_path_buf(),
+                why,
+            })?,
+        },
+    };
     Ok(AgentProfile {
-        name: front.get("name").filter(|n| !n.is_empty()).unwrap_or(name).to_string(),
+        name,
         description: front.get("description").map(str::to_string),
         tools: list(&["tools", "allowed_tools", "allowedtools"]).unwrap_or_default(),
         disallowed_tools: list(&["disallowed_tools", "disallowedtools"]).unwrap_or_default(),
-        mcp_servers: list(&["mcp_servers", "mcpservers"]),
+        mcp_servers,
+        inline_servers,
+        origin: AgentOrigin::default(),
         role: front.get("role").map(str::to_string),
         model: front.get("model").map(str::to_string).filter(|m| !m.is_empty() && m != "inherit"),
         permission_mode: front.get("permission_mode").map(str::to_string),
         body: front.body,
         path: path.to_path_buf(),
     })
+}
+
+/// An agent's `mcpServers` value: the names it may use, and the servers it
+/// brings. `Null` (the key with nothing under it) is no list.
+fn agent_servers(tree: serde_json::Value, path: &Path) -> Result<(Option<Vec<String>>, Vec<AgentServer>), String> {
+    use serde_json::Value;
+    let entries: Vec<(String, Option<Value>)> = match tree {
+        Value::Null => return Ok((None, Vec::new())),
+        Value::Array(items) => {
+            let mut entries = Vec::new();
+            for item in items {
+                match item {
+                    Value::String(name) => entries.push((name, None)),
+                    Value::Object(map) => entries.extend(map.into_iter().map(|(k, v)| (k, Some(v)))),
+                    other => return Err(format!("`{other}` is neither a server's name nor `name: {{command: ...}}`")),
+                }
+            }
+            entries
+        }
+        Value::Object(map) => map.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+        other => return Err(format!("`{other}` is not a list of servers")),
+    };
+    if entries.len() > MAX_AGENT_SERVERS {
+        return Err(format!("{} servers listed; an agent may list at most {MAX_AGENT_SERVERS}", entries.len()));
+    }
+    let mut names = Vec::new();
+    let mut servers = Vec::new();
+    for (name, definition) in entries {
+        if !valid(&name) {
+            return Err(format!("server name `{name}` may hold only letters, digits, `-` and `_`"));
+        }
+        if names.contains(&name) {
+            return Err(format!("server `{name}` is listed twice"));
+        }
+        names.push(name.clone());
+        let Some(definition) = definition else { continue };
+        let Value::Object(mut fields) = definition else {
+            return Err(format!("server `{name}`: expected its settings (`command: ...` or `url: ...`)"));
+        };
+        let required = match fields.remove("required") {
+            None => false,
+            Some(Value::Bool(b)) => b,
+            Some(other) => return Err(format!("server `{name}`: `required` must be true or false, not `{other}`")),
+        };
+        // YAML reads `args: [--port, 8080]` with a number; a command line is text.
+        for key in ["args", "env", "headers"] {
+            if let Some(v) = fields.get_mut(key) {
+                stringify_scalars(v);
+            }
+        }
+        let section = crate::mcp_config::server_section(&name, Value::Object(fields), &path.display().to_string())
+            .map_err(|e| format!("server `{name}`: {}", e.problem))?;
+        servers.push(AgentServer { name, section, required });
+    }
+    Ok((Some(names), servers))
+}
+
+/// Numbers and booleans inside `v` (one level down) as strings.
+fn stringify_scalars(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    let items: Box<dyn Iterator<Item = &mut Value>> = match v {
+        Value::Array(items) => Box::new(items.iter_mut()),
+        Value::Object(map) => Box::new(map.values_mut()),
+        _ => return,
+    };
+    for item in items {
+        if matches!(item, Value::Number(_) | Value::Bool(_)) {
+            *item = Value::String(item.to_string());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -300,6 +439,41 @@ mod tests {
         assert_eq!(p.mcp_servers.as_deref(), Some(&["github".to_string(), "jira".to_string()][..]));
         assert_eq!(p.role.as_deref(), Some("verifier"));
         assert_eq!(p.body, "Review it.");
+    }
+
+    #[test]
+    fn mcp_servers_names_and_inline_servers_in_claude_codes_shape() {
+        let text = "---\nname: a\nmcpServers:\n  - github\n  - lint:\n      type: stdio\n      command: ./lint\n      \
+                    args: [--port, 8080]\n      env: {LEVEL: 2}\n      required: true\n  - web: {url: \"http://127.0.0.1:9/mcp\"}\n\
+                    tools: read\n---\nBody\n";
+        let p = parse_agent("a", text, Path::new("a.md")).unwrap();
+        assert_eq!(p.mcp_servers.as_deref(), Some(&["github".to_string(), "lint".into(), "web".into()][..]));
+        assert_eq!(p.tools, ["read"], "nested lines are not keys of their own");
+        let [lint, web] = &p.inline_servers[..] else { panic!("{:?}", p.inline_servers) };
+        assert_eq!((lint.name.as_str(), lint.required, web.required), ("lint", true, false));
+        assert_eq!(lint.section.command.as_deref(), Some("./lint"));
+        assert_eq!(lint.section.args, ["--port", "8080"]);
+        assert_eq!(lint.section.env.get("LEVEL").map(String::as_str), Some("2"));
+        assert_eq!(web.section.url.as_deref(), Some("http://127.0.0.1:9/mcp"));
+        // A mapping of servers (the `.mcp.json` shape) reads the same.
+        let map = "---\nmcp_servers:\n  lint:\n    command: ./lint\n---\n";
+        let p = parse_agent("a", map, Path::new("a.md")).unwrap();
+        assert_eq!(p.inline_servers[0].name, "lint");
+    }
+
+    #[test]
+    fn bad_mcp_servers_say_what_and_where() {
+        let err = |servers: &str| {
+            parse_agent("a", &format!("---\nmcpServers:\n{servers}---\n"), Path::new("a.md")).unwrap_err().to_string()
+        };
+        let e = err("  - x:\n      command: y\n      required: yes\n");
+        assert!(e.starts_with("a.md: agent `a`: mcpServers: server `x`: `required` must be true or false"), "{e}");
+        let e = err("  - x:\n      command: y\n      autostart: true\n");
+        assert!(e.contains("server `x`: unknown key(s) autostart"), "{e}");
+        let many: String = (0..=MAX_AGENT_SERVERS).map(|i| format!("  - s{i}\n")).collect();
+        assert!(err(&many).contains("at most 8"), "{}", err(&many));
+        assert!(err("  - ../x\n").contains("may hold only"));
+        assert!(err("  - x:\n      command: [\n").contains("line 4"), "{}", err("  - x:\n      command: [\n"));
     }
 
     #[test]
@@ -325,8 +499,10 @@ mod tests {
         assert!(
             matches!(load_agent("reviewer", &chain, &home, None), Err(AgentError::Untrusted { folder, .. }) if folder == ws)
         );
+        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap().origin, AgentOrigin::Project);
         std::fs::write(home.join("agents/reviewer.md"), "---\ndisallowed_tools: bash\n---\nmine").unwrap();
-        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap().body, "mine");
+        let mine = load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap();
+        assert_eq!((mine.body.as_str(), mine.origin), ("mine", AgentOrigin::User));
     }
 
     #[test]

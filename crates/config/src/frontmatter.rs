@@ -33,6 +33,16 @@ pub enum FrontMatterError {
         /// The line as written, trimmed.
         text: String,
     },
+    /// A nested value (an agent's `mcpServers`) that is not the YAML subset tern reads.
+    #[error("{}: front matter `{key}`: {why}", path.display())]
+    Nested {
+        /// The file.
+        path: PathBuf,
+        /// The key whose value it is.
+        key: String,
+        /// What is wrong, with the line.
+        why: String,
+    },
     /// The block opens with `---` and never closes.
     #[error("{}: the front matter is not closed with a `---` line", path.display())]
     NotClosed {
@@ -47,6 +57,7 @@ impl FrontMatterError {
         match self {
             FrontMatterError::ItemWithoutKey { path, .. }
             | FrontMatterError::NotKeyValue { path, .. }
+            | FrontMatterError::Nested { path, .. }
             | FrontMatterError::NotClosed { path } => path,
         }
     }
@@ -61,12 +72,16 @@ struct Field {
     scalar: String,
     /// The value as a list.
     list: Vec<String>,
+    /// The indented and `- ` lines under the key, for a nested value ([`FrontMatter::tree`]).
+    nested: Vec<crate::yaml_tree::Line>,
 }
 
 /// A parsed file: its front matter and the text after it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FrontMatter {
     fields: Vec<Field>,
+    /// The file, for errors.
+    path: PathBuf,
     /// Whether the file had a front matter block at all.
     pub present: bool,
     /// The text after the block, trimmed.
@@ -79,7 +94,7 @@ impl FrontMatter {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let Some(rest) = text.strip_prefix("---").and_then(|r| r.strip_prefix('\n').or_else(|| r.strip_prefix("\r\n")))
         else {
-            return Ok(FrontMatter { body: text.trim().to_string(), ..Default::default() });
+            return Ok(FrontMatter { body: text.trim().to_string(), path: path.to_path_buf(), ..Default::default() });
         };
         let mut fields: Vec<Field> = Vec::new();
         // A `>` or `|` value collects the indented lines after it.
@@ -104,9 +119,20 @@ impl FrontMatter {
             }
             // The block's first line is the file's second.
             let at = number + 2;
+            // An indented line belongs to the key above it (a nested value), never a key of its own.
+            if let (Some(f), true) = (fields.last_mut(), line.starts_with([' ', '\t'])) {
+                f.nested.extend(crate::yaml_tree::Line::new(at, line));
+                if let Some(item) = line.trim_start().strip_prefix("- ") {
+                    f.list.push(unquote(item));
+                }
+                continue;
+            }
             if let Some(item) = line.trim_start().strip_prefix("- ") {
                 match fields.last_mut() {
-                    Some(f) => f.list.push(unquote(item)),
+                    Some(f) => {
+                        f.nested.extend(crate::yaml_tree::Line::new(at, line));
+                        f.list.push(unquote(item));
+                    }
                     None => {
                         return Err(FrontMatterError::ItemWithoutKey {
                             path: path.to_path_buf(),
@@ -127,7 +153,7 @@ impl FrontMatter {
             let key = key.trim().to_ascii_lowercase().replace('-', "_");
             let value = value.trim();
             if let Some(style @ ('>' | '|')) = value.chars().next().filter(|_| value.len() <= 2) {
-                fields.push(Field { key, scalar: String::new(), list: Vec::new() });
+                fields.push(Field { key, scalar: String::new(), list: Vec::new(), nested: Vec::new() });
                 block = Some((style, Vec::new()));
                 continue;
             }
@@ -135,14 +161,14 @@ impl FrontMatter {
                 Some(inner) => split_list(inner),
                 None => split_list(value),
             };
-            fields.push(Field { key, scalar: unquote(value), list });
+            fields.push(Field { key, scalar: unquote(value), list, nested: Vec::new() });
         }
         finish_block(&mut fields, block);
         if !closed {
             return Err(FrontMatterError::NotClosed { path: path.to_path_buf() });
         }
         let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
-        Ok(FrontMatter { fields, present: true, body })
+        Ok(FrontMatter { fields, path: path.to_path_buf(), present: true, body })
     }
 
     /// The value of `key` as one string (the last one given).
@@ -153,6 +179,22 @@ impl FrontMatter {
     /// The value of `key` as a list.
     pub fn list(&self, key: &str) -> Option<&[String]> {
         self.fields.iter().rev().find(|f| f.key == key).map(|f| f.list.as_slice())
+    }
+
+    /// The value of `key` read as YAML (nested mappings and lists, flow
+    /// values); `None` when the key is absent. An error names the file and line.
+    pub fn tree(&self, key: &str) -> Option<Result<serde_json::Value, FrontMatterError>> {
+        let field = self.fields.iter().rev().find(|f| f.key == key)?;
+        let parsed = if field.nested.is_empty() {
+            let line = crate::yaml_tree::Line::new(0, &field.scalar);
+            match line {
+                Some(line) if !field.scalar.is_empty() => crate::yaml_tree::parse(&[line]),
+                _ => Ok(serde_json::Value::Null),
+            }
+        } else {
+            crate::yaml_tree::parse(&field.nested)
+        };
+        Some(parsed.map_err(|why| FrontMatterError::Nested { path: self.path.clone(), key: key.to_string(), why }))
     }
 
     /// The first of `keys` that is present, as a list.
@@ -197,6 +239,17 @@ mod tests {
         assert_eq!(f.get("notes"), Some("one\ntwo"));
         assert_eq!(f.get("model"), Some("x"));
         assert_eq!(f.body, "Body.");
+    }
+
+    #[test]
+    fn indented_lines_belong_to_the_key_above_them() {
+        let text = "---\nservers:\n  - mine:\n      command: x\nname: a\n---\n";
+        let f = FrontMatter::parse(text, Path::new("a.md")).unwrap();
+        assert_eq!(f.get("command"), None, "a nested key is not a key of the block");
+        assert_eq!(f.get("name"), Some("a"));
+        assert_eq!(f.tree("servers").unwrap().unwrap(), serde_json::json!([{"mine": {"command": "x"}}]));
+        let e = FrontMatter::parse("---\nservers:\n  - a: [\n---\n", Path::new("a.md")).unwrap().tree("servers");
+        assert!(e.unwrap().unwrap_err().to_string().starts_with("a.md: front matter `servers`: line 3"));
     }
 
     #[test]

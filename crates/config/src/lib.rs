@@ -19,6 +19,7 @@ pub mod project;
 pub mod secrets;
 pub mod skills;
 pub mod trust;
+mod yaml_tree;
 
 /// A config file or setting tern cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

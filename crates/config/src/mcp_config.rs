@@ -114,6 +114,12 @@ pub enum ServerProblem {
         /// The variable named by `bearer_token_env`.
         var: String,
     },
+    /// An entry that is not a server's settings.
+    #[error("{why}")]
+    Invalid {
+        /// What is wrong.
+        why: String,
+    },
     /// A project file expands a secret.
     #[error("a project file cannot expand `${{{var}}}`: secrets go only to servers in the user config")]
     SecretExpansion {
@@ -213,36 +219,57 @@ fn parse_mcp_json(
         serde_json::from_str(text).map_err(|error| McpConfigError::Json { origin: origin.to_string(), error })?;
     let mut out = Vec::new();
     for (name, s) in parsed.mcp_servers {
-        let mut section = McpServerSection {
-            command: s.command,
-            args: s.args,
-            env: s.env,
-            cwd: s.cwd,
-            url: s.url,
-            headers: s.headers,
-            tool_timeout_sec: s.tool_timeout_sec,
-            startup_timeout_sec: s.startup_timeout_sec,
-            enabled: s.enabled,
-            ..Default::default()
-        };
-        match s.kind.as_deref() {
-            None | Some("stdio") | Some("http") | Some("streamable-http") | Some("streamable_http") => {}
-            // A Claude Agent SDK's in-process server lives inside the calling program: reached
-            // through it over stream-json (docs/headless.md).
-            Some("sdk") => section.sdk = true,
-            // Shared files hold servers for other clients too: one tern cannot start fails alone.
-            Some(other) => section.unsupported_type = Some(other.to_string()),
-        }
-        if !s.other.is_empty() {
-            let keys: Vec<&str> = s.other.keys().map(String::as_str).collect();
-            notes.push(format!(
-                "{origin}: server `{name}`: ignored unknown key(s) {} (known: {MCP_JSON_KEYS})",
-                keys.join(", ")
-            ));
+        let (section, unknown) = json_section(s);
+        if let Some(keys) = unknown {
+            notes.push(format!("{origin}: server `{name}`: ignored unknown key(s) {keys} (known: {MCP_JSON_KEYS})"));
         }
         out.push((name, section));
     }
     Ok(out)
+}
+
+/// One `.mcp.json` server entry as a section; the keys it does not know, if any.
+fn json_section(s: McpJsonServer) -> (McpServerSection, Option<String>) {
+    let mut section = McpServerSection {
+        command: s.command,
+        args: s.args,
+        env: s.env,
+        cwd: s.cwd,
+        url: s.url,
+        headers: s.headers,
+        tool_timeout_sec: s.tool_timeout_sec,
+        startup_timeout_sec: s.startup_timeout_sec,
+        enabled: s.enabled,
+        ..Default::default()
+    };
+    match s.kind.as_deref() {
+        None | Some("stdio") | Some("http") | Some("streamable-http") | Some("streamable_http") => {}
+        // A Claude Agent SDK's in-process server lives inside the calling program: reached
+        // through it over stream-json (docs/headless.md).
+        Some("sdk") => section.sdk = true,
+        // Shared files hold servers for other clients too: one tern cannot start fails alone.
+        Some(other) => section.unsupported_type = Some(other.to_string()),
+    }
+    let unknown = (!s.other.is_empty()).then(|| s.other.keys().map(String::as_str).collect::<Vec<_>>().join(", "));
+    (section, unknown)
+}
+
+/// One server written in the `.mcp.json` shape somewhere else (an agent's
+/// `mcpServers`, in `origin`): its section, or what is wrong with it — a
+/// key tern does not know is an error here, since nothing else shares the
+/// entry.
+pub fn server_section(name: &str, entry: serde_json::Value, origin: &str) -> Result<McpServerSection, McpServerError> {
+    let problem = |why: String| McpServerError {
+        origin: origin.to_string(),
+        server: name.to_string(),
+        problem: ServerProblem::Invalid { why },
+    };
+    let s: McpJsonServer = serde_json::from_value(entry).map_err(|e| problem(e.to_string()))?;
+    match json_section(s) {
+        (_, Some(keys)) => Err(problem(format!("unknown key(s) {keys} (known: {MCP_JSON_KEYS}, required)"))),
+        (section, None) if section.sdk => Err(problem("an agent cannot define an `sdk` server".into())),
+        (section, None) => Ok(section),
+    }
 }
 
 /// Where a server was configured: the person's own files, or the project's.
@@ -330,29 +357,64 @@ pub fn configured_servers(
     Ok(sections
         .into_iter()
         .map(|(name, (origin, source, section, dir))| {
-            let denied = if merged.mcp.denied_servers.iter().any(|d| d == &name) {
-                Some("listed in [mcp] denied_servers".to_string())
-            } else if merged.mcp.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == &name)) {
-                Some("not in [mcp] allowed_servers".to_string())
-            } else {
-                None
-            };
-            let user_var = |v: &str| std::env::var(v).ok();
-            // A project file sees only what children see: no keys, no secrets by name or value.
-            let project_var =
-                |v: &str| child_env.get(std::ffi::OsStr::new(v)).and_then(|x| x.to_str()).map(String::from);
-            let var: &dyn Fn(&str) -> Option<String> = match source {
-                Source::User => &user_var,
-                Source::Project => &project_var,
-            };
-            let config = project_secret_refs(&section, source, child_env)
-                .map_err(|problem| McpServerError { origin: origin.clone(), server: name.clone(), problem })
-                .and_then(|()| server_config(&name, &origin, &section, &dir, var))
-                // What it may work on, if it asks: the session's workspace.
-                .map(|c| ServerConfig { roots: vec![workspace.to_path_buf()], ..c });
+            let denied = denied_by(&merged.mcp, &name);
+            let config = start_settings(&name, &origin, source, &section, &dir, workspace, child_env);
             ConfiguredServer { name, origin, config, denied }
         })
         .collect())
+}
+
+/// Why `[mcp] allowed_servers` / `denied_servers` keep the server `name`
+/// from starting, if they do.
+pub fn denied_by(rules: &crate::config::McpSection, name: &str) -> Option<String> {
+    if rules.denied_servers.iter().any(|d| d == name) {
+        Some("listed in [mcp] denied_servers".to_string())
+    } else if rules.allowed_servers.as_ref().is_some_and(|a| !a.iter().any(|x| x == name)) {
+        Some("not in [mcp] allowed_servers".to_string())
+    } else {
+        None
+    }
+}
+
+/// One server's start settings; a project's file sees only what children
+/// see (no keys, no secrets by name or value). `dir`: where its relative
+/// paths start.
+fn start_settings(
+    name: &str,
+    origin: &str,
+    source: Source,
+    section: &McpServerSection,
+    dir: &Path,
+    workspace: &Path,
+    child_env: &tern_protocol::ChildEnv,
+) -> Result<ServerConfig, McpServerError> {
+    let user_var = |v: &str| std::env::var(v).ok();
+    let project_var = |v: &str| child_env.get(std::ffi::OsStr::new(v)).and_then(|x| x.to_str()).map(String::from);
+    let var: &dyn Fn(&str) -> Option<String> = match source {
+        Source::User => &user_var,
+        Source::Project => &project_var,
+    };
+    project_secret_refs(section, source, child_env)
+        .map_err(|problem| McpServerError { origin: origin.to_string(), server: name.to_string(), problem })
+        .and_then(|()| server_config(name, origin, section, dir, var))
+        // What it may work on, if it asks: the session's workspace.
+        .map(|c| ServerConfig { roots: vec![workspace.to_path_buf()], ..c })
+}
+
+/// A server an agent file brings (`origin`: the file), ready to start. A
+/// project's agent file may neither expand nor name a secret, as its
+/// `.mcp.json` may not; the person's own may. Relative paths start in the
+/// workspace.
+pub fn agent_server_config(
+    name: &str,
+    section: &McpServerSection,
+    origin: &Path,
+    from_project: bool,
+    workspace: &Path,
+    child_env: &tern_protocol::ChildEnv,
+) -> Result<ServerConfig, McpServerError> {
+    let source = if from_project { Source::Project } else { Source::User };
+    start_settings(name, &origin.display().to_string(), source, section, workspace, workspace, child_env)
 }
 
 /// A project file may not name secrets: `${GITHUB_TOKEN}` in a header, or
@@ -590,6 +652,25 @@ mod tests {
         assert!(bearer.to_string().contains("cannot send `GITHUB_TOKEN` as a bearer token"), "{bearer}");
         let expansion = ServerProblem::SecretExpansion { var: "ANTHROPIC_API_KEY".into() };
         assert!(expansion.to_string().contains("cannot expand `${ANTHROPIC_API_KEY}`"), "{expansion}");
+    }
+
+    #[test]
+    fn a_project_agents_server_sees_no_secret_and_the_users_own_may() {
+        let dir = tempfile::tempdir().unwrap();
+        let agent = dir.path().join(".claude/agents/a.md");
+        // Set for tern and kept from children: a secret, as far as a project file is concerned.
+        let s = McpServerSection { command: Some("srv".into()), args: vec!["${PATH}".into()], ..Default::default() };
+        let hidden = tern_protocol::ChildEnv::default();
+        let err = agent_server_config("x", &s, &agent, true, dir.path(), &hidden).unwrap_err();
+        assert_eq!(err.problem, ServerProblem::SecretExpansion { var: "PATH".into() });
+        assert!(err.to_string().starts_with(&format!("{}: server `x`", agent.display())), "{err}");
+        let mine = agent_server_config("x", &s, &agent, false, dir.path(), &hidden).unwrap();
+        let Transport::Stdio { args, cwd, .. } = mine.transport else { panic!() };
+        assert_eq!((args, cwd), (vec![std::env::var("PATH").unwrap()], Some(dir.path().to_path_buf())));
+        assert_eq!(mine.roots, [dir.path()]);
+        // An entry written in an agent file may not carry keys tern does not know.
+        let e = server_section("x", serde_json::json!({"command": "a", "autostart": true}), "a.md").unwrap_err();
+        assert!(e.to_string().contains("unknown key(s) autostart"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! ```
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+mod agent_servers;
 pub mod apply;
 mod command_lines;
 pub mod compaction;
@@ -52,7 +53,7 @@ use tern_policy::hooks::HookRunner;
 use tern_protocol::sync::{LockExt as _, RwLockExt as _};
 use tern_protocol::{Message, SessionRecord};
 
-pub use agents::AgentProfile;
+pub use agents::{AgentOrigin, AgentProfile};
 pub use config::{FileConfig, TernPaths};
 pub use mcp_config::ConfiguredServer;
 pub use permissions::{
@@ -115,6 +116,9 @@ pub enum RuntimeError {
     /// The `--agent` profile cannot be used.
     #[error("config error: {0}")]
     Agent(#[from] agents::AgentError),
+    /// A required MCP server of the `--agent` profile did not start.
+    #[error("{0}")]
+    AgentServer(String),
     /// A `[models."NAME"]` entry in config cannot be used.
     #[error("config error: {0}")]
     ModelOverride(#[from] tern_llm::ModelOverrideError),
@@ -444,13 +448,25 @@ impl RuntimeBuilder {
             tokio::task::spawn_blocking(move || media_cli::detect_here(&data_dir, enabled))
         };
         let child_env = startup::child_env(&loaded, &[]);
-        let servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
+        let mut servers = startup::configure_servers(&loaded, &overrides, &child_env, warnings)?;
+        if let Some(a) = &agent {
+            let (no_mcp, rules) = (overrides.no_mcp, &loaded.config.mcp);
+            agent_servers::add_to_session(a, &mut servers, no_mcp, rules, &loaded.workspace, &child_env);
+        }
         // The person answers servers' forms through the running prompt's front end.
         let interaction = Arc::new(interactive::Interaction::default());
         let elicitor = overrides.elicitor.clone().unwrap_or_else(|| {
             tern_mcp::Host(Arc::new(elicitation::SessionElicitor { interaction: interaction.clone() }))
         });
         let mcp = startup::start_servers(&servers, &overrides, &child_env, &loaded.paths, elicitor).await;
+        if let Some(a) = &agent
+            && let Err(why) = agent_servers::check_required(a, &servers, mcp.as_deref()).await
+        {
+            if let Some(mcp) = &mcp {
+                mcp.shutdown().await;
+            }
+            return Err(RuntimeError::AgentServer(why));
+        }
         let (session, resumed) = startup::open_session(&overrides, &loaded, &provider)?;
         let (mut resumed, history) = match resumed {
             Some((r, messages)) => (Some(r), messages),

@@ -434,6 +434,7 @@ impl Runtime {
             background: self.background.clone(),
             output_dir: self.outputs_dir.clone(),
             catalog: self.catalog.clone(),
+            servers: self.agent_server_kit(),
         }
     }
 

@@ -21,6 +21,9 @@
 //!   session's conversation (its answer is, as the tool result).
 //! - Cancelling the parent cancels the child: its loop stops and its tools
 //!   are killed.
+//! - An agent that brings MCP servers ([`crate::agent_servers`]) has them
+//!   started before its first request and stopped when it ends; a
+//!   required one that cannot start fails the `task` call at once.
 //! - Every event of the child reaches the parent's event stream wrapped in
 //!   [`AgentEvent::Subagent`] with the parent's call id; its usage and cost
 //!   count in the run's and the session's totals.
@@ -87,6 +90,8 @@ pub(crate) struct Kit {
     pub output_dir: std::path::PathBuf,
     /// The run's own catalog: a fork calls deferred tools through it.
     pub catalog: Arc<dyn tern_agent_loop::TurnTools>,
+    /// What the MCP servers an agent brings start with.
+    pub servers: crate::agent_servers::ServerKit,
 }
 
 /// The usage of every child of a run, and its cost.
@@ -211,7 +216,12 @@ fn child_of(kind: &str, kit: &Kit) -> Result<Child, String> {
 
 /// A child with a fresh conversation: its capped catalog, its system
 /// prompt, its model (and that model's prices).
-fn fresh_child(kit: &Kit, child: &Child, request: &TaskRequest) -> Result<(AgentLoop, tern_llm::ModelInfo), ToolError> {
+fn fresh_child(
+    kit: &Kit,
+    child: &Child,
+    request: &TaskRequest,
+    own_servers: Option<Arc<tern_mcp::McpManager>>,
+) -> Result<(AgentLoop, tern_llm::ModelInfo), ToolError> {
     let mut facts = kit.facts.clone();
     facts.agent.kind = AgentKind::Subagent;
     facts.agent.role = child.role;
@@ -222,7 +232,8 @@ fn fresh_child(kit: &Kit, child: &Child, request: &TaskRequest) -> Result<(Agent
         facts.config.mcp_allow = Some(servers);
     }
     let registry = child_registry(&kit.tools)?;
-    let catalog = Arc::new(TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()));
+    let catalog = TurnCatalog::new(registry, facts, kit.mcp.clone(), kit.policy.clone()).with_own_servers(own_servers);
+    let catalog = Arc::new(catalog);
     let mut system = (kit.system)(&catalog.assemble());
     system.push_str(&format!(
         "\n# Subagent\nYou are a subagent ({}) started by another agent for one task. {} Work on your own: \
@@ -336,10 +347,21 @@ impl Delegate for SessionDelegate {
                 () = cancel.cancelled() => return Err(ToolError::new("cancelled before the subagent started")),
             };
             let started = Instant::now();
+            // The servers a fresh child brings start now (a required one that cannot fails it here); a fork
+            // keeps the parent's tools, so it brings none of its own.
+            let own = match child.profile.as_ref().filter(|p| fork.is_none() && !p.inline_servers.is_empty()) {
+                None => None,
+                Some(profile) => {
+                    let events = kit.events.clone();
+                    let notice = move |message: String| events(AgentEvent::Notice { message });
+                    Some(crate::agent_servers::start(profile, &kit.servers, &notice).await.map_err(ToolError::new)?)
+                }
+            };
             let (agent, mut history, model_info) = match fork {
                 Some(fork) => fork_child(&kit, fork),
                 None => {
-                    let (agent, model_info) = fresh_child(&kit, &child, &request)?;
+                    let own_servers = own.as_ref().and_then(|s| s.manager.clone());
+                    let (agent, model_info) = fresh_child(&kit, &child, &request, own_servers)?;
                     (agent, vec![Message::user_text(request.prompt.clone())], model_info)
                 }
             };
@@ -369,6 +391,9 @@ impl Delegate for SessionDelegate {
                 drop(_slot);
                 tokio::spawn(async move {
                     let outcome = agent.run(&mut history, &events, &handle.stopped()).await;
+                    if let Some(own) = &own {
+                        own.stop().await;
+                    }
                     shared.count(&outcome.responses, &model_info);
                     let answer = outcome.final_text.trim();
                     let (text, status) = match outcome.stop_reason {
@@ -388,6 +413,10 @@ impl Delegate for SessionDelegate {
             }
             let child_cancel = cancel.child_token();
             let outcome = agent.run(&mut history, &events, &child_cancel).await;
+            // Its servers end with it, cancelled or not (dropped unawaited, they are killed too).
+            if let Some(own) = &own {
+                own.stop().await;
+            }
             let cost_usd = self.shared.count(&outcome.responses, &model_info);
             Ok(Delegated::Finished {
                 answer: outcome.final_text.trim().to_string(),

@@ -17,7 +17,9 @@ pub struct TurnCatalog {
     facts: Mutex<TurnFacts>,
     disclosure: DisclosureTools,
     mcp: Option<Arc<McpManager>>,
-    mcp_generation: Mutex<Option<u64>>,
+    /// A subagent's own servers ([`crate::agent_servers`]): seen only by it.
+    own: Option<Arc<McpManager>>,
+    mcp_generation: Mutex<Option<(u64, u64)>>,
     policy: Arc<tern_policy::engine::Policy>,
 }
 
@@ -34,11 +36,21 @@ impl TurnCatalog {
             facts: Mutex::new(facts),
             disclosure: DisclosureTools::new(),
             mcp,
+            own: None,
             mcp_generation: Mutex::new(None),
             policy,
         };
         catalog.refresh_mcp();
         catalog
+    }
+
+    /// The same catalog with the tools of an agent's own servers beside
+    /// the session's.
+    pub(crate) fn with_own_servers(mut self, own: Option<Arc<McpManager>>) -> Self {
+        self.own = own;
+        *self.mcp_generation.lock_or_recover() = None;
+        self.refresh_mcp();
+        self
     }
 
     /// The facts every assembly starts from.
@@ -57,14 +69,19 @@ impl TurnCatalog {
 
     /// Take the MCP servers' current tools into the registry if they changed.
     fn refresh_mcp(&self) {
-        let Some(mcp) = &self.mcp else { return };
-        let generation = mcp.generation();
+        if self.mcp.is_none() && self.own.is_none() {
+            return;
+        }
+        let generation = |m: &Option<Arc<McpManager>>| m.as_ref().map_or(0, |m| m.generation());
+        let generation = (generation(&self.mcp), generation(&self.own));
         let mut seen = self.mcp_generation.lock_or_recover();
         if *seen == Some(generation) {
             return;
         }
         *seen = Some(generation);
-        let tools: Vec<_> = mcp.tools().into_iter().map(|t| (t.tool, t.read_only)).collect();
+        // The session's first: of two tools with one name, the registry keeps the first.
+        let tools: Vec<_> =
+            self.mcp.iter().chain(&self.own).flat_map(|m| m.tools()).map(|t| (t.tool, t.read_only)).collect();
         // Plan mode: the policy refuses what the catalog leaves out (tools not marked read-only).
         let read_only = tools.iter().filter(|(_, read_only)| *read_only).map(|(tool, _)| tool.name().to_string());
         self.policy.set_read_only_tools(read_only.collect());

@@ -8,7 +8,7 @@
 //! sends `notifications/tools/list_changed`. It must never be shipped to users.
 //!
 //! ```text
-//! tern-test-mcp [--tools N] [--page-size P] [--start-delay-ms D] [--stderr-noise] [--name NAME]
+//! tern-test-mcp [--tools N] [--page-size P] [--start-delay-ms D] [--stderr-noise] [--name NAME] [--pid-file PATH]
 //! ```
 
 mod catalog;
@@ -32,6 +32,8 @@ pub struct Options {
     pub stderr_noise: bool,
     /// `serverInfo.name`.
     pub name: String,
+    /// Write the process id here first (tests find the process by it).
+    pub pid_file: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -42,6 +44,7 @@ impl Default for Options {
             start_delay: Duration::ZERO,
             stderr_noise: false,
             name: "tern-test-mcp".to_string(),
+            pid_file: None,
         }
     }
 }
@@ -68,8 +71,9 @@ impl Options {
                 }
                 "--stderr-noise" => opts.stderr_noise = true,
                 "--name" => opts.name = value()?,
+                "--pid-file" => opts.pid_file = Some(value()?.into()),
                 other => bail!(
-                    "unknown argument `{other}`; expected --tools N, --page-size P, --start-delay-ms D, --stderr-noise, --name NAME"
+                    "unknown argument `{other}`; expected --tools N, --page-size P, --start-delay-ms D, --stderr-noise, --name NAME, --pid-file PATH"
                 ),
             }
         }
@@ -80,6 +84,10 @@ impl Options {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let opts = Options::parse(std::env::args().skip(1))?;
+    if let Some(path) = &opts.pid_file {
+        std::fs::write(path, std::process::id().to_string())
+            .with_context(|| format!("writing the pid file {}", path.display()))?;
+    }
     if opts.stderr_noise {
         eprintln!("{}: starting with {} generated tools", opts.name, opts.tools);
         eprintln!("{}: this line is stderr noise", opts.name);
@@ -116,6 +124,8 @@ mod tests {
             "--stderr-noise",
             "--name",
             "alpha",
+            "--pid-file",
+            "/tmp/x.pid",
         ])
         .unwrap();
         assert_eq!(
@@ -125,7 +135,8 @@ mod tests {
                 page_size: Some(40),
                 start_delay: Duration::from_millis(300),
                 stderr_noise: true,
-                name: "alpha".to_string()
+                name: "alpha".to_string(),
+                pid_file: Some("/tmp/x.pid".into()),
             }
         );
         assert_eq!(parse(&[]).unwrap(), Options::default());

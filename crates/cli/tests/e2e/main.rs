@@ -11,6 +11,7 @@ mod common;
 mod xattrs;
 
 mod acp;
+mod agent_servers;
 mod background;
 mod claude_compat;
 mod compaction;

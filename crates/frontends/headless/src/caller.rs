@@ -199,6 +199,8 @@ pub(crate) fn defined_agents(
             body: a.prompt,
             path: std::path::PathBuf::new(),
             name,
+            inline_servers: Vec::new(),
+            origin: tern_runtime::AgentOrigin::Project,
         });
     }
     (agents, notes)

@@ -1,0 +1,260 @@
+//! Agents that bring their own MCP servers (`mcpServers` in an agent file):
+//! started with the agent under the trust rules of project servers, seen
+//! only by it, stopped when it ends; a required one that cannot start fails
+//! the agent, another leaves a notice. The server is `tern-test-mcp`, found
+//! afterwards by the pid it wrote, never by its command line.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Harness, Wire, tool_names, write};
+use serde_json::json;
+
+use crate::mcp::test_server;
+
+/// An agent file `helper` whose own server `mine` is the test server
+/// writing its pid to `pid_file`.
+fn helper_agent(pid_file: &Path) -> String {
+    format!(
+        "---\nname: helper\ndescription: uses its own server\nmcpServers:\n  - mine:\n      command: {:?}\n      \
+         args: [--tools, 1, --pid-file, {:?}]\n---\nUse your own server.\n",
+        test_server().display().to_string(),
+        pid_file.display().to_string()
+    )
+}
+
+/// Whether process `pid` is still there (a zombie counts: it was not waited for).
+fn alive(pid: &str) -> bool {
+    Path::new("/proc").join(pid.trim()).exists()
+}
+
+/// The parent calls `helper` through `task`; the child calls its server's
+/// `echo`, then answers; the parent then checks with bash whether the
+/// server's process (its pid in the workspace's `mine.pid`) is still there,
+/// and ends.
+fn script() -> String {
+    let check =
+        "p=$(cat mine.pid); if [ -e /proc/$p ]; then echo \"SERVER ALIVE $p\"; else echo \"SERVER GONE $p\"; fi";
+    json!({"turns": [
+        {"when_request_contains": "ECHO-FROM-ITS-OWN-SERVER", "text": "the child used its server"},
+        {"when_request_contains": "You are a subagent (helper)",
+         "tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "ECHO-FROM-ITS-OWN-SERVER"}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo something", "subagent_type": "helper"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": check}}]},
+        {"text": "done"}
+    ]})
+    .to_string()
+}
+
+fn user_agent(h: &Harness, text: &str) -> PathBuf {
+    let path = h.home.path().join("agents/helper.md");
+    write(&path, text);
+    path
+}
+
+#[tokio::test]
+async fn an_agents_own_server_serves_only_it_and_is_gone_when_it_ends() {
+    let h = Harness::new(Wire::Anthropic, &script()).await;
+    let pid_file = h.path("mine.pid");
+    user_agent(&h, &helper_agent(&pid_file));
+    let out = h.run(&["-p", "delegate it"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 5, "parent, child twice, parent twice");
+    let is_child = |b: &serde_json::Value| b.to_string().contains("You are a subagent (helper)");
+    // The child saw and called its server's tool; the parent never saw it.
+    for b in &bodies {
+        let has = tool_names(b).contains(&"mcp__mine__echo".to_string());
+        assert_eq!(has, is_child(b), "only the agent sees its server's tools");
+    }
+    let child_results = h.tool_results(&bodies[2]);
+    assert_eq!(child_results, [("ECHO-FROM-ITS-OWN-SERVER".to_string(), false)]);
+    // The server had started, and was gone once the task ended, while tern still ran.
+    let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
+    let results = h.tool_results(&bodies[4]);
+    let check = &results.last().unwrap().0;
+    assert!(check.contains(&format!("SERVER GONE {}", pid.trim())), "{check}");
+    assert!(!alive(&pid));
+}
+
+#[tokio::test]
+async fn a_project_agent_starts_its_server_only_in_a_trusted_folder() {
+    let h = Harness::new(Wire::Anthropic, &script()).await;
+    let pid_file = h.path("mine.pid");
+    write(&h.path(".claude/agents/helper.md"), &helper_agent(&pid_file));
+    // Untrusted: the task fails naming the folder and how to trust it; nothing started.
+    let untrusted = json!({"turns": [
+        {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo", "subagent_type": "helper"}}]},
+        {"text": "done"}
+    ]})
+    .to_string();
+    let h2 = Harness::new(Wire::Anthropic, &untrusted).await;
+    let untrusted_pid = h2.path("mine.pid");
+    write(&h2.path(".claude/agents/helper.md"), &helper_agent(&untrusted_pid));
+    let out = h2.run(&["-p", "delegate it"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h2.bodies();
+    assert_eq!(bodies.len(), 2, "no child ran");
+    let (text, is_error) = h2.tool_results(&bodies[1]).pop().unwrap();
+    assert!(is_error && text.contains("not trusted") && text.contains("tern trust"), "{text}");
+    assert!(!untrusted_pid.exists(), "an untrusted project's agent started its server");
+    // Trusted: the same file's server starts, serves the agent, and stops with it.
+    let out = h.run(&["-p", "delegate it", "--trust"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    assert_eq!(h.tool_results(&bodies[2]), [("ECHO-FROM-ITS-OWN-SERVER".to_string(), false)]);
+    let pid = std::fs::read_to_string(&pid_file).expect("the trusted agent's server started");
+    let check = &h.tool_results(&bodies[4]).last().unwrap().0.clone();
+    assert!(check.contains("SERVER GONE"), "{check}");
+    assert!(!alive(&pid));
+}
+
+#[tokio::test]
+async fn a_required_server_that_cannot_start_fails_the_agent_at_once() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (helper)", "text": "the child should never run"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo", "subagent_type": "helper"}}]},
+        {"text": "done"}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::Anthropic, &script).await;
+    user_agent(
+        &h,
+        "---\nname: helper\nmcpServers:\n  - mine:\n      command: /nonexistent/tern-no-such-server\n      required: true\n---\nx\n",
+    );
+    let out = h.run(&["-p", "delegate it"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2, "the child made no request");
+    let (text, is_error) = h.tool_results(&bodies[1]).pop().unwrap();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("agent `helper` cannot start: its required MCP server `mine` did not start")
+            && text.contains("command not found"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_required_and_fails_leaves_a_notice_and_the_agent_runs() {
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("slow.pid");
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (helper)", "text": "ran without it"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo", "subagent_type": "helper"}}]},
+        {"text": "done"}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::Anthropic, &script).await;
+    // It never answers the handshake in time.
+    let agent = format!(
+        "---\nname: helper\nmcpServers:\n  - slow:\n      command: {:?}\n      args: [--start-delay-ms, 60000, --pid-file, {:?}]\n      \
+         startup_timeout_sec: 1\n---\nx\n",
+        test_server().display().to_string(),
+        pid_file.display().to_string()
+    );
+    user_agent(&h, &agent);
+    let out = h.run(&["-p", "delegate it"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("agent `helper`: its MCP server `slow` did not start")
+            && out.stderr.contains("the agent runs without it"),
+        "{}",
+        out.stderr
+    );
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 3, "the child ran");
+    assert_eq!(h.tool_results(&bodies[2]), [("ran without it".to_string(), false)]);
+    let pid = std::fs::read_to_string(&pid_file).expect("the server was started");
+    assert!(!alive(&pid), "the server that timed out is not left running");
+}
+
+#[tokio::test]
+async fn the_main_agent_brings_its_servers_too_and_a_required_failure_stops_the_start() {
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("mine.pid");
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "MAIN-ECHO"}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    user_agent(&h, &helper_agent(&pid_file));
+    let out = h.run(&["-p", "use it", "--agent", "helper"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.tool_results(&h.bodies()[1]), [("MAIN-ECHO".to_string(), false)]);
+    let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
+    assert!(!alive(&pid), "stopped when tern exited");
+
+    user_agent(
+        &h,
+        "---\nname: helper\nmcpServers:\n  - mine:\n      command: /nonexistent/tern-no-such-server\n      required: true\n---\nx\n",
+    );
+    let before = h.bodies().len();
+    let out = h.run(&["-p", "use it", "--agent", "helper"]).await;
+    assert_ne!(out.code, Some(0));
+    assert!(out.stderr.contains("its required MCP server `mine` did not start"), "{}", out.stderr);
+    assert_eq!(h.bodies().len(), before, "no request was sent");
+}
+
+#[tokio::test]
+async fn an_interrupted_agent_leaves_no_server_running() {
+    use tokio::io::AsyncBufReadExt;
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (helper)",
+         "tool_calls": [{"name": "mcp__mine__hang", "arguments": {}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "wait", "prompt": "Hang", "subagent_type": "helper"}}]},
+        {"text": "unreachable"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let pid_file = h.path("mine.pid");
+    user_agent(&h, &helper_agent(&pid_file));
+    let mut child = h.command(&["-p", "go", "--output-format", "tern-events"]).spawn().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // The child's call of its server's `hang` has started.
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "tool_call_start" && v["name"] == "mcp__mine__hang" {
+            break;
+        }
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
+    assert!(alive(&pid));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    while lines.next_line().await.unwrap().is_some() {}
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!alive(&pid), "the agent's server is not left running");
+}
+
+#[tokio::test]
+async fn a_background_agents_server_stops_when_it_ends() {
+    let check =
+        "p=$(cat mine.pid); if [ -e /proc/$p ]; then echo \"SERVER ALIVE $p\"; else echo \"SERVER GONE $p\"; fi";
+    let script = json!({"turns": [
+        {"when_request_contains": "ECHO-FROM-ITS-OWN-SERVER", "text": "the child used its server"},
+        {"when_request_contains": "You are a subagent (helper)",
+         "tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "ECHO-FROM-ITS-OWN-SERVER"}}]},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "use it", "prompt": "Echo", "subagent_type": "helper", "run_in_background": true}}]},
+        {"tool_calls": [{"name": "task_output", "arguments": {"id": "bg-1", "wait": true}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": check}}]},
+        {"text": "done"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let pid_file = h.path("mine.pid");
+    user_agent(&h, &helper_agent(&pid_file));
+    let out = h.run(&["-p", "go"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let parent: Vec<serde_json::Value> =
+        h.bodies().into_iter().filter(|b| !b.to_string().contains("You are a subagent")).collect();
+    let (answer, _) = h.tool_results(&parent[2]).pop().unwrap();
+    assert!(answer.contains("the child used its server"), "{answer}");
+    let (check, _) = h.tool_results(&parent[3]).pop().unwrap();
+    let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
+    assert!(check.contains(&format!("SERVER GONE {}", pid.trim())), "{check}");
+}
