@@ -36,7 +36,7 @@ mod tool;
 pub use batch::{ToolCallResult, execute_batch};
 pub use conform::{conform_to_schema, understood_note};
 pub use hooks::{BeforeToolCall, Hooks, NoHooks};
-pub use run::{AgentLoop, EventSink, InputTokenEstimate, LoopConfig, RunOutcome, TurnTools};
+pub use run::{AgentLoop, EventSink, Inbox, InputTokenEstimate, LoopConfig, RunOutcome, TurnTools};
 pub use tool::{
     InvalidInput, RuntimeTool, SchemaViolation, Tool, ToolContext, ToolError, ToolOutput, UpdateSink, request_tools,
 };

@@ -107,12 +107,24 @@ impl TurnTools for Vec<RuntimeTool> {
     }
 }
 
+/// Instructions given to a run while it runs (a parent's `task_append` to a
+/// background subagent). The loop reads them before each request, so they
+/// join the conversation once the last turn's tool results are in, and
+/// again when it would end: a run never ends with input unread.
+pub trait Inbox: Send + Sync {
+    /// What waits, as one user message's text (`None`: nothing). `ending`:
+    /// the run ends unless something waits, so an inbox with nothing takes
+    /// no more input from now on (atomically, so nothing given is lost).
+    fn take(&self, ending: bool) -> Option<String>;
+}
+
 /// The loop with its provider, tools and hooks.
 pub struct AgentLoop {
     provider: Arc<dyn Provider>,
     tools: Arc<dyn TurnTools>,
     hooks: Arc<dyn Hooks>,
     config: LoopConfig,
+    inbox: Option<Arc<dyn Inbox>>,
 }
 
 impl AgentLoop {
@@ -123,7 +135,7 @@ impl AgentLoop {
         hooks: Arc<dyn Hooks>,
         config: LoopConfig,
     ) -> Self {
-        Self { provider, tools: Arc::new(tools), hooks, config }
+        Self { provider, tools: Arc::new(tools), hooks, config, inbox: None }
     }
 
     /// Assemble a loop whose tool list is asked for before every request.
@@ -133,7 +145,21 @@ impl AgentLoop {
         hooks: Arc<dyn Hooks>,
         config: LoopConfig,
     ) -> Self {
-        Self { provider, tools, hooks, config }
+        Self { provider, tools, hooks, config, inbox: None }
+    }
+
+    /// Read instructions given while it runs from `inbox`.
+    pub fn with_inbox(mut self, inbox: Arc<dyn Inbox>) -> Self {
+        self.inbox = Some(inbox);
+        self
+    }
+
+    /// What `inbox` holds joins the history as a user message; whether anything did.
+    fn read_inbox(&self, history: &mut Vec<Message>, events: &EventSink, ending: bool) -> bool {
+        let Some(text) = self.inbox.as_ref().and_then(|i| i.take(ending)) else { return false };
+        events(AgentEvent::InputAppended { text: text.clone() });
+        self.append(history, Message::user_text(text));
+        true
     }
 
     /// The tools the next request would carry, in order.
@@ -174,6 +200,7 @@ impl AgentLoop {
                 events(AgentEvent::Error { message: why });
                 return self.end(outcome, AgentStopReason::MaxBudget, events);
             }
+            self.read_inbox(history, events, false);
             outcome.turns += 1;
             let turn = outcome.turns;
             events(AgentEvent::TurnStart { turn });
@@ -257,6 +284,10 @@ impl AgentLoop {
                 // sending the conversation back as it is lets it go on.
                 if paused && pauses < MAX_PAUSES {
                     pauses += 1;
+                    continue;
+                }
+                // Instructions that came while it answered: it goes on with them.
+                if self.read_inbox(history, events, true) {
                     continue;
                 }
                 return self.end(outcome, AgentStopReason::Completed, events);

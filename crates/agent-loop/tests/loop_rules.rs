@@ -1067,3 +1067,49 @@ async fn a_text_call_to_a_tool_not_offered_stays_the_answer_and_says_why() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------
+// Instructions given while a run runs (a subagent's task_append)
+// ---------------------------------------------------------------------------
+
+/// An inbox that holds one text until it is read.
+struct OneAppend(Mutex<Option<String>>, Mutex<Vec<bool>>);
+
+impl tern_agent_loop::Inbox for OneAppend {
+    fn take(&self, ending: bool) -> Option<String> {
+        self.1.lock().unwrap().push(ending);
+        self.0.lock().unwrap().take()
+    }
+}
+
+#[tokio::test]
+async fn a_run_that_would_end_with_input_waiting_reads_it_and_goes_on() {
+    let server = mock(json!({"turns": [{"text": "first answer"}, {"text": "answer with the tests"}]})).await;
+    let inbox = Arc::new(OneAppend(Mutex::new(None), Mutex::default()));
+    let agent = agent(&server, vec![], Arc::new(NoHooks)).with_inbox(inbox.clone());
+    let mut history = vec![Message::user_text("hi")];
+    let (sink, events) = collector();
+    // It arrives as the first answer comes: the run would end there.
+    let give = inbox.clone();
+    let sink_then_give: EventSink = Arc::new(move |e| {
+        if matches!(e, AgentEvent::AssistantMessage { .. }) && give.1.lock().unwrap().len() == 1 {
+            *give.0.lock().unwrap() = Some("also the tests".into());
+        }
+        sink(e)
+    });
+    let outcome = tokio::time::timeout(LIMIT, agent.run(&mut history, &sink_then_give, &CancellationToken::new()))
+        .await
+        .expect("run hung");
+    assert_eq!((outcome.stop_reason, outcome.turns), (AgentStopReason::Completed, 2));
+    assert_eq!(outcome.final_text, "answer with the tests");
+    assert_eq!(*inbox.1.lock().unwrap(), [false, true, false, true], "read before each request and at each end");
+    let second = &server.requests()[1].body;
+    let last = second["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(
+        without_cache_control(last),
+        json!({"role": "user", "content": [{"type": "text", "text": "also the tests"}]})
+    );
+    let appended: Vec<AgentEvent> =
+        events.lock().unwrap().iter().filter(|e| matches!(e, AgentEvent::InputAppended { .. })).cloned().collect();
+    assert_eq!(appended, [AgentEvent::InputAppended { text: "also the tests".into() }]);
+}

@@ -33,7 +33,7 @@ pub struct DeferrableBuiltin {
 /// it; a server-side tool cannot be called by name, so waiting would cost a
 /// round trip every time), `ask_user` (the TUI's way to ask the person) and
 /// the file, search, shell and todo tools nearly every task uses.
-pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 6] = [
+pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 7] = [
     DeferrableBuiltin {
         name: "task",
         purpose: "hand a self-contained task to a subagent",
@@ -42,14 +42,20 @@ pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 6] = [
     },
     DeferrableBuiltin {
         name: "task_output",
-        purpose: "read new output of a background bash task",
+        purpose: "read a background task's output",
         why: "only after bash started a background task, whose answer names it",
         loaded_when: None,
     },
     DeferrableBuiltin {
         name: "task_stop",
-        purpose: "stop a background bash task",
-        why: "only after bash started a background task",
+        purpose: "stop a background task",
+        why: "only after bash or task started a background task",
+        loaded_when: None,
+    },
+    DeferrableBuiltin {
+        name: "task_append",
+        purpose: "give a background subagent more work",
+        why: "only after task started a background subagent",
         loaded_when: None,
     },
     DeferrableBuiltin {

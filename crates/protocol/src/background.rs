@@ -47,4 +47,7 @@ pub struct TaskSummary {
     pub output_bytes: u64,
     /// Its log file.
     pub log: PathBuf,
+    /// A background subagent's progress (none for a command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<crate::SubagentReport>,
 }

@@ -320,6 +320,107 @@ pub struct TaskDetails {
     pub stop_reason: crate::AgentStopReason,
 }
 
+/// How a background subagent stands (`task_output`, `/tasks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentState {
+    /// Working: its model is answering or its tools run.
+    Running,
+    /// Its request is out and nothing has come back yet (the model reads
+    /// the prompt, or the provider is retried).
+    Waiting,
+    /// It answered.
+    Finished,
+    /// `task_stop` (or tern's exit) ended it.
+    Stopped,
+    /// It ended without an answer (an error, the turn limit).
+    Failed,
+}
+
+impl SubagentState {
+    /// Whether it still takes more work (`task_append`).
+    pub fn is_live(self) -> bool {
+        matches!(self, SubagentState::Running | SubagentState::Waiting)
+    }
+}
+
+impl std::fmt::Display for SubagentState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SubagentState::Running => "running",
+            SubagentState::Waiting => "waiting",
+            SubagentState::Finished => "finished",
+            SubagentState::Stopped => "stopped",
+            SubagentState::Failed => "failed",
+        })
+    }
+}
+
+/// What a background subagent did last.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubagentActivity {
+    /// A tool's name and a short form of its arguments (`read src/main.rs`),
+    /// or `thinking` while its model answers.
+    pub what: String,
+    /// How long ago, in ms.
+    pub ago_ms: u64,
+}
+
+/// A background subagent as `task_output` and `/tasks` report it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubagentReport {
+    /// Its type or agent name.
+    pub subagent_type: String,
+    /// How it stands.
+    pub state: SubagentState,
+    /// Model requests it made.
+    pub turns: u32,
+    /// Tokens it used.
+    pub usage: UsageTotals,
+    /// What they cost, when the model's price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// What it did last, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_activity: Option<SubagentActivity>,
+    /// Instructions `task_append` queued that it has not read yet, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queued: Vec<String>,
+    /// Instructions it read (appends delivered).
+    #[serde(default)]
+    pub delivered: u32,
+}
+
+impl SubagentReport {
+    /// The report as a person and a model read it: a line of state, turns
+    /// and usage, then what it did last and the appends it has or has not read.
+    pub fn describe(&self) -> String {
+        let u = &self.usage;
+        let input = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+        let mut out = format!(
+            "subagent {} · {} · {} turns · {input} tokens in, {} out",
+            self.subagent_type, self.state, self.turns, u.output_tokens
+        );
+        if let Some(cost) = self.cost_usd {
+            out.push_str(&format!(" · ${cost:.4}"));
+        }
+        if let Some(a) = &self.last_activity {
+            out.push_str(&format!("\nlast activity: {} ({} s ago)", a.what, a.ago_ms / 1000));
+        }
+        if self.delivered > 0 {
+            out.push_str(&format!("\nappends read: {}", self.delivered));
+        }
+        if !self.queued.is_empty() {
+            let verb = if self.state.is_live() { "waiting to be read" } else { "never read" };
+            out.push_str(&format!("\nappends {verb}: {}", self.queued.len()));
+            for q in &self.queued {
+                out.push_str(&format!("\n  - {}", crate::text::prefix_within(crate::first_line(q).0.as_str(), 120)));
+            }
+        }
+        out
+    }
+}
+
 /// A skill loaded.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

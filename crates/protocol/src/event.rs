@@ -246,6 +246,12 @@ pub enum AgentEvent {
         /// Estimated tokens after.
         tokens_after: u64,
     },
+    /// Instructions given to the run while it ran (a parent's `task_append`
+    /// to a background subagent) joined its conversation as a user message.
+    InputAppended {
+        /// The message as the model reads it.
+        text: String,
+    },
     /// The loop told the model something on its own (e.g. a cut reply).
     Notice {
         /// What it said.

@@ -45,8 +45,8 @@ pub use call_args::{CallArgs, EditArg};
 pub use command::Command;
 pub use details::{
     AnswersDetails, BackgroundDetails, BashDetails, DiffLine, EditDetails, FileChange, Hunk, ImageDetails, McpDetails,
-    PlanDetails, ReadDetails, SearchDetails, SkillDetails, TaskDetails, TodoDetails, ToolDetails, ToolSearchDetails,
-    WebFetchDetails, WebSearchDetails, WriteDetails,
+    PlanDetails, ReadDetails, SearchDetails, SkillDetails, SubagentActivity, SubagentReport, SubagentState,
+    TaskDetails, TodoDetails, ToolDetails, ToolSearchDetails, WebFetchDetails, WebSearchDetails, WriteDetails,
 };
 pub use event::{
     AgentEvent, AgentStopReason, CompactReason, RetryCause, RetryInfo, SessionSwitch, StartupNotice, WaitInfo,

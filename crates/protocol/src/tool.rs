@@ -36,7 +36,7 @@ pub enum ToolKind {
     Meta,
     /// Asks the person: `ask_user`.
     Ask,
-    /// Delegates to another agent: `task`.
+    /// Delegates to another agent: `task`, `task_append`.
     Delegate,
     /// Anything else (MCP, extension and SDK tools): judged by its rules.
     External,
@@ -53,7 +53,7 @@ impl ToolKind {
             "todo_write" | "tool_search" | "skill" | "enter_plan_mode" | "exit_plan_mode" | "task_output"
             | "task_stop" => ToolKind::Meta,
             "ask_user" => ToolKind::Ask,
-            "task" => ToolKind::Delegate,
+            "task" | "task_append" => ToolKind::Delegate,
             _ => ToolKind::External,
         }
     }

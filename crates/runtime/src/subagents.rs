@@ -34,8 +34,9 @@ use std::time::Instant;
 use futures::future::BoxFuture;
 use tern_agent_loop::{AgentLoop, EventSink, LoopConfig, RuntimeTool, ToolError};
 use tern_catalog::{AgentKind, Registry, SubagentRole, TurnFacts};
-use tern_protocol::{AgentEvent, AgentStopReason, Message, TaskDetails, ToolSource, Usage};
+use tern_protocol::{AgentEvent, AgentStopReason, Message, SubagentState, TaskDetails, ToolSource, Usage};
 use tern_tools::task::{Delegate, Delegated, TaskRequest};
+use tern_tools::task_append::SubagentLink;
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::AgentProfile;
@@ -371,14 +372,23 @@ impl Delegate for SessionDelegate {
                 parent_events(AgentEvent::Subagent { parent_tool_use_id: parent_id.clone(), event: Box::new(e) });
             });
             if request.run_in_background {
-                let handle = kit
-                    .background
-                    .start_detached(&kit.output_dir, &format!("subagent {}: {}", child.name, request.description))?;
+                // Its progress for task_output, and the appends task_append queues for it.
+                let link = SubagentLink::new(&child.name, model_info.input_per_mtok > 0.0);
+                let label = format!("subagent {}: {}", child.name, request.description);
+                let handle = kit.background.start_subagent(&kit.output_dir, &label, link.clone())?;
+                let agent = agent.with_inbox(link.clone());
                 let id = handle.id().to_string();
                 // Its events reach the run that started it while that run lasts; its answer stays for task_output.
                 let (shared, this_run) = (self.shared.clone(), kit.clone());
                 let forward = events.clone();
+                let (observed, announced, price) = (link.clone(), handle.clone(), model_info.clone());
                 let events: EventSink = Arc::new(move |e| {
+                    observed.observe(&e);
+                    match &e {
+                        AgentEvent::AssistantMessage { usage, .. } => observed.count(usage, price.cost_usd(usage)),
+                        AgentEvent::InputAppended { .. } => announced.announce(),
+                        _ => {}
+                    }
                     let current = shared.kit.lock_or_recover().clone();
                     if current.is_some_and(|k| Arc::ptr_eq(&k, &this_run)) {
                         forward(e);
@@ -396,16 +406,28 @@ impl Delegate for SessionDelegate {
                     }
                     shared.count(&outcome.responses, &model_info);
                     let answer = outcome.final_text.trim();
-                    let (text, status) = match outcome.stop_reason {
-                        AgentStopReason::Completed => {
-                            (answer.to_string(), tern_protocol::TaskStatus::Exited { exit_code: Some(0) })
+                    let (mut text, status, state) = match outcome.stop_reason {
+                        AgentStopReason::Completed => (
+                            answer.to_string(),
+                            tern_protocol::TaskStatus::Exited { exit_code: Some(0) },
+                            SubagentState::Finished,
+                        ),
+                        AgentStopReason::Aborted => {
+                            ("(stopped)".to_string(), tern_protocol::TaskStatus::Stopped, SubagentState::Stopped)
                         }
-                        AgentStopReason::Aborted => ("(stopped)".to_string(), tern_protocol::TaskStatus::Stopped),
                         _ => (
                             format!("the subagent stopped: {}", outcome.error.as_deref().unwrap_or("no answer")),
                             tern_protocol::TaskStatus::Exited { exit_code: Some(1) },
+                            SubagentState::Failed,
                         ),
                     };
+                    let unread = link.end(state);
+                    if !unread.is_empty() {
+                        text.push_str(&format!(
+                            "\n({} task_append instructions were never read: it {state})",
+                            unread.len()
+                        ));
+                    }
                     handle.push(&format!("{text}\n"));
                     handle.finish(status);
                 });

@@ -77,6 +77,8 @@ pub(crate) struct Task {
     ended: tokio::sync::Notify,
     state: Mutex<State>,
     listener: ListenerSlot,
+    /// A background subagent's progress and appends (none for a command).
+    subagent: Option<Arc<crate::task_append::SubagentLink>>,
 }
 
 impl Task {
@@ -127,6 +129,7 @@ impl Task {
             elapsed_ms: self.started.elapsed().as_millis() as u64,
             output_bytes: s.total,
             log: self.log_path.clone(),
+            subagent: self.subagent.as_ref().map(|l| l.report()),
         }
     }
 }
@@ -233,7 +236,7 @@ impl BackgroundTasks {
         command: &str,
         started: Instant,
     ) -> Result<Arc<Task>, ToolError> {
-        self.register(output_dir, command, started)
+        self.register(output_dir, command, started, None)
     }
 
     /// The moved call's process, and its output from now on, go to `task`.
@@ -249,7 +252,13 @@ impl BackgroundTasks {
     }
 
     /// A new task, with its id and log, or why no more may start.
-    fn register(&self, output_dir: &std::path::Path, label: &str, started: Instant) -> Result<Arc<Task>, ToolError> {
+    fn register(
+        &self,
+        output_dir: &std::path::Path,
+        label: &str,
+        started: Instant,
+        subagent: Option<Arc<crate::task_append::SubagentLink>>,
+    ) -> Result<Arc<Task>, ToolError> {
         let id = format!("bg-{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
         let log_path = output_dir.join(format!("{id}.log"));
         let log = std::fs::create_dir_all(output_dir).ok().and_then(|()| std::fs::File::create(&log_path).ok());
@@ -271,6 +280,7 @@ impl BackgroundTasks {
                 decoder: Utf8Carry::default(),
             }),
             listener: self.listener.clone(),
+            subagent,
         });
         {
             // Counted and added in one step: two starts at once cannot both take the last place.
@@ -296,7 +306,7 @@ impl BackgroundTasks {
         sandbox: CallSandbox,
     ) -> Result<(String, crate::bash_sandbox::Applied), ToolError> {
         // Its place is taken before anything runs: a task refused for room never starts.
-        let task = self.register(&env.output_dir, command, Instant::now())?;
+        let task = self.register(&env.output_dir, command, Instant::now(), None)?;
         let (child, pgid, reader, applied) = match crate::bash::spawn(env, command, sandbox) {
             Ok(spawned) => spawned,
             Err(e) => {
@@ -314,8 +324,35 @@ impl BackgroundTasks {
     /// A task the caller runs itself (a subagent): what it writes goes
     /// where `task_output` reads; `task_stop` cancels its token.
     pub fn start_detached(&self, output_dir: &std::path::Path, label: &str) -> Result<DetachedTask, ToolError> {
-        let task = self.register(output_dir, label, Instant::now())?;
+        let task = self.register(output_dir, label, Instant::now(), None)?;
         Ok(DetachedTask { task })
+    }
+
+    /// A background subagent: a detached task whose progress `link` reports
+    /// and which `task_append` gives more work through it.
+    pub fn start_subagent(
+        &self,
+        output_dir: &std::path::Path,
+        label: &str,
+        link: Arc<crate::task_append::SubagentLink>,
+    ) -> Result<DetachedTask, ToolError> {
+        let task = self.register(output_dir, label, Instant::now(), Some(link))?;
+        Ok(DetachedTask { task })
+    }
+
+    /// Queue `text` for background subagent `id` (`task_append`); how it stands then.
+    pub fn append(&self, id: &str, text: &str) -> Result<TaskSummary, ToolError> {
+        let task = self.get(id)?;
+        let Some(link) = &task.subagent else {
+            return Err(ToolError::new(format!(
+                "{} is a background command, not a subagent: task_append gives a background subagent (task \
+                 run_in_background) more work",
+                task.id
+            )));
+        };
+        link.append(&task.id, text).map_err(ToolError::new)?;
+        task.announce();
+        Ok(task.summary())
     }
 
     /// What task `id` printed since the last read (the lines matching
@@ -466,6 +503,7 @@ async fn watch(task: Arc<Task>, mut child: tokio::process::Child, mut rx: mpsc::
 }
 
 /// A background task run by the caller (a subagent), not a process.
+#[derive(Clone)]
 pub struct DetachedTask {
     task: Arc<Task>,
 }
@@ -490,14 +528,20 @@ impl DetachedTask {
     pub fn finish(&self, status: TaskStatus) {
         self.task.finish(status);
     }
+
+    /// Tell the listener how it stands (a subagent read an append).
+    pub fn announce(&self) {
+        self.task.announce();
+    }
 }
 
 /// `task_output`.
 pub fn output_definition() -> ToolDefinition {
     ToolDefinition {
         name: "task_output".into(),
-        description: "New output of a background task (bash `run_in_background`) since the last read, and its \
-                      status. `filter`: a regex for the lines to keep."
+        description: "New output of a background task (bash or task `run_in_background`) since the last read, and \
+                      its status (a subagent's: state, turns, tokens, last activity, appends not yet read). \
+                      `filter`: a regex for the lines to keep."
             .into(),
         input_schema: json!({
             "type": "object",
@@ -565,8 +609,13 @@ impl Tool for TaskOutputTool {
             }
             let (text, summary) = self.env.background.output(id, filter)?;
             let body = if text.is_empty() { "(no new output)\n".to_string() } else { text };
+            let report = summary.subagent.as_ref().map(|r| format!("\n{}", r.describe()));
             Ok(ToolOutput {
-                content: vec![ToolResultContent::text(format!("{body}{}", status_line(&summary)))],
+                content: vec![ToolResultContent::text(format!(
+                    "{body}{}{}",
+                    status_line(&summary),
+                    report.unwrap_or_default()
+                ))],
                 details: Some(Box::new(tern_protocol::ToolDetails::BackgroundTask(summary.clone()))),
             })
         })

@@ -44,6 +44,7 @@ pub mod read;
 mod search_walk;
 pub mod skill;
 pub mod task;
+pub mod task_append;
 pub mod todo;
 mod tool_args;
 pub mod web_fetch;
@@ -215,7 +216,12 @@ pub fn builtin_tools(env: Arc<ToolEnv>) -> Vec<RuntimeTool> {
         ),
         RuntimeTool::new(
             background::stop_definition(),
-            Arc::new(background::TaskStopTool::new(env)),
+            Arc::new(background::TaskStopTool::new(env.clone())),
+            ToolSource::Builtin,
+        ),
+        RuntimeTool::new(
+            task_append::definition(),
+            Arc::new(task_append::TaskAppendTool::new(env)),
             ToolSource::Builtin,
         ),
     ]

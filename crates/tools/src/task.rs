@@ -113,7 +113,8 @@ fn worded(outcome: Delegated) -> Result<ToolOutput, ToolError> {
         Delegated::Started { id, agent } => {
             return Ok(ToolOutput::text(format!(
                 "Started the subagent ({agent}) in the background as {id}. Its answer comes with task_output \
-                 {{\"id\": \"{id}\"}} once it finishes (`exited with code 0`); task_stop ends it."
+                 {{\"id\": \"{id}\"}} once it finishes (`exited with code 0`); task_append gives it more work, task_stop \
+                 ends it."
             ))
             .with_details(ToolDetails::Background(tern_protocol::BackgroundDetails {
                 background_task: id,

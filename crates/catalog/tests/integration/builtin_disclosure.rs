@@ -12,7 +12,7 @@ use tern_protocol::{ToolDefinition, ToolSource};
 /// The usual built-ins plus the deferrable ones tern registers.
 fn registry() -> Registry {
     let mut tools = builtins();
-    tools.extend(["task_output", "task_stop", "enter_plan_mode", "web_fetch", "skill"].map(builtin));
+    tools.extend(["task_output", "task_stop", "task_append", "enter_plan_mode", "web_fetch", "skill"].map(builtin));
     Registry::new(tools).unwrap()
 }
 
@@ -21,7 +21,7 @@ fn tool_bytes(tools: &[RuntimeTool]) -> String {
     serde_json::to_string(&defs).unwrap()
 }
 
-const WAITING: [&str; 6] = ["task", "task_output", "task_stop", "enter_plan_mode", "web_fetch", "skill"];
+const WAITING: [&str; 7] = ["task", "task_output", "task_stop", "task_append", "enter_plan_mode", "web_fetch", "skill"];
 
 #[test]
 fn rarely_used_builtins_wait_behind_tool_search_by_default() {
@@ -47,8 +47,9 @@ fn the_notice_has_one_line_per_waiting_builtin() {
         a.deferred_builtins_notice().unwrap(),
         "# More tools\nNot loaded: get one with tool_search (select:NAME).\n\
          - task: hand a self-contained task to a subagent\n\
-         - task_output: read new output of a background bash task\n\
-         - task_stop: stop a background bash task\n\
+         - task_output: read a background task's output\n\
+         - task_stop: stop a background task\n\
+         - task_append: give a background subagent more work\n\
          - enter_plan_mode: read-only planning before a large change\n\
          - web_fetch: fetch a web page as Markdown\n\
          - skill: load a skill listed under Skills\n"
@@ -60,7 +61,7 @@ fn the_notice_has_one_line_per_waiting_builtin() {
 fn config_and_named_tools_keep_builtins_inline() {
     let all_inline = ["read", "write", "edit", "bash", "grep", "glob", "todo_write", "task", "ask_user"]
         .into_iter()
-        .chain(["task_output", "task_stop", "enter_plan_mode", "web_fetch", "skill"])
+        .chain(["task_output", "task_stop", "task_append", "enter_plan_mode", "web_fetch", "skill"])
         .collect::<Vec<_>>();
     let mut off = deferring_facts();
     off.config.disclosure.defer_builtins = false;
@@ -78,7 +79,7 @@ fn config_and_named_tools_keep_builtins_inline() {
     named.config.inline_builtins = ["web_fetch".to_string(), "Task".to_string()].into();
     let a = assemble(&registry(), &named, &DisclosureTools::new());
     let deferred: Vec<&str> = a.deferred.iter().map(|t| t.name()).collect();
-    assert_eq!(deferred, ["task_output", "task_stop", "enter_plan_mode", "skill"]);
+    assert_eq!(deferred, ["task_output", "task_stop", "task_append", "enter_plan_mode", "skill"]);
     assert!(names(&a).contains(&"web_fetch".to_string()) && names(&a).contains(&"task".to_string()));
 }
 
@@ -126,8 +127,10 @@ fn sdk_replacements_subagents_and_tool_less_models_follow_their_own_rules() {
     let mut child = deferring_facts();
     child.agent.kind = AgentKind::Subagent;
     let a = assemble(&registry(), &child, &DisclosureTools::new());
-    let task = a.removed.iter().find(|r| r.name == "task").unwrap();
-    assert_eq!(task.layer, Layer::Delegation);
+    for delegating in ["task", "task_append"] {
+        let removed = a.removed.iter().find(|r| r.name == delegating).unwrap();
+        assert_eq!(removed.layer, Layer::Delegation, "{delegating}");
+    }
     assert_eq!(a.disclosure.builtins_deferred, ["task_output", "task_stop", "web_fetch", "skill"]);
 
     // A model without tools gets nothing, and no tool_search.
@@ -146,8 +149,8 @@ fn waiting_builtins_and_deferred_mcp_tools_share_one_tool_search() {
     let a = assemble(&r, &f, &DisclosureTools::new());
     assert_eq!(names(&a)[8..], ["tool_search", "mcp_invoke"]);
     let deferred: Vec<&str> = a.deferred.iter().map(|t| t.name()).collect();
-    assert_eq!(deferred[..6], WAITING);
-    assert_eq!(deferred[6..], ["mcp__github__t0", "mcp__github__t1", "mcp__github__t2"]);
+    assert_eq!(deferred[..7], WAITING);
+    assert_eq!(deferred[7..], ["mcp__github__t0", "mcp__github__t1", "mcp__github__t2"]);
 }
 
 #[test]
@@ -156,15 +159,17 @@ fn tools_explain_names_what_waits_why_and_what_loads_it_up_front() {
     let plain = a.render_text(false);
     assert!(
         plain.contains(
-            "Built-ins waiting behind tool_search: task, task_output, task_stop, enter_plan_mode, web_fetch, skill \
+            "Built-ins waiting behind tool_search: task, task_output, task_stop, task_append, enter_plan_mode, web_fetch, \
+             skill \
              (load with select:NAME)\n"
         ),
         "{plain}"
     );
     let explained = a.render_text(true);
     assert!(
-        explained
-            .contains("  task_stop        [disclosure]  deferred built-in (only after bash started a background task)"),
+        explained.contains(
+            "  task_stop        [disclosure]  deferred built-in (only after bash or task started a background task)"
+        ),
         "{explained}"
     );
     assert!(
@@ -178,7 +183,7 @@ fn tools_explain_names_what_waits_why_and_what_loads_it_up_front() {
         "{explained}"
     );
     let json = serde_json::to_value(a.report()).unwrap();
-    assert_eq!(json["disclosure"]["builtins_deferred"][4], "web_fetch");
+    assert_eq!(json["disclosure"]["builtins_deferred"][5], "web_fetch");
     assert_eq!(
         json["loaded_by_first_prompt"][2],
         json!({"name": "web_fetch", "when": "the prompt has an http(s) URL"})

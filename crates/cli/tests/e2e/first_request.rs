@@ -30,7 +30,7 @@ async fn the_headless_first_request_fits_in_8_kb_and_names_every_waiting_builtin
     assert!(bytes(body) <= FIRST_REQUEST_BUDGET, "first request is {} bytes: {body}", bytes(body));
     assert_eq!(tool_names(body), INLINE);
     let system = system(body);
-    for waiting in ["task", "task_output", "task_stop", "enter_plan_mode", "web_fetch", "skill"] {
+    for waiting in ["task", "task_output", "task_stop", "task_append", "enter_plan_mode", "web_fetch", "skill"] {
         assert!(system.contains(&format!("\n- {waiting}: ")), "{waiting} is not named: {system}");
     }
 }
@@ -112,7 +112,7 @@ async fn config_keeps_every_builtin_inline_and_minimal_tools_are_minimal() {
     assert_eq!(h.run(&["-p", "hi", "--tools", "read,WebFetch"]).await.code, Some(0));
     let bodies = h.bodies();
     let inline = tool_names(&bodies[0]);
-    for name in ["task", "task_output", "task_stop", "enter_plan_mode", "web_fetch", "skill"] {
+    for name in ["task", "task_output", "task_stop", "task_append", "enter_plan_mode", "web_fetch", "skill"] {
         assert!(inline.contains(&name.to_string()), "{name} missing from {inline:?}");
     }
     assert!(!inline.contains(&"tool_search".to_string()));

@@ -44,6 +44,7 @@ mod read_memory;
 mod sessions;
 mod shells;
 mod subagents;
+mod task_append;
 mod ts_sdk;
 mod tui;
 mod tui_background;

@@ -46,3 +46,37 @@ async fn ctrl_b_sends_the_running_command_to_the_background_until_tern_exits() {
     quit(&mut s);
     assert_eq!(common::wait_gone("sleep 4021.5").await, Vec::<u32>::new(), "the moved command outlived tern");
 }
+
+/// `/tasks` shows a background subagent's progress: its state, turns and
+/// tokens, what it does now, and the appends it has not read yet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_shows_a_background_subagents_progress_and_waiting_appends() {
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"when_request_contains": "You are a subagent (worker)", "tool_calls": [{"name": "bash", "arguments":
+                {"command": "touch started; while [ ! -e go ]; do sleep 0.05; done"}}]},
+            {"tool_calls": [{"name": "task", "arguments": {"description": "count files", "prompt": "Count the files",
+                "subagent_type": "worker", "run_in_background": true}}]},
+            {"tool_calls": [{"name": "bash", "arguments": {"command": "while [ ! -e started ]; do sleep 0.05; done"}}]},
+            {"tool_calls": [{"name": "task_append", "arguments": {"id": "bg-1", "prompt": "ALSO-COUNT the tests"}}]},
+            {"text": "PARENT-IDLE"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    let mut s = start_with(&h, &["--permission-mode", "bypass"]);
+    s.wait_for("Ask tern");
+    s.type_text("count in the background\r");
+    s.wait_for("PARENT-IDLE");
+    s.wait_idle();
+    s.type_text("/tasks\r");
+    s.wait_for("subagent worker · running · 1 turns");
+    s.wait_for("appends waiting to be read: 1");
+    let text = s.text();
+    assert!(text.contains("bg-1  running"), "{text}");
+    assert!(text.contains("last activity: bash touch started;"), "{text}");
+    assert!(text.contains("- ALSO-COUNT the tests"), "{text}");
+    std::fs::write(h.path("go"), "").unwrap();
+    quit(&mut s);
+}

@@ -209,6 +209,14 @@ impl ClaudeStream {
                     tool_use_result: result,
                 })
             }
+            // Instructions a subagent read (task_append): a user message of its conversation.
+            AgentEvent::InputAppended { text } => out.push(Line::User {
+                message: UserMessage { role: "user", content: vec![Block::Text { text }] },
+                parent_tool_use_id: parent,
+                session_id: session_id(),
+                uuid: uuid(),
+                tool_use_result: None,
+            }),
             AgentEvent::Retry(r) => {
                 let restart = r.discard_partial && self.partial && parent.is_none();
                 out.push(Line::System(System::ApiRetry {

@@ -1027,6 +1027,7 @@ fn progress(e: &AgentEvent) -> Option<String> {
             format!("{} {name} ({duration_ms} ms)\n{}", if *is_error { "✗" } else { "✓" }, shown.join("\n"))
         }
         AgentEvent::Notice { message } => format!("notice: {message}"),
+        AgentEvent::InputAppended { text } => format!("← appended: {}", text.trim()),
         AgentEvent::Compaction { reason, tokens_before, tokens_after, .. } => {
             format!("compacted the conversation ({reason}): ~{tokens_before} → ~{tokens_after} tokens")
         }

@@ -140,7 +140,7 @@ impl Slash {
             Slash::Fork => "go on in a new session file; this one stays as it is",
             Slash::Rename => "name this session: /rename NAME",
             Slash::Export => "write the conversation as Markdown: /export [FILE]",
-            Slash::Tasks => "commands running in the background: /tasks, /tasks stop ID",
+            Slash::Tasks => "commands and subagents in the background: /tasks, /tasks stop ID",
             Slash::Doctor => "check the setup: provider and its reachability, MCP servers, sandbox, session dir",
             Slash::Quit => "leave tern",
         }

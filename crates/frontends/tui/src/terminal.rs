@@ -976,22 +976,9 @@ fn slash(command: Slash, arg: &str, app: &mut App, runtime: &Arc<Runtime>, tx: &
                 [] => {
                     let tasks = runtime.background_tasks();
                     let text = if tasks.is_empty() {
-                        "no background tasks (the model starts them with bash run_in_background)".to_string()
+                        "no background tasks (the model starts them with bash or task run_in_background)".to_string()
                     } else {
-                        tasks
-                            .iter()
-                            .map(|t| {
-                                format!(
-                                    "{}  {}  {}s  {}\n    log: {}",
-                                    t.id,
-                                    t.status,
-                                    t.elapsed_ms / 1000,
-                                    t.command.lines().next().unwrap_or_default(),
-                                    t.log.display()
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n")
+                        tasks.iter().map(task_entry).collect::<Vec<_>>().join("\n")
                     };
                     app.notice(text, NoticeLevel::Info);
                 }
@@ -1343,4 +1330,17 @@ pub fn keyboard_protocol() -> Option<bool> {
         return None;
     }
     crossterm::terminal::supports_keyboard_enhancement().ok()
+}
+
+/// One background task as `/tasks` lists it; a subagent with its progress.
+fn task_entry(t: &tern_protocol::TaskSummary) -> String {
+    let mut out =
+        format!("{}  {}  {}s  {}", t.id, t.status, t.elapsed_ms / 1000, t.command.lines().next().unwrap_or_default());
+    if let Some(report) = &t.subagent {
+        for line in report.describe().lines() {
+            out.push_str(&format!("\n    {line}"));
+        }
+    }
+    out.push_str(&format!("\n    log: {}", t.log.display()));
+    out
 }

@@ -540,6 +540,7 @@ fn task(id: &str, status: tern_protocol::TaskStatus) -> AgentEvent {
             elapsed_ms: 0,
             output_bytes: 0,
             log: PathBuf::from("/tmp/bg.log"),
+            subagent: None,
         },
     }
 }

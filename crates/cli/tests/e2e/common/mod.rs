@@ -269,7 +269,8 @@ pub const BUILTINS: [&str; 9] = ["read", "write", "edit", "bash", "grep", "glob"
 
 /// The built-ins that wait behind `tool_search` by default, named in the system prompt (`skill`:
 /// the bundled skill is always there).
-pub const WAITING: [&str; 6] = ["task_output", "task_stop", "task", "enter_plan_mode", "web_fetch", "skill"];
+pub const WAITING: [&str; 7] =
+    ["task_output", "task_stop", "task_append", "task", "enter_plan_mode", "web_fetch", "skill"];
 
 pub fn write(path: &Path, text: &str) {
     if let Some(p) = path.parent() {

@@ -184,7 +184,8 @@ impl Transcript {
                 self.end_stream();
                 self.compaction_cell(reason.as_str(), summary, Some((*tokens_before, *tokens_after)));
             }
-            AgentEvent::TodoUpdate { .. } | AgentEvent::BackgroundTask { .. } => {}
+            // Only a subagent reads appends (shown in its cell, below).
+            AgentEvent::TodoUpdate { .. } | AgentEvent::BackgroundTask { .. } | AgentEvent::InputAppended { .. } => {}
             AgentEvent::Subagent { parent_tool_use_id, event } => self.subagent(parent_tool_use_id, event),
             // A `/NAME` command ran as its expansion: the prompt's cell shows that, folded under what was typed.
             AgentEvent::PromptStarted { text, command: Some(typed) } => {
@@ -222,6 +223,10 @@ impl Transcript {
                 format!("  · {} tokens in, {} out\n", usage.prompt_tokens(), usage.output_tokens)
             }
             AgentEvent::Error { message } => format!("  ✗ {message}\n"),
+            AgentEvent::InputAppended { text } => {
+                let said = text.lines().find(|l| !l.trim().is_empty());
+                format!("  ← appended: {}\n", said.unwrap_or_default().chars().take(80).collect::<String>())
+            }
             _ => return,
         };
         if let Some(&i) = self.tools.get(parent)
