@@ -34,6 +34,7 @@ pub mod openai_responses;
 mod retry;
 pub mod sse;
 pub mod text_tool_calls;
+pub mod tools_in_prompt;
 
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
 pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig, StreamLimits};
