@@ -195,3 +195,23 @@ async fn a_model_on_native_tools_is_told_what_to_set_when_the_server_refuses_the
     );
     assert_eq!(h.bodies().len(), 1, "a refusal of tools is not tried again");
 }
+
+#[tokio::test]
+async fn a_tool_found_by_tool_search_joins_the_end_of_the_prompt_and_the_rest_stays_byte_for_byte() {
+    let search = "<tool_call>{\"name\": \"tool_search\", \"arguments\": {\"query\": \"select:web_fetch\"}}</tool_call>";
+    let script = json!({"refuse_tools": true, "turns": [{"text": search}, {"text": "Loaded."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+
+    let out = h.run(&["-p", "Load web_fetch.", "--output-format", "json", "--tool-call-format", "prompt"]).await;
+
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2, "{}", out.stderr);
+    let before = text_only(&bodies[0])[0]["content"].as_str().unwrap().to_string();
+    let after = text_only(&bodies[1])[0]["content"].as_str().unwrap().to_string();
+    let listed = before.split("\n# Tools\n").nth(1).unwrap();
+    assert!(listed.contains("\n- tool_search: ") && !listed.contains("\n- web_fetch:"), "{listed}");
+    let added =
+        after.strip_prefix(before.as_str()).unwrap_or_else(|| panic!("the prompt changed:\n{before}\n---\n{after}"));
+    assert!(added.starts_with("- web_fetch: ") && added.ends_with('\n') && added.lines().count() == 1, "{added}");
+}
