@@ -46,6 +46,12 @@ pub use models::{
 };
 pub use retry::{RetryPolicy, is_retryable_status};
 
+/// A failed tool result's text as a wire without an error flag (OpenAI
+/// Chat and Responses, tools in the prompt) sends it: saying it is an error.
+pub(crate) fn marked_as_error(text: std::borrow::Cow<'_, str>, is_error: bool) -> std::borrow::Cow<'_, str> {
+    if is_error && !text.starts_with("Error") { format!("Error: {text}").into() } else { text }
+}
+
 /// Install rustls's ring crypto provider for reqwest (built without a
 /// default one); a second install is a harmless no-op.
 pub fn install_tls_provider() {

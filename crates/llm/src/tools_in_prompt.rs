@@ -96,9 +96,8 @@ pub fn call_text(name: &str, input: &Value) -> String {
 /// conversation, e.g. after compaction, is not).
 pub fn response_text(tool: Option<&str>, result: &str, is_error: bool) -> String {
     let name = tool.map(|t| format!(" name={}", Value::from(t))).unwrap_or_default();
-    // As the native wire says it: an error reads as one.
-    let error = if is_error && !result.starts_with("Error") { "Error: " } else { "" };
-    format!("<tool_response{name}>\n{error}{result}\n</tool_response>")
+    let result = crate::marked_as_error(result.into(), is_error);
+    format!("<tool_response{name}>\n{result}\n</tool_response>")
 }
 
 /// The request with its tools in the system prompt and its history as text,
