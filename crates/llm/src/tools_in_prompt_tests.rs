@@ -76,18 +76,8 @@ fn the_system_prompt_ends_with_how_to_call_and_one_line_per_tool() {
     let form = prompt_form(&req);
     assert_eq!(
         form.system,
-        "You are tern.
-
-# Tools
-
-You can call the tools listed below. To call one, write a block of exactly this form, then stop and wait for \
-the result; to call several, write one block for each:
-<tool_call>{\"name\": \"TOOL_NAME\", \"arguments\": {ARGUMENTS}}</tool_call>
-The results come back in the next message, each in a <tool_response> block. When you need no tool, answer in \
-plain text.
-
-The tools, each with its parameters as JSON Schema:
-- read: Read a file as numbered lines. Parameters: \
+        format!("You are tern.\n\n{INSTRUCTIONS}")
+            + "- read: Read a file as numbered lines. Parameters: \
 {\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}
 - bash: Parameters: {\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"}}}
 "
@@ -145,7 +135,10 @@ fn the_parser_reads_back_the_calls_we_render() {
             prose: None,
         }
     );
-    // The example in the instructions is the form the parser reads.
+    // The example in the instructions, filled in, is the form the parser reads, and we write.
+    let line = INSTRUCTIONS.lines().find(|l| l.starts_with("<tool_call>")).unwrap();
+    let filled = line.replace("TOOL_NAME", "read").replace("{ARGUMENTS}", "{\"path\":\"a.txt\",\"offset\":5}");
+    assert_eq!(filled, call_text("read", &json!({"path": "a.txt", "offset": 5})));
     let example = call_text("read", &json!({"path": "a.txt", "offset": 5}));
     assert_eq!(
         parse(&example, &tools()),
