@@ -5,12 +5,12 @@
 //!
 //! [`prompt_form`] turns a request into one that carries no tools at all:
 //!
-//! - the system prompt ends with a section that says how to call a tool —
+//! - the system prompt ends with a section that lists the tools between
+//!   `<tools>` tags, one compact JSON object a line (`name`, the first line of
+//!   its `description`, its `parameters` schema), then says how to call one:
 //!   the Hermes form `<tool_call>{"name": …, "arguments": {…}}</tool_call>`,
-//!   the one small models are most trained on, which
-//!   [`crate::text_tool_calls::parse`] reads back — and lists each tool on a
-//!   line: its name, the first line of its description and its parameters
-//!   schema as compact JSON;
+//!   the one small models (Qwen 2.5 and others) are trained on, which
+//!   [`crate::text_tool_calls::parse`] reads back;
 //! - the history is plain text: an assistant's calls become that same text
 //!   in its message, and the results of one turn's calls one user message of
 //!   `<tool_response name="…">` blocks, one per call, in order.
@@ -18,17 +18,18 @@
 //! It is a pure function of the request: the same conversation gives the same
 //! bytes on every turn, so a local server reuses the prompt prefix it has
 //! already read. Tools added during a session (found by `tool_search`) come
-//! last in the request's list, so they join the end of the section and the
-//! part before them stays as it was.
+//! last in the request's list, so they join the end of the list and all that
+//! comes before them stays as it was.
 //!
 //! ```
 //! use tern_llm::tools_in_prompt::{call_text, tools_section};
 //! let read: tern_protocol::ToolDefinition = serde_json::from_value(serde_json::json!(
 //!     {"name": "read", "description": "Read a file.\n- more", "input_schema": {"type": "object"}}
 //! )).unwrap();
-//! assert!(tools_section(&[read]).ends_with("\n- read: Read a file. Parameters: {\"type\":\"object\"}\n"));
+//! let section = tools_section(&[read]);
+//! assert!(section.contains("<tools>\n{\"name\":\"read\",\"description\":\"Read a file.\",\"parameters\":{\"type\":\"object\"}}\n</tools>"));
 //! assert_eq!(call_text("read", &serde_json::json!({"path": "a"})),
-//!            "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\":\"a\"}}</tool_call>");
+//!            "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\":\"a\"}}\n</tool_call>");
 //! ```
 
 use std::borrow::Cow;
@@ -43,39 +44,53 @@ use crate::{ModelRequest, ToolCallFormat};
 /// MCP tool may describe itself in one long paragraph).
 pub const MAX_DESCRIPTION_CHARS: usize = 300;
 
-/// How to call a tool; the list of tools follows it.
-const INSTRUCTIONS: &str = "# Tools
+/// Before the list of tools. Qwen2.5-Coder 1.5B, asked with the same tools
+/// as `- name: description Parameters: {…}` lines, wrote out a schema
+/// instead of a call; as JSON objects between `<tools>` tags (the form of its
+/// training) it wrote the call.
+const LIST_START: &str = "# Tools
 
-You can call the tools listed below. To call one, write a block of exactly this form, then stop and wait for \
-the result; to call several, write one block for each:
-<tool_call>{\"name\": \"TOOL_NAME\", \"arguments\": {ARGUMENTS}}</tool_call>
-The results come back in the next message, each in a <tool_response> block. When you need no tool, answer in \
-plain text.
-
-The tools, each with its parameters as JSON Schema:
+You can call these tools, each described as a JSON object within <tools></tools>:
+<tools>
 ";
 
-/// The section the system prompt ends with: how to call a tool, then one
-/// line per tool, in the order given (empty for no tools).
+/// After the list: how to call a tool.
+const INSTRUCTIONS: &str = "</tools>
+
+To call a tool, write a JSON object with its name and arguments within <tool_call></tool_call> tags, then stop \
+and wait for the result:
+<tool_call>
+{\"name\": \"TOOL_NAME\", \"arguments\": {ARGUMENTS}}
+</tool_call>
+To call several tools, write one block for each. When you need no tool, answer in plain text.
+";
+
+/// The section the system prompt ends with: the tools in the order given,
+/// one JSON object a line, then how to call one (empty for no tools).
 pub fn tools_section(tools: &[ToolDefinition]) -> String {
     if tools.is_empty() {
         return String::new();
     }
-    let mut out = String::from(INSTRUCTIONS);
+    let mut out = String::from(LIST_START);
     for tool in tools {
-        out.push_str("- ");
-        out.push_str(&tool.name);
-        out.push(':');
-        let line = description_line(&tool.description);
-        if !line.is_empty() {
-            out.push(' ');
-            out.push_str(&line);
-        }
-        out.push_str(" Parameters: ");
-        out.push_str(&tool.input_schema.to_string());
+        out.push_str(&tool_line(tool));
         out.push('\n');
     }
+    out.push_str(INSTRUCTIONS);
     out
+}
+
+/// One tool as a compact JSON object: name, description line (left out when
+/// empty), parameters schema.
+fn tool_line(tool: &ToolDefinition) -> String {
+    let mut object = serde_json::Map::new();
+    object.insert("name".into(), Value::from(tool.name.as_str()));
+    let line = description_line(&tool.description);
+    if !line.is_empty() {
+        object.insert("description".into(), Value::from(line.as_ref()));
+    }
+    object.insert("parameters".into(), tool.input_schema.clone());
+    Value::Object(object).to_string()
 }
 
 /// The first non-empty line of a description, within [`MAX_DESCRIPTION_CHARS`].
@@ -89,7 +104,7 @@ fn description_line(description: &str) -> Cow<'_, str> {
 
 /// One call as the model is asked to write it.
 pub fn call_text(name: &str, input: &Value) -> String {
-    format!("<tool_call>{{\"name\": {}, \"arguments\": {input}}}</tool_call>", Value::from(name))
+    format!("<tool_call>\n{{\"name\": {}, \"arguments\": {input}}}\n</tool_call>", Value::from(name))
 }
 
 /// One call's result, named by its tool when known (a call no longer in the

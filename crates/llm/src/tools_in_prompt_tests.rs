@@ -74,14 +74,11 @@ fn conversation() -> Vec<Message> {
 fn the_system_prompt_ends_with_how_to_call_and_one_line_per_tool() {
     let req = request(vec![Message::user_text("hi")]);
     let form = prompt_form(&req);
-    assert_eq!(
-        form.system,
-        format!("You are tern.\n\n{INSTRUCTIONS}")
-            + "- read: Read a file as numbered lines. Parameters: \
-{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}
-- bash: Parameters: {\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"}}}
-"
-    );
+    let read = "{\"name\":\"read\",\"description\":\"Read a file as numbered lines.\",\"parameters\":\
+                {\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]}}";
+    let bash =
+        "{\"name\":\"bash\",\"parameters\":{\"type\":\"object\",\"properties\":{\"command\":{\"type\":\"string\"}}}}";
+    assert_eq!(form.system, format!("You are tern.\n\n{LIST_START}{read}\n{bash}\n{INSTRUCTIONS}"));
     assert!(form.tools.is_empty() && form.server_tools.is_empty());
     assert_eq!(form.messages, req.messages);
 }
@@ -94,15 +91,15 @@ fn calls_and_results_become_text_in_order_with_the_tool_names() {
         Message {
             role: Role::Assistant,
             content: vec![text(
-                "Let me look.\n\n<tool_call>{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}</tool_call>",
+                "Let me look.\n\n<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}\n</tool_call>",
             )],
         },
         Message::user_text("<tool_response name=\"read\">\n1\tThe code is 7341.\n</tool_response>"),
         Message {
             role: Role::Assistant,
             content: vec![text(
-                "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}</tool_call>\n\
-                 <tool_call>{\"name\": \"read\", \"arguments\": {\"path\":\"gone.txt\"}}</tool_call>",
+                "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\":\"ls\"}}\n</tool_call>\n\
+                 <tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\":\"gone.txt\"}}\n</tool_call>",
             )],
         },
         Message::user_text(
@@ -136,8 +133,11 @@ fn the_parser_reads_back_the_calls_we_render() {
         }
     );
     // The example in the instructions, filled in, is the form the parser reads, and we write.
-    let line = INSTRUCTIONS.lines().find(|l| l.starts_with("<tool_call>")).unwrap();
-    let filled = line.replace("TOOL_NAME", "read").replace("{ARGUMENTS}", "{\"path\":\"a.txt\",\"offset\":5}");
+    let start = INSTRUCTIONS.find("<tool_call>\n{").unwrap();
+    let end = INSTRUCTIONS.rfind("</tool_call>").unwrap() + "</tool_call>".len();
+    let filled = INSTRUCTIONS[start..end]
+        .replace("TOOL_NAME", "read")
+        .replace("{ARGUMENTS}", "{\"path\":\"a.txt\",\"offset\":5}");
     assert_eq!(filled, call_text("read", &json!({"path": "a.txt", "offset": 5})));
     let example = call_text("read", &json!({"path": "a.txt", "offset": 5}));
     assert_eq!(
@@ -159,8 +159,10 @@ fn the_prompt_is_byte_stable_and_a_tool_found_later_joins_its_end() {
     let after = prompt_form(&later).into_owned();
     // What was sent before is sent again, byte for byte.
     assert_eq!(after.messages[..3], before.messages[..]);
-    assert!(after.system.starts_with(&before.system), "{}", after.system);
-    assert_eq!(&after.system[before.system.len()..], "- web_fetch: Fetch a URL. Parameters: {\"type\":\"object\"}\n");
+    let added = "{\"name\":\"web_fetch\",\"description\":\"Fetch a URL.\",\"parameters\":{\"type\":\"object\"}}\n";
+    assert_eq!(after.system, before.system.replacen("</tools>\n", &format!("{added}</tools>\n"), 1));
+    // Only the closing tag and the instructions after it follow the new line.
+    assert!(after.system.starts_with(&before.system[..before.system.find("</tools>").unwrap()]));
 }
 
 #[test]
@@ -179,9 +181,11 @@ fn other_formats_are_untouched_and_no_tools_add_no_section() {
 fn a_long_description_is_cut_and_a_result_without_its_call_has_no_name() {
     let long = "word ".repeat(100);
     let section = tools_section(&[tool("mcp__x__y", &long, json!({}))]);
-    let line = section.lines().last().unwrap();
-    assert!(line.starts_with("- mcp__x__y: word word") && line.ends_with("word… Parameters: {}"), "{line}");
-    assert!(line.chars().count() < MAX_DESCRIPTION_CHARS + 40, "{line}");
+    let line = section.lines().find(|l| l.starts_with("{\"name\":\"mcp__x__y\"")).unwrap();
+    let object: Value = serde_json::from_str(line).unwrap();
+    let description = object["description"].as_str().unwrap();
+    assert!(description.starts_with("word word") && description.ends_with("word…"), "{description}");
+    assert!(description.chars().count() <= MAX_DESCRIPTION_CHARS + 1, "{description}");
     // After compaction the call may be gone: the result stays, unnamed.
     let form = prompt_form(&request(vec![Message { role: Role::User, content: vec![result("old", "ok", false)] }]))
         .into_owned();

@@ -134,7 +134,10 @@ async fn with_the_prompt_format_the_tools_are_in_the_system_prompt_and_the_histo
     assert_eq!(bodies.len(), 2, "{}", out.stderr);
     let first = text_only(&bodies[0]);
     let system = first[0]["content"].as_str().unwrap();
-    assert!(system.contains("\n# Tools\n") && system.contains("\n- read: Read a file"), "{system}");
+    assert!(
+        system.contains("\n# Tools\n") && system.contains("\n{\"name\":\"read\",\"description\":\"Read a file"),
+        "{system}"
+    );
     let second = text_only(&bodies[1]);
     // The system prompt is the same bytes on the second turn.
     assert_eq!(second[0], first[0]);
@@ -142,7 +145,7 @@ async fn with_the_prompt_format_the_tools_are_in_the_system_prompt_and_the_histo
     assert_eq!(
         *call,
         json!({"role": "assistant",
-               "content": "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}</tool_call>"})
+               "content": "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}\n</tool_call>"})
     );
     assert_eq!(result["role"], "user");
     let result = result["content"].as_str().unwrap();
@@ -209,9 +212,13 @@ async fn a_tool_found_by_tool_search_joins_the_end_of_the_prompt_and_the_rest_st
     assert_eq!(bodies.len(), 2, "{}", out.stderr);
     let before = text_only(&bodies[0])[0]["content"].as_str().unwrap().to_string();
     let after = text_only(&bodies[1])[0]["content"].as_str().unwrap().to_string();
-    let listed = before.split("\n# Tools\n").nth(1).unwrap();
-    assert!(listed.contains("\n- tool_search: ") && !listed.contains("\n- web_fetch:"), "{listed}");
+    let listed = before.split("\n<tools>\n").nth(1).unwrap();
+    assert!(listed.contains("\n{\"name\":\"tool_search\"") && !listed.contains("{\"name\":\"web_fetch\""), "{listed}");
+    // Everything before the end of the list stays; the new tool's line comes next.
+    let end = before.find("</tools>\n").unwrap();
     let added =
-        after.strip_prefix(before.as_str()).unwrap_or_else(|| panic!("the prompt changed:\n{before}\n---\n{after}"));
-    assert!(added.starts_with("- web_fetch: ") && added.ends_with('\n') && added.lines().count() == 1, "{added}");
+        after.strip_prefix(&before[..end]).unwrap_or_else(|| panic!("the prompt changed:\n{before}\n---\n{after}"));
+    let (line, rest) = added.split_once('\n').unwrap();
+    assert!(line.starts_with("{\"name\":\"web_fetch\",\"description\":"), "{line}");
+    assert_eq!(rest, &before[end..]);
 }

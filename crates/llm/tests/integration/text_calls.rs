@@ -127,3 +127,17 @@ fn in_prompt_form_the_0_5b_model_still_fences_its_call() {
     assert!(echo.starts_with("<tool_response name=\"read\">\n") && echo.contains("The launch code is 7341."), "{echo}");
     assert_eq!(parse_calls(&echo, &offered()), TextCalls::Text);
 }
+
+/// The 1.5B model, asked with the tools as JSON objects between `<tools>`
+/// tags (the shipped section), calls `read`, then answers from the result it
+/// was given as text.
+#[test]
+fn in_prompt_form_the_1_5b_model_calls_then_answers() {
+    assert_eq!(
+        the_call("llama-cpp/13-qwen25-coder-15b-prompt-form-fenced-read.sse"),
+        ("read".into(), json!({"path": "notes.txt"}), None)
+    );
+    let answer = recorded_text("llama-cpp/14-qwen25-coder-15b-prompt-form-answer.sse");
+    assert!(answer.contains("7341"), "{answer}");
+    assert_eq!(parse_calls(&answer, &offered()), TextCalls::Text);
+}

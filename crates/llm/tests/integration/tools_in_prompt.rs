@@ -60,7 +60,7 @@ async fn ask(p: &HttpProvider, req: &ModelRequest) -> Result<tern_llm::Completio
     p.stream(req, &|_| {}, &CancellationToken::new()).await
 }
 
-const CALL: &str = "<tool_call>{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}</tool_call>";
+const CALL: &str = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}\n</tool_call>";
 const RESPONSE: &str = "<tool_response name=\"read\">\n1\tThe code is 7341.\n</tool_response>";
 
 #[tokio::test]
@@ -74,8 +74,9 @@ async fn the_chat_request_has_no_tools_and_the_history_is_text() {
     let system = messages[0]["content"].as_str().unwrap();
     assert!(system.starts_with("You are tern.\n\n# Tools\n"), "{system}");
     assert!(
-        system.ends_with(
-            "\n- read: Read a file. Parameters: {\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}\n"
+        system.contains(
+            "\n<tools>\n{\"name\":\"read\",\"description\":\"Read a file.\",\"parameters\":\
+             {\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"}}}}\n</tools>\n"
         ),
         "{system}"
     );
