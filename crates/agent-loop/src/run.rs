@@ -36,7 +36,8 @@ pub struct LoopConfig {
     /// The model to go on with when this one stays overloaded (`--fallback-model`).
     pub fallback_model: Option<String>,
     /// Whether calls the model wrote as text are read too
-    /// (`tool_call_format = "text"` in the model table; native only by default).
+    /// (`tool_call_format = "text"` in the model table; native only by default),
+    /// and whether the tools go in the system prompt instead of the request (`"prompt"`).
     pub tool_call_format: ToolCallFormat,
     /// Estimates a request's input tokens from its system prompt, tools and
     /// messages (the provider sizes its first-byte wait and reports it);
@@ -182,6 +183,8 @@ impl AgentLoop {
         };
         let mut pauses = 0;
         let mut model = self.config.model.clone();
+        // `text` turns to `prompt` for the rest of the run when the server refuses `tools`.
+        let mut format = self.config.tool_call_format;
         loop {
             if cancel.is_cancelled() {
                 return self.end(outcome, AgentStopReason::Aborted, events);
@@ -206,10 +209,10 @@ impl AgentLoop {
             events(AgentEvent::TurnStart { turn });
             let tools = self.tools.tools_for_turn();
             let partial = Arc::new(std::sync::Mutex::new(String::new()));
-            let gate = (self.config.tool_call_format == ToolCallFormat::Text)
+            let gate = (format != ToolCallFormat::Native)
                 .then(|| Arc::new(std::sync::Mutex::new(crate::text_calls::TextGate::default())));
             let answered = loop {
-                match self.request(history, &tools, events, cancel, (&partial, gate.as_ref()), &model).await {
+                match self.request(history, &tools, events, cancel, (&partial, gate.as_ref()), (&model, format)).await {
                     // Overloaded after the retries: the fallback model answers, from here on.
                     Err(e) if e.is_overloaded() && self.config.fallback_model.as_ref().is_some_and(|f| *f != model) => {
                         let fallback = self.config.fallback_model.clone().unwrap_or_default();
@@ -223,6 +226,27 @@ impl AgentLoop {
                             gate.lock_or_recover().reset();
                         }
                         model = fallback;
+                    }
+                    // A server that takes no `tools` (llama.cpp without Jinja, many shims): the
+                    // model already writes its calls as text, so describe the tools in the prompt.
+                    Err(e) if format == ToolCallFormat::Text && !tools.is_empty() && e.refuses_tools() => {
+                        let why = match &e {
+                            LlmError::Http { status, message, .. } => format!("HTTP {status}: {message}"),
+                            other => other.to_string(),
+                        };
+                        events(AgentEvent::Notice {
+                            message: format!(
+                                "the server refused the tools in the request ({why}); going on \
+                                 with them described in the system prompt for the rest of this prompt. Set \
+                                 `tool_call_format = \"prompt\"` under [models.\"{model}\"] in config to skip \
+                                 the refusal"
+                            ),
+                        });
+                        partial.lock_or_recover().clear();
+                        if let Some(gate) = &gate {
+                            gate.lock_or_recover().reset();
+                        }
+                        format = ToolCallFormat::Prompt;
                     }
                     other => break other,
                 }
@@ -345,7 +369,7 @@ impl AgentLoop {
         events: &EventSink,
         cancel: &CancellationToken,
         (partial, gate): (&Arc<std::sync::Mutex<String>>, Option<&Arc<std::sync::Mutex<crate::text_calls::TextGate>>>),
-        model: &str,
+        (model, tool_call_format): (&str, ToolCallFormat),
     ) -> Result<Completion, LlmError> {
         let mut messages = history.to_vec();
         self.hooks.transform_context(&mut messages).await;
@@ -361,6 +385,7 @@ impl AgentLoop {
             thinking_budget: self.config.thinking_budget,
             cache_key: self.config.cache_key.clone(),
             input_tokens,
+            tool_call_format,
         });
         self.hooks.on_request(&req, tools);
         let sink_events = events.clone();

@@ -65,7 +65,7 @@ const THINKING: Suggested = Suggested(&[
 ]);
 
 /// `--tool-call-format`.
-const TOOL_CALL_FORMATS: [&str; 2] = ["native", "text"];
+const TOOL_CALL_FORMATS: [&str; 3] = ["native", "text", "prompt"];
 
 /// `--provider`.
 const PROVIDERS: Suggested = Suggested(&[
@@ -317,8 +317,9 @@ pub struct Common {
     #[arg(long = "fallback-model", global = true, value_name = "MODEL")]
     pub fallback_model: Option<String>,
 
-    /// How the model's tool calls are read, over its model-table entry: native, or text (also calls it
-    /// writes as text, for small local models; docs/local-models.md).
+    /// How the model's tool calls are read, over its model-table entry: native, text (also calls it
+    /// writes as text, for small local models), or prompt (no `tools` in the request: they are described
+    /// in the system prompt, for servers that refuse them; docs/local-models.md).
     #[arg(long = "tool-call-format", global = true, value_name = "FORMAT", value_parser = TOOL_CALL_FORMATS)]
     pub tool_call_format: Option<String>,
 

@@ -66,6 +66,7 @@ impl Common {
             fallback_model: self.fallback_model.clone(),
             tool_call_format: self.tool_call_format.as_deref().map(|f| match f {
                 "text" => tern_runtime::ToolCallFormat::Text,
+                "prompt" => tern_runtime::ToolCallFormat::Prompt,
                 _ => tern_runtime::ToolCallFormat::Native,
             }),
             betas: self.betas.iter().flat_map(|b| tern_policy::rules::split_rule_list(b)).collect(),

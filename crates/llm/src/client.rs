@@ -15,7 +15,7 @@ use crate::openai_chat::ChatAccumulator;
 use crate::openai_responses::ResponsesAccumulator;
 use crate::retry::parse_retry_after;
 use crate::sse::SseParser;
-use crate::{Accumulator, Completion, LlmError, RetryPolicy, StreamDelta};
+use crate::{Accumulator, Completion, LlmError, RetryPolicy, StreamDelta, ToolCallFormat};
 
 /// Which wire format to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +173,10 @@ pub struct ModelRequest {
     /// Estimated input tokens (system prompt, tools, messages), to size the
     /// wait for the first byte and say what it is; `None`: the body's bytes / 4.
     pub input_tokens: Option<u64>,
+    /// How the tools travel: [`ToolCallFormat::Prompt`] describes them in the
+    /// system prompt and sends the history as text (see
+    /// [`crate::tools_in_prompt`]); any other value sends them natively.
+    pub tool_call_format: ToolCallFormat,
 }
 
 impl ModelRequest {
@@ -188,6 +192,7 @@ impl ModelRequest {
             thinking_budget: None,
             cache_key: None,
             input_tokens: None,
+            tool_call_format: ToolCallFormat::Native,
         }
     }
 }
@@ -241,6 +246,8 @@ impl HttpProvider {
 
     fn body(&self, req: &ModelRequest) -> Vec<u8> {
         let official_openai = self.config.base_url.contains("api.openai.com");
+        // Tools in the system prompt and the history as text, on any wire.
+        let req = &*crate::tools_in_prompt::prompt_form(req);
         // Serialized straight from the request: a long conversation is not copied.
         match self.config.api {
             Api::Anthropic => crate::anthropic::request_bytes(req),
@@ -330,12 +337,19 @@ impl HttpProvider {
             let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
             let retry_after_ms = parse_retry_after(header("retry-after"), header("retry-after-ms"));
             let text = tokio::time::timeout(limits.idle, bounded_body(resp, MAX_ERROR_BODY)).await.unwrap_or_default();
+            let message = error_message(&text);
+            let sent_tools = !req.tools.is_empty() && req.tool_call_format != ToolCallFormat::Prompt;
+            let hint = if sent_tools && crate::error::refuses_tools(&message) {
+                crate::error::tools_hint(&req.model)
+            } else {
+                crate::error::status_hint(status, self.config.api.key_env())
+            };
             return Err(LlmError::Http {
                 provider: provider.into(),
                 model: req.model.clone(),
                 status,
-                message: error_message(&text),
-                hint: crate::error::status_hint(status, self.config.api.key_env()),
+                message,
+                hint,
                 retry_after_ms,
             });
         }

@@ -122,10 +122,23 @@ impl LlmError {
         SIGNS.iter().any(|s| text.contains(s))
     }
 
+    /// Whether the server refused the request because it carries tool
+    /// definitions (`tools`, `tool_choice`) it does not take: llama.cpp's
+    /// server without Jinja (HTTP 500 "tools param requires --jinja flag"),
+    /// Ollama's "does not support tools", vLLM's "tool choice requires
+    /// --enable-auto-tool-choice". Describing the tools in the prompt helps
+    /// ([`crate::ToolCallFormat::Prompt`]); trying again does not.
+    pub fn refuses_tools(&self) -> bool {
+        match self {
+            Self::Http { status: 400 | 422 | 500 | 501, message, .. } => refuses_tools(message),
+            _ => false,
+        }
+    }
+
     /// Whether another attempt may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {
-            Self::Http { status, .. } => crate::retry::is_retryable_status(*status),
+            Self::Http { status, .. } => crate::retry::is_retryable_status(*status) && !self.refuses_tools(),
             Self::Connect { .. } | Self::Incomplete { .. } | Self::Malformed { .. } => true,
             Self::Stream { retryable, .. } => *retryable,
             Self::MissingKey { .. } | Self::Setup(_) | Self::Cancelled | Self::Stalled { .. } => false,
@@ -177,6 +190,34 @@ pub(crate) fn preview(s: &str) -> String {
     }
 }
 
+/// Whether an error message says the request's tool definitions are not
+/// taken: it names the `tools` or `tool_choice` parameter and a refusal.
+pub(crate) fn refuses_tools(message: &str) -> bool {
+    const PARAMETER: [&str; 3] = ["tools", "tool_choice", "tool choice"];
+    const REFUSAL: [&str; 9] = [
+        "support",
+        "require",
+        "not permitted",
+        "not allowed",
+        "unknown",
+        "unrecognized",
+        "unrecognised",
+        "unexpected",
+        "extra",
+    ];
+    let text = message.to_ascii_lowercase();
+    PARAMETER.iter().any(|p| text.contains(p)) && REFUSAL.iter().any(|r| text.contains(r))
+}
+
+/// What to do when the server refuses the tools of `model`'s request.
+pub(crate) fn tools_hint(model: &str) -> String {
+    format!(
+        " — the server does not take tools in the request: have tern describe them in the prompt instead, with \
+         `tool_call_format = \"prompt\"` under [models.\"{model}\"] in config or --tool-call-format prompt \
+         (docs/local-models.md)"
+    )
+}
+
 /// What to check for a status that is not retried.
 pub(crate) fn status_hint(status: u16, key_env: &str) -> String {
     match status {
@@ -187,5 +228,46 @@ pub(crate) fn status_hint(status: u16, key_env: &str) -> String {
         413 => " — the request is too large for this model; start a new session or use a model with a larger context"
             .into(),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(status: u16, message: &str) -> LlmError {
+        LlmError::Http {
+            provider: "openai".into(),
+            model: "m".into(),
+            status,
+            message: message.into(),
+            hint: String::new(),
+            retry_after_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_server_that_refuses_tools_is_told_apart_and_not_retried() {
+        // As llama.cpp's server without Jinja, Ollama and vLLM word it.
+        for (status, message) in [
+            (500, "tools param requires --jinja flag"),
+            (500, "tool_choice param requires --jinja flag"),
+            (400, "registry.ollama.ai/library/gemma:2b does not support tools"),
+            (400, "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set"),
+            (422, "body.tools: Extra inputs are not permitted"),
+        ] {
+            let e = http(status, message);
+            assert!(e.refuses_tools() && !e.is_retryable(), "{status} {message}");
+        }
+        // Other complaints about tool messages, and other statuses, are not that.
+        for (status, message) in [
+            (400, "unexpected `tool_use_id` found in `tool_result` blocks"),
+            (400, "messages with role 'tool' must be a response to a preceeding message with 'tool_calls'"),
+            (500, "internal error"),
+            (429, "too many tools requests, not supported right now"),
+        ] {
+            assert!(!http(status, message).refuses_tools(), "{status} {message}");
+        }
+        assert!(http(500, "internal error").is_retryable());
     }
 }

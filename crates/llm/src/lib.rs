@@ -34,6 +34,7 @@ pub mod openai_responses;
 mod retry;
 pub mod sse;
 pub mod text_tool_calls;
+pub mod tools_in_prompt;
 
 pub use accumulate::{Accumulator, Completion, IncompleteToolCall, StreamDelta};
 pub use client::{Api, HttpProvider, ModelRequest, Provider, ProviderConfig, StreamLimits};
@@ -44,6 +45,12 @@ pub use models::{
     is_claude_alias, provider_family,
 };
 pub use retry::{RetryPolicy, is_retryable_status};
+
+/// A failed tool result's text as a wire without an error flag (OpenAI
+/// Chat and Responses, tools in the prompt) sends it: saying it is an error.
+pub(crate) fn marked_as_error(text: std::borrow::Cow<'_, str>, is_error: bool) -> std::borrow::Cow<'_, str> {
+    if is_error && !text.starts_with("Error") { format!("Error: {text}").into() } else { text }
+}
 
 /// Install rustls's ring crypto provider for reqwest (built without a
 /// default one); a second install is a harmless no-op.

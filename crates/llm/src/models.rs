@@ -49,6 +49,11 @@ pub enum ToolCallFormat {
     /// as text (`<tool_call>` tags, a fenced or bare JSON object naming an
     /// offered tool); see [`crate::text_tool_calls`]. Opt-in per model.
     Text,
+    /// No `tools` in the request: they are described in the system prompt,
+    /// the history goes as text, and calls are read from the reply's text as
+    /// with `Text` — for servers that ignore or refuse `tools`; see
+    /// [`crate::tools_in_prompt`]. Opt-in per model.
+    Prompt,
 }
 
 impl ModelInfo {
@@ -291,6 +296,13 @@ mod tests {
         let t = ModelTable::bundled().with_overrides(&o).unwrap();
         assert_eq!(t.get("qwen2.5-coder-1.5b-instruct").0.tool_call_format, ToolCallFormat::Text);
         assert_eq!(t.get("gpt-4o").0.tool_call_format, ToolCallFormat::Native);
+        let mut prompt = BTreeMap::new();
+        prompt
+            .insert("llama".to_string(), toml::Value::Table(toml::from_str("tool_call_format = \"prompt\"").unwrap()));
+        assert_eq!(
+            ModelTable::bundled().with_overrides(&prompt).unwrap().get("llama").0.tool_call_format,
+            ToolCallFormat::Prompt
+        );
         let mut bad = BTreeMap::new();
         bad.insert("x".to_string(), toml::Value::Table(toml::from_str("tool_call_format = \"xml\"").unwrap()));
         let err = ModelTable::bundled().with_overrides(&bad).unwrap_err();

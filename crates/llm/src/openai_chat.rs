@@ -187,13 +187,11 @@ fn push_message<'a>(m: &'a Message, out: &mut Vec<WireMessage<'a>>) {
                                 }
                             }
                         }
-                        let mut text: Cow<'a, str> = match texts.as_slice() {
+                        let text: Cow<'a, str> = match texts.as_slice() {
                             [one] => Cow::Borrowed(one),
                             many => Cow::Owned(many.join("\n")),
                         };
-                        if *is_error && !text.starts_with("Error") {
-                            text = Cow::Owned(format!("Error: {text}"));
-                        }
+                        let text = crate::marked_as_error(text, *is_error);
                         out.push(WireMessage::Tool { tool_call_id: tool_use_id, content: text });
                     }
                     ContentBlock::Text { text } => parts.push(Part::Text { text: Cow::Borrowed(text) }),

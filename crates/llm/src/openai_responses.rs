@@ -63,7 +63,7 @@ fn wire<'a>(req: &'a ModelRequest, cache_key: Option<&'a str>) -> WireBody<'a> {
                 (_, ContentBlock::ToolResult { tool_use_id, content, is_error }) => {
                     let text = ToolResultContent::joined_text(content);
                     // The format has no error flag: say it in the text, as for Chat.
-                    let text = if *is_error && !text.starts_with("Error") { format!("Error: {text}") } else { text };
+                    let text = crate::marked_as_error(text.into(), *is_error).into_owned();
                     let images: Vec<Part<'a>> = content
                         .iter()
                         .filter_map(|c| match c {

@@ -318,6 +318,15 @@ async fn handle(
         mark_finished(&shared, seq);
         return (StatusCode::BAD_REQUEST, axum::Json(render::error_body(format, 400, &message))).into_response();
     }
+    // A server without tool support refuses their definitions, as llama.cpp's does without Jinja.
+    let declares_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty()) || body.get("tool_choice").is_some();
+    if shared.script.refuse_tools && declares_tools {
+        let param = if body["tools"].as_array().is_some_and(|t| !t.is_empty()) { "tools" } else { "tool_choice" };
+        let message = format!("{param} param requires --jinja flag");
+        mark_finished(&shared, seq);
+        return (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(render::error_body(format, 500, &message)))
+            .into_response();
+    }
     let fault = shared.script.turns.get(turn).and_then(|t| t.fault_for(attempt)).cloned().unwrap_or_default();
     if let Some(ms) = fault.delay_ms {
         tokio::time::sleep(Duration::from_millis(ms)).await;

@@ -26,6 +26,11 @@ pub struct Script {
     /// context window (default: no limit).
     #[serde(default)]
     pub max_request_bytes: Option<u64>,
+    /// Refuse a request that declares tools (a non-empty `tools` list, or
+    /// `tool_choice`) with HTTP 500 "tools param requires --jinja flag", as
+    /// llama.cpp's server started without Jinja templates does (default false).
+    #[serde(default)]
+    pub refuse_tools: bool,
     /// Hand each streamed event to the socket in a write of its own, as small
     /// Python proxies and llama.cpp's server do (the mock never sets
     /// TCP_NODELAY): on a reused connection Nagle's algorithm then holds each

@@ -331,6 +331,8 @@ impl Runtime {
                 max_tokens,
                 thinking_budget: None,
                 cache_key: Some(self.session().id().to_string()),
+                // As the turns send them: a server that refuses `tools` refuses them here too.
+                tool_call_format: self.tool_call_format(&info),
             };
             let completion = self
                 .provider

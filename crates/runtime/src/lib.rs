@@ -178,7 +178,8 @@ pub struct Overrides {
     /// `--fallback-model`: the model a prompt goes on with when its own stays overloaded.
     pub fallback_model: Option<String>,
     /// `--tool-call-format`: how the model's tool calls are read, over its
-    /// model-table entry (`text`: also calls written as text).
+    /// model-table entry (`text`: also calls written as text; `prompt`: the
+    /// tools described in the system prompt, none in the request).
     pub tool_call_format: Option<ToolCallFormat>,
     /// `--betas`: Anthropic beta features (the `anthropic-beta` header).
     pub betas: Vec<String>,

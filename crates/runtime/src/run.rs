@@ -370,6 +370,11 @@ impl Runtime {
         outcome
     }
 
+    /// How the model's tool calls travel: `--tool-call-format` over its model-table entry.
+    pub(crate) fn tool_call_format(&self, info: &ModelInfo) -> tern_llm::ToolCallFormat {
+        self.overrides.tool_call_format.unwrap_or(info.tool_call_format)
+    }
+
     fn loop_config(&self, model: String, info: &ModelInfo, session: &Session) -> LoopConfig {
         LoopConfig {
             model,
@@ -384,7 +389,7 @@ impl Runtime {
             },
             cache_key: Some(session.id().to_string()),
             fallback_model: self.overrides.fallback_model.clone(),
-            tool_call_format: self.overrides.tool_call_format.unwrap_or(info.tool_call_format),
+            tool_call_format: self.tool_call_format(info),
             estimate_input_tokens: Some(crate::context::request_tokens),
             context_limit: {
                 let settings = self.compaction_settings();

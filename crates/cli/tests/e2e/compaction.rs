@@ -162,6 +162,36 @@ async fn a_run_that_fills_the_window_between_turns_is_compacted_and_goes_on() {
     assert!(has(&last, "SUMMARY-TEXT") && !has(&last, "first prompt") && has(&last, "2999"), "{last}");
 }
 
+/// With the tools described in the prompt (a server that refuses `tools`,
+/// as llama.cpp's does without Jinja), the summary request goes the same way.
+#[tokio::test]
+async fn in_prompt_form_the_summary_request_carries_no_tools_either() {
+    let call = "<tool_call>{\"name\": \"bash\", \"arguments\": {\"command\": \"seq 1 3000\"}}</tool_call>";
+    let script = json!({"refuse_tools": true, "turns": [
+        {"when_request_contains": MARKER, "text": "SUMMARY-TEXT"},
+        {"text": "one done"},
+        {"text": call},
+        {"text": "two done"}
+    ]})
+    .to_string();
+    let h = Harness::new(Wire::OpenAi, &script).await;
+    small_window(&h, 3700, 500, 1);
+    let first = h.run(&["-p", "first prompt", "--tool-call-format", "prompt"]).await;
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let out =
+        h.run(&["-c", "-p", "second prompt", "--output-format", "tern-events", "--tool-call-format", "prompt"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.events_of_type("compaction").len(), 1, "{}", out.stdout);
+    let bodies = h.bodies();
+    let summary = bodies.iter().find(|b| has(b, MARKER)).expect("a summary request was sent");
+    assert!(summary.get("tools").is_none(), "{summary}");
+    let last = bodies.last().unwrap();
+    assert!(last.get("tools").is_none(), "{last}");
+    assert!(has(last, "SUMMARY-TEXT") && has(last, "2999"), "{last}");
+    // The kept turn's call and result went as text.
+    assert!(has(last, "<tool_call>") && has(last, "<tool_response name=\\\"bash\\\">"), "{last}");
+}
+
 /// A session file of `turns` turns (a prompt and a reply of `reply_bytes`)
 /// that ran in the harness's workspace, written as tern writes one.
 fn long_session(h: &Harness, id: &str, turns: usize, reply_bytes: usize) {

@@ -108,3 +108,117 @@ async fn the_flag_turns_text_calls_on_for_one_run_and_off_over_the_table() {
     assert_eq!(bad.code, Some(2), "{}", bad.stderr);
     assert!(bad.stderr.contains("native") && bad.stderr.contains("text"), "{}", bad.stderr);
 }
+
+// Tools described in the prompt, for servers that ignore or refuse `tools`.
+
+/// A `read` of notes.txt as the prompt's instructions ask a model to write it.
+const TAGGED_READ: &str = "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>";
+
+/// The request's messages, checking it carried no tool definitions.
+fn text_only(body: &Value) -> Vec<Value> {
+    assert!(body.get("tools").is_none() && body.get("tool_choice").is_none(), "tools were sent: {body}");
+    body["messages"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn with_the_prompt_format_the_tools_are_in_the_system_prompt_and_the_history_is_text() {
+    let script = json!({"refuse_tools": true, "turns": [{"text": TAGGED_READ}, {"text": "The launch code is 7341."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), NOTES);
+
+    let out = h.run(&["-p", PROMPT, "--output-format", "json", "--tool-call-format", "prompt"]).await;
+
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.json_lines()[0]["result"], "The launch code is 7341.");
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2, "{}", out.stderr);
+    let first = text_only(&bodies[0]);
+    let system = first[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("\n# Tools\n") && system.contains("\n{\"name\":\"read\",\"description\":\"Read a file"),
+        "{system}"
+    );
+    let second = text_only(&bodies[1]);
+    // The system prompt is the same bytes on the second turn.
+    assert_eq!(second[0], first[0]);
+    let [.., call, result] = second.as_slice() else { panic!("{second:?}") };
+    assert_eq!(
+        *call,
+        json!({"role": "assistant",
+               "content": "<tool_call>\n{\"name\": \"read\", \"arguments\": {\"path\":\"notes.txt\"}}\n</tool_call>"})
+    );
+    assert_eq!(result["role"], "user");
+    let result = result["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("<tool_response name=\"read\">\n") && result.ends_with("\n</tool_response>"),
+        "{result}"
+    );
+    assert!(result.contains("The launch code is 7341."), "{result}");
+}
+
+#[tokio::test]
+async fn a_model_on_text_goes_on_in_the_prompt_format_when_the_server_refuses_tools() {
+    let script = json!({"refuse_tools": true, "turns": [{"text": TAGGED_READ}, {"text": "The launch code is 7341."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    common::write(&h.path("notes.txt"), NOTES);
+    opt_in(&h);
+
+    let out = h.run(&["-p", PROMPT, "--output-format", "json"]).await;
+
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.json_lines()[0]["result"], "The launch code is 7341.");
+    assert!(
+        out.stderr.contains("tools param requires --jinja flag")
+            && out.stderr.contains("going on with them described in the system prompt")
+            && out.stderr.contains("tool_call_format = \"prompt\""),
+        "{}",
+        out.stderr
+    );
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 3, "one refusal, then the two turns: {}", out.stderr);
+    assert!(bodies[0]["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    text_only(&bodies[1]);
+    text_only(&bodies[2]);
+}
+
+#[tokio::test]
+async fn a_model_on_native_tools_is_told_what_to_set_when_the_server_refuses_them() {
+    let script = json!({"refuse_tools": true, "turns": [{"text": "never served"}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+
+    let out = h.run(&["-p", PROMPT, "--output-format", "json"]).await;
+
+    assert_ne!(out.code, Some(0), "{}", out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("tools param requires --jinja flag")
+            && said.contains("tool_call_format = \\\"prompt\\\"")
+            && said.contains("--tool-call-format prompt"),
+        "{said}"
+    );
+    assert_eq!(h.bodies().len(), 1, "a refusal of tools is not tried again");
+}
+
+#[tokio::test]
+async fn a_tool_found_by_tool_search_joins_the_end_of_the_prompt_and_the_rest_stays_byte_for_byte() {
+    let search = "<tool_call>{\"name\": \"tool_search\", \"arguments\": {\"query\": \"select:web_fetch\"}}</tool_call>";
+    let script = json!({"refuse_tools": true, "turns": [{"text": search}, {"text": "Loaded."}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+
+    let out = h.run(&["-p", "Load web_fetch.", "--output-format", "json", "--tool-call-format", "prompt"]).await;
+
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 2, "{}", out.stderr);
+    let before = text_only(&bodies[0])[0]["content"].as_str().unwrap().to_string();
+    let after = text_only(&bodies[1])[0]["content"].as_str().unwrap().to_string();
+    let listed = before.split("\n<tools>\n").nth(1).unwrap();
+    assert!(listed.contains("\n{\"name\":\"tool_search\"") && !listed.contains("{\"name\":\"web_fetch\""), "{listed}");
+    // Everything before the end of the list stays; the new tool's line comes next.
+    let end = before.find("</tools>\n").unwrap();
+    let added =
+        after.strip_prefix(&before[..end]).unwrap_or_else(|| panic!("the prompt changed:\n{before}\n---\n{after}"));
+    let (line, rest) = added.split_once('\n').unwrap();
+    assert!(line.starts_with("{\"name\":\"web_fetch\",\"description\":"), "{line}");
+    assert_eq!(rest, &before[end..]);
+}

@@ -9,4 +9,5 @@
 mod image_results;
 mod stream_timing;
 mod text_calls;
+mod tools_in_prompt;
 mod wire_fixtures;

@@ -111,3 +111,38 @@ fn a_call_shown_as_an_example_and_explained_is_not_run() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Asked through `llama-server --no-jinja` with no `tools` and the tools
+/// described in the system prompt (`tool_call_format = "prompt"`), the 0.5B
+/// model still fences a JSON object rather than writing the `<tool_call>`
+/// tag the prompt shows: the parser reads it all the same.
+#[test]
+fn in_prompt_form_the_0_5b_model_still_fences_its_call() {
+    assert_eq!(
+        the_call("llama-cpp/10-qwen25-coder-05b-prompt-form-fenced-read.sse"),
+        ("read".into(), json!({"path": "notes.txt"}), None)
+    );
+    // A stray key beside `name` and `arguments` (grep's `output_mode`) makes an ordinary
+    // object, not a call: the reply stays the answer.
+    let stray = recorded_text("llama-cpp/12-qwen25-coder-05b-prompt-form-stray-key.sse");
+    assert!(stray.contains("\"output_mode\": \"content\""), "{stray}");
+    assert_eq!(parse_calls(&stray, &offered()), TextCalls::Text);
+    // Given its result as text, the model may echo it back: that is an answer, not a call.
+    let echo = recorded_text("llama-cpp/11-qwen25-coder-05b-prompt-form-echoes-the-result.sse");
+    assert!(echo.starts_with("<tool_response name=\"read\">\n") && echo.contains("The launch code is 7341."), "{echo}");
+    assert_eq!(parse_calls(&echo, &offered()), TextCalls::Text);
+}
+
+/// The 1.5B model, asked with the tools as JSON objects between `<tools>`
+/// tags (the shipped section), calls `read`, then answers from the result it
+/// was given as text.
+#[test]
+fn in_prompt_form_the_1_5b_model_calls_then_answers() {
+    assert_eq!(
+        the_call("llama-cpp/13-qwen25-coder-15b-prompt-form-fenced-read.sse"),
+        ("read".into(), json!({"path": "notes.txt"}), None)
+    );
+    let answer = recorded_text("llama-cpp/14-qwen25-coder-15b-prompt-form-answer.sse");
+    assert!(answer.contains("7341"), "{answer}");
+    assert_eq!(parse_calls(&answer, &offered()), TextCalls::Text);
+}
