@@ -22,7 +22,7 @@ mod bounded;
 mod group;
 mod utf8;
 
-pub use bounded::{BoundedOutput, run_bounded};
+pub use bounded::{BoundedOutput, run_bounded, run_bounded_with_stdin};
 pub use group::{
     GroupGuard, KILL_GRACE, Tracked, group_alive, kill_tracked, reap_leftovers, reap_leftovers_blocking, signal_group,
     terminate_group, track,

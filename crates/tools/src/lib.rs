@@ -38,6 +38,8 @@ pub mod ls;
 mod output_tail;
 mod path_hints;
 mod paths;
+pub mod pdf;
+pub mod pdf_child;
 pub mod person;
 pub use tern_sandbox::pinned;
 pub mod read;

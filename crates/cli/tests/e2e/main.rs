@@ -33,6 +33,7 @@ mod mcp;
 mod media_cli;
 mod output_budget;
 mod parity;
+mod pdf;
 mod permissions;
 mod pipes;
 mod plan_and_questions;
