@@ -12,6 +12,7 @@ mod xattrs;
 
 mod acp;
 mod background;
+mod bash_config;
 mod claude_compat;
 mod compaction;
 mod context;
