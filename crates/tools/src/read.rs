@@ -40,10 +40,9 @@ pub fn definition() -> ToolDefinition {
             "Read a file as numbered lines (`N<TAB>text`); `path` relative to the workspace or absolute.\n\
              - At most {DEFAULT_LIMIT} lines or {} KB; lines over {MAX_LINE_CHARS} characters are cut. When more remains, the result gives the `offset` to go on from.\n\
              - `offset`: 1-based first line; `limit`: number of lines.\n\
-             - Images come back as images. PDFs come back as text, {} pages at a time; `pages` picks them (\"3\", \"1-5\", at most {}). Other binary files are refused.",
+             - Images come back as images, PDFs as text (`pages`: \"1-5\", first {} by default); other binary files are refused.",
             MAX_BYTES / 1024,
-            crate::pdf::DEFAULT_PAGES,
-            crate::pdf::MAX_PAGES
+            crate::pdf::DEFAULT_PAGES
         ),
         input_schema: json!({
             "type": "object",
