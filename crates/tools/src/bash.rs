@@ -262,16 +262,7 @@ pub(crate) fn spawn(
     unsafe {
         cmd.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            // Descriptors tern inherited (fd 3 and up, from whoever started it) must not
-            // reach the command: `echo x >&7` would write through them past the sandbox.
-            // Marked close-on-exec rather than closed, so the pipe that reports a failed
-            // exec (already close-on-exec) still works.
-            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
-                for fd in 3..4096 {
-                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                }
-            }
+            tern_process::cloexec_inherited_fds();
             Ok(())
         });
     }

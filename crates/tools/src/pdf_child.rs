@@ -107,12 +107,7 @@ fn run_limited(mut cmd: Command, stdin: Stdio, limits: Limits) -> Result<Vec<u8>
             #[cfg(target_os = "linux")]
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             // Only stdin, stdout and stderr reach it.
-            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
-                for fd in 3..4096 {
-                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                }
-            }
+            tern_process::cloexec_inherited_fds();
             Ok(())
         });
     }

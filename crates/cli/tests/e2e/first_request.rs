@@ -17,6 +17,11 @@ fn bytes(body: &Value) -> usize {
     body.to_string().len()
 }
 
+/// What prompt caching keys on: the tools and the system prompt, without cache markers.
+fn prefix(body: &Value) -> (String, String) {
+    (without_cache_markers(&body["tools"]).to_string(), without_cache_markers(&body["system"]).to_string())
+}
+
 fn system(body: &Value) -> String {
     body["system"][0]["text"].as_str().unwrap().to_string()
 }
@@ -74,8 +79,6 @@ async fn two_turns_and_two_runs_send_byte_identical_tools_and_system_prompts() {
     assert_eq!(h.run(&["-p", "hi"]).await.code, Some(0));
     let bodies = h.bodies();
     assert_eq!(bodies.len(), 4);
-    let prefix =
-        |b: &Value| (without_cache_markers(&b["tools"]).to_string(), without_cache_markers(&b["system"]).to_string());
     assert_eq!(prefix(&bodies[1]), prefix(&bodies[0]), "second turn");
     assert_eq!(prefix(&bodies[2]), prefix(&bodies[0]), "second run");
     assert_eq!(prefix(&bodies[3]), prefix(&bodies[0]), "second run, second turn");
@@ -164,8 +167,6 @@ async fn an_mcp_server_adds_the_line_that_tools_may_come_and_the_prefix_stays_by
     assert!(tool_names(&bodies[0]).iter().any(|n| n.starts_with("mcp__calc__")), "{:?}", tool_names(&bodies[0]));
     let text = system(&bodies[0]);
     assert!(text.contains("\n# More tools\nTools may be added during the conversation.\n\n# Environment"), "{text}");
-    let prefix =
-        |b: &Value| (without_cache_markers(&b["tools"]).to_string(), without_cache_markers(&b["system"]).to_string());
     for (i, b) in bodies.iter().enumerate().skip(1) {
         assert_eq!(prefix(b), prefix(&bodies[0]), "request {i}");
     }
