@@ -12,6 +12,8 @@
 use crate::facts::TurnFacts;
 use crate::names::normalize_name;
 use crate::registry::Entry;
+use tern_agent_loop::RuntimeTool;
+use tern_protocol::ToolSource;
 
 /// A built-in that waits behind `tool_search` by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,17 +153,29 @@ pub fn wanted_by_prompt(prompt: &str, skills: &[String]) -> Vec<(&'static str, S
     wanted
 }
 
+/// The line the system prompt carries when tools may join mid-conversation.
+pub const MORE_MAY_COME: &str = "Tools may be added during the conversation.";
+
 impl crate::assemble::Assembly {
-    /// The system prompt's block for the built-ins waiting behind
-    /// `tool_search`, one line each; `None` when none wait. It depends only on
-    /// the configuration and the layers, never on what was loaded since, so
-    /// the system prompt stays byte-stable for prompt caching.
+    /// The system prompt's "More tools" block: that tools may be added
+    /// during the conversation (when built-ins wait or MCP tools are offered,
+    /// deferred or not: a server can add tools at any time), then the
+    /// built-ins waiting behind `tool_search`, one line each; `None` when
+    /// neither. It depends only on the configuration, the layers and the
+    /// servers' tools, never on what was loaded since, so the system prompt
+    /// stays byte-stable for prompt caching.
     pub fn deferred_builtins_notice(&self) -> Option<String> {
         let names = &self.disclosure.builtins_deferred;
-        if names.is_empty() {
+        let is_mcp =
+            |t: &RuntimeTool| matches!(t.source, ToolSource::ConfiguredMcp { .. } | ToolSource::BuiltinMcp { .. });
+        let mcp = self.tools.iter().chain(&self.deferred).any(is_mcp);
+        if names.is_empty() && !mcp {
             return None;
         }
-        let mut out = String::from("# More tools\nNot loaded: get one with tool_search (select:NAME).\n");
+        let mut out = format!("# More tools\n{MORE_MAY_COME}\n");
+        if !names.is_empty() {
+            out.push_str("Not loaded: get one with tool_search (select:NAME).\n");
+        }
         for b in names.iter().filter_map(|n| deferrable(n)) {
             out.push_str(&format!("- {}: {}\n", b.name, b.purpose));
         }

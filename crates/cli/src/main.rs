@@ -175,6 +175,14 @@ impl Cli {
 }
 
 fn main() -> ExitCode {
+    // `read` parses PDFs in a child of this binary under rlimits (tern_tools::pdf_child).
+    if std::env::args_os().nth(1).is_some_and(|a| a == tern_tools::pdf_child::HELPER_ARG) {
+        let args: Vec<String> = std::env::args_os().skip(2).take(2).map(|a| a.to_string_lossy().into_owned()).collect();
+        return ExitCode::from(tern_tools::pdf_child::child_main(&args));
+    }
+    if let Ok(program) = std::env::current_exe() {
+        tern_tools::pdf_child::register_program(program);
+    }
     harden_process();
     completion::answer_if_asked();
     let mut cli = Cli::parse();

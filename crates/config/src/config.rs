@@ -46,6 +46,8 @@
 //!
 //! [bash]                                   # docs/tools.md
 //! full_output_mb = 32                      # a command's full-output file keeps its head and its last 32 MB
+//! shell = "/usr/local/bin/bash"            # user config only: the shell commands run with (`SHELL -c CMD`)
+//! command_prefix = "set -o pipefail"       # user config only: a line run before every command
 //!
 //! [sandbox]                                # docs/sandbox.md
 //! mode = "workspace-write"                 # off | read-only | workspace-write
@@ -168,18 +170,68 @@ pub struct BashSection {
     /// MB of a command's output end its full-output file keeps, besides its
     /// head (default 32; between 1 and [`MAX_FULL_OUTPUT_MB`]).
     pub full_output_mb: Option<u64>,
+    /// The shell commands run with, as `SHELL -c COMMAND`: an absolute path
+    /// (default `bash` from `PATH`). User config only.
+    pub shell: Option<PathBuf>,
+    /// Text run before every command, in the same shell (`set -o pipefail`,
+    /// `source ~/.profile`). User config only.
+    pub command_prefix: Option<String>,
 }
 
 /// The largest `[bash] full_output_mb`: one call's file must not fill a disk.
 pub const MAX_FULL_OUTPUT_MB: u64 = 4096;
+/// The longest `[bash] command_prefix`: it goes with every command.
+pub const MAX_COMMAND_PREFIX_BYTES: usize = 16 * 1024;
 
 impl BashSection {
+    /// Whether `shell`, when set, is an executable file now (`path`: the
+    /// config file that set it). Checked for the user config at start, where
+    /// the shell is taken from (a project config cannot set it).
+    pub fn check_shell(&self, path: &Path) -> Result<(), ConfigError> {
+        use std::os::unix::fs::PermissionsExt;
+        let Some(shell) = &self.shell else { return Ok(()) };
+        let why = match std::fs::metadata(shell) {
+            Err(e) => e.to_string(),
+            Ok(m) if !m.is_file() => "not a regular file".into(),
+            Ok(m) if m.permissions().mode() & 0o111 == 0 => "not executable".into(),
+            Ok(_) => return Ok(()),
+        };
+        Err(ConfigError::Invalid(format!(
+            "{}: `[bash] shell = {:?}`: {why}. Give the absolute path of an installed shell (`command -v bash` prints \
+             one), or remove the line to use bash from PATH",
+            path.display(),
+            shell.display().to_string()
+        )))
+    }
+
     /// `full_output_mb` in bytes, when set.
     pub fn full_output_bytes(&self) -> Option<u64> {
         self.full_output_mb.map(|mb| mb.saturating_mul(1024 * 1024))
     }
 
     fn check(&self, path: &Path) -> Result<(), ConfigError> {
+        let invalid = |what: String| Err(ConfigError::Invalid(format!("{}: {what}", path.display())));
+        if let Some(shell) = &self.shell
+            && !shell.is_absolute()
+        {
+            return invalid(format!(
+                "`[bash] shell = {:?}`: give the shell's absolute path (e.g. \"/bin/bash\"; `command -v bash` prints it)",
+                shell.display().to_string()
+            ));
+        }
+        if let Some(prefix) = &self.command_prefix {
+            if prefix.len() > MAX_COMMAND_PREFIX_BYTES {
+                return invalid(format!(
+                    "`[bash] command_prefix` is {} bytes; it goes before every command, so keep it under {} KB \
+                     (source a file for more)",
+                    prefix.len(),
+                    MAX_COMMAND_PREFIX_BYTES / 1024
+                ));
+            }
+            if prefix.contains('\0') {
+                return invalid("`[bash] command_prefix` contains a NUL byte, which no command line can carry".into());
+            }
+        }
         match self.full_output_mb {
             Some(mb) if !(1..=MAX_FULL_OUTPUT_MB).contains(&mb) => Err(ConfigError::Invalid(format!(
                 "{}: `[bash] full_output_mb = {mb}`: give a number of MB between 1 and {MAX_FULL_OUTPUT_MB} (the \
@@ -528,6 +580,8 @@ impl FileConfig {
         self.web_search.max_uses = other.web_search.max_uses.or(self.web_search.max_uses);
         self.media_cli.enabled = other.media_cli.enabled.or(self.media_cli.enabled);
         self.bash.full_output_mb = other.bash.full_output_mb.or(self.bash.full_output_mb);
+        self.bash.shell = other.bash.shell.or(self.bash.shell.take());
+        self.bash.command_prefix = other.bash.command_prefix.or(self.bash.command_prefix.take());
         self
     }
 }
@@ -756,5 +810,31 @@ mod tests {
             let err = FileConfig::load(&f).unwrap_err().to_string();
             assert!(err.contains("config.toml") && err.contains("between 1 and 4096"), "{err}");
         }
+    }
+
+    #[test]
+    fn bash_shell_must_be_absolute_and_the_prefix_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config.toml");
+        std::fs::write(&f, "[bash]\nshell = \"/bin/sh\"\ncommand_prefix = \"set -e\"\n").unwrap();
+        let c = FileConfig::load(&f).unwrap().merge(FileConfig::default());
+        assert_eq!(
+            (c.bash.shell.as_deref(), c.bash.command_prefix.as_deref()),
+            (Some(Path::new("/bin/sh")), Some("set -e"))
+        );
+        std::fs::write(&f, "[bash]\nshell = \"zsh\"\n").unwrap();
+        let err = FileConfig::load(&f).unwrap_err().to_string();
+        assert!(err.contains("config.toml: `[bash] shell = \"zsh\"`: give the shell's absolute path"), "{err}");
+        std::fs::write(&f, format!("[bash]\ncommand_prefix = \"{}\"\n", "x".repeat(20_000))).unwrap();
+        let err = FileConfig::load(&f).unwrap_err().to_string();
+        assert!(err.contains("`[bash] command_prefix` is 20000 bytes"), "{err}");
+        let missing = BashSection { shell: Some(dir.path().join("no-shell")), ..Default::default() };
+        let err = missing.check_shell(&f).unwrap_err().to_string();
+        assert!(err.contains("no-shell\"`: No such file or directory"), "{err}");
+        std::fs::write(dir.path().join("plain"), "").unwrap();
+        let plain = BashSection { shell: Some(dir.path().join("plain")), ..Default::default() };
+        assert!(plain.check_shell(&f).unwrap_err().to_string().contains("not executable"));
+        let sh = BashSection { shell: Some("/bin/sh".into()), ..Default::default() };
+        assert!(sh.check_shell(&f).is_ok());
     }
 }

@@ -22,8 +22,19 @@ pub struct BoundedOutput {
 
 /// Run `cmd` (stdin closed) for at most `limit`, keeping `cap` bytes of each
 /// output. `Ok(None)` when it ran out of time: its group was killed.
-pub fn run_bounded(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Result<Option<BoundedOutput>> {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
+pub fn run_bounded(cmd: Command, limit: Duration, cap: usize) -> std::io::Result<Option<BoundedOutput>> {
+    run_bounded_with_stdin(cmd, Stdio::null(), limit, cap)
+}
+
+/// [`run_bounded`] with `stdin` as the program's input (an open file, so the
+/// program reads what its caller already opened and judged).
+pub fn run_bounded_with_stdin(
+    mut cmd: Command,
+    stdin: Stdio,
+    limit: Duration,
+    cap: usize,
+) -> std::io::Result<Option<BoundedOutput>> {
+    cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = cmd.spawn()?;
     let pgid = child.id();
     // Each pipe is read on a thread of its own; what it kept arrives on a

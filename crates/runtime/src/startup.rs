@@ -138,6 +138,7 @@ pub(crate) fn load_config(overrides: &Overrides) -> Result<Loaded, RuntimeError>
     let workspace = resolve_workspace(overrides)?;
     let paths = tern_paths(overrides)?;
     let tern_user = FileConfig::load(&paths.user_config())?;
+    tern_user.bash.check_shell(&paths.user_config())?;
     let project_file = config::project_config(&workspace);
     let mut warnings = Vec::new();
     let home = tern_protocol::paths::home();
@@ -787,6 +788,13 @@ pub(crate) fn tool_env(
     if let Some(cap) = loaded.config.bash.full_output_bytes() {
         env.full_output_cap = cap;
     }
+    // The person's own (a project config cannot set them): commands run
+    // with this shell, confined ones too (granted exactly that file).
+    if let Some(shell) = &loaded.config.bash.shell {
+        env.shell = Some(shell.clone());
+        env.sandbox.programs.push(shell.clone());
+    }
+    env.command_prefix = loaded.config.bash.command_prefix.clone().filter(|p| !p.trim().is_empty());
     if media.ready() {
         let tool_env = child_env(loaded, &media.env);
         let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();

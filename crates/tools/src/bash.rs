@@ -113,7 +113,8 @@ impl Tool for BashTool {
                 return Err(ToolError::new("bash: `command` is empty; pass the command to run."));
             }
             // The kernel refuses one argument longer than this (MAX_ARG_STRLEN): say so plainly.
-            if args.command.len() >= MAX_COMMAND_BYTES {
+            let prefix_len = self.env.command_prefix.as_ref().map_or(0, |p| p.len() + 1);
+            if args.command.len() + prefix_len >= MAX_COMMAND_BYTES {
                 return Err(ToolError::new(format!(
                     "bash: this command is {}; one command can be at most {} KB (the kernel's limit for one \
                      argument). Write the script to a file with `write`, then run that file with bash.",
@@ -209,7 +210,7 @@ type Moves<'a> = (
     &'a (dyn Fn() -> Result<Arc<crate::background::Task>, ToolError> + Sync),
 );
 
-/// Start `command` with `bash -c` in the workspace, in its own process group,
+/// Start `command` with `bash -c` (or `[bash] shell`, after `[bash] command_prefix`) in the workspace, in its own process group,
 /// confined as the call's sandbox says, stdout and stderr on one pipe.
 pub(crate) fn spawn(
     env: &ToolEnv,
@@ -226,7 +227,7 @@ pub(crate) fn spawn(
         writer.try_clone().map_err(|e| ToolError::new(format!("bash: could not create the output pipe: {e}")))?;
     let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
         .map_err(|e| ToolError::new(format!("bash: could not read the output pipe: {e}")))?;
-    let mut cmd = tokio::process::Command::new("bash");
+    let mut cmd = tokio::process::Command::new(env.shell.as_deref().unwrap_or(std::path::Path::new("bash")));
     let inherited_git_count = match &env.child_env {
         Some(child_env) => {
             cmd.env_clear().envs(child_env.iter());
@@ -235,8 +236,13 @@ pub(crate) fn spawn(
         None => std::env::var_os("GIT_CONFIG_COUNT"),
     };
     cmd.envs(crate::git_guard::git_guard_env(inherited_git_count.as_deref(), sandbox.read_only()));
+    // `[bash] command_prefix` runs first, on its own line, in the same shell.
+    let script = match &env.command_prefix {
+        Some(prefix) => std::borrow::Cow::Owned(format!("{prefix}\n{command}")),
+        None => std::borrow::Cow::Borrowed(command),
+    };
     cmd.arg("-c")
-        .arg(command)
+        .arg(script.as_ref())
         .current_dir(&env.workspace)
         .stdin(Stdio::null())
         .stdout(writer)
@@ -256,21 +262,21 @@ pub(crate) fn spawn(
     unsafe {
         cmd.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            // Descriptors tern inherited (fd 3 and up, from whoever started it) must not
-            // reach the command: `echo x >&7` would write through them past the sandbox.
-            // Marked close-on-exec rather than closed, so the pipe that reports a failed
-            // exec (already close-on-exec) still works.
-            const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
-                for fd in 3..4096 {
-                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-                }
-            }
+            tern_process::cloexec_inherited_fds();
             Ok(())
         });
     }
     let sandbox = sandbox.apply(&mut cmd);
-    let child = cmd.spawn().map_err(|e| sandbox.spawn_error(e))?;
+    let child = cmd.spawn().map_err(|e| match &env.shell {
+        Some(shell) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
+            ToolError::new(format!(
+                "bash: could not start the shell {} (`[bash] shell` in the user config): {e}. Ask the user to fix \
+                 or remove that setting.",
+                shell.display()
+            ))
+        }
+        _ => sandbox.spawn_error(e),
+    })?;
     // The command holds our copies of the write end; close them, or the pipe
     // never reaches end-of-file.
     drop(cmd);

@@ -38,6 +38,8 @@ pub mod ls;
 mod output_tail;
 mod path_hints;
 mod paths;
+pub mod pdf;
+pub mod pdf_child;
 pub mod person;
 pub use tern_sandbox::pinned;
 pub mod read;
@@ -84,6 +86,13 @@ pub struct ToolEnv {
     pub full_output_cap: u64,
     /// Files read in this session (for the edit/write guards).
     pub reads: ReadLedger,
+    /// The shell bash commands run with (`SHELL -c COMMAND`); `bash` from
+    /// `PATH` when `None` (`[bash] shell`).
+    pub shell: Option<PathBuf>,
+    /// Text run before every bash command, foreground or background, in the
+    /// same shell and sandbox (`[bash] command_prefix`). The policy judges
+    /// the command without it.
+    pub command_prefix: Option<String>,
     /// A PATH value for tool subprocesses, when it differs from ours: tern's
     /// own program directories first (grant them with `SandboxSettings::programs`).
     pub path_prepend: Option<OsString>,
@@ -162,6 +171,8 @@ impl ToolEnv {
             output_dir: output_dir.into(),
             full_output_cap: full_output_file::DEFAULT_FULL_OUTPUT_CAP,
             reads: ReadLedger::default(),
+            shell: None,
+            command_prefix: None,
             path_prepend: None,
             image_input: false,
             file_locks: FileLocks::default(),

@@ -1,9 +1,13 @@
 //! `read {path, offset?, limit?}`: numbered lines of a text file, bounded by
-//! lines and bytes, streamed so that a huge file is never loaded whole; or an
-//! image (PNG, JPEG, GIF, WebP) for models that accept images.
+//! lines and bytes, streamed so that a huge file is never loaded whole; an
+//! image (PNG, JPEG, GIF, WebP) for models that accept images; or the text of
+//! a PDF's pages (`pages: "1-5"`), parsed in a bounded child process
+//! ([`crate::pdf_child`]). PDFs go to every provider as text: a page range
+//! of text costs a fraction of the tokens of the pages as a document, and
+//! works with every model.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -36,20 +40,25 @@ pub fn definition() -> ToolDefinition {
             "Read a file as numbered lines (`N<TAB>text`); `path` relative to the workspace or absolute.\n\
              - At most {DEFAULT_LIMIT} lines or {} KB; lines over {MAX_LINE_CHARS} characters are cut. When more remains, the result gives the `offset` to go on from.\n\
              - `offset`: 1-based first line; `limit`: number of lines.\n\
-             - Images come back as images; other binary files are refused.",
-            MAX_BYTES / 1024
+             - Images come back as images, PDFs as text (`pages`: \"1-5\", first {} by default); other binary files are refused.",
+            MAX_BYTES / 1024,
+            crate::pdf::DEFAULT_PAGES
         ),
         input_schema: json!({
             "type": "object",
             "properties": {
                 "path": {"type": "string"},
                 "offset": {"type": "integer", "minimum": 1},
-                "limit": {"type": "integer", "minimum": 1}
+                "limit": {"type": "integer", "minimum": 1},
+                "pages": {"type": "string"}
             },
             "required": ["path"],
             "additionalProperties": false
         }),
-        snippet: Some("read: numbered lines of a file, with offset/limit for large files; images as images".into()),
+        snippet: Some(
+            "read: numbered lines of a file, with offset/limit for large files; images as images; PDF pages as text"
+                .into(),
+        ),
         execution_mode: ExecutionMode::Parallel,
     }
 }
@@ -59,6 +68,8 @@ struct Args {
     path: String,
     offset: Option<usize>,
     limit: Option<usize>,
+    /// PDF pages: `"3"`, `"1-5"`, `"6-"`.
+    pages: Option<String>,
 }
 
 /// The read tool.
@@ -144,6 +155,14 @@ fn read_file(env: &ToolEnv, args: &Args, judged: Option<&JudgedPath>) -> Result<
     }
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader.fill_buf().map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    if is_pdf(head) {
+        return read_pdf(env, reader, args, &canonical, &meta, &shown);
+    }
+    if args.pages.is_some() {
+        return Err(ToolError::new(format!(
+            "`pages` is for PDF files, and {shown} is not one; use `offset` and `limit` to read part of it."
+        )));
+    }
     if let Some(kind) = ImageKind::sniff(head) {
         return read_image(env, reader, kind, &canonical, &meta, &shown);
     }
@@ -285,6 +304,90 @@ fn read_image(
         ],
         details: Some(Box::new(details)),
     })
+}
+
+/// Whether a file's first bytes are a PDF's: `%PDF-` within its first KB
+/// (readers accept a little junk before it), whatever its name.
+fn is_pdf(head: &[u8]) -> bool {
+    memchr::memmem::find(&head[..head.len().min(1024)], b"%PDF-").is_some()
+}
+
+/// A PDF: the text of the pages asked for (the first
+/// [`DEFAULT_PAGES`](crate::pdf::DEFAULT_PAGES) by default), extracted in a
+/// child process from the file already opened, at most [`MAX_BYTES`].
+fn read_pdf(
+    env: &ToolEnv,
+    reader: BufReader<File>,
+    args: &Args,
+    canonical: &Path,
+    meta: &std::fs::Metadata,
+    shown: &str,
+) -> Result<ToolOutput, ToolError> {
+    use crate::pdf::{PageRange, Reply};
+    if args.offset.is_some() || args.limit.is_some() {
+        return Err(ToolError::new(format!(
+            "{shown} is a PDF: `offset` and `limit` count lines of text files; pick pages with `pages` (e.g. \"1-5\")."
+        )));
+    }
+    let range = match &args.pages {
+        Some(p) => PageRange::parse(p).map_err(ToolError::new)?,
+        None => PageRange::default(),
+    };
+    let size = meta.len();
+    if size > crate::pdf::MAX_FILE_BYTES {
+        return Err(ToolError::new(format!(
+            "{shown} is a PDF of {}; read parses PDFs up to {}. Extract its text with bash if a tool for it is \
+             installed (e.g. `pdftotext -f 1 -l 5 {shown} -`), or split it (`qpdf --split-pages`).",
+            human_bytes(size),
+            human_bytes(crate::pdf::MAX_FILE_BYTES)
+        )));
+    }
+    let Some(program) = crate::pdf_child::program() else {
+        return Err(ToolError::new(format!(
+            "{shown} is a PDF, and this program has no PDF text helper (only the tern binary has one). Extract its \
+             text with bash (e.g. `pdftotext {shown} -`)."
+        )));
+    };
+    // The descriptor already judged and opened, from its start: never reopened by name.
+    let mut file = reader.into_inner();
+    file.rewind().map_err(|e| ToolError::new(format!("Cannot read {shown}: {e}")))?;
+    let reply = crate::pdf_child::run(program, file, range, crate::pdf_child::Limits::default()).map_err(|e| {
+        ToolError::new(format!(
+            "Cannot read {shown}: {e}. The file may be damaged or hostile; try bash `pdftotext` if it is installed."
+        ))
+    })?;
+    let (count, pages) = match reply {
+        Reply::Pages { count, pages } => (count, pages),
+        Reply::Encrypted => {
+            return Err(ToolError::new(format!(
+                "{shown} is an encrypted PDF that needs a password; read cannot open it. Ask the user for an unlocked \
+                 copy (e.g. `qpdf --password=... --decrypt in.pdf out.pdf`)."
+            )));
+        }
+        Reply::PastEnd { count } => {
+            return Err(ToolError::new(format!(
+                "{shown} has {count} page{}; `pages` must start between 1 and {count}.",
+                if count == 1 { "" } else { "s" }
+            )));
+        }
+        Reply::Damaged { message } => {
+            return Err(ToolError::new(format!(
+                "{shown} starts like a PDF but cannot be parsed ({message}); it is probably damaged or truncated. \
+                 Check it with bash (e.g. `file {shown}`, `qpdf --check {shown}`)."
+            )));
+        }
+        Reply::TooLarge { message } => {
+            return Err(ToolError::new(format!(
+                "{shown}: decompressing the PDF would pass read's limit ({message}); read refuses it. If the file is \
+                 trusted, extract its text with bash (e.g. `pdftotext {shown} -`)."
+            )));
+        }
+    };
+    let text = crate::pdf::render(shown, count, &pages, MAX_BYTES).map_err(ToolError::new)?;
+    env.reads.record(canonical, FileStamp::of(meta));
+    let truncated = text.ends_with("for more]");
+    let details = ToolDetails::Read(ReadDetails { path: shown.to_string(), truncated, ..Default::default() });
+    Ok(ToolOutput::text(text).with_details(details))
 }
 
 /// `Image: shot.png (PNG, 3000x1000, 1.2 MB), scaled to 2000x667.`
@@ -482,12 +585,8 @@ fn format_line(n: usize, bytes: &[u8], full_len: usize, max_chars: usize) -> Str
 /// Why a file's first bytes look binary, if they do (images are recognised
 /// before this, by `ImageKind::sniff`).
 fn binary_kind(head: &[u8]) -> Option<&'static str> {
-    let sig: &[(&[u8], &str)] = &[
-        (b"%PDF", "PDF document"),
-        (b"\x7fELF", "ELF executable"),
-        (b"PK\x03\x04", "zip archive"),
-        (b"\x1f\x8b", "gzip data"),
-    ];
+    let sig: &[(&[u8], &str)] =
+        &[(b"\x7fELF", "ELF executable"), (b"PK\x03\x04", "zip archive"), (b"\x1f\x8b", "gzip data")];
     for (magic, kind) in sig {
         if head.starts_with(magic) {
             return Some(kind);
@@ -558,7 +657,7 @@ mod tests {
     fn crlf_is_hidden_and_binary_detected() {
         let w = window("a\r\nb\r\n", 1, 10, 1000);
         assert_eq!(w.text, "     1\ta\n     2\tb");
-        assert_eq!(binary_kind(b"%PDF-1.7"), Some("PDF document"));
+        assert!(is_pdf(b"%PDF-1.7") && is_pdf(b"junk\n%PDF-1.4") && !is_pdf(b"a %PD F"));
         assert_eq!(binary_kind(b"abc\0def"), Some("contains NUL bytes"));
         assert_eq!(binary_kind("héllo".as_bytes()), None);
     }

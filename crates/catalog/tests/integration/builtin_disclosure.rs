@@ -45,7 +45,8 @@ fn the_notice_has_one_line_per_waiting_builtin() {
     let a = assemble(&registry(), &deferring_facts(), &DisclosureTools::new());
     assert_eq!(
         a.deferred_builtins_notice().unwrap(),
-        "# More tools\nNot loaded: get one with tool_search (select:NAME).\n\
+        "# More tools\nTools may be added during the conversation.\n\
+         Not loaded: get one with tool_search (select:NAME).\n\
          - task: hand a self-contained task to a subagent\n\
          - task_output: read a background task's output\n\
          - task_stop: stop a background task\n\
@@ -55,6 +56,25 @@ fn the_notice_has_one_line_per_waiting_builtin() {
          - skill: load a skill listed under Skills\n"
     );
     assert_eq!(assemble(&registry(), &facts(), &DisclosureTools::new()).deferred_builtins_notice(), None);
+}
+
+#[test]
+fn mcp_tools_inline_or_deferred_add_the_line_that_more_tools_may_come() {
+    let only = "# More tools\nTools may be added during the conversation.\n";
+    let registry = |f: &TurnFacts| {
+        let mut r = Registry::new(builtins()).unwrap();
+        r.set_mcp_tools(server("calc", 2));
+        assemble(&r, f, &DisclosureTools::new())
+    };
+    let inline = registry(&facts());
+    assert!(!inline.disclosure.deferred && names(&inline).contains(&"mcp__calc__t0".to_string()));
+    assert_eq!(inline.deferred_builtins_notice().as_deref(), Some(only));
+    // Deferred behind tool_search (a tiny context window): the same line.
+    let mut tiny = facts();
+    tiny.model.context_window = 100;
+    let deferred = registry(&tiny);
+    assert!(deferred.disclosure.deferred, "{}", deferred.disclosure.reason);
+    assert_eq!(deferred.deferred_builtins_notice().as_deref(), Some(only));
 }
 
 #[test]

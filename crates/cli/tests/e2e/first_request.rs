@@ -17,6 +17,11 @@ fn bytes(body: &Value) -> usize {
     body.to_string().len()
 }
 
+/// What prompt caching keys on: the tools and the system prompt, without cache markers.
+fn prefix(body: &Value) -> (String, String) {
+    (without_cache_markers(&body["tools"]).to_string(), without_cache_markers(&body["system"]).to_string())
+}
+
 fn system(body: &Value) -> String {
     body["system"][0]["text"].as_str().unwrap().to_string()
 }
@@ -30,6 +35,7 @@ async fn the_headless_first_request_fits_in_8_kb_and_names_every_waiting_builtin
     assert!(bytes(body) <= FIRST_REQUEST_BUDGET, "first request is {} bytes: {body}", bytes(body));
     assert_eq!(tool_names(body), INLINE);
     let system = system(body);
+    assert!(system.contains("# More tools\nTools may be added during the conversation.\n"), "{system}");
     for waiting in ["task", "task_output", "task_stop", "task_append", "enter_plan_mode", "web_fetch", "skill"] {
         assert!(system.contains(&format!("\n- {waiting}: ")), "{waiting} is not named: {system}");
     }
@@ -73,8 +79,6 @@ async fn two_turns_and_two_runs_send_byte_identical_tools_and_system_prompts() {
     assert_eq!(h.run(&["-p", "hi"]).await.code, Some(0));
     let bodies = h.bodies();
     assert_eq!(bodies.len(), 4);
-    let prefix =
-        |b: &Value| (without_cache_markers(&b["tools"]).to_string(), without_cache_markers(&b["system"]).to_string());
     assert_eq!(prefix(&bodies[1]), prefix(&bodies[0]), "second turn");
     assert_eq!(prefix(&bodies[2]), prefix(&bodies[0]), "second run");
     assert_eq!(prefix(&bodies[3]), prefix(&bodies[0]), "second run, second turn");
@@ -138,4 +142,32 @@ async fn a_resumed_session_keeps_what_tool_search_loaded() {
     let loaded = tool_names(&bodies[1]);
     assert_eq!(loaded[INLINE.len()..], ["task_output"]);
     assert_eq!(tool_names(&bodies[2]), loaded, "the resumed session sends the tool list it had");
+}
+
+#[tokio::test]
+async fn an_mcp_server_adds_the_line_that_tools_may_come_and_the_prefix_stays_byte_identical() {
+    let script = json!({"turns": [
+        {"tool_calls": [{"name": "glob", "arguments": {"pattern": "*.txt"}}]},
+        {"text": "one"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let config = h.home.path().join("config.toml");
+    let before = std::fs::read_to_string(&config).unwrap();
+    // Every built-in inline: only the server can bring the line.
+    let server = crate::mcp::test_server().display().to_string();
+    std::fs::write(
+        &config,
+        format!("{before}\n[tool_disclosure]\ndefer_builtins = false\n[mcp_servers.calc]\ncommand = {server:?}\n"),
+    )
+    .unwrap();
+    assert_eq!(h.run(&["-p", "list the text files"]).await.code, Some(0));
+    assert_eq!(h.run(&["-p", "list the text files"]).await.code, Some(0));
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 4);
+    assert!(tool_names(&bodies[0]).iter().any(|n| n.starts_with("mcp__calc__")), "{:?}", tool_names(&bodies[0]));
+    let text = system(&bodies[0]);
+    assert!(text.contains("\n# More tools\nTools may be added during the conversation.\n\n# Environment"), "{text}");
+    for (i, b) in bodies.iter().enumerate().skip(1) {
+        assert_eq!(prefix(b), prefix(&bodies[0]), "request {i}");
+    }
 }

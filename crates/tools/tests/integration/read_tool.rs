@@ -155,11 +155,14 @@ async fn binary_files_are_refused() {
     assert!(err.message.contains("binary"), "{}", err.message);
     assert!(err.message.contains("NUL"), "{}", err.message);
 
-    // Images are not refused: tests/read_images.rs covers them.
+    // Images are not refused (tests/read_images.rs), nor PDFs: the binary's
+    // PDF helper reads them (crates/cli/tests/e2e/pdf.rs); a library has none.
     f.write("doc.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n");
     let err = f.read(json!({"path": "doc.pdf"})).await.unwrap_err();
-    assert!(err.message.contains("binary"), "{}", err.message);
-    assert!(err.message.contains("PDF document"), "{}", err.message);
+    assert!(err.message.contains("doc.pdf is a PDF, and this program has no PDF text helper"), "{}", err.message);
+    f.write("a.zip", b"PK\x03\x04rest");
+    let err = f.read(json!({"path": "a.zip"})).await.unwrap_err();
+    assert!(err.message.contains("binary file (zip archive"), "{}", err.message);
 
     // Non-ASCII text is text.
     f.write("utf8.txt", "héllo wörld ✓\n");
