@@ -13,10 +13,10 @@ use common::{Harness, Wire, write};
 use serde_json::{Value, json};
 
 /// Two npm-style tarballs (`package/...`) and a manifest pinning them.
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
-    tarballs: PathBuf,
-    manifest: PathBuf,
+    pub(crate) tarballs: PathBuf,
+    pub(crate) manifest: PathBuf,
 }
 
 fn tarball(dir: &Path, name: &str, files: &[(&str, &str)]) -> String {
@@ -33,16 +33,23 @@ fn tarball(dir: &Path, name: &str, files: &[(&str, &str)]) -> String {
 }
 
 fn fixture(node_min: u32) -> Fixture {
+    fixture_running(
+        node_min,
+        "import { dep } from 'fixture-dep';\nconst argv = process.argv.slice(2), i = argv.indexOf('--api-key');\n\
+         const key = i >= 0 ? argv.splice(i, 2)[1] : 'none';\n\
+         console.log(`mmx fixture: ${dep} ${argv.join(' ')} key=${key} env=${process.env.MINIMAX_API_KEY ?? 'none'}`);\n",
+    )
+}
+
+/// A fixture whose `dist/mmx.mjs` is `script`.
+pub(crate) fn fixture_running(node_min: u32, script: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let main = tarball(
         dir.path(),
         "mmx-cli-9.9.9",
         &[
             ("package.json", r#"{"name": "mmx-cli", "version": "9.9.9", "type": "module"}"#),
-            (
-                "dist/mmx.mjs",
-                "import { dep } from 'fixture-dep';\nconsole.log(`mmx fixture: ${dep} ${process.argv.slice(2).join(' ')} key=${process.env.MINIMAX_API_KEY ?? 'none'}`);\n",
-            ),
+            ("dist/mmx.mjs", script),
             ("README.md", "not laid out"),
         ],
     );
@@ -124,7 +131,9 @@ async fn install_checks_lays_out_and_puts_mmx_on_the_tools_path_only() {
     let (result, failed) = h.tool_results(&h.bodies()[1]).pop().unwrap();
     assert!(!failed, "{result}");
     assert!(result.contains(&bin(&h).join("mmx").display().to_string()), "{result}");
-    assert!(result.contains("mmx fixture: with its dependency generate a cat key=mm-secret"), "{result}");
+    // The key reaches mmx as the session's token (the launcher passes it as --api-key), never as itself.
+    assert!(result.contains("mmx fixture: with its dependency generate a cat key=tern-"), "{result}");
+    assert!(!result.contains("mm-secret"), "{result}");
     let hook_path = std::fs::read_to_string(hook_file.path()).unwrap();
     assert!(!hook_path.contains("internal-bin") && hook_path.contains("key=none"), "{hook_path}");
     // The skill is listed (not loaded) and the reminder is there from the first request.
