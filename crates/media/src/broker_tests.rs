@@ -1,7 +1,5 @@
 use super::*;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-
 const SECRET: &str = "s3cret";
 const TOKEN: &str = "tok";
 
@@ -90,29 +88,17 @@ fn the_token_keeps_the_keys_kind_and_nothing_else_of_it() {
     assert_eq!(up("sk-SECRET").token("ab"), "tern-ab");
 }
 
-/// What the mock API received: the request head, as text.
+#[path = "../tests/support/mock_api.rs"]
+mod mock;
+
+/// The mock API's base URL and the request heads it received.
 struct MockApi {
     url: String,
     heads: tokio::sync::mpsc::UnboundedReceiver<String>,
 }
 
-/// An HTTP/1 server on 127.0.0.1 that records each request's head and
-/// answers `200 hello` (closing the connection).
 async fn mock_api() -> MockApi {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/api", listener.local_addr().unwrap());
-    let (tx, heads) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            let _ = tx.send(String::from_utf8_lossy(&head).to_lowercase());
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello").await;
-        }
-    });
+    let (url, heads) = mock::mock_api("hello").await;
     MockApi { url, heads }
 }
 

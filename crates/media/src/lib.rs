@@ -8,7 +8,9 @@
 //! refuses a tarball whose sha512 differs from `assets/internal-bin/manifest.toml`
 //! (built into the binary), lays out only the pinned files, records each
 //! file's sha256, and [`detect`] refuses to offer the CLI when any file, the
-//! launcher or the record differs. See docs/media-cli.md.
+//! launcher or the record differs. The key never reaches a command:
+//! [`broker`] serves them a per-session token through a loopback endpoint.
+//! See docs/media-cli.md.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

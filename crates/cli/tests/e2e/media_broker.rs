@@ -12,7 +12,6 @@ use crate::media_cli::{Fixture, fixture_running};
 
 use common::{Harness, Wire, write};
 use serde_json::json;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 const REAL_KEY: &str = "sk-cp-the-real-key-4242";
 
@@ -31,27 +30,12 @@ const PROBE: &str = "const base = process.env.MINIMAX_BASE_URL, token = process.
     console.log('outside the endpoint:', await get(base.replace(/\\/[^/]*$/, '/v1/token_plan/remains'), token));\n\
     console.log('endpoint:', base);\n";
 
-/// The mock API: every request's head (lower-cased) on a channel; each
-/// gets `200 {"remains":1}`.
-async fn mock_api() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/api", listener.local_addr().unwrap());
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((mut stream, _)) = listener.accept().await {
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap_or(0) == 1 {
-                head.push(byte[0]);
-            }
-            let _ = tx.send(String::from_utf8_lossy(&head).to_lowercase());
-            let body = r#"{"remains":1}"#;
-            let answer =
-                format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
-            let _ = stream.write_all(answer.as_bytes()).await;
-        }
-    });
-    (url, rx)
+#[path = "../../../media/tests/support/mock_api.rs"]
+mod mock;
+
+/// The mock API: its base URL and the request heads it received.
+pub(crate) async fn mock_api() -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    mock::mock_api(r#"{"remains":1}"#).await
 }
 
 fn script() -> String {
@@ -72,6 +56,14 @@ async fn setup() -> (Harness, Fixture, String, tokio::sync::mpsc::UnboundedRecei
     (h, f, api, heads)
 }
 
+/// `cmd` with the fixture's manifest, the real key and the mock API as tern's.
+fn with_key(mut cmd: tokio::process::Command, f: &Fixture, api: &str) -> tokio::process::Command {
+    cmd.env(tern_runtime::media_cli::MANIFEST_ENV, &f.manifest)
+        .env("MINIMAX_API_KEY", REAL_KEY)
+        .env("MINIMAX_BASE_URL", api);
+    cmd
+}
+
 /// Everything a run must show, given its output and the API's requests.
 async fn check(h: &Harness, out: std::process::Output, heads: &mut tokio::sync::mpsc::UnboundedReceiver<String>) {
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -87,7 +79,8 @@ async fn check(h: &Harness, out: std::process::Output, heads: &mut tokio::sync::
     assert!(result.contains("MINIMAX_REGION=global"), "{result}");
     // mmx reached the API through the broker, which put the real key in.
     assert!(result.contains(r#"mmx fixture: 200 {"remains":1}"#), "{result}");
-    let head = heads.recv().await.unwrap();
+    let head = tokio::time::timeout(std::time::Duration::from_secs(60), heads.recv()).await;
+    let head = head.ok().flatten().unwrap_or_else(|| panic!("no request reached the mock API: {result}"));
     assert!(head.starts_with("get /api/v1/token_plan/remains http/1.1\r\n"), "{head}");
     assert!(head.contains(&format!("authorization: bearer {REAL_KEY}\r\n").to_lowercase()), "{head}");
     assert!(result.contains("wrong token: 401"), "{result}");
@@ -106,11 +99,8 @@ async fn check(h: &Harness, out: std::process::Output, heads: &mut tokio::sync::
 #[tokio::test]
 async fn commands_get_a_session_token_that_reaches_only_the_media_api_with_the_real_key() {
     let (h, f, api, mut heads) = setup().await;
-    let mut cmd = h.command(&["-p", "how much quota is left?", "--verbose"]);
-    cmd.env(tern_runtime::media_cli::MANIFEST_ENV, &f.manifest)
-        .env("MINIMAX_API_KEY", REAL_KEY)
-        .env("MINIMAX_BASE_URL", &api);
-    check(&h, cmd.output().await.unwrap(), &mut heads).await;
+    let cmd = h.command(&["-p", "how much quota is left?", "--verbose"]);
+    check(&h, with_key(cmd, &f, &api).output().await.unwrap(), &mut heads).await;
 }
 
 #[tokio::test]
@@ -125,11 +115,8 @@ async fn as_an_ordinary_user_the_broker_serves_the_sandboxed_command() {
     }
     std::os::unix::fs::chown(h.home.path().join("config.toml"), Some(NOBODY), Some(NOBODY)).unwrap();
     let bin = binary_for_nobody();
-    let mut cmd = as_nobody(&h, &bin.path().join("tern"), &["-p", "how much quota is left?", "--verbose"]);
-    cmd.env(tern_runtime::media_cli::MANIFEST_ENV, &f.manifest)
-        .env("MINIMAX_API_KEY", REAL_KEY)
-        .env("MINIMAX_BASE_URL", &api);
-    check(&h, cmd.output().await.unwrap(), &mut heads).await;
+    let cmd = as_nobody(&h, &bin.path().join("tern"), &["-p", "how much quota is left?", "--verbose"]);
+    check(&h, with_key(cmd, &f, &api).output().await.unwrap(), &mut heads).await;
 }
 
 /// A launcher written before the broker (no `--api-key` line) is brought up
