@@ -130,7 +130,7 @@ Environment:
   TERN_HOME                               tern's config and data in one folder (default: the XDG folders)
   HOME                                    the home folder (~ in rules; secrets there stay unreadable)
   NO_COLOR                                no colors in the TUI
-  MINIMAX_*                               passed to commands when the media CLI is installed
+  MINIMAX_*                               for the media CLI: the key is brokered (commands get a session token)
 
 Exit codes (-p): 0 done, 1 the run failed (provider error, turn limit), 2 usage or config error,
 130 interrupted. Docs: README.md and docs/ (headless.md, ci.md, acp.md, permissions.md).";

@@ -8,9 +8,13 @@
 //! refuses a tarball whose sha512 differs from `assets/internal-bin/manifest.toml`
 //! (built into the binary), lays out only the pinned files, records each
 //! file's sha256, and [`detect`] refuses to offer the CLI when any file, the
-//! launcher or the record differs. See docs/media-cli.md.
+//! launcher or the record differs. The key never reaches a command:
+//! [`broker`] serves them a per-session token through a loopback endpoint.
+//! See docs/media-cli.md.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod broker;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -325,15 +329,25 @@ fn sh_quote(s: &str) -> String {
 fn launcher_text(data_dir: &Path, m: &Manifest) -> String {
     let entry = entry_path(&install_dir(data_dir, m), m);
     // `node` from the absolute PATH directories only: an empty or relative
-    // entry would find a repository's own `node`.
+    // entry would find a repository's own `node`. mmx takes its key from
+    // `--api-key` or its config file, never from the environment when run
+    // without a terminal: the session's token (broker.rs) goes as the flag.
     format!(
         "#!/bin/sh\n# Written by `tern media-cli install`: the pinned {} {}, run with node.\n\
          set -f; p=; IFS=:; for d in $PATH; do case $d in /*) p=${{p:+$p:}}$d;; esac; done; unset IFS\n\
+         if [ -n \"${{MINIMAX_API_KEY-}}\" ]; then set -- --api-key \"$MINIMAX_API_KEY\" \"$@\"; fi\n\
          PATH=$p exec node {} \"$@\"\n",
         m.package,
         m.version,
         sh_quote(&entry.display().to_string())
     )
+}
+
+/// The launcher tern wrote before the credential broker (no `--api-key`):
+/// replaced by the current one at start, not reported as tampered.
+fn earlier_launcher_text(data_dir: &Path, m: &Manifest) -> String {
+    let current = launcher_text(data_dir, m);
+    current.lines().filter(|l| !l.starts_with("if [ -n \"${MINIMAX_API_KEY-}\" ]")).map(|l| format!("{l}\n")).collect()
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -418,9 +432,12 @@ fn verify(data_dir: &Path, m: &Manifest) -> Result<(), String> {
         return Err(format!("{} was installed from other pins than this tern's manifest", dir.display()));
     }
     let launcher = launcher_path(data_dir);
-    let written = tern_sandbox::small_file::read_bytes_bounded(&launcher, 64 << 10, Some(&bin_dir(data_dir)));
+    let written = tern_sandbox::small_file::read_bytes_bounded(&launcher, 64 << 10, Some(&bin_dir(data_dir))).ok();
     let is_file = std::fs::symlink_metadata(&launcher).is_ok_and(|meta| meta.file_type().is_file());
-    if !is_file || written.ok().as_deref() != Some(launcher_text(data_dir, m).as_bytes()) {
+    let earlier = is_file && written.as_deref() == Some(earlier_launcher_text(data_dir, m).as_bytes());
+    if earlier && write_launcher(data_dir, m).is_ok() {
+        // Written by an earlier tern: brought up to date.
+    } else if !is_file || written.as_deref() != Some(launcher_text(data_dir, m).as_bytes()) {
         return Err(format!("{} differs from the launcher tern wrote", launcher.display()));
     }
     // Unchanged identities since the last hashing: the same bytes; else hash again.
@@ -805,6 +822,23 @@ mod tests {
         assert_eq!(tarball_name(&pin("mmx-cli")), "mmx-cli-1.2.3.tgz");
         assert_eq!(tarball_name(&pin("@clack/core")), "clack-core-1.2.3.tgz");
         assert_eq!(sh_quote("/a b/it's"), "'/a b/it'\\''s'");
+    }
+
+    #[test]
+    fn the_launcher_passes_the_token_as_a_flag_and_the_one_before_it_is_known() {
+        let m = toml::from_str::<ManifestFile>(BUNDLED_MANIFEST).unwrap().mmx;
+        let data = Path::new("/d");
+        let entry = "'/d/internal-bin/media-cli/mmx-cli-1.0.27/node_modules/mmx-cli/dist/mmx.mjs'";
+        let head = "#!/bin/sh\n# Written by `tern media-cli install`: the pinned mmx-cli 1.0.27, run with node.\n\
+                    set -f; p=; IFS=:; for d in $PATH; do case $d in /*) p=${p:+$p:}$d;; esac; done; unset IFS\n";
+        assert_eq!(earlier_launcher_text(data, &m), format!("{head}PATH=$p exec node {entry} \"$@\"\n"));
+        assert_eq!(
+            launcher_text(data, &m),
+            format!(
+                "{head}if [ -n \"${{MINIMAX_API_KEY-}}\" ]; then set -- --api-key \"$MINIMAX_API_KEY\" \"$@\"; fi\n\
+                 PATH=$p exec node {entry} \"$@\"\n"
+            )
+        );
     }
 
     #[test]

@@ -484,8 +484,17 @@ impl RuntimeBuilder {
         let hook_runner = startup::hooks(&loaded, &child_env)?;
         startup::clear_stale_writes(&loaded, warnings);
         let media = media.await.map_err(|e| RuntimeError::Io(format!("checking the media CLI: {e}")))?;
-        let env =
-            startup::tool_env(&loaded, &session, client_files, &model_info, &sandbox, &media, &child_env, &policy);
+        let media_broker = startup::media_broker(&media, warnings);
+        let env = startup::tool_env(
+            &loaded,
+            &session,
+            client_files,
+            &model_info,
+            &sandbox,
+            (&media, media_broker.as_ref()),
+            &child_env,
+            &policy,
+        );
         let background = env.background.clone();
         let folders = loaded.folders.clone();
         let (skills, commands) = startup::markdown_resources(&loaded, media.ready(), &extensions, warnings);
@@ -566,6 +575,7 @@ impl RuntimeBuilder {
             sandbox,
             child_env,
             media,
+            media_broker,
             skills,
             commands,
             agent,
@@ -595,6 +605,8 @@ impl RuntimeBuilder {
 pub struct Runtime {
     /// The media CLI as found at start.
     media: media_cli::MediaCli,
+    /// Its credential broker, when tern has a key to keep from commands.
+    media_broker: Option<Arc<media_cli::broker::MediaBroker>>,
     workspace: PathBuf,
     paths: TernPaths,
     provider: ResolvedProvider,
@@ -735,10 +747,15 @@ impl Runtime {
             )
         };
         lines.push(sandbox);
-        // What the media CLI's commands get is shown as passed, not hidden.
-        let (passed, hidden): (Vec<String>, Vec<String>) = secrets::removed_names(&self.child_env)
-            .into_iter()
-            .partition(|name| self.media.ready() && self.media.env.contains(name));
+        // What the media CLI's commands get is shown as passed or brokered, not hidden.
+        let brokered = |name: &str| self.media_broker.is_some() && media_cli::broker::BROKERED.contains(&name);
+        let (passed, hidden): (Vec<String>, Vec<String>) =
+            secrets::removed_names(&self.child_env).into_iter().filter(|name| !brokered(name)).partition(|name| {
+                self.media.ready() && self.media.env.contains(name) && name != media_cli::broker::KEY_VAR
+            });
+        if let Some(broker) = &self.media_broker {
+            lines.push(broker.summary());
+        }
         if !hidden.is_empty() {
             lines.push(format!("not passed to commands, hooks and MCP servers: {}", hidden.join(", ")));
         }
@@ -1400,6 +1417,10 @@ impl Runtime {
 
     /// Stop every MCP server.
     pub async fn shutdown(&self) {
+        // The media token dies with the session.
+        if let Some(broker) = &self.media_broker {
+            broker.revoke();
+        }
         // Nothing started in the background outlives the session.
         self.background.stop_all();
         // Background subagents end on their stop; what they used still

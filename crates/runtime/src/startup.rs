@@ -13,6 +13,7 @@ use tern_protocol::ChildEnv;
 
 use crate::config::{self, FileConfig, TernPaths};
 use crate::mcp_config::{self, ConfiguredServer};
+use crate::media_cli::broker::{self, BROKERED};
 use crate::permissions::{self, PermissionFlags};
 use crate::session::{LoadedSession, Session};
 use crate::setup::ResolvedProvider;
@@ -777,7 +778,7 @@ pub(crate) fn tool_env(
     client_files: Option<Arc<dyn tern_tools::ClientFiles>>,
     model_info: &tern_llm::ModelInfo,
     sandbox: &tern_tools::SandboxSettings,
-    media: &crate::media_cli::MediaCli,
+    (media, broker): (&crate::media_cli::MediaCli, Option<&Arc<crate::media_cli::broker::MediaBroker>>),
     base_env: &ChildEnv,
     policy: &Arc<Policy>,
 ) -> tern_tools::ToolEnv {
@@ -796,7 +797,12 @@ pub(crate) fn tool_env(
     }
     env.command_prefix = loaded.config.bash.command_prefix.clone().filter(|p| !p.trim().is_empty());
     if media.ready() {
-        let tool_env = child_env(loaded, &media.env);
+        // A brokered key reaches commands as a token (with the broker's URL), never as itself.
+        let passed: Vec<String> = match broker {
+            Some(_) => media.env.iter().filter(|v| !BROKERED.contains(&v.as_str())).cloned().collect(),
+            None => media.env.iter().filter(|v| v.as_str() != broker::KEY_VAR).cloned().collect(),
+        };
+        let tool_env = child_env(loaded, &passed);
         let rest = tool_env.get(std::ffi::OsStr::new("PATH")).cloned().unwrap_or_default();
         let mut path = media.bin_dir.clone().into_os_string();
         if !rest.is_empty() {
@@ -805,6 +811,7 @@ pub(crate) fn tool_env(
         }
         env.path_prepend = Some(path);
         env.child_env = Some(tool_env);
+        env.lazy_env = broker.map(|b| b.clone() as Arc<dyn tern_tools::LazyEnv>);
         // Confined commands may read and run it (nothing there is writable).
         env.sandbox.programs.push(media.bin_dir.clone());
     } else {
@@ -815,6 +822,25 @@ pub(crate) fn tool_env(
     let deny_policy = policy.clone();
     env.deny_read = Some(Arc::new(move |p: &std::path::Path| deny_policy.search_skips(p)));
     env
+}
+
+/// The media CLI's credential broker, when the CLI is offered and tern has
+/// a `MINIMAX_API_KEY`: it starts with the first command. A base URL or
+/// region it cannot use is a warning, and commands get no key at all.
+pub(crate) fn media_broker(
+    media: &crate::media_cli::MediaCli,
+    warnings: &mut Vec<String>,
+) -> Option<Arc<broker::MediaBroker>> {
+    if !media.ready() {
+        return None;
+    }
+    match broker::Upstream::from_env(|name| std::env::var(name).ok()) {
+        Ok(upstream) => upstream.map(|u| Arc::new(broker::MediaBroker::new(u))),
+        Err(e) => {
+            warnings.push(format!("media CLI: {e}; commands get no {}", broker::KEY_VAR));
+            None
+        }
+    }
 }
 
 /// The skills and custom slash commands of the user, the project (as its

@@ -256,6 +256,9 @@ pub(crate) fn spawn(
     if let Some(path) = &env.path_prepend {
         cmd.env("PATH", path);
     }
+    if let Some(lazy) = &env.lazy_env {
+        cmd.envs(lazy.vars().map_err(|e| ToolError::new(format!("bash: {e}")))?);
+    }
     // Killed if tern dies (kill -9): the shell, or the command it runs in its place.
     #[cfg(target_os = "linux")]
     // SAFETY: prctl(PR_SET_PDEATHSIG) in the child between fork and exec only sets a flag of that process.

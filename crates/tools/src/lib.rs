@@ -105,6 +105,9 @@ pub struct ToolEnv {
     /// The environment bash commands start from (secrets removed); tern's
     /// own when `None`.
     pub child_env: Option<tern_protocol::ChildEnv>,
+    /// Variables for bash commands that cost something to make (the media
+    /// CLI's credential broker), made when the first command starts.
+    pub lazy_env: Option<Arc<dyn LazyEnv>>,
     /// How bash confines its commands (on at workspace-write by default).
     pub sandbox: SandboxSettings,
     /// The private temp dir created when `sandbox.temp_dir` is unset.
@@ -116,6 +119,13 @@ pub struct ToolEnv {
     /// Files as an editor holds them (ACP `fs/*`): read, edit and write go
     /// through it for text files; `None`: the file system.
     pub client_files: Option<Arc<dyn ClientFiles>>,
+}
+
+/// Variables bash commands get on top of [`ToolEnv::child_env`], made on
+/// first use: a service behind them starts only when a command runs.
+pub trait LazyEnv: Send + Sync {
+    /// The variables; an error (which names what to do) fails the command.
+    fn vars(&self) -> Result<Vec<(OsString, OsString)>, String>;
 }
 
 impl std::fmt::Debug for ToolEnv {
@@ -178,6 +188,7 @@ impl ToolEnv {
             file_locks: FileLocks::default(),
             deny_read: None,
             child_env: None,
+            lazy_env: None,
             sandbox: SandboxSettings::default(),
             sandbox_tmp: Mutex::new(None),
             sandbox_warned: AtomicBool::new(false),

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::common::{Harness, Wire, write};
 use crate::xattrs::{get_xattr, root, set_xattr};
 
-const NOBODY: u32 = 65534;
+pub(crate) const NOBODY: u32 = 65534;
 
 fn owner(path: &Path) -> (u32, u32, u32) {
     let m = std::fs::metadata(path).unwrap();
@@ -63,7 +63,7 @@ async fn as_root_an_edit_keeps_the_owner_the_links_and_the_attributes() {
 
 /// A place nobody can run the binary from: a link (or copy) of it in a
 /// temp folder, whatever the permissions of the folders it was built in.
-fn binary_for_nobody() -> tempfile::TempDir {
+pub(crate) fn binary_for_nobody() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let bin = Path::new(env!("CARGO_BIN_EXE_tern"));
@@ -75,7 +75,7 @@ fn binary_for_nobody() -> tempfile::TempDir {
 }
 
 /// `h.command(args)` run as nobody (no groups) through setpriv.
-fn as_nobody(h: &Harness, bin: &Path, args: &[&str]) -> tokio::process::Command {
+pub(crate) fn as_nobody(h: &Harness, bin: &Path, args: &[&str]) -> tokio::process::Command {
     let inner = h.command(args);
     let inner = inner.as_std();
     let mut cmd = tokio::process::Command::new("setpriv");

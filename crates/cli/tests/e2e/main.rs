@@ -33,6 +33,7 @@ mod images;
 mod layout;
 mod local_models;
 mod mcp;
+mod media_broker;
 mod media_cli;
 mod output_budget;
 mod parity;

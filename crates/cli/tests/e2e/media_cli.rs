@@ -13,10 +13,10 @@ use common::{Harness, Wire, write};
 use serde_json::{Value, json};
 
 /// Two npm-style tarballs (`package/...`) and a manifest pinning them.
-struct Fixture {
+pub(crate) struct Fixture {
     _dir: tempfile::TempDir,
-    tarballs: PathBuf,
-    manifest: PathBuf,
+    pub(crate) tarballs: PathBuf,
+    pub(crate) manifest: PathBuf,
 }
 
 fn tarball(dir: &Path, name: &str, files: &[(&str, &str)]) -> String {
@@ -33,16 +33,23 @@ fn tarball(dir: &Path, name: &str, files: &[(&str, &str)]) -> String {
 }
 
 fn fixture(node_min: u32) -> Fixture {
+    fixture_running(
+        node_min,
+        "import { dep } from 'fixture-dep';\nconst argv = process.argv.slice(2), i = argv.indexOf('--api-key');\n\
+         const key = i >= 0 ? argv.splice(i, 2)[1] : 'none';\n\
+         console.log(`mmx fixture: ${dep} ${argv.join(' ')} key=${key} env=${process.env.MINIMAX_API_KEY ?? 'none'}`);\n",
+    )
+}
+
+/// A fixture whose `dist/mmx.mjs` is `script`.
+pub(crate) fn fixture_running(node_min: u32, script: &str) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let main = tarball(
         dir.path(),
         "mmx-cli-9.9.9",
         &[
             ("package.json", r#"{"name": "mmx-cli", "version": "9.9.9", "type": "module"}"#),
-            (
-                "dist/mmx.mjs",
-                "import { dep } from 'fixture-dep';\nconsole.log(`mmx fixture: ${dep} ${process.argv.slice(2).join(' ')} key=${process.env.MINIMAX_API_KEY ?? 'none'}`);\n",
-            ),
+            ("dist/mmx.mjs", script),
             ("README.md", "not laid out"),
         ],
     );
@@ -124,7 +131,9 @@ async fn install_checks_lays_out_and_puts_mmx_on_the_tools_path_only() {
     let (result, failed) = h.tool_results(&h.bodies()[1]).pop().unwrap();
     assert!(!failed, "{result}");
     assert!(result.contains(&bin(&h).join("mmx").display().to_string()), "{result}");
-    assert!(result.contains("mmx fixture: with its dependency generate a cat key=mm-secret"), "{result}");
+    // The key reaches mmx as the session's token (the launcher passes it as --api-key), never as itself.
+    assert!(result.contains("mmx fixture: with its dependency generate a cat key=tern-"), "{result}");
+    assert!(!result.contains("mm-secret"), "{result}");
     let hook_path = std::fs::read_to_string(hook_file.path()).unwrap();
     assert!(!hook_path.contains("internal-bin") && hook_path.contains("key=none"), "{hook_path}");
     // The skill is listed (not loaded) and the reminder is there from the first request.
@@ -248,9 +257,11 @@ async fn disabled_in_config_removes_path_skill_reminder_and_variables() {
     assert!(!system.contains("media-tools") && !system.contains("media CLI"), "{system}");
 }
 
-/// The real pinned package from the registry, run through a bash tool call.
+/// The real pinned package from the registry, run through a bash tool call:
+/// its help, then a call that goes through the credential broker to a mock
+/// API with the real key.
 #[tokio::test]
-async fn the_real_pinned_mmx_installs_and_prints_its_help() {
+async fn the_real_pinned_mmx_installs_prints_its_help_and_calls_the_api_through_the_broker() {
     let reachable = tokio::process::Command::new("npm")
         .args(["view", "mmx-cli@1.0.27", "version"])
         .stdin(std::process::Stdio::null())
@@ -262,13 +273,23 @@ async fn the_real_pinned_mmx_installs_and_prints_its_help() {
             return;
         }
     }
-    let h = Harness::new(Wire::Anthropic, &bash_script("mmx --help")).await;
+    // mock-llm answers each run from the script's start: one run, one command line.
+    let command = "mmx --help 2>&1 | grep -m1 'Usage: mmx'; mmx quota show --non-interactive --output json";
+    let h = Harness::new(Wire::Anthropic, &bash_script(command)).await;
     let out = h.run(&["media-cli", "install"]).await;
     assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
-    let out = h.run(&["-p", "what can mmx do?"]).await;
-    assert_eq!(out.code, Some(0), "{}", out.stderr);
-    let (result, failed) = h.tool_results(&h.bodies()[1]).pop().unwrap();
-    assert!(!failed && result.contains("Usage: mmx"), "{result}");
+    let (api, mut heads) = crate::media_broker::mock_api().await;
+    let mut cmd = h.command(&["-p", "what can mmx do, and how much quota is left?"]);
+    cmd.env("MINIMAX_API_KEY", "sk-cp-real-registry-key").env("MINIMAX_BASE_URL", &api);
+    let out = cmd.output().await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (result, _) = h.tool_results(&h.bodies()[1]).pop().unwrap();
+    assert!(result.contains("Usage: mmx"), "{result}");
+    let head = tokio::time::timeout(std::time::Duration::from_secs(60), heads.recv()).await;
+    let head = head.ok().flatten().unwrap_or_else(|| panic!("no request reached the mock API: {result}"));
+    assert!(head.starts_with("get /api/v1/token_plan/remains http/1.1\r\n"), "{head}\n{result}");
+    assert!(head.contains("authorization: bearer sk-cp-real-registry-key\r\n"), "{head}");
+    assert!(!result.contains("real-registry-key"), "{result}");
 }
 
 /// In the default layout (no TERN_HOME) internal-bin sits in tern's data
