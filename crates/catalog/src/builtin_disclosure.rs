@@ -22,11 +22,17 @@ pub struct DeferrableBuiltin {
     pub name: &'static str,
     /// What it is for, in the notice the model reads (one short line).
     pub purpose: &'static str,
+    /// A line it shares in the notice with the other tools of its group
+    /// (listed together, one line for all), instead of its own.
+    pub group: Option<&'static str>,
     /// Why it may wait, for `tern tools --explain`.
     pub why: &'static str,
     /// When the first prompt loads it up front, for `tern tools --explain`.
     pub loaded_when: Option<&'static str>,
 }
+
+/// The one line the background-task tools share in the notice.
+const BACKGROUND: &str = "read, stop or add work to a background task";
 
 /// The built-ins that may wait, in the order the notice lists them.
 ///
@@ -38,6 +44,7 @@ pub struct DeferrableBuiltin {
 pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 7] = [
     DeferrableBuiltin {
         name: "task",
+        group: None,
         purpose: "hand a self-contained task to a subagent",
         why: "delegation is rare: most tasks are done directly",
         loaded_when: Some("the prompt says subagent, delegate or in parallel"),
@@ -45,35 +52,41 @@ pub const DEFERRABLE_BUILTINS: [DeferrableBuiltin; 7] = [
     DeferrableBuiltin {
         name: "task_output",
         purpose: "read a background task's output",
+        group: Some(BACKGROUND),
         why: "only after bash started a background task, whose answer names it",
         loaded_when: None,
     },
     DeferrableBuiltin {
         name: "task_stop",
         purpose: "stop a background task",
+        group: Some(BACKGROUND),
         why: "only after bash or task started a background task",
         loaded_when: None,
     },
     DeferrableBuiltin {
         name: "task_append",
         purpose: "give a background subagent more work",
+        group: Some(BACKGROUND),
         why: "only after task started a background subagent",
         loaded_when: None,
     },
     DeferrableBuiltin {
         name: "enter_plan_mode",
+        group: None,
         purpose: "read-only planning before a large change",
         why: "planning first is the person's choice, seldom the model's",
         loaded_when: Some("the prompt asks for plan mode"),
     },
     DeferrableBuiltin {
         name: "web_fetch",
+        group: None,
         purpose: "fetch a web page as Markdown",
         why: "only when a URL is involved",
         loaded_when: Some("the prompt has an http(s) URL"),
     },
     DeferrableBuiltin {
         name: "skill",
+        group: None,
         purpose: "load a skill listed under Skills",
         why: "only when a listed skill matches the task",
         loaded_when: Some("the prompt names a skill or starts with /skill"),
@@ -176,8 +189,18 @@ impl crate::assemble::Assembly {
         if !names.is_empty() {
             out.push_str("Not loaded: get one with tool_search (select:NAME).\n");
         }
-        for b in names.iter().filter_map(|n| deferrable(n)) {
-            out.push_str(&format!("- {}: {}\n", b.name, b.purpose));
+        // Tools of one group share a line: `- task_output, task_stop: …`.
+        let waiting: Vec<&DeferrableBuiltin> = names.iter().filter_map(|n| deferrable(n)).collect();
+        for (i, b) in waiting.iter().enumerate() {
+            match b.group {
+                Some(group) if waiting[..i].iter().any(|o| o.group == Some(group)) => {}
+                Some(group) => {
+                    let members: Vec<&str> =
+                        waiting.iter().filter(|o| o.group == Some(group)).map(|o| o.name).collect();
+                    out.push_str(&format!("- {}: {group}\n", members.join(", ")));
+                }
+                None => out.push_str(&format!("- {}: {}\n", b.name, b.purpose)),
+            }
         }
         Some(out)
     }

@@ -263,8 +263,7 @@ impl Skills {
             return None;
         }
         let mut out = String::from(
-            "\n# Skills\nSkills hold instructions for particular tasks. When a task matches one, call the `skill` \
-             tool with its name first and follow what it returns.\n",
+            "\n# Skills\nWhen a task matches a skill, load it with the `skill` tool first and follow it.\n",
         );
         let mut listed = 0;
         for s in &self.list {

@@ -41,16 +41,14 @@ fn rarely_used_builtins_wait_behind_tool_search_by_default() {
 }
 
 #[test]
-fn the_notice_has_one_line_per_waiting_builtin() {
+fn the_notice_has_one_line_per_waiting_builtin_and_one_per_group() {
     let a = assemble(&registry(), &deferring_facts(), &DisclosureTools::new());
     assert_eq!(
         a.deferred_builtins_notice().unwrap(),
         "# More tools\nTools may be added during the conversation.\n\
          Not loaded: get one with tool_search (select:NAME).\n\
          - task: hand a self-contained task to a subagent\n\
-         - task_output: read a background task's output\n\
-         - task_stop: stop a background task\n\
-         - task_append: give a background subagent more work\n\
+         - task_output, task_stop, task_append: read, stop or add work to a background task\n\
          - enter_plan_mode: read-only planning before a large change\n\
          - web_fetch: fetch a web page as Markdown\n\
          - skill: load a skill listed under Skills\n"
