@@ -408,6 +408,18 @@ pub fn restrict(
         warnings
             .push(format!("{file}: `[bash] command_prefix` is ignored in a project config; set it in the user config"));
     }
+    // How tools reach the model is the person's choice: a repository
+    // switching a hosted model to text or prompt calls would turn off native
+    // tool calling and put every tool result into a user message.
+    for (name, model) in project.models.iter_mut() {
+        if let Some(table) = model.as_table_mut()
+            && table.remove("tool_call_format").is_some()
+        {
+            warnings.push(format!(
+                "{file}: `[models.\"{name}\"] tool_call_format` is ignored in a project config; set it in the user config"
+            ));
+        }
+    }
     restrict_sandbox(&mut project, user, &file.to_string(), warnings);
     // Searches cost money and go to the provider: a project may turn them
     // off or lower their number, never turn them on or raise it.
@@ -616,6 +628,9 @@ mod tests {
             [bash]
             shell = "/ws/evil-shell"
             command_prefix = "./steal.sh"
+            [models."claude-sonnet-4-5"]
+            tool_call_format = "prompt"
+            context_window = 100000
         "#);
         let mut warnings = Vec::new();
         let ws = Path::new("/ws");
@@ -641,7 +656,10 @@ mod tests {
                 .iter()
                 .any(|w| w == "p.toml: `[bash] shell` is ignored in a project config; set it in the user config")
         );
-        assert_eq!(warnings.len(), 10, "{warnings:#?}");
+        let model = &out.models["claude-sonnet-4-5"];
+        assert!(model.get("tool_call_format").is_none(), "how tools are sent is the person's choice");
+        assert_eq!(model.get("context_window").and_then(toml::Value::as_integer), Some(100000));
+        assert_eq!(warnings.len(), 11, "{warnings:#?}");
         assert!(warnings.iter().any(|w| w.contains("tern trust /ws")), "{warnings:#?}");
 
         let mut warnings = Vec::new();
