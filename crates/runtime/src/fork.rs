@@ -36,9 +36,12 @@ use tokio_util::sync::CancellationToken;
 pub const FORK: &str = "fork";
 
 /// What a fork may not run although its tool array offers it: the tools no
-/// subagent gets, and `tool_search`.
+/// subagent gets, whatever delegates to another agent (`task_append` too:
+/// delegation is only the main agent's), and `tool_search`.
 fn refused_in_fork(name: &str) -> bool {
-    tern_catalog::SUBAGENT_NEVER.contains(&name) || name == "tool_search"
+    tern_catalog::SUBAGENT_NEVER.contains(&name)
+        || tern_protocol::ToolKind::of(name) == tern_protocol::ToolKind::Delegate
+        || name == "tool_search"
 }
 
 /// The parent's last request and the reply to it, kept by the run's hooks.
@@ -183,6 +186,7 @@ impl Refused {
         let name = &self.0;
         let why = match name.as_str() {
             "task" => "a fork cannot start subagents; do the work yourself",
+            "task_append" => "only the agent you were forked from gives its subagents more work",
             "ask_user" => "nobody answers a fork's questions; decide, and say what you assumed in your final message",
             "tool_search" => {
                 "a fork's tool list is the one it was forked with (kept the same for the prompt cache); use the \
@@ -283,7 +287,9 @@ mod tests {
 
     #[test]
     fn nesting_and_the_parents_own_tools_are_refused_by_name() {
-        for name in ["task", "ask_user", "todo_write", "enter_plan_mode", "exit_plan_mode", "tool_search"] {
+        for name in
+            ["task", "task_append", "ask_user", "todo_write", "enter_plan_mode", "exit_plan_mode", "tool_search"]
+        {
             assert!(refused_in_fork(name), "{name}");
             let e = Refused(name.into()).precheck(&json!({})).unwrap_err();
             assert!(e.message.starts_with(&format!("`{name}` is refused in a fork: ")), "{}", e.message);

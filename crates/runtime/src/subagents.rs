@@ -293,6 +293,9 @@ fn fork_child(kit: &Kit, fork: crate::fork::Fork) -> (AgentLoop, Vec<Message>, t
     config.max_tokens = request.max_tokens;
     config.thinking_budget = request.thinking_budget;
     config.cache_key = request.cache_key.clone();
+    // The parent's wire form too: a parent gone over to prompt form (its server refuses `tools`) is not
+    // asked again in the form the server refused.
+    config.tool_call_format = request.tool_call_format;
     config.max_turns = Some(MAX_CHILD_TURNS);
     // Past the parent's threshold the fork stops (a subagent does not compact).
     config.context_limit = Some(fork_limit(kit));
@@ -333,7 +336,14 @@ impl Delegate for SessionDelegate {
                 return Err(ToolError::new("subagents are not available in this run"));
             };
             let child = child_of(&request.subagent_type, &kit).map_err(ToolError::new)?;
-            // A fork starts from the conversation as it stands at this call.
+            // Wait for a free slot (cancellable).
+            let _slot = tokio::select! {
+                slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|_| ToolError::new("subagents are shutting down"))?,
+                () = cancel.cancelled() => return Err(ToolError::new("cancelled before the subagent started")),
+            };
+            // A fork starts from the conversation as it stands at this call (the parent waits in this
+            // batch, so it stands still). Copied only once a slot is free: a reply of many forks holds
+            // at most as many copies as run at once.
             let fork = if child.name == crate::fork::FORK {
                 Some(self.shared.fork_point.fork(&request.call_id, &request.prompt).map_err(ToolError::new)?)
             } else {
@@ -342,11 +352,6 @@ impl Delegate for SessionDelegate {
             if let Some(why) = fork.as_ref().and_then(|f| f.too_large(fork_limit(&kit))) {
                 return Err(ToolError::new(why));
             }
-            // Wait for a free slot (cancellable).
-            let _slot = tokio::select! {
-                slot = self.shared.slots.clone().acquire_owned() => slot.map_err(|_| ToolError::new("subagents are shutting down"))?,
-                () = cancel.cancelled() => return Err(ToolError::new("cancelled before the subagent started")),
-            };
             let started = Instant::now();
             // The servers a fresh child brings start now (a required one that cannot fails it here); a fork
             // keeps the parent's tools, so it brings none of its own.
