@@ -111,8 +111,33 @@ pub fn call_text(name: &str, input: &Value) -> String {
 /// conversation, e.g. after compaction, is not).
 pub fn response_text(tool: Option<&str>, result: &str, is_error: bool) -> String {
     let name = tool.map(|t| format!(" name={}", Value::from(t))).unwrap_or_default();
-    let result = crate::marked_as_error(result.into(), is_error);
+    let result = crate::marked_as_error(defang(result), is_error);
     format!("<tool_response{name}>\n{result}\n</tool_response>")
+}
+
+/// The tags of this markup inside a result (a file or a web page quoting
+/// them) with their `<` written `&lt;`: a result can then neither close its
+/// block early, passing what follows off as the person's words, nor show a
+/// call. Everything else is kept as it was; the same text always gives the
+/// same bytes.
+fn defang(text: &str) -> Cow<'_, str> {
+    const TAGS: [&str; 6] = ["tool_call", "/tool_call", "tool_response", "/tool_response", "tools>", "/tools>"];
+    let starts_tag =
+        |rest: &str| TAGS.iter().any(|t| rest.get(..t.len()).is_some_and(|head| head.eq_ignore_ascii_case(t)));
+    if !text.match_indices('<').any(|(i, _)| starts_tag(&text[i + 1..])) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut last = 0;
+    for (i, _) in text.match_indices('<') {
+        if starts_tag(&text[i + 1..]) {
+            out.push_str(&text[last..i]);
+            out.push_str("&lt;");
+            last = i + 1;
+        }
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
 }
 
 /// The request with its tools in the system prompt and its history as text,
