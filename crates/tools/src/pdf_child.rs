@@ -77,10 +77,49 @@ pub enum ChildError {
 /// Extract `range` of the PDF open as `file` (read from its start) in a
 /// child of `program` under `limits`.
 pub fn run(program: &Path, file: File, range: PageRange, limits: Limits) -> Result<Reply, ChildError> {
+    // Reads run in parallel: at most this many helpers (each allowed its
+    // address-space limit) run at once; the others wait their turn.
+    let _turn = Turn::take();
     let mut cmd = Command::new(program);
     cmd.arg(HELPER_ARG).arg(range.first.to_string()).arg(range.last.map_or("-".to_string(), |l| l.to_string()));
     let out = run_limited(cmd, Stdio::from(file), limits)?;
     serde_json::from_slice(&out).map_err(|e| ChildError::Failed(format!("its answer could not be read: {e}")))
+}
+
+/// PDF helpers running at once, at most: a batch of parallel reads of a
+/// hostile file costs two helpers' memory, not one per read.
+pub const MAX_RUNNING: usize = 2;
+
+static RUNNING: (std::sync::Mutex<usize>, std::sync::Condvar) = (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+/// One of the [`MAX_RUNNING`] turns, held while a helper runs.
+struct Turn;
+
+impl Turn {
+    fn take() -> Turn {
+        let (count, freed) = &RUNNING;
+        let mut n = count.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while *n >= MAX_RUNNING {
+            n = freed.wait(n).unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+        *n += 1;
+        Turn
+    }
+
+    /// Helpers running now.
+    #[cfg(test)]
+    fn running() -> usize {
+        *RUNNING.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let (count, freed) = &RUNNING;
+        let mut n = count.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *n = n.saturating_sub(1);
+        freed.notify_one();
+    }
 }
 
 /// Run `cmd` with `stdin`, an empty environment and `limits`; its stdout
@@ -181,6 +220,25 @@ mod tests {
         let mut cmd = Command::new("bash");
         cmd.args(["-c", script]);
         cmd
+    }
+
+    /// A third helper waits until one of the two running ends.
+    #[test]
+    fn at_most_two_helpers_run_at_once() {
+        let (first, second) = (Turn::take(), Turn::take());
+        assert_eq!(Turn::running(), MAX_RUNNING);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let third = std::thread::spawn(move || {
+            let turn = Turn::take();
+            tx.send(Turn::running()).unwrap();
+            drop(turn);
+        });
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "a third ran while two did");
+        drop(first);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), MAX_RUNNING, "it ran once one ended");
+        third.join().unwrap();
+        drop(second);
+        assert_eq!(Turn::running(), 0);
     }
 
     #[test]

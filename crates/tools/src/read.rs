@@ -306,10 +306,17 @@ fn read_image(
     })
 }
 
-/// Whether a file's first bytes are a PDF's: `%PDF-` within its first KB
-/// (readers accept a little junk before it), whatever its name.
+/// Whether a file's first bytes are a PDF's, whatever its name: `%PDF-` at
+/// its start, or within its first KB after junk that is not text (readers
+/// accept a little). A text file that merely mentions `%PDF-` (a script's
+/// magic constant, a PDF library's docs) stays text.
 fn is_pdf(head: &[u8]) -> bool {
-    memchr::memmem::find(&head[..head.len().min(1024)], b"%PDF-").is_some()
+    let head = &head[..head.len().min(1024)];
+    match memchr::memmem::find(head, b"%PDF-") {
+        Some(0) => true,
+        Some(at) => std::str::from_utf8(&head[..at]).is_err() || head[..at].contains(&0),
+        None => false,
+    }
 }
 
 /// A PDF: the text of the pages asked for (the first
@@ -657,7 +664,9 @@ mod tests {
     fn crlf_is_hidden_and_binary_detected() {
         let w = window("a\r\nb\r\n", 1, 10, 1000);
         assert_eq!(w.text, "     1\ta\n     2\tb");
-        assert!(is_pdf(b"%PDF-1.7") && is_pdf(b"junk\n%PDF-1.4") && !is_pdf(b"a %PD F"));
+        assert!(is_pdf(b"%PDF-1.7") && is_pdf(b"\xff\xfe junk\n%PDF-1.4") && !is_pdf(b"a %PD F"));
+        // Text that mentions the magic is text: a script's constant, a PDF library's docs.
+        assert!(!is_pdf(b"MAGIC = b\"%PDF-\"\n") && !is_pdf(b"# Files start with `%PDF-1.7`\n"));
         assert_eq!(binary_kind(b"abc\0def"), Some("contains NUL bytes"));
         assert_eq!(binary_kind("héllo".as_bytes()), None);
     }
