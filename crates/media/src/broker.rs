@@ -82,6 +82,9 @@ pub enum BrokerError {
     /// The loopback listener, the HTTP client or the secrets could not be made.
     #[error("the media CLI's credential broker could not start: {0}")]
     Start(String),
+    /// The session ended ([`MediaBroker::revoke`]): it never starts again.
+    #[error("the media CLI's credential broker is closed: the session has ended")]
+    Closed,
 }
 
 /// Where the broker forwards, and the key it puts in: from tern's environment.
@@ -145,10 +148,17 @@ impl Upstream {
 }
 
 /// The broker of one session: started by the first [`MediaBroker::vars`],
-/// closed by [`MediaBroker::revoke`] or when dropped.
+/// closed for good by [`MediaBroker::revoke`], or when dropped.
 pub struct MediaBroker {
     upstream: Upstream,
-    running: Mutex<Option<Running>>,
+    state: Mutex<State>,
+}
+
+/// Where a session's broker is: not started yet, listening, or closed for good.
+enum State {
+    Idle,
+    Running(Running),
+    Closed,
 }
 
 impl std::fmt::Debug for MediaBroker {
@@ -174,37 +184,43 @@ impl Drop for Running {
 impl MediaBroker {
     /// A broker for `upstream`; nothing listens until [`Self::vars`].
     pub fn new(upstream: Upstream) -> Self {
-        Self { upstream, running: Mutex::new(None) }
+        Self { upstream, state: Mutex::new(State::Idle) }
     }
 
     /// The variables a command gets (`MINIMAX_API_KEY` the token,
     /// `MINIMAX_BASE_URL` the endpoint, `MINIMAX_REGION`), starting the
-    /// endpoint on first use. Must be called within a tokio runtime.
+    /// endpoint on first use; [`BrokerError::Closed`] once revoked. Must
+    /// be called within a tokio runtime.
     pub fn vars(&self) -> Result<Vec<(String, String)>, BrokerError> {
-        let mut running = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(r) = running.as_ref().filter(|r| !r.task.is_finished()) {
-            return Ok(r.vars.clone());
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*state {
+            State::Closed => return Err(BrokerError::Closed),
+            State::Running(r) if !r.task.is_finished() => return Ok(r.vars.clone()),
+            State::Running(_) | State::Idle => {}
         }
         let started = start(&self.upstream)?;
         let vars = started.vars.clone();
-        *running = Some(started);
+        *state = State::Running(started);
         Ok(vars)
     }
 
-    /// Close the endpoint: the port refuses, the token is dead, requests
-    /// in flight are cut. The next [`Self::vars`] starts a new one, with a
-    /// new port, secret and token.
+    /// Close the endpoint for good: the port refuses, the token is dead,
+    /// requests in flight are cut, and [`Self::vars`] fails from now on (a
+    /// command started late in the shutdown gets no endpoint).
     pub fn revoke(&self) {
-        let old = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let old = std::mem::replace(
+            &mut *self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            State::Closed,
+        );
         drop(old);
     }
 
     /// One line for `--verbose` and `/status`.
     pub fn summary(&self) -> String {
-        let port = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref().map(|r| r.port);
-        let state = match port {
-            Some(port) => format!("listening on 127.0.0.1:{port}"),
-            None => "started by the first command".into(),
+        let state = match &*self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            State::Running(r) => format!("listening on 127.0.0.1:{}", r.port),
+            State::Idle => "started by the first command".into(),
+            State::Closed => "closed".into(),
         };
         format!(
             "{KEY_VAR} brokered for the media CLI: commands get a per-session token and a loopback endpoint \
