@@ -52,8 +52,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest silence while reading the API's answer (generation is slow;
 /// the media skill gives commands 600 s).
 const READ_TIMEOUT: Duration = Duration::from_secs(600);
-/// Request and response headers that belong to one hop, not forwarded.
-const HOP_BY_HOP: [&str; 9] = [
+/// The methods forwarded: all `mmx` 1.0.27 sends (deleting a file is a POST).
+/// Others (`TRACE` would echo the real key back) are refused.
+const METHODS: [Method; 2] = [Method::GET, Method::POST];
+/// Request and response headers that belong to one hop, or that trace or
+/// steer proxies (`Max-Forwards` with `TRACE`, `Via`, `Forwarded`,
+/// `X-Forwarded-*`), not forwarded.
+const HOP_BY_HOP: [&str; 12] = [
     "connection",
     "keep-alive",
     "proxy-authenticate",
@@ -63,6 +68,9 @@ const HOP_BY_HOP: [&str; 9] = [
     "trailer",
     "transfer-encoding",
     "upgrade",
+    "max-forwards",
+    "forwarded",
+    "via",
 ];
 
 /// Why the broker cannot start, or what of tern's environment it refuses.
@@ -353,8 +361,11 @@ pub fn admit(
     secret: &str,
     token: &str,
 ) -> Result<(String, Carried), Refusal> {
-    if method == Method::CONNECT {
-        return Err(refuse(StatusCode::METHOD_NOT_ALLOWED, "the media broker forwards API requests only"));
+    if !METHODS.contains(method) {
+        return Err(refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the media broker forwards the media CLI's GET and POST requests only",
+        ));
     }
     if uri.scheme().is_some() || uri.authority().is_some() {
         return Err(refuse(
@@ -488,13 +499,17 @@ async fn forward(
         .map_err(|e| refuse(StatusCode::BAD_GATEWAY, format!("the media API's answer cannot be passed on: {e}")))
 }
 
-/// `headers` without the hop-by-hop ones and the credentials (the key goes
-/// in afresh).
+/// `headers` without the hop-by-hop and proxy ones and the credentials (the
+/// key goes in afresh).
 fn forwarded_headers(headers: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::new();
     for (name, value) in headers {
         let name_text = name.as_str();
-        if HOP_BY_HOP.contains(&name_text) || name_text == "authorization" || name_text == "x-api-key" {
+        if HOP_BY_HOP.contains(&name_text)
+            || name_text.starts_with("x-forwarded-")
+            || name_text == "authorization"
+            || name_text == "x-api-key"
+        {
             continue;
         }
         out.append(name.clone(), value.clone());

@@ -42,6 +42,11 @@ fn wrong_or_missing_tokens_secrets_hosts_methods_paths_and_sizes_are_refused() {
         (judge(Method::GET, "/", &[BEARER]), StatusCode::NOT_FOUND),
         (judge(Method::GET, "http://example.com/s3cret/v1/x", &[BEARER]), StatusCode::FORBIDDEN),
         (judge(Method::CONNECT, "example.com:443", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::TRACE, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::PUT, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::DELETE, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::OPTIONS, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::from_bytes(b"PROPFIND").unwrap(), "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
         (judge(Method::GET, "/s3cret/../v1/x", &[BEARER]), StatusCode::BAD_REQUEST),
         (judge(Method::GET, "/s3cret/v1/%2e%2E/x", &[BEARER]), StatusCode::BAD_REQUEST),
         (judge(Method::GET, "/s3cret/v1/a%2fb", &[BEARER]), StatusCode::BAD_REQUEST),
@@ -53,6 +58,25 @@ fn wrong_or_missing_tokens_secrets_hosts_methods_paths_and_sizes_are_refused() {
     for (i, (result, expected)) in cases.into_iter().enumerate() {
         assert_eq!(status(result), expected, "case {i}");
     }
+}
+
+#[test]
+fn credentials_hop_by_hop_and_proxy_headers_are_not_forwarded() {
+    let sent = headers(&[
+        BEARER,
+        ("x-api-key", "tok"),
+        ("connection", "close"),
+        ("max-forwards", "0"),
+        ("via", "1.1 proxy"),
+        ("forwarded", "for=1.2.3.4"),
+        ("x-forwarded-for", "1.2.3.4"),
+        ("x-forwarded-host", "evil.example"),
+        ("content-type", "application/json"),
+        ("x-request-id", "7"),
+    ]);
+    let forwarded = forwarded_headers(&sent);
+    let kept: Vec<&str> = forwarded.keys().map(HeaderName::as_str).collect();
+    assert_eq!(kept, ["content-type", "x-request-id"]);
 }
 
 #[test]
