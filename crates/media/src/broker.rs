@@ -87,6 +87,12 @@ pub enum BrokerError {
         /// What is wrong with it.
         why: String,
     },
+    /// `MINIMAX_API_KEY` cannot be sent in an HTTP header.
+    #[error(
+        "{KEY_VAR} is not a valid HTTP header value (a line break or another control character in it?); \
+         check how it is set"
+    )]
+    Key,
     /// The loopback listener, the HTTP client or the secrets could not be made.
     #[error("the media CLI's credential broker could not start: {0}")]
     Start(String),
@@ -101,6 +107,9 @@ pub struct Upstream {
     base: reqwest::Url,
     key: String,
     region: String,
+    /// `Bearer KEY` and `KEY` as header values, made once (sensitive).
+    bearer: HeaderValue,
+    x_api_key: HeaderValue,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -129,7 +138,16 @@ impl Upstream {
         if !base.username().is_empty() || base.password().is_some() || base.query().is_some() {
             return Err(bad("a URL without credentials or a query is needed"));
         }
-        Ok(Some(Upstream { base, key, region }))
+        if base.fragment().is_some() {
+            return Err(bad("a URL without a fragment (`#...`) is needed: remove it"));
+        }
+        let header = |text: &str| {
+            let mut value = HeaderValue::from_str(text).map_err(|_| BrokerError::Key)?;
+            value.set_sensitive(true);
+            Ok::<_, BrokerError>(value)
+        };
+        let (bearer, x_api_key) = (header(&format!("Bearer {key}"))?, header(&key)?);
+        Ok(Some(Upstream { base, key, region, bearer, x_api_key }))
     }
 
     /// The API's host (and port, when not the scheme's own).
@@ -461,15 +479,11 @@ async fn forward(
     let (parts, body) = req.into_parts();
     let mut headers = forwarded_headers(&parts.headers);
     headers.remove(hyper::header::HOST);
-    let key = HeaderValue::from_str(&shared.upstream.key)
-        .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("{KEY_VAR} is not a valid header value")))?;
     if carried.bearer {
-        let bearer = HeaderValue::from_str(&format!("Bearer {}", shared.upstream.key))
-            .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("{KEY_VAR} is not a valid header value")))?;
-        headers.insert(hyper::header::AUTHORIZATION, bearer);
+        headers.insert(hyper::header::AUTHORIZATION, shared.upstream.bearer.clone());
     }
     if carried.x_api_key {
-        headers.insert(HeaderName::from_static("x-api-key"), key);
+        headers.insert(HeaderName::from_static("x-api-key"), shared.upstream.x_api_key.clone());
     }
     let mut request = shared.client.request(parts.method, url).headers(headers);
     if !body.is_end_stream() {

@@ -97,15 +97,18 @@ fn the_upstream_comes_from_the_base_url_or_the_region_and_bad_values_are_named()
     assert!(bad_url.to_string().contains("an http or https URL of a host is needed"), "{bad_url}");
     let creds = Upstream::from_env(env(&[("MINIMAX_API_KEY", "k"), ("MINIMAX_BASE_URL", "https://u:p@h")]));
     assert!(creds.is_err());
+    let fragment = Upstream::from_env(env(&[("MINIMAX_API_KEY", "k"), ("MINIMAX_BASE_URL", "https://h/api#x")]));
+    let fragment = fragment.unwrap_err().to_string();
+    assert!(fragment.contains("without a fragment"), "{fragment}");
+    let bad_key = Upstream::from_env(env(&[("MINIMAX_API_KEY", "sk-api-one\ntwo")])).unwrap_err().to_string();
+    assert!(bad_key.starts_with("MINIMAX_API_KEY is not a valid HTTP header value"), "{bad_key}");
+    assert!(!bad_key.contains("one"), "the key is not shown: {bad_key}");
 }
 
 #[test]
 fn the_token_keeps_the_keys_kind_and_nothing_else_of_it() {
-    let up = |key: &str| Upstream {
-        base: "https://api.minimax.io".parse().unwrap(),
-        key: key.into(),
-        region: "global".into(),
-    };
+    let up =
+        |key: &str| Upstream::from_env(|name| (name == "MINIMAX_API_KEY").then(|| key.to_string())).unwrap().unwrap();
     assert_eq!(up("sk-api-SECRETVALUE").token("ab"), "sk-api-tern-ab");
     assert_eq!(up("sk-cp-SECRETVALUE").token("ab"), "sk-cp-tern-ab");
     assert_eq!(up("eyJhbGciOi").token("ab"), "tern-ab");
