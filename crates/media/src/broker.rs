@@ -41,12 +41,17 @@ pub const BROKERED: [&str; 3] = [KEY_VAR, BASE_URL_VAR, REGION_VAR];
 
 /// The API host of each region `mmx` knows (its own table).
 const REGIONS: [(&str, &str); 2] = [("global", "https://api.minimax.io"), ("cn", "https://api.minimax.cn")];
-/// The most connections served at once; more wait in the listen queue.
-const MAX_CONNECTIONS: usize = 16;
+/// The most admitted requests forwarded at once (a slot is taken once the
+/// secret path and the token are checked, and held until the answer is
+/// through); more wait.
+const MAX_FORWARDED: usize = 16;
+/// The most connections open at once, admitted or not; more wait in the
+/// listen queue. Each has [`HEADER_TIMEOUT`] to send its request's head.
+const MAX_CONNECTIONS: usize = 64;
 /// The largest request body forwarded (uploads of audio or video files).
 const MAX_REQUEST_BODY: u64 = 512 << 20;
 /// How long a connection may take to send its request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long reaching the API may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest silence while reading the API's answer (generation is slow;
@@ -282,6 +287,8 @@ struct Shared {
     client: reqwest::Client,
     secret: String,
     token: String,
+    /// [`MAX_FORWARDED`] slots for admitted requests.
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 fn start(upstream: &Upstream) -> Result<Running, BrokerError> {
@@ -307,7 +314,8 @@ fn start(upstream: &Upstream) -> Result<Running, BrokerError> {
         (BASE_URL_VAR.to_string(), format!("http://127.0.0.1:{port}/{secret}")),
         (REGION_VAR.to_string(), upstream.region.clone()),
     ];
-    let shared = Arc::new(Shared { upstream: upstream.clone(), client, secret, token });
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_FORWARDED));
+    let shared = Arc::new(Shared { upstream: upstream.clone(), client, secret, token, slots });
     let task = tokio::spawn(serve(listener, shared));
     Ok(Running { vars, port, task })
 }
@@ -316,11 +324,11 @@ fn start(upstream: &Upstream) -> Result<Running, BrokerError> {
 /// each. The connections are tasks of a set this future owns: aborting it
 /// ends them all.
 async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut connections = tokio::task::JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}
-        let Ok(slot) = slots.clone().acquire_owned().await else { return };
+        let Ok(slot) = open.clone().acquire_owned().await else { return };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(_) => {
@@ -460,16 +468,22 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         Ok(admitted) => admitted,
         Err(refusal) => return Ok(plain(refusal.status, refusal.why)),
     };
-    Ok(forward(&shared, req, &rest, carried).await.unwrap_or_else(|refusal| plain(refusal.status, refusal.why)))
+    // Only now, with the secret and the token checked, does it wait for one of the few slots.
+    let Ok(slot) = shared.slots.clone().acquire_owned().await else {
+        return Ok(plain(StatusCode::SERVICE_UNAVAILABLE, "the media broker is closing".into()));
+    };
+    let forwarded = forward(&shared, req, &rest, carried, slot).await;
+    Ok(forwarded.unwrap_or_else(|refusal| plain(refusal.status, refusal.why)))
 }
 
 /// Send the admitted request to the API with the real key, and stream its
-/// answer back.
+/// answer back, holding `slot` until the answer is through.
 async fn forward(
     shared: &Shared,
     req: Request<Incoming>,
     rest: &str,
     carried: Carried,
+    slot: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<Response<Body>, Refusal> {
     let base = shared.upstream.base.as_str().trim_end_matches('/');
     let url = reqwest::Url::parse(&format!("{base}{rest}"))
@@ -508,7 +522,10 @@ async fn forward(
     if let Some(headers) = out.headers_mut() {
         *headers = forwarded_headers(response.headers());
     }
-    let stream = response.bytes_stream().map(|chunk| chunk.map(Frame::data).map_err(BoxError::from));
+    let stream = response.bytes_stream().map(move |chunk| {
+        let _held = &slot;
+        chunk.map(Frame::data).map_err(BoxError::from)
+    });
     out.body(http_body_util::BodyExt::boxed(StreamBody::new(stream)))
         .map_err(|e| refuse(StatusCode::BAD_GATEWAY, format!("the media API's answer cannot be passed on: {e}")))
 }

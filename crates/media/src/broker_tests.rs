@@ -185,3 +185,22 @@ async fn requests_reach_the_api_with_the_real_key_and_revoking_closes_the_port()
     assert!(matches!(broker.vars(), Err(BrokerError::Closed)), "a revoked broker never starts again");
     assert!(broker.summary().contains("(closed)"), "{}", broker.summary());
 }
+
+#[tokio::test]
+async fn connections_that_send_nothing_do_not_hold_the_forwarding_slots() {
+    let mut api = mock_api().await;
+    let broker = broker_for(&api);
+    let vars = broker.vars().unwrap();
+    let (token, base) = (var(&vars, "MINIMAX_API_KEY").to_string(), var(&vars, "MINIMAX_BASE_URL").to_string());
+    let addr = base.strip_prefix("http://").unwrap().split_once('/').unwrap().0.to_string();
+    // As many silent connections as there are forwarding slots (and then some), held open.
+    let mut idle = Vec::new();
+    for _ in 0..MAX_FORWARDED + 4 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    let answered = tokio::time::timeout(Duration::from_secs(3), get(&format!("{base}/v1/x"), &token)).await;
+    let (status, body) = answered.expect("an admitted request waited behind silent connections").unwrap();
+    assert_eq!((status, body.as_str()), (200, "hello"));
+    assert!(api.heads.recv().await.unwrap().starts_with("get /api/v1/x "));
+    drop(idle);
+}
