@@ -265,10 +265,16 @@ impl tern_tools::LazyEnv for MediaBroker {
     fn vars(&self) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, String> {
         match MediaBroker::vars(self) {
             Ok(vars) => Ok(vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect()),
-            Err(e) => {
-                Err(format!("{e}; unset {KEY_VAR} or set [media_cli] enabled = false to run commands without it"))
-            }
+            Err(BrokerError::Closed) => Err(format!("{}; commands get no {KEY_VAR}", BrokerError::Closed)),
+            Err(e) => Err(format!(
+                "{e}. Commands run without {KEY_VAR} (the media CLI cannot reach its API) until it starts; this is \
+                 said once. Tell the user if they asked for media."
+            )),
         }
+    }
+
+    fn names(&self) -> Vec<std::ffi::OsString> {
+        BROKERED.iter().map(Into::into).collect()
     }
 }
 
