@@ -41,19 +41,29 @@ pub const BROKERED: [&str; 3] = [KEY_VAR, BASE_URL_VAR, REGION_VAR];
 
 /// The API host of each region `mmx` knows (its own table).
 const REGIONS: [(&str, &str); 2] = [("global", "https://api.minimax.io"), ("cn", "https://api.minimax.cn")];
-/// The most connections served at once; more wait in the listen queue.
-const MAX_CONNECTIONS: usize = 16;
+/// The most admitted requests forwarded at once (a slot is taken once the
+/// secret path and the token are checked, and held until the answer is
+/// through); more wait.
+const MAX_FORWARDED: usize = 16;
+/// The most connections open at once, admitted or not; more wait in the
+/// listen queue. Each has [`HEADER_TIMEOUT`] to send its request's head.
+const MAX_CONNECTIONS: usize = 64;
 /// The largest request body forwarded (uploads of audio or video files).
 const MAX_REQUEST_BODY: u64 = 512 << 20;
 /// How long a connection may take to send its request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long reaching the API may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest silence while reading the API's answer (generation is slow;
 /// the media skill gives commands 600 s).
 const READ_TIMEOUT: Duration = Duration::from_secs(600);
-/// Request and response headers that belong to one hop, not forwarded.
-const HOP_BY_HOP: [&str; 9] = [
+/// The methods forwarded: all `mmx` 1.0.27 sends (deleting a file is a POST).
+/// Others (`TRACE` would echo the real key back) are refused.
+const METHODS: [Method; 2] = [Method::GET, Method::POST];
+/// Request and response headers that belong to one hop, or that trace or
+/// steer proxies (`Max-Forwards` with `TRACE`, `Via`, `Forwarded`,
+/// `X-Forwarded-*`), not forwarded.
+const HOP_BY_HOP: [&str; 12] = [
     "connection",
     "keep-alive",
     "proxy-authenticate",
@@ -63,6 +73,9 @@ const HOP_BY_HOP: [&str; 9] = [
     "trailer",
     "transfer-encoding",
     "upgrade",
+    "max-forwards",
+    "forwarded",
+    "via",
 ];
 
 /// Why the broker cannot start, or what of tern's environment it refuses.
@@ -79,9 +92,18 @@ pub enum BrokerError {
         /// What is wrong with it.
         why: String,
     },
+    /// `MINIMAX_API_KEY` cannot be sent in an HTTP header.
+    #[error(
+        "{KEY_VAR} is not a valid HTTP header value (a line break or another control character in it?); \
+         check how it is set"
+    )]
+    Key,
     /// The loopback listener, the HTTP client or the secrets could not be made.
     #[error("the media CLI's credential broker could not start: {0}")]
     Start(String),
+    /// The session ended ([`MediaBroker::revoke`]): it never starts again.
+    #[error("the media CLI's credential broker is closed: the session has ended")]
+    Closed,
 }
 
 /// Where the broker forwards, and the key it puts in: from tern's environment.
@@ -90,6 +112,9 @@ pub struct Upstream {
     base: reqwest::Url,
     key: String,
     region: String,
+    /// `Bearer KEY` and `KEY` as header values, made once (sensitive).
+    bearer: HeaderValue,
+    x_api_key: HeaderValue,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -118,7 +143,16 @@ impl Upstream {
         if !base.username().is_empty() || base.password().is_some() || base.query().is_some() {
             return Err(bad("a URL without credentials or a query is needed"));
         }
-        Ok(Some(Upstream { base, key, region }))
+        if base.fragment().is_some() {
+            return Err(bad("a URL without a fragment (`#...`) is needed: remove it"));
+        }
+        let header = |text: &str| {
+            let mut value = HeaderValue::from_str(text).map_err(|_| BrokerError::Key)?;
+            value.set_sensitive(true);
+            Ok::<_, BrokerError>(value)
+        };
+        let (bearer, x_api_key) = (header(&format!("Bearer {key}"))?, header(&key)?);
+        Ok(Some(Upstream { base, key, region, bearer, x_api_key }))
     }
 
     /// The API's host (and port, when not the scheme's own).
@@ -145,10 +179,17 @@ impl Upstream {
 }
 
 /// The broker of one session: started by the first [`MediaBroker::vars`],
-/// closed by [`MediaBroker::revoke`] or when dropped.
+/// closed for good by [`MediaBroker::revoke`], or when dropped.
 pub struct MediaBroker {
     upstream: Upstream,
-    running: Mutex<Option<Running>>,
+    state: Mutex<State>,
+}
+
+/// Where a session's broker is: not started yet, listening, or closed for good.
+enum State {
+    Idle,
+    Running(Running),
+    Closed,
 }
 
 impl std::fmt::Debug for MediaBroker {
@@ -174,37 +215,43 @@ impl Drop for Running {
 impl MediaBroker {
     /// A broker for `upstream`; nothing listens until [`Self::vars`].
     pub fn new(upstream: Upstream) -> Self {
-        Self { upstream, running: Mutex::new(None) }
+        Self { upstream, state: Mutex::new(State::Idle) }
     }
 
     /// The variables a command gets (`MINIMAX_API_KEY` the token,
     /// `MINIMAX_BASE_URL` the endpoint, `MINIMAX_REGION`), starting the
-    /// endpoint on first use. Must be called within a tokio runtime.
+    /// endpoint on first use; [`BrokerError::Closed`] once revoked. Must
+    /// be called within a tokio runtime.
     pub fn vars(&self) -> Result<Vec<(String, String)>, BrokerError> {
-        let mut running = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(r) = running.as_ref().filter(|r| !r.task.is_finished()) {
-            return Ok(r.vars.clone());
+        let mut state = self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*state {
+            State::Closed => return Err(BrokerError::Closed),
+            State::Running(r) if !r.task.is_finished() => return Ok(r.vars.clone()),
+            State::Running(_) | State::Idle => {}
         }
         let started = start(&self.upstream)?;
         let vars = started.vars.clone();
-        *running = Some(started);
+        *state = State::Running(started);
         Ok(vars)
     }
 
-    /// Close the endpoint: the port refuses, the token is dead, requests
-    /// in flight are cut. The next [`Self::vars`] starts a new one, with a
-    /// new port, secret and token.
+    /// Close the endpoint for good: the port refuses, the token is dead,
+    /// requests in flight are cut, and [`Self::vars`] fails from now on (a
+    /// command started late in the shutdown gets no endpoint).
     pub fn revoke(&self) {
-        let old = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let old = std::mem::replace(
+            &mut *self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            State::Closed,
+        );
         drop(old);
     }
 
     /// One line for `--verbose` and `/status`.
     pub fn summary(&self) -> String {
-        let port = self.running.lock().unwrap_or_else(std::sync::PoisonError::into_inner).as_ref().map(|r| r.port);
-        let state = match port {
-            Some(port) => format!("listening on 127.0.0.1:{port}"),
-            None => "started by the first command".into(),
+        let state = match &*self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
+            State::Running(r) => format!("listening on 127.0.0.1:{}", r.port),
+            State::Idle => "started by the first command".into(),
+            State::Closed => "closed".into(),
         };
         format!(
             "{KEY_VAR} brokered for the media CLI: commands get a per-session token and a loopback endpoint \
@@ -218,10 +265,16 @@ impl tern_tools::LazyEnv for MediaBroker {
     fn vars(&self) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, String> {
         match MediaBroker::vars(self) {
             Ok(vars) => Ok(vars.into_iter().map(|(k, v)| (k.into(), v.into())).collect()),
-            Err(e) => {
-                Err(format!("{e}; unset {KEY_VAR} or set [media_cli] enabled = false to run commands without it"))
-            }
+            Err(BrokerError::Closed) => Err(format!("{}; commands get no {KEY_VAR}", BrokerError::Closed)),
+            Err(e) => Err(format!(
+                "{e}. Commands run without {KEY_VAR} (the media CLI cannot reach its API) until it starts; this is \
+                 said once. Tell the user if they asked for media."
+            )),
         }
+    }
+
+    fn names(&self) -> Vec<std::ffi::OsString> {
+        BROKERED.iter().map(Into::into).collect()
     }
 }
 
@@ -240,6 +293,8 @@ struct Shared {
     client: reqwest::Client,
     secret: String,
     token: String,
+    /// [`MAX_FORWARDED`] slots for admitted requests.
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 fn start(upstream: &Upstream) -> Result<Running, BrokerError> {
@@ -265,7 +320,8 @@ fn start(upstream: &Upstream) -> Result<Running, BrokerError> {
         (BASE_URL_VAR.to_string(), format!("http://127.0.0.1:{port}/{secret}")),
         (REGION_VAR.to_string(), upstream.region.clone()),
     ];
-    let shared = Arc::new(Shared { upstream: upstream.clone(), client, secret, token });
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_FORWARDED));
+    let shared = Arc::new(Shared { upstream: upstream.clone(), client, secret, token, slots });
     let task = tokio::spawn(serve(listener, shared));
     Ok(Running { vars, port, task })
 }
@@ -274,11 +330,11 @@ fn start(upstream: &Upstream) -> Result<Running, BrokerError> {
 /// each. The connections are tasks of a set this future owns: aborting it
 /// ends them all.
 async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let open = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut connections = tokio::task::JoinSet::new();
     loop {
         while connections.try_join_next().is_some() {}
-        let Ok(slot) = slots.clone().acquire_owned().await else { return };
+        let Ok(slot) = open.clone().acquire_owned().await else { return };
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
             Err(_) => {
@@ -337,8 +393,11 @@ pub fn admit(
     secret: &str,
     token: &str,
 ) -> Result<(String, Carried), Refusal> {
-    if method == Method::CONNECT {
-        return Err(refuse(StatusCode::METHOD_NOT_ALLOWED, "the media broker forwards API requests only"));
+    if !METHODS.contains(method) {
+        return Err(refuse(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "the media broker forwards the media CLI's GET and POST requests only",
+        ));
     }
     if uri.scheme().is_some() || uri.authority().is_some() {
         return Err(refuse(
@@ -415,16 +474,22 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         Ok(admitted) => admitted,
         Err(refusal) => return Ok(plain(refusal.status, refusal.why)),
     };
-    Ok(forward(&shared, req, &rest, carried).await.unwrap_or_else(|refusal| plain(refusal.status, refusal.why)))
+    // Only now, with the secret and the token checked, does it wait for one of the few slots.
+    let Ok(slot) = shared.slots.clone().acquire_owned().await else {
+        return Ok(plain(StatusCode::SERVICE_UNAVAILABLE, "the media broker is closing".into()));
+    };
+    let forwarded = forward(&shared, req, &rest, carried, slot).await;
+    Ok(forwarded.unwrap_or_else(|refusal| plain(refusal.status, refusal.why)))
 }
 
 /// Send the admitted request to the API with the real key, and stream its
-/// answer back.
+/// answer back, holding `slot` until the answer is through.
 async fn forward(
     shared: &Shared,
     req: Request<Incoming>,
     rest: &str,
     carried: Carried,
+    slot: tokio::sync::OwnedSemaphorePermit,
 ) -> Result<Response<Body>, Refusal> {
     let base = shared.upstream.base.as_str().trim_end_matches('/');
     let url = reqwest::Url::parse(&format!("{base}{rest}"))
@@ -434,15 +499,11 @@ async fn forward(
     let (parts, body) = req.into_parts();
     let mut headers = forwarded_headers(&parts.headers);
     headers.remove(hyper::header::HOST);
-    let key = HeaderValue::from_str(&shared.upstream.key)
-        .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("{KEY_VAR} is not a valid header value")))?;
     if carried.bearer {
-        let bearer = HeaderValue::from_str(&format!("Bearer {}", shared.upstream.key))
-            .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("{KEY_VAR} is not a valid header value")))?;
-        headers.insert(hyper::header::AUTHORIZATION, bearer);
+        headers.insert(hyper::header::AUTHORIZATION, shared.upstream.bearer.clone());
     }
     if carried.x_api_key {
-        headers.insert(HeaderName::from_static("x-api-key"), key);
+        headers.insert(HeaderName::from_static("x-api-key"), shared.upstream.x_api_key.clone());
     }
     let mut request = shared.client.request(parts.method, url).headers(headers);
     if !body.is_end_stream() {
@@ -467,18 +528,25 @@ async fn forward(
     if let Some(headers) = out.headers_mut() {
         *headers = forwarded_headers(response.headers());
     }
-    let stream = response.bytes_stream().map(|chunk| chunk.map(Frame::data).map_err(BoxError::from));
+    let stream = response.bytes_stream().map(move |chunk| {
+        let _held = &slot;
+        chunk.map(Frame::data).map_err(BoxError::from)
+    });
     out.body(http_body_util::BodyExt::boxed(StreamBody::new(stream)))
         .map_err(|e| refuse(StatusCode::BAD_GATEWAY, format!("the media API's answer cannot be passed on: {e}")))
 }
 
-/// `headers` without the hop-by-hop ones and the credentials (the key goes
-/// in afresh).
+/// `headers` without the hop-by-hop and proxy ones and the credentials (the
+/// key goes in afresh).
 fn forwarded_headers(headers: &HeaderMap) -> HeaderMap {
     let mut out = HeaderMap::new();
     for (name, value) in headers {
         let name_text = name.as_str();
-        if HOP_BY_HOP.contains(&name_text) || name_text == "authorization" || name_text == "x-api-key" {
+        if HOP_BY_HOP.contains(&name_text)
+            || name_text.starts_with("x-forwarded-")
+            || name_text == "authorization"
+            || name_text == "x-api-key"
+        {
             continue;
         }
         out.append(name.clone(), value.clone());

@@ -42,6 +42,11 @@ fn wrong_or_missing_tokens_secrets_hosts_methods_paths_and_sizes_are_refused() {
         (judge(Method::GET, "/", &[BEARER]), StatusCode::NOT_FOUND),
         (judge(Method::GET, "http://example.com/s3cret/v1/x", &[BEARER]), StatusCode::FORBIDDEN),
         (judge(Method::CONNECT, "example.com:443", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::TRACE, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::PUT, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::DELETE, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::OPTIONS, "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
+        (judge(Method::from_bytes(b"PROPFIND").unwrap(), "/s3cret/v1/x", &[BEARER]), StatusCode::METHOD_NOT_ALLOWED),
         (judge(Method::GET, "/s3cret/../v1/x", &[BEARER]), StatusCode::BAD_REQUEST),
         (judge(Method::GET, "/s3cret/v1/%2e%2E/x", &[BEARER]), StatusCode::BAD_REQUEST),
         (judge(Method::GET, "/s3cret/v1/a%2fb", &[BEARER]), StatusCode::BAD_REQUEST),
@@ -53,6 +58,25 @@ fn wrong_or_missing_tokens_secrets_hosts_methods_paths_and_sizes_are_refused() {
     for (i, (result, expected)) in cases.into_iter().enumerate() {
         assert_eq!(status(result), expected, "case {i}");
     }
+}
+
+#[test]
+fn credentials_hop_by_hop_and_proxy_headers_are_not_forwarded() {
+    let sent = headers(&[
+        BEARER,
+        ("x-api-key", "tok"),
+        ("connection", "close"),
+        ("max-forwards", "0"),
+        ("via", "1.1 proxy"),
+        ("forwarded", "for=1.2.3.4"),
+        ("x-forwarded-for", "1.2.3.4"),
+        ("x-forwarded-host", "evil.example"),
+        ("content-type", "application/json"),
+        ("x-request-id", "7"),
+    ]);
+    let forwarded = forwarded_headers(&sent);
+    let kept: Vec<&str> = forwarded.keys().map(HeaderName::as_str).collect();
+    assert_eq!(kept, ["content-type", "x-request-id"]);
 }
 
 #[test]
@@ -73,15 +97,18 @@ fn the_upstream_comes_from_the_base_url_or_the_region_and_bad_values_are_named()
     assert!(bad_url.to_string().contains("an http or https URL of a host is needed"), "{bad_url}");
     let creds = Upstream::from_env(env(&[("MINIMAX_API_KEY", "k"), ("MINIMAX_BASE_URL", "https://u:p@h")]));
     assert!(creds.is_err());
+    let fragment = Upstream::from_env(env(&[("MINIMAX_API_KEY", "k"), ("MINIMAX_BASE_URL", "https://h/api#x")]));
+    let fragment = fragment.unwrap_err().to_string();
+    assert!(fragment.contains("without a fragment"), "{fragment}");
+    let bad_key = Upstream::from_env(env(&[("MINIMAX_API_KEY", "sk-api-one\ntwo")])).unwrap_err().to_string();
+    assert!(bad_key.starts_with("MINIMAX_API_KEY is not a valid HTTP header value"), "{bad_key}");
+    assert!(!bad_key.contains("one"), "the key is not shown: {bad_key}");
 }
 
 #[test]
 fn the_token_keeps_the_keys_kind_and_nothing_else_of_it() {
-    let up = |key: &str| Upstream {
-        base: "https://api.minimax.io".parse().unwrap(),
-        key: key.into(),
-        region: "global".into(),
-    };
+    let up =
+        |key: &str| Upstream::from_env(|name| (name == "MINIMAX_API_KEY").then(|| key.to_string())).unwrap().unwrap();
     assert_eq!(up("sk-api-SECRETVALUE").token("ab"), "sk-api-tern-ab");
     assert_eq!(up("sk-cp-SECRETVALUE").token("ab"), "sk-cp-tern-ab");
     assert_eq!(up("eyJhbGciOi").token("ab"), "tern-ab");
@@ -155,8 +182,25 @@ async fn requests_reach_the_api_with_the_real_key_and_revoking_closes_the_port()
         assert!(std::time::Instant::now() < deadline, "the port still answers after revoke");
         tokio::task::yield_now().await;
     }
-    let again = broker.vars().unwrap();
-    assert_ne!(var(&again, "MINIMAX_API_KEY"), token, "a new endpoint has a new token");
-    let (status, _) = get(&format!("{}/v1/x", var(&again, "MINIMAX_BASE_URL")), &token).await.unwrap();
-    assert_eq!(status, 401, "the old token is refused by the new endpoint");
+    assert!(matches!(broker.vars(), Err(BrokerError::Closed)), "a revoked broker never starts again");
+    assert!(broker.summary().contains("(closed)"), "{}", broker.summary());
+}
+
+#[tokio::test]
+async fn connections_that_send_nothing_do_not_hold_the_forwarding_slots() {
+    let mut api = mock_api().await;
+    let broker = broker_for(&api);
+    let vars = broker.vars().unwrap();
+    let (token, base) = (var(&vars, "MINIMAX_API_KEY").to_string(), var(&vars, "MINIMAX_BASE_URL").to_string());
+    let addr = base.strip_prefix("http://").unwrap().split_once('/').unwrap().0.to_string();
+    // As many silent connections as there are forwarding slots (and then some), held open.
+    let mut idle = Vec::new();
+    for _ in 0..MAX_FORWARDED + 4 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    let answered = tokio::time::timeout(Duration::from_secs(3), get(&format!("{base}/v1/x"), &token)).await;
+    let (status, body) = answered.expect("an admitted request waited behind silent connections").unwrap();
+    assert_eq!((status, body.as_str()), (200, "hello"));
+    assert!(api.heads.recv().await.unwrap().starts_with("get /api/v1/x "));
+    drop(idle);
 }

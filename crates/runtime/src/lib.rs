@@ -1417,10 +1417,6 @@ impl Runtime {
 
     /// Stop every MCP server.
     pub async fn shutdown(&self) {
-        // The media token dies with the session.
-        if let Some(broker) = &self.media_broker {
-            broker.revoke();
-        }
         // Nothing started in the background outlives the session.
         self.background.stop_all();
         // Background subagents end on their stop; what they used still
@@ -1429,6 +1425,11 @@ impl Runtime {
         let children = self.subagents.end();
         if !children.responses.is_empty() {
             self.record_child_usage(&children);
+        }
+        // The media token dies with the session: after everything that could
+        // still run a command has ended, and for good (a late command gets none).
+        if let Some(broker) = &self.media_broker {
+            broker.revoke();
         }
         self.session().sync();
         if let Some(mcp) = &self.mcp {

@@ -128,11 +128,12 @@ impl Tool for BashTool {
             let sandbox = CallSandbox::prepare(&self.env, ctx.confinement)?;
             if args.run_in_background {
                 let (id, applied) = self.env.background.start(&self.env, &args.command, sandbox)?;
-                return Ok(ToolOutput::text(format!(
+                let mut text = format!(
                     "Started in the background as {id}. Read its output with task_output {{\"id\": \"{id}\"}}; \
                          stop it with task_stop. It is stopped when tern exits."
-                ))
-                .with_details(ToolDetails::Background(BackgroundDetails {
+                );
+                push_notice(&mut text, &applied);
+                return Ok(ToolOutput::text(text).with_details(ToolDetails::Background(BackgroundDetails {
                     background_task: id,
                     sandbox: Some(applied.label().to_string()),
                     sandbox_warning: applied.warning,
@@ -256,8 +257,23 @@ pub(crate) fn spawn(
     if let Some(path) = &env.path_prepend {
         cmd.env("PATH", path);
     }
+    // Without its lazy variables (none of them: no stale or real value
+    // either) when they cannot be made; said once per session, not per command.
+    let mut notice = None;
     if let Some(lazy) = &env.lazy_env {
-        cmd.envs(lazy.vars().map_err(|e| ToolError::new(format!("bash: {e}")))?);
+        match lazy.vars() {
+            Ok(vars) => {
+                cmd.envs(vars);
+            }
+            Err(e) => {
+                for name in lazy.names() {
+                    cmd.env_remove(name);
+                }
+                if !env.lazy_env_noted.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    notice = Some(e);
+                }
+            }
+        }
     }
     // Killed if tern dies (kill -9): the shell, or the command it runs in its place.
     #[cfg(target_os = "linux")]
@@ -269,7 +285,8 @@ pub(crate) fn spawn(
             Ok(())
         });
     }
-    let sandbox = sandbox.apply(&mut cmd);
+    let mut sandbox = sandbox.apply(&mut cmd);
+    sandbox.notice = notice;
     let child = cmd.spawn().map_err(|e| match &env.shell {
         Some(shell) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied) => {
             ToolError::new(format!(
@@ -458,6 +475,7 @@ fn report(
         text.push('\n');
         text.push_str(&note);
     }
+    push_notice(&mut text, sandbox);
     let details = tern_protocol::BashDetails {
         exit_code,
         duration_ms: elapsed.as_millis() as u64,
@@ -475,6 +493,13 @@ fn report(
         Err(ToolError { message: text, details: Some(Box::new(details)) })
     } else {
         Ok(ToolOutput::text(text).with_details(details))
+    }
+}
+
+/// The one-time note about the command's environment, on a line of its own.
+fn push_notice(text: &mut String, sandbox: &Applied) {
+    if let Some(notice) = &sandbox.notice {
+        text.push_str(&format!("\n[{notice}]"));
     }
 }
 
@@ -519,6 +544,7 @@ fn moved_report(view: crate::output_tail::TailView, id: &str, sandbox: &Applied,
          waits for it to end); stop it with task_stop. It is stopped when tern exits.]",
         elapsed.as_secs_f64()
     ));
+    push_notice(&mut text, sandbox);
     ToolOutput::text(text).with_details(ToolDetails::Background(BackgroundDetails {
         background_task: id.to_string(),
         sandbox: Some(sandbox.label().to_string()),

@@ -91,6 +91,9 @@ pub(crate) struct Applied {
     pub network: bool,
     /// The one-time warning, if this call carries it.
     pub warning: Option<String>,
+    /// The one-time note that the command runs without its lazy variables
+    /// (set by `spawn`), if this call carries it.
+    pub notice: Option<String>,
 }
 
 impl CallSandbox {
@@ -152,7 +155,7 @@ impl CallSandbox {
         tern_sandbox::confine(cmd.as_std_mut(), self.prepared);
         let (level, network) =
             if confined { (self.confinement.level, self.confinement.network) } else { (SandboxLevel::Off, true) };
-        Applied { level, network, warning: self.warning }
+        Applied { level, network, warning: self.warning, notice: None }
     }
 }
 
@@ -235,15 +238,15 @@ mod tests {
 
     #[test]
     fn denial_notes_name_the_level_and_only_follow_denials() {
-        let ro = Applied { level: SandboxLevel::ReadOnly, network: false, warning: None };
+        let ro = Applied { level: SandboxLevel::ReadOnly, network: false, warning: None, notice: None };
         let note = ro.denial_note("touch: cannot touch 'x': Permission denied").unwrap();
         assert!(note.contains("ran read-only and offline (writes only in $TMPDIR; no network;"), "{note}");
         assert_eq!(ro.denial_note("error: no such file"), None);
-        let ww = Applied { level: SandboxLevel::WorkspaceWrite, network: true, warning: None };
+        let ww = Applied { level: SandboxLevel::WorkspaceWrite, network: true, warning: None, notice: None };
         let note = ww.denial_note("Read-only file system").unwrap();
         assert!(note.contains("ran workspace-write (writes only in the workspace and $TMPDIR; reads"), "{note}");
         assert!(note.contains("add the path to `writable` under `[sandbox]`"), "{note}");
-        let off = Applied { level: SandboxLevel::Off, network: true, warning: None };
+        let off = Applied { level: SandboxLevel::Off, network: true, warning: None, notice: None };
         assert_eq!(off.denial_note("Permission denied"), None);
     }
 }

@@ -114,6 +114,8 @@ pub struct ToolEnv {
     sandbox_tmp: Mutex<Option<tempfile::TempDir>>,
     /// Whether the sandbox's one-time warning went out with a result.
     sandbox_warned: AtomicBool,
+    /// Whether the one-time note that `lazy_env` failed went out with a result.
+    lazy_env_noted: AtomicBool,
     /// Commands started with `run_in_background`.
     pub background: Arc<background::BackgroundTasks>,
     /// Files as an editor holds them (ACP `fs/*`): read, edit and write go
@@ -124,8 +126,12 @@ pub struct ToolEnv {
 /// Variables bash commands get on top of [`ToolEnv::child_env`], made on
 /// first use: a service behind them starts only when a command runs.
 pub trait LazyEnv: Send + Sync {
-    /// The variables; an error (which names what to do) fails the command.
+    /// The variables; an error says why there are none (and what it means
+    /// for commands): the command runs without any of [`Self::names`], and
+    /// the first such error is noted with its result.
     fn vars(&self) -> Result<Vec<(OsString, OsString)>, String>;
+    /// The names [`Self::vars`] sets, all left out when it fails.
+    fn names(&self) -> Vec<OsString>;
 }
 
 impl std::fmt::Debug for ToolEnv {
@@ -192,6 +198,7 @@ impl ToolEnv {
             sandbox: SandboxSettings::default(),
             sandbox_tmp: Mutex::new(None),
             sandbox_warned: AtomicBool::new(false),
+            lazy_env_noted: AtomicBool::new(false),
             background: Arc::default(),
             client_files: None,
         }

@@ -375,3 +375,36 @@ async fn empty_command_is_refused() {
     let err = call(&f.tool, json!({})).await.unwrap_err();
     assert!(err.message.contains("command"), "{}", err.message);
 }
+
+/// Lazy variables that cannot be made: a broker that would not start.
+struct Unavailable;
+
+impl tern_tools::LazyEnv for Unavailable {
+    fn vars(&self) -> Result<Vec<(std::ffi::OsString, std::ffi::OsString)>, String> {
+        Err("the broker could not start".into())
+    }
+
+    fn names(&self) -> Vec<std::ffi::OsString> {
+        vec!["TERN_TEST_LAZY".into()]
+    }
+}
+
+#[tokio::test]
+async fn commands_run_without_lazy_variables_that_cannot_be_made_and_say_so_once() {
+    let workspace = tempfile::tempdir().unwrap();
+    let output_dir = tempfile::tempdir().unwrap();
+    let mut env = ToolEnv::new(workspace.path(), output_dir.path());
+    let base: std::collections::BTreeMap<_, _> =
+        [("PATH", std::env::var("PATH").unwrap_or_default()), ("TERN_TEST_LAZY", "stale".into())]
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+    env.child_env = Some(Arc::new(base));
+    env.lazy_env = Some(Arc::new(Unavailable));
+    let tool = BashTool::new(Arc::new(env));
+    let command = json!({"command": "echo \"lazy=${TERN_TEST_LAZY-unset}\""});
+    let first = call(&tool, command.clone()).await.expect("the command runs without the variables");
+    assert_eq!(text(&first), "lazy=unset\n[Exit code: 0]\n[the broker could not start]");
+    let second = call(&tool, command).await.unwrap();
+    assert_eq!(text(&second), "lazy=unset\n[Exit code: 0]", "said once, not with every command");
+}
