@@ -66,6 +66,8 @@ impl FrontMatterError {
 /// One `key: value` of the block.
 #[derive(Debug, Clone, PartialEq)]
 struct Field {
+    /// The line of the file it starts on.
+    line: usize,
     /// Lowercase, `-` as `_`.
     key: String,
     /// The value as one string, unquoted.
@@ -153,7 +155,7 @@ impl FrontMatter {
             let key = key.trim().to_ascii_lowercase().replace('-', "_");
             let value = value.trim();
             if let Some(style @ ('>' | '|')) = value.chars().next().filter(|_| value.len() <= 2) {
-                fields.push(Field { key, scalar: String::new(), list: Vec::new(), nested: Vec::new() });
+                fields.push(Field { line: at, key, scalar: String::new(), list: Vec::new(), nested: Vec::new() });
                 block = Some((style, Vec::new()));
                 continue;
             }
@@ -161,7 +163,7 @@ impl FrontMatter {
                 Some(inner) => split_list(inner),
                 None => split_list(value),
             };
-            fields.push(Field { key, scalar: unquote(value), list, nested: Vec::new() });
+            fields.push(Field { line: at, key, scalar: unquote(value), list, nested: Vec::new() });
         }
         finish_block(&mut fields, block);
         if !closed {
@@ -186,11 +188,7 @@ impl FrontMatter {
     pub fn tree(&self, key: &str) -> Option<Result<serde_json::Value, FrontMatterError>> {
         let field = self.fields.iter().rev().find(|f| f.key == key)?;
         let parsed = if field.nested.is_empty() {
-            let line = crate::yaml_tree::Line::new(0, &field.scalar);
-            match line {
-                Some(line) if !field.scalar.is_empty() => crate::yaml_tree::parse(&[line]),
-                _ => Ok(serde_json::Value::Null),
-            }
+            crate::yaml_tree::parse_inline(&field.scalar, field.line)
         } else {
             crate::yaml_tree::parse(&field.nested)
         };

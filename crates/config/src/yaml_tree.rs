@@ -61,6 +61,11 @@ pub(crate) fn parse(lines: &[Line]) -> Result<Value, String> {
     }
 }
 
+/// A value written on its key's own line (`key: [a, b]`, `key: {..}`, a scalar).
+pub(crate) fn parse_inline(text: &str, number: usize) -> Result<Value, String> {
+    if text.trim().is_empty() { Ok(Value::Null) } else { scalar(text.trim(), number) }
+}
+
 /// The node starting at `lines[*at]`, whose lines are indented `indent`.
 fn node(lines: &[Line], at: &mut usize, indent: usize, depth: usize) -> Result<Value, String> {
     if depth > MAX_DEPTH {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use tern_mcp::{McpManager, ServerConfig, ServerState};
 
-use crate::agents::{AgentOrigin, AgentProfile};
+use crate::agents::AgentProfile;
 
 /// What an agent's servers start with: the session's settings for its own.
 #[derive(Clone)]
@@ -126,7 +126,7 @@ fn settings(
         &server.name,
         &server.section,
         &profile.path,
-        profile.origin == AgentOrigin::Project,
+        &profile.origin,
         workspace,
         child_env,
     )
