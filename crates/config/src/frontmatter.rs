@@ -192,7 +192,8 @@ impl FrontMatter {
                 });
             };
             let key = key.trim().to_ascii_lowercase().replace('-', "_");
-            let value = value.trim();
+            // `key: # a comment` has no value on its line (its value may be the lines under it).
+            let value = Some(value.trim()).filter(|v| !v.starts_with('#')).unwrap_or_default();
             if let Some(style @ ('>' | '|')) = value.chars().next().filter(|_| value.len() <= 2) {
                 fields.push(Field { line: at, key, ..Field::default() });
                 block = Some((style, Vec::new()));
@@ -313,7 +314,7 @@ mod tests {
 
     #[test]
     fn only_the_first_levels_items_are_the_keys_list() {
-        let text = "---\nservers:\n  - github\n  - lint:\n      args:\n        - --strict\n      env:\n        - X\n\
+        let text = "---\nservers: # each one\n  - github\n  - lint:\n      args:\n        - --strict\n      env:\n        - X\n\
                     tools:\n- read\n- grep\n---\n";
         let f = FrontMatter::parse(text, Path::new("a.md")).unwrap();
         assert_eq!(f.list("servers").unwrap(), ["github", "lint:"]);
