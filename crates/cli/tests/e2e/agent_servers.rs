@@ -415,3 +415,39 @@ async fn an_agent_whose_task_is_interrupted_while_its_servers_start_stops_them_a
     let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+#[tokio::test]
+async fn a_project_agents_relative_command_starts_in_the_folder_holding_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "FROM-THE-ROOTS-TOOL"}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    std::fs::create_dir_all(h.path("pkg/tools")).unwrap();
+    // The repository's own launcher, in its top folder; a nested folder has none of that name.
+    let launcher = h.path("tools/srv");
+    write(&launcher, &format!("#!/bin/sh\nexec {:?} \"$@\"\n", test_server().display().to_string()));
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pid_file = h.path("mine.pid");
+    write(
+        &h.path(".claude/agents/helper.md"),
+        &format!(
+            "---\nname: helper\nmcpServers:\n  - mine:\n      command: ./tools/srv\n      args: [--tools, 1, --pid-file, {:?}]\n      \
+             required: true\n---\nx\n",
+            pid_file.display().to_string()
+        ),
+    );
+    let root = h.workspace.path().display().to_string();
+    assert_eq!(h.run(&["trust", &root]).await.code, Some(0));
+    let pkg = h.path("pkg").display().to_string();
+    let out = h.run(&["-p", "use it", "--cwd", &pkg, "--agent", "helper"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.tool_results(&h.bodies()[1]), [("FROM-THE-ROOTS-TOOL".to_string(), false)]);
+    assert!(pid_file.exists(), "the root's launcher ran");
+}
