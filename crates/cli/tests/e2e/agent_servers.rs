@@ -451,3 +451,26 @@ async fn a_project_agents_relative_command_starts_in_the_folder_holding_it() {
     assert_eq!(h.tool_results(&h.bodies()[1]), [("FROM-THE-ROOTS-TOOL".to_string(), false)]);
     assert!(pid_file.exists(), "the root's launcher ran");
 }
+
+#[tokio::test]
+async fn with_agent_a_signal_while_a_required_server_starts_ends_tern_at_once() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "unreachable"}]}).to_string()).await;
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("slow.pid");
+    user_agent(&h, &slow_agent(&pid_file, true));
+    let mut child = h.command(&["-p", "go", "--agent", "helper"]).spawn().unwrap();
+    let pid = started(&pid_file).await;
+    // Past the session's 3 s wait for its servers: the required check is what holds it now.
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    let asked = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("tern waited for the required server to start")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(asked.elapsed() < std::time::Duration::from_secs(10));
+    assert!(gone_soon(&pid).await, "the agent's server is not left running");
+    assert!(h.bodies().is_empty(), "no request was sent");
+}
