@@ -137,14 +137,37 @@ pub struct AgentProfile {
 
 /// Where a profile came from: the person's own folders may start servers
 /// that see their secrets; a project's (read only when trusted) start
-/// servers as the project's `.mcp.json` does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// servers as the project's `.mcp.json` does, their relative paths from
+/// the project folder that holds the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentOrigin {
-    /// tern's config dir or `~/.claude/agents`.
+    /// tern's config dir or `~/.claude/agents` (relative paths start in the workspace).
     User,
-    /// A project folder's `.tern/agents` or `.claude/agents` (or unknown).
-    #[default]
-    Project,
+    /// A project folder's `.tern/agents` or `.claude/agents`: that folder
+    /// (empty when unknown: relative paths then start in the workspace).
+    Project(PathBuf),
+}
+
+impl Default for AgentOrigin {
+    fn default() -> Self {
+        AgentOrigin::Project(PathBuf::new())
+    }
+}
+
+impl AgentOrigin {
+    /// Whether the profile is a project's (its servers see no secret).
+    pub fn is_project(&self) -> bool {
+        matches!(self, AgentOrigin::Project(_))
+    }
+
+    /// Where its servers' relative `command` and `cwd` start: the project
+    /// folder holding the file (as for that folder's `.mcp.json`), else `workspace`.
+    pub fn base<'a>(&'a self, workspace: &'a Path) -> &'a Path {
+        match self {
+            AgentOrigin::Project(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => workspace,
+        }
+    }
 }
 
 /// An MCP server an agent profile defines for itself.
@@ -310,7 +333,7 @@ pub fn load_agent(
                     workspace: nearest.clone(),
                 });
             }
-            let origin = if d.folder.is_none() { AgentOrigin::User } else { AgentOrigin::Project };
+            let origin = d.folder.map_or(AgentOrigin::User, AgentOrigin::Project);
             return parse_agent(name, &text, &file).map(|p| AgentProfile { origin, ..p });
         }
     }
@@ -356,11 +379,12 @@ pub fn parse_agent(name: &str, text: &str, path: &Path) -> Result<AgentProfile, 
 }
 
 /// An agent's `mcpServers` value: the names it may use, and the servers it
-/// brings. `Null` (the key with nothing under it) is no list.
+/// brings. `Null` (the key with nothing after it) is an empty list: no
+/// servers, as `mcpServers: []`.
 fn agent_servers(tree: serde_json::Value, path: &Path) -> Result<(Option<Vec<String>>, Vec<AgentServer>), String> {
     use serde_json::Value;
     let entries: Vec<(String, Option<Value>)> = match tree {
-        Value::Null => return Ok((None, Vec::new())),
+        Value::Null => return Ok((Some(Vec::new()), Vec::new())),
         Value::Array(items) => {
             let mut entries = Vec::new();
             for item in items {
@@ -462,6 +486,22 @@ mod tests {
     }
 
     #[test]
+    fn a_blank_or_empty_mcp_servers_means_none_and_no_key_means_all() {
+        let servers = |front: &str| parse_agent("a", &format!("---\n{front}---\n"), Path::new("a.md")).unwrap();
+        for blank in ["mcp_servers:\n", "mcpServers:\n", "mcp_servers: []\n", "mcpServers: []\n", "mcp_servers: \"\"\n"]
+        {
+            let p = servers(blank);
+            assert_eq!(p.mcp_servers, Some(Vec::new()), "{blank:?}");
+            assert!(p.inline_servers.is_empty(), "{blank:?}");
+        }
+        assert_eq!(servers("name: a\n").mcp_servers, None, "no key: every server");
+        // A flow list on the key's own line.
+        let p = servers("mcpServers: [github, {lint: {command: ./lint}}]\n");
+        assert_eq!(p.mcp_servers, Some(vec!["github".to_string(), "lint".into()]));
+        assert_eq!(p.inline_servers[0].section.command.as_deref(), Some("./lint"));
+    }
+
+    #[test]
     fn bad_mcp_servers_say_what_and_where() {
         let err = |servers: &str| {
             parse_agent("a", &format!("---\nmcpServers:\n{servers}---\n"), Path::new("a.md")).unwrap_err().to_string()
@@ -499,7 +539,9 @@ mod tests {
         assert!(
             matches!(load_agent("reviewer", &chain, &home, None), Err(AgentError::Untrusted { folder, .. }) if folder == ws)
         );
-        assert_eq!(load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap().origin, AgentOrigin::Project);
+        let nested = load_agent("reviewer", &[(sub.clone(), true), (ws.clone(), true)], &home, None).unwrap();
+        assert_eq!(nested.origin, AgentOrigin::Project(ws.clone()), "the folder holding the file, not the nearest");
+        assert_eq!(nested.origin.base(&sub), ws);
         std::fs::write(home.join("agents/reviewer.md"), "---\ndisallowed_tools: bash\n---\nmine").unwrap();
         let mine = load_agent("reviewer", &[(ws.clone(), true)], &home, None).unwrap();
         assert_eq!((mine.body.as_str(), mine.origin), ("mine", AgentOrigin::User));

@@ -3,7 +3,12 @@
 //!
 //! The block is the YAML subset these files use: `key: value` lines, lists
 //! as `a, b`, `[a, b]` or `- a` lines under the key, and `>` / `|` block
-//! scalars (indented lines joined with spaces or kept as lines). Keys are
+//! scalars (indented lines joined with spaces or kept as lines). A value
+//! may go on on indented lines (`description: Reviews diffs` then `  and
+//! says why`), folded with spaces as YAML folds a plain scalar. Under a key
+//! with nothing after it, the indented lines are its value: the `- ` items
+//! of the first level are its list, deeper lines belong to those items (an
+//! agent's `mcpServers`, read as YAML by [`FrontMatter::tree`]). Keys are
 //! compared lowercase with `-` read as `_` (`allowed-tools` is
 //! `allowed_tools`). Anything else is an error naming the file and line.
 
@@ -64,16 +69,54 @@ impl FrontMatterError {
 }
 
 /// One `key: value` of the block.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 struct Field {
+    /// The line of the file it starts on.
+    line: usize,
     /// Lowercase, `-` as `_`.
     key: String,
+    /// The value as written after the key (with its continuation lines), trimmed.
+    raw: String,
     /// The value as one string, unquoted.
     scalar: String,
     /// The value as a list.
     list: Vec<String>,
     /// The indented and `- ` lines under the key, for a nested value ([`FrontMatter::tree`]).
     nested: Vec<crate::yaml_tree::Line>,
+    /// The indentation of the first nested line: the `- ` items there are the list's.
+    base: Option<usize>,
+}
+
+impl Field {
+    /// An indented line under the key (line `at` of the file).
+    fn indented(&mut self, at: usize, line: &str) {
+        let text = line.trim();
+        if !self.raw.is_empty() {
+            // `key: value` goes on on the next lines: a plain scalar, folded with spaces as YAML folds it.
+            self.raw = format!("{} {text}", self.raw);
+            self.scalar = unquote(&self.raw);
+            self.list = match self.raw.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                Some(inner) => split_list(inner),
+                None => split_list(&self.raw),
+            };
+            return;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let base = *self.base.get_or_insert(indent);
+        let item = text.strip_prefix("- ").or_else(|| (text == "-").then_some(""));
+        if self.nested.is_empty() && item.is_none() && crate::yaml_tree::key_value(text).is_none() {
+            // `key:` with a plain scalar on the lines under it: the value, folded as above.
+            self.raw = text.to_string();
+            self.scalar = unquote(text);
+            self.list = split_list(text);
+            return;
+        }
+        self.nested.extend(crate::yaml_tree::Line::new(at, line));
+        if let Some(item) = item.filter(|_| indent == base) {
+            // Only the items of the first level: deeper ones (a server's `args`) are not this list's.
+            self.list.push(unquote(item));
+        }
+    }
 }
 
 /// A parsed file: its front matter and the text after it.
@@ -119,18 +162,16 @@ impl FrontMatter {
             }
             // The block's first line is the file's second.
             let at = number + 2;
-            // An indented line belongs to the key above it (a nested value), never a key of its own.
+            // An indented line belongs to the key above it, never a key of its own.
             if let (Some(f), true) = (fields.last_mut(), line.starts_with([' ', '\t'])) {
-                f.nested.extend(crate::yaml_tree::Line::new(at, line));
-                if let Some(item) = line.trim_start().strip_prefix("- ") {
-                    f.list.push(unquote(item));
-                }
+                f.indented(at, line);
                 continue;
             }
             if let Some(item) = line.trim_start().strip_prefix("- ") {
                 match fields.last_mut() {
                     Some(f) => {
                         f.nested.extend(crate::yaml_tree::Line::new(at, line));
+                        f.base.get_or_insert(0);
                         f.list.push(unquote(item));
                     }
                     None => {
@@ -151,9 +192,10 @@ impl FrontMatter {
                 });
             };
             let key = key.trim().to_ascii_lowercase().replace('-', "_");
-            let value = value.trim();
+            // `key: # a comment` has no value on its line (its value may be the lines under it).
+            let value = Some(value.trim()).filter(|v| !v.starts_with('#')).unwrap_or_default();
             if let Some(style @ ('>' | '|')) = value.chars().next().filter(|_| value.len() <= 2) {
-                fields.push(Field { key, scalar: String::new(), list: Vec::new(), nested: Vec::new() });
+                fields.push(Field { line: at, key, ..Field::default() });
                 block = Some((style, Vec::new()));
                 continue;
             }
@@ -161,7 +203,14 @@ impl FrontMatter {
                 Some(inner) => split_list(inner),
                 None => split_list(value),
             };
-            fields.push(Field { key, scalar: unquote(value), list, nested: Vec::new() });
+            fields.push(Field {
+                line: at,
+                key,
+                raw: value.to_string(),
+                scalar: unquote(value),
+                list,
+                ..Field::default()
+            });
         }
         finish_block(&mut fields, block);
         if !closed {
@@ -186,11 +235,7 @@ impl FrontMatter {
     pub fn tree(&self, key: &str) -> Option<Result<serde_json::Value, FrontMatterError>> {
         let field = self.fields.iter().rev().find(|f| f.key == key)?;
         let parsed = if field.nested.is_empty() {
-            let line = crate::yaml_tree::Line::new(0, &field.scalar);
-            match line {
-                Some(line) if !field.scalar.is_empty() => crate::yaml_tree::parse(&[line]),
-                _ => Ok(serde_json::Value::Null),
-            }
+            crate::yaml_tree::parse_inline(&field.scalar, field.line)
         } else {
             crate::yaml_tree::parse(&field.nested)
         };
@@ -250,6 +295,32 @@ mod tests {
         assert_eq!(f.tree("servers").unwrap().unwrap(), serde_json::json!([{"mine": {"command": "x"}}]));
         let e = FrontMatter::parse("---\nservers:\n  - a: [\n---\n", Path::new("a.md")).unwrap().tree("servers");
         assert!(e.unwrap().unwrap_err().to_string().starts_with("a.md: front matter `servers`: line 3"));
+    }
+
+    #[test]
+    fn a_value_going_on_on_indented_lines_is_folded_as_yaml_folds_it() {
+        let text = "---\ndescription: Reviews diffs\n  and says why\ntitle: \"a\n  b\"\nnotes:\n  one\n  two\n\
+                    tools: read,\n  grep\nname: x\n---\n";
+        let f = FrontMatter::parse(text, Path::new("a.md")).unwrap();
+        assert_eq!(f.get("description"), Some("Reviews diffs and says why"));
+        assert_eq!(f.get("title"), Some("a b"));
+        assert_eq!(f.get("notes"), Some("one two"));
+        assert_eq!(f.list("tools").unwrap(), ["read", "grep"]);
+        assert_eq!(f.get("name"), Some("x"));
+        // A flow value over two lines reads as one.
+        let f = FrontMatter::parse("---\nservers: [a,\n  {b: {command: x}}]\n---\n", Path::new("a.md")).unwrap();
+        assert_eq!(f.tree("servers").unwrap().unwrap(), serde_json::json!(["a", {"b": {"command": "x"}}]));
+    }
+
+    #[test]
+    fn only_the_first_levels_items_are_the_keys_list() {
+        let text = "---\nservers: # each one\n  - github\n  - lint:\n      args:\n        - --strict\n      env:\n        - X\n\
+                    tools:\n- read\n- grep\n---\n";
+        let f = FrontMatter::parse(text, Path::new("a.md")).unwrap();
+        assert_eq!(f.list("servers").unwrap(), ["github", "lint:"]);
+        assert_eq!(f.list("tools").unwrap(), ["read", "grep"]);
+        let tree = f.tree("servers").unwrap().unwrap();
+        assert_eq!(tree, serde_json::json!(["github", {"lint": {"args": ["--strict"], "env": ["X"]}}]));
     }
 
     #[test]

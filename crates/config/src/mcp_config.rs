@@ -401,20 +401,22 @@ fn start_settings(
         .map(|c| ServerConfig { roots: vec![workspace.to_path_buf()], ..c })
 }
 
-/// A server an agent file brings (`origin`: the file), ready to start. A
-/// project's agent file may neither expand nor name a secret, as its
-/// `.mcp.json` may not; the person's own may. Relative paths start in the
-/// workspace.
+/// A server an agent file (`file`, from `origin`) brings, ready to start.
+/// A project's agent file may neither expand nor name a secret, as its
+/// `.mcp.json` may not; the person's own may. Relative paths start where
+/// that folder's `.mcp.json` servers' do (the project folder holding the
+/// file); the person's own in the workspace, as their config's do.
 pub fn agent_server_config(
     name: &str,
     section: &McpServerSection,
-    origin: &Path,
-    from_project: bool,
+    file: &Path,
+    origin: &crate::agents::AgentOrigin,
     workspace: &Path,
     child_env: &tern_protocol::ChildEnv,
 ) -> Result<ServerConfig, McpServerError> {
-    let source = if from_project { Source::Project } else { Source::User };
-    start_settings(name, &origin.display().to_string(), source, section, workspace, workspace, child_env)
+    let source = if origin.is_project() { Source::Project } else { Source::User };
+    let dir = origin.base(workspace);
+    start_settings(name, &file.display().to_string(), source, section, dir, workspace, child_env)
 }
 
 /// A project file may not name secrets: `${GITHUB_TOKEN}` in a header, or
@@ -661,16 +663,43 @@ mod tests {
         // Set for tern and kept from children: a secret, as far as a project file is concerned.
         let s = McpServerSection { command: Some("srv".into()), args: vec!["${PATH}".into()], ..Default::default() };
         let hidden = tern_protocol::ChildEnv::default();
-        let err = agent_server_config("x", &s, &agent, true, dir.path(), &hidden).unwrap_err();
+        let project = crate::agents::AgentOrigin::Project(dir.path().to_path_buf());
+        let err = agent_server_config("x", &s, &agent, &project, dir.path(), &hidden).unwrap_err();
         assert_eq!(err.problem, ServerProblem::SecretExpansion { var: "PATH".into() });
         assert!(err.to_string().starts_with(&format!("{}: server `x`", agent.display())), "{err}");
-        let mine = agent_server_config("x", &s, &agent, false, dir.path(), &hidden).unwrap();
+        let user = crate::agents::AgentOrigin::User;
+        let mine = agent_server_config("x", &s, &agent, &user, dir.path(), &hidden).unwrap();
         let Transport::Stdio { args, cwd, .. } = mine.transport else { panic!() };
         assert_eq!((args, cwd), (vec![std::env::var("PATH").unwrap()], Some(dir.path().to_path_buf())));
         assert_eq!(mine.roots, [dir.path()]);
         // An entry written in an agent file may not carry keys tern does not know.
         let e = server_section("x", serde_json::json!({"command": "a", "autostart": true}), "a.md").unwrap_err();
         assert!(e.to_string().contains("unknown key(s) autostart"), "{e}");
+    }
+
+    #[test]
+    fn a_project_agents_relative_paths_start_in_the_folder_holding_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (top, nested) = (dir.path().join("top"), dir.path().join("top/sub"));
+        let agent = top.join(".claude/agents/a.md");
+        let s = McpServerSection { command: Some("./tools/x".into()), cwd: Some("run".into()), ..Default::default() };
+        let env = tern_protocol::ChildEnv::default();
+        let origin = crate::agents::AgentOrigin::Project(top.clone());
+        let config = agent_server_config("x", &s, &agent, &origin, &nested, &env).unwrap();
+        let Transport::Stdio { cwd, .. } = config.transport else { panic!() };
+        assert_eq!(cwd, Some(top.join("run")));
+        assert_eq!(config.roots, [nested.as_path()], "it works on the session's workspace");
+        // No `cwd`: it runs (and `./tools/x` is found) in that folder.
+        let s = McpServerSection { cwd: None, ..s };
+        let config = agent_server_config("x", &s, &agent, &origin, &nested, &env).unwrap();
+        let Transport::Stdio { cwd, .. } = config.transport else { panic!() };
+        assert_eq!(cwd, Some(top.clone()));
+        let s = McpServerSection { cwd: Some("run".into()), ..s };
+        // The person's own agent file: as their config's servers, from the workspace.
+        let user = crate::agents::AgentOrigin::User;
+        let config = agent_server_config("x", &s, &agent, &user, &nested, &env).unwrap();
+        let Transport::Stdio { cwd, .. } = config.transport else { panic!() };
+        assert_eq!(cwd, Some(nested.join("run")));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! block mappings (`key: value`), block sequences (`- item`, `- key: value`
 //! opening a mapping), and flow values on one line (`[a, "b"]`,
 //! `{command: npx, args: [-y, x]}`); plain scalars `true`/`false`/`null`
-//! and numbers are typed as YAML types them. Anchors, tags, multi-line
+//! and numbers are typed as YAML types them; quoted strings read `\"`,
+//! `\\`, `\n`, `\t` (double) and `''` (single). Anchors, tags, multi-line
 //! strings and block scalars are refused with the line that uses them.
 
 use serde_json::{Map, Value};
@@ -38,8 +39,12 @@ fn strip_comment(text: &str) -> &str {
     }
     let mut quote = None;
     let mut prev = ' ';
+    let mut escaped = false;
     for (i, c) in text.char_indices() {
         match (quote, c) {
+            // `\"` inside double quotes does not close them (`''` in single ones closes and reopens: the same).
+            (Some('"'), _) if escaped => escaped = false,
+            (Some('"'), '\\') => escaped = true,
             (None, '"' | '\'') => quote = Some(c),
             (Some(q), _) if c == q => quote = None,
             (None, '#') if prev == ' ' || prev == '\t' => return &text[..i],
@@ -59,6 +64,11 @@ pub(crate) fn parse(lines: &[Line]) -> Result<Value, String> {
         Some(extra) => Err(format!("line {}: `{}` is not indented under anything above it", extra.number, extra.text)),
         None => Ok(value),
     }
+}
+
+/// A value written on its key's own line (`key: [a, b]`, `key: {..}`, a scalar).
+pub(crate) fn parse_inline(text: &str, number: usize) -> Result<Value, String> {
+    if text.trim().is_empty() { Ok(Value::Null) } else { scalar(text.trim(), number) }
 }
 
 /// The node starting at `lines[*at]`, whose lines are indented `indent`.
@@ -133,14 +143,14 @@ fn nested(lines: &[Line], at: &mut usize, indent: usize, depth: usize) -> Result
 }
 
 /// `key: value` (or `key:`), the key unquoted; `None` when the text is not one.
-fn key_value(text: &str) -> Option<(String, &str)> {
+pub(crate) fn key_value(text: &str) -> Option<(String, &str)> {
     if text.starts_with(['[', '{']) {
         return None;
     }
     let (key, value) = if let Some(q @ ('"' | '\'')) = text.chars().next() {
-        let end = text[1..].find(q)? + 1;
+        let end = closing_quote(&text[1..], q)? + 1;
         let value = text[end + 1..].strip_prefix(':')?;
-        (text[1..end].to_string(), value)
+        (unquoted(&text[1..end], q), value)
     } else {
         let i = text.find(": ").or_else(|| text.ends_with(':').then(|| text.len() - 1))?;
         (text[..i].trim().to_string(), &text[i + 1..])
@@ -241,10 +251,10 @@ impl Flow<'_> {
             }
             Some(q @ ('"' | '\'')) => {
                 let body = &self.rest()[1..];
-                let Some(end) = body.find(q) else { return Err(self.error("an unclosed quote")) };
-                let s = body[..end].to_string();
+                let Some(end) = closing_quote(body, q) else { return Err(self.error("an unclosed quote")) };
+                let s = unquoted(&body[..end], q);
                 self.at += end + 2;
-                Ok(Value::String(if q == '"' { unescape(&s) } else { s }))
+                Ok(Value::String(s))
             }
             _ => {
                 // Inside a flow collection a plain scalar ends at `,` `]` `}` or
@@ -266,6 +276,30 @@ impl Flow<'_> {
             }
         }
     }
+}
+
+/// Where the quote `q` that opened `body` (the text after it) closes: a
+/// `\"` inside double quotes and a `''` inside single ones do not close it.
+fn closing_quote(body: &str, q: char) -> Option<usize> {
+    let mut chars = body.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if q == '"' => {
+                chars.next();
+            }
+            '\'' if q == '\'' && chars.peek().is_some_and(|&(_, n)| n == '\'') => {
+                chars.next();
+            }
+            c if c == q => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The text between quotes `q`, its escapes read.
+fn unquoted(inner: &str, q: char) -> String {
+    if q == '"' { unescape(inner) } else { inner.replace("''", "'") }
 }
 
 /// `\"`, `\\`, `\n`, `\t` in a double-quoted string.
@@ -335,6 +369,16 @@ mod tests {
                    "web": {"url": "http://127.0.0.1:9/mcp"}})
         );
         assert_eq!(tree("  - a\n  - \"b # not a comment\"\n").unwrap(), json!(["a", "b # not a comment"]));
+    }
+
+    #[test]
+    fn escaped_quotes_do_not_close_a_string() {
+        assert_eq!(tree(r#"  a: "x\"y""#).unwrap(), json!({"a": "x\"y"}));
+        assert_eq!(tree(r#"  - ["a\"b", 'it''s', "c\\"]"#).unwrap(), json!([["a\"b", "it's", "c\\"]]));
+        assert_eq!(tree(r#"  "k\"x": 1"#).unwrap(), json!({"k\"x": 1}));
+        assert_eq!(tree(r#"  'it''s': {v: 'a''b'}"#).unwrap(), json!({"it's": {"v": "a'b"}}));
+        // A `#` inside quotes after an escaped quote is not a comment.
+        assert_eq!(tree(r#"  a: "x\" # y" # comment"#).unwrap(), json!({"a": "x\" # y"}));
     }
 
     #[test]

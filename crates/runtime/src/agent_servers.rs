@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use tern_mcp::{McpManager, ServerConfig, ServerState};
 
-use crate::agents::{AgentOrigin, AgentProfile};
+use crate::agents::AgentProfile;
 
 /// What an agent's servers start with: the session's settings for its own.
 #[derive(Clone)]
@@ -60,10 +60,13 @@ impl AgentServers {
 /// Start `profile`'s own servers, all at once, each within its start
 /// timeout. A required one that cannot start fails the agent (the others
 /// are stopped); what did not start otherwise is said through `notice`.
+/// `cancel` (the `task` call's) or tern being asked to end stops the wait
+/// at once: every server is stopped and the agent does not start.
 pub(crate) async fn start(
     profile: &AgentProfile,
     kit: &ServerKit,
     notice: &(dyn Fn(String) + Send + Sync),
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<AgentServers, String> {
     let agent = &profile.name;
     let mut configs: Vec<(ServerConfig, bool)> = Vec::new();
@@ -88,10 +91,19 @@ pub(crate) async fn start(
     if let Some(dir) = kit.log_file.parent() {
         let _ = tern_tools::create_private_dir(dir);
     }
-    // Waits for every first start; each is bounded by its own startup timeout.
-    let manager =
-        McpManager::start(configs.into_iter().map(|(c, _)| c).collect(), Some(kit.log_file.clone()), None).await;
+    let configs = configs.into_iter().map(|(c, _)| c).collect();
+    let manager = McpManager::start(configs, Some(kit.log_file.clone()), Some(std::time::Duration::ZERO)).await;
     let servers = AgentServers { manager: Some(manager.clone()) };
+    // Every first start, each bounded by its own startup timeout; a cancel does not wait for them.
+    let cancelled = tokio::select! {
+        () = manager.ready() => false,
+        () = cancel.cancelled() => true,
+        () = crate::ending::requested() => true,
+    };
+    if cancelled {
+        servers.stop().await;
+        return Err(format!("agent `{agent}`: cancelled while its MCP servers started"));
+    }
     for status in manager.statuses() {
         let ServerState::Failed(why) = &status.state else { continue };
         if required.iter().any(|(name, r)| *r && *name == status.name) {
@@ -126,7 +138,7 @@ fn settings(
         &server.name,
         &server.section,
         &profile.path,
-        profile.origin == AgentOrigin::Project,
+        &profile.origin,
         workspace,
         child_env,
     )
@@ -164,7 +176,8 @@ pub(crate) fn add_to_session(
 }
 
 /// The session cannot run as `profile` when one of its required servers
-/// did not start: waits for those still starting, then names the first
+/// did not start: waits for those still starting (not for the session's
+/// other servers, and not once tern is asked to end), then names the first
 /// that failed and why.
 pub(crate) async fn check_required(
     profile: &AgentProfile,
@@ -183,7 +196,22 @@ pub(crate) async fn check_required(
     let Some(mcp) = mcp else {
         return Err(required_failed(&profile.name, required[0], "MCP servers are off for this run (--no-mcp)"));
     };
-    mcp.ready().await;
+    loop {
+        // Read before the states, so that a change after them is not missed.
+        let seen = mcp.generation();
+        let starting =
+            mcp.statuses().into_iter().any(|s| required.contains(&s.name.as_str()) && s.state == ServerState::Starting);
+        if !starting {
+            break;
+        }
+        // A first start that ends bumps the generation; the tick covers one that does not (disabled).
+        tokio::select! {
+            _ = mcp.generation_changed(seen) => {}
+            () = tokio::time::sleep(std::time::Duration::from_millis(100)) => {}
+            // The run ends before its first request: the front end says why.
+            () = crate::ending::requested() => return Ok(()),
+        }
+    }
     for status in mcp.statuses().into_iter().filter(|s| required.contains(&s.name.as_str())) {
         match &status.state {
             ServerState::Failed(why) => return Err(required_failed(&profile.name, &status.name, why)),

@@ -104,11 +104,14 @@ fn end(code: u8) -> bool {
     if ENDING.code.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst).is_err() {
         return false;
     }
-    ENDING.ended.send_replace(true);
     let hooks = ENDING.stop.lock_or_recover().clone();
     for hook in hooks {
         hook();
     }
+    // After the hooks: what gives way to `requested` (an agent's servers
+    // starting) finds the run already interrupted, and does not go on to
+    // its next request.
+    ENDING.ended.send_replace(true);
     true
 }
 

@@ -360,7 +360,11 @@ impl Delegate for SessionDelegate {
                 Some(profile) => {
                     let events = kit.events.clone();
                     let notice = move |message: String| events(AgentEvent::Notice { message });
-                    Some(crate::agent_servers::start(profile, &kit.servers, &notice).await.map_err(ToolError::new)?)
+                    Some(
+                        crate::agent_servers::start(profile, &kit.servers, &notice, &cancel)
+                            .await
+                            .map_err(ToolError::new)?,
+                    )
                 }
             };
             let (agent, mut history, model_info) = match fork {

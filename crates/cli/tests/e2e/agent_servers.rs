@@ -258,3 +258,219 @@ async fn a_background_agents_server_stops_when_it_ends() {
     let pid = std::fs::read_to_string(&pid_file).expect("the agent's server started");
     assert!(check.contains(&format!("SERVER GONE {}", pid.trim())), "{check}");
 }
+
+/// An agent file `helper` whose own server `slow` starts (writes its pid)
+/// and never answers the handshake within the test; `required` as given.
+fn slow_agent(pid_file: &Path, required: bool) -> String {
+    format!(
+        "---\nname: helper\nmcpServers:\n  - slow:\n      command: {:?}\n      args: [--start-delay-ms, 120000, --pid-file, {:?}]\n      \
+         startup_timeout_sec: 120\n      required: {required}\n---\nx\n",
+        test_server().display().to_string(),
+        pid_file.display().to_string()
+    )
+}
+
+/// Whether process `pid` is gone within 3 s: a server still starting is
+/// killed (SIGKILL to its group) but not waited for, so it may take a moment.
+async fn gone_soon(pid: &str) -> bool {
+    for _ in 0..60 {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Wait until `pid_file` holds a pid (the server was spawned), at most 20 s.
+async fn started(pid_file: &Path) -> String {
+    for _ in 0..400 {
+        if let Ok(pid) = std::fs::read_to_string(pid_file)
+            && !pid.trim().is_empty()
+        {
+            return pid;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{} was never written", pid_file.display());
+}
+
+#[tokio::test]
+async fn an_agent_interrupted_while_its_servers_start_ends_at_once_and_leaves_none() {
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (helper)", "text": "the child should never run"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "wait", "prompt": "x", "subagent_type": "helper"}}]},
+        {"text": "unreachable"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("slow.pid");
+    user_agent(&h, &slow_agent(&pid_file, true));
+    let mut child = h.command(&["-p", "go"]).spawn().unwrap();
+    let pid = started(&pid_file).await;
+    assert!(alive(&pid));
+    let asked = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("tern waited for the agent's server to start")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(asked.elapsed() < std::time::Duration::from_secs(10));
+    assert!(gone_soon(&pid).await, "the agent's server is not left running");
+    assert_eq!(h.bodies().len(), 1, "the child made no request");
+}
+
+#[tokio::test]
+async fn with_agent_a_slow_session_server_does_not_hold_up_the_required_check() {
+    let pids = tempfile::tempdir().unwrap();
+    let (mine_pid, slow_pid) = (pids.path().join("mine.pid"), pids.path().join("slow.pid"));
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "MAIN-ECHO"}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    user_agent(&h, &helper_agent(&mine_pid).replace("      args:", "      required: true\n      args:"));
+    // A configured server of the session that never answers the handshake within the test.
+    let config = h.home.path().join("config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.slowpoke]\ncommand = {:?}\nargs = [\"--start-delay-ms\", \"120000\", \"--pid-file\", {:?}]\n\
+         startup_timeout_sec = 120\n",
+        test_server().display().to_string(),
+        slow_pid.display().to_string()
+    ));
+    std::fs::write(&config, text).unwrap();
+    let began = std::time::Instant::now();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(40), h.run(&["-p", "use it", "--agent", "helper"]))
+        .await
+        .expect("the required check waited for every session server");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(began.elapsed() < std::time::Duration::from_secs(40));
+    assert_eq!(h.tool_results(&h.bodies()[1]), [("MAIN-ECHO".to_string(), false)]);
+    let pid = std::fs::read_to_string(&slow_pid).expect("the session's slow server was started");
+    assert!(gone_soon(&pid).await, "stopped when tern exited");
+}
+
+#[tokio::test]
+async fn an_agent_whose_task_is_interrupted_while_its_servers_start_stops_them_and_the_session_goes_on() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let script = json!({"turns": [
+        {"when_request_contains": "You are a subagent (helper)", "text": "the child should never run"},
+        {"when_request_contains": "again", "text": "after"},
+        {"tool_calls": [{"name": "task", "arguments": {"description": "wait", "prompt": "x", "subagent_type": "helper"}}]},
+        {"text": "unreachable"}
+    ]});
+    let h = Harness::new(Wire::Anthropic, &script.to_string()).await;
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("slow.pid");
+    user_agent(&h, &slow_agent(&pid_file, false));
+    let mut cmd = h.command(&["--input-format", "stream-json", "--output-format", "stream-json"]);
+    cmd.stdin(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let user = |text: &str| {
+        format!(
+            "{}\n",
+            json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null})
+        )
+    };
+    stdin.write_all(user("go").as_bytes()).await.unwrap();
+    let pid = started(&pid_file).await;
+    let asked = std::time::Instant::now();
+    let interrupt = json!({"type": "control_request", "request_id": "i1", "request": {"subtype": "interrupt"}});
+    stdin.write_all(format!("{interrupt}\n").as_bytes()).await.unwrap();
+    let result = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["type"] == "result" {
+                return v;
+            }
+        }
+        panic!("no result");
+    };
+    let result = tokio::time::timeout(std::time::Duration::from_secs(10), result)
+        .await
+        .expect("the interrupt waited for the agent's server to start");
+    assert_eq!(result["terminal_reason"], "aborted", "{result}");
+    assert!(asked.elapsed() < std::time::Duration::from_secs(10));
+    assert!(gone_soon(&pid).await, "the agent's server is not left running");
+    // The session goes on.
+    stdin.write_all(user("again").as_bytes()).await.unwrap();
+    drop(stdin);
+    let mut last = serde_json::Value::Null;
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["type"] == "result" {
+            last = v;
+        }
+    }
+    assert_eq!(last["result"], "after", "{last}");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn a_project_agents_relative_command_starts_in_the_folder_holding_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::new(
+        Wire::Anthropic,
+        &json!({"turns": [
+            {"tool_calls": [{"name": "mcp__mine__echo", "arguments": {"text": "FROM-THE-ROOTS-TOOL"}}]},
+            {"text": "done"}
+        ]})
+        .to_string(),
+    )
+    .await;
+    std::fs::create_dir_all(h.path(".git")).unwrap();
+    std::fs::create_dir_all(h.path("pkg/tools")).unwrap();
+    // The repository's own launcher, in its top folder; a nested folder has none of that name.
+    let launcher = h.path("tools/srv");
+    write(&launcher, &format!("#!/bin/sh\nexec {:?} \"$@\"\n", test_server().display().to_string()));
+    std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let pid_file = h.path("mine.pid");
+    write(
+        &h.path(".claude/agents/helper.md"),
+        &format!(
+            "---\nname: helper\nmcpServers:\n  - mine:\n      command: ./tools/srv\n      args: [--tools, 1, --pid-file, {:?}]\n      \
+             required: true\n---\nx\n",
+            pid_file.display().to_string()
+        ),
+    );
+    let root = h.workspace.path().display().to_string();
+    assert_eq!(h.run(&["trust", &root]).await.code, Some(0));
+    let pkg = h.path("pkg").display().to_string();
+    let out = h.run(&["-p", "use it", "--cwd", &pkg, "--agent", "helper"]).await;
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(h.tool_results(&h.bodies()[1]), [("FROM-THE-ROOTS-TOOL".to_string(), false)]);
+    assert!(pid_file.exists(), "the root's launcher ran");
+}
+
+#[tokio::test]
+async fn with_agent_a_signal_while_a_required_server_starts_ends_tern_at_once() {
+    let h = Harness::new(Wire::Anthropic, &json!({"turns": [{"text": "unreachable"}]}).to_string()).await;
+    let pids = tempfile::tempdir().unwrap();
+    let pid_file = pids.path().join("slow.pid");
+    user_agent(&h, &slow_agent(&pid_file, true));
+    let mut child = h.command(&["-p", "go", "--agent", "helper"]).spawn().unwrap();
+    let pid = started(&pid_file).await;
+    // Past the session's 3 s wait for its servers: the required check is what holds it now.
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    let asked = std::time::Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("tern waited for the required server to start")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(asked.elapsed() < std::time::Duration::from_secs(10));
+    assert!(gone_soon(&pid).await, "the agent's server is not left running");
+    assert!(h.bodies().is_empty(), "no request was sent");
+}

@@ -200,7 +200,7 @@ pub(crate) fn defined_agents(
             path: std::path::PathBuf::new(),
             name,
             inline_servers: Vec::new(),
-            origin: tern_runtime::AgentOrigin::Project,
+            origin: tern_runtime::AgentOrigin::default(),
         });
     }
     (agents, notes)
