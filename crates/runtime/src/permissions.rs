@@ -371,20 +371,43 @@ pub(crate) struct SpendLimit {
     pub(crate) price: tern_llm::ModelInfo,
     /// The run's children, whose costs count as they are made.
     pub(crate) children: Arc<crate::subagents::Subagents>,
+    /// What the main run's own requests cost when it last looked, shared
+    /// with its children.
+    pub(crate) run_spent: Arc<Mutex<f64>>,
+    /// Whether this is a subagent's: it adds the main run's cost so far to
+    /// its own, and stops itself (its parent waits on it and checks only
+    /// after it ends).
+    pub(crate) child: bool,
 }
 
 impl SpendLimit {
     /// Why the run stops, once `responses` (and the children) reach the limit.
     fn reached(&self, responses: &[tern_protocol::Usage]) -> Option<String> {
-        let run = tern_protocol::sum_usd(responses.iter().map(|u| self.price.cost_usd(u)));
+        let own = tern_protocol::sum_usd(responses.iter().map(|u| self.price.cost_usd(u)));
+        let run = if self.child {
+            *self.run_spent.lock_or_recover() + own
+        } else {
+            *self.run_spent.lock_or_recover() = own;
+            own
+        };
         let spent = self.spent_before + run + self.children.cost_so_far();
+        let whose = if self.child { "; this subagent stops" } else { "; the model still wanted to continue" };
         (spent >= self.max_usd).then(|| {
-            format!(
-                "stopped: ${spent:.4} spent of the ${:.4} allowed (--max-budget-usd); the model still wanted to \
-                 continue",
-                self.max_usd
-            )
+            format!("stopped: ${spent:.4} spent of the ${:.4} allowed (--max-budget-usd){whose}", self.max_usd)
         })
+    }
+
+    /// The same limit for a subagent priced by `price`: its cost and the
+    /// main run's count together, checked by the subagent as it goes.
+    pub(crate) fn for_child(&self, price: tern_llm::ModelInfo) -> SpendLimit {
+        SpendLimit {
+            max_usd: self.max_usd,
+            spent_before: self.spent_before,
+            price,
+            children: self.children.clone(),
+            run_spent: self.run_spent.clone(),
+            child: true,
+        }
     }
 }
 
@@ -409,8 +432,9 @@ impl PolicyHooks {
             interaction: None,
             extensions: self.extensions.clone(),
             role_cap: None,
-            // A child's costs count toward its parent's limit, checked there.
-            spend_limit: None,
+            // A child's costs count toward its parent's limit, checked by the child as it goes (at the
+            // parent's prices until the child's model is known, see `priced`).
+            spend_limit: self.spend_limit.as_ref().map(|l| l.for_child(l.price.clone())),
             fork_point: None,
         }
     }
@@ -424,6 +448,15 @@ impl PolicyHooks {
             Some(tern_catalog::SubagentRole::Worker) | None => None,
         };
         PolicyHooks { role_cap: role.zip(cap).map(|(r, c)| (r.to_string(), c)), ..self.for_subagent() }
+    }
+
+    /// These hooks with the spending limit priced by `price`, the model a
+    /// subagent runs on.
+    pub(crate) fn priced(mut self, price: &tern_llm::ModelInfo) -> PolicyHooks {
+        if let Some(limit) = self.spend_limit.as_mut() {
+            limit.price = price.clone();
+        }
+        self
     }
 
     /// Denials so far, taken.

@@ -493,6 +493,8 @@ impl Runtime {
                 spent_before: *self.spent_usd.lock_or_recover(),
                 price: self.model_info(),
                 children: self.subagents.clone(),
+                run_spent: Default::default(),
+                child: false,
             }),
             fork_point: Some(self.subagents.fork_point.clone()),
         })

@@ -279,7 +279,7 @@ fn fresh_child(
         None => kit.model_info.clone(),
     };
     // Its calls go through the run's policy and hooks, capped by its role.
-    let hooks = Arc::new(kit.hooks.for_role(child.role));
+    let hooks = Arc::new(kit.hooks.for_role(child.role).priced(&model_info));
     Ok((AgentLoop::with_turn_tools(kit.client.clone(), catalog, hooks, config), model_info))
 }
 
@@ -302,7 +302,8 @@ fn fork_child(kit: &Kit, fork: crate::fork::Fork) -> (AgentLoop, Vec<Message>, t
     let model_info =
         if request.model == kit.config.model { kit.model_info.clone() } else { (kit.price_of)(&request.model) };
     let tools = fork.turn_tools(kit.catalog.clone());
-    let agent = AgentLoop::with_turn_tools(kit.client.clone(), tools, Arc::new(kit.hooks.for_role(None)), config);
+    let hooks = Arc::new(kit.hooks.for_role(None).priced(&model_info));
+    let agent = AgentLoop::with_turn_tools(kit.client.clone(), tools, hooks, config);
     (agent, fork.history, model_info)
 }
 

@@ -814,6 +814,33 @@ async fn max_budget_stops_a_prompt_with_claudes_subtype() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
 }
 
+/// A subagent's spending counts as it goes: it stops itself at the limit,
+/// not after its last turn (the parent waits on it and checks only then).
+#[tokio::test]
+async fn max_budget_stops_a_subagent_as_it_spends() {
+    // Every response costs $0.10 (1,000 input tokens at $100 per million).
+    let script = r#"{"turns":[
+        {"when_request_contains":"CHILD-WORK","tool_calls":[{"name":"bash","arguments":{"command":"echo child"}}],
+         "usage":{"input_tokens":1000,"output_tokens":0}},
+        {"tool_calls":[{"name":"task","arguments":{"description":"work","prompt":"CHILD-WORK: keep going","subagent_type":"worker"}}],
+         "usage":{"input_tokens":1000,"output_tokens":0}},
+        {"text":"done","usage":{"input_tokens":1000,"output_tokens":0}}
+    ]}"#;
+    let h = Harness::new(Wire::Anthropic, script).await;
+    common::write(
+        &h.home.path().join("config.toml"),
+        "[models.mock]\ninput_per_mtok = 100.0\noutput_per_mtok = 100.0\n",
+    );
+    let out =
+        h.run(&["-p", "delegate this to a subagent", "--output-format", "json", "--max-budget-usd", "0.15"]).await;
+    let result: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(result["subtype"], "error_max_budget_usd", "{result}");
+    let child_requests = h.bodies().iter().filter(|b| b["system"].to_string().contains("# Subagent")).count();
+    // The main run's own spending is counted as of its last look (before the `task` call's turn),
+    // so the subagent stops once its own two responses pass the limit — not after 60 turns.
+    assert_eq!(child_requests, 2, "the subagent stops at $0.20 of $0.15");
+}
+
 #[tokio::test]
 async fn fallback_model_answers_when_the_model_stays_overloaded() {
     let script = r#"{"turns":[
