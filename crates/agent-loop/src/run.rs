@@ -1,6 +1,6 @@
 //! The turn loop.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tern_llm::{Completion, LlmError, ModelRequest, Provider, StreamDelta, ToolCallFormat};
 use tern_protocol::{
@@ -43,6 +43,10 @@ pub struct LoopConfig {
     /// messages (the provider sizes its first-byte wait and reports it);
     /// `None`: the provider counts the request's bytes.
     pub estimate_input_tokens: Option<InputTokenEstimate>,
+    /// The models whose server refused `tools` this session, shared by its
+    /// runs and their subagents: a model on `text` starts in prompt form
+    /// there, instead of being refused again on every prompt.
+    pub refused_tools: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 /// See [`LoopConfig::estimate_input_tokens`].
@@ -62,6 +66,7 @@ impl LoopConfig {
             fallback_model: None,
             tool_call_format: ToolCallFormat::Native,
             estimate_input_tokens: None,
+            refused_tools: Arc::default(),
         }
     }
 }
@@ -183,8 +188,11 @@ impl AgentLoop {
         };
         let mut pauses = 0;
         let mut model = self.config.model.clone();
-        // `text` turns to `prompt` for the rest of the run when the server refuses `tools`.
+        // `text` turns to `prompt` when the server refuses `tools`: for the rest of the session.
         let mut format = self.config.tool_call_format;
+        if format == ToolCallFormat::Text && self.config.refused_tools.lock_or_recover().contains(&model) {
+            format = ToolCallFormat::Prompt;
+        }
         loop {
             if cancel.is_cancelled() {
                 return self.end(outcome, AgentStopReason::Aborted, events);
@@ -237,7 +245,7 @@ impl AgentLoop {
                         events(AgentEvent::Notice {
                             message: format!(
                                 "the server refused the tools in the request ({why}); going on \
-                                 with them described in the system prompt for the rest of this prompt. Set \
+                                 with them described in the system prompt for the rest of this session. Set \
                                  `tool_call_format = \"prompt\"` under [models.\"{model}\"] in config to skip \
                                  the refusal"
                             ),
@@ -247,6 +255,7 @@ impl AgentLoop {
                             gate.lock_or_recover().reset();
                         }
                         format = ToolCallFormat::Prompt;
+                        self.config.refused_tools.lock_or_recover().insert(model.clone());
                     }
                     other => break other,
                 }

@@ -580,6 +580,7 @@ impl RuntimeBuilder {
             commands,
             agent,
             subagents,
+            refused_tools: Arc::default(),
             builtin_tools,
             interaction,
             background,
@@ -665,6 +666,8 @@ pub struct Runtime {
     structured: Option<Arc<structured_output::Answer>>,
     /// What the `task` tool's children borrow from the running prompt.
     subagents: Arc<subagents::Subagents>,
+    /// Models whose server refused `tools` this session (see [`tern_agent_loop::LoopConfig::refused_tools`]).
+    refused_tools: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     /// The session's tools before MCP (a subagent's catalog is made from them).
     builtin_tools: Vec<tern_catalog::Entry>,
     /// What `ask_user` and the plan-mode tools borrow from the running prompt.

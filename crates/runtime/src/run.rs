@@ -391,6 +391,7 @@ impl Runtime {
             fallback_model: self.overrides.fallback_model.clone(),
             tool_call_format: self.tool_call_format(info),
             estimate_input_tokens: Some(crate::context::request_tokens),
+            refused_tools: self.refused_tools.clone(),
             context_limit: {
                 let settings = self.compaction_settings();
                 settings.auto.then(|| settings.threshold(info.context_window))

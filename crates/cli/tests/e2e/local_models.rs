@@ -181,6 +181,45 @@ async fn a_model_on_text_goes_on_in_the_prompt_format_when_the_server_refuses_to
     text_only(&bodies[2]);
 }
 
+/// The refusal is remembered for the session: the next prompt starts in
+/// prompt form, not refused again.
+#[tokio::test]
+async fn the_next_prompt_of_the_session_starts_in_prompt_form() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let script = json!({"refuse_tools": true, "turns": [{"text": "first"}, {"text": "second"}]});
+    let h = Harness::new(Wire::OpenAi, &script.to_string()).await;
+    opt_in(&h);
+    let mut child = h
+        .command(&["--input-format", "stream-json", "--output-format", "stream-json"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for text in ["one", "two"] {
+        let line = json!({"type": "user", "session_id": "", "message": {"role": "user", "content": text}, "parent_tool_use_id": null});
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        let result = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if v["type"] == "result" {
+                    return v;
+                }
+            }
+            panic!("stdout ended before the result");
+        };
+        let result = tokio::time::timeout(std::time::Duration::from_secs(30), result).await.unwrap();
+        assert_eq!(result["is_error"], false, "{result}");
+    }
+    drop(stdin);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait()).await;
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 3, "one refusal, then each prompt once in prompt form");
+    assert!(bodies[0]["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    text_only(&bodies[1]);
+    text_only(&bodies[2]);
+}
+
 #[tokio::test]
 async fn a_model_on_native_tools_is_told_what_to_set_when_the_server_refuses_them() {
     let script = json!({"refuse_tools": true, "turns": [{"text": "never served"}]});
