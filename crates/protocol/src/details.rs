@@ -383,12 +383,22 @@ pub struct SubagentReport {
     /// What it did last, and when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_activity: Option<SubagentActivity>,
-    /// Instructions `task_append` queued that it has not read yet, oldest first.
+    /// Instructions `task_append` queued that it has not read yet, oldest
+    /// first: each one's first line, at most [`QUEUED_PREVIEW_BYTES`] bytes
+    /// (the report goes into every task result's details).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queued: Vec<String>,
     /// Instructions it read (appends delivered).
     #[serde(default)]
     pub delivered: u32,
+}
+
+/// How much of each waiting append a [`SubagentReport`] shows.
+pub const QUEUED_PREVIEW_BYTES: usize = 120;
+
+/// An append as a [`SubagentReport`] shows it: its first line, cut.
+pub fn queued_preview(text: &str) -> String {
+    crate::text::prefix_within(crate::first_line(text).0.as_str(), QUEUED_PREVIEW_BYTES).to_string()
 }
 
 impl SubagentReport {
@@ -410,11 +420,11 @@ impl SubagentReport {
         if self.delivered > 0 {
             out.push_str(&format!("\nappends read: {}", self.delivered));
         }
+        // Only a live subagent has appends waiting: its end takes them.
         if !self.queued.is_empty() {
-            let verb = if self.state.is_live() { "waiting to be read" } else { "never read" };
-            out.push_str(&format!("\nappends {verb}: {}", self.queued.len()));
+            out.push_str(&format!("\nappends waiting to be read: {}", self.queued.len()));
             for q in &self.queued {
-                out.push_str(&format!("\n  - {}", crate::text::prefix_within(crate::first_line(q).0.as_str(), 120)));
+                out.push_str(&format!("\n  - {q}"));
             }
         }
         out

@@ -45,8 +45,9 @@ pub use call_args::{CallArgs, EditArg};
 pub use command::Command;
 pub use details::{
     AnswersDetails, BackgroundDetails, BashDetails, DiffLine, EditDetails, FileChange, Hunk, ImageDetails, McpDetails,
-    PlanDetails, ReadDetails, SearchDetails, SkillDetails, SubagentActivity, SubagentReport, SubagentState,
-    TaskDetails, TodoDetails, ToolDetails, ToolSearchDetails, WebFetchDetails, WebSearchDetails, WriteDetails,
+    PlanDetails, QUEUED_PREVIEW_BYTES, ReadDetails, SearchDetails, SkillDetails, SubagentActivity, SubagentReport,
+    SubagentState, TaskDetails, TodoDetails, ToolDetails, ToolSearchDetails, WebFetchDetails, WebSearchDetails,
+    WriteDetails, queued_preview,
 };
 pub use event::{
     AgentEvent, AgentStopReason, CompactReason, RetryCause, RetryInfo, SessionSwitch, StartupNotice, WaitInfo,

@@ -171,7 +171,7 @@ impl SubagentLink {
                 .last
                 .as_ref()
                 .map(|(what, at)| SubagentActivity { what: what.clone(), ago_ms: at.elapsed().as_millis() as u64 }),
-            queued: p.queued.iter().cloned().collect(),
+            queued: p.queued.iter().map(|q| tern_protocol::queued_preview(q)).collect(),
             delivered: p.delivered,
         }
     }
@@ -271,6 +271,11 @@ mod tests {
         assert_eq!(read, "also count the tests\n\nand the docs");
         let r = link.report();
         assert!(r.queued.is_empty() && r.delivered == 2 && r.state.is_live());
+        // The report shows a long append's first line, cut; the child reads it whole.
+        let long = format!("{}\nsecond line", "x".repeat(10_000));
+        assert_eq!(link.append("bg-1", &long), Ok(1));
+        assert_eq!(link.report().queued, ["x".repeat(tern_protocol::QUEUED_PREVIEW_BYTES)]);
+        assert_eq!(link.take(false).unwrap(), long);
         // Ending with nothing waiting closes it in the same step.
         assert_eq!(link.take(true), None);
         let refused = link.append("bg-1", "one more").unwrap_err();
