@@ -216,10 +216,19 @@ fn cut_at(mut text: String, max: usize) -> (String, bool) {
     (text, true)
 }
 
+/// A PDF's pages as `read` shows them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The text, with the notice of what is left.
+    pub text: String,
+    /// Whether pages are left after those shown, or the one shown was cut.
+    pub truncated: bool,
+}
+
 /// The text shown for `pages` of a document of `count` pages, at most
 /// `max_bytes` (whole pages while they fit; a first page over it is cut),
 /// with the notice that says how to go on. `shown` names the file.
-pub fn render(shown: &str, count: u32, pages: &[PageText], max_bytes: usize) -> Result<String, String> {
+pub fn render(shown: &str, count: u32, pages: &[PageText], max_bytes: usize) -> Result<Rendered, String> {
     let (Some(first), Some(_)) = (pages.first(), pages.last()) else {
         return Err(format!("{shown} has no pages to show."));
     };
@@ -242,6 +251,7 @@ pub fn render(shown: &str, count: u32, pages: &[PageText], max_bytes: usize) -> 
     let mut text = String::new();
     let mut last_shown = first.number;
     let mut stopped_by_bytes = false;
+    let mut first_cut = false;
     for (i, page) in pages.iter().enumerate() {
         let body = if blank(page) {
             match (&page.error, page.has_images) {
@@ -261,6 +271,7 @@ pub fn render(shown: &str, count: u32, pages: &[PageText], max_bytes: usize) -> 
             break;
         }
         if i == 0 && block.len() > max_bytes {
+            first_cut = true;
             let (kept, _) = cut_at(block, max_bytes);
             text.push_str(&kept);
             text.push_str(&format!("\n[page {} cut at {} KB]\n", page.number, max_bytes / 1024));
@@ -280,7 +291,7 @@ pub fn render(shown: &str, count: u32, pages: &[PageText], max_bytes: usize) -> 
     } else {
         text.push_str(&format!("\n[{span_shown} of {count}]"));
     }
-    Ok(text)
+    Ok(Rendered { text, truncated: last_shown < count || first_cut })
 }
 
 fn span(first: u32, last: u32) -> String {
@@ -317,19 +328,23 @@ mod tests {
     #[test]
     fn the_notice_says_which_pages_and_how_to_go_on() {
         let pages = [page(1, "one\n"), page(2, "two")];
-        let text = render("a.pdf", 42, &pages, 1000).unwrap();
+        let rendered = render("a.pdf", 42, &pages, 1000).unwrap();
+        assert!(rendered.truncated, "pages 3-42 are left");
         assert_eq!(
-            text,
+            rendered.text,
             "--- page 1 ---\none\n--- page 2 ---\ntwo\n\n[pages 1–2 of 42; ask for pages: \"3-12\" for more]"
         );
         let all = render("a.pdf", 2, &pages, 1000).unwrap();
-        assert!(all.ends_with("\n[pages 1–2 of 2]"), "{all}");
+        assert!(!all.truncated);
+        assert!(all.text.ends_with("\n[pages 1–2 of 2]"), "{}", all.text);
+        let one = render("a.pdf", 1, &[page(1, &"a".repeat(200))], 100).unwrap();
+        assert!(one.truncated, "its only page was cut: {}", one.text);
     }
 
     #[test]
     fn the_byte_limit_keeps_whole_pages() {
         let pages = [page(1, &"a".repeat(60)), page(2, &"b".repeat(60))];
-        let text = render("a.pdf", 2, &pages, 100).unwrap();
+        let text = render("a.pdf", 2, &pages, 100).unwrap().text;
         assert!(!text.contains('b'), "{text}");
         assert!(text.ends_with("[page 1 of 2 (0 KB limit); ask for pages: \"2\" for more]"), "{text}");
     }
@@ -339,12 +354,12 @@ mod tests {
         let scanned = PageText { has_images: true, ..page(3, " ") };
         let err = render("s.pdf", 4, &[scanned.clone(), PageText { number: 4, ..scanned.clone() }], 1000).unwrap_err();
         assert!(err.starts_with("s.pdf: no text layer; pages 3–4 are images"), "{err}");
-        let mixed = render("s.pdf", 4, &[page(2, "words"), scanned], 1000).unwrap();
+        let mixed = render("s.pdf", 4, &[page(2, "words"), scanned], 1000).unwrap().text;
         assert!(mixed.contains("--- page 3 ---\n[no text layer: this page is an image]"), "{mixed}");
     }
 
     #[test]
-    fn garbage_is_damaged_and_an_encrypt_entry_is_encrypted() {
+    fn garbage_that_starts_like_a_pdf_is_damaged() {
         let damaged = extract(b"%PDF-1.4\nnot really a pdf", PageRange::default());
         assert!(matches!(damaged, Reply::Damaged { .. }), "{damaged:?}");
     }

@@ -390,11 +390,11 @@ fn read_pdf(
             )));
         }
     };
-    let text = crate::pdf::render(shown, count, &pages, MAX_BYTES).map_err(ToolError::new)?;
+    let rendered = crate::pdf::render(shown, count, &pages, MAX_BYTES).map_err(ToolError::new)?;
     env.reads.record(canonical, FileStamp::of(meta));
-    let truncated = text.ends_with("for more]");
-    let details = ToolDetails::Read(ReadDetails { path: shown.to_string(), truncated, ..Default::default() });
-    Ok(ToolOutput::text(text).with_details(details))
+    let details =
+        ToolDetails::Read(ReadDetails { path: shown.to_string(), truncated: rendered.truncated, ..Default::default() });
+    Ok(ToolOutput::text(rendered.text).with_details(details))
 }
 
 /// `Image: shot.png (PNG, 3000x1000, 1.2 MB), scaled to 2000x667.`
