@@ -74,10 +74,9 @@ pub(crate) async fn start(
         let refused =
             settings(profile, server, kit.no_mcp, &kit.rules, &kit.configured, &kit.workspace, &kit.child_env);
         match refused {
-            Ok(mut config) => {
-                config.roots.extend(kit.extra_roots.iter().cloned());
-                config.child_env = Some(kit.child_env.clone());
-                config.elicitor.clone_from(&kit.elicitor);
+            Ok(config) => {
+                let config =
+                    crate::startup::with_session(config, &kit.extra_roots, kit.elicitor.as_ref(), &kit.child_env);
                 configs.push((config, server.required));
             }
             Err(why) if server.required => return Err(required_failed(agent, &server.name, &why)),
@@ -88,11 +87,8 @@ pub(crate) async fn start(
         return Ok(AgentServers { manager: None });
     }
     let required: Vec<(String, bool)> = configs.iter().map(|(c, r)| (c.name.clone(), *r)).collect();
-    if let Some(dir) = kit.log_file.parent() {
-        let _ = tern_tools::create_private_dir(dir);
-    }
     let configs = configs.into_iter().map(|(c, _)| c).collect();
-    let manager = McpManager::start(configs, Some(kit.log_file.clone()), Some(std::time::Duration::ZERO)).await;
+    let manager = crate::startup::start_logged(configs, &kit.log_file).await;
     let servers = AgentServers { manager: Some(manager.clone()) };
     // Every first start, each bounded by its own startup timeout; a cancel does not wait for them.
     let cancelled = tokio::select! {
@@ -233,19 +229,26 @@ fn without(agent: &str, server: &str, why: &str) -> String {
 impl crate::Runtime {
     /// What an agent's own servers start with: the settings the session's
     /// servers started with.
-    pub(crate) fn agent_server_kit(&self) -> ServerKit {
-        let elicitor = self.overrides.elicitor.clone().unwrap_or_else(|| {
-            tern_mcp::Host(Arc::new(crate::elicitation::SessionElicitor { interaction: self.interaction.clone() }))
-        });
-        ServerKit {
-            workspace: self.workspace.clone(),
-            extra_roots: crate::startup::added_dirs(&self.overrides).unwrap_or_default(),
-            child_env: self.child_env.clone(),
-            log_file: self.paths.log_file(),
-            elicitor: Some(elicitor),
-            no_mcp: self.overrides.no_mcp,
-            rules: self.config.mcp.clone(),
-            configured: self.servers.iter().map(|s| s.name.clone()).collect(),
-        }
+    pub(crate) fn agent_server_kit(&self) -> Arc<ServerKit> {
+        // Made once, on the first run that lends it (every part is fixed for the session).
+        self.server_kit
+            .get_or_init(|| {
+                let elicitor = self.overrides.elicitor.clone().unwrap_or_else(|| {
+                    tern_mcp::Host(Arc::new(crate::elicitation::SessionElicitor {
+                        interaction: self.interaction.clone(),
+                    }))
+                });
+                Arc::new(ServerKit {
+                    workspace: self.workspace.clone(),
+                    extra_roots: crate::startup::added_dirs(&self.overrides).unwrap_or_default(),
+                    child_env: self.child_env.clone(),
+                    log_file: self.paths.log_file(),
+                    elicitor: Some(elicitor),
+                    no_mcp: self.overrides.no_mcp,
+                    rules: self.config.mcp.clone(),
+                    configured: self.servers.iter().map(|s| s.name.clone()).collect(),
+                })
+            })
+            .clone()
     }
 }

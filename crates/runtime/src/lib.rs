@@ -581,6 +581,7 @@ impl RuntimeBuilder {
             agent,
             subagents,
             refused_tools: Arc::default(),
+            server_kit: Default::default(),
             builtin_tools,
             interaction,
             background,
@@ -668,6 +669,8 @@ pub struct Runtime {
     subagents: Arc<subagents::Subagents>,
     /// Models whose server refused `tools` this session (see [`tern_agent_loop::LoopConfig::refused_tools`]).
     refused_tools: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    /// What an agent's own MCP servers start with, made once.
+    server_kit: std::sync::OnceLock<Arc<agent_servers::ServerKit>>,
     /// The session's tools before MCP (a subagent's catalog is made from them).
     builtin_tools: Vec<tern_catalog::Entry>,
     /// What `ask_user` and the plan-mode tools borrow from the running prompt.

@@ -485,10 +485,8 @@ pub(crate) async fn start_servers(
         .iter()
         .filter(|s| s.denied.is_none())
         .filter_map(|s| s.config.clone().ok())
-        .map(|mut c| {
-            c.roots.extend(extra_roots.iter().cloned());
-            c.elicitor = Some(elicitor.clone());
-            c.child_env = Some(child_env.clone());
+        .map(|c| {
+            let mut c = with_session(c, &extra_roots, Some(&elicitor), child_env);
             if let tern_mcp::Transport::Sdk { host } = &mut c.transport {
                 host.clone_from(&overrides.sdk_host);
             }
@@ -498,16 +496,36 @@ pub(crate) async fn start_servers(
     if startable.is_empty() {
         return None;
     }
-    if let Some(dir) = paths.log_file().parent() {
-        let _ = tern_tools::create_private_dir(dir);
-    }
-    let manager = McpManager::start(startable, Some(paths.log_file()), Some(std::time::Duration::ZERO)).await;
+    let manager = start_logged(startable, &paths.log_file()).await;
     // A signal while the servers start ends the wait at once: a Ctrl-C is not held up by a slow server.
     tokio::select! {
         _ = tokio::time::timeout(crate::MCP_READY_WAIT, manager.ready()) => {}
         () = crate::ending::requested() => {}
     }
     Some(manager)
+}
+
+/// A server's config with what the session gives every server it starts:
+/// the `--add-dir` roots, the form filler, the secret-free environment.
+pub(crate) fn with_session(
+    mut c: tern_mcp::ServerConfig,
+    extra_roots: &[std::path::PathBuf],
+    elicitor: Option<&tern_mcp::ElicitHost>,
+    child_env: &ChildEnv,
+) -> tern_mcp::ServerConfig {
+    c.roots.extend(extra_roots.iter().cloned());
+    c.elicitor = elicitor.cloned();
+    c.child_env = Some(child_env.clone());
+    c
+}
+
+/// Start `servers` without waiting for them, their stderr in the private
+/// log `log_file`.
+pub(crate) async fn start_logged(servers: Vec<tern_mcp::ServerConfig>, log_file: &Path) -> Arc<McpManager> {
+    if let Some(dir) = log_file.parent() {
+        let _ = tern_tools::create_private_dir(dir);
+    }
+    McpManager::start(servers, Some(log_file.to_path_buf()), Some(std::time::Duration::ZERO)).await
 }
 
 /// Step 5: the session file: a new one, an earlier one to go on with

@@ -92,7 +92,7 @@ pub(crate) struct Kit {
     /// The run's own catalog: a fork calls deferred tools through it.
     pub catalog: Arc<dyn tern_agent_loop::TurnTools>,
     /// What the MCP servers an agent brings start with.
-    pub servers: crate::agent_servers::ServerKit,
+    pub servers: Arc<crate::agent_servers::ServerKit>,
 }
 
 /// The usage of every child of a run, and its cost.
